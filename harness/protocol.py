@@ -1,0 +1,97 @@
+"""The engine adapter interface. Engine-blind: nothing here imports an engine.
+
+Dimension legend: nq, nv of the canonical layout (harness/conventions.py); k frames.
+Every method takes the full state and returns fresh float64 arrays in canonical
+coordinates; no method depends on what an earlier call left in the engine's workspace
+(Model/Data split: the compiled model and its workspace are private to the adapter).
+
+An adapter that has no API of its own for a quantity raises ``NotProvided`` instead of
+repeating another engine's answer (e.g. Crocoddyl frame poses).
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from harness.model import PreparedModel
+
+# Every quantity a stage may ask for; adapters list what they provide in ``provides``.
+QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
+              "bias_forces", "forward_dynamics", "inverse_dynamics", "integrate")
+
+
+@runtime_checkable
+class EngineAdapter(Protocol):
+    name: str          # "mujoco", "pinocchio", "crocoddyl", "drake"
+    version: str       # the engine package version
+    model: PreparedModel
+    provides: dict     # quantity -> one-line statement of which engine API computes it
+
+    @property
+    def nq(self) -> int: ...
+    @property
+    def nv(self) -> int: ...
+    @property
+    def joint_names(self) -> list: ...
+
+    def neutral(self) -> np.ndarray:
+        """q (nq,) at rest, from the engine's own neutral configuration."""
+
+    def group_inertias(self) -> dict:
+        """{joint: (10,) [m kg, c_W m (3), I_W kg·m² (6: xx yy zz xy xz yz)]} of the rigid
+        group each joint carries, at neutral, as the engine holds it after loading."""
+
+    def frame_pose(self, q: np.ndarray, frame: str) -> np.ndarray:
+        """(12,) [p_WF (3) m, R_WF (9, row-major)] of a named frame."""
+
+    def frame_jacobian(self, q: np.ndarray, frame: str) -> np.ndarray:
+        """J_WF (6, nv): v → [linear velocity of F's origin; ω_F], world axes."""
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M (nv, nv) [kg, kg·m, kg·m²], armature included."""
+
+    def bias_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """h (nv,) [N, N·m]: Coriolis, centrifugal and gravity terms (no damping)."""
+
+    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+        """v̇ (nv,) solving M v̇ + h = τ − D v."""
+
+    def inverse_dynamics(self, q, v, vdot) -> np.ndarray:
+        """τ (nv,) = M v̇ + h + D v."""
+
+    def integrate(self, q, v, dt: float) -> np.ndarray:
+        """q (nq,) after moving along constant v for dt [s] (manifold-aware)."""
+
+
+class AdapterBase:
+    """Shared plumbing: the canonical layout and index maps built from joint names."""
+
+    name = "base"
+    version = "0"
+
+    def __init__(self, model: PreparedModel):
+        self.model = model
+        self.layout = model.layout
+
+    @property
+    def nq(self) -> int:
+        return self.layout.nq
+
+    @property
+    def nv(self) -> int:
+        return self.layout.nv
+
+    @property
+    def joint_names(self) -> list:
+        return self.layout.joint_names
+
+    def neutral(self) -> np.ndarray:  # overridden where the engine has its own
+        return self.layout.neutral()
+
+    def random_state(self, rng: np.random.Generator):
+        """(q, v) valid for the model; same sampler for every engine."""
+        return self.layout.random_q(rng), rng.normal(size=self.nv)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.version} model={self.model.name}>"
