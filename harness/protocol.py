@@ -93,5 +93,13 @@ class AdapterBase:
         """(q, v) valid for the model; same sampler for every engine."""
         return self.layout.random_q(rng), rng.normal(size=self.nv)
 
+    def frame_poses(self, q, frames) -> np.ndarray:
+        """(k, 12) poses of several frames at one q (adapters may compute FK once)."""
+        return np.stack([self.frame_pose(q, f) for f in frames])
+
+    def frame_jacobians(self, q, frames) -> np.ndarray:
+        """(k, 6, nv) Jacobians of several frames at one q."""
+        return np.stack([self.frame_jacobian(q, f) for f in frames])
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.version} model={self.model.name}>"

@@ -1,0 +1,33 @@
+# `make run`  — set up .venv if missing, run `harness qualify` into reports/latest, print
+#               the report path.
+# `make test` — set up .venv if missing, run the whole test suite.
+# Only python3 and make are needed; everything else is installed with pinned versions
+# (pyproject.toml + constraints.txt).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# OpenMP code (Crocoddyl, Pinocchio) swings 10-100x when the other core is busy unless
+# it waits passively (ENGINE_NOTES.md).
+export OMP_WAIT_POLICY := PASSIVE
+export OMP_NUM_THREADS := 1
+
+.PHONY: run test bench clean-venv
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check pip==26.3
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[test]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/harness qualify --out reports/latest
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/adapter_overhead.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,144 @@
+"""HTML report of an evidence bundle: one self-contained file (inline CSS and SVG, no
+scripts, no network), rendered with Jinja2 with autoescaping on, so names from user
+models (joints, frames, files) always render as text.
+
+Sections: summary verdict; the stage ladder (fixture × stage × engine pair, worst
+relative error and verdict); per-stage plots of every record's max_rel against its
+tolerance; per-quantity records; what each engine computed each quantity with;
+not-provided and not-scored rows with their reasons; provenance.
+"""
+from __future__ import annotations
+
+import io
+import itertools
+from collections import OrderedDict
+
+import jinja2
+import numpy as np
+
+from harness.records import STAGES
+
+VERDICT_ORDER = ("error", "failed", "not_scored", "passed", "not_provided")
+
+
+def _cell(records):
+    """Verdict and worst error for the records of one ladder cell."""
+    statuses = {r.status for r in records}
+    for s in VERDICT_ORDER:
+        if s in statuses:
+            verdict = s
+            break
+    rels = [r.max_rel for r in records if r.max_rel is not None]
+    worst = max(rels) if rels else None
+    return {"verdict": verdict, "worst": worst, "n": len(records),
+            "reasons": sorted({r.reason for r in records if r.reason})[:3]}
+
+
+def ladder(records, fixtures, engines):
+    pairs = [f"{a}~{b}" for a, b in itertools.combinations(engines, 2)]
+    decl = [f"declared~{e}" for e in engines]
+    cols = decl + pairs
+    rows = []
+    for fx in fixtures:
+        for st in STAGES:
+            recs = [r for r in records if r.fixture == fx and r.stage == st]
+            if not recs:
+                continue
+            cells = []
+            for c in cols:
+                a, b = c.split("~")
+                mine = [r for r in recs if (r.engine_a, r.engine_b) == (a, b)]
+                # an engine-only row (not provided / error) shows in every pair with it
+                mine += [r for r in recs if r.engine_b == "" and r.engine_a in (a, b)
+                         and a != "declared"]
+                cells.append(_cell(mine) if mine else None)
+            rows.append({"fixture": fx, "stage": st, "cells": cells})
+    # drop columns that are empty everywhere
+    keep = [i for i in range(len(cols)) if any(r["cells"][i] for r in rows)]
+    return [cols[i] for i in keep], [{**r, "cells": [r["cells"][i] for i in keep]} for r in rows]
+
+
+def stage_plot(records, stage, fixtures) -> str:
+    """Inline SVG: max_rel of every compared record of a stage, per quantity."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "harness"
+    import matplotlib.pyplot as plt
+
+    recs = [r for r in records if r.stage == stage and r.max_rel is not None]
+    if not recs:
+        return ""
+    quantities = list(OrderedDict.fromkeys(r.quantity for r in recs))
+    fig, axes = plt.subplots(1, len(quantities), figsize=(3.2 * len(quantities), 2.8),
+                             squeeze=False)
+    fx_index = {f: i for i, f in enumerate(fixtures)}
+    pairs = sorted({f"{r.engine_a}~{r.engine_b}" for r in recs})
+    markers = "osD^v<>ph*"
+    for ax, qty in zip(axes[0], quantities):
+        for k, pair in enumerate(pairs):
+            pts = [(fx_index[r.fixture], max(r.max_rel, 1e-18)) for r in recs
+                   if r.quantity == qty and f"{r.engine_a}~{r.engine_b}" == pair]
+            if pts:
+                x, y = zip(*pts)
+                ax.scatter(np.array(x) + 0.06 * (k - len(pairs) / 2), y, s=14,
+                           marker=markers[k % len(markers)], label=pair)
+        tol = max(r.rtol for r in recs if r.quantity == qty)
+        ax.axhline(tol, color="crimson", ls="--", lw=1, label=f"rtol {tol:g}")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-18, max(1.0, 10 * max(r.max_rel for r in recs if r.quantity == qty)))
+        ax.set_xticks(range(len(fixtures)))
+        ax.set_xticklabels(fixtures, rotation=40, ha="right", fontsize=7)
+        ax.set_title(qty, fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    axes[0][0].set_ylabel("max relative error", fontsize=8)
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=6, loc="upper center", ncol=min(6, len(labels)),
+               bbox_to_anchor=(0.5, 1.08))
+    fig.tight_layout()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
+
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness", "templates"),
+                          autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+                          undefined=jinja2.StrictUndefined)
+
+
+def _fmt(x):
+    return "—" if x is None else f"{x:.2e}"
+
+
+_ENV.filters["sci"] = _fmt
+
+
+def render(manifest: dict, records: list, title: str = "Engine parity report") -> str:
+    fixtures = [f["name"] for f in manifest["fixtures"]]
+    engines = list(manifest["engines"])
+    cols, rows = ladder(records, fixtures, engines)
+    scored = [r for r in records if r.status in ("passed", "failed")]
+    counts = {s: sum(r.status == s for r in records) for s in VERDICT_ORDER}
+    # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
+    # they are listed prominently but do not by themselves fail the verdict.
+    qualified = (counts["failed"] == 0 and counts["error"] == 0 and counts["not_scored"] == 0
+                 and len(scored) > 0)
+    rels = [r.max_rel for r in scored if r.max_rel is not None]
+    by_stage = []
+    for st in STAGES:
+        recs = [r for r in records if r.stage == st]
+        if recs:
+            by_stage.append({"name": st, "plot": stage_plot(records, st, fixtures),
+                             "records": sorted(recs, key=lambda r: (
+                                 VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
+    html = _ENV.get_template("report.html.j2").render(
+        title=title, manifest=manifest, cols=cols, rows=rows, counts=counts,
+        qualified=qualified, worst=max(rels) if rels else None, n_scored=len(scored),
+        stages=by_stage, fixtures=manifest["fixtures"])
+    return html
+
+
+def render_bundle(bundle) -> str:
+    return render(bundle.manifest, bundle.records)

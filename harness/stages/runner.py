@@ -1,0 +1,174 @@
+"""Stage runner: samples inputs, calls every adapter with the same inputs, compares every
+pair of engines, gates later stages on earlier agreement.
+
+Gating rule: stage k of the pair (a, b) on a fixture is scored only if every record of
+that pair at stages < k passed, and neither engine failed against the declared model at
+stage 0 (nor failed to load or raised). Otherwise the pair gets ``not_scored`` rows whose
+reason names the first failed record. An engine with no API for a quantity gets one
+``not_provided`` row (its pairs for that quantity are absent, not passed).
+"""
+from __future__ import annotations
+
+import itertools
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness import registry
+from harness.errors import EngineUnavailable, NotProvided
+from harness.records import Record, compare
+from harness.stages import STAGES, Inputs
+from harness.tolerances import lookup
+
+DECLARED = "declared"
+
+
+@dataclass
+class FixtureRun:
+    name: str
+    source: str
+    digest: str
+    nq: int
+    nv: int
+    floating: bool
+    frames: list
+    joints: list
+    provides: dict = field(default_factory=dict)  # engine -> {quantity: api}
+
+
+@dataclass
+class RunResult:
+    records: list
+    arrays: dict
+    fixtures: list
+    engines: list  # [(name, version)]
+    samples: int
+    seed: int
+
+
+def fixture_rng(seed: int, name: str) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
+
+
+def stage_names(selection=None) -> list:
+    """'0,1,2' / 'model_identity,dynamics' / None (all) → ordered stage names."""
+    names = [s[0] for s in STAGES]
+    if selection is None:
+        return names
+    out = []
+    for tok in selection:
+        tok = str(tok).strip()
+        if tok.isdigit() and int(tok) < len(names):
+            out.append(names[int(tok)])
+        elif tok in names:
+            out.append(tok)
+        else:
+            from harness.errors import BadInput
+
+            raise BadInput("--stages", f"unknown stage {tok!r} (stages: 0-{len(names) - 1} "
+                                       f"or {', '.join(names)})")
+    return [n for n in names if n in out]
+
+
+def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
+        progress=None) -> RunResult:
+    """Run the selected stages on every model with every engine.
+
+    models: list of PreparedModel; engines: list of engine names (all available — the
+    caller checks); stages: list of stage names (default all)."""
+    stages = stage_names(stages)
+    classes = {e: registry.adapter_class(e) for e in engines}
+    versions = [(e, registry.probe(e).version) for e in engines]
+    records, arrays, fixtures = [], {}, []
+    for model in models:
+        fx = model.name
+        if progress:
+            progress(f"{fx}: loading into {', '.join(engines)}")
+        adapters, load_fail = {}, {}
+        for e in engines:
+            try:
+                adapters[e] = classes[e](model)
+            except (EngineUnavailable, RuntimeError, ValueError) as err:
+                load_fail[e] = str(err)
+        run_info = FixtureRun(fx, model.source, model.digest, model.layout.nq, model.layout.nv,
+                              model.spec.floating, list(model.frames), model.layout.joint_names,
+                              {e: dict(a.provides) for e, a in adapters.items()})
+        fixtures.append(run_info)
+        for e, why in load_fail.items():
+            records.append(Record(id=f"{fx}/model_identity/load/{e}", stage="model_identity",
+                                  fixture=fx, quantity="load", engine_a=e, engine_b="",
+                                  status="error", reason=why))
+        inputs = Inputs.sample(model, samples, fixture_rng(seed, fx))
+        for k, v in inputs.arrays().items():
+            arrays[f"in/{fx}/{k}"] = v
+        # blocked[(a, b)] = reason; blocked_engine[e] = reason (failed vs declared/errors)
+        blocked_pair, blocked_engine = {}, {e: f"failed to load: {w}" for e, w in load_fail.items()}
+        for stage_name, quantities in STAGES:
+            if stage_name not in stages:
+                continue
+            if progress:
+                progress(f"{fx}: stage {stage_name}")
+            stage_records = []
+            for qty in quantities:
+                tol = lookup(stage_name, qty.name)
+                labels = np.array(qty.labels(model, inputs))
+                lkey = f"labels/{fx}/{qty.name}"
+                arrays[lkey] = labels
+                outs = {}
+                for e in engines:
+                    if e not in adapters:
+                        continue
+                    if e in blocked_engine:
+                        continue
+                    try:
+                        outs[e] = np.asarray(qty.compute(adapters[e], inputs), dtype=float)
+                        arrays[f"out/{fx}/{qty.name}/{e}"] = outs[e]
+                    except NotProvided as np_:
+                        stage_records.append(Record(
+                            id=f"{fx}/{stage_name}/{qty.name}/{e}", stage=stage_name,
+                            fixture=fx, quantity=qty.name, engine_a=e, engine_b="",
+                            status="not_provided", reason=np_.why))
+                    except Exception as err:  # an engine raised: recorded, never hidden
+                        stage_records.append(Record(
+                            id=f"{fx}/{stage_name}/{qty.name}/{e}", stage=stage_name,
+                            fixture=fx, quantity=qty.name, engine_a=e, engine_b="",
+                            status="error", reason=f"{type(err).__name__}: {err}"))
+                if qty.declared is not None:
+                    dkey = f"out/{fx}/{qty.name}/{DECLARED}"
+                    arrays[dkey] = np.asarray(qty.declared(model), dtype=float)
+                    for e in outs:
+                        stage_records.append(compare(
+                            f"{fx}/{stage_name}/{qty.name}/{DECLARED}~{e}", stage_name, fx,
+                            qty.name, DECLARED, e, arrays[dkey], outs[e], tol, dkey,
+                            f"out/{fx}/{qty.name}/{e}", labels, lkey))
+                for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
+                    rid = f"{fx}/{stage_name}/{qty.name}/{a}~{b}"
+                    why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
+                          (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or \
+                          blocked_pair.get((a, b))
+                    if why:
+                        stage_records.append(Record(id=rid, stage=stage_name, fixture=fx,
+                                                    quantity=qty.name, engine_a=a, engine_b=b,
+                                                    status="not_scored", reason=why))
+                        continue
+                    if a not in outs or b not in outs:
+                        continue  # not_provided / error row already explains it
+                    stage_records.append(compare(
+                        rid, stage_name, fx, qty.name, a, b, outs[a], outs[b], tol,
+                        f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
+            # gate the next stages on this one
+            for r in stage_records:
+                if r.status == "failed" or r.status == "error":
+                    msg = (f"stage {stage_name} {r.quantity} "
+                           + (f"failed (max_rel {r.max_rel:.3g})" if r.max_rel is not None
+                              else r.status))
+                    if r.engine_a == DECLARED:
+                        blocked_engine.setdefault(r.engine_b, f"disagrees with the declared "
+                                                              f"model: {msg}")
+                    elif r.engine_b == "":
+                        blocked_engine.setdefault(r.engine_a, msg)
+                    else:
+                        blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
+            records += stage_records
+    return RunResult(records, arrays, fixtures, versions, samples, seed)
