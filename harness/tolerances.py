@@ -54,6 +54,8 @@ TABLE: dict = {
         "times magnitude; 1e-6 is a wide, still-discriminating bound."),
     ("conformance", "integrate"): Tolerance(1e-14, 1e-12, "q ⊕ v·dt in closed form: "
         "trigonometric round-off only."),
+    ("conformance", "analytic"): Tolerance(0.0, 1e-12, "Closed-form solutions (pendulum, "
+        "Newton-Euler free body) evaluated in numpy: only round-off differs."),
     ("conformance", "crocoddyl_vs_aba"): Tolerance(0.0, 1e-12, "Crocoddyl forward "
         "dynamics must equal pin.aba (guards the pin 4.1/crocoddyl 3.2.1 ABI mismatch "
         "that silently drops gravity: errors of 10-55 rad/s²)."),

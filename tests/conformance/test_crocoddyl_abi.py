@@ -1,0 +1,36 @@
+"""Guard for the pin/crocoddyl ABI trap (ENGINE_NOTES.md): with pin 4.1.0, crocoddyl
+3.2.1 imports fine and its forward dynamics silently drops gravity. Crocoddyl's own
+DifferentialActionModelFreeFwdDynamics must equal pin.aba *with gravity* here."""
+from __future__ import annotations
+
+import crocoddyl
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from engines.pinocchio import build_pinocchio_model
+from harness.model import prepare_fixture
+from tests.conftest import FIXTURES, assert_close
+
+
+@pytest.mark.parametrize("fixture", FIXTURES)
+def test_crocoddyl_forward_dynamics_equals_aba_with_gravity(fixture):
+    pm, _, _ = build_pinocchio_model(prepare_fixture(fixture))
+    pd = pm.createData()
+    state = crocoddyl.StateMultibody(pm)
+    dam = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+        state, crocoddyl.ActuationModelFull(state), crocoddyl.CostModelSum(state, pm.nv))
+    data = dam.createData()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
+        v, u = rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+        dam.calc(data, np.concatenate([q, v]), u)
+        ref = pin.aba(pm, pd, q, v, u)
+        assert_close(data.xout, ref, "conformance", "crocoddyl_vs_aba", fixture)
+        # gravity really is in both: switching it off must change the answer
+        g = pm.gravity.linear.copy()
+        pm.gravity.linear = np.zeros(3)
+        no_g = pin.aba(pm, pd, q, v, u)
+        pm.gravity.linear = g
+        assert np.abs(ref - no_g).max() > 1.0, "gravity does not act in pin.aba"

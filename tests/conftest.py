@@ -1,0 +1,58 @@
+"""Shared test fixtures. Engines are real (never mocked); a missing engine makes its
+tests fail with the registry's reason (no silent skip)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+from fixtures import catalog  # noqa: E402
+from harness import registry  # noqa: E402
+from harness.model import prepare_fixture  # noqa: E402
+from harness.tolerances import lookup  # noqa: E402
+
+ENGINES = list(registry.ENGINES)
+FIXTURES = catalog.names()
+
+_adapters: dict = {}
+
+
+def adapter(engine: str, fixture: str):
+    """A cached adapter (construction is the slow part; adapters are stateless)."""
+    key = (engine, fixture)
+    if key not in _adapters:
+        cls = registry.adapter_class(engine)  # raises EngineUnavailable: the test fails
+        _adapters[key] = cls(prepare_fixture(fixture))
+    return _adapters[key]
+
+
+def assert_close(a, b, stage: str, quantity: str, what: str = ""):
+    """Norm-wise comparison with the tolerance table's entry (harness/tolerances.py)."""
+    from harness.records import measure
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} vs {b.shape}"
+    tol = lookup(stage, quantity)
+    max_abs, max_rel, worst, ok = measure(a[None], b[None], tol)
+    assert ok, (f"{what}: max_abs {max_abs:.3e} max_rel {max_rel:.3e} exceeds "
+                f"atol {tol.atol} rtol {tol.rtol} ({stage}/{quantity})")
+
+
+def run_cli(*args, cwd=None, timeout=600):
+    """Run the installed CLI in a subprocess; returns CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

@@ -1,0 +1,112 @@
+"""Evidence bundles: strict schema, atomic writes, and verify recomputing every record."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from harness import evidence
+from harness.errors import BadInput
+from harness.model import prepare_fixture
+from harness.stages import runner
+
+
+@pytest.fixture(scope="module")
+def result():
+    return runner.run([prepare_fixture("double_pendulum"), prepare_fixture("free_body")],
+                      ["pinocchio", "mujoco", "drake", "crocoddyl"], samples=3, seed=2)
+
+
+@pytest.fixture
+def bundle(tmp_path, result):
+    return evidence.write_bundle(tmp_path / "b", result, {}, ["test"])
+
+
+def _rewrite_npz(path, fn):
+    with np.load(path / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    fn(arrays)
+    (path / "arrays.npz").write_bytes(evidence.npz_bytes(arrays))
+
+
+def test_fresh_bundle_verifies(bundle):
+    assert evidence.verify(bundle) == []
+    m = json.loads((bundle / "manifest.json").read_text())
+    assert m["engines"].keys() == {"pinocchio", "mujoco", "drake", "crocoddyl"}
+    assert m["tolerance_table_version"] and m["fixtures"][0]["digest"]
+
+
+def test_one_changed_number_is_found_and_named(bundle, result):
+    rec = next(r for r in result.records if r.quantity == "forward_dynamics"
+               and r.status == "passed")
+
+    def bump(arrays):
+        arrays[rec.key_b][rec.worst_sample, 0] += 1e-3
+
+    _rewrite_npz(bundle, bump)
+    problems = evidence.verify(bundle)
+    assert any(rec.key_b in p and rec.id in p for p in problems), problems
+    assert any(p.startswith(f"record {rec.id}:") for p in problems), problems
+
+
+def test_edited_verdict_is_found_even_with_a_matching_hash(bundle):
+    rows = json.loads((bundle / "records.json").read_text())
+    row = next(r for r in rows if r["status"] == "passed" and r["max_rel"] > 0)
+    row["max_rel"] = row["max_rel"] / 2
+    blob = json.dumps(rows, indent=1).encode()
+    (bundle / "records.json").write_bytes(blob)
+    m = json.loads((bundle / "manifest.json").read_text())
+    import hashlib
+    m["records_sha256"] = hashlib.sha256(blob).hexdigest()
+    (bundle / "manifest.json").write_text(json.dumps(m))
+    problems = evidence.verify(bundle)
+    assert problems and row["id"] in problems[0] and "max_rel" in problems[0]
+
+
+def test_unknown_manifest_field_is_rejected(bundle):
+    m = json.loads((bundle / "manifest.json").read_text())
+    m["surprise"] = 1
+    (bundle / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="unknown fields.*surprise"):
+        evidence.read_bundle(bundle)
+
+
+def test_unknown_record_field_is_rejected(bundle):
+    rows = json.loads((bundle / "records.json").read_text())
+    rows[0]["extra"] = True
+    (bundle / "records.json").write_text(json.dumps(rows))
+    with pytest.raises(BadInput, match="records.json"):
+        evidence.read_bundle(bundle)
+
+
+def test_pickled_arrays_are_refused(bundle):
+    import io
+    buf = io.BytesIO()
+    np.savez(buf, x=np.array([{"a": 1}], dtype=object))
+    (bundle / "arrays.npz").write_bytes(buf.getvalue())
+    with pytest.raises(BadInput, match="arrays.npz"):
+        evidence.read_bundle(bundle)
+
+
+def test_missing_files_and_not_a_bundle(tmp_path, bundle):
+    (bundle / "records.json").unlink()
+    with pytest.raises(BadInput, match="missing records.json"):
+        evidence.read_bundle(bundle)
+    with pytest.raises(BadInput, match="not a bundle"):
+        evidence.read_bundle(tmp_path / "nothing")
+
+
+def test_atomic_replace_keeps_old_bundle_on_failure(tmp_path, result):
+    out = evidence.write_bundle(tmp_path / "b", result, {}, ["first"])
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    with pytest.raises(TypeError):
+        evidence.write_folder_atomic(out, {"manifest.json": b"{}", "arrays.npz": object()})
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["b"], "temporary folder left behind"
+    evidence.write_bundle(out, result, {}, ["second"])
+    assert json.loads((out / "manifest.json").read_text())["command_line"] == ["second"]
+    assert evidence.verify(out) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["b"]

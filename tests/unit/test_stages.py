@@ -1,0 +1,82 @@
+"""The stage runner on real engines: parity on the catalog, gating on a corrupted
+model, and honest not-provided rows."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import pytest
+
+from harness.model import PreparedModel, prepare_fixture
+from harness.stages import runner
+from harness.tolerances import lookup
+from tests.conftest import ENGINES, FIXTURES
+
+
+@pytest.fixture(scope="module")
+def catalog_run():
+    return runner.run([prepare_fixture(f) for f in FIXTURES], ENGINES, samples=6, seed=7)
+
+
+def test_catalog_all_stages_pass_on_all_engines(catalog_run):
+    recs = catalog_run.records
+    scored = [r for r in recs if r.status in ("passed", "failed")]
+    bad = [r.id for r in recs if r.status in ("failed", "error", "not_scored")]
+    assert not bad, bad
+    assert len(scored) > 200
+    for r in scored:
+        assert r.max_rel <= lookup(r.stage, r.quantity).rtol
+    # every pair of engines appears in every stage for the dynamics
+    pairs = {(r.engine_a, r.engine_b) for r in scored if r.quantity == "forward_dynamics"}
+    assert len(pairs) == len(ENGINES) * (len(ENGINES) - 1) // 2
+
+
+def test_not_provided_rows_name_the_reason_and_never_pass(catalog_run):
+    rows = [r for r in catalog_run.records if r.status == "not_provided"]
+    assert rows, "Crocoddyl has no kinematics API: its rows must say so"
+    for r in rows:
+        assert r.passed is None and r.max_rel is None and r.reason
+        assert not any(x.quantity == r.quantity and x.fixture == r.fixture and
+                       r.engine_a in (x.engine_a, x.engine_b) and x.status == "passed"
+                       for x in catalog_run.records)
+
+
+@dataclass(frozen=True)
+class _CorruptMujoco(PreparedModel):
+    """The same model, except that MuJoCo is given one body 1 % heavier."""
+
+    @cached_property
+    def mjcf(self) -> str:
+        text = super().mjcf
+        old = 'mass="1.8"'
+        assert text.count(old) == 1
+        return text.replace(old, 'mass="1.818"')
+
+
+def test_corrupted_inertia_in_one_engine_fails_stage0_and_gates_later_stages():
+    good = prepare_fixture("chain7")
+    bad = _CorruptMujoco(good.spec, "fixture:chain7 (corrupted)")
+    res = runner.run([bad], ENGINES, samples=4, seed=1)
+    by_id = {r.id: r for r in res.records}
+    assert by_id["chain7/model_identity/group_inertia/declared~mujoco"].status == "failed"
+    assert by_id["chain7/model_identity/group_inertia/declared~drake"].status == "passed"
+    assert by_id["chain7/model_identity/group_inertia/declared~mujoco"].worst_label == "j3"
+    for r in res.records:
+        involves = "mujoco" in (r.engine_a, r.engine_b)
+        if r.stage in ("kinematics", "dynamics") and involves:
+            assert r.status == "not_scored", r.id
+            assert "declared" in r.reason
+        elif r.stage in ("kinematics", "dynamics") and r.status != "not_provided":
+            assert r.status == "passed", r.id
+
+
+def test_stage_selection_and_seed_determinism():
+    m = [prepare_fixture("double_pendulum")]
+    a = runner.run(m, ["pinocchio", "drake"], stages=["2"], samples=3, seed=5)
+    b = runner.run(m, ["pinocchio", "drake"], stages=["dynamics"], samples=3, seed=5)
+    assert {r.stage for r in a.records} == {"dynamics"}
+    assert [r.to_json() for r in a.records] == [r.to_json() for r in b.records]
+    import numpy as np
+    assert all(np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
+    c = runner.run(m, ["pinocchio", "drake"], stages=["2"], samples=3, seed=6)
+    assert not np.array_equal(a.arrays["in/double_pendulum/q"], c.arrays["in/double_pendulum/q"])
