@@ -10,6 +10,7 @@ not-provided and not-scored rows with their reasons; provenance.
 from __future__ import annotations
 
 import io
+import re
 import itertools
 from collections import OrderedDict
 
@@ -100,7 +101,8 @@ def stage_plot(records, stage, fixtures) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     svg = buf.getvalue()
-    return svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg"):]
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # RDF boilerplate
 
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness", "templates"),

@@ -1,0 +1,133 @@
+"""The CLI as a user runs it (subprocesses of the installed package, real engines)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import evidence
+from tests.conftest import ROOT, run_cli
+
+
+def _one_line_error(proc):
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("harness: error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def parity_all(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "all"
+    proc = run_cli("parity", "--fixture", "all", "--samples", "8", "--out", out, "--quiet")
+    return proc, out
+
+
+def test_parity_all_fixtures_passes_with_four_engines(parity_all):
+    proc, out = parity_all
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"report: {out.resolve() / 'index.html'}" in proc.stdout
+    rows = json.loads((out / "records.json").read_text())
+    for key in ("stage", "fixture", "quantity", "engine_a", "engine_b", "max_abs", "max_rel",
+                "atol", "rtol", "passed"):
+        assert all(key in r for r in rows)
+    scored = [r for r in rows if r["status"] in ("passed", "failed")]
+    assert scored and all(r["passed"] for r in scored)
+    assert max(r["max_rel"] for r in scored) <= 1e-10
+    m = json.loads((out / "manifest.json").read_text())
+    assert set(m["engines"]) == {"mujoco", "pinocchio", "crocoddyl", "drake"}
+    assert {f["name"] for f in m["fixtures"]} == {"pendulum", "double_pendulum", "chain7",
+                                                  "free_body", "tree_floating"}
+    html = (out / "index.html").read_text()
+    assert 'id="ladder"' in html and "<svg" in html
+    # self-contained: nothing is fetched (no scripts, stylesheets or images by URL)
+    import re
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)
+    assert "<script" not in html and "<link" not in html
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//", html) and "@import" not in html
+
+
+def test_verify_passes_then_fails_after_one_number_changes(parity_all, tmp_path):
+    _, out = parity_all
+    ok = run_cli("verify", out)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    copy = tmp_path / "copy"
+    import shutil
+    shutil.copytree(out, copy)
+    with np.load(copy / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = "out/chain7/mass_matrix/drake"
+    arrays[key][2, 3, 4] *= 1.0 + 1e-6
+    (copy / "arrays.npz").write_bytes(evidence.npz_bytes(arrays))
+    bad = run_cli("verify", copy)
+    assert bad.returncode == 1
+    assert "chain7/dynamics/mass_matrix/" in bad.stdout and key in bad.stdout
+
+
+def test_report_regenerates_from_bundle(parity_all, tmp_path):
+    _, out = parity_all
+    target = tmp_path / "r.html"
+    proc = run_cli("report", out, "--out", target)
+    assert proc.returncode == 0, proc.stderr
+    assert 'id="ladder"' in target.read_text()
+
+
+def test_engines_lists_versions():
+    proc = run_cli("engines")
+    assert proc.returncode == 0
+    for name, ver in [("mujoco", "4.0.0"), ("pinocchio", "4.0.0"), ("crocoddyl", "3.2.1"),
+                      ("drake", "1.51.1")]:
+        assert any(l.split()[:3] == [name, ver, "available"] for l in proc.stdout.splitlines())
+
+
+BAD = [
+    (["parity", "--urdf", "/nonexistent/robot.urdf"], "/nonexistent/robot.urdf"),
+    (["parity", "--fixture", "nope"], "unknown fixture"),
+    (["parity", "--fixture", "pendulum", "--engines", "mujoco,bullet"], "unknown engine"),
+    (["parity", "--fixture", "pendulum", "--engines", "mujoco"], "at least two"),
+    (["parity", "--fixture", "pendulum", "--stages", "7"], "unknown stage"),
+    (["parity", "--fixture", "pendulum", "--samples", "0"], "--samples"),
+    (["parity", "--fixture", "pendulum", "--bogus"], "unrecognized arguments"),
+    (["verify", "/nonexistent/bundle"], "not a bundle"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD, ids=[" ".join(a[:3]) for a, _ in BAD])
+def test_bad_input_exit_2_one_line_no_output(tmp_path, args, needle):
+    out = tmp_path / "out"
+    extra = ["--out", str(out)] if args[0] == "parity" else []
+    proc = run_cli(*args, *extra)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in _one_line_error(proc)
+    assert not out.exists(), "a folder was written for bad input"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_malformed_urdf_exit_2(tmp_path):
+    bad = tmp_path / "broken.urdf"
+    bad.write_text('<robot name="r"><link name="a"><inertial><mass value="1"/>')
+    out = tmp_path / "out"
+    proc = run_cli("parity", "--urdf", bad, "--out", out)
+    assert proc.returncode == 2
+    assert str(bad) in _one_line_error(proc)
+    assert not out.exists()
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_bundle(tmp_path):
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    proc = run_cli("parity", "--fixture", "pendulum", "--out", out)
+    assert proc.returncode == 2 and "not an evidence bundle" in _one_line_error(proc)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_qualify_writes_bundle_and_report(tmp_path):
+    out = tmp_path / "q"
+    proc = run_cli("qualify", "--out", out, "--quiet")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "index.html").is_file()
+    assert run_cli("verify", out).returncode == 0
