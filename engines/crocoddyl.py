@@ -70,6 +70,9 @@ class CrocoddylAdapter(AdapterBase):
             "integrate": "StateMultibody.integrate",
         }
 
+    def _v(self, v):
+        return v if self._identity else v[self._vinv]
+
     def _set_x(self, q, v):
         x = self._x
         if self._identity:
@@ -120,10 +123,11 @@ class CrocoddylAdapter(AdapterBase):
     def forward_dynamics(self, q, v, tau):
         if self._damped:
             tau = tau - self._D * v
-        x = self._set_x(q, v)
-        self._fwd.calc(self._fwd_data, x, tau if self._identity else tau[self._vinv])
-        a = self._fwd_data.xout
-        return np.array(a) if self._identity else a[self._vidx]
+        if self._identity:
+            self._fwd.calc(self._fwd_data, np.concatenate((q, v)), tau)
+            return self._fwd_data.xout.copy()
+        self._fwd.calc(self._fwd_data, self._set_x(q, v), tau[self._vinv])
+        return self._fwd_data.xout[self._vidx]
 
     def inverse_dynamics(self, q, v, vdot):
         x = self._set_x(q, v)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.conventions import root_convective_term, se3_left_jacobian, spatial_inertia_world
+from harness.conventions import (quat_xyzw_to_matrix, root_convective_term, se3_left_jacobian,
+                                 spatial_inertia_world)
 from harness.errors import EngineUnavailable
 from harness.model import PreparedModel
 from harness.protocol import AdapterBase
@@ -89,6 +90,13 @@ class DrakeAdapter(AdapterBase):
         self._qmap = np.array([qa for _, qa, _ in self._slots], dtype=np.intp)
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
+        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
+        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
+        self._sq_can, self._sq_dk = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
+            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._cq_can, self._cq_dk = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
+            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._free_qa = self._slots[0][1] if self._free is not None else None
         self._tau_port = plant.get_applied_generalized_force_input_port()
         self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
         self._acc_port = plant.get_generalized_acceleration_output_port()
@@ -107,35 +115,35 @@ class DrakeAdapter(AdapterBase):
 
     # ----- conversions ---------------------------------------------------------------
     def _R(self, q):
-        if self._free is None:
-            return None
-        x, y, z, w = q[3:7]
-        return Quaternion(w, x, y, z).rotation()
+        return None if self._free is None else quat_xyzw_to_matrix(q[3:7])
 
     def _drake_q(self, q):
         if self._identity:
             return q
         out = np.empty(self._plant.num_positions())
-        for s, qa, _ in self._slots:
-            if s.type == "free":
-                out[qa:qa + 4] = q[s.iq + 6], q[s.iq + 3], q[s.iq + 4], q[s.iq + 5]
-                out[qa + 4:qa + 7] = q[s.iq:s.iq + 3]
-            elif s.type == "continuous":
-                out[qa] = np.arctan2(q[s.iq + 1], q[s.iq])
-            else:
-                out[qa] = q[s.iq]
+        if self._sq_can.size:
+            out[self._sq_dk] = q[self._sq_can]
+        if self._cq_can.size:
+            out[self._cq_dk] = np.arctan2(q[self._cq_can + 1], q[self._cq_can])
+        if self._free_qa is not None:
+            a = self._free_qa
+            out[a] = q[6]
+            out[a + 1:a + 4] = q[3:6]
+            out[a + 4:a + 7] = q[0:3]
         return out
 
     def _canonical_q(self, qd):
         q = np.empty(self.nq)
-        for s, qa, _ in self._slots:
-            if s.type == "free":
-                q[s.iq:s.iq + 3] = qd[qa + 4:qa + 7]
-                q[s.iq + 3:s.iq + 7] = qd[qa + 1], qd[qa + 2], qd[qa + 3], qd[qa]
-            elif s.type == "continuous":
-                q[s.iq:s.iq + 2] = np.cos(qd[qa]), np.sin(qd[qa])
-            else:
-                q[s.iq] = qd[qa]
+        if self._sq_can.size:
+            q[self._sq_can] = qd[self._sq_dk]
+        if self._cq_can.size:
+            th = qd[self._cq_dk]
+            q[self._cq_can], q[self._cq_can + 1] = np.cos(th), np.sin(th)
+        if self._free_qa is not None:
+            a = self._free_qa
+            q[0:3] = qd[a + 4:a + 7]
+            q[3:6] = qd[a + 1:a + 4]
+            q[6] = qd[a]
         return q
 
     def _to_dk(self, x, R):

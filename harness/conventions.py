@@ -160,13 +160,18 @@ def quat_wxyz_to_xyzw(quat: np.ndarray) -> np.ndarray:
     return np.array([quat[1], quat[2], quat[3], quat[0]])
 
 
-def quat_xyzw_to_matrix(quat: np.ndarray) -> np.ndarray:
-    x, y, z, w = quat / np.linalg.norm(quat)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+def quat_xyzw_to_matrix(quat) -> np.ndarray:
+    """Rotation matrix of a quaternion (x, y, z, w); a non-unit quaternion is normalised.
+    Scalar arithmetic on purpose: this sits on the adapters' per-call path."""
+    x, y, z, w = float(quat[0]), float(quat[1]), float(quat[2]), float(quat[3])
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    xs, ys, zs = x * s, y * s, z * s
+    wx, wy, wz = w * xs, w * ys, w * zs
+    xx, xy, xz = x * xs, x * ys, x * zs
+    yy, yz, zz = y * ys, y * zs, z * zs
+    return np.array([[1.0 - (yy + zz), xy - wz, xz + wy],
+                     [xy + wz, 1.0 - (xx + zz), yz - wx],
+                     [xz - wy, yz + wx, 1.0 - (xx + yy)]])
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
@@ -233,15 +238,16 @@ def se3_left_jacobian(phi: np.ndarray) -> np.ndarray:
     return np.eye(3) + a * K + b * (K @ K)
 
 
-def root_convective_term(v_root: np.ndarray) -> np.ndarray:
+def root_convective_term(v_root) -> np.ndarray:
     """c (6,) = [ω_B × v_B, 0] for the free root's canonical v = [v_B, ω_B].
 
     An engine whose root velocity is v_o = T v (T orthogonal, e.g. world-frame linear
     velocity) has accelerations a_o = T (a + c); hence M_o = T M Tᵀ, h_o = T (h − M c),
     τ_o = T τ, J_o T = J (ENGINE_NOTES.md). Adapters apply these maps; this is the
-    one definition of c."""
-    vB, wB = v_root[:3], v_root[3:6]
-    return np.concatenate([np.cross(wB, vB), np.zeros(3)])
+    one definition of c. (Scalar arithmetic: np.cross costs ~10x more here.)"""
+    a0, a1, a2 = float(v_root[0]), float(v_root[1]), float(v_root[2])
+    w0, w1, w2 = float(v_root[3]), float(v_root[4]), float(v_root[5])
+    return np.array([w1 * a2 - w2 * a1, w2 * a0 - w0 * a2, w0 * a1 - w1 * a0, 0.0, 0.0, 0.0])
 
 
 def spatial_inertia_world(mass, com_W, I_com_W):

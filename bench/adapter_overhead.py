@@ -1,0 +1,142 @@
+"""Adapter overhead: per engine, the median per-call cost of the adapter's forward
+dynamics against the raw binding call on the same state, as a ratio measured in one run
+(timings on this machine are noisy; ratios taken back to back are not). Also the wall
+time of `harness qualify` on the catalog.
+
+Raw calls: what a user of the binding writes to get v̇ for the same (q, v, τ) under the
+same damping law (−D v, which Pinocchio and Crocoddyl do not apply themselves), result
+copied to a fresh array; native coordinates are prepared outside the timed call:
+  pinocchio  pin.aba(model, data, q, v, τ − D v)
+  crocoddyl  DifferentialActionModelFreeFwdDynamics.calc(data, [q, v], τ − D v); xout copy
+  mujoco     qpos/qvel/qfrc_applied set, mj_forward, qacc copy
+  drake      SetPositions, SetVelocities, FixValue(τ), acceleration port Eval, copy
+For fixed-base fixtures the canonical and native coordinates coincide; for floating
+ones the adapter also converts quaternion order and velocity frames (reported apart).
+
+Run: .venv/bin/python bench/adapter_overhead.py [--repeat 7] [--number 2000] [--no-qualify]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from statistics import median
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from harness import registry  # noqa: E402
+from harness.model import prepare_fixture  # noqa: E402
+
+
+def raw_call(engine, ad, q, v, tau):
+    """A zero-argument closure calling the engine's own binding on native inputs."""
+    if engine == "pinocchio":
+        import pinocchio as pin
+
+        m, d = ad._m, ad._d
+        qn, vn, tn, Dn = ad._q(q), ad._v(v), ad._v(tau), ad._v(ad._D)
+        if ad._damped:
+            return lambda: pin.aba(m, d, qn, vn, tn - Dn * vn)
+        return lambda: pin.aba(m, d, qn, vn, tn)
+    if engine == "crocoddyl":
+        dam, data = ad._fwd, ad._fwd_data
+        x = ad._set_x(q, v).copy()
+        qn, vn, u, Dn = x[:ad.nq].copy(), x[ad.nq:].copy(), ad._v(tau), ad._v(ad._D)
+        if ad._damped:
+            return lambda: (dam.calc(data, np.concatenate((qn, vn)), u - Dn * vn),
+                            data.xout.copy())
+        return lambda: (dam.calc(data, np.concatenate((qn, vn)), u), data.xout.copy())
+    if engine == "mujoco":
+        import mujoco
+
+        m, d = ad._m, ad._d
+        ad._set_qpos(q)
+        qpos = d.qpos.copy()
+        qvel = ad._to_mj_v(v, ad._T(q))
+        qfrc = ad._to_mj_v(tau, ad._T(q))
+
+        def f():
+            d.qpos[:] = qpos
+            d.qvel[:] = qvel
+            d.qfrc_applied[:] = qfrc
+            mujoco.mj_forward(m, d)
+            return d.qacc.copy()
+        return f
+    if engine == "drake":
+        plant, ctx, port, acc = ad._plant, ad._ctx, ad._tau_port, ad._acc_port
+        qd, R = ad._drake_q(q), ad._R(q)
+        vd, td = ad._to_dk(v, R), ad._to_dk(tau, R)
+
+        def f():
+            plant.SetPositions(ctx, qd)
+            plant.SetVelocities(ctx, vd)
+            port.FixValue(ctx, td)
+            return np.array(acc.Eval(ctx))
+        return f
+    raise ValueError(engine)
+
+
+def per_call(fn, number, repeat):
+    best = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best.append((time.perf_counter() - t0) / number)
+    return median(best)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--number", type=int, default=2000)
+    ap.add_argument("--no-qualify", action="store_true")
+    ap.add_argument("--fixtures", default="pendulum,chain7,tree_floating")
+    args = ap.parse_args()
+    print(f"{'fixture':15s} {'engine':10s} {'raw µs':>8s} {'adapter µs':>11s} {'ratio':>6s}")
+    worst_fixed = {}
+    for fx in args.fixtures.split(","):
+        model = prepare_fixture(fx)
+        rng = np.random.default_rng(0)
+        q = model.layout.random_q(rng)
+        v, tau = rng.normal(size=model.layout.nv), rng.normal(size=model.layout.nv)
+        for engine in registry.ENGINES:
+            ad = registry.adapter_class(engine)(model)
+            raw = raw_call(engine, ad, q, v, tau)
+            native = raw()
+            native = native[1] if engine == "crocoddyl" else native
+            if not model.spec.floating:  # same coordinates: same answer
+                assert np.allclose(native, ad.forward_dynamics(q, v, tau)), engine
+            wrapped = lambda: ad.forward_dynamics(q, v, tau)  # noqa: E731
+            # interleave to share the machine's state between the two measurements
+            t_raw, t_ad = [], []
+            for _ in range(3):
+                t_raw.append(per_call(raw, args.number, args.repeat))
+                t_ad.append(per_call(wrapped, args.number, args.repeat))
+            r, a = median(t_raw), median(t_ad)
+            print(f"{fx:15s} {engine:10s} {r * 1e6:8.2f} {a * 1e6:11.2f} {a / r:6.2f}")
+            if not model.spec.floating:
+                worst_fixed[engine] = max(worst_fixed.get(engine, 0.0), a / r)
+    print("worst fixed-base ratio per engine: " +
+          ", ".join(f"{e} {r:.2f}" for e, r in worst_fixed.items()))
+    if not args.no_qualify:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            proc = subprocess.run([str(ROOT / ".venv/bin/harness"), "qualify", "--out",
+                                   f"{tmp}/q", "--quiet"], capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+        print(f"harness qualify (catalog, ci profile): {wall:.1f} s wall, exit {proc.returncode}")
+
+
+if __name__ == "__main__":
+    main()
