@@ -138,7 +138,9 @@ def render(manifest: dict, records: list, title: str = "Engine parity report") -
     html = _ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=counts,
         qualified=qualified, worst=max(rels) if rels else None, n_scored=len(scored),
-        stages=by_stage, fixtures=manifest["fixtures"])
+        stages=by_stage, fixtures=manifest["fixtures"],
+        short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
+               "not_provided": "n/a", "error": "ERROR"})
     return html
 
 
