@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fixtures.urdf_import import load_urdf_with_notes  # noqa: E402
@@ -82,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("filter", nargs="?", default="", help="only paths containing this")
     ap.add_argument("--limit", type=float, default=1e-10, help="parity limit (relative)")
     ap.add_argument("--notes", action="store_true", help="print the importer's notes")
+    ap.add_argument("--repair-inertia", action="store_true",
+                    help="import with repair_inertia=True (non-physical inertias projected)")
     args = ap.parse_args(argv)
     root, files = example_robot_data_urdfs()
     files = [f for f in files if args.filter in f]
@@ -95,7 +99,7 @@ def main(argv=None) -> int:
         for floating in (False, True):
             base = "floating" if floating else "fixed"
             try:
-                spec, notes = load_urdf_with_notes(path, floating)
+                spec, notes = load_urdf_with_notes(path, floating, args.repair_inertia)
             except BadInput as e:
                 print(f"{rel:58s} {base:8s} {'-':>4s} {'-':>4s} {'no':6s} {'-':>9s}  {e.problem}")
                 rows.append((rel, base, False, None))

@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.conventions import (quat_xyzw_to_matrix, root_convective_term, se3_left_jacobian,
                                  spatial_inertia_world)
-from harness.errors import EngineUnavailable
+from harness.errors import EngineUnavailable, ModelRejected
 from harness.model import PreparedModel
 from harness.protocol import AdapterBase
 
@@ -55,7 +55,7 @@ class DrakeAdapter(AdapterBase):
         try:
             Parser(plant).AddModelsFromString(model.urdf, "urdf")
         except RuntimeError as e:
-            raise EngineUnavailable("drake", f"URDF rejected: {e}") from None
+            raise ModelRejected("drake", f"URDF rejected: {e}") from None
         root = plant.GetBodyByName(model.spec.root)
         if model.spec.floating:
             plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
@@ -72,7 +72,7 @@ class DrakeAdapter(AdapterBase):
         plant.Finalize()
         self._plant, self._ctx = plant, plant.CreateDefaultContext()
         if plant.num_velocities() != lay.nv:
-            raise EngineUnavailable("drake", f"plant nv {plant.num_velocities()}, expected "
+            raise ModelRejected("drake", f"plant nv {plant.num_velocities()}, expected "
                                              f"{lay.nv}")
         self._slots = []
         self._vmap = np.empty(lay.nv, dtype=np.intp)

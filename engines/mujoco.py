@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from harness.conventions import (combine_inertias, quat_wxyz_to_xyzw, quat_xyzw_to_matrix,
-                                 quat_xyzw_to_wxyz, root_convective_term, se3_left_jacobian,
+                                 root_convective_term, se3_left_jacobian,
                                  spatial_inertia_world)
-from harness.errors import EngineUnavailable
+from harness.errors import EngineUnavailable, ModelRejected
 from harness.model import PreparedModel
 from harness.protocol import AdapterBase
 
@@ -41,7 +41,7 @@ class MujocoAdapter(AdapterBase):
         try:
             m = mujoco.MjModel.from_xml_string(model.mjcf)
         except ValueError as e:
-            raise EngineUnavailable("mujoco", f"MJCF rejected: {e}") from None
+            raise ModelRejected("mujoco", f"MJCF rejected: {e}") from None
         m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
         self._m, self._d = m, mujoco.MjData(m)
         lay = self.layout
@@ -50,10 +50,10 @@ class MujocoAdapter(AdapterBase):
         for s in lay.slots:
             jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, s.name)
             if jid < 0:
-                raise EngineUnavailable("mujoco", f"joint {s.name} missing after compiling")
+                raise ModelRejected("mujoco", f"joint {s.name} missing after compiling")
             self._slots.append((s, int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])))
         if m.nv != lay.nv:
-            raise EngineUnavailable("mujoco", f"compiled nv {m.nv}, expected {lay.nv}")
+            raise ModelRejected("mujoco", f"compiled nv {m.nv}, expected {lay.nv}")
         self._simple = all(s.type in ("revolute", "prismatic") for s, _, _ in self._slots)
         self._qmap = np.array([qa for s, qa, _ in self._slots], dtype=np.intp)
         self._vmap = np.empty(lay.nv, dtype=np.intp)  # v_mj[vmap] = v_can (before T)
@@ -63,6 +63,14 @@ class MujocoAdapter(AdapterBase):
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
         self._free = lay.free_slot()
+        # vectorised coordinate maps (this is the per-call path)
+        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
+        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
+        self._sq_can, self._sq_mj = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
+            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._cq_can, self._cq_mj = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
+            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._free_qa = self._slots[0][1] if self._free is not None else None
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -86,29 +94,31 @@ class MujocoAdapter(AdapterBase):
         return quat_xyzw_to_matrix(q[3:7])
 
     def _set_qpos(self, q):
-        d = self._d
+        qpos = self._d.qpos
         if self._identity:
-            d.qpos[:] = q
+            qpos[:] = q
             return
-        for s, qa, _ in self._slots:
-            if s.type == "free":
-                d.qpos[qa:qa + 3] = q[s.iq:s.iq + 3]
-                d.qpos[qa + 3:qa + 7] = quat_xyzw_to_wxyz(q[s.iq + 3:s.iq + 7])
-            elif s.type == "continuous":
-                d.qpos[qa] = np.arctan2(q[s.iq + 1], q[s.iq])
-            else:
-                d.qpos[qa] = q[s.iq]
+        if self._sq_can.size:
+            qpos[self._sq_mj] = q[self._sq_can]
+        if self._cq_can.size:
+            qpos[self._cq_mj] = np.arctan2(q[self._cq_can + 1], q[self._cq_can])
+        if self._free_qa is not None:
+            a = self._free_qa
+            qpos[a:a + 3] = q[0:3]
+            qpos[a + 3] = q[6]
+            qpos[a + 4:a + 7] = q[3:6]
 
     def _get_q(self, qpos):
         q = np.empty(self.nq)
-        for s, qa, _ in self._slots:
-            if s.type == "free":
-                q[s.iq:s.iq + 3] = qpos[qa:qa + 3]
-                q[s.iq + 3:s.iq + 7] = quat_wxyz_to_xyzw(qpos[qa + 3:qa + 7])
-            elif s.type == "continuous":
-                q[s.iq:s.iq + 2] = np.cos(qpos[qa]), np.sin(qpos[qa])
-            else:
-                q[s.iq] = qpos[qa]
+        if self._sq_can.size:
+            q[self._sq_can] = qpos[self._sq_mj]
+        if self._cq_can.size:
+            th = qpos[self._cq_mj]
+            q[self._cq_can], q[self._cq_can + 1] = np.cos(th), np.sin(th)
+        if self._free_qa is not None:
+            a = self._free_qa
+            q[0:3] = qpos[a:a + 3]
+            q[3:7] = quat_wxyz_to_xyzw(qpos[a + 3:a + 7])
         return q
 
     def _to_mj_v(self, x, R):
@@ -257,3 +267,193 @@ class MujocoAdapter(AdapterBase):
             qvel[a:a + 3] = R @ se3_left_jacobian(v[3:6] * dt) @ v[0:3]
         mujoco.mj_integratePos(m, qpos, qvel, dt)
         return self._get_q(qpos)
+
+
+# ----- MJCF import (the MuJoCo half of fixtures/mjcf_import.py) --------------------------
+def compiled_mjcf_to_spec(path: str, floating: bool = False):
+    """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units: m,
+    kg, kg·m², rad]. Not validated (fixtures/mjcf_import.py does that, naming the file).
+
+    Reads the *compiled* model (``MjModel.from_xml_path``), so whatever the file's compiler
+    settings did (inertia from geoms, degrees, fused bodies) is already applied: per body
+    ``body_mass``, com ``body_ipos``, inertia R(body_iquat) diag(body_inertia) Rᵀ in the
+    body frame, pose ``body_pos``/``body_quat`` in the parent (as URDF xyz/rpy); hinge →
+    revolute (``range`` if ``jnt_limited``, else unbounded: lower/upper None, one q like
+    MuJoCo's hinge), slide → prismatic, no joint → fixed (named ``<body>__fixed``), free
+    joint on the root → floating; ``dof_damping`` and ``dof_armature``; sites → Frames.
+    Everything fixtures/mjcf_import.py lists as unsupported raises BadInput(path, ...)."""
+    if mujoco is None:
+        raise EngineUnavailable("mujoco", _IMPORT_ERROR)
+    from fixtures.import_common import WORLD_BODY
+    from fixtures.spec import Body, FixtureSpec, Frame, Joint
+    from harness.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
+    from harness.errors import BadInput
+
+    path = str(path)
+
+    def bad(problem):
+        return BadInput(path, problem)
+
+    try:
+        m = mujoco.MjModel.from_xml_path(path)
+    except (ValueError, RuntimeError) as e:
+        raise bad(f"MuJoCo cannot compile it: {e}") from None
+    obj = mujoco.mjtObj
+    notes = []
+
+    def name(kind, i):
+        return mujoco.mj_id2name(m, kind, i) or ""
+
+    def rot(quat_wxyz):
+        return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
+
+    def rpy(quat_wxyz):
+        return tuple(float(x) for x in matrix_to_rpy(rot(quat_wxyz)))
+
+    def vec(x):
+        return tuple(float(t) for t in x)
+
+    # ----- model-wide content the spec cannot carry ---------------------------------
+    for count, what in ((m.ntendon, "tendons"), (m.neq, "equality constraints"),
+                        (m.nflex, "flexes (deformable bodies)"),
+                        (m.nplugin, "engine plugins")):
+        if count:
+            raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
+                      "bodies with revolute/prismatic/fixed joints)")
+    if m.opt.density != 0 or m.opt.viscosity != 0:
+        raise bad("option density/viscosity is non-zero: fluid forces are not supported")
+    disabled = int(m.opt.disableflags)
+    gravity = vec(m.opt.gravity)
+    if disabled & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY):
+        gravity = (0.0, 0.0, 0.0)
+        notes.append("gravity is disabled in <option>: imported as gravity 0")
+    no_damping = bool(disabled & int(mujoco.mjtDisableBit.mjDSBL_DAMPER))
+    if no_damping:
+        notes.append("joint damping is disabled in <option>: imported as damping 0")
+    if m.nu:
+        notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
+                     "directly")
+    roots = [i for i in range(1, m.nbody) if m.body_parentid[i] == 0]
+    if not roots:
+        raise bad("worldbody has no bodies (nothing to simulate)")
+    if len(roots) > 1:
+        raise bad("more than one body tree at worldbody ("
+                  + ", ".join(name(obj.mjOBJ_BODY, i) or f"#{i}" for i in roots[:5])
+                  + "); the harness needs exactly one")
+
+    # ----- bodies and their joints ------------------------------------------------------
+    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
+    for i in range(1, m.nbody):
+        bname = name(obj.mjOBJ_BODY, i)
+        if not bname:
+            raise bad(f"body #{i} has no name; every body needs one (bodies are matched "
+                      "by name)")
+        if m.body_mocapid[i] >= 0:
+            raise bad(f"body {bname} is a mocap body: not supported")
+        if m.body_gravcomp[i] != 0:
+            raise bad(f"body {bname}: gravcomp is non-zero: not supported")
+        Ri = rot(m.body_iquat[i])
+        inertia = Ri @ np.diag(m.body_inertia[i]) @ Ri.T
+        inertia = 0.5 * (inertia + inertia.T)
+        bodies.append(Body(bname, float(m.body_mass[i]), vec(m.body_ipos[i]),
+                           tuple(float(x) for x in inertia.reshape(-1))))
+        parent = "" if m.body_parentid[i] == 0 else name(obj.mjOBJ_BODY, m.body_parentid[i])
+        xyz, pose_rpy = vec(m.body_pos[i]), rpy(m.body_quat[i])
+        identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
+        njnt = int(m.body_jntnum[i])
+        if njnt > 1:
+            raise bad(f"body {bname} has {njnt} joints; at most one joint per body is "
+                      "supported")
+        if njnt == 0:
+            if parent:
+                joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
+            elif floating:
+                if not identity:
+                    notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                                 "free root joint sets it)")
+            elif not identity:
+                keep_world = True
+                joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
+                                    pose_rpy))
+            continue
+        jid = int(m.body_jntadr[i])
+        jname = name(obj.mjOBJ_JOINT, jid)
+        jtype = int(m.jnt_type[jid])
+        label = f"joint {jname}" if jname else f"the joint of body {bname}"
+        dof = int(m.jnt_dofadr[jid])
+        qa = int(m.jnt_qposadr[jid])
+        if jtype == mujoco.mjtJoint.mjJNT_FREE:
+            if parent:
+                raise bad(f"{label}: a free joint is only supported on the root body")
+            if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
+                    or np.any(m.dof_frictionloss[dof:dof + 6]):
+                raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
+                          "supported")
+            if m.jnt_stiffness[jid] != 0:
+                raise bad(f"{label}: joint stiffness is not supported")
+            if not floating:
+                notes.append(f"{label} is free: the model is imported as floating")
+            if not identity:
+                notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                             "free root joint sets it)")
+            is_floating = True
+            continue
+        if jtype == mujoco.mjtJoint.mjJNT_BALL:
+            raise bad(f"{label} is a ball joint: not supported (use three hinges in "
+                      "three bodies)")
+        if not jname:
+            raise bad(f"{label} has no name; moving joints are matched by name")
+        if np.any(m.jnt_pos[jid]):
+            raise bad(f"{label}: joint pos {vec(m.jnt_pos[jid])} is not the body origin; "
+                      "only joints at their body's origin are supported")
+        if m.jnt_stiffness[jid] != 0:
+            raise bad(f"{label}: joint stiffness is not supported")
+        if m.qpos_spring[qa] != 0:
+            raise bad(f"{label}: springref is not supported")
+        if m.qpos0[qa] != 0:
+            raise bad(f"{label}: ref (a non-zero reference position) is not supported")
+        if m.dof_frictionloss[dof] != 0:
+            raise bad(f"{label}: frictionloss is not supported")
+        kind = "revolute" if jtype == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
+        lo = hi = None
+        if m.jnt_limited[jid]:
+            lo, hi = (float(x) for x in m.jnt_range[jid])
+        if not parent:
+            if floating:
+                raise bad(f"{label} attaches body {bname} to the world; the model "
+                          "cannot also be floating")
+            keep_world = True
+        joints.append(Joint(jname, kind, parent or WORLD_BODY, bname, xyz, pose_rpy,
+                            vec(m.jnt_axis[jid]), lo, hi,
+                            damping=0.0 if no_damping else float(m.dof_damping[dof]),
+                            armature=float(m.dof_armature[dof])))
+    if keep_world:
+        if any(b.name == WORLD_BODY for b in bodies):
+            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
+                      "name for the world body it keeps")
+        bodies.insert(0, Body(WORLD_BODY, 0.0))
+        notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
+                     "root body is not attached to it by an identity weld)")
+
+    # ----- sites → frames ---------------------------------------------------------------
+    frames = []
+    for s in range(m.nsite):
+        sname = name(obj.mjOBJ_SITE, s)
+        if not sname:
+            notes.append(f"site #{s} has no name: dropped")
+            continue
+        b = int(m.site_bodyid[s])
+        if b == 0:
+            if is_floating:
+                notes.append(f"site {sname} is on the world body of a floating model: "
+                             "dropped")
+                continue
+            owner = WORLD_BODY if keep_world else bodies[0].name
+        else:
+            owner = name(obj.mjOBJ_BODY, b)
+        frames.append(Frame(sname, owner, vec(m.site_pos[s]), rpy(m.site_quat[s])))
+
+    model_name = m.names[:m.names.index(b"\0")].decode("utf-8", "replace")
+    return FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
+                       frames=tuple(frames), gravity=gravity, floating=is_floating,
+                       source=path), notes

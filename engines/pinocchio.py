@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.conventions import spatial_inertia_world
-from harness.errors import EngineUnavailable
+from harness.errors import EngineUnavailable, ModelRejected
 from harness.model import PreparedModel
 from harness.protocol import AdapterBase
 
@@ -41,16 +41,16 @@ def build_pinocchio_model(model: PreparedModel):
     armature = np.array(pm.armature)
     for s in lay.slots:
         if not pm.existJointName(s.name):
-            raise EngineUnavailable("pinocchio", f"joint {s.name} missing after parsing")
+            raise ModelRejected("pinocchio", f"joint {s.name} missing after parsing")
         jm = pm.joints[pm.getJointId(s.name)]
         if (jm.nq, jm.nv) != (s.nq, s.nv):
-            raise EngineUnavailable("pinocchio", f"joint {s.name} has nq/nv {jm.nq}/{jm.nv}")
+            raise ModelRejected("pinocchio", f"joint {s.name} has nq/nv {jm.nq}/{jm.nv}")
         qidx[s.iq:s.iq + s.nq] = np.arange(jm.idx_q, jm.idx_q + s.nq)
         vidx[s.iv:s.iv + s.nv] = np.arange(jm.idx_v, jm.idx_v + s.nv)
         if s.type != "free":
             armature[jm.idx_v] = s.armature
     if pm.nq != lay.nq or pm.nv != lay.nv:
-        raise EngineUnavailable("pinocchio", f"parsed nq/nv {pm.nq}/{pm.nv}, expected "
+        raise ModelRejected("pinocchio", f"parsed nq/nv {pm.nq}/{pm.nv}, expected "
                                              f"{lay.nq}/{lay.nv}")
     pm.armature = armature
     return pm, qidx, vidx
@@ -96,9 +96,10 @@ class PinocchioAdapter(AdapterBase):
     def _fid(self, frame: str) -> int:
         fid = self._frame_ids.get(frame)
         if fid is None:
-            if not self._m.existFrame(frame):
-                raise KeyError(f"pinocchio: no frame {frame}")
-            fid = self._frame_ids[frame] = self._m.getFrameId(frame)
+            # BODY frames only: a link and a joint may share a name (so100, z1)
+            if not self._m.existFrame(frame, pin.BODY):
+                raise KeyError(f"pinocchio: no body frame {frame}")
+            fid = self._frame_ids[frame] = self._m.getFrameId(frame, pin.BODY)
         return fid
 
     # ----- protocol --------------------------------------------------------------------

@@ -53,15 +53,15 @@ def _models(args):
                                             f"{', '.join(catalog.names())}, all)")
             models.append(prepare_fixture(n))
     for path in args.urdf or []:
-        from fixtures.urdf_import import load_urdf
+        from fixtures.urdf_import import load_urdf_with_notes
 
-        spec = load_urdf(path, floating=args.floating)
-        models.append(PreparedModel(spec, str(path), _sha256_file(path)))
+        spec, notes = load_urdf_with_notes(path, args.floating, args.repair_inertia)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     for path in args.mjcf or []:
-        from fixtures.mjcf_import import load_mjcf
+        from fixtures.mjcf_import import load_mjcf_with_notes
 
-        spec = load_mjcf(path, floating=args.floating)
-        models.append(PreparedModel(spec, str(path), _sha256_file(path)))
+        spec, notes = load_mjcf_with_notes(path, floating=args.floating)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     if not models:
         raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH or --mjcf PATH")
     names = [m.name for m in models]
@@ -229,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--urdf", action="append", help="a URDF file (repeatable)")
     par.add_argument("--mjcf", action="append", help="an MJCF file (repeatable)")
     par.add_argument("--floating", action="store_true", help="add a free root joint")
+    par.add_argument("--repair-inertia", action="store_true",
+                     help="replace non-physical URDF inertias by the nearest physical ones "
+                          "(noted in the report) instead of rejecting the file")
     par.add_argument("--stages", help="comma list of stages: 0,1,2 or names (default all)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
     _common(par, out_default="reports/parity")

@@ -28,6 +28,18 @@ class EngineUnavailable(HarnessError):
         super().__init__(f"engine {engine} is unavailable: {' '.join(str(why).split())}")
 
 
+class ModelRejected(HarnessError):
+    """An available engine refused to load one model (e.g. MuJoCo's 'mass and inertia of
+    moving bodies must be larger than mjMINVAL'). The stage runner records it as an
+    ``error`` row for that engine and model; the other engines go on."""
+
+    exit_code = 1
+
+    def __init__(self, engine: str, why: str):
+        self.engine = engine
+        super().__init__(f"{engine} cannot load this model: {' '.join(str(why).split())}")
+
+
 class NotProvided(Exception):
     """The engine has no API of its own for this quantity (e.g. Crocoddyl frame poses).
 

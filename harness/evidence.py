@@ -43,7 +43,7 @@ MANIFEST_KEYS = {"schema_version", "harness_version", "git_commit", "engines",
                  "tolerance_table_version", "tolerances", "platform", "command_line",
                  "seed", "samples", "created", "kind"}
 FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "joints",
-                "provides"}
+                "provides", "notes"}
 
 
 def array_sha256(a: np.ndarray) -> str:
@@ -80,7 +80,8 @@ def build_manifest(result, unavailable: dict, command_line: list) -> dict:
         "unavailable_engines": dict(unavailable),
         "fixtures": [{"name": f.name, "source": f.source, "digest": f.digest, "nq": f.nq,
                       "nv": f.nv, "floating": f.floating, "frames": f.frames,
-                      "joints": f.joints, "provides": f.provides} for f in result.fixtures],
+                      "joints": f.joints, "provides": f.provides, "notes": f.notes}
+                     for f in result.fixtures],
         "arrays_sha256": {k: array_sha256(v) for k, v in sorted(result.arrays.items())},
         "records_sha256": hashlib.sha256(_records_blob(result.records)).hexdigest(),
         "tolerance_table_version": TABLE_VERSION,

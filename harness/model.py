@@ -22,6 +22,7 @@ class PreparedModel:
     spec: FixtureSpec
     source: str  # "fixture:NAME" or the user's file path
     source_sha256: str = ""
+    notes: tuple = ()  # what the import changed (dropped friction, repaired inertia, ...)
 
     @cached_property
     def layout(self) -> Layout:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import registry
-from harness.errors import EngineUnavailable, NotProvided
+from harness.errors import EngineUnavailable, ModelRejected, NotProvided
 from harness.records import Record, compare
 from harness.stages import STAGES, Inputs
 from harness.tolerances import lookup
@@ -35,6 +35,7 @@ class FixtureRun:
     frames: list
     joints: list
     provides: dict = field(default_factory=dict)  # engine -> {quantity: api}
+    notes: list = field(default_factory=list)     # what the model import changed
 
 
 @dataclass
@@ -89,11 +90,12 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
         for e in engines:
             try:
                 adapters[e] = classes[e](model)
-            except (EngineUnavailable, RuntimeError, ValueError) as err:
+            except (ModelRejected, EngineUnavailable, RuntimeError, ValueError) as err:
                 load_fail[e] = str(err)
         run_info = FixtureRun(fx, model.source, model.digest, model.layout.nq, model.layout.nv,
                               model.spec.floating, list(model.frames), model.layout.joint_names,
-                              {e: dict(a.provides) for e, a in adapters.items()})
+                              {e: dict(a.provides) for e, a in adapters.items()},
+                              list(model.notes))
         fixtures.append(run_info)
         for e, why in load_fail.items():
             records.append(Record(id=f"{fx}/model_identity/load/{e}", stage="model_identity",

@@ -131,3 +131,47 @@ def test_qualify_writes_bundle_and_report(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (out / "index.html").is_file()
     assert run_cli("verify", out).returncode == 0
+
+
+ERD = None
+
+
+def _erd(rel):
+    """Path of a URDF shipped in the example-robot-data package."""
+    import example_robot_data
+    root = Path(example_robot_data.__file__).resolve()
+    for parent in root.parents:
+        cand = parent / "share" / "example-robot-data" / "robots" / rel
+        if cand.exists():
+            return cand
+    raise AssertionError(f"example-robot-data file {rel} not found")
+
+
+@pytest.mark.parametrize("rel,floating", [
+    ("panda_description/urdf/panda.urdf", False),
+    ("panda_description/urdf/panda.urdf", True),
+    ("solo_description/robots/solo12.urdf", True),
+])
+def test_user_urdf_from_example_robot_data_passes_stages_0_to_2(tmp_path, rel, floating):
+    """As a new user would: the file as shipped, nothing edited."""
+    out = tmp_path / "u"
+    args = ["parity", "--urdf", _erd(rel), "--out", out, "--quiet", "--samples", "5"]
+    proc = run_cli(*args, *(["--floating"] if floating else []))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads((out / "records.json").read_text())
+    scored = [r for r in rows if r["status"] in ("passed", "failed")]
+    assert {r["stage"] for r in scored} == {"model_identity", "kinematics", "dynamics"}
+    assert all(r["passed"] for r in scored) and max(r["max_rel"] for r in scored) <= 1e-10
+    engines = {r["engine_a"] for r in scored} | {r["engine_b"] for r in scored}
+    assert {"mujoco", "pinocchio", "crocoddyl", "drake"} <= engines
+
+
+def test_non_physical_inertia_is_refused_then_repaired_on_request(tmp_path):
+    go1 = _erd("go1_description/urdf/go1.urdf")
+    proc = run_cli("parity", "--urdf", go1, "--out", tmp_path / "a", "--quiet")
+    assert proc.returncode == 2
+    line = _one_line_error(proc)
+    assert str(go1) in line and "--repair-inertia" in line
+    proc = run_cli("parity", "--urdf", go1, "--floating", "--repair-inertia", "--samples", "3",
+                   "--out", tmp_path / "b", "--quiet")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
