@@ -83,7 +83,8 @@ def _spec(**kw):
     (dict(joints=(Joint("j", "revolute", "a", "b", axis=(0, 0, 2)),)), "unit"),
     (dict(joints=(Joint("j", "revolute", "a", "b", lower=1.0, upper=-1.0),)), "lower limit"),
     (dict(joints=(Joint("j", "revolute", "a", "b", damping=float("nan")),)), "damping"),
-    (dict(bodies=(Body("a", 0.0), Body("a<script>", 1.0))), "plain identifier"),
+    (dict(bodies=(Body("a", 0.0), Body("a\x07", 1.0))), "not allowed"),
+    (dict(bodies=(Body("a", 0.0), Body("", 1.0))), "not allowed"),
     (dict(bodies=(Body("a", 0.0), Body("a", 1.0))), "duplicate"),
     (dict(bodies=(Body("a", 0.0), Body("b", 0.0))), "massless"),
 ])

@@ -214,7 +214,7 @@ BAD = {
     "gravcomp": (_one('<joint name="j"/>').replace('<body name="b"', '<body name="b" gravcomp="1"'),
                  "gravcomp"),
     "fluid": (_one().replace("<worldbody>", '<option density="1.2"/><worldbody>'), "fluid"),
-    "bad_name": (_one('<joint name="j k"/>'), "j k"),
+    "bad_name": (_one('<joint name=" j"/>'), "' j'"),
     "world_body_name": (_one('<joint name="j"/>').replace('name="b"', f'name="{WORLD_BODY}"')
                         .replace('<body name="a">', '<body name="a" pos="0 0 1">'),
                         "already exists"),

@@ -303,10 +303,14 @@ def test_document_order_is_kept(tmp_path):
 def test_robot_name_is_sanitised_but_link_names_are_not(tmp_path):
     spec = load_urdf(_write(tmp_path, _urdf(_link("a"), name="my robot/v2")))
     assert spec.name == "my_robot_v2"
-    # "/" and ":" are allowed (namespaced links, e.g. iris); spaces and markup are not
-    assert load_urdf(_write(tmp_path, _urdf(_link("ns/link")), "ok.urdf")).bodies[0].name == "ns/link"
-    with pytest.raises(BadInput, match="ns link"):
-        load_urdf(_write(tmp_path, _urdf(_link("ns link")), "n.urdf"))
+    # any text is a valid name (namespaces, unicode, even markup: reports escape it) ...
+    for name in ("ns/link", "ns link", "<b>é</b>"):
+        from xml.sax.saxutils import escape
+        spec = load_urdf(_write(tmp_path, _urdf(_link(escape(name))), "ok.urdf"))
+        assert spec.bodies[0].name == name
+    # ... except control characters and surrounding whitespace
+    with pytest.raises(BadInput, match="not allowed"):
+        load_urdf(_write(tmp_path, _urdf(_link(" padded")), "n.urdf"))
 
 
 # ----- 3. bad inputs -------------------------------------------------------------------------
@@ -365,8 +369,8 @@ BAD_TEXTS = {
                       'iyz="0" izz="1"/></inertial></link>'), "<mass value"),
     "bad_number": (_urdf(_link("a", "1_000") + _link("b"), _joint("j", "a", "b")),
                    "not a finite decimal"),
-    "bad_name": (_urdf(_link("a") + _link("b"), _joint("j k", "a", "b")),
-                 "joint name 'j k'"),
+    "bad_name": (_urdf(_link("a") + _link("b"), _joint("j k ", "a", "b")),
+                 "joint name 'j k '"),
     "duplicate_link": (_urdf(_link("a") + _link("a")), "duplicate link"),
     "duplicate_joint": (_urdf(_link("a") + _link("b") + _link("c"),
                               _joint("j", "a", "b") + _joint("j", "b", "c")), "duplicate joint"),
