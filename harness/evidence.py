@@ -38,10 +38,13 @@ from harness.records import Record, compare
 from harness.tolerances import TABLE, TABLE_VERSION, Tolerance
 
 SCHEMA_VERSION = 1
-MANIFEST_KEYS = {"schema_version", "harness_version", "git_commit", "engines",
-                 "unavailable_engines", "fixtures", "arrays_sha256", "records_sha256",
-                 "tolerance_table_version", "tolerances", "platform", "command_line",
-                 "seed", "samples", "created", "kind"}
+MANIFEST_TYPES = {"schema_version": int, "harness_version": str, "git_commit": str,
+                  "engines": dict, "unavailable_engines": dict, "fixtures": list,
+                  "arrays_sha256": dict, "records_sha256": str,
+                  "tolerance_table_version": str, "tolerances": dict, "platform": dict,
+                  "command_line": list, "seed": int, "samples": int, "created": str,
+                  "kind": str, "arrays_file_sha256": str, "manifest_sha256": str}
+MANIFEST_KEYS = set(MANIFEST_TYPES)
 FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "joints",
                 "provides", "notes"}
 
@@ -71,7 +74,7 @@ def _records_blob(records) -> bytes:
 def build_manifest(result, unavailable: dict, command_line: list) -> dict:
     used = sorted({(r.stage, r.quantity) for r in result.records if (r.stage, r.quantity)
                    in TABLE})
-    return {
+    manifest = {
         "schema_version": SCHEMA_VERSION,
         "kind": "parity",
         "harness_version": __version__,
@@ -84,6 +87,7 @@ def build_manifest(result, unavailable: dict, command_line: list) -> dict:
                      for f in result.fixtures],
         "arrays_sha256": {k: array_sha256(v) for k, v in sorted(result.arrays.items())},
         "records_sha256": hashlib.sha256(_records_blob(result.records)).hexdigest(),
+        "arrays_file_sha256": hashlib.sha256(npz_bytes(result.arrays)).hexdigest(),
         "tolerance_table_version": TABLE_VERSION,
         "tolerances": {f"{s}/{q}": {"atol": TABLE[(s, q)].atol, "rtol": TABLE[(s, q)].rtol,
                                     "reason": TABLE[(s, q)].reason} for s, q in used},
@@ -94,6 +98,16 @@ def build_manifest(result, unavailable: dict, command_line: list) -> dict:
         "samples": result.samples,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    return manifest
+
+
+def manifest_digest(manifest: dict) -> str:
+    """sha256 of the manifest's canonical JSON without this field: any later edit of the
+    manifest (an engine version, a tolerance, the seed) is detectable."""
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
+                                     allow_nan=False).encode()).hexdigest()
 
 
 # ----- atomic folder write --------------------------------------------------------------
@@ -123,13 +137,32 @@ def _fsync_dir(path: Path):
         pass
 
 
+def _remove_stale_temps(out: Path):
+    """Delete temporary folders left by a writer that was killed (its pid is gone)."""
+    for p in out.parent.glob(f".{out.name}.tmp-*"):
+        try:
+            pid = int(p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0])
+        except (IndexError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        except PermissionError:
+            alive = True
+        if not alive and p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+
+
 def write_folder_atomic(out: Path, files: dict) -> Path:
     """Write {filename: bytes} as folder ``out``, atomically replacing any old one."""
     out = Path(out).resolve()
     if out.exists() and not out.is_dir():
         raise BadInput(str(out), "exists and is not a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    _remove_stale_temps(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     try:
         for name, blob in files.items():
             with open(tmp / name, "wb") as fh:
@@ -156,8 +189,21 @@ def write_folder_atomic(out: Path, files: dict) -> Path:
 
 
 def npz_bytes(arrays: dict) -> bytes:
+    """An .npz archive (readable by np.load) written deterministically: sorted names,
+    fixed timestamps, deflate; same arrays → same bytes. No pickles (object arrays
+    are refused)."""
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(arrays):
+            a = np.asanyarray(arrays[name])
+            if a.dtype.hasobject:
+                raise ValueError(f"array {name} holds Python objects; evidence is numeric")
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            member = io.BytesIO()
+            np.lib.format.write_array(member, a, allow_pickle=False)
+            zf.writestr(info, member.getvalue())
     return buf.getvalue()
 
 
@@ -167,6 +213,8 @@ def write_bundle(out, result, unavailable: dict, command_line: list, html: str |
     files = {"manifest.json": json.dumps(manifest, indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result.arrays),
              "records.json": _records_blob(result.records)}
+    if hashlib.sha256(files["arrays.npz"]).hexdigest() != manifest["arrays_file_sha256"]:
+        raise RuntimeError("arrays.npz is not deterministic")  # would be a harness bug
     if html is not None:
         files["index.html"] = html.encode()
     files.update(extra_files or {})
@@ -204,8 +252,8 @@ def read_bundle(path) -> Bundle:
     try:
         with np.load(path / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-        raise BadInput(str(path / "arrays.npz"), f"unreadable ({e})")
+    except Exception as e:  # any failure to parse the archive (zlib, zip, npy header)
+        raise BadInput(str(path / "arrays.npz"), f"unreadable ({type(e).__name__}: {e})")
     if set(arrays) != set(manifest["arrays_sha256"]):
         raise BadInput(str(path / "arrays.npz"), "array names differ from the manifest")
     return Bundle(path, manifest, records, arrays)
@@ -221,14 +269,23 @@ def _check_manifest(where, m):
     unknown, missing = set(m) - MANIFEST_KEYS, MANIFEST_KEYS - set(m)
     if unknown or missing:
         raise BadInput(str(where), f"unknown fields {sorted(unknown)}, missing {sorted(missing)}")
+    for k, t in MANIFEST_TYPES.items():
+        if not isinstance(m[k], t) or (t is int and isinstance(m[k], bool)):
+            raise BadInput(str(where), f"field {k} must be {t.__name__}")
     if m["schema_version"] != SCHEMA_VERSION:
         raise BadInput(str(where), f"schema version {m['schema_version']!r}, this harness "
                                    f"reads {SCHEMA_VERSION}")
     if not isinstance(m["fixtures"], list) or not all(
             isinstance(f, dict) and set(f) == FIXTURE_KEYS for f in m["fixtures"]):
         raise BadInput(str(where), "fixtures entries have unknown or missing fields")
-    if not isinstance(m["arrays_sha256"], dict):
-        raise BadInput(str(where), "arrays_sha256 must be an object")
+    if not all(isinstance(v, str) for v in m["arrays_sha256"].values()):
+        raise BadInput(str(where), "arrays_sha256 values must be strings")
+    try:
+        digest = manifest_digest(m)
+    except (TypeError, ValueError) as e:
+        raise BadInput(str(where), f"not canonical JSON ({e})")
+    if digest != m["manifest_sha256"]:
+        raise BadInput(str(where), "manifest_sha256 differs: the manifest was edited")
 
 
 # ----- verify ---------------------------------------------------------------------------
@@ -237,6 +294,10 @@ def verify(path) -> list:
     the bundle is consistent). Raises BadInput if the bundle cannot be read."""
     b = read_bundle(path)
     problems = []
+    if hashlib.sha256((Path(path) / "arrays.npz").read_bytes()).hexdigest() != \
+            b.manifest["arrays_file_sha256"]:
+        problems.append("arrays.npz: file sha256 differs from the manifest (changed after "
+                        "it was written)")
     for k, a in b.arrays.items():
         if array_sha256(a) != b.manifest["arrays_sha256"][k]:
             users = [r.id for r in b.records if k in (r.key_a, r.key_b, r.key_labels)]

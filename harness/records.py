@@ -54,6 +54,19 @@ class Record:
         missing = names - set(d)
         if unknown or missing:
             raise ValueError(f"record fields: unknown {sorted(unknown)}, missing {sorted(missing)}")
+        for f in fields(cls):
+            v, t = d[f.name], f.type
+            ok = {"str": isinstance(v, str),
+                  "bool | None": v is None or isinstance(v, bool),
+                  "float | None": v is None or (isinstance(v, (int, float))
+                                                and not isinstance(v, bool)),
+                  "int": isinstance(v, int) and not isinstance(v, bool),
+                  "int | None": v is None or (isinstance(v, int) and not isinstance(v, bool)),
+                  }.get(t)
+            if ok is None:
+                raise ValueError(f"record field {f.name}: no type rule for {t}")
+            if not ok:
+                raise ValueError(f"record field {f.name} has the wrong type ({type(v).__name__})")
         r = cls(**d)
         if r.status not in STATUSES:
             raise ValueError(f"record {r.id}: unknown status {r.status!r}")

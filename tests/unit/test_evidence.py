@@ -61,6 +61,11 @@ def test_edited_verdict_is_found_even_with_a_matching_hash(bundle):
     import hashlib
     m["records_sha256"] = hashlib.sha256(blob).hexdigest()
     (bundle / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="manifest was edited"):
+        evidence.verify(bundle)
+    # a forger who also re-seals the manifest is still caught by the recomputation
+    m["manifest_sha256"] = evidence.manifest_digest(m)
+    (bundle / "manifest.json").write_text(json.dumps(m))
     problems = evidence.verify(bundle)
     assert problems and row["id"] in problems[0] and "max_rel" in problems[0]
 
