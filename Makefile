@@ -24,6 +24,7 @@ run: $(STAMP)
 	$(VENV)/bin/harness qualify --out reports/latest
 
 test: $(STAMP)
+	./scripts/install-chromium.sh
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

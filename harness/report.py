@@ -88,12 +88,17 @@ def stage_plot(records, stage, fixtures) -> str:
         ax.axhline(tol, color="crimson", ls="--", lw=1, label=f"rtol {tol:g}")
         ax.set_yscale("log")
         ax.set_ylim(1e-18, max(1.0, 10 * max(r.max_rel for r in recs if r.quantity == qty)))
+        ax.set_xlim(-0.6, len(fixtures) - 0.4)
         ax.set_xticks(range(len(fixtures)))
         ax.set_xticklabels(fixtures, rotation=40, ha="right", fontsize=7)
         ax.set_title(qty, fontsize=9)
         ax.tick_params(axis="y", labelsize=7)
     axes[0][0].set_ylabel("max relative error", fontsize=8)
-    handles, labels = axes[0][-1].get_legend_handles_labels()
+    seen = {}
+    for ax in axes[0]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(l, h)
+    labels, handles = list(seen), list(seen.values())
     fig.legend(handles, labels, fontsize=6, loc="upper center", ncol=min(6, len(labels)),
                bbox_to_anchor=(0.5, 1.08))
     fig.tight_layout()
