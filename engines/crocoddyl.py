@@ -44,7 +44,7 @@ class CrocoddylAdapter(AdapterBase):
         from engines.pinocchio import build_pinocchio_model
 
         self.version = crocoddyl.__version__
-        pm, qidx, vidx = build_pinocchio_model(model)
+        pm, qidx, vidx = build_pinocchio_model(model, self.name)
         self._state = crocoddyl.StateMultibody(pm)
         act = crocoddyl.ActuationModelFull(self._state)
         self._fwd = crocoddyl.DifferentialActionModelFreeFwdDynamics(
@@ -60,6 +60,9 @@ class CrocoddylAdapter(AdapterBase):
         self._x = np.zeros(self.nq + self.nv)
         self._D = np.asarray(self._state.pinocchio.damping, dtype=float)[vidx]
         self._damped = bool(np.any(self._D))
+        self._as_is = getattr(model, "as_is_file", None) and model.as_is_file(self.name)
+        if self._as_is:
+            self._damped = False  # Crocoddyl's default: no joint damping
         self.provides = {
             "group_inertias": "StateMultibody.pinocchio.inertias (the model Crocoddyl uses)",
             "mass_matrix": "inverse of Fu (= M⁻¹) from DifferentialActionModelFreeFwdDynamics"
@@ -82,6 +85,45 @@ class CrocoddylAdapter(AdapterBase):
             x[:self.nq] = q[self._qinv]
             x[self.nq:] = v[self._vinv]
         return x
+
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """Moving joints of the Pinocchio model Crocoddyl's state would wrap (as-is)."""
+        from engines.pinocchio import pinocchio_as_is_joints
+
+        return pinocchio_as_is_joints(model, cls.name)
+
+    def readback(self) -> dict:
+        """The model Crocoddyl computes with: its StateMultibody's pin.Model (Crocoddyl has
+        no model of its own), read back like Pinocchio's; damping counts as applied only
+        when this adapter applies it (Crocoddyl's free dynamics apply none)."""
+        from engines.pinocchio import pinocchio_readback
+
+        return pinocchio_readback(self._state.pinocchio, self.layout, self._qidx,
+                                  self._damped, self.name,
+                                  "StateMultibody.pinocchio (the pin.Model Crocoddyl's "
+                                  "action models compute with)",
+                                  ["Crocoddyl holds no model of its own: this is its "
+                                   "StateMultibody's pin.Model"])
+
+    def ablated(self, changes: dict):
+        """A new adapter with ``damping=0`` (no −D v on u) or ``armature=0`` (the state's
+        pin.Model armature); friction, limits, couplings are not applied by Crocoddyl."""
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings"}
+        if unknown:
+            raise ValueError(f"crocoddyl: cannot ablate {sorted(unknown)}")
+        new = type(self)(self.model)
+        if "damping" in changes:
+            new._damped = False
+        if "armature" in changes:
+            new._state.pinocchio.armature = np.zeros(new._state.nv)
+        return new
+
+    def naive_dynamics(self, q, v, tau):
+        """None: Crocoddyl takes x = [q, v] in Pinocchio's coordinates (the canonical ones),
+        so there is nothing to hand over unconverted beyond what Pinocchio shows."""
+        return None
 
     def neutral(self):
         return np.array(self._state.zero()[:self.nq])[self._qidx]
@@ -143,3 +185,83 @@ class CrocoddylAdapter(AdapterBase):
         dx[:self.nv] = (v if self._identity else v[self._vinv]) * dt
         qn = np.asarray(self._state.integrate(x, dx))[:self.nq]
         return np.array(qn if self._identity else qn[self._qidx])
+
+    # ----- engine-native stepping (replay, stage 5) ---------------------------------------
+    def native_describe(self, settings=None):
+        """(settings, one-line statement) of ``native_rollout``: ``integrator`` (Euler or
+        RK4) and ``dt`` [s], the largest step."""
+        s = {"integrator": "RK4", "dt": 1e-3}
+        s.update(settings or {})
+        if s["integrator"] not in ("Euler", "RK4") or set(s) != {"integrator", "dt"}:
+            raise ValueError(f"crocoddyl native settings: integrator Euler or RK4 and dt, "
+                             f"got {s}")
+        api = ("IntegratedActionModelEuler" if s["integrator"] == "Euler" else
+               "IntegratedActionModelRK(RKType.four)")
+        return s, (f"{api}.calc → xnext over DifferentialActionModelFreeFwdDynamics, step = "
+                   f"each grid interval / ceil(interval / {s['dt']:g} s); u = τ held over each "
+                   f"step; joint damping enters through a Python ActuationModelAbstract "
+                   f"(τ_joint = u − D v, D = model.damping), so it is re-evaluated at every "
+                   f"integrator stage (Crocoddyl itself applies no damping)")
+
+    def native_rollout(self, q0, v0, t, controls, settings=None):
+        """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by Crocoddyl's integrated
+        action model. controls(k, t) → τ (nv,) canonical, read at each step's start."""
+        s, _ = self.native_describe(settings)
+        dam = self._native_dam()
+        if s["integrator"] == "Euler":
+            iam = crocoddyl.IntegratedActionModelEuler(dam, s["dt"])
+        else:
+            iam = crocoddyl.IntegratedActionModelRK(dam, crocoddyl.RKType.four, s["dt"])
+        data = iam.createData()
+        t = np.asarray(t, dtype=float)
+        Q, V = np.empty((t.size, self.nq)), np.empty((t.size, self.nv))
+        Q[0], V[0] = q0, v0
+        x = self._set_x(np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)).copy()
+        for k in range(t.size - 1):
+            n = max(1, int(np.ceil((t[k + 1] - t[k]) / s["dt"] - 1e-9)))
+            h = (t[k + 1] - t[k]) / n
+            iam.dt = h
+            for i in range(n):
+                tau = np.asarray(controls(k, t[k] + i * h), dtype=float)
+                iam.calc(data, x, tau if self._identity else tau[self._vinv])
+                x = np.array(data.xnext)
+            q, v = x[:self.nq], x[self.nq:]
+            Q[k + 1] = q if self._identity else q[self._qidx]
+            V[k + 1] = v if self._identity else v[self._vidx]
+        return Q, V
+
+    def _native_dam(self):
+        """DifferentialActionModelFreeFwdDynamics with the damped actuation (cached)."""
+        dam = getattr(self, "_native_dam_cache", None)
+        if dam is None:
+            act = _DampedActuation(self._state, np.asarray(self._state.pinocchio.damping,
+                                                           dtype=float))
+            dam = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+                self._state, act, crocoddyl.CostModelSum(self._state, self.nv))
+            self._native_dam_cache = (dam, act)  # the actuation must outlive the model
+            return dam
+        return dam[0]
+
+
+if crocoddyl is not None:
+    class _DampedActuation(crocoddyl.ActuationModelAbstract):
+        """Full actuation with joint damping: τ = u − D v (nv,), Pinocchio's v order."""
+
+        def __init__(self, state, D):
+            crocoddyl.ActuationModelAbstract.__init__(self, state, state.nv)
+            self._D = D
+            self._nq = state.nq
+
+        def calc(self, data, x, u):
+            data.tau[:] = u - self._D * x[self._nq:]
+
+        def calcDiff(self, data, x, u):
+            data.dtau_dx[:, :] = 0.0
+            data.dtau_dx[:, self.state.ndx // 2:] = -np.diag(self._D)
+            data.dtau_du[:, :] = np.eye(self.nu)
+
+        def commands(self, data, x, tau):
+            data.u[:] = tau + self._D * x[self._nq:]
+
+        def torqueTransform(self, data, x, u):
+            data.Mtau[:, :] = np.eye(self.nu)

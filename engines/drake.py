@@ -43,6 +43,13 @@ def drake_version() -> str:
     return version("drake")
 
 
+def _as_is_source(model, engine: str):
+    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
+    text), or None: the parity path (the harness's own exported model)."""
+    get = getattr(model, "as_is_file", None)
+    return get(engine) if callable(get) else None
+
+
 class DrakeAdapter(AdapterBase):
     name = "drake"
 
@@ -51,25 +58,30 @@ class DrakeAdapter(AdapterBase):
             raise EngineUnavailable("drake", _IMPORT_ERROR)
         super().__init__(model)
         self.version = drake_version()
-        plant = MultibodyPlant(0.0)
-        try:
-            Parser(plant).AddModelsFromString(model.urdf, "urdf")
-        except RuntimeError as e:
-            raise ModelRejected("drake", f"URDF rejected: {e}") from None
-        root = plant.GetBodyByName(model.spec.root)
-        if model.spec.floating:
-            plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
-                                                   root.body_frame()))
+        self._as_is = _as_is_source(model, self.name)
+        if self._as_is is not None:
+            plant = self._build_plant_as_is(model, self._as_is)
         else:
-            plant.WeldFrames(plant.world_frame(), root.body_frame())
+            plant = MultibodyPlant(0.0)
+            try:
+                Parser(plant).AddModelsFromString(model.urdf, "urdf")
+            except RuntimeError as e:
+                raise ModelRejected("drake", f"URDF rejected: {e}") from None
+            root = plant.GetBodyByName(model.spec.root)
+            if model.spec.floating:
+                plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
+                                                       root.body_frame()))
+            else:
+                plant.WeldFrames(plant.world_frame(), root.body_frame())
+            for s in self.layout.slots:
+                if s.type != "free" and s.armature > 0:
+                    act = plant.AddJointActuator(f"{s.name}__armature",
+                                                 plant.GetJointByName(s.name))
+                    act.set_default_rotor_inertia(s.armature)
+                    act.set_default_gear_ratio(1.0)
+            plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
+            plant.Finalize()
         lay = self.layout
-        for s in lay.slots:
-            if s.type != "free" and s.armature > 0:
-                act = plant.AddJointActuator(f"{s.name}__armature", plant.GetJointByName(s.name))
-                act.set_default_rotor_inertia(s.armature)
-                act.set_default_gear_ratio(1.0)
-        plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
-        plant.Finalize()
         self._plant, self._ctx = plant, plant.CreateDefaultContext()
         if plant.num_velocities() != lay.nv:
             raise ModelRejected("drake", f"plant nv {plant.num_velocities()}, expected "
@@ -112,6 +124,8 @@ class DrakeAdapter(AdapterBase):
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
             "integrate": "Drake Quaternion/AngleAxis composition (Drake has no q ⊕ v)",
         }
+        if self._as_is is not None:
+            self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
 
     # ----- conversions ---------------------------------------------------------------
     def _R(self, q):
@@ -176,6 +190,157 @@ class DrakeAdapter(AdapterBase):
                 M[:, blk] = M[:, blk] @ R
                 M[blk, :] = R.T @ M[blk, :]
         return M
+
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    def _build_plant_as_is(self, model, src):
+        """MultibodyPlant(0.0) from the user's file with Drake's parser defaults (URDF or
+        MJCF: damping parsed and applied; URDF friction, MJCF armature and frictionloss
+        not parsed). The base follows the declared model: a root without a parent joint is
+        welded (Drake alone would make it floating) or gets ``root_joint``. Coupler
+        constraints (from mimic tags) are removed before Finalize: a continuous-time plant
+        refuses every constraint when evaluated."""
+        plant = MultibodyPlant(0.0)
+        self._as_is_notes = ["as-is: Drake's parser defaults; continuous-time plant"]
+        try:
+            parser = Parser(plant)
+            if src.kind == "urdf":
+                parser.AddModelsFromString(src.text, "urdf")
+            else:
+                parser.AddModels(src.path)
+            root = plant.GetBodyByName(model.spec.root)
+        except RuntimeError as e:
+            raise ModelRejected("drake", f"{src.kind.upper()} rejected: {e}") from None
+        has_parent = any(plant.get_joint(j).child_body().index() == root.index()
+                         for j in plant.GetJointIndices())
+        if not has_parent:
+            if model.spec.floating:
+                plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
+                                                       root.body_frame()))
+            else:
+                plant.WeldFrames(plant.world_frame(), root.body_frame())
+        ids = plant.GetConstraintIds()
+        for cid in ids:
+            plant.RemoveConstraint(cid)
+        if ids:
+            self._as_is_notes.append(
+                f"{len(ids)} coupler constraint(s) parsed from mimic tags removed: a "
+                "continuous-time MultibodyPlant cannot evaluate constraints (a discrete "
+                "plant would enforce them); the coupled joints are independent here")
+        plant.Finalize()
+        return plant
+
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """Moving joints (free root excluded) of the as-is plant of ``model``."""
+        if pydrake is None:
+            raise EngineUnavailable("drake", _IMPORT_ERROR)
+        plant = cls.__new__(cls)._build_plant_as_is(model, _as_is_source(model, cls.name))
+        return [plant.get_joint(j).name() for j in plant.GetJointIndices()
+                if plant.get_joint(j).num_velocities() > 0
+                and plant.get_joint(j).type_name() not in ("quaternion_floating",
+                                                            "rpy_floating")]
+
+    def _armature(self, joint, ctx):
+        """Reflected rotor inertia of the actuators on ``joint``: Σ rotor inertia × gear²."""
+        plant, total = self._plant, 0.0
+        for a in plant.GetJointActuatorIndices():
+            act = plant.get_joint_actuator(a)
+            if act.joint().index() == joint.index():
+                total += act.rotor_inertia(ctx) * act.gear_ratio(ctx) ** 2
+        return float(total)
+
+    def readback(self) -> dict:
+        """The plant as Drake holds it after Finalize, at the canonical neutral q (format:
+        harness/diagnose.py): every body's spatial inertia and pose, every canonical
+        joint's axis, frame, limits (not enforced by a continuous plant), damping (applied
+        by Drake) and reflected rotor inertia."""
+        from pydrake.multibody.tree import BodyIndex
+
+        plant, ctx = self._plant, self._plant.CreateDefaultContext()
+        plant.SetPositions(ctx, self._drake_q(self.layout.neutral()))
+        bodies = {}
+        for i in range(1, plant.num_bodies()):
+            b = plant.get_body(BodyIndex(i))
+            M = b.CalcSpatialInertiaInBodyFrame(ctx)
+            X = plant.EvalBodyPoseInWorld(ctx, b)
+            R, p = X.rotation().matrix(), X.translation()
+            mass, com = M.get_mass(), M.get_com()
+            I = M.Shift(com).CalcRotationalInertia().CopyToFullMatrix3() if mass > 0 \
+                else np.zeros((3, 3))
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = R, p
+            bodies[b.name()] = {"mass": float(mass), "com_W": p + R @ com if mass > 0
+                                else np.zeros(3), "I_W": R @ I @ R.T, "X_WB": T}
+        joints = {}
+        for s, qa, va in self._slots:
+            j = plant.GetJointByName(s.name)
+            X = j.frame_on_child().CalcPoseInWorld(ctx)
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = X.rotation().matrix(), X.translation()
+            tn = j.type_name()
+            if s.type == "free":
+                kind, axis = "free", np.zeros(3)
+                native = ("quat w x y z, p_WB", "ω_WB, v_WB (world axes)")
+            elif tn == "revolute":
+                kind, axis, native = "revolute", T[:3, :3] @ j.revolute_axis(), ("θ", "θ̇")
+            elif tn == "prismatic":
+                kind, axis, native = "prismatic", T[:3, :3] @ j.translation_axis(), ("x", "ẋ")
+            else:
+                kind, axis, native = tn, np.zeros(3), (tn, tn)
+            lo = hi = None
+            if kind in ("revolute", "prismatic"):
+                a, b = float(j.position_lower_limits()[0]), float(j.position_upper_limits()[0])
+                if np.isfinite(a) and np.isfinite(b) and a < b:
+                    lo, hi = a, b
+            dmp = float(j.GetDampingVector(ctx)[0]) if kind != "free" else 0.0
+            joints[s.name] = {
+                "type": kind, "body": j.child_body().name(), "axis_W": np.asarray(axis),
+                "X_WJ": T, "lower": lo, "upper": hi, "limit_enforced": False,
+                "damping": dmp, "damping_applied": dmp, "friction": 0.0,
+                "friction_applied": 0.0,
+                "armature": self._armature(j, ctx) if kind != "free" else 0.0,
+                "native_q": native[0], "native_v": native[1], "native_index": int(qa)}
+        return {"engine": self.name, "api": "MultibodyPlant after Finalize: "
+                "CalcSpatialInertiaInBodyFrame, EvalBodyPoseInWorld, joint frames and axes, "
+                "position limits, GetDampingVector, actuator rotor inertia × gear²",
+                "bodies": bodies, "joints": joints, "couplings": {},
+                "nq_native": int(plant.num_positions()),
+                "nv_native": int(plant.num_velocities()),
+                "notes": list(getattr(self, "_as_is_notes", []))}
+
+    def ablated(self, changes: dict):
+        """A new adapter with ``damping=0`` (every joint's damping in the context) or
+        ``armature=0`` (every actuator's rotor inertia); a continuous plant applies no
+        friction, limits or couplings, so removing them changes nothing."""
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings"}
+        if unknown:
+            raise ValueError(f"drake: cannot ablate {sorted(unknown)}")
+        new = type(self)(self.model)
+        plant, ctx = new._plant, new._ctx
+        if "damping" in changes:
+            for j in plant.GetJointIndices():
+                joint = plant.get_joint(j)
+                if joint.num_velocities() > 0:
+                    joint.SetDampingVector(ctx, np.zeros(joint.num_velocities()))
+        if "armature" in changes:
+            for a in plant.GetJointActuatorIndices():
+                plant.get_joint_actuator(a).SetRotorInertia(ctx, 0.0)
+        return new
+
+    def naive_dynamics(self, q, v, tau):
+        """(M, v̇) from Drake with the canonical arrays handed over unconverted (positions,
+        velocities, applied generalized force); None if Drake's nq/nv differ or Drake
+        refuses the numbers."""
+        plant, ctx = self._plant, self._ctx
+        if (plant.num_positions(), plant.num_velocities()) != (len(q), len(v)):
+            return None
+        try:
+            plant.SetPositions(ctx, np.asarray(q, dtype=float))
+            plant.SetVelocities(ctx, np.asarray(v, dtype=float))
+            self._tau_port.FixValue(ctx, np.asarray(tau, dtype=float))
+            return np.array(plant.CalcMassMatrix(ctx)), np.array(self._acc_port.Eval(ctx))
+        except RuntimeError:
+            return None
 
     # ----- protocol --------------------------------------------------------------------
     def neutral(self):
@@ -273,3 +438,102 @@ class DrakeAdapter(AdapterBase):
             else:
                 out[s.iq] = q[s.iq] + vs[0]
         return out
+
+    # ----- engine-native stepping (replay, stage 5) ---------------------------------------
+    def native_describe(self, settings=None):
+        """(settings, one-line statement) of ``native_rollout``: ``integrator`` (a name of
+        pydrake.systems.analysis.GetIntegrationSchemes()) and either ``accuracy`` (error-
+        controlled, with ``max_step`` [s]) or ``dt`` [s] (fixed-step mode)."""
+        from pydrake.systems.analysis import GetIntegrationSchemes
+
+        s = dict(settings) if settings else {"integrator": "runge_kutta5", "dt": 2e-3}
+        fixed = "dt" in s
+        keys = {"integrator", "dt"} if fixed else {"integrator", "accuracy", "max_step"}
+        if set(s) != keys or s["integrator"] not in GetIntegrationSchemes():
+            raise ValueError(f"drake native settings: integrator one of "
+                             f"{GetIntegrationSchemes()} with dt, or with accuracy and "
+                             f"max_step; got {s}")
+        how = (f"fixed-step mode, step = each grid interval / ceil(interval / {s['dt']:g} s)"
+               if fixed else f"error-controlled, target accuracy {s['accuracy']:g}, max step "
+                             f"{s['max_step']:g} s")
+        return s, (f"systems.analysis.Simulator over MultibodyPlant(0.0) with "
+                   f"ResetIntegratorFromFlags('{s['integrator']}'), {how}; AdvanceTo every "
+                   f"grid knot; τ from a LeafSystem on the applied-generalized-force input "
+                   f"(T(q) τ on a free root), evaluated at every integrator stage with the "
+                   f"interpolant of the current grid interval; joint damping by Drake "
+                   f"(URDF damping is part of the plant)")
+
+    def native_rollout(self, q0, v0, t, controls, settings=None):
+        """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from Drake's Simulator.
+
+        controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k. A second
+        adapter builds its own plant for the diagram (a plant lives in one diagram)."""
+        from pydrake.systems.analysis import ResetIntegratorFromFlags, Simulator
+        from pydrake.systems.framework import DiagramBuilder
+
+        s, _ = self.native_describe(settings)
+        helper = DrakeAdapter(self.model)
+        builder = DiagramBuilder()
+        plant = builder.AddSystem(helper._plant)
+        src = builder.AddSystem(_GeneralizedForceSource(helper, controls))
+        builder.Connect(plant.get_state_output_port(), src.get_input_port(0))
+        builder.Connect(src.get_output_port(0), plant.get_applied_generalized_force_input_port())
+        diagram = builder.Build()
+        sim = Simulator(diagram)
+        root = sim.get_mutable_context()
+        t = np.asarray(t, dtype=float)
+        root.SetTime(float(t[0]))
+        pctx = plant.GetMyMutableContextFromRoot(root)
+        sctx = src.GetMyMutableContextFromRoot(root)
+        q0 = np.asarray(q0, dtype=float)
+        plant.SetPositions(pctx, helper._drake_q(q0))
+        plant.SetVelocities(pctx, helper._to_dk(np.asarray(v0, dtype=float), helper._R(q0)))
+        fixed = "dt" in s
+        first = (t[1] - t[0]) / max(1, int(np.ceil((t[1] - t[0]) / s["dt"] - 1e-9))) \
+            if fixed else s["max_step"]
+        integ = ResetIntegratorFromFlags(sim, s["integrator"], float(first))
+        if fixed:
+            integ.set_fixed_step_mode(True)
+        else:
+            integ.set_target_accuracy(float(s["accuracy"]))
+        sim.Initialize()
+        Q, V = np.empty((t.size, self.nq)), np.empty((t.size, self.nv))
+        Q[0], V[0] = q0, v0
+        nqd = plant.num_positions()
+        for k in range(t.size - 1):
+            if fixed:
+                n = max(1, int(np.ceil((t[k + 1] - t[k]) / s["dt"] - 1e-9)))
+                integ.set_maximum_step_size(float((t[k + 1] - t[k]) / n))
+            sctx.get_mutable_numeric_parameter(0).SetAtIndex(0, float(k))
+            sim.AdvanceTo(float(t[k + 1]))
+            x = plant.GetPositionsAndVelocities(pctx)
+            Q[k + 1] = q = helper._canonical_q(x[:nqd])
+            V[k + 1] = helper._from_dk(x[nqd:].copy(), helper._R(q))
+        return Q, V
+
+
+if pydrake is not None:
+    from pydrake.systems.framework import BasicVector, LeafSystem
+
+    class _GeneralizedForceSource(LeafSystem):
+        """Output: Drake's applied generalized force (nv) = T(q) τ(t) for the canonical τ
+        of the grid interval held in numeric parameter 0; input: the plant's state."""
+
+        def __init__(self, helper, controls):
+            LeafSystem.__init__(self)
+            self._helper, self._controls = helper, controls
+            self._nqd = helper._plant.num_positions()
+            self.DeclareNumericParameter(BasicVector([0.0]))
+            self.DeclareVectorInputPort("x", helper._plant.num_multibody_states())
+            self.DeclareVectorOutputPort("tau", helper.nv, self._calc)
+
+        def _calc(self, context, output):
+            k = int(context.get_numeric_parameter(0).GetAtIndex(0))
+            tau = np.asarray(self._controls(k, context.get_time()), dtype=float)
+            h = self._helper
+            if h._free is not None:
+                x = self.get_input_port(0).Eval(context)
+                R = h._R(h._canonical_q(x[:self._nqd]))
+            else:
+                R = None
+            output.SetFromVector(tau if h._identity else h._to_dk(tau, R))

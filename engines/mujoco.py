@@ -30,6 +30,21 @@ except Exception as e:  # pragma: no cover - reported by the registry
     _IMPORT_ERROR = e
 
 
+def _as_is_source(model, engine: str):
+    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
+    text), or None: the parity path (the harness's own exported model)."""
+    get = getattr(model, "as_is_file", None)
+    return get(engine) if callable(get) else None
+
+
+_AS_IS_PROVIDES = {
+    "forward_dynamics": "mj_forward with MuJoCo's defaults: passive damping, joint limits, "
+                        "frictionloss and mimic equalities as soft constraints (contacts "
+                        "disabled)",
+    "inverse_dynamics": "mj_inverse with MuJoCo's defaults (constraint forces included)",
+}
+
+
 class MujocoAdapter(AdapterBase):
     name = "mujoco"
 
@@ -38,11 +53,7 @@ class MujocoAdapter(AdapterBase):
             raise EngineUnavailable("mujoco", _IMPORT_ERROR)
         super().__init__(model)
         self.version = mujoco.__version__
-        try:
-            m = mujoco.MjModel.from_xml_string(model.mjcf)
-        except ValueError as e:
-            raise ModelRejected("mujoco", f"MJCF rejected: {e}") from None
-        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+        m = self._compile(model)  # parity: the harness's MJCF; as-is: the user's file
         self._m, self._d = m, mujoco.MjData(m)
         lay = self.layout
         # per canonical slot: (kind, mujoco qpos adr, mujoco dof adr)
@@ -85,6 +96,8 @@ class MujocoAdapter(AdapterBase):
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
         }
+        if self._as_is is not None:
+            self.provides.update(_AS_IS_PROVIDES)
 
     # ----- conversions ---------------------------------------------------------------
     def _T(self, q):
@@ -142,6 +155,201 @@ class MujocoAdapter(AdapterBase):
         out = J[:, self._vmap]
         if R is not None:
             out[:, 0:3] = out[:, 0:3] @ R
+        return out
+
+    # ----- loading, read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) ----
+    def _compile(self, model):
+        """The compiled MjModel.
+
+        Parity (default): the harness's own full-precision MJCF, constraints disabled.
+        As-is (``model.as_is_file('mujoco')`` names the user's file): MuJoCo's own defaults
+        — for a URDF fusestatic, inertiafromgeom auto, limits, frictionloss and mimic
+        equalities as soft constraints; for an MJCF whatever its compiler says. Only
+        contacts are disabled (stages 0-2 are contact-free) and a free root is named
+        ``root_joint`` (added to a URDF's root body when the model is declared floating)."""
+        from fixtures.spec import FREE_JOINT_NAME
+
+        self._as_is = src = _as_is_source(model, self.name)
+        if src is None:
+            try:
+                m = mujoco.MjModel.from_xml_string(model.mjcf)
+            except ValueError as e:
+                raise ModelRejected("mujoco", f"MJCF rejected: {e}") from None
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+            return m
+        try:
+            spec = (mujoco.MjSpec.from_string(src.text) if src.kind == "urdf"
+                    else mujoco.MjSpec.from_file(src.path))
+            root = spec.worldbody.first_body()
+            if model.spec.floating and root is not None:
+                free = [j for j in root.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]
+                if free:
+                    free[0].name = FREE_JOINT_NAME
+                else:
+                    root.add_freejoint(name=FREE_JOINT_NAME)
+            m = spec.compile()
+        except (ValueError, RuntimeError) as e:
+            raise ModelRejected("mujoco", f"{src.kind.upper()} rejected: {e}") from None
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        return m
+
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """Names of the moving joints (free root excluded) MuJoCo compiles from the as-is
+        file of ``model`` — the diagnosis builds each engine's layout from them."""
+        m = cls.__new__(cls)._compile(model)
+        return [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or f"#{j}"
+                for j in range(m.njnt) if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
+
+    def _flags(self):
+        off = int(self._m.opt.disableflags)
+        dis = lambda bit: bool(off & int(getattr(mujoco.mjtDisableBit, bit)))  # noqa: E731
+        constraints = not dis("mjDSBL_CONSTRAINT")
+        return {"limits": constraints and not dis("mjDSBL_LIMIT"),
+                "equality": constraints and not dis("mjDSBL_EQUALITY"),
+                "frictionloss": constraints and not dis("mjDSBL_FRICTIONLOSS"),
+                "damper": not dis("mjDSBL_DAMPER")}
+
+    def readback(self) -> dict:
+        """The compiled model as MuJoCo holds it, at the canonical neutral q, world axes
+        (see harness/diagnose.py for the format): every body MuJoCo keeps (fused static
+        bodies are gone), every canonical joint with the damping, frictionloss, armature
+        and limits MuJoCo will apply, and the joint equalities (mimic) it enforces."""
+        m, d = self._m, self._d
+        obj, flags = mujoco.mjtObj, self._flags()
+        self._set_qpos(self.layout.neutral())
+        mujoco.mj_kinematics(m, d)
+        name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or f"#{i}"  # noqa: E731
+
+        def pose(b):
+            X = np.eye(4)
+            X[:3, :3], X[:3, 3] = d.xmat[b].reshape(3, 3), d.xpos[b]
+            return X
+
+        bodies = {}
+        for b in range(1, m.nbody):
+            Ri = d.ximat[b].reshape(3, 3)
+            bodies[name(obj.mjOBJ_BODY, b)] = {
+                "mass": float(m.body_mass[b]), "com_W": d.xipos[b].copy(),
+                "I_W": Ri @ np.diag(m.body_inertia[b]) @ Ri.T, "X_WB": pose(b),
+                "parent": name(obj.mjOBJ_BODY, m.body_parentid[b]) if m.body_parentid[b]
+                else ""}
+        joints = {}
+        for s, qa, da in self._slots:
+            jid = mujoco.mj_name2id(m, obj.mjOBJ_JOINT, s.name)
+            b, jt = int(m.jnt_bodyid[jid]), int(m.jnt_type[jid])
+            X = pose(b)
+            if jt == mujoco.mjtJoint.mjJNT_FREE:
+                kind, axis = "free", np.zeros(3)
+                native = ("p_WB, quat w x y z", "v_WB (world axes), ω_B (body axes)")
+            else:
+                kind = "revolute" if jt == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
+                axis, X[:3, 3] = d.xaxis[jid].copy(), d.xanchor[jid]
+                native = ("θ", "θ̇") if kind == "revolute" else ("x", "ẋ")
+            limited = bool(m.jnt_limited[jid]) and kind != "free"
+            lo, hi = (float(x) for x in m.jnt_range[jid]) if limited else (None, None)
+            dmp = float(m.dof_damping[da]) if kind != "free" else 0.0
+            fr = float(m.dof_frictionloss[da]) if kind != "free" else 0.0
+            joints[s.name] = {
+                "type": kind, "body": name(obj.mjOBJ_BODY, b), "axis_W": axis, "X_WJ": X,
+                "lower": lo, "upper": hi, "limit_enforced": limited and flags["limits"],
+                "damping": dmp, "damping_applied": dmp if flags["damper"] else 0.0,
+                "friction": fr, "friction_applied": fr if flags["frictionloss"] else 0.0,
+                "armature": float(m.dof_armature[da]) if kind != "free" else 0.0,
+                "native_q": native[0], "native_v": native[1], "native_index": qa}
+        couplings = {}
+        for e in range(m.neq):
+            if m.eq_type[e] == mujoco.mjtEq.mjEQ_JOINT and m.eq_active0[e] \
+                    and flags["equality"] and m.eq_obj2id[e] >= 0:
+                couplings[name(obj.mjOBJ_JOINT, m.eq_obj1id[e])] = \
+                    name(obj.mjOBJ_JOINT, m.eq_obj2id[e])
+        notes = []
+        if self._as_is is not None:
+            notes.append("MuJoCo's defaults for this file (as-is); contacts disabled")
+        return {"engine": self.name, "api": "compiled MjModel: body_mass/xipos/ximat/"
+                "body_inertia, xaxis/xanchor, jnt_range+jnt_limited, dof_damping, "
+                "dof_frictionloss, dof_armature, joint equalities (mjEQ_JOINT)",
+                "bodies": bodies, "joints": joints, "couplings": couplings,
+                "nq_native": int(m.nq), "nv_native": int(m.nv), "notes": notes}
+
+    def ablated(self, changes: dict):
+        """A new adapter on the same model with one known cause removed in MuJoCo.
+
+        changes: ``damping=0`` (dof_damping 0), ``armature=0``, ``friction=0``
+        (dof_frictionloss 0), ``limits=False`` (mjDSBL_LIMIT), ``couplings=False``
+        (mjDSBL_EQUALITY), ``placements={body: X_WB (4x4) at the canonical neutral}``
+        (body_pos/body_quat), ``inertials={body: (m, com_W (3), I_W (3x3)) at neutral}``
+        (body_mass, body_ipos, body_iquat, body_inertia; then mj_setConst)."""
+        from harness.conventions import matrix_to_quat_wxyz
+
+        new = type(self)(self.model)
+        m, d = new._m, new._d
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
+                                  "placements", "inertials"}
+        if unknown:
+            raise ValueError(f"mujoco: unknown ablation {sorted(unknown)}")
+        if "damping" in changes:
+            m.dof_damping[:] = changes["damping"]
+        if "armature" in changes:
+            m.dof_armature[:] = changes["armature"]
+        if "friction" in changes:
+            m.dof_frictionloss[:] = changes["friction"]
+        if changes.get("limits") is False:
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
+        if changes.get("couplings") is False:
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_EQUALITY)
+        ids = lambda names: {n: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n)  # noqa
+                             for n in names}
+        if changes.get("placements"):
+            want = changes["placements"]
+            new._set_qpos(new.layout.neutral())
+            mujoco.mj_kinematics(m, d)
+            for n, b in sorted(ids(want).items(), key=lambda t: t[1]):
+                if b <= 0:
+                    raise KeyError(f"mujoco: no body {n}")
+                p = int(m.body_parentid[b])
+                pn = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, p)
+                if pn in want:
+                    X_WP = np.asarray(want[pn])
+                else:
+                    X_WP = np.eye(4)
+                    X_WP[:3, :3], X_WP[:3, 3] = d.xmat[p].reshape(3, 3), d.xpos[p]
+                X_PB = np.linalg.solve(X_WP, np.asarray(want[n]))
+                m.body_pos[b] = X_PB[:3, 3]
+                m.body_quat[b] = matrix_to_quat_wxyz(X_PB[:3, :3])
+        if changes.get("inertials"):
+            new._set_qpos(new.layout.neutral())
+            mujoco.mj_kinematics(m, d)
+            for n, b in ids(changes["inertials"]).items():
+                if b <= 0:
+                    raise KeyError(f"mujoco: no body {n}")
+                mass, com_W, I_W = changes["inertials"][n]
+                R, p = d.xmat[b].reshape(3, 3), d.xpos[b]
+                I_B = R.T @ np.asarray(I_W) @ R
+                ev, vecs = np.linalg.eigh(0.5 * (I_B + I_B.T))
+                if np.linalg.det(vecs) < 0:
+                    vecs[:, 0] *= -1
+                m.body_mass[b] = mass
+                m.body_ipos[b] = R.T @ (np.asarray(com_W) - p)
+                m.body_iquat[b] = matrix_to_quat_wxyz(vecs)
+                m.body_inertia[b] = np.clip(ev, 0.0, None)
+        if changes.get("placements") or changes.get("inertials"):
+            mujoco.mj_setConst(m, d)
+        return new
+
+    def naive_dynamics(self, q, v, tau):
+        """(M, v̇) from MuJoCo when the canonical arrays are handed over unconverted (qpos
+        = q, qvel = v, qfrc_applied = τ), as a user copying numbers between engines would;
+        None if MuJoCo's nq/nv differ from the canonical ones."""
+        m, d = self._m, self._d
+        if (m.nq, m.nv) != (len(q), len(v)):
+            return None
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, v, tau
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        out = (M, d.qacc.copy())
+        d.qfrc_applied[:] = 0.0
         return out
 
     # ----- protocol --------------------------------------------------------------------
@@ -267,6 +475,64 @@ class MujocoAdapter(AdapterBase):
             qvel[a:a + 3] = R @ se3_left_jacobian(v[3:6] * dt) @ v[0:3]
         mujoco.mj_integratePos(m, qpos, qvel, dt)
         return self._get_q(qpos)
+
+    # ----- engine-native stepping (replay, stage 5) ---------------------------------------
+    _NATIVE_INTEGRATORS = {"Euler": "mjINT_EULER", "RK4": "mjINT_RK4",
+                           "implicit": "mjINT_IMPLICIT", "implicitfast": "mjINT_IMPLICITFAST"}
+
+    def native_describe(self, settings=None):
+        """(settings, one-line statement) of ``native_rollout``: ``integrator`` (Euler, RK4,
+        implicit, implicitfast) and ``dt`` [s], the largest step."""
+        s = {"integrator": "RK4", "dt": 1e-3}
+        s.update(settings or {})
+        if s["integrator"] not in self._NATIVE_INTEGRATORS or set(s) != {"integrator", "dt"}:
+            raise ValueError(f"mujoco native settings: integrator one of "
+                             f"{sorted(self._NATIVE_INTEGRATORS)} and dt, got {s}")
+        damping = {"Euler": "implicitly in the velocity update (MuJoCo's semi-implicit "
+                            "Euler)",
+                   "RK4": "as a passive force re-evaluated at every RK4 stage",
+                   "implicit": "implicitly (with the full derivative of passive and "
+                               "actuator forces)",
+                   "implicitfast": "implicitly (symmetric part of the derivatives)"}
+        return s, (f"mj_step with opt.integrator={s['integrator']}, opt.timestep = each "
+                   f"grid interval / ceil(interval / {s['dt']:g} s), constraints disabled "
+                   f"(mjDSBL_CONSTRAINT); τ enters as qfrc_applied = T(q) τ, held over each "
+                   f"step (MuJoCo's applied-force semantics, exact for zero-order-hold "
+                   f"controls on a fixed base); joint damping by MuJoCo {damping[s['integrator']]}")
+
+    def native_rollout(self, q0, v0, t, controls, settings=None):
+        """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by mj_step.
+
+        controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k; it is read
+        at the start of every step and held over the step."""
+        s, _ = self.native_describe(settings)
+        m, d = self._m, self._d
+        saved = (m.opt.timestep, m.opt.integrator)
+        t = np.asarray(t, dtype=float)
+        Q, V = np.empty((t.size, self.nq)), np.empty((t.size, self.nv))
+        Q[0], V[0] = q0, v0
+        try:
+            m.opt.integrator = int(getattr(mujoco.mjtIntegrator,
+                                           self._NATIVE_INTEGRATORS[s["integrator"]]))
+            mujoco.mj_resetData(m, d)
+            self._set_qpos(np.asarray(q0, dtype=float))
+            d.qvel[:] = self._to_mj_v(np.asarray(v0, dtype=float), self._T(q0))
+            for k in range(t.size - 1):
+                n = max(1, int(np.ceil((t[k + 1] - t[k]) / s["dt"] - 1e-9)))
+                h = (t[k + 1] - t[k]) / n
+                m.opt.timestep = h
+                for i in range(n):
+                    q = self._get_q(d.qpos) if self._free is not None else None
+                    d.qfrc_applied[:] = self._to_mj_v(np.asarray(controls(k, t[k] + i * h),
+                                                                 dtype=float),
+                                                      None if q is None else self._T(q))
+                    mujoco.mj_step(m, d)
+                Q[k + 1] = q = self._get_q(d.qpos)
+                V[k + 1] = self._from_mj_v(d.qvel.copy(), self._T(q))
+        finally:
+            m.opt.timestep, m.opt.integrator = saved
+            d.qfrc_applied[:] = 0.0
+        return Q, V
 
 
 # ----- MJCF import (the MuJoCo half of fixtures/mjcf_import.py) --------------------------

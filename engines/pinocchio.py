@@ -25,16 +25,52 @@ except Exception as e:  # pragma: no cover - reported by the registry
     _IMPORT_ERROR = e
 
 
-def build_pinocchio_model(model: PreparedModel):
+def _as_is_source(model, engine: str):
+    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
+    text), or None: the parity path (the harness's own exported model)."""
+    get = getattr(model, "as_is_file", None)
+    return get(engine) if callable(get) else None
+
+
+def _parse_as_is(model: PreparedModel, src):
+    """pin.Model of the user's file with Pinocchio's defaults: ``buildModelFromXML`` (URDF:
+    mimic joints independent, damping/friction/limits only stored) or
+    ``buildModelFromMJCF`` (armature, damping, frictionloss read); a free root named
+    ``root_joint`` (a FreeFlyer added when the model is declared floating)."""
+    from fixtures.spec import FREE_JOINT_NAME
+
+    floating = model.spec.floating
+    try:
+        if src.kind == "urdf":
+            return (pin.buildModelFromXML(src.text, pin.JointModelFreeFlyer()) if floating
+                    else pin.buildModelFromXML(src.text))
+        pm = pin.buildModelFromMJCF(src.path)
+        free = [i for i in range(1, pm.njoints) if pm.parents[i] == 0
+                and pm.joints[i].shortname() == "JointModelFreeFlyer"]
+        if free:
+            pm.names[free[0]] = FREE_JOINT_NAME
+        elif floating:
+            pm = pin.buildModelFromMJCF(src.path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME)
+        return pm
+    except (ValueError, RuntimeError) as e:
+        raise ModelRejected("pinocchio", f"{src.kind.upper()} rejected: {e}") from None
+
+
+def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
     """(pin.Model, index maps) for a prepared model; shared with the Crocoddyl adapter,
-    whose state wraps exactly this Pinocchio model."""
+    whose state wraps exactly this Pinocchio model. As-is (``model.as_is_file(engine)``):
+    the user's file parsed with Pinocchio's defaults (gravity and armature as parsed)."""
     if pin is None:
         raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
-    if model.spec.floating:
+    src = _as_is_source(model, engine)
+    if src is not None:
+        pm = _parse_as_is(model, src)
+    elif model.spec.floating:
         pm = pin.buildModelFromXML(model.urdf, pin.JointModelFreeFlyer())
     else:
         pm = pin.buildModelFromXML(model.urdf)
-    pm.gravity = pin.Motion(np.array(model.spec.gravity, dtype=float), np.zeros(3))
+    if src is None:
+        pm.gravity = pin.Motion(np.array(model.spec.gravity, dtype=float), np.zeros(3))
     lay = model.layout
     qidx = np.empty(lay.nq, dtype=np.intp)  # q_pin[qidx] = q_canonical
     vidx = np.empty(lay.nv, dtype=np.intp)
@@ -47,13 +83,116 @@ def build_pinocchio_model(model: PreparedModel):
             raise ModelRejected("pinocchio", f"joint {s.name} has nq/nv {jm.nq}/{jm.nv}")
         qidx[s.iq:s.iq + s.nq] = np.arange(jm.idx_q, jm.idx_q + s.nq)
         vidx[s.iv:s.iv + s.nv] = np.arange(jm.idx_v, jm.idx_v + s.nv)
-        if s.type != "free":
+        if s.type != "free" and src is None:
             armature[jm.idx_v] = s.armature
     if pm.nq != lay.nq or pm.nv != lay.nv:
         raise ModelRejected("pinocchio", f"parsed nq/nv {pm.nq}/{pm.nv}, expected "
                                              f"{lay.nq}/{lay.nv}")
     pm.armature = armature
     return pm, qidx, vidx
+
+
+def _world_inertia(X, I):
+    """(mass, com_W, I_W about the com) of a pin.Inertia expressed in frame X (pin.SE3)."""
+    R = X.rotation
+    return float(I.mass), X.act(I.lever), R @ I.inertia @ R.T
+
+
+def _about_origin(m, c, Ic):
+    """(m, m c, I about the world origin): the additive form of a rigid body's inertia."""
+    c = np.asarray(c, dtype=float)
+    return m, m * c, np.asarray(Ic) + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+
+
+def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
+                       notes=()) -> dict:
+    """Read-back of a pin.Model at the canonical neutral q (format: harness/diagnose.py).
+
+    Pinocchio merges a link welded by a fixed joint into its joint's body
+    (``model.inertias``) but keeps the link's own inertia on the fixed joint's frame (a
+    link welded to the world: on its body frame); the inertia of a moving joint's child
+    link is therefore its joint's inertia minus those of the links merged into it.
+    Damping: ``model.damping`` is what Pinocchio holds; it enters the dynamics only if the
+    adapter applies it (``damped``: pin.aba and pin.rnea ignore it)."""
+    d = pm.createData()
+    q = np.empty(pm.nq)
+    q[qidx] = layout.neutral()
+    pin.framesForwardKinematics(pm, d, q)
+    pin.computeJointJacobians(pm, d, q)
+    frames = list(pm.frames)
+    nonzero = lambda I: I.mass > 0 or bool(np.any(I.inertia))  # noqa: E731
+    carriers = [i for i, f in enumerate(frames) if nonzero(f.inertia)]
+    bodies = {}
+    for i, f in enumerate(frames):
+        if f.type != pin.BODY:
+            continue
+        par = f.parentFrame if 0 <= f.parentFrame < len(frames) else i
+        if i in carriers:
+            item = _world_inertia(d.oMf[i], f.inertia)
+        elif par in carriers and frames[par].type == pin.FIXED_JOINT:
+            item = _world_inertia(d.oMf[par], frames[par].inertia)
+        elif frames[par].type == pin.JOINT and f.parentJoint > 0:
+            jid = f.parentJoint
+            own = pin.Inertia(pm.inertias[jid])  # in the joint frame: small lever arms
+            merged = [c for c in carriers if frames[c].parentJoint == jid]
+            for c in merged:
+                own = own - frames[c].placement.act(frames[c].inertia)
+            if merged and own.mass <= 1e-14 * pm.inertias[jid].mass:
+                item = (0.0, np.zeros(3), np.zeros((3, 3)))  # round-off of a massless link
+            else:
+                item = _world_inertia(d.oMi[jid], own)
+        else:
+            item = (0.0, np.zeros(3), np.zeros((3, 3)))
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = d.oMf[i].rotation, d.oMf[i].translation
+        bodies[f.name] = {"mass": item[0], "com_W": np.asarray(item[1], dtype=float),
+                          "I_W": np.asarray(item[2], dtype=float), "X_WB": X}
+    joints = {}
+    for s in layout.slots:
+        jid = pm.getJointId(s.name)
+        jm = pm.joints[jid]
+        short = jm.shortname()
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = d.oMi[jid].rotation, d.oMi[jid].translation
+        J = np.asarray(pin.getJointJacobian(pm, d, jid, pin.LOCAL_WORLD_ALIGNED))
+        J = J.reshape(6, pm.nv)  # eigenpy returns a 6x1 Jacobian flat
+        if short == "JointModelFreeFlyer":
+            kind, axis = "free", np.zeros(3)
+            native = ("p_WB, quat x y z w", "v_B, ω_B (body axes)")
+        elif short.startswith(("JointModelRUB", "JointModelRevoluteUnbounded")):
+            kind, axis, native = "continuous", J[3:6, jm.idx_v].copy(), ("cos θ, sin θ", "θ̇")
+        elif short.startswith(("JointModelR", "JointModelRevolute")):
+            kind, axis, native = "revolute", J[3:6, jm.idx_v].copy(), ("θ", "θ̇")
+        elif short.startswith(("JointModelP", "JointModelPrismatic")):
+            kind, axis, native = "prismatic", J[0:3, jm.idx_v].copy(), ("x", "ẋ")
+        else:
+            kind, axis, native = short, np.zeros(3), (short, short)
+        lo = hi = None
+        if kind in ("revolute", "prismatic"):
+            a, b = float(pm.lowerPositionLimit[jm.idx_q]), float(pm.upperPositionLimit[jm.idx_q])
+            if np.isfinite(a) and np.isfinite(b) and a < b:
+                lo, hi = a, b
+        iv = jm.idx_v
+        one = kind not in ("free",)
+        dmp = float(pm.damping[iv]) if one else 0.0
+        joints[s.name] = {
+            "type": kind, "body": "", "axis_W": np.asarray(axis, dtype=float), "X_WJ": X,
+            "lower": lo, "upper": hi, "limit_enforced": False,
+            "damping": dmp, "damping_applied": dmp if damped else 0.0,
+            "friction": float(pm.friction[iv]) if one else 0.0, "friction_applied": 0.0,
+            "armature": float(pm.armature[iv]) if one else 0.0,
+            "native_q": native[0], "native_v": native[1], "native_index": int(jm.idx_q)}
+    return {"engine": engine, "api": api, "bodies": bodies, "joints": joints,
+            "couplings": {}, "nq_native": int(pm.nq), "nv_native": int(pm.nv),
+            "notes": list(notes)}
+
+
+def pinocchio_as_is_joints(model, engine: str) -> list:
+    """Moving joints (free root excluded) of the as-is pin.Model of ``model``."""
+    src = _as_is_source(model, engine)
+    pm = _parse_as_is(model, src)
+    return [pm.names[i] for i in range(1, pm.njoints)
+            if pm.joints[i].shortname() != "JointModelFreeFlyer" and pm.joints[i].nv > 0]
 
 
 class PinocchioAdapter(AdapterBase):
@@ -71,6 +210,9 @@ class PinocchioAdapter(AdapterBase):
         self._vinv = np.argsort(vidx)
         self._D = np.asarray(self._m.damping, dtype=float)[vidx]  # canonical order
         self._damped = bool(np.any(self._D))
+        self._as_is = _as_is_source(model, self.name)
+        if self._as_is is not None:
+            self._damped = False  # Pinocchio's default: pin.aba ignores model.damping
         self._frame_ids = {}
         self.provides = {
             "group_inertias": "model.inertias after buildModelFromXML (fixed links merged)",
@@ -82,6 +224,10 @@ class PinocchioAdapter(AdapterBase):
             "inverse_dynamics": "rnea(q, v, v̇) + D v",
             "integrate": "pin.integrate",
         }
+        if self._as_is is not None:
+            self.provides.update({"forward_dynamics": "aba(q, v, τ) — Pinocchio's default: "
+                                                      "model.damping/friction not applied",
+                                  "inverse_dynamics": "rnea(q, v, v̇) (no damping)"})
 
     # ----- conversions ---------------------------------------------------------------
     def _q(self, q):
@@ -101,6 +247,49 @@ class PinocchioAdapter(AdapterBase):
                 raise KeyError(f"pinocchio: no body frame {frame}")
             fid = self._frame_ids[frame] = self._m.getFrameId(frame, pin.BODY)
         return fid
+
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """Moving joints (free root excluded) Pinocchio parses from the as-is file."""
+        if pin is None:
+            raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
+        return pinocchio_as_is_joints(model, cls.name)
+
+    def readback(self) -> dict:
+        """The pin.Model as Pinocchio holds it after parsing (see pinocchio_readback)."""
+        notes = ["as-is: Pinocchio's defaults (pin.aba ignores model.damping and "
+                 "model.friction; URDF mimic tags ignored)"] if self._as_is else []
+        return pinocchio_readback(self._m, self.layout, self._qidx, self._damped, self.name,
+                                  "pin.Model: inertias + frame inertias, oMi, joint "
+                                  "Jacobians, lower/upperPositionLimit, damping, friction, "
+                                  "armature", notes)
+
+    def ablated(self, changes: dict):
+        """A new adapter with one known cause removed: ``damping=0`` (no −D v),
+        ``armature=0`` (model.armature). Pinocchio applies no friction, limits or
+        couplings, so removing them changes nothing; inertials/placements cannot be
+        changed here (ValueError)."""
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings"}
+        if unknown:
+            raise ValueError(f"pinocchio: cannot ablate {sorted(unknown)}")
+        new = type(self)(self.model)
+        if "damping" in changes:
+            new._damped = False
+        if "armature" in changes:
+            new._m.armature = np.zeros(new._m.nv)
+        return new
+
+    def naive_dynamics(self, q, v, tau):
+        """(M, v̇) from Pinocchio's own calls with the canonical arrays unconverted (in
+        Pinocchio's joint order); None if its nq/nv differ."""
+        m, d = self._m, self._d
+        if (m.nq, m.nv) != (len(q), len(v)):
+            return None
+        if self._damped:
+            tau = tau - np.asarray(m.damping) * v
+        M = pin.crba(m, d, np.asarray(q, dtype=float)).reshape(m.nv, m.nv)
+        return np.triu(M) + np.triu(M, 1).T, np.array(pin.aba(m, d, q, v, tau))
 
     # ----- protocol --------------------------------------------------------------------
     def neutral(self):

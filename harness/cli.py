@@ -1,4 +1,5 @@
-"""Command-line interface: ``harness engines | parity | report | verify | qualify``.
+"""Command-line interface: ``harness engines | parity | report | verify | qualify | replay |
+synth``.
 
 Exit codes: 0 every scored comparison passed (or the command succeeded); 1 a comparison
 failed, an engine raised, or a stage could not be scored; 2 bad input or an engine
@@ -44,6 +45,10 @@ def _models(args):
     from fixtures import catalog
     from harness.model import PreparedModel, prepare_fixture
 
+    if getattr(args, "as_is", False):
+        return _as_is_models(args)
+    if getattr(args, "engine_file", None) or getattr(args, "beyond_limits", 0.0):
+        raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
     models = []
     for text in args.fixture or []:
         names = catalog.names() if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
@@ -64,6 +69,37 @@ def _models(args):
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     if not models:
         raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH or --mjcf PATH")
+    names = [m.name for m in models]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise BadInput("parity", f"two models are both named {dup[0]!r}")
+    return models
+
+
+def _as_is_models(args):
+    """--as-is: the user's files loaded by every engine with its own defaults
+    (harness/diagnose.py); ``--engine-file ENGINE=PATH`` gives one engine its own file."""
+    from harness import diagnose
+
+    if args.fixture:
+        raise BadInput("--as-is", "needs a user model (--urdf or --mjcf), not --fixture: "
+                                  "built-in fixtures are declared, not loaded as-is")
+    paths = list(args.urdf or []) + list(args.mjcf or [])
+    if not paths:
+        raise BadInput("--as-is", "name a model: --urdf PATH or --mjcf PATH")
+    files = {}
+    for item in args.engine_file or []:
+        engine, sep, path = item.partition("=")
+        if not sep or not engine.strip() or not path.strip():
+            raise BadInput("--engine-file", f"expected ENGINE=PATH, got {item!r}")
+        files[engine.strip()] = path.strip()
+    if files and len(paths) > 1:
+        raise BadInput("--engine-file", "applies to one model; name one --urdf or --mjcf")
+    bl = args.beyond_limits
+    if not (bl == bl and 0.0 <= bl <= 10.0):
+        raise BadInput("--beyond-limits", f"must be between 0 and 10, got {bl}")
+    models = [diagnose.load_as_is(p, args.floating, files,
+                                  getattr(args, "repair_inertia", False)) for p in paths]
     names = [m.name for m in models]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -115,7 +151,9 @@ def _out_dir(text) -> Path:
     return out
 
 
-def _run_and_write(args, models, title):
+def _run_and_write(args, models, title, replay_cases=None):
+    """Stages 0-2 on ``models``; then, if given, the replay cases (stage 5, gated on the
+    earlier stages of each engine pair); one bundle with both."""
     from harness import evidence, report
     from harness.stages import runner
 
@@ -126,31 +164,98 @@ def _run_and_write(args, models, title):
     say = _progress(args.quiet)
     result = runner.run(models, engines, stages, samples=args.samples, seed=args.seed,
                         progress=say)
-    manifest = evidence.build_manifest(result, missing, ["harness", *sys.argv[1:]])
-    html = report.render(manifest, result.records, title=title)
-    path = evidence.write_bundle(out, result, missing, ["harness", *sys.argv[1:]], html=html)
+    as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
+    if as_is:  # why the engines disagree: harness/diagnose.py (stage "diagnosis")
+        from harness import diagnose
+
+        dr = diagnose.run(as_is, engines, samples=args.samples, seed=args.seed,
+                          beyond_limits=getattr(args, "beyond_limits", 0.0), progress=say)
+        result.records += dr.records
+        result.arrays.update(dr.arrays)
+    replay_info, extra = None, {}
+    if replay_cases:
+        import json
+
+        from harness import replay
+
+        cases = replay_cases() if callable(replay_cases) else replay_cases
+        rr = replay.run(cases, engines, result.records, progress=say)
+        result.records += rr.records
+        result.arrays.update(rr.arrays)
+        replay_info = rr.info
+        extra["timings.json"] = json.dumps(rr.timings, indent=1).encode()  # not evidence
+    manifest = evidence.build_manifest(result, missing, ["harness", *sys.argv[1:]],
+                                       replay_info)
+    html = report.render(manifest, result.records, title=title, arrays=result.arrays,
+                         timings=(rr.timings if replay_cases else None))
+    path = evidence.write_bundle(out, result, missing, ["harness", *sys.argv[1:]], html=html,
+                                 replay=replay_info, extra_files=extra)
+    if getattr(args, "junit", None):
+        from harness.junit import write_junit
+
+        write_junit(args.junit, result.records, missing)
     return path, result
 
 
-def _summarise(result, path) -> int:
+def _summarise(result, path, diagnosis_only=False) -> int:
     from collections import Counter
 
-    c = Counter(r.status for r in result.records)
-    scored = [r for r in result.records if r.max_rel is not None]
-    worst = max(scored, key=lambda r: r.max_rel) if scored else None
+    diag = [r for r in result.records if r.stage == "diagnosis"]
+    records = [r for r in result.records if r.stage != "diagnosis"]
+    if diag:  # explanatory comparisons: shown as the diagnosis, never counted as verdicts
+        rc = _print_diagnosis(result, records, brief=diagnosis_only)
+        if diagnosis_only:
+            print(f"report: {Path(path) / 'index.html'}")
+            return rc
+    c = Counter(r.status for r in records)
+    scored = [r for r in records if r.max_rel is not None]
+    # replay rows carry absolute errors of trajectories (relative error of a near-zero
+    # energy change is meaningless): they get their own line
+    worst = max((r for r in scored if r.stage != "replay"), key=lambda r: r.max_rel,
+                default=None)
+    traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
     print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
           f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
-          f"{c.get('not_provided', 0)} not provided")
+          f"{c.get('not_provided', 0)} not provided"
+          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else ""))
     if worst is not None:
         print(f"worst relative error: {worst.max_rel:.3e} ({worst.id})")
-    for r in result.records:
-        if r.status in ("failed", "error", "not_scored"):
+    if traj:
+        w = max(traj, key=lambda r: r.max_abs)
+        print(f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})")
+    from harness.diagnose import first_differing
+
+    first = {r.id: label for r, label in first_differing(records, result.arrays)}
+    for r in records:
+        if r.status in ("failed", "error", "not_scored", "unconverged"):
             print(f"  {r.status.upper():11s} {r.id}"
                   + (f"  max_rel {r.max_rel:.3e}" if r.max_rel is not None else "")
+                  + (f"  first differing: {first[r.id]}" if r.id in first else "")
                   + (f"  ({r.reason})" if r.reason else ""))
     print(f"report: {Path(path) / 'index.html'}")
-    bad = c.get("failed", 0) + c.get("error", 0) + c.get("not_scored", 0)
+    bad = c.get("failed", 0) + c.get("error", 0) + c.get("not_scored", 0) + \
+        c.get("unconverged", 0)
     return 1 if bad or not scored else 0
+
+
+def _print_diagnosis(result, records, brief=False) -> int:
+    """Print the diagnosis of the as-is models; 0 if every difference is explained by a
+    named cause and every engine loaded, else 1."""
+    from harness import diagnose
+
+    rc = 0
+    firsts = diagnose.first_differing(records, result.arrays)
+    for s in diagnose.summarise(result.records, result.arrays):
+        if firsts:
+            print(f"{s['fixture']}: stage 0, first differing element per record:")
+            for r, label in firsts:
+                if r.fixture == s["fixture"] and (not brief or r.engine_a == "declared"):
+                    print(f"  {r.quantity:17s} {r.engine_a}~{r.engine_b}: {label}")
+        for line in diagnose.format_summary(s):
+            print(line)
+        if s["unexplained"] or s["failed"]:
+            rc = 1
+    return rc
 
 
 # ----- commands ---------------------------------------------------------------------------
@@ -169,6 +274,16 @@ def cmd_parity(args) -> int:
     return _summarise(result, path)
 
 
+def cmd_diagnose(args) -> int:
+    """``harness diagnose MODEL``: ``parity --as-is`` on one file, printing why the engines
+    disagree (exit 0: every difference explained by a named cause; 1: something is not)."""
+    args.fixture, args.urdf, args.mjcf, args.as_is, args.stages = None, [args.model], None, \
+        True, None
+    models = _models(args)
+    path, result = _run_and_write(args, models, f"Why the engines disagree: {args.model}")
+    return _summarise(result, path, diagnosis_only=True)
+
+
 def cmd_qualify(args) -> int:
     from fixtures import catalog
     from harness.model import prepare_fixture
@@ -178,8 +293,73 @@ def cmd_qualify(args) -> int:
         args.samples = prof["samples"]
     args.stages = None
     models = [prepare_fixture(n) for n in catalog.names()]
-    path, result = _run_and_write(args, models, f"Qualification ({args.profile} profile)")
+    from harness import replay
+
+    path, result = _run_and_write(args, models, f"Qualification ({args.profile} profile)",
+                                  lambda: replay.qualify_cases(coarse=args.coarse_replay))
     return _summarise(result, path)
+
+
+def _floats(text, what):
+    if text is None:
+        return None
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise BadInput(what, f"must be a comma-separated list of numbers, got {text!r}")
+    if not vals or not all(map(lambda x: x == x and abs(x) != float("inf"), vals)):
+        raise BadInput(what, f"must be finite numbers, got {text!r}")
+    return vals
+
+
+def _positive(x, what):
+    if x is None:
+        return None
+    if not (x > 0 and x != float("inf")):
+        raise BadInput(what, f"must be a finite number > 0, got {x}")
+    return x
+
+
+def cmd_replay(args) -> int:
+    from harness import candidate, replay
+    from harness.integrators import Method
+
+    cand = candidate.load(args.candidate)
+    if args.method == "dop853":
+        m = Method("dop853", rtol=_positive(args.rtol, "--rtol"),
+                   atol=_positive(args.atol, "--atol"))
+    else:
+        m = Method(args.method, dt=_positive(args.dt, "--dt"))
+    case = replay.Case(replay.safe_case_name(cand.model.name), cand, args.score, m,
+                       native=not args.no_native)
+    args.stages = None
+    path, result = _run_and_write(args, [cand.model], f"Replay of {args.candidate}", [case])
+    return _summarise(result, path)
+
+
+def cmd_synth(args) -> int:
+    from fixtures import catalog
+    from harness import candidate, registry, replay
+    from harness.model import prepare_fixture
+
+    if args.fixture not in catalog.names():
+        raise BadInput("FIXTURE", f"unknown fixture {args.fixture!r} (known: "
+                                  f"{', '.join(catalog.names())})")
+    if args.engine is not None:
+        registry.adapter_class(args.engine)  # raises for unknown / unavailable engines
+    model = prepare_fixture(args.fixture)
+    q0, v0 = _floats(args.q0, "--q0"), _floats(args.v0, "--v0")
+    for vals, n, what in ((q0, model.layout.nq, "--q0"), (v0, model.layout.nv, "--v0")):
+        if vals is not None and len(vals) != n:
+            raise BadInput(what, f"needs {n} numbers for {args.fixture}, got {len(vals)}")
+    cand = replay.synthesize(model, args.law, duration=_positive(args.duration, "--duration"),
+                             grid_dt=_positive(args.grid_dt, "--grid-dt"),
+                             interpolation=args.interp, seed=args.seed, engine=args.engine,
+                             q0=q0, v0=v0)
+    path = candidate.save(cand, args.out)
+    print(f"candidate: {path} (+ {path.with_suffix('.npz').name}), {cand.t.size} knots, "
+          f"{cand.provenance['solver']['law']}")
+    return 0
 
 
 def cmd_report(args) -> int:
@@ -218,6 +398,21 @@ def _common(p, out_default=None):
     p.add_argument("--out", required=out_default is None, default=out_default,
                    help="bundle folder to write (replaced atomically)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML, one test case per record")
+
+
+def _as_is_options(p, with_flag: bool):
+    if with_flag:
+        p.add_argument("--as-is", action="store_true",
+                       help="load --urdf/--mjcf with each engine's own defaults (no parity "
+                            "preparation) and diagnose why the engines disagree")
+    p.add_argument("--engine-file", action="append", metavar="ENGINE=PATH", default=[],
+                   help="as-is: ENGINE loads PATH instead (e.g. mujoco=robot.xml next to "
+                        "robot.urdf; repeatable)")
+    p.add_argument("--beyond-limits", type=float, default=0.0, metavar="FRACTION",
+                   help="as-is: sample joint positions up to FRACTION × range beyond each "
+                        "limit (limit constraints act only there; default 0: inside)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -234,11 +429,53 @@ def build_parser() -> argparse.ArgumentParser:
                           "(noted in the report) instead of rejecting the file")
     par.add_argument("--stages", help="comma list of stages: 0,1,2 or names (default all)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
+    _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")
+    dg = sub.add_parser("diagnose", help="load a URDF/MJCF as each engine would (as-is) and "
+                                         "explain why the engines disagree")
+    dg.add_argument("model", metavar="MODEL", help="a URDF or MJCF file")
+    dg.add_argument("--floating", action="store_true", help="add a free root joint")
+    dg.add_argument("--samples", type=int, default=10, help="random states (default 10)")
+    _as_is_options(dg, with_flag=False)
+    _common(dg, out_default="reports/diagnose")
     q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass")
     q.add_argument("--profile", choices=sorted(PROFILES), default="ci")
     q.add_argument("--samples", type=int, default=None, help="override the profile's samples")
+    q.add_argument("--coarse-replay", action="store_true",
+                   help="replay chain7 with a deliberately too coarse step (RK4, dt 1e-2): "
+                        "the refinement gate must mark it unconverged and qualify exit 1")
     _common(q)
+    rp = sub.add_parser("replay", help="replay a candidate in every engine (stages 0-2 on "
+                                       "its model first)")
+    rp.add_argument("candidate", help="candidate manifest (.json, arrays in the .npz beside it)")
+    rp.add_argument("--method", choices=["rk4", "semi_implicit_euler", "dop853"],
+                    default="rk4", help="harness integrator (default rk4)")
+    rp.add_argument("--dt", type=float, default=1e-3, help="largest step [s] (default 1e-3)")
+    rp.add_argument("--rtol", type=float, default=1e-10, help="dop853 rtol (default 1e-10)")
+    rp.add_argument("--atol", type=float, default=1e-12, help="dop853 atol (default 1e-12)")
+    rp.add_argument("--score", choices=["agreement", "horizon"], default="agreement",
+                    help="agreement over the whole run, or only over the predictability "
+                         "window with the agreement horizon reported (chaotic motions)")
+    rp.add_argument("--no-native", action="store_true",
+                    help="skip the engines' own stepping (mj_step, Drake Simulator, "
+                         "Crocoddyl integrated action models)")
+    rp.add_argument("--samples", type=int, default=10, help="states per stage 0-2 check")
+    _common(rp, out_default="reports/replay")
+    sy = sub.add_parser("synth", help="write a candidate from a known control law")
+    sy.add_argument("fixture", metavar="FIXTURE")
+    sy.add_argument("--out", required=True, help="candidate manifest to write (.json)")
+    sy.add_argument("--law", choices=["pd", "zero"], default=None,
+                    help="pd: PD tracking of a sinusoid (fixed base, default); zero: free "
+                         "motion (default for a free root)")
+    sy.add_argument("--duration", type=float, default=2.0, help="[s] (default 2)")
+    sy.add_argument("--grid-dt", type=float, default=0.01, help="knot spacing [s] (0.01)")
+    sy.add_argument("--interp", choices=["zoh", "linear", "cubic"], default="zoh")
+    sy.add_argument("--q0", help="initial q, comma-separated (canonical order)")
+    sy.add_argument("--v0", help="initial v, comma-separated (write --v0=-1,2 when it starts "
+                                 "with a minus sign)")
+    sy.add_argument("--seed", type=int, default=0)
+    sy.add_argument("--engine", help="engine that evaluates the control law (default: the "
+                                     "first available)")
     r = sub.add_parser("report", help="render a bundle's HTML report")
     r.add_argument("bundle")
     r.add_argument("--out", help="HTML file to write (default BUNDLE/index.html)")
@@ -248,7 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
-            "report": cmd_report, "verify": cmd_verify}
+            "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
+            "diagnose": cmd_diagnose,
+            "synth": cmd_synth}
 
 
 def main(argv=None) -> int:

@@ -270,3 +270,205 @@ def combine_inertias(items):
         d = np.asarray(ci) - c
         I += np.asarray(Ii) + mi * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
     return m, c, I
+
+
+# ----- manifold math for integrators and trajectory errors (engine-blind) ----------------
+# Added for open-loop replay (harness/integrators.py, harness/replay.py). The canonical
+# ⊕ is Pinocchio's ``integrate``: q ⊕ θ moves every joint along the tangent vector θ (nv,)
+# for unit time — SE(3) exponential of the body twist θ = (ρ, φ) on the free root
+# (X_new = X · exp(θ)), a rotation of (cos, sin) on continuous joints, addition elsewhere.
+_SERIES_ANGLE = 0.05  # [rad] below this, closed forms switch to their Taylor series
+
+
+@dataclass(frozen=True)
+class ManifoldMaps:
+    """Index arrays of a Layout for vectorised ⊕ / ⊖. nq, nv canonical.
+
+    flat_q, flat_v: revolute/prismatic coordinates (q[flat_q] ↔ v[flat_v]);
+    cont_q, cont_v: continuous joints (q[cont_q] = cos θ, q[cont_q + 1] = sin θ);
+    free: (iq, iv) of the free root or None."""
+
+    nq: int
+    nv: int
+    flat_q: np.ndarray
+    flat_v: np.ndarray
+    cont_q: np.ndarray
+    cont_v: np.ndarray
+    free: tuple | None
+
+
+def manifold_maps(layout: Layout) -> ManifoldMaps:
+    """The index arrays of ``layout`` used by canonical_integrate / canonical_difference."""
+    fq, fv, cq, cv_, free = [], [], [], [], None
+    for s in layout.slots:
+        if s.type == "free":
+            free = (s.iq, s.iv)
+        elif s.type == "continuous":
+            cq.append(s.iq)
+            cv_.append(s.iv)
+        else:
+            fq.append(s.iq)
+            fv.append(s.iv)
+    arr = lambda x: np.array(x, dtype=np.intp)  # noqa: E731
+    return ManifoldMaps(layout.nq, layout.nv, arr(fq), arr(fv), arr(cq), arr(cv_), free)
+
+
+def _maps(layout_or_maps) -> ManifoldMaps:
+    return layout_or_maps if isinstance(layout_or_maps, ManifoldMaps) else \
+        manifold_maps(layout_or_maps)
+
+
+def quat_xyzw_multiply(a, b) -> np.ndarray:
+    """Hamilton product a ⊗ b of quaternions (x, y, z, w): R(a ⊗ b) = R(a) R(b)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def quat_xyzw_from_rotvec(phi) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of the rotation vector φ (3,) [rad]: exp(φ)."""
+    phi = np.asarray(phi, dtype=float)
+    th = float(np.linalg.norm(phi))
+    if th < 1e-8:  # sin(θ/2)/θ and cos(θ/2) need no series above this (no cancellation)
+        s, c = 0.5 - th * th / 48.0, 1.0 - th * th / 8.0
+    else:
+        s, c = np.sin(0.5 * th) / th, np.cos(0.5 * th)
+    return np.array([s * phi[0], s * phi[1], s * phi[2], c])
+
+
+def so3_log(R: np.ndarray) -> np.ndarray:
+    """Rotation vector φ (3,) [rad], |φ| ≤ π, with exp(φ) = R (via the quaternion, which
+    stays accurate near 0 and π)."""
+    w, x, y, z = matrix_to_quat_wxyz(np.asarray(R, dtype=float))
+    return quat_xyzw_to_rotvec(np.array([x, y, z, w]))
+
+
+def quat_xyzw_to_rotvec(quat) -> np.ndarray:
+    """Rotation vector φ (3,) [rad], |φ| ≤ π, of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = (float(t) for t in quat)
+    if w < 0:
+        x, y, z, w = -x, -y, -z, -w
+    n = float(np.sqrt(x * x + y * y + z * z))
+    if n < 1e-8:
+        f = 2.0 / w * (1.0 - n * n / (3.0 * w * w))  # 2 atan2(n, w)/n, series
+    else:
+        f = 2.0 * np.arctan2(n, w) / n
+    return np.array([f * x, f * y, f * z])
+
+
+def so3_right_jacobian_inv(phi) -> np.ndarray:
+    """J_r⁻¹(φ) (3x3): φ̇ = J_r⁻¹(φ) ω_B for R(t) = R0 exp(φ(t)) with body angular velocity
+    ω_B [rad/s]. J_r⁻¹ = I + ½[φ]× + (1/θ² − (1 + cos θ)/(2 θ sin θ)) [φ]×²; singular at
+    θ = 2π (callers keep θ well below π)."""
+    phi = np.asarray(phi, dtype=float)
+    th = float(np.linalg.norm(phi))
+    K = skew(phi)
+    if th < _SERIES_ANGLE:
+        c = 1.0 / 12.0 + th * th / 720.0 + th ** 4 / 30240.0 + th ** 6 / 1209600.0
+    else:
+        c = 1.0 / (th * th) - (1.0 + np.cos(th)) / (2.0 * th * np.sin(th))
+    return np.eye(3) + 0.5 * K + c * (K @ K)
+
+
+def _se3_Q(rho, phi) -> np.ndarray:
+    """Barfoot's Q(ρ, φ) (3x3): the upper-right block of the SE(3) left Jacobian of the
+    twist ξ = (ρ, φ) (translation first)."""
+    th = float(np.linalg.norm(phi))
+    P, Rh = skew(phi), skew(rho)
+    if th < _SERIES_ANGLE:
+        t2 = th * th
+        c1 = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0 - t2 ** 3 / 362880.0
+        c2 = 1.0 / 24.0 - t2 / 720.0 + t2 * t2 / 40320.0 - t2 ** 3 / 3628800.0
+        c3 = 1.0 / 120.0 - t2 / 2520.0 + t2 * t2 / 120960.0 - t2 ** 3 / 9979200.0
+    else:
+        s, c = np.sin(th), np.cos(th)
+        c1 = (th - s) / th ** 3
+        c2 = (th * th + 2.0 * c - 2.0) / (2.0 * th ** 4)
+        c3 = (2.0 * th - 3.0 * s + th * c) / (2.0 * th ** 5)
+    PR, RP = P @ Rh, Rh @ P
+    PRP = PR @ P
+    return (0.5 * Rh + c1 * (PR + RP + PRP) + c2 * (P @ PR + RP @ P - 3.0 * PRP)
+            + c3 * (PRP @ P + P @ PRP))
+
+
+def se3_right_jacobian_inv(xi) -> np.ndarray:
+    """J_r⁻¹(ξ) (6x6) of SE(3) for the body twist ξ = (ρ [m], φ [rad]) (Pinocchio's order,
+    linear first): ξ̇ = J_r⁻¹(ξ) ν_B for X(t) = X0 exp(ξ(t)) with body twist ν_B =
+    (v_B, ω_B). J_r(ξ) = J_l(−ξ) = [[J_r(φ), Q(−ρ, −φ)], [0, J_r(φ)]]."""
+    xi = np.asarray(xi, dtype=float)
+    Ainv = so3_right_jacobian_inv(xi[3:6])
+    Q = _se3_Q(-xi[0:3], -xi[3:6])
+    out = np.zeros((6, 6))
+    out[0:3, 0:3] = Ainv
+    out[3:6, 3:6] = Ainv
+    out[0:3, 3:6] = -Ainv @ Q @ Ainv
+    return out
+
+
+def canonical_integrate(layout_or_maps, q, v, dt: float = 1.0) -> np.ndarray:
+    """q ⊕ v·dt (nq,) — the canonical ⊕ (same as every adapter's ``integrate``), engine-
+    blind: SE(3) exponential of the body twist on the free root, rotation of (cos, sin)
+    on continuous joints, q + v·dt elsewhere. q (nq,), v (nv,) [rad/s, m/s], dt [s]."""
+    mp = _maps(layout_or_maps)
+    q = np.asarray(q, dtype=float)
+    th = np.asarray(v, dtype=float) * dt
+    out = q.copy()
+    if mp.flat_q.size:
+        out[mp.flat_q] = q[mp.flat_q] + th[mp.flat_v]
+    if mp.cont_q.size:
+        c, s = q[mp.cont_q], q[mp.cont_q + 1]
+        a = th[mp.cont_v]
+        ca, sa = np.cos(a), np.sin(a)
+        out[mp.cont_q], out[mp.cont_q + 1] = c * ca - s * sa, s * ca + c * sa
+    if mp.free is not None:
+        iq, iv = mp.free
+        quat = q[iq + 3:iq + 7]
+        rho, phi = th[iv:iv + 3], th[iv + 3:iv + 6]
+        out[iq:iq + 3] = q[iq:iq + 3] + quat_xyzw_to_matrix(quat) @ (se3_left_jacobian(phi) @ rho)
+        new = quat_xyzw_multiply(quat, quat_xyzw_from_rotvec(phi))
+        out[iq + 3:iq + 7] = new / np.linalg.norm(new)
+    return out
+
+
+def canonical_difference(layout_or_maps, q0, q1) -> np.ndarray:
+    """q1 ⊖ q0 (nv,): the tangent vector θ with q0 ⊕ θ = q1 (inverse of canonical_integrate).
+    Free root: SE(3) log of X0⁻¹ X1 as (ρ [m], φ [rad]) in q0's body frame; continuous:
+    wrapped angle difference; elsewhere q1 − q0. This is the per-coordinate error between
+    two configurations used by the replay divergence analysis."""
+    mp = _maps(layout_or_maps)
+    q0 = np.asarray(q0, dtype=float)
+    q1 = np.asarray(q1, dtype=float)
+    out = np.zeros(mp.nv)
+    if mp.flat_q.size:
+        out[mp.flat_v] = q1[mp.flat_q] - q0[mp.flat_q]
+    if mp.cont_q.size:
+        a0 = np.arctan2(q0[mp.cont_q + 1], q0[mp.cont_q])
+        a1 = np.arctan2(q1[mp.cont_q + 1], q1[mp.cont_q])
+        out[mp.cont_v] = np.angle(np.exp(1j * (a1 - a0)))
+    if mp.free is not None:
+        iq, iv = mp.free
+        R0 = quat_xyzw_to_matrix(q0[iq + 3:iq + 7])
+        qa, qb = q0[iq + 3:iq + 7], q1[iq + 3:iq + 7]
+        conj = np.array([-qa[0], -qa[1], -qa[2], qa[3]]) / float(np.dot(qa, qa))
+        phi = quat_xyzw_to_rotvec(quat_xyzw_multiply(conj, qb))
+        dp = R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3])
+        out[iv:iv + 3] = np.linalg.solve(se3_left_jacobian(phi), dp)
+        out[iv + 3:iv + 6] = phi
+    return out
+
+
+def canonical_dexp_inv(layout_or_maps, theta, nu) -> np.ndarray:
+    """θ̇ (nv,) for q(t) = q0 ⊕ θ(t) moving with generalized velocity ν (nv,) at q(t):
+    J_r⁻¹(θ) ν on the free root (SE(3)), ν elsewhere (those joints are abelian). This is
+    the correction that makes Runge-Kutta stages on the manifold keep their order
+    (Munthe-Kaas RKMK)."""
+    mp = _maps(layout_or_maps)
+    if mp.free is None:
+        return np.asarray(nu, dtype=float).copy()
+    out = np.array(nu, dtype=float)
+    iv = mp.free[1]
+    out[iv:iv + 6] = se3_right_jacobian_inv(theta[iv:iv + 6]) @ out[iv:iv + 6]
+    return out

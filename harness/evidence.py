@@ -7,6 +7,9 @@
 * arrays.npz — every input and output a record was computed from (no pickles:
   numeric and unicode arrays only; loaded with ``allow_pickle=False``).
 * records.json — list of records (harness/records.py), one per comparison.
+* manifest ``replay`` — for bundles with stage 5: per replay case the candidate (hashes,
+  provenance), the integrator settings of every run and the observer engine
+  (harness/replay.py validates it); ``{}`` otherwise.
 
 One schema, validated strictly on read: unknown or missing fields are errors. Writes
 are atomic: the bundle is built in a temporary sibling folder and swapped in with one
@@ -37,13 +40,14 @@ from harness.errors import BadInput
 from harness.records import Record, compare
 from harness.tolerances import TABLE, TABLE_VERSION, Tolerance
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: "replay" manifest key (stage 5)
 MANIFEST_TYPES = {"schema_version": int, "harness_version": str, "git_commit": str,
                   "engines": dict, "unavailable_engines": dict, "fixtures": list,
                   "arrays_sha256": dict, "records_sha256": str,
                   "tolerance_table_version": str, "tolerances": dict, "platform": dict,
                   "command_line": list, "seed": int, "samples": int, "created": str,
-                  "kind": str, "arrays_file_sha256": str, "manifest_sha256": str}
+                  "kind": str, "arrays_file_sha256": str, "manifest_sha256": str,
+                  "replay": dict}
 MANIFEST_KEYS = set(MANIFEST_TYPES)
 FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "joints",
                 "provides", "notes"}
@@ -71,12 +75,19 @@ def _records_blob(records) -> bytes:
     return json.dumps([r.to_json() for r in records], indent=1, allow_nan=False).encode()
 
 
-def build_manifest(result, unavailable: dict, command_line: list) -> dict:
-    used = sorted({(r.stage, r.quantity) for r in result.records if (r.stage, r.quantity)
-                   in TABLE})
+def build_manifest(result, unavailable: dict, command_line: list,
+                   replay: dict | None = None) -> dict:
+    """``replay``: the replay section (harness.replay.ReplayResult.info) or None."""
+    used = {(r.stage, r.quantity) for r in result.records if (r.stage, r.quantity) in TABLE}
+    if replay:
+        from harness.replay import THRESHOLDS
+
+        used |= {("replay", q) for q in THRESHOLDS}
+    used = sorted(used)
     manifest = {
         "schema_version": SCHEMA_VERSION,
-        "kind": "parity",
+        "kind": "parity" if not replay else "parity+replay",
+        "replay": dict(replay or {}),
         "harness_version": __version__,
         "git_commit": git_commit(),
         "engines": {n: v for n, v in result.engines},
@@ -208,8 +219,8 @@ def npz_bytes(arrays: dict) -> bytes:
 
 
 def write_bundle(out, result, unavailable: dict, command_line: list, html: str | None = None,
-                 extra_files: dict | None = None) -> Path:
-    manifest = build_manifest(result, unavailable, command_line)
+                 extra_files: dict | None = None, replay: dict | None = None) -> Path:
+    manifest = build_manifest(result, unavailable, command_line, replay)
     files = {"manifest.json": json.dumps(manifest, indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result.arrays),
              "records.json": _records_blob(result.records)}
@@ -280,6 +291,12 @@ def _check_manifest(where, m):
         raise BadInput(str(where), "fixtures entries have unknown or missing fields")
     if not all(isinstance(v, str) for v in m["arrays_sha256"].values()):
         raise BadInput(str(where), "arrays_sha256 values must be strings")
+    if m["replay"]:
+        from harness.replay import manifest_section_problem
+
+        problem = manifest_section_problem(m["replay"])
+        if problem:
+            raise BadInput(str(where), f"replay section: {problem}")
     try:
         digest = manifest_digest(m)
     except (TypeError, ValueError) as e:
@@ -306,10 +323,30 @@ def verify(path) -> list:
     ids = [r.id for r in b.records]
     if len(set(ids)) != len(ids):
         problems.append("duplicate record ids")
+    by_id = {r.id: r for r in b.records}
     for r in b.records:
-        if r.status not in ("passed", "failed"):
+        if r.status not in ("passed", "failed", "unconverged"):
             if r.passed is not None or r.max_abs is not None:
                 problems.append(f"record {r.id}: status {r.status} carries a verdict")
+            continue
+        if r.stage == "replay":  # windows, gates and derived quantities: harness/replay.py
+            from harness.replay import recompute_record
+
+            table_tol = TABLE.get((r.stage, r.quantity))
+            if (table_tol is None or (table_tol.atol, table_tol.rtol) != (r.atol, r.rtol)) \
+                    and b.manifest["tolerance_table_version"] == TABLE_VERSION:
+                problems.append(f"record {r.id}: tolerance differs from table {TABLE_VERSION}")
+            try:
+                again = recompute_record(r, b.arrays, by_id)
+            except (KeyError, ValueError, IndexError) as e:
+                problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
+                continue
+            if again.to_json() != r.to_json():
+                diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
+                problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ")
+            continue
+        if r.status == "unconverged":
+            problems.append(f"record {r.id}: status unconverged outside the replay stage")
             continue
         try:
             a, c = b.arrays[r.key_a], b.arrays[r.key_b]

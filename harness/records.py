@@ -8,7 +8,11 @@ Statuses:
   not_scored       an earlier stage of this pair disagreed (``reason`` names it)
   not_provided     the engine has no API of its own for the quantity (``reason``)
   error            the engine raised while computing it (``reason`` has the message)
-Only ``passed`` and ``failed`` rows carry numbers; ``passed`` is null otherwise.
+  unconverged      replay (stage 5) only: the comparison was made, but the run it was
+                   computed from moved by more than the refinement gate when its step was
+                   halved (or its tolerance tightened): neither passed nor failed
+Only ``passed``, ``failed`` and ``unconverged`` rows carry numbers; ``passed`` is null
+unless the status is passed or failed.
 """
 from __future__ import annotations
 
@@ -18,8 +22,8 @@ import numpy as np
 
 from harness.tolerances import Tolerance
 
-STATUSES = ("passed", "failed", "not_scored", "not_provided", "error")
-STAGES = ("model_identity", "kinematics", "dynamics")
+STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged")
+STAGES = ("model_identity", "kinematics", "dynamics", "replay")
 
 
 @dataclass

@@ -10,16 +10,19 @@ not-provided and not-scored rows with their reasons; provenance.
 from __future__ import annotations
 
 import io
+import json
 import re
 import itertools
 from collections import OrderedDict
+
+from pathlib import Path
 
 import jinja2
 import numpy as np
 
 from harness.records import STAGES
 
-VERDICT_ORDER = ("error", "failed", "not_scored", "passed", "not_provided")
+VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "not_provided")
 
 
 def _cell(records):
@@ -110,6 +113,28 @@ def stage_plot(records, stage, fixtures) -> str:
     return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # RDF boilerplate
 
 
+def svg_figure(draw, figsize) -> str:
+    """Inline SVG of a matplotlib figure drawn by ``draw(fig)`` (same serialisation as
+    stage_plot: deterministic hash salt, no metadata)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "harness"
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=figsize)
+    try:
+        draw(fig)
+        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.88, wspace=0.28)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    finally:
+        plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+
+
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness", "templates"),
                           autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
                           undefined=jinja2.StrictUndefined)
@@ -122,7 +147,12 @@ def _fmt(x):
 _ENV.filters["sci"] = _fmt
 
 
-def render(manifest: dict, records: list, title: str = "Engine parity report") -> str:
+def render(manifest: dict, records: list, title: str = "Engine parity report",
+           arrays: dict | None = None, timings: dict | None = None) -> str:
+    """HTML of a bundle; ``arrays`` (the bundle's) feed the replay section's plots,
+    ``timings`` (timings.json: wall times, not evidence) its speed–accuracy plot."""
+    diagnosis = _diagnosis_context(records, arrays)
+    records = [r for r in records if r.stage != "diagnosis"]  # explanatory: own section
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
     cols, rows = ladder(records, fixtures, engines)
@@ -131,23 +161,60 @@ def render(manifest: dict, records: list, title: str = "Engine parity report") -
     # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
     # they are listed prominently but do not by themselves fail the verdict.
     qualified = (counts["failed"] == 0 and counts["error"] == 0 and counts["not_scored"] == 0
-                 and len(scored) > 0)
+                 and counts["unconverged"] == 0 and len(scored) > 0)
     rels = [r.max_rel for r in scored if r.max_rel is not None]
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]
         if recs:
-            by_stage.append({"name": st, "plot": stage_plot(records, st, fixtures),
+            by_stage.append({"name": st, "plot": "" if st == "replay" else
+                             stage_plot(records, st, fixtures),
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
     html = _ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=counts,
         qualified=qualified, worst=max(rels) if rels else None, n_scored=len(scored),
-        stages=by_stage, fixtures=manifest["fixtures"],
+        stages=by_stage, fixtures=manifest["fixtures"], replay=_replay_context(
+            manifest, records, arrays, timings), diagnosis=diagnosis,
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
-               "not_provided": "n/a", "error": "ERROR"})
+               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged"})
     return html
 
 
+def _replay_context(manifest, records, arrays, timings=None):
+    if not manifest.get("replay") or arrays is None:
+        return []
+    from harness.replay import report_context
+
+    return report_context(manifest, records, arrays, timings)
+
+
+def _diagnosis_context(records, arrays):
+    """'Why the engines disagree' (harness/diagnose.py), computed from the bundle's records
+    and arrays; [] when the bundle has no diagnosis."""
+    if arrays is None or not any(k.startswith("diag/") for k in arrays):
+        return []
+    from harness import diagnose
+
+    firsts = diagnose.first_differing(records, arrays)
+    out = []
+    for s in diagnose.summarise(records, arrays):
+        s = dict(s)
+        s["first"] = [{"quantity": r.quantity, "pair": f"{r.engine_a}~{r.engine_b}",
+                       "element": label, "max_rel": r.max_rel}
+                      for r, label in firsts if r.fixture == s["fixture"]]
+        s["records"] = sorted((r for r in records if r.stage == "diagnosis"
+                               and r.fixture == s["fixture"]), key=lambda r: r.id)
+        out.append(s)
+    return out
+
+
 def render_bundle(bundle) -> str:
-    return render(bundle.manifest, bundle.records)
+    timings = None
+    tpath = getattr(bundle, "path", None)
+    if tpath is not None and (Path(tpath) / "timings.json").is_file():
+        try:  # wall times of the replay runs: informational, never evidence
+            timings = json.loads((Path(tpath) / "timings.json").read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            timings = None
+    return render(bundle.manifest, bundle.records, arrays=bundle.arrays, timings=timings)

@@ -4,7 +4,25 @@
 * group_inertia (n_joints, 10): per joint, the rigid group it carries at neutral:
   [m kg, c_W m (3), I_W kg·m² about c (xx yy zz xy xz yz)]; labelled by joint name.
 * mass_matrix_neutral (1, nv, nv): M at the engine's own neutral configuration.
-Both inertial quantities are also compared with the values declared by the FixtureSpec.
+
+Read-back, element by element (``adapter.readback()``: the compiled model as the engine
+holds it, at the canonical neutral q, world axes), each labelled by its body or joint so
+that a failed record names the element (its first differing element is named by
+harness/diagnose.py ``first_differing``):
+
+* body_inertia (n_bodies, 10): dynamic parameters [m, m·(c − o) (3), I_o (6)] of every
+  body as the engine keeps it, world axes, about the body frame's origin o (a body an
+  engine fused into another one is NaN: missing); 0 for massless bodies.
+* joint_axis (n_joints, 3): axis in world axes (0 for the free root).
+* joint_placement (n_joints, 12): [p_WJ m (3), R_WJ (9, row-major)] of the joint frame.
+* joint_limits (n_joints, 3): [bounded 0/1, lower, upper] (0, 0 when unbounded; the
+  harness reads lower ≥ upper as unbounded, like its URDF importer and MuJoCo).
+* joint_damping, joint_friction (n_joints, 1): the viscous [N·m·s/rad | N·s/m] and
+  Coulomb [N·m | N] coefficients the engine *applies* in its dynamics (held but ignored
+  counts as 0); joint_armature (n_joints, 1) [kg·m² | kg].
+
+All of them are also compared with the values declared by the FixtureSpec (and, for an
+as-is model, by the user's file: friction).
 """
 from __future__ import annotations
 
@@ -33,10 +51,115 @@ def _declared_total(model):
     return np.array([[model.declared_total_mass()]])
 
 
+# ----- read-back ----------------------------------------------------------------------
+def compared_bodies(model) -> list:
+    """Bodies compared one by one, depth-first from the root (so the first differing row
+    is the one nearest the root): every spec body but the stand-in for the world."""
+    from fixtures.import_common import WORLD_BODY
+
+    spec, out = model.spec, []
+
+    def walk(b):
+        out.append(b)
+        for j in spec.children(b):
+            walk(j.child)
+
+    walk(spec.root)
+    return [b for b in out if b != WORLD_BODY]
+
+
+def readback(adapter) -> dict:
+    """adapter.readback(), computed once per adapter (the compiled model does not change)."""
+    rb = getattr(adapter, "_readback_cache", None)
+    if rb is None:
+        rb = adapter.readback()
+        adapter._readback_cache = rb
+    return rb
+
+
+def declared_readback(model) -> dict:
+    """The read-back the declared model implies (same format as adapter.readback())."""
+    spec, poses = model.spec, model.body_poses_at_neutral()
+    friction = dict(getattr(model, "declared_friction", ()) or ())
+    bodies = {}
+    for b in spec.bodies:
+        p, R = poses[b.name]
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = R, p
+        bodies[b.name] = {"mass": b.mass, "com_W": p + R @ np.array(b.com),
+                          "I_W": R @ b.inertia_matrix @ R.T, "X_WB": X}
+    joints = {}
+    for s in model.layout.slots:
+        if s.type == "free":
+            X, axis = bodies[spec.root]["X_WB"], np.zeros(3)
+        else:
+            j = next(j for j in spec.joints if j.name == s.name)
+            X = bodies[j.child]["X_WB"]
+            axis = X[:3, :3] @ np.array(j.axis)
+        fr = float(friction.get(s.name, 0.0))
+        joints[s.name] = {"type": s.type, "axis_W": axis, "X_WJ": X, "lower": s.lower,
+                          "upper": s.upper, "limit_enforced": False, "damping": s.damping,
+                          "damping_applied": s.damping, "friction": fr,
+                          "friction_applied": fr, "armature": s.armature}
+    return {"engine": "declared", "bodies": bodies, "joints": joints,
+            "couplings": dict((f, l) for f, l, *_ in getattr(model, "mimic", ()) or ())}
+
+
+def body_row(b: dict) -> np.ndarray:
+    """(10,) dynamic parameters of one body, world axes, about the body frame's origin o:
+    [m, m (c − o) (3), I_o (6: xx yy zz xy xz yz)] with I_o = I_c + m (|d|² 1 − d dᵀ),
+    d = c − o. The dynamics are linear in these numbers, so they weigh a com error by the
+    mass it moves (a 1e-6 kg placeholder link's com is not amplified by 1/m)."""
+    m = float(b["mass"])
+    if not m > 0:
+        return np.zeros(10)
+    dv = np.asarray(b["com_W"], dtype=float) - np.asarray(b["X_WB"])[:3, 3]
+    I = np.asarray(b["I_W"]) + m * (dv @ dv * np.eye(3) - np.outer(dv, dv))
+    return np.array([m, *(m * dv), I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])
+
+
+def _limits(j):
+    return np.array([1.0, j["lower"], j["upper"]]) if j["lower"] is not None else np.zeros(3)
+
+
+JOINT_FIELDS = {  # quantity -> (width, row of one read-back joint)
+    "joint_axis": (3, lambda j: np.asarray(j["axis_W"], dtype=float)),
+    "joint_placement": (12, lambda j: np.concatenate([np.asarray(j["X_WJ"])[:3, 3],
+                                                      np.asarray(j["X_WJ"])[:3, :3].ravel()])),
+    "joint_limits": (3, _limits),
+    "joint_damping": (1, lambda j: np.array([j["damping_applied"]])),
+    "joint_friction": (1, lambda j: np.array([j["friction_applied"]])),
+    "joint_armature": (1, lambda j: np.array([j["armature"]])),
+}
+
+
+def body_rows(rb: dict, names) -> np.ndarray:
+    return np.stack([body_row(rb["bodies"][n]) if n in rb["bodies"] else np.full(10, np.nan)
+                     for n in names])
+
+
+def joint_rows(rb: dict, names, quantity: str) -> np.ndarray:
+    width, fn = JOINT_FIELDS[quantity]
+    return np.stack([fn(rb["joints"][n]) if n in rb["joints"] else np.full(width, np.nan)
+                     for n in names])
+
+
+def _joint_quantity(qname):
+    return Quantity(qname,
+                    lambda a, i: joint_rows(readback(a), a.layout.joint_names, qname),
+                    lambda m, i: list(m.layout.joint_names),
+                    lambda m: joint_rows(declared_readback(m), m.layout.joint_names, qname),
+                    "readback")
+
+
 STAGE = (NAME, (
     Quantity("total_mass", _total, lambda m, i: ["model"], _declared_total, "group_inertias"),
     Quantity("group_inertia", _groups, lambda m, i: list(m.layout.joint_names),
              _declared_groups, "group_inertias"),
     Quantity("mass_matrix_neutral", lambda a, i: a.mass_matrix(a.neutral())[None],
              lambda m, i: ["neutral"], None, "mass_matrix"),
+    Quantity("body_inertia", lambda a, i: body_rows(readback(a), compared_bodies(a.model)),
+             lambda m, i: compared_bodies(m),
+             lambda m: body_rows(declared_readback(m), compared_bodies(m)), "readback"),
+    *(_joint_quantity(q) for q in JOINT_FIELDS),
 ))

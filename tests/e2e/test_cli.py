@@ -175,3 +175,26 @@ def test_non_physical_inertia_is_refused_then_repaired_on_request(tmp_path):
     proc = run_cli("parity", "--urdf", go1, "--floating", "--repair-inertia", "--samples", "3",
                    "--out", tmp_path / "b", "--quiet")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_qualify_junit_has_one_case_per_record_and_fails_what_did_not_pass(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    out, junit = tmp_path / "q", tmp_path / "j.xml"
+    proc = run_cli("qualify", "--out", out, "--quiet", "--coarse-replay", "--junit", junit)
+    assert proc.returncode == 1  # the coarse replay is unconverged
+    rows = json.loads((out / "records.json").read_text())
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert set(cases) == {r["id"] for r in rows}
+    for r in rows:
+        kids = [k.tag for k in cases[r["id"]]]
+        if r["status"] == "passed":
+            assert kids == []
+        elif r["status"] == "not_provided":
+            assert kids == ["skipped"]
+        else:
+            assert kids in (["failure"], ["error"]), (r["id"], r["status"])
+    assert any(r["status"] == "unconverged" for r in rows)
+    assert int(root.get("failures")) == sum(r["status"] in ("failed", "not_scored",
+                                                             "unconverged") for r in rows)

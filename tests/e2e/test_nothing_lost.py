@@ -21,7 +21,7 @@ def test_sigkill_while_writing_keeps_the_old_bundle(tmp_path):
     assert first.returncode == 0, first.stderr
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     killed_during_write = 0
-    for attempt in range(6):
+    for attempt in range(4):
         proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "qualify", "--out",
                                  str(out), "--quiet", "--seed", str(attempt + 1)],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -40,7 +40,7 @@ def test_sigkill_while_writing_keeps_the_old_bundle(tmp_path):
         assert now == before or json.loads(now["manifest.json"])["seed"] == attempt + 1
         assert evidence.verify(out) == []
         before = now
-    assert killed_during_write >= 3, "the kill never landed inside the write"
+    assert killed_during_write >= 2, "the kill never landed inside the write"
     # a later write cleans the dead writers' temporary folders
     assert run_cli("qualify", "--out", out, "--quiet").returncode == 0
     assert [p.name for p in tmp_path.iterdir()] == ["bundle"]

@@ -131,3 +131,11 @@ def test_unavailable_engine_is_reported_and_fails_unless_allowed(monkeypatch, tm
     m = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert "drake" in m["unavailable_engines"] and "drake" not in m["engines"]
     assert "Unavailable engines" in (tmp_path / "b" / "index.html").read_text()
+
+
+def test_model_where_nothing_moves_is_bad_input():
+    spec = FixtureSpec(name="static", bodies=(Body("a", 1.0, (0, 0, 0), (0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1)),),
+                       joints=())
+    with pytest.raises(BadInput, match="nothing moves"):
+        spec.validate()
+    dataclasses.replace(spec, floating=True).validate()  # a free-flying body is fine

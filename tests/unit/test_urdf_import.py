@@ -301,12 +301,12 @@ def test_document_order_is_kept(tmp_path):
 
 
 def test_robot_name_is_sanitised_but_link_names_are_not(tmp_path):
-    spec = load_urdf(_write(tmp_path, _urdf(_link("a"), name="my robot/v2")))
+    spec = load_urdf(_write(tmp_path, _urdf(_link("a"), name="my robot/v2")), floating=True)
     assert spec.name == "my_robot_v2"
     # any text is a valid name (namespaces, unicode, even markup: reports escape it) ...
     for name in ("ns/link", "ns link", "<b>é</b>"):
         from xml.sax.saxutils import escape
-        spec = load_urdf(_write(tmp_path, _urdf(_link(escape(name))), "ok.urdf"))
+        spec = load_urdf(_write(tmp_path, _urdf(_link(escape(name))), "ok.urdf"), floating=True)
         assert spec.bodies[0].name == name
     # ... except control characters and surrounding whitespace
     with pytest.raises(BadInput, match="not allowed"):
