@@ -162,7 +162,10 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # they are listed prominently but do not by themselves fail the verdict.
     qualified = (counts["failed"] == 0 and counts["error"] == 0 and counts["not_scored"] == 0
                  and counts["unconverged"] == 0 and len(scored) > 0)
-    rels = [r.max_rel for r in scored if r.max_rel is not None]
+    # the headline number is the engine-vs-engine parity of stages 0-2; replay rows have
+    # their own summary (absolute trajectory errors, energy residuals against zero)
+    rels = [r.max_rel for r in scored if r.max_rel is not None
+            and r.stage not in ("replay", "diagnosis")]
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]
