@@ -366,12 +366,24 @@ def cmd_report(args) -> int:
     from harness import evidence, report
 
     b = evidence.read_bundle(args.bundle)
-    html = report.render_bundle(b)
+    changes = None
+    if args.baseline:
+        from harness import baseline
+
+        changes = baseline.diff(b, evidence.read_bundle(args.baseline), str(args.baseline))
+    html = report.render_bundle(b, baseline=changes)
     target = Path(args.out) if args.out else Path(args.bundle) / "index.html"
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     tmp.write_text(html)
     os.replace(tmp, target)
     print(f"report: {target}")
+    if changes is not None:
+        print(f"since {args.baseline}: {len(changes.regressions)} new failures, "
+              f"{len(changes.still_failing)} still failing, {len(changes.fixed)} fixed, "
+              f"{len(changes.grown)} with grown error, {len(changes.added)} added, "
+              f"{len(changes.removed)} removed")
+        for c in changes.regressions:
+            print(f"  NEW FAILURE {c.id}: {c.old} -> {c.new}")
     return 0
 
 
@@ -479,6 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="render a bundle's HTML report")
     r.add_argument("bundle")
     r.add_argument("--out", help="HTML file to write (default BUNDLE/index.html)")
+    r.add_argument("--baseline", metavar="OLD",
+                   help="an older bundle: show what changed (new failures first)")
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
     v.add_argument("bundle")
     return p

@@ -148,7 +148,7 @@ _ENV.filters["sci"] = _fmt
 
 
 def render(manifest: dict, records: list, title: str = "Engine parity report",
-           arrays: dict | None = None, timings: dict | None = None) -> str:
+           arrays: dict | None = None, timings: dict | None = None, baseline=None) -> str:
     """HTML of a bundle; ``arrays`` (the bundle's) feed the replay section's plots,
     ``timings`` (timings.json: wall times, not evidence) its speed–accuracy plot."""
     diagnosis = _diagnosis_context(records, arrays)
@@ -178,10 +178,23 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
         title=title, manifest=manifest, cols=cols, rows=rows, counts=counts,
         qualified=qualified, worst=max(rels) if rels else None, n_scored=len(scored),
         stages=by_stage, fixtures=manifest["fixtures"], replay=_replay_context(
-            manifest, records, arrays, timings), diagnosis=diagnosis,
+            manifest, records, arrays, timings), diagnosis=diagnosis, baseline=baseline,
+        growth=_baseline_growth(), floor=_baseline_floor(),
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged"})
     return html
+
+
+def _baseline_growth():
+    from harness.baseline import GROWTH
+
+    return GROWTH
+
+
+def _baseline_floor():
+    from harness.baseline import FLOOR
+
+    return FLOOR
 
 
 def _replay_context(manifest, records, arrays, timings=None):
@@ -212,7 +225,7 @@ def _diagnosis_context(records, arrays):
     return out
 
 
-def render_bundle(bundle) -> str:
+def render_bundle(bundle, baseline=None) -> str:
     timings = None
     tpath = getattr(bundle, "path", None)
     if tpath is not None and (Path(tpath) / "timings.json").is_file():
@@ -220,4 +233,5 @@ def render_bundle(bundle) -> str:
             timings = json.loads((Path(tpath) / "timings.json").read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             timings = None
-    return render(bundle.manifest, bundle.records, arrays=bundle.arrays, timings=timings)
+    return render(bundle.manifest, bundle.records, arrays=bundle.arrays, timings=timings,
+                  baseline=baseline)

@@ -135,3 +135,57 @@ def test_cli_fuzzed_urdf_gives_exit_2_and_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert rc == 2 and err.count("\n") == 1 and str(p) in err, err
         assert not (tmp_path / "o").exists()
+
+
+@pytest.fixture(scope="module")
+def candidate_files(tmp_path_factory):
+    """A valid candidate (manifest + arrays) written by `harness synth`."""
+    from tests.conftest import run_cli
+
+    d = tmp_path_factory.mktemp("cand")
+    proc = run_cli("synth", "chain7", "--out", d / "c.json", "--duration", "0.2")
+    assert proc.returncode == 0, proc.stderr
+    return d / "c.json"
+
+
+@FUZZ
+@given(which=st.sampled_from(["json", "npz"]),
+       how=st.sampled_from(["truncate", "flip", "random", "json-edit"]),
+       pos=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64))
+def test_candidate_loader_fuzz(tmp_path, candidate_files, capsys, which, how, pos, junk):
+    from harness import candidate as cd
+
+    d = tmp_path / "c"
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir()
+    for suffix in (".json", ".npz"):
+        shutil.copy(candidate_files.with_suffix(suffix), d / f"c{suffix}")
+    f = d / f"c.{which}"
+    data = f.read_bytes()
+    k = int(pos * (len(data) - 1))
+    if how == "truncate":
+        data = data[:k]
+    elif how == "flip":
+        data = data[:k] + bytes([data[k] ^ (junk[0] | 1)]) + data[k + 1:]
+    elif how == "random":
+        data = junk
+    elif which == "json":
+        obj = json.loads(data)
+        key = sorted(obj)[int(pos * (len(obj) - 1))]
+        obj[key] = [None, "x", 1e308, -1, {"a": 1}, ["<script>"], True][junk[0] % 7]
+        data = json.dumps(obj).encode()
+    else:
+        buf = io.BytesIO()
+        np.savez(buf, q0=np.array([object()], dtype=object))
+        data = buf.getvalue()
+    f.write_bytes(data)
+    try:
+        cand = cd.load(d / "c.json")
+    except BadInput as e:
+        msg = str(e)
+        assert "\n" not in msg and str(d) in msg, msg
+        return
+    # a damage that still loads must leave a candidate whose arrays are all finite
+    for a in (cand.q0, cand.v0, cand.t, cand.tau):
+        assert np.all(np.isfinite(a))
