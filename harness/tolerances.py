@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.4"
+TABLE_VERSION = "2026.12.5"
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,23 @@ TABLE: dict = {
         "window: at 1e-3 (m, rad, m/s, rad/s) the linearisation behind exponential growth "
         "no longer holds and the error saturates at the size of the motion."),
 }
+
+
+# Model import (fixtures/urdf_import.py, fixtures/mjcf_import.py), checked by unit tests.
+TABLE.update({
+    ("import", "roundtrip"): Tolerance(1e-15, 0.0, "Spec → URDF → spec: numbers are "
+        "written with repr and read back exactly; 1e-15 [SI] only absorbs the rpy ↔ matrix "
+        "conversion of rotated frames."),
+    ("import", "rotated_inertia"): Tolerance(1e-17, 0.0, "An <inertial> rpy rotates the "
+        "tensor (R I Rᵀ): one 3x3 product of ~0.01 kg·m² entries, round-off ~1e-18."),
+    ("import", "axis"): Tolerance(1e-16, 0.0, "A non-unit URDF axis is normalised: one "
+        "division, round-off ~1e-17."),
+    ("import", "group_inertia_urdf"): Tolerance(1e-14, 0.0, "declared_group_inertias of "
+        "a spec read back from its own URDF: parallel-axis sums of exact inputs."),
+    ("import", "group_inertia_mjcf"): Tolerance(1e-12, 0.0, "A spec read back from MuJoCo's "
+        "compiled model: MuJoCo stores principal moments + frame (eigen-decomposition) and "
+        "body quaternions, ~1e-13 on the catalog."),
+})
 
 
 def lookup(stage: str, quantity: str) -> Tolerance:

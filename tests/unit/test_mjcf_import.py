@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.tolerances import lookup
+
 from fixtures import catalog
 from fixtures.export import to_mjcf
 from fixtures.import_common import WORLD_BODY
@@ -22,7 +24,7 @@ from tests.unit.test_urdf_import import _four_engine_parity
 
 # MuJoCo stores inertias as principal moments + a quaternion (an eigen-decomposition) and
 # poses as quaternions: reading them back costs a few ulps of the largest entry.
-GROUP_INERTIA_ATOL = 1e-12     # declared_group_inertias entries [kg, m, kg·m²]
+GROUP_INERTIA_ATOL = lookup("import", "group_inertia_mjcf").atol  # [kg, m, kg·m²]
 POSE_ATOL = 1e-14              # positions [m] and rotation-matrix entries
 
 

@@ -11,6 +11,8 @@ import os
 import numpy as np
 import pytest
 
+from harness.tolerances import lookup
+
 from engines.crocoddyl import CrocoddylAdapter
 from engines.drake import DrakeAdapter
 from engines.mujoco import MujocoAdapter
@@ -26,8 +28,8 @@ from tests.conftest import assert_close
 
 # Round trip through our own URDF export: numbers are written with repr, so they must
 # come back to the last bit or within a few ulps (rotation of inertias, axis norm).
-ROUNDTRIP_ATOL = 1e-15          # body/joint fields [SI]
-GROUP_INERTIA_ATOL = 1e-14      # declared_group_inertias entries [kg, m, kg·m²]
+ROUNDTRIP_ATOL = lookup("import", "roundtrip").atol          # body/joint fields [SI]
+GROUP_INERTIA_ATOL = lookup("import", "group_inertia_urdf").atol  # [kg, m, kg·m²]
 
 
 def _write(tmp_path, text, name="robot.urdf", mode="w"):
@@ -196,7 +198,8 @@ def test_inertial_rpy_rotates_the_inertia_into_the_link_frame(tmp_path):
                  _joint("j", "a", "b"))
     spec = load_urdf(_write(tmp_path, text))
     R = rpy_to_matrix(rpy)
-    np.testing.assert_allclose(spec.body("b").inertia_matrix, R @ I @ R.T, rtol=0, atol=1e-17)
+    np.testing.assert_allclose(spec.body("b").inertia_matrix, R @ I @ R.T, rtol=0,
+                               atol=lookup("import", "rotated_inertia").atol)
     assert spec.body("b").com == (0.1, 0.2, 0.3)
     _four_engine_parity(PreparedModel(spec, "synthetic"))
 
@@ -207,7 +210,8 @@ def test_axis_default_and_normalisation(tmp_path):
     spec = load_urdf(_write(tmp_path, text))
     j = {j.name: j for j in spec.joints}
     assert j["j1"].axis == (1.0, 0.0, 0.0)
-    np.testing.assert_allclose(j["j2"].axis, (0.0, 0.6, 0.8), rtol=0, atol=1e-16)
+    np.testing.assert_allclose(j["j2"].axis, (0.0, 0.6, 0.8), rtol=0,
+                               atol=lookup("import", "axis").atol)
 
 
 def test_limits_and_joint_types(tmp_path):
