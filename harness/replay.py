@@ -584,9 +584,12 @@ def refine_native(settings: dict) -> dict:
 
 
 def _stub(case, fx, run, quantity, who, key_a, key_b, a=None, b=None):
+    """What to compute (ids and array keys); recompute_record makes the record itself.
+    Its placeholder status is "error", so a stub that escaped would fail, never pass."""
     return Record(id=_rid(case, fx, run, quantity, who), stage=STAGE, fixture=fx,
-                  quantity=quantity, engine_a=a or who, engine_b=b or "", status="passed",
-                  key_a=key_a, key_b=key_b, key_labels=_key(case, "labels"))
+                  quantity=quantity, engine_a=a or who, engine_b=b or "", status="error",
+                  reason="not computed", key_a=key_a, key_b=key_b,
+                  key_labels=_key(case, "labels"))
 
 
 # ----- convergence sweeps ---------------------------------------------------------------------
