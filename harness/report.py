@@ -26,13 +26,16 @@ VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "not_
 
 
 def _cell(records):
-    """Verdict and worst error for the records of one ladder cell."""
+    """Verdict and worst error for the records of one ladder cell. The worst error is
+    taken over the pair's own comparisons only; single-engine rows (not provided,
+    errors, replay refinement and energy balance) contribute their verdict, not their
+    number (an energy residual compared with 0 has relative error 1 by construction)."""
     statuses = {r.status for r in records}
     for s in VERDICT_ORDER:
         if s in statuses:
             verdict = s
             break
-    rels = [r.max_rel for r in records if r.max_rel is not None]
+    rels = [r.max_rel for r in records if r.max_rel is not None and r.engine_b != ""]
     worst = max(rels) if rels else None
     return {"verdict": verdict, "worst": worst, "n": len(records),
             "reasons": sorted({r.reason for r in records if r.reason})[:3]}
@@ -233,5 +236,10 @@ def render_bundle(bundle, baseline=None) -> str:
             timings = json.loads((Path(tpath) / "timings.json").read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             timings = None
-    return render(bundle.manifest, bundle.records, arrays=bundle.arrays, timings=timings,
-                  baseline=baseline)
+    cmd = bundle.manifest["command_line"]
+    title = "Engine parity report"
+    if len(cmd) > 1 and cmd[1] == "qualify":
+        prof = cmd[cmd.index("--profile") + 1] if "--profile" in cmd[:-1] else "ci"
+        title = f"Qualification ({prof} profile)"
+    return render(bundle.manifest, bundle.records, title=title, arrays=bundle.arrays,
+                  timings=timings, baseline=baseline)
