@@ -396,6 +396,33 @@ class MujocoAdapter(AdapterBase):
             return np.concatenate([d.xpos[i], d.xmat[i]])
         return np.concatenate([d.site_xpos[i], d.site_xmat[i]])
 
+    def frame_poses(self, q, frames):
+        """(k, 12): one mj_kinematics for all k frames."""
+        ids = [self._frame(f) for f in frames]
+        self._set_qpos(q)
+        mujoco.mj_kinematics(self._m, self._d)
+        d, out = self._d, np.empty((len(frames), 12))
+        for n, (kind, i) in enumerate(ids):
+            if kind == "body":
+                out[n, :3], out[n, 3:] = d.xpos[i], d.xmat[i]
+            else:
+                out[n, :3], out[n, 3:] = d.site_xpos[i], d.site_xmat[i]
+        return out
+
+    def frame_jacobians(self, q, frames):
+        """(k, 6, nv): one mj_kinematics + mj_comPos, then mj_jacBody/mj_jacSite."""
+        ids = [self._frame(f) for f in frames]
+        m, d = self._m, self._d
+        self._set_qpos(q)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        R, out = self._T(q), np.empty((len(frames), 6, self.nv))
+        for n, (kind, i) in enumerate(ids):
+            (mujoco.mj_jacBody if kind == "body" else mujoco.mj_jacSite)(
+                m, d, self._jacp, self._jacr, i)
+            out[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), R)
+        return out
+
     def frame_jacobian(self, q, frame):
         kind, i = self._frame(frame)
         m, d = self._m, self._d

@@ -312,6 +312,26 @@ class PinocchioAdapter(AdapterBase):
         X = self._d.oMf[self._fid(frame)]
         return np.concatenate([X.translation, X.rotation.reshape(-1)])
 
+    def frame_poses(self, q, frames):
+        """(k, 12): one framesForwardKinematics for all k frames."""
+        pin.framesForwardKinematics(self._m, self._d, self._q(q))
+        out = np.empty((len(frames), 12))
+        for i, f in enumerate(frames):
+            X = self._d.oMf[self._fid(f)]
+            out[i, :3], out[i, 3:] = X.translation, X.rotation.reshape(-1)
+        return out
+
+    def frame_jacobians(self, q, frames):
+        """(k, 6, nv): computeJointJacobians once, then getFrameJacobian per frame."""
+        pin.computeJointJacobians(self._m, self._d, self._q(q))
+        pin.updateFramePlacements(self._m, self._d)
+        out = np.empty((len(frames), 6, self.nv))
+        for i, f in enumerate(frames):
+            J = pin.getFrameJacobian(self._m, self._d, self._fid(f),
+                                     pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
+            out[i] = J if self._identity else J[:, self._vidx]
+        return out
+
     def frame_jacobian(self, q, frame):
         J = pin.computeFrameJacobian(self._m, self._d, self._q(q), self._fid(frame),
                                      pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)  # eigenpy

@@ -47,6 +47,17 @@ def assert_close(a, b, stage: str, quantity: str, what: str = ""):
                 f"atol {tol.atol} rtol {tol.rtol} ({stage}/{quantity})")
 
 
+def assert_bad_input(load, path: str, expected: str):
+    """load(path) raises BadInput naming ``path``, on one line, with ``expected`` in it."""
+    from harness.errors import BadInput
+
+    with pytest.raises(BadInput) as e:
+        load(path)
+    assert e.value.where == path and str(e.value).startswith(path + ": ")
+    assert expected in e.value.problem, e.value.problem
+    assert "\n" not in str(e.value)
+
+
 def run_cli(*args, cwd=None, timeout=600):
     """Run the installed CLI in a subprocess; returns CompletedProcess."""
     return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, args)],

@@ -209,3 +209,19 @@ def test_damping_enters_as_minus_D_v(engine, fixture):
         lhs = a.inverse_dynamics(q, v, acc) - a.inverse_dynamics(q, z, acc)
         rhs = (ref.bias_forces(q, v) - ref.bias_forces(q, z)) + D * v
         assert_close(lhs, rhs, "conformance", "roundtrip", f"{engine} damping")
+
+
+@pytest.mark.parametrize("engine,fixture", CASES, ids=IDS)
+def test_batched_frame_calls_equal_single_calls(engine, fixture):
+    """frame_poses / frame_jacobians (kinematics once per state) give exactly what one
+    call per frame gives."""
+    a = adapter(engine, fixture)
+    frames = prepare_fixture(fixture).frames
+    for q, *_ in _states(a, 2):
+        if "frame_pose" in a.provides:
+            single = np.stack([a.frame_pose(q, f) for f in frames])
+            assert np.array_equal(a.frame_poses(q, frames), single)
+        if "frame_jacobian" in a.provides:
+            single = np.stack([a.frame_jacobian(q, f) for f in frames])
+            assert_close(a.frame_jacobians(q, frames), single, "kinematics",
+                         "frame_jacobian", f"{engine} batched Jacobians")

@@ -76,6 +76,19 @@ def test_mjcf_loader_fuzz(tmp_path, text):
     _check_loader(load_mjcf, tmp_path, text, ".xml")
 
 
+def _damage(data: bytes, how: str, pos: float, junk: bytes):
+    """Byte-level damage: truncate at pos, flip the byte at pos, or replace with junk.
+    None for how == "json-edit" (the caller edits the document itself)."""
+    k = int(pos * (len(data) - 1))
+    if how == "truncate":
+        return data[:k]
+    if how == "flip":
+        return data[:k] + bytes([data[k] ^ (junk[0] | 1)]) + data[k + 1:]
+    if how == "random":
+        return junk
+    return None
+
+
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
     res = runner.run([prepare_fixture("double_pendulum")], ["pinocchio", "drake"], samples=2)
@@ -94,17 +107,13 @@ def test_bundle_reader_and_verify_fuzz(tmp_path, pristine, capsys, which, how, p
         shutil.rmtree(b)
     shutil.copytree(pristine, b)
     f = b / which
-    data = f.read_bytes()
-    k = int(pos * (len(data) - 1))
-    if how == "truncate":
-        data = data[:k]
-    elif how == "flip":
-        data = data[:k] + bytes([data[k] ^ (junk[0] | 1)]) + data[k + 1:]
-    elif how == "random":
-        data = junk
+    original = f.read_bytes()
+    data = _damage(original, how, pos, junk)
+    if data is not None:
+        pass
     elif which != "arrays.npz":
         try:
-            obj = json.loads(data)
+            obj = json.loads(original)
             target = obj[0] if isinstance(obj, list) else obj
             key = sorted(target)[int(pos * (len(target) - 1))]
             target[key] = [None, "x", 1e308, -1, {"a": 1}, "<script>"][junk[0] % 6]
@@ -162,16 +171,12 @@ def test_candidate_loader_fuzz(tmp_path, candidate_files, capsys, which, how, po
     for suffix in (".json", ".npz"):
         shutil.copy(candidate_files.with_suffix(suffix), d / f"c{suffix}")
     f = d / f"c.{which}"
-    data = f.read_bytes()
-    k = int(pos * (len(data) - 1))
-    if how == "truncate":
-        data = data[:k]
-    elif how == "flip":
-        data = data[:k] + bytes([data[k] ^ (junk[0] | 1)]) + data[k + 1:]
-    elif how == "random":
-        data = junk
+    original = f.read_bytes()
+    data = _damage(original, how, pos, junk)
+    if data is not None:
+        pass
     elif which == "json":
-        obj = json.loads(data)
+        obj = json.loads(original)
         key = sorted(obj)[int(pos * (len(obj) - 1))]
         obj[key] = [None, "x", 1e308, -1, {"a": 1}, ["<script>"], True][junk[0] % 7]
         data = json.dumps(obj).encode()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.conftest import assert_bad_input
+
 from harness.tolerances import lookup
 
 from fixtures import catalog
@@ -234,11 +236,7 @@ BAD = {
 def test_bad_mjcf_names_the_file_and_the_problem(tmp_path, case):
     text, expected = BAD[case]
     path = _write(tmp_path, text, f"{case}.xml")
-    with pytest.raises(BadInput) as e:
-        load_mjcf(path)
-    assert e.value.where == path and str(e.value).startswith(path + ": ")
-    assert expected in e.value.problem, e.value.problem
-    assert "\n" not in str(e.value)
+    assert_bad_input(load_mjcf, path, expected)
 
 
 def test_missing_mjcf_file(tmp_path):

@@ -11,6 +11,8 @@ import os
 import numpy as np
 import pytest
 
+from tests.conftest import assert_bad_input
+
 from harness.tolerances import lookup
 
 from engines.crocoddyl import CrocoddylAdapter
@@ -393,11 +395,7 @@ BAD_TEXTS = {
 def test_bad_input_names_the_file_and_the_problem(tmp_path, case):
     text, expected = BAD_TEXTS[case]
     path = _write(tmp_path, text, f"{case}.urdf")
-    with pytest.raises(BadInput) as e:
-        load_urdf(path)
-    assert e.value.where == path and str(e.value).startswith(path + ": ")
-    assert expected in e.value.problem, e.value.problem
-    assert "\n" not in str(e.value)
+    assert_bad_input(load_urdf, path, expected)
 
 
 def test_missing_file_directory_and_random_bytes(tmp_path):
