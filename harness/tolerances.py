@@ -172,6 +172,22 @@ TABLE.update({
 })
 
 
+# Capture ingestion (harness/capture/): thresholds, atol in the unit named; rtol unused.
+TABLE.update({
+    ("capture", "max_marker_speed"): Tolerance(150.0, 0.0, "m/s between two valid samples "
+        "of one marker. The fastest thing in a golf capture is the club head (≈ 50 m/s in "
+        "the bundled driver swing; long-drive records ≈ 65 m/s); 150 m/s is over twice "
+        "that, so a marker exceeding it has jumped (a ghost or a label swap: Marker_0 of "
+        "the bundled file moves metres between frames, 1360 m/s) and is rejected whole — "
+        "which part of its track is real cannot be told."),
+    ("capture", "still_speed"): Tolerance(0.5, 0.0, "m/s club-head speed below which the "
+        "club is at address (at rest behind the ball; the bundled swing sits at ≈ 0.1 m/s "
+        "of marker jitter and leaves 0.5 m/s ≈ 0.15 s into the takeaway)."),
+    ("capture", "up_axis_alignment"): Tolerance(0.9, 0.0, "Inferring the file's up axis: "
+        "the mean head-minus-toe vector must lie within acos(0.9) ≈ 26° of one axis, "
+        "else the axis is ambiguous and the user must pass --up."),
+})
+
 def lookup(stage: str, quantity: str) -> Tolerance:
     try:
         return TABLE[(stage, quantity)]
