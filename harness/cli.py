@@ -427,6 +427,39 @@ def _as_is_options(p, with_flag: bool):
                         "limit (limit constraints act only there; default 0: inside)")
 
 
+def cmd_capture(args) -> int:
+    """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
+    optional filter) and detect the swing events; prints a summary, --json writes it all."""
+    import json as _json
+
+    from harness.capture import events as cap_events
+    from harness.capture.ingest import ingest
+
+    cap = ingest(args.capture, up=args.up, cutoff_hz=args.cutoff)
+    ev = cap_events.detect(cap)
+    rep = cap.report()
+    rep["events"] = ev.to_json()
+    print(f"{cap.source}: {cap.n_frames} frames at {cap.rate_hz:g} Hz "
+          f"({cap.n_frames / cap.rate_hz:.3f} s), units {cap.units_in_file!r}, up axis "
+          f"{cap.up_axis} ({cap.up_source}) → +z")
+    for label, why in cap.rejected.items():
+        print(f"  rejected {label}: {why}")
+    for label, g in cap.gaps.items():
+        if g.missing_fraction > 0 and label not in cap.rejected:
+            print(f"  gaps {label}: {100 * g.missing_fraction:.1f}% missing, {g.n_gaps} gaps, "
+                  f"longest {1000 * g.longest_gap_s:.0f} ms")
+    print(f"  events: address {ev.address_s:.3f} s, takeaway {ev.takeaway_s:.3f} s, top "
+          f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} s; club head {ev.impact_speed_mps:.1f} "
+          f"m/s at impact (peak {ev.peak_speed_mps:.1f} m/s)")
+    if args.json:
+        out = Path(args.json)
+        tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+        tmp.write_text(_json.dumps(rep, indent=1, sort_keys=True, allow_nan=False) + "\n")
+        os.replace(tmp, out)
+        print(out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -495,13 +528,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an older bundle: show what changed (new failures first)")
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
     v.add_argument("bundle")
+    cp = sub.add_parser("capture", help="ingest a C3D capture: units, axes, gaps, rejected "
+                                        "markers, swing events")
+    cp.add_argument("capture", metavar="CAPTURE.c3d")
+    cp.add_argument("--up", default="auto", help="the file's up axis: auto (inferred from "
+                    "head and toe markers), +y, +z, ... (default auto)")
+    cp.add_argument("--cutoff", type=float, default=None, metavar="HZ",
+                    help="zero-phase Butterworth low-pass cut-off [Hz] (default: no filter)")
+    cp.add_argument("--json", metavar="FILE", help="write the full ingestion report as JSON")
     return p
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose,
-            "synth": cmd_synth}
+            "synth": cmd_synth, "capture": cmd_capture}
 
 
 def main(argv=None) -> int:

@@ -183,6 +183,20 @@ TABLE.update({
     ("capture", "still_speed"): Tolerance(0.5, 0.0, "m/s club-head speed below which the "
         "club is at address (at rest behind the ball; the bundled swing sits at ≈ 0.1 m/s "
         "of marker jitter and leaves 0.5 m/s ≈ 0.15 s into the takeaway)."),
+    ("capture", "float32_roundtrip"): Tolerance(0.0, 1.2e-7, "C3D stores points as "
+        "float32 (2⁻²⁴ ≈ 6e-8 relative rounding per coordinate, twice for a mm → m "
+        "scaling): a position written and read back moves by ≤ 1.2e-7 of its size."),
+    ("capture", "event_frames"): Tolerance(1.0, 0.0, "Swing events are frame-resolved: "
+        "a detected top or takeaway may sit one frame (1/rate s) from the closed-form "
+        "time of a synthetic swing (speed minima are flat, central differences are "
+        "asymmetric there); the impact time is parabola-refined."),
+    ("capture", "impact_speed"): Tolerance(0.0, 1e-3, "Club-head approach speed as a "
+        "backward difference over one frame: chord error ≈ (a·Δt/2)/v; for the synthetic "
+        "swing (R·φ̈ with φ̈ ≈ 150 rad/s² at 360 Hz) ≤ 2e-4 relative, 1e-3 bounds it."),
+    ("capture", "filter_gain"): Tolerance(2e-3, 0.0, "Steady-state amplitude ratio of a "
+        "sinusoid through the zero-phase Butterworth filter against the closed form "
+        "1/(1 + (tan(πf/fs)/tan(πfc/fs))^2n) (bilinear transform, squared by filtfilt), "
+        "measured on the middle half of a 3 s record away from edge transients."),
     ("capture", "up_axis_alignment"): Tolerance(0.9, 0.0, "Inferring the file's up axis: "
         "the mean head-minus-toe vector must lie within acos(0.9) ≈ 26° of one axis, "
         "else the axis is ambiguous and the user must pass --up."),

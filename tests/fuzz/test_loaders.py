@@ -194,3 +194,85 @@ def test_candidate_loader_fuzz(tmp_path, candidate_files, capsys, which, how, po
     # a damage that still loads must leave a candidate whose arrays are all finite
     for a in (cand.q0, cand.v0, cand.t, cand.tau):
         assert np.all(np.isfinite(a))
+
+
+# ---- C3D captures (harness/capture): byte damage and content damage ----------------
+@pytest.fixture(scope="module")
+def c3d_bases(tmp_path_factory):
+    """Two valid captures: the bundled driver swing and a short synthetic one (mm)."""
+    from harness.capture.synthetic import kinematic_swing, write_c3d
+
+    d = tmp_path_factory.mktemp("c3d")
+    labels, X, _ = kinematic_swing(rate_hz=120.0, duration_s=1.8)
+    small = write_c3d(d / "small.c3d", labels, X, 120.0, "mm", "+y")
+    bundled = Path(__file__).resolve().parents[3] / "shared" / "data" / "swing" / "driver.c3d"
+    return {"small": small.read_bytes(), "bundled": bundled.read_bytes(),
+            "labels": labels, "X": X}
+
+
+C3D_NAMES = ["<script>alert(1)</script>", "é中\u202e", "", " ", "a\"b'c", "HeadTop",
+             "Marker_2:2:1", "x" * 300, "&amp;<b>"]
+C3D_VALUES = [np.nan, np.inf, -np.inf, 1e30, -1e12, 1e5, 0.0, 3.4e38]
+
+
+def _check_capture(path):
+    from harness.capture.ingest import ingest
+
+    try:
+        cap = ingest(path)
+    except BadInput as e:
+        msg = str(e)
+        assert "\n" not in msg and msg.startswith(str(path)), msg
+        return None
+    finite = cap.X[np.isfinite(cap.X)]
+    assert finite.size and np.abs(finite).max() <= 1e4
+    assert not np.isinf(cap.X).any()
+    assert len(set(cap.labels)) == len(cap.labels)
+    return cap
+
+
+@FUZZ
+@given(kind=st.sampled_from(["bytes", "content"]),
+       base=st.sampled_from(["small", "bundled"]),
+       how=st.sampled_from(["truncate", "flip", "random", "header"]),
+       pos=st.floats(0, 1), junk=st.binary(min_size=1, max_size=600),
+       edit=st.sampled_from(["value", "label", "duplicate", "drop"]),
+       which=st.integers(0, 10 ** 6), value=st.sampled_from(C3D_VALUES),
+       name=st.sampled_from(C3D_NAMES))
+def test_c3d_loader_fuzz(tmp_path, c3d_bases, kind, base, how, pos, junk, edit, which,
+                         value, name):
+    from harness.capture.synthetic import write_c3d
+
+    path = tmp_path / "c.c3d"
+    if kind == "bytes":
+        data = c3d_bases[base]
+        if how == "header":     # the parameter section, where ezc3d is most fragile
+            k = 512 + int(pos * 3000)
+            data = data[:k] + bytes([data[k] ^ (junk[0] | 1)]) + data[k + 1:]
+        else:
+            data = _damage(data, how, pos, junk)
+        path.write_bytes(data)
+    else:
+        labels, X = list(c3d_bases["labels"]), c3d_bases["X"].copy()
+        m = which % len(labels)
+        if edit == "value":
+            f = (which // len(labels)) % X.shape[0]
+            X[f:f + 1 + which % 5, m, which % 3] = value
+        elif edit == "label":
+            labels[m] = name
+        elif edit == "duplicate":
+            labels[m] = labels[(m + 1) % len(labels)]
+        else:
+            keep = [i for i in range(len(labels)) if i != m]
+            labels, X = [labels[i] for i in keep], X[:, keep]
+        with np.errstate(invalid="ignore", over="ignore"):
+            write_c3d(path, labels, X, 120.0, "m", "+y")
+    _check_capture(path)
+
+
+def test_cli_damaged_c3d_gives_exit_2_and_one_line(tmp_path, c3d_bases, capsys):
+    path = tmp_path / "bad.c3d"
+    path.write_bytes(c3d_bases["small"][:700])
+    assert cli.main(["capture", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(path) in err and "Traceback" not in err
