@@ -1,0 +1,148 @@
+"""Marker inverse kinematics and marker-offset calibration, engine-blind.
+
+Dimensions: F frames, K markers (model frames named by marker label), nq, nv of the model.
+Positions in m (world, Z-up), angles in rad.
+
+Per frame, Levenberg–Marquardt on Σ_k w_k ‖p_k(q) − y_k‖² over the markers seen in that
+frame, steps δ ∈ R^nv applied with the canonical ⊕ (harness/conventions.py), bounded
+coordinates projected onto their limits after each step; warm-started from the previous
+frame. p_k and its Jacobian J_k = (rows 0–2 of J_WF) come from one engine adapter's own
+frame_poses / frame_jacobians (any engine: the solver never asks which).
+
+Calibration: body-fixed marker offsets are not known a priori; ``calibrate`` alternates
+IK over the frames with offset re-estimation o_k = mean_f R_WB(q_f)ᵀ (y_fk − p_WB(q_f))
+(the least-squares offset for fixed poses), rebuilding the model each round.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.conventions import canonical_integrate
+
+
+@dataclass
+class IKResult:
+    """q (F, nq); residual (F, K, 3) m (NaN where unseen); rms_m (F,) over seen markers;
+    iterations (F,); labels (K,)."""
+    q: np.ndarray
+    residual: np.ndarray
+    rms_m: np.ndarray
+    iterations: np.ndarray
+    labels: tuple
+
+    def marker_rmse(self) -> dict:
+        """{label: RMSE [m] over the frames it was seen}."""
+        e = np.linalg.norm(self.residual, axis=2)
+        return {l: float(np.sqrt(np.nanmean(e[:, k] ** 2))) if np.isfinite(e[:, k]).any()
+                else float("nan") for k, l in enumerate(self.labels)}
+
+    def overall_rmse(self) -> float:
+        e = np.linalg.norm(self.residual, axis=2)
+        return float(np.sqrt(np.nanmean(e ** 2)))
+
+
+def _bounds(layout):
+    idx, lo, hi = [], [], []
+    for s in layout.slots:
+        if s.type in ("revolute", "prismatic") and s.lower is not None:
+            idx.append(s.iq)
+            lo.append(s.lower)
+            hi.append(s.upper)
+    return np.array(idx, dtype=int), np.array(lo), np.array(hi)
+
+
+def solve_frame(adapter, labels, y, q0, weights=None, max_iter=60, tol=1e-10, damping=1e-6,
+                pairs=()):
+    """One frame. y (K, 3) m with NaN rows for unseen markers. ``pairs``: ((frame_a,
+    frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
+    as a weighted residual p_a − p_b). Returns (q, residual (K,3), iterations)."""
+    layout = adapter.layout
+    bi, lo, hi = _bounds(layout)
+    seen = np.isfinite(y).all(axis=1)
+    w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
+    sw = np.sqrt(w[seen])[:, None]
+    frames = [l for l, s in zip(labels, seen) if s]
+    q = q0.copy()
+    lam = 1e-3
+
+    pa = [a for a, _, _ in pairs]
+    pb = [b for _, b, _ in pairs]
+    pw = np.sqrt(np.array([w_ for _, _, w_ in pairs], dtype=float))[:, None]
+    nm = len(frames)
+
+    def cost_of(qq):
+        p = adapter.frame_poses(qq, frames + pa + pb)[:, :3]
+        r = (p[:nm] - y[seen]) * sw
+        if pairs:
+            r = np.vstack([r, (p[nm:nm + len(pa)] - p[nm + len(pa):]) * pw])
+        return r, float(np.sum(r * r))
+
+    r, cost = cost_of(q)
+    it = 0
+    for it in range(1, max_iter + 1):
+        Jall = adapter.frame_jacobians(q, frames + pa + pb)[:, :3, :]
+        J = Jall[:nm] * sw[:, :, None]
+        if pairs:
+            Jp = (Jall[nm:nm + len(pa)] - Jall[nm + len(pa):]) * pw[:, :, None]
+            J = np.concatenate([J, Jp])
+        J = J.reshape(-1, layout.nv)
+        g = J.T @ r.reshape(-1)
+        H = J.T @ J
+        improved = False
+        for _ in range(12):
+            step = -np.linalg.solve(H + (lam + damping) * np.diag(np.diag(H) + 1.0), g)
+            qn = canonical_integrate(layout, q, step)
+            if bi.size:
+                qn[bi] = np.clip(qn[bi], lo, hi)
+            rn, cn = cost_of(qn)
+            if cn < cost:
+                q, r, dc, cost = qn, rn, cost - cn, cn
+                lam = max(lam / 3.0, 1e-9)
+                improved = True
+                break
+            lam *= 8.0
+        if not improved or dc <= tol * max(cost, 1e-12) or np.linalg.norm(step) < 1e-10:
+            break
+    res = np.full((len(labels), 3), np.nan)
+    res[seen] = adapter.frame_poses(q, frames)[:, :3] - y[seen]
+    return q, res, it
+
+
+def track(adapter, labels, Y, q_init, weights=None, max_iter=60, pairs=()) -> IKResult:
+    """All frames of Y (F, K, 3), warm-started frame to frame from q_init."""
+    F = Y.shape[0]
+    Q = np.empty((F, adapter.nq))
+    R = np.full((F, len(labels), 3), np.nan)
+    iters = np.zeros(F, dtype=int)
+    q = np.asarray(q_init, dtype=float)
+    for f in range(F):
+        if not np.isfinite(Y[f]).all(axis=1).any():
+            Q[f] = q
+            continue
+        q, R[f], iters[f] = solve_frame(adapter, labels, Y[f], q, weights, max_iter,
+                                        pairs=pairs)
+        Q[f] = q
+    e = np.linalg.norm(R, axis=2)
+    with np.errstate(invalid="ignore"):
+        rms = np.sqrt(np.nanmean(e ** 2, axis=1))
+    return IKResult(Q, R, rms, iters, tuple(labels))
+
+
+def estimate_offsets(adapter, bodies: dict, labels, Y, Q) -> dict:
+    """{label: (body, xyz (3,) m)}: least-squares body-frame offset of each marker given
+    the poses Q (F, nq). bodies: {label: body name}."""
+    out = {}
+    names = sorted(set(bodies[l] for l in labels))
+    poses = np.stack([adapter.frame_poses(q, names) for q in Q])  # (F, B, 12)
+    for k, l in enumerate(labels):
+        b = names.index(bodies[l])
+        seen = np.isfinite(Y[:, k]).all(axis=1)
+        if not seen.any():
+            continue
+        p = poses[seen, b, :3]
+        Rm = poses[seen, b, 3:].reshape(-1, 3, 3)
+        local = np.einsum("fji,fj->fi", Rm, Y[seen, k] - p)
+        out[l] = (bodies[l], tuple(float(x) for x in local.mean(axis=0)))
+    return out

@@ -1,0 +1,80 @@
+"""Marker IK and offset calibration against known answers: markers are another engine's
+frame positions at a known configuration (Drake), solved with Pinocchio's kinematics."""
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import adapter
+from fixtures.golfers import GolferDims, marker_offsets
+from harness.capture import ik
+from harness.conventions import canonical_difference, canonical_integrate
+from harness.tolerances import lookup
+
+
+def _truth(fixture, seed, scale):
+    a = adapter("drake", fixture)
+    rng = np.random.default_rng(seed)
+    q = canonical_integrate(a.layout, a.layout.neutral(), scale * rng.uniform(-1, 1, a.nv))
+    for s in a.layout.slots:       # inside the limits, with a margin (IK projects on them)
+        if s.lower is not None:
+            q[s.iq] = np.clip(q[s.iq], s.lower + 0.05, s.upper - 0.05)
+    return a, q
+
+
+def test_ik_recovers_a_known_pose_from_another_engines_markers():
+    fixture = "golfer3d"
+    labels = list(marker_offsets(GolferDims()))
+    drake, q_true = _truth(fixture, 3, 0.4)
+    y = drake.frame_poses(q_true, labels)[:, :3]
+    y[labels.index("RShoulderTop")] = np.nan        # an unseen marker
+    pin = adapter("pinocchio", fixture)
+    q0 = canonical_integrate(pin.layout, q_true, 0.1 * np.ones(pin.nv))
+    q, res, it = ik.solve_frame(pin, labels, y, q0, max_iter=200)
+    tol = lookup("capture", "ik_recovery")
+    assert np.isnan(res[labels.index("RShoulderTop")]).all()
+    assert np.nanmax(np.abs(res)) <= tol.atol
+    # The markers determine every coordinate but the right wrist's two: no marker sits on
+    # the right hand (the grip loop fixes it in the fit). Those keep their start value.
+    d = canonical_difference(pin.layout, q_true, q)
+    free = [pin.layout.slot(n).iv for n in ("r_wrist_flexion", "r_wrist_deviation")]
+    seen = np.setdiff1d(np.arange(pin.nv), free)
+    assert np.abs(d[seen]).max() <= 1e3 * tol.atol
+    assert np.allclose(d[free], 0.1, rtol=0, atol=1e-12)
+
+
+def test_offsets_recovered_from_known_poses():
+    fixture = "planar_golfer"
+    pin, drake = adapter("pinocchio", fixture), adapter("drake", fixture)
+    labels = ["elbow_marker", "shaft_marker", "club_head"]
+    bodies = {"elbow_marker": "arm", "shaft_marker": "club", "club_head": "club"}
+    rng = np.random.default_rng(0)
+    Q = np.stack([rng.uniform(-1, 1, 3) for _ in range(20)])
+    Y = np.stack([drake.frame_poses(q, labels)[:, :3] for q in Q])
+    spec = pin.model.spec
+    truth = {f.name: np.array(f.xyz) for f in spec.frames if f.name in labels}
+    est = ik.estimate_offsets(pin, bodies, labels, Y, Q)
+    tol = lookup("capture", "ik_recovery")
+    for l in labels:
+        assert est[l][0] == bodies[l]
+        assert np.abs(np.array(est[l][1]) - truth[l]).max() <= tol.atol
+
+
+def test_track_follows_a_motion_and_reports_rmse():
+    fixture = "planar_golfer"
+    pin, drake = adapter("pinocchio", fixture), adapter("drake", fixture)
+    labels = ["shoulder_marker", "elbow_marker", "wrist_marker", "shaft_marker", "club_head"]
+    t = np.linspace(0, 1, 30)
+    Q = np.stack([0.5 * np.sin(2 * t), 1.2 * np.sin(3 * t), -0.8 * t], axis=1)
+    Y = np.stack([drake.frame_poses(q, labels)[:, :3] for q in Q])
+    noise = np.random.default_rng(1).normal(scale=0.005, size=Y.shape)
+    res = ik.track(pin, labels, Y + noise, Q[0])
+    rmse = res.overall_rmse()
+    # with 5 markers and 3 dof, the residual is the noise minus its projection on the
+    # 3-dim tangent space: E‖r‖² = (15 − 3)·σ²  ⇒ RMSE per marker ≈ σ·sqrt(12/5)
+    expect = 0.005 * np.sqrt(12 / 5)
+    assert 0.7 * expect < rmse < 1.3 * expect
+    # coordinates within 5 standard deviations of the linearised estimate σ²(JᵀJ)⁻¹
+    for q_true, q_est in zip(Q, res.q):
+        J = pin.frame_jacobians(q_true, labels)[:, :3, :].reshape(-1, 3)
+        sd = 0.005 * np.sqrt(np.diag(np.linalg.inv(J.T @ J)))
+        assert (np.abs(q_est - q_true) <= 5 * sd).all(), (q_est - q_true, sd)
