@@ -1,0 +1,1 @@
+"""The golf-swing pipeline: capture → IK → dynamic fit → candidate → replay → report."""
