@@ -96,6 +96,7 @@ class MujocoAdapter(AdapterBase):
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
         }
+        self.derivatives_method = "finite_difference"  # tolerance class (stages/derivatives.py)
         self.provides.update({  # dynamics derivatives (issue 8): functions at the end
             "forward_dynamics_derivatives": "implicit-function theorem on mjd_inverseFD "
                                             "(forward differences, eps 1e-6) and mj_fullM",

@@ -177,3 +177,34 @@ def lookup(stage: str, quantity: str) -> Tolerance:
         return TABLE[(stage, quantity)]
     except KeyError:
         raise KeyError(f"no tolerance for ({stage}, {quantity}) in harness/tolerances.py")
+
+
+# Dynamics derivatives (issue 8, item 2; harness/stages/derivatives.py). Units: each
+# quantity's own (∂v̇/∂q 1/s², ∂v̇/∂v 1/s, ∂v̇/∂τ 1/(kg·m²)…, ∂τ/∂q N·m/rad, ∂τ/∂v
+# N·m·s/rad, ∂τ/∂v̇ kg·m²), norm-wise per state as everywhere in this table.
+_DER_EXACT = ("Two exact methods (Pinocchio/Crocoddyl analytical derivatives, Drake "
+              "AutoDiffXd): they differ by floating-point operation order only, ∂v̇/∂· "
+              "by the implicit-function theorem adds cond(M)·eps; measured ≤ 2e-14 "
+              "relative on the catalog. rtol 1e-10 as stage 2; atol 1e-12 (SI of the "
+              "block) lets a structural zero (∂v̇/∂v of an undamped 1-dof pendulum) be "
+              "0 in one engine and round-off (1e-17) in another.")
+_DER_FD = ("A pair or reference row with MuJoCo's mjd_inverseFD: one-sided differences "
+           "with eps = 1e-6 (engines/mujoco.py MJD_EPS). Truncation eps/2·|∂²f/∂x²| ≈ "
+           "5e-7 × the terms of τ (trigonometric in q, quadratic in v: second derivatives "
+           "of the size of the terms, which exceed the first derivative where it passes "
+           "zero), multiplied for ∂v̇/∂· by ‖M⁻¹‖·‖M‖ ≤ cond(M) through the implicit-"
+           "function theorem; round-off 2·ulp(τ)/eps ≈ 1e-9 × |τ| (× ‖M⁻¹‖ for v̇). "
+           "Measured worst: 1.3e-5 relative (chain7 ∂v̇/∂q), 6.8e-9 absolute on a zero "
+           "block (pendulum ∂v̇/∂v). rtol 1e-4 / atol 1e-6 bound both with ~10× margin "
+           "and still fail a missing damping term (D ≥ 0.05 in a block of size ~1).")
+_DER_CD = ("An exact engine against central differences of its own forward/inverse "
+           "dynamics with step h = 1e-5 (stages/derivatives.py CD_STEP): truncation "
+           "h²/6·|f‴| ≈ 2e-11 × the terms of f, round-off ulp(f)/h ≈ 4e-11 × |f|; "
+           "measured worst 2.8e-9 relative, 1e-7 absolute (chain7 ∂v̇/∂q, scale ~100). "
+           "rtol 1e-6 / atol 1e-7 leave ≥ 100× margin on the relative bound and fail any "
+           "wrong term (sign, frame, damping: ≥ 1e-2).")
+for _q in ("dvdot_dq", "dvdot_dv", "dvdot_dtau", "dtau_dq", "dtau_dv", "dtau_dvdot"):
+    TABLE[("derivatives", _q)] = Tolerance(1e-12, 1e-10, _DER_EXACT)
+    TABLE[("derivatives", _q + "/finite_difference")] = Tolerance(1e-6, 1e-4, _DER_FD)
+    TABLE[("derivatives", _q + "/central_differences")] = Tolerance(1e-7, 1e-6, _DER_CD)
+del _q

@@ -144,6 +144,22 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                             f"{fx}/{stage_name}/{qty.name}/{DECLARED}~{e}", stage_name, fx,
                             qty.name, DECLARED, e, arrays[dkey], outs[e], tol, dkey,
                             f"out/{fx}/{qty.name}/{e}", labels, lkey))
+                if qty.reference is not None:  # each engine vs its own reference
+                    for e in list(outs):
+                        ref, rkey = qty.reference_name, f"out/{fx}/{qty.name}/{qty.reference_name}:{e}"
+                        try:
+                            arrays[rkey] = np.asarray(qty.reference(adapters[e], inputs), dtype=float)
+                        except Exception as err:
+                            stage_records.append(Record(
+                                id=f"{fx}/{stage_name}/{qty.name}/{ref}~{e}", stage=stage_name,
+                                fixture=fx, quantity=qty.name, engine_a=ref, engine_b=e,
+                                status="error", reason=f"{type(err).__name__}: {err}"))
+                            continue
+                        qn = qty.name + (qty.variant(adapters[e], None) if qty.variant else "")
+                        stage_records.append(compare(
+                            f"{fx}/{stage_name}/{qty.name}/{ref}~{e}", stage_name, fx, qn, ref,
+                            e, arrays[rkey], outs[e], lookup(stage_name, qn), rkey,
+                            f"out/{fx}/{qty.name}/{e}", labels, lkey))
                 for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
                     rid = f"{fx}/{stage_name}/{qty.name}/{a}~{b}"
                     why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
@@ -156,8 +172,12 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                         continue
                     if a not in outs or b not in outs:
                         continue  # not_provided / error row already explains it
+                    qn, ptol = qty.name, tol
+                    if qty.variant is not None:  # tolerance of the pair's methods
+                        qn = qty.name + qty.variant(adapters[a], adapters[b])
+                        ptol = lookup(stage_name, qn)
                     stage_records.append(compare(
-                        rid, stage_name, fx, qty.name, a, b, outs[a], outs[b], tol,
+                        rid, stage_name, fx, qn, a, b, outs[a], outs[b], ptol,
                         f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
             # gate the next stages on this one
             for r in stage_records:
