@@ -607,6 +607,8 @@ def _dk_inverse_dynamics_derivatives(self, q, v, vdot):
         for k in range(3):
             Gv[:, 3 + k] = dTm[k] @ v
             Ga[:, 3 + k] = dTm[k] @ acc
+    # the double context's parameters (damping, rotor inertia: ablations set them there)
+    ctx.SetTimeStateAndParametersFrom(self._ctx)
     plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
     plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
     plant.CalcForceElementsContribution(ctx, forces)
