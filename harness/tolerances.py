@@ -223,7 +223,7 @@ TABLE.update({
         "∂x(T)/∂u of ẋ = a x + u against (e^{aT} − 1)/a: the discrete map differs from the "
         "flow by RK4's local error (h a)⁵/120 per step, ~1e-10 relative at h·|a| = 0.01 "
         "over T·|a| ≤ 5; 1e-8 still fails a first-order integrator (error ~h·a = 1e-2)."),
-    ("shooting", "gradient_fd_engine"): Tolerance(0.0, 1e-4, "The same gradient check "
+    ("shooting", "gradient/finite_difference"): Tolerance(0.0, 1e-4, "The same gradient check "
         "on an articulated system whose engine's forward_dynamics_derivatives are finite "
         "differences (MuJoCo mjd_inverseFD): sensitivity and adjoint then carry those "
         "Jacobians' error, bounded by derivatives/finite_difference (rtol 1e-4); measured "

@@ -61,8 +61,8 @@ def test_gradients_agree_articulated(engine):
     P, rng = _problem(sysm, "piecewise_linear", 3, 20, 0.2, seed=2)
     q0, v0 = a.random_state(rng)
     z = np.concatenate([0.5 * q0, v0, rng.normal(size=3 * sysm.nu), np.full(sysm.np_, 0.2)])
-    exact = a.derivatives_method in EXACT_METHODS
-    _check_gradients(P, z, lookup("shooting", "gradient" if exact else "gradient_fd_engine"))
+    key = "gradient" if a.derivatives_method in EXACT_METHODS else "gradient/finite_difference"
+    _check_gradients(P, z, lookup("shooting", key))
 
 
 @pytest.mark.parametrize("a", [0.7, -1.3])
