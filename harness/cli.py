@@ -299,7 +299,9 @@ def cmd_qualify(args) -> int:
     prof = PROFILES[args.profile]
     if args.samples is None:
         args.samples = prof["samples"]
-    args.stages = None
+    from harness.stages import STAGES
+
+    args.stages = ",".join(s[0] for s in STAGES)  # every stage, opt-in ones included
     models = [prepare_fixture(n) for n in catalog.names()]
     from harness import replay
 
@@ -447,7 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--repair-inertia", action="store_true",
                      help="replace non-physical URDF inertias by the nearest physical ones "
                           "(noted in the report) instead of rejecting the file")
-    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names (default all)")
+    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names "
+                     "(default 0-2; 'derivatives' is opt-in)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")

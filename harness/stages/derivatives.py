@@ -1,5 +1,6 @@
-"""Stage 3, derivatives of the unconstrained dynamics (issue 8, item 2), on the states of
-stage 2 (N seeded states; nv canonical; each quantity (N, nv, nv), rows = outputs):
+"""Stage "derivatives" (opt-in): derivatives of the unconstrained dynamics (issue 8,
+item 2) on the states of stage 2 (N seeded states; nv canonical; each quantity
+(N, nv, nv), rows = outputs):
 
 * dvdot_dq, dvdot_dv, dvdot_dtau: ∂v̇/∂(q, v, τ) of forward dynamics at the sampled τ;
 * dtau_dq, dtau_dv, dtau_dvdot: ∂τ/∂(q, v, v̇) of inverse dynamics at the sampled v̇;

@@ -53,10 +53,13 @@ def fixture_rng(seed: int, name: str) -> np.random.Generator:
 
 
 def stage_names(selection=None) -> list:
-    """'0,1,2' / 'model_identity,dynamics' / None (all) → ordered stage names."""
+    """'0,1,2' / 'model_identity,dynamics' / None (all but the opt-in stages, e.g.
+    derivatives) → ordered stage names."""
     names = [s[0] for s in STAGES]
     if selection is None:
-        return names
+        from harness.stages import OPT_IN
+
+        return [n for n in names if n not in OPT_IN]
     out = []
     for tok in selection:
         tok = str(tok).strip()
@@ -77,7 +80,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
     """Run the selected stages on every model with every engine.
 
     models: list of PreparedModel; engines: list of engine names (all available — the
-    caller checks); stages: list of stage names (default all)."""
+    caller checks); stages: list of stage names (default all but the opt-in ones)."""
     stages = stage_names(stages)
     classes = {e: registry.adapter_class(e) for e in engines}
     versions = [(e, registry.probe(e).version) for e in engines]

@@ -25,10 +25,7 @@ def test_catalog_all_stages_pass_on_all_engines(catalog_run):
     assert not bad, bad
     assert len(scored) > 200
     for r in scored:
-        # derivatives: a block that is zero by structure (∂v̇/∂v of the undamped pendulum)
-        # passes on its stated atol (round-off of a finite-difference engine), max_rel 1
-        assert r.max_rel <= lookup(r.stage, r.quantity).rtol or (
-            r.stage == "derivatives" and r.passed)
+        assert r.max_rel <= lookup(r.stage, r.quantity).rtol
     # every pair of engines appears in every stage for the dynamics
     pairs = {(r.engine_a, r.engine_b) for r in scored if r.quantity == "forward_dynamics"}
     assert len(pairs) == len(ENGINES) * (len(ENGINES) - 1) // 2
