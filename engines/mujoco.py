@@ -97,11 +97,14 @@ class MujocoAdapter(AdapterBase):
             "integrate": "mj_integratePos",
         }
         self.derivatives_method = "finite_difference"  # tolerance class (stages/derivatives.py)
-        self.provides.update({  # dynamics derivatives (issue 8): functions at the end
-            "forward_dynamics_derivatives": "implicit-function theorem on mjd_inverseFD "
-                                            "(forward differences, eps 1e-6) and mj_fullM",
-            "inverse_dynamics_derivatives": "mjd_inverseFD (forward differences, eps 1e-6)",
-        })
+        if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
+            self.provides.update({
+                "forward_dynamics_derivatives": "implicit-function theorem on "
+                                                "mjd_inverseFD (forward differences, eps "
+                                                "1e-6) and mj_fullM",
+                "inverse_dynamics_derivatives": "mjd_inverseFD (forward differences, eps "
+                                                "1e-6)",
+            })
         if self._as_is is not None:
             self.provides.update(_AS_IS_PROVIDES)
 
@@ -769,11 +772,23 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
 MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/tolerances.py
 
 
+def _mj_no_as_is(self):
+    if self._as_is is not None:
+        from harness.errors import NotProvided
+
+        raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
+                          "constraints (limits, frictionloss, equalities) act in its "
+                          "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
+                          "model (constraints disabled)")
+
+
 def _mj_inverse_dynamics_derivatives(self, q, v, vdot):
     """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: mjd_inverseFD (forward
     differences, eps = MJD_EPS, flg_actuation 0) on mj_inverse, the canonical conversions
     applied by the chain rule (passive damping is part of qfrc_inverse)."""
     from harness.derivatives import root_chain_rule
+
+    _mj_no_as_is(self)
 
     m, d, nv = self._m, self._d, self.nv
     self._set_qpos(q)
@@ -801,6 +816,7 @@ def _mj_forward_dynamics_derivatives(self, q, v, tau):
     mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
     from harness.derivatives import implicit_forward
 
+    _mj_no_as_is(self)
     vdot = self.forward_dynamics(q, v, tau)
     dq, dv, _ = _mj_inverse_dynamics_derivatives(self, q, v, vdot)
     return implicit_forward(dq, dv, self.mass_matrix(q))

@@ -430,6 +430,7 @@ class ShootingResult:
     accepted: bool
     reason: str
     history: list = field(default_factory=list)
+    identifiability: object = None  # harness.fit.identifiability.Identifiability of z
 
 
 def reintegrate(sys, x0, theta, p, ctrl, t) -> np.ndarray:
@@ -508,4 +509,24 @@ def _accept(prob, w, iterations, hist) -> ShootingResult:
         reasons.append(f"independent DOP853 reintegration differs by {err:.3g} > "
                        f"{bound_r:.3g}")
     return ShootingResult(w, t, X, max_def, err, iterations, not reasons, "; ".join(reasons),
-                          hist)
+                          hist, identifiability_at(prob, w))
+
+
+def parameter_names(sysm, ctrl) -> list:
+    """Names of z = [x0, θ, p]: x0[i], theta[j,k] (coefficient j, control k), p[i]."""
+    return ([f"x0[{i}]" for i in range(sysm.nx)]
+            + [f"theta[{j},{k}]" for j in range(ctrl.K) for k in range(sysm.nu)]
+            + [f"p[{i}]" for i in range(sysm.np_)])
+
+
+def identifiability_at(prob: MultipleShooting, w, prior=None):
+    """Identifiability of z = [s_0, θ, p] at a multiple-shooting solution: with the
+    defects closed the trajectory is a function of z alone, so the single-shooting
+    Jacobian of the (already whitened) residuals at z is the reduced one; prior Λ
+    (nz, nz) or None."""
+    from harness.fit.identifiability import analyse
+
+    s, th, p = prob.split(w)
+    ss = SingleShooting(prob.sys, prob.ctrl, prob.N, prob.meas)
+    r, Jr = ss.residuals(np.concatenate([s[0], th.reshape(-1), p]), jac=True)
+    return analyse(Jr, r, None, prior, parameter_names(prob.sys, prob.ctrl))

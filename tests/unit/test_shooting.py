@@ -122,6 +122,26 @@ def test_multiple_shooting_accepted_and_recovers_parameters():
     assert res.max_defect < lookup("shooting", "defect").atol
     p = prob.split(res.w)[2]
     assert np.all(np.abs(p - p_true) <= lookup("shooting", "recovery").rtol * np.abs(p_true))
+    assert res.identifiability.identifiable and np.isfinite(res.identifiability.se).all()
+
+
+def test_pendulum_at_rest_does_not_identify_its_parameters():
+    """x0 = 0, u = 0: the pendulum never moves, ∂x/∂p = 0 (p multiplies sin θ and θ̇), so
+    exactly the two p directions are unresolved; x0 and θ stay resolved."""
+    sysm = sh.damped_pendulum()
+    N, M, T = 40, 4, 1.0
+    ctrl = sh.Controls("piecewise_constant", 4, T)
+    meas = sh.Measurements(np.arange(N + 1), np.zeros((N + 1, 2)), np.eye(2), np.ones(2))
+    prob = sh.MultipleShooting(sysm, ctrl, N, M, meas)
+    w = np.concatenate([np.zeros(M * 2), np.zeros(4), [9.0, 0.4]])
+    idf = sh.identifiability_at(prob, w)
+    assert idf.unresolved.shape[0] == 2
+    names = sh.parameter_names(sysm, ctrl)
+    p_cols = [i for i, n in enumerate(names) if n.startswith("p[")]
+    others = [i for i in range(len(names)) if i not in p_cols]
+    assert np.abs(idf.unresolved[:, others]).max() <= lookup("identifiability",
+                                                             "closed_form").rtol
+    assert np.all(np.isinf(idf.se[p_cols])) and np.isfinite(idf.se[others]).all()
 
 
 def test_multiple_shooting_rejections_name_the_gate():
