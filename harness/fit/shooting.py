@@ -290,6 +290,14 @@ class Measurements:
     W: np.ndarray
 
 
+def _check_grid(ctrl, N):
+    """A piecewise-constant jump must fall on a step boundary (N a multiple of K)."""
+    if ctrl.kind == "piecewise_constant" and N % ctrl.K:
+        raise BadInput("shooting", f"piecewise-constant controls with K = {ctrl.K} need N "
+                                   f"(= {N}) to be a multiple of K: a jump inside an RK4 step "
+                                   f"would cost the method its order")
+
+
 @dataclass
 class SingleShooting:
     """J(z) = ½‖r(z)‖² over N RK4 steps of h = T/N; z = [x0, θ (K·nu), p]."""
@@ -298,6 +306,9 @@ class SingleShooting:
     ctrl: Controls
     N: int
     meas: Measurements
+
+    def __post_init__(self):
+        _check_grid(self.ctrl, self.N)
 
     @property
     def h(self) -> float:
@@ -364,6 +375,7 @@ class MultipleShooting:
     meas: Measurements
 
     def __post_init__(self):
+        _check_grid(self.ctrl, self.N)
         if self.N % self.M:
             raise BadInput("multiple shooting", f"N = {self.N} steps is not a multiple of "
                                                 f"M = {self.M} intervals")

@@ -150,3 +150,17 @@ def test_multiple_shooting_rejections_name_the_gate():
     res, _, _ = _pendulum_fit(N=8, M=4)  # h = 0.25 s: RK4 is not the flow any more
     assert not res.accepted and "reintegration" in res.reason, res.reason
     assert res.max_defect < lookup("shooting", "defect").atol  # defects alone would pass
+
+
+def test_bad_grids_are_bad_input():
+    from harness.errors import BadInput
+
+    sysm = sh.linear_scalar()
+    meas = sh.Measurements(np.arange(11), np.zeros((11, 1)), np.eye(1), np.ones(1))
+    with pytest.raises(BadInput, match="multiple of K"):
+        sh.SingleShooting(sysm, sh.Controls("piecewise_constant", 3, 1.0), 10, meas)
+    with pytest.raises(BadInput, match="intervals"):
+        sh.MultipleShooting(sysm, sh.Controls("piecewise_linear", 3, 1.0), 10, 3, meas)
+    with pytest.raises(BadInput, match="K ≥ 4"):
+        sh.Controls("cubic_bspline", 3, 1.0)
+
