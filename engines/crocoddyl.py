@@ -72,6 +72,13 @@ class CrocoddylAdapter(AdapterBase):
                                 "data.multibody.actuation.tau + D v",
             "integrate": "StateMultibody.integrate",
         }
+        self.derivatives_method = "analytical"  # tolerance class (stages/derivatives.py)
+        self.provides.update({  # dynamics derivatives (issue 8): functions at the end
+            "forward_dynamics_derivatives": "DifferentialActionModelFreeFwdDynamics.calcDiff "
+                                            "(Fx, Fu; analytical), u = τ − D v",
+            "inverse_dynamics_derivatives": "DifferentialActionModelFreeInvDynamics.calcDiff "
+                                            "(RNEA derivatives in its multibody data) + D",
+        })
 
     def _v(self, v):
         return v if self._identity else v[self._vinv]
@@ -265,3 +272,52 @@ if crocoddyl is not None:
 
         def torqueTransform(self, data, x, u):
             data.Mtau[:, :] = np.eye(self.nu)
+
+
+# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
+# Tangent convention: Crocoddyl's StateMultibody tangent dx = [δq, δv] with q ⊕ δq =
+# pin.integrate (the canonical one); damping applied as in forward/inverse_dynamics.
+def _croc_perm(self, A):
+    """(nv, nv) in Pinocchio's v order → canonical order (rows and columns)."""
+    A = np.array(A, dtype=float).reshape(self.nv, self.nv)
+    return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
+
+
+def _croc_forward_dynamics_derivatives(self, q, v, tau):
+    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv): DifferentialActionModelFreeFwdDynamics
+    .calcDiff, Fx = [∂v̇/∂q, ∂v̇/∂v], Fu = ∂v̇/∂u; u = τ − D v adds −Fu D to ∂v̇/∂v."""
+    u = tau - self._D * v if self._damped else tau
+    x = self._set_x(q, v).copy()
+    up = u if self._identity else u[self._vinv]
+    self._fwd.calc(self._fwd_data, x, up)
+    self._fwd.calcDiff(self._fwd_data, x, up)
+    nv = self.nv
+    Fx = np.array(self._fwd_data.Fx, dtype=float).reshape(nv, 2 * nv)  # eigenpy: nv=1 flat
+    Fu = np.array(self._fwd_data.Fu, dtype=float)
+    dq, dv, du = (_croc_perm(self, Fx[:, :nv]), _croc_perm(self, Fx[:, nv:]),
+                  _croc_perm(self, Fu))
+    if self._damped:
+        dv = dv - du * self._D[None, :]
+    return dq, dv, du
+
+
+def _croc_inverse_dynamics_derivatives(self, q, v, vdot):
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv): DifferentialActionModelFreeInvDynamics
+    .calcDiff with u = v̇ (full actuation: no residual rows), which evaluates the RNEA
+    derivatives into its multibody data (dtau_dq, dtau_dv, M upper triangle); + D on
+    ∂τ/∂v."""
+    x = self._set_x(q, v).copy()
+    up = vdot if self._identity else vdot[self._vinv]
+    self._inv.calc(self._inv_data, x, up)
+    self._inv.calcDiff(self._inv_data, x, up)
+    pd = self._inv_data.multibody.pinocchio
+    M = np.array(pd.M, dtype=float)
+    M = np.triu(M) + np.triu(M, 1).T
+    dq, dv, M = _croc_perm(self, pd.dtau_dq), _croc_perm(self, pd.dtau_dv), _croc_perm(self, M)
+    if self._damped:
+        dv = dv + np.diag(self._D)
+    return dq, dv, M
+
+
+CrocoddylAdapter.forward_dynamics_derivatives = _croc_forward_dynamics_derivatives
+CrocoddylAdapter.inverse_dynamics_derivatives = _croc_inverse_dynamics_derivatives

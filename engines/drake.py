@@ -124,6 +124,13 @@ class DrakeAdapter(AdapterBase):
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
             "integrate": "Drake Quaternion/AngleAxis composition (Drake has no q ⊕ v)",
         }
+        self.derivatives_method = "automatic_differentiation"  # tolerance class (stages/derivatives.py)
+        self.provides.update({  # dynamics derivatives (issue 8): functions at the end
+            "forward_dynamics_derivatives": "implicit-function theorem on the AutoDiffXd "
+                                            "CalcInverseDynamics gradient, CalcMassMatrix",
+            "inverse_dynamics_derivatives": "AutoDiffXd plant (ToAutoDiffXd): gradient of "
+                                            "CalcInverseDynamics",
+        })
         if self._as_is is not None:
             self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
 
@@ -537,3 +544,93 @@ if pydrake is not None:
             else:
                 R = None
             output.SetFromVector(tau if h._identity else h._to_dk(tau, R))
+
+
+# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
+# Automatic differentiation: an AutoDiffXd copy of the plant (MultibodyPlant.ToAutoDiffXd,
+# built once per adapter), seeded with 3 nv derivative directions [δ, v, v̇] in canonical
+# coordinates: the seeds carry the canonical → Drake maps (free root: quaternion
+# ∂quat/∂δω = ½ quat ⊗ (0, e_k), ∂p/∂δv = R_WB, velocities v_o = T v with T = diag(R, R)
+# turning with δω), so the gradient of CalcInverseDynamics is the canonical derivative.
+def _dk_autodiff(self):
+    if getattr(self, "_ad_plant", None) is None:
+        from pydrake.multibody.tree import MultibodyForces_
+        from pydrake.autodiffutils import AutoDiffXd
+
+        self._ad_plant = self._plant.ToAutoDiffXd()
+        self._ad_ctx = self._ad_plant.CreateDefaultContext()
+        self._ad_forces = MultibodyForces_[AutoDiffXd](self._ad_plant)
+    return self._ad_plant, self._ad_ctx, self._ad_forces
+
+
+def _dk_inverse_dynamics_derivatives(self, q, v, vdot):
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
+    CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
+    AutoDiffXd plant — exact to round-off."""
+    from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+
+    from harness.conventions import skew
+
+    plant, ctx, forces = _dk_autodiff(self)
+    nv, n3 = self.nv, 3 * self.nv
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    R = self._R(q)
+    qd = np.asarray(self._drake_q(q), dtype=float)
+    Gq = np.zeros((len(qd), n3))
+    Tm = np.zeros((nv, nv))  # x_drake = Tm x_canonical
+    dTm = [np.zeros((nv, nv)) for _ in range(3)]  # ∂Tm/∂δω_k
+    for s, qa, va in self._slots:
+        if s.type == "free":
+            w, x, y, z = qd[qa:qa + 4]
+            for k, (a, b, c) in enumerate(np.eye(3)):  # ½ quat ⊗ (0, e_k)
+                Gq[qa:qa + 4, s.iv + 3 + k] = 0.5 * np.array(
+                    [-x * a - y * b - z * c, w * a + y * c - z * b,
+                     w * b + z * a - x * c, w * c + x * b - y * a])
+            Gq[qa + 4:qa + 7, s.iv:s.iv + 3] = R
+            for blk in (slice(0, 3), slice(3, 6)):
+                Tm[self._vmap[blk], blk] = R
+                for k in range(3):
+                    dTm[k][self._vmap[blk], blk] = R @ skew(np.eye(3)[k])
+        else:
+            Gq[qa, s.iv] = 1.0
+            Tm[self._vmap[s.iv], s.iv] = 1.0
+    acc = np.array(vdot, dtype=float)
+    C = np.zeros((nv, nv))
+    if R is not None:
+        acc[0:6] += root_convective_term(v[0:6])
+        C[0:3, 0:3], C[0:3, 3:6] = skew(v[3:6]), -skew(v[0:3])
+    Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
+    Gv[:, nv:2 * nv] = Tm
+    Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
+    if R is not None:
+        for k in range(3):
+            Gv[:, 3 + k] = dTm[k] @ v
+            Ga[:, 3 + k] = dTm[k] @ acc
+    # the double context's parameters (damping, rotor inertia: ablations set them there)
+    ctx.SetTimeStateAndParametersFrom(self._ctx)
+    plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
+    plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
+    plant.CalcForceElementsContribution(ctx, forces)
+    tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
+    G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
+    if R is not None:
+        t0 = ExtractValue(tau_o).reshape(-1)
+        for k in range(3):
+            G[:, 3 + k] += dTm[k].T @ t0
+    return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
+
+
+def _dk_forward_dynamics_derivatives(self, q, v, tau):
+    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
+    the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
+    CalcMassMatrix."""
+    from harness.derivatives import implicit_forward
+
+    vdot = self.forward_dynamics(q, v, tau)
+    dq, dv, _ = _dk_inverse_dynamics_derivatives(self, q, v, vdot)
+    return implicit_forward(dq, dv, self.mass_matrix(q))
+
+
+DrakeAdapter.forward_dynamics_derivatives = _dk_forward_dynamics_derivatives
+DrakeAdapter.inverse_dynamics_derivatives = _dk_inverse_dynamics_derivatives

@@ -96,6 +96,15 @@ class MujocoAdapter(AdapterBase):
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
         }
+        self.derivatives_method = "finite_difference"  # tolerance class (stages/derivatives.py)
+        if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
+            self.provides.update({
+                "forward_dynamics_derivatives": "implicit-function theorem on "
+                                                "mjd_inverseFD (forward differences, eps "
+                                                "1e-6) and mj_fullM",
+                "inverse_dynamics_derivatives": "mjd_inverseFD (forward differences, eps "
+                                                "1e-6)",
+            })
         if self._as_is is not None:
             self.provides.update(_AS_IS_PROVIDES)
 
@@ -750,3 +759,68 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
     return FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
                        source=path), notes
+
+
+# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
+# MuJoCo 4.0.0 has mjd_inverseFD (finite-differenced ∂qfrc_inverse/∂(qpos, qvel, qacc))
+# and mjd_transitionFD (discrete-time step map) but no continuous-time forward-dynamics
+# derivative, so ∂v̇/∂· comes from mjd_inverseFD by the implicit-function theorem:
+# ∂v̇/∂x = −M⁻¹ ∂τ/∂x at v̇ = forward_dynamics(q, v, τ), ∂v̇/∂τ = M⁻¹.
+# Free root (T = diag(R_WB, I) on its dofs, module docstring): τ = Tᵀ τ_o(q_o, T v,
+# T (v̇ + c)); MuJoCo perturbs qpos with mj_integratePos (world linear, body angular),
+# so δ_o = T δ, and the rotation of T with δω adds the terms of ∂T/∂δω below.
+MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/tolerances.py
+
+
+def _mj_no_as_is(self):
+    if self._as_is is not None:
+        from harness.errors import NotProvided
+
+        raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
+                          "constraints (limits, frictionloss, equalities) act in its "
+                          "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
+                          "model (constraints disabled)")
+
+
+def _mj_inverse_dynamics_derivatives(self, q, v, vdot):
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: mjd_inverseFD (forward
+    differences, eps = MJD_EPS, flg_actuation 0) on mj_inverse, the canonical conversions
+    applied by the chain rule (passive damping is part of qfrc_inverse)."""
+    from harness.derivatives import root_chain_rule
+
+    _mj_no_as_is(self)
+
+    m, d, nv = self._m, self._d, self.nv
+    self._set_qpos(q)
+    R = self._T(q)
+    v = np.asarray(v, dtype=float)
+    vd = np.array(vdot, dtype=float)
+    if R is not None:
+        vd[0:6] = vd[0:6] + root_convective_term(v[0:6])
+    d.qvel[:] = self._to_mj_v(v, R)
+    d.qacc[:] = self._to_mj_v(vd, R)
+    d.qfrc_applied[:] = 0.0
+    DfDq, DfDv, DfDa = (np.zeros((nv, nv)) for _ in range(3))
+    mujoco.mjd_inverseFD(m, d, MJD_EPS, 0, DfDq, DfDv, DfDa, None, None, None, None)
+    ix = np.ix_(self._vmap, self._vmap)
+    Aq, Av, Aa = DfDq.T[ix], DfDv.T[ix], DfDa.T[ix]  # (out, in), canonical order
+    if R is None:
+        return Aq, Av, Aa
+    mujoco.mj_inverse(m, d)
+    tau_o = d.qfrc_inverse[self._vmap].copy()  # canonical order, MuJoCo frames
+    return root_chain_rule(Aq, Av, Aa, tau_o, R, v, vd, (slice(0, 3),))
+
+
+def _mj_forward_dynamics_derivatives(self, q, v, tau):
+    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
+    mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
+    from harness.derivatives import implicit_forward
+
+    _mj_no_as_is(self)
+    vdot = self.forward_dynamics(q, v, tau)
+    dq, dv, _ = _mj_inverse_dynamics_derivatives(self, q, v, vdot)
+    return implicit_forward(dq, dv, self.mass_matrix(q))
+
+
+MujocoAdapter.forward_dynamics_derivatives = _mj_forward_dynamics_derivatives
+MujocoAdapter.inverse_dynamics_derivatives = _mj_inverse_dynamics_derivatives

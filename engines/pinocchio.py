@@ -224,6 +224,13 @@ class PinocchioAdapter(AdapterBase):
             "inverse_dynamics": "rnea(q, v, v̇) + D v",
             "integrate": "pin.integrate",
         }
+        self.derivatives_method = "analytical"  # tolerance class (stages/derivatives.py)
+        self.provides.update({  # dynamics derivatives (issue 8)
+            "forward_dynamics_derivatives": "computeABADerivatives (analytical), damping "
+                                            "by the chain rule",
+            "inverse_dynamics_derivatives": "computeRNEADerivatives (analytical) + D on "
+                                            "∂τ/∂v",
+        })
         if self._as_is is not None:
             self.provides.update({"forward_dynamics": "aba(q, v, τ) — Pinocchio's default: "
                                                       "model.damping/friction not applied",
@@ -358,3 +365,37 @@ class PinocchioAdapter(AdapterBase):
     def integrate(self, q, v, dt):
         qn = pin.integrate(self._m, self._q(q), self._v(np.asarray(v) * dt))
         return np.array(qn if self._identity else qn[self._qidx])
+
+    # ----- dynamics derivatives (issue 8, item 2) ----------------------------------------
+    # Tangent convention (canonical = Pinocchio's): ∂/∂q is w.r.t. δ ∈ R^nv with
+    # q ⊕ δ = pin.integrate(q, δ); damping enters as in forward/inverse_dynamics.
+    def _perm_nv(self, A):
+        """(nv, nv) in Pinocchio's v order → canonical order (rows and columns)."""
+        A = np.array(A, dtype=float).reshape(self.nv, self.nv)
+        return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv) [1/s², 1/s, 1/(kg·m²)…], of
+        v̇ = aba(q, v, τ − D v): computeABADerivatives (analytical), damping by the
+        chain rule ∂v̇/∂v = ABA_v − M⁻¹ D."""
+        qp, vp = self._q(q), self._v(v)
+        tp = self._v(tau - self._D * v if self._damped else tau)
+        dq, dv, dtau = pin.computeABADerivatives(self._m, self._d, qp, vp, tp)
+        Minv = np.array(dtau, dtype=float).reshape(self.nv, self.nv)
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T  # Pinocchio fills the upper triangle
+        dq, dv, Minv = self._perm_nv(dq), self._perm_nv(dv), self._perm_nv(Minv)
+        if self._damped:
+            dv = dv - Minv * self._D[None, :]
+        return dq, dv, Minv
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), of τ = rnea(q, v, v̇) + D v:
+        computeRNEADerivatives (analytical), + D on ∂τ/∂v."""
+        dq, dv, da = pin.computeRNEADerivatives(self._m, self._d, self._q(q), self._v(v),
+                                                self._v(vdot))
+        M = np.array(da, dtype=float).reshape(self.nv, self.nv)
+        M = np.triu(M) + np.triu(M, 1).T
+        dq, dv, M = self._perm_nv(dq), self._perm_nv(dv), self._perm_nv(M)
+        if self._damped:
+            dv = dv + np.diag(self._D)
+        return dq, dv, M

@@ -211,8 +211,10 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     scored = [r for r in records if r.max_rel is not None]
     # replay rows carry absolute errors of trajectories (relative error of a near-zero
     # energy change is meaningless): they get their own line
-    worst = max((r for r in scored if r.stage != "replay"), key=lambda r: r.max_rel,
-                default=None)
+    worst = max((r for r in scored if r.stage not in ("replay", "derivatives")),
+                key=lambda r: r.max_rel, default=None)
+    # derivatives (issue 8): finite-difference rows have their own bound: own line
+    der = [r for r in scored if r.stage == "derivatives"]
     traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
     print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
           f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
@@ -220,6 +222,12 @@ def _summarise(result, path, diagnosis_only=False) -> int:
           + (f", {c['unconverged']} unconverged" if c.get("unconverged") else ""))
     if worst is not None:
         print(f"worst relative error: {worst.max_rel:.3e} ({worst.id})")
+    if der:
+        w = max(der, key=lambda r: r.max_rel)
+        exact = [r for r in der if "/" not in r.quantity]
+        print(f"derivatives: worst relative error {w.max_rel:.3e} ({w.id}, tolerance "
+              f"class {w.quantity.partition('/')[2] or 'exact'})"
+              + (f"; exact-method pairs {max(r.max_rel for r in exact):.3e}" if exact else ""))
     if traj:
         w = max(traj, key=lambda r: r.max_abs)
         print(f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})")
@@ -291,7 +299,9 @@ def cmd_qualify(args) -> int:
     prof = PROFILES[args.profile]
     if args.samples is None:
         args.samples = prof["samples"]
-    args.stages = None
+    from harness.stages import STAGES
+
+    args.stages = ",".join(s[0] for s in STAGES)  # every stage, opt-in ones included
     models = [prepare_fixture(n) for n in catalog.names()]
     from harness import replay
 
@@ -472,7 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--repair-inertia", action="store_true",
                      help="replace non-physical URDF inertias by the nearest physical ones "
                           "(noted in the report) instead of rejecting the file")
-    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names (default all)")
+    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names "
+                     "(default 0-2; 'derivatives' is opt-in)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")

@@ -19,6 +19,9 @@ from harness.model import PreparedModel
 # Every quantity a stage may ask for; adapters list what they provide in ``provides``.
 QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
               "bias_forces", "forward_dynamics", "inverse_dynamics", "integrate")
+# Dynamics derivatives (issue 8): (∂/∂q, ∂/∂v, ∂/∂τ or ∂/∂v̇), each (nv, nv); ∂/∂q is
+# w.r.t. the canonical tangent δ ∈ R^nv of q ⊕ δ (= integrate(q, δ, 1)).
+QUANTITIES = QUANTITIES + ("forward_dynamics_derivatives", "inverse_dynamics_derivatives")
 
 
 @runtime_checkable

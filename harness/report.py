@@ -168,7 +168,7 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # the headline number is the engine-vs-engine parity of stages 0-2; replay rows have
     # their own summary (absolute trajectory errors, energy residuals against zero)
     rels = [r.max_rel for r in scored if r.max_rel is not None
-            and r.stage not in ("replay", "diagnosis")]
+            and r.stage not in ("replay", "diagnosis", "derivatives")]
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]

@@ -7,6 +7,7 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
+| - | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in; harness/stages/derivatives.py) |
 
 A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
 per sample; stage 0 quantities may also have a ``declared`` value computed from the
@@ -50,6 +51,12 @@ class Quantity:
     labels: Callable           # (model, inputs) -> list of S strings
     declared: Callable | None = None  # (model) -> (S, ...) array, or None
     needs: str = ""            # adapter capability (harness.protocol.QUANTITIES)
+    # derivatives stage (issue 8): a per-engine reference computed from the engine's own
+    # lower-level API, compared as "<reference_name>~<engine>"; ``variant(a, b)`` (b None:
+    # the reference row) returns the tolerance-key suffix of a comparison
+    reference: Callable | None = None   # (adapter, inputs) -> (S, ...) array
+    reference_name: str = ""
+    variant: Callable | None = None
 
 
 def state_labels(model, inputs):
@@ -60,6 +67,10 @@ def state_frame_labels(model, inputs):
     return [f"state {i} / {f}" for i in range(inputs.q.shape[0]) for f in inputs.frames]
 
 
-from harness.stages import dynamics, identity, kinematics  # noqa: E402
+from harness.stages import derivatives, dynamics, identity, kinematics  # noqa: E402
 
-STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE)
+STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE, derivatives.STAGE)
+# Stages a run without --stages leaves out (parity's default stays stages 0-2, the 1e-10
+# parity claim); qualify selects them explicitly. Derivatives include a finite-difference
+# engine whose rows are held to their own, looser bound.
+OPT_IN = (derivatives.NAME,)

@@ -53,10 +53,13 @@ def fixture_rng(seed: int, name: str) -> np.random.Generator:
 
 
 def stage_names(selection=None) -> list:
-    """'0,1,2' / 'model_identity,dynamics' / None (all) → ordered stage names."""
+    """'0,1,2' / 'model_identity,dynamics' / None (all but the opt-in stages, e.g.
+    derivatives) → ordered stage names."""
     names = [s[0] for s in STAGES]
     if selection is None:
-        return names
+        from harness.stages import OPT_IN
+
+        return [n for n in names if n not in OPT_IN]
     out = []
     for tok in selection:
         tok = str(tok).strip()
@@ -77,7 +80,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
     """Run the selected stages on every model with every engine.
 
     models: list of PreparedModel; engines: list of engine names (all available — the
-    caller checks); stages: list of stage names (default all)."""
+    caller checks); stages: list of stage names (default all but the opt-in ones)."""
     stages = stage_names(stages)
     classes = {e: registry.adapter_class(e) for e in engines}
     versions = [(e, registry.probe(e).version) for e in engines]
@@ -144,6 +147,22 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                             f"{fx}/{stage_name}/{qty.name}/{DECLARED}~{e}", stage_name, fx,
                             qty.name, DECLARED, e, arrays[dkey], outs[e], tol, dkey,
                             f"out/{fx}/{qty.name}/{e}", labels, lkey))
+                if qty.reference is not None:  # each engine vs its own reference
+                    for e in list(outs):
+                        ref, rkey = qty.reference_name, f"out/{fx}/{qty.name}/{qty.reference_name}:{e}"
+                        try:
+                            arrays[rkey] = np.asarray(qty.reference(adapters[e], inputs), dtype=float)
+                        except Exception as err:
+                            stage_records.append(Record(
+                                id=f"{fx}/{stage_name}/{qty.name}/{ref}~{e}", stage=stage_name,
+                                fixture=fx, quantity=qty.name, engine_a=ref, engine_b=e,
+                                status="error", reason=f"{type(err).__name__}: {err}"))
+                            continue
+                        qn = qty.name + (qty.variant(adapters[e], None) if qty.variant else "")
+                        stage_records.append(compare(
+                            f"{fx}/{stage_name}/{qty.name}/{ref}~{e}", stage_name, fx, qn, ref,
+                            e, arrays[rkey], outs[e], lookup(stage_name, qn), rkey,
+                            f"out/{fx}/{qty.name}/{e}", labels, lkey))
                 for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
                     rid = f"{fx}/{stage_name}/{qty.name}/{a}~{b}"
                     why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
@@ -156,8 +175,12 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                         continue
                     if a not in outs or b not in outs:
                         continue  # not_provided / error row already explains it
+                    qn, ptol = qty.name, tol
+                    if qty.variant is not None:  # tolerance of the pair's methods
+                        qn = qty.name + qty.variant(adapters[a], adapters[b])
+                        ptol = lookup(stage_name, qn)
                     stage_records.append(compare(
-                        rid, stage_name, fx, qty.name, a, b, outs[a], outs[b], tol,
+                        rid, stage_name, fx, qn, a, b, outs[a], outs[b], ptol,
                         f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
             # gate the next stages on this one
             for r in stage_records:

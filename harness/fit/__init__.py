@@ -1,0 +1,1 @@
+"""In-house fitter (issue 8): collocation, shooting, identifiability."""

@@ -1,0 +1,81 @@
+"""Stage "derivatives" (opt-in): derivatives of the unconstrained dynamics (issue 8,
+item 2) on the states of stage 2 (N seeded states; nv canonical; each quantity
+(N, nv, nv), rows = outputs):
+
+* dvdot_dq, dvdot_dv, dvdot_dtau: ∂v̇/∂(q, v, τ) of forward dynamics at the sampled τ;
+* dtau_dq, dtau_dv, dtau_dvdot: ∂τ/∂(q, v, v̇) of inverse dynamics at the sampled v̇;
+
+∂/∂q w.r.t. the canonical tangent δ (q ⊕ δ = integrate(q, δ, 1)), damping included as in
+M v̇ + h = τ − D v. Each engine computes them with its own method (``derivatives_method``:
+analytical, automatic_differentiation or finite_difference); an engine pair is compared
+with the tolerance of its least exact member (``<quantity>`` for two exact methods,
+``<quantity>/finite_difference`` otherwise), and every engine is also compared with
+central differences of its own forward/inverse dynamics (``central_differences~<engine>``
+rows, tolerance ``<quantity>/central_differences`` or, for a finite-difference engine,
+``<quantity>/finite_difference``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from harness.derivatives import central_differences
+from harness.stages import Quantity, state_labels
+
+NAME = "derivatives"
+REFERENCE = "central_differences"
+# step of the central-difference reference [rad | m, rad/s | m/s, N·m | N, rad/s² | m/s²];
+# its error bound is stated in harness/tolerances.py ("derivatives" entries)
+CD_STEP = 1e-5
+EXACT_METHODS = ("analytical", "automatic_differentiation")
+
+_memo: dict = {}  # "inputs" -> the Inputs cached for; (id(adapter), kind) -> (N, 3, nv, nv)
+
+
+def _method(a) -> str:
+    return getattr(a, "derivatives_method", "unknown")
+
+
+def _all(a, inputs, kind):
+    if _memo.get("inputs") is not inputs:  # a new fixture: forget the last one's arrays
+        _memo.clear()
+        _memo["inputs"] = inputs
+    key = (id(a), kind)
+    if key not in _memo:
+        n = inputs.q.shape[0]
+        if kind == "forward":
+            out = [a.forward_dynamics_derivatives(inputs.q[s], inputs.v[s], inputs.tau[s])
+                   for s in range(n)]
+        elif kind == "inverse":
+            out = [a.inverse_dynamics_derivatives(inputs.q[s], inputs.v[s], inputs.vdot[s])
+                   for s in range(n)]
+        else:
+            which, u = (("forward", inputs.tau) if kind == "cd_forward"
+                        else ("inverse", inputs.vdot))
+            out = [central_differences(a, inputs.q[s], inputs.v[s], u[s], which, CD_STEP)
+                   for s in range(n)]
+        _memo[key] = (a, np.asarray(out, dtype=float))  # the adapter kept: id stays unique
+    return _memo[key][1]
+
+
+def _block(kind, j):
+    return lambda a, inputs: _all(a, inputs, kind)[:, j]
+
+
+def _variant(a, b=None) -> str:
+    """Tolerance-key suffix of a comparison: b None = engine a vs central differences."""
+    if _method(a) not in EXACT_METHODS or (b is not None and _method(b) not in EXACT_METHODS):
+        return "/finite_difference"
+    return "" if b is not None else f"/{REFERENCE}"
+
+
+def _q(name, kind, j):
+    need = f"{kind}_dynamics_derivatives"
+    return Quantity(name, _block(kind, j), state_labels, None, need,
+                    reference=_block(f"cd_{kind}", j), reference_name=REFERENCE,
+                    variant=_variant)
+
+
+STAGE = (NAME, (
+    _q("dvdot_dq", "forward", 0), _q("dvdot_dv", "forward", 1), _q("dvdot_dtau", "forward", 2),
+    _q("dtau_dq", "inverse", 0), _q("dtau_dv", "inverse", 1), _q("dtau_dvdot", "inverse", 2),
+))
