@@ -79,16 +79,36 @@ def pelvis_pose(capture, frame: int):
     return origin, quat_wxyz_to_xyzw(matrix_to_quat_wxyz(R))
 
 
-def build(dims, offsets=None, name="golfer3d_fit") -> PreparedModel:
-    spec = golfer3d(dims, name=name, offsets=offsets).validate()
+def build(dims, offsets=None, name="golfer3d_fit", root="actuated") -> PreparedModel:
+    spec = golfer3d(dims, name=name, offsets=offsets, root=root).validate()
     return PreparedModel(spec, f"fit:{name}")
+
+
+def root_coordinates(layout, p, quat_xyzw) -> np.ndarray:
+    """q at neutral with the pelvis placed at (p, quat): the free root's 7 numbers, or the
+    actuated root's pelvis_tx/ty/tz and the angles of R = Rz(rz)·Rx(rx)·Ry(ry)."""
+    from harness.conventions import quat_xyzw_to_matrix
+
+    q = layout.neutral()
+    free = layout.free_slot()
+    if free is not None:
+        q[free.iq:free.iq + 3], q[free.iq + 3:free.iq + 7] = p, quat_xyzw
+        return q
+    R = quat_xyzw_to_matrix(quat_xyzw)
+    vals = {"pelvis_tx": p[0], "pelvis_ty": p[1], "pelvis_tz": p[2],
+            "pelvis_rx": float(np.arcsin(np.clip(R[2, 1], -1.0, 1.0))),
+            "pelvis_ry": float(np.arctan2(-R[2, 0], R[2, 2])),
+            "pelvis_rz": float(np.arctan2(-R[0, 1], R[1, 1]))}
+    for name, val in vals.items():
+        q[layout.slot(name).iq] = val
+    return q
 
 
 GRIP_PAIRS = (("grip_r_point", "club_grip_r_point", 100.0),)  # weight: 10× a marker's σ⁻¹
 
 
 def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
-              pairs=GRIP_PAIRS):
+              pairs=GRIP_PAIRS, root="actuated"):
     """Alternate IK on ``frames`` and marker-offset estimation. Returns (PreparedModel,
     adapter, IKResult of the last round, history [(round, rmse m)])."""
     bodies = {l: b for l, (b, _) in marker_offsets(dims).items()}
@@ -96,11 +116,10 @@ def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
     Y = np.stack([capture.marker(l)[frames] for l in labels], axis=1)
     offsets = None
     history = []
-    model = build(dims)
+    model = build(dims, root=root)
     adapter = adapter_cls(model)
-    q0 = adapter.layout.neutral()
     p, quat = pelvis_pose(capture, int(frames[0]))
-    q0[:3], q0[3:7] = p, quat
+    q0 = root_coordinates(adapter.layout, p, quat)
     res = None
     for k in range(rounds + 1):
         res = ik.track(adapter, labels, Y, q0, pairs=pairs)
@@ -108,7 +127,7 @@ def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
         if k == rounds:
             break
         offsets = ik.estimate_offsets(adapter, bodies, labels, Y, res.q)
-        model = build(dims, offsets)
+        model = build(dims, offsets, root=root)
         adapter = adapter_cls(model)
         q0 = res.q[0]
     return model, adapter, res, history, labels
