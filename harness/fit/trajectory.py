@@ -1,33 +1,37 @@
-"""Fit a motion to markers by inverse-dynamics collocation, solved by sparse Gauss–Newton.
+"""Fit a motion to markers by inverse-dynamics collocation on a B-spline, solved by
+sparse Gauss–Newton (Levenberg–Marquardt).
 
-Dimension legend: N nodes on a uniform grid t_i = t0 + i·h [s]; nv generalized
-coordinates (nq == nv: revolute/prismatic joints only, e.g. fixtures.golfers.golfer3d
-with ``root="actuated"``); K markers (model frames named by marker label); P closure pairs
-(points that must coincide, e.g. the right hand on the club).
+Dimension legend: N frames t_i = t0 + i·h [s] (the measurements); M B-spline coefficients
+per coordinate; nv generalized coordinates (nq == nv: revolute/prismatic joints only, e.g.
+fixtures.golfers.golfer3d with ``root="actuated"``); K markers (model frames named by
+marker label); P closure pairs (points that must coincide, e.g. the right hand on the
+club).
 
-Decision vector θ = vec(Q), Q (N, nv) node-major: entry [i, j] at i·nv + j [rad | m].
+Decision vector θ = vec(C), C (M, nv) coefficient-major: entry [m, j] at m·nv + j, the
+B-spline coefficients of q_j(t) [rad | m]. The spline has degree ``degree`` (5 by default:
+q is C⁴, so v̇ and the torques are C²), clamped uniform knots every ``knot_frames``
+frames over [t_0, t_{N−1}].
 
-Collocation. Velocities and accelerations at the nodes are the derivatives of the local
-interpolating polynomial of Q (central finite-difference stencils of ``order`` 2 or 4 —
-the 5-point stencils have truncation error h⁴/30·q⁽⁵⁾ and h⁴/90·q⁽⁶⁾ — one-sided of the
-same order at the ends): V = D₁ Q, A = D₂ Q. The controls are the joint torques, and the
-equations of motion are imposed at every node in implicit form through the engine's
-inverse dynamics, τ_i = ID(q_i, v_i, a_i) (M a + h + D v): the torques are a function of
-the states, so the dynamics hold at the nodes to round-off by construction and need no
-multipliers. The physical test of the answer is independent: ``reintegrate`` integrates
-the fitted torques open-loop (harness RK4, cubic interpolation between nodes) from the
-fitted initial state and compares the motion.
+Collocation. q(t) = B(t) C, q̇ = B′(t) C, q̈ = B″(t) C exactly; the controls are the joint
+torques and the equations of motion are imposed in implicit form through the engine's
+inverse dynamics, τ(t) = ID(q(t), q̇(t), q̈(t)) (M q̈ + h + D q̇), at every frame (the
+objective's collocation points) and at ``samples_per_frame`` points per frame for the
+torques handed to the replay. The dynamics therefore hold exactly along the fitted spline
+(no multipliers); what can differ is the torque the engines receive between samples
+(cubic interpolation): ``defects`` measures it at the midpoints of the replay grid, and
+``reintegrate`` integrates those torques open-loop (harness RK4) from the fitted initial
+state — the independent physical check.
 
 Objective (each component reported separately), ½‖r‖² with whitened residuals r:
 
-    markers     (p_k(q_i) − y_ik) / σ_m               every marker seen at node i
-    closure     (p_a(q_i) − p_b(q_i)) / σ_c            every pair, every node
-    effort      √(w_e / N) · τ_ij / s_j                s_j: the torque scale of joint j
-    smoothness  √(w_s / N) · (τ_{i+1,j} − τ_ij) / (h · s_j) · T    (T the duration)
+    markers     (p_k(q(t_i)) − y_ik) / σ_m             every marker seen at frame i
+    closure     (p_a(q(t_i)) − p_b(q(t_i))) / σ_c       every pair, every frame
+    effort      √(w_e / N) · τ_j(t_i) / s_j             s_j: the torque scale of joint j
+    smoothness  √(w_s / N) · (τ_j(t_{i+1}) − τ_j(t_i)) / (h · s_j) · T    (T the duration)
 
-Solver: Levenberg–Marquardt on the sparse normal equations (JᵀJ is banded: each torque
-couples 2·order + 1 nodes), Jacobians exact — frame Jacobians and the engine's own
-inverse-dynamics derivatives (∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇) chained through the stencils.
+Jacobians are exact: frame Jacobians and the engine's own inverse-dynamics derivatives
+(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇) chained through the basis; JᵀJ is banded (a coefficient touches
+degree + 1 knot intervals).
 """
 from __future__ import annotations
 
@@ -37,44 +41,38 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.interpolate import BSpline
 
 from harness.errors import BadInput
 
 
-def stencils(N: int, h: float, order: int = 4):
-    """(D1, D2) sparse (N, N): first/second derivative stencils [1/s, 1/s²] of ``order``."""
-    if order not in (2, 4):
-        raise BadInput("order", f"stencil order must be 2 or 4, got {order}")
-    if N < order + 3:
-        raise BadInput("nodes", f"need at least {order + 3} nodes for order {order}, got {N}")
-    D1, D2 = sp.lil_matrix((N, N)), sp.lil_matrix((N, N))
+def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
+    """Clamped knot vector on [t_start, t_end] with interior knots every ``spacing`` s
+    (the last interval absorbs the remainder)."""
+    n = max(1, int(round((t_end - t_start) / spacing)))
+    inner = np.linspace(t_start, t_end, n + 1)
+    return np.r_[[t_start] * degree, inner, [t_end] * degree]
 
-    def weights(offsets, deriv):
-        # solve Σ_s w_s s^k / k! = δ_{k,deriv} for the given integer offsets
-        n = len(offsets)
-        A = np.array([[float(s) ** k for s in offsets] for k in range(n)])
-        fact = np.array([np.prod(np.arange(1, k + 1)) for k in range(n)], dtype=float)
-        b = np.zeros(n)
-        b[deriv] = fact[deriv]
-        return np.linalg.solve(A, b)
 
-    half = order // 2
-    for i in range(N):
-        for D, deriv, scale, n in ((D1, 1, h, order + 1), (D2, 2, h * h, order + 2)):
-            if half <= i < N - half:
-                offs = list(range(-half, half + 1))          # central, order `order`
-            else:
-                start = 0 if i < half else N - n             # one-sided, same order
-                offs = [s - i for s in range(start, start + n)]
-            for s, w in zip(offs, weights(offs, deriv)):
-                D[i, i + s] = w / scale
-    return D1.tocsr(), D2.tocsr()
+def basis(tk: np.ndarray, degree: int, x: np.ndarray):
+    """(B0, B1, B2) sparse (len(x), M): values and first/second time derivatives [1, 1/s,
+    1/s²] of the M B-spline basis functions at x."""
+    M = len(tk) - degree - 1
+    spl = BSpline(tk, np.eye(M), degree, extrapolate=False)
+    x = np.clip(np.asarray(x, float), tk[0], tk[-1])
+    out = []
+    for d in (0, 1, 2):
+        f = spl if d == 0 else spl.derivative(d)
+        B = np.nan_to_num(f(x))
+        B[np.abs(B) < 1e-14 * max(1.0, np.abs(B).max())] = 0.0
+        out.append(sp.csr_matrix(B))
+    return tuple(out)
 
 
 @dataclass
 class FitProblem:
-    """What to fit. y (N, K, 3) m (NaN where unseen); h [s]; weights as in the module
-    docstring; torque_scale (nv,) [N·m | N]."""
+    """What to fit. y (N, K, 3) m (NaN where unseen); h [s] frame interval; weights as in
+    the module docstring; torque_scale (nv,) [N·m | N]."""
     adapter: object
     labels: tuple
     y: np.ndarray
@@ -85,8 +83,10 @@ class FitProblem:
     w_smooth: float = 1e-3
     pairs: tuple = ()          # ((frame_a, frame_b), ...)
     sigma_closure: float = 1e-3
-    order: int = 4
     t0: float = 0.0
+    degree: int = 5
+    knot_frames: int = 2
+    samples_per_frame: int = 4
 
     def __post_init__(self):
         a = self.adapter
@@ -94,17 +94,31 @@ class FitProblem:
             raise BadInput("model", f"{a.model.name}: the trajectory fit needs nq == nv "
                                     f"(use an actuated root), got nq={a.nq}, nv={a.nv}")
         self.y = np.asarray(self.y, dtype=float)
-        N, K, three = self.y.shape
-        if three != 3 or K != len(self.labels):
+        if self.y.ndim != 3 or self.y.shape[2] != 3 or self.y.shape[1] != len(self.labels):
             raise BadInput("markers", f"y must be (N, {len(self.labels)}, 3), got {self.y.shape}")
         if not (self.h > 0 and self.sigma_marker > 0 and self.sigma_closure > 0):
             raise BadInput("fit", "h, sigma_marker and sigma_closure must be > 0")
+        if self.degree not in (3, 5) or self.knot_frames < 1 or self.samples_per_frame < 1:
+            raise BadInput("fit", "degree must be 3 or 5, knot_frames and samples_per_frame >= 1")
         self.torque_scale = np.broadcast_to(np.asarray(self.torque_scale, float),
                                             (a.nv,)).copy()
         if not np.all(self.torque_scale > 0):
             raise BadInput("fit", "torque scales must be > 0")
+        if self.N < self.degree + 2:
+            raise BadInput("fit", f"need at least {self.degree + 2} frames, got {self.N}")
         self.seen = np.isfinite(self.y).all(axis=2)
-        self.D1, self.D2 = stencils(N, self.h, self.order)
+        self.t = self.t0 + self.h * np.arange(self.N)
+        self.tk = knots(self.t[0], self.t[-1], self.knot_frames * self.h, self.degree)
+        self.B0, self.B1, self.B2 = basis(self.tk, self.degree, self.t)
+        self.M = self.B0.shape[1]
+        # banded form: row i touches coefficients band[i] (W = degree + 1 of them)
+        W = self.degree + 1
+        dense = [B.toarray() for B in (self.B0, self.B1, self.B2)]
+        nz = (np.abs(dense[0]) + np.abs(dense[1]) + np.abs(dense[2])) > 0
+        first = np.clip(np.argmax(nz, axis=1), 0, self.M - W)
+        self.band = first[:, None] + np.arange(W)[None, :]                      # (N, W)
+        self.bvals = np.stack([np.take_along_axis(D, self.band, axis=1)
+                               for D in dense])                                  # (3, N, W)
 
     @property
     def N(self) -> int:
@@ -114,26 +128,34 @@ class FitProblem:
     def duration(self) -> float:
         return (self.N - 1) * self.h
 
-    def kinematics(self, Q):
-        return self.D1 @ Q, self.D2 @ Q
+    def coefficients_from(self, Q) -> np.ndarray:
+        """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames."""
+        return np.linalg.lstsq(self.B0.toarray(), np.asarray(Q, float), rcond=None)[0]
 
-    def torques(self, Q):
-        V, A = self.kinematics(Q)
-        ID = self.adapter.inverse_dynamics
-        return np.stack([ID(Q[i], V[i], A[i]) for i in range(self.N)])
+    def evaluate(self, C, x):
+        """(q, v, vdot) (len(x), nv) of the spline C at times x [s]."""
+        B0, B1, B2 = basis(self.tk, self.degree, x)
+        return B0 @ C, B1 @ C, B2 @ C
+
+    def replay_grid(self) -> np.ndarray:
+        n = (self.N - 1) * self.samples_per_frame + 1
+        return np.linspace(self.t[0], self.t[-1], n)
 
 
 @dataclass
 class TrajectoryFitResult:
-    q: np.ndarray                 # (N, nv)
+    C: np.ndarray                 # (M, nv) spline coefficients
+    q: np.ndarray                 # (N, nv) at the frames
     v: np.ndarray
     vdot: np.ndarray
-    tau: np.ndarray               # (N, nv) N·m | N
+    tau: np.ndarray               # (N, nv) N·m | N at the frames
     t: np.ndarray                 # (N,) s
+    t_replay: np.ndarray          # (R,) s, the replay grid
+    tau_replay: np.ndarray        # (R, nv) torques handed to the engines
     components: dict              # objective components (½‖r‖² each)
     marker_residual: np.ndarray   # (N, K, 3) m, NaN where unseen
     closure_residual: np.ndarray  # (N, P, 3) m
-    dynamics_residual: float      # max |ID(q, v, a) − τ| recomputed (round-off)
+    defects: dict                 # torque interpolation defects between replay samples
     history: list = field(default_factory=list)
     iterations: int = 0
     converged: bool = False
@@ -147,8 +169,10 @@ class TrajectoryFitResult:
             e = np.where(mask, e, np.nan)
         return float(np.sqrt(np.nanmean(e ** 2)))
 
-    def marker_rmse_by_label(self) -> dict:
+    def marker_rmse_by_label(self, mask=None) -> dict:
         e = np.linalg.norm(self.marker_residual, axis=2)
+        if mask is not None:
+            e = np.where(mask, e, np.nan)
         return {l: float(np.sqrt(np.nanmean(e[:, k] ** 2))) if np.isfinite(e[:, k]).any()
                 else float("nan") for k, l in enumerate(self.labels)}
 
@@ -156,8 +180,7 @@ class TrajectoryFitResult:
 class _Residuals:
     def __init__(self, prob: FitProblem):
         self.p = prob
-        a = prob.adapter
-        self.nv = a.nv
+        self.nv = prob.adapter.nv
         self.frames = list(prob.labels)
         self.pa = [x for x, _ in prob.pairs]
         self.pb = [x for _, x in prob.pairs]
@@ -165,98 +188,113 @@ class _Residuals:
         self.we = np.sqrt(prob.w_effort / N) / prob.torque_scale
         self.ws = np.sqrt(prob.w_smooth / N) * prob.duration / (prob.h * prob.torque_scale)
 
-    def evaluate(self, Q, jac: bool):
-        p, nv, N = self.p, self.nv, self.p.N
+    def evaluate(self, C, jac: bool):
+        p, nv, N, M = self.p, self.nv, self.p.N, self.p.M
         a = p.adapter
-        V, A = p.kinematics(Q)
+        Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
         allf = self.frames + self.pa + self.pb
         K, P = len(self.frames), len(self.pa)
         tau = np.empty((N, nv))
-        rows, cols, vals = [], [], []
-        r_off = 0
         mres = np.full((N, K, 3), np.nan)
         cres = np.zeros((N, P, 3))
-        # markers and closure, node by node
-        marker_rows = []
+        r_geo, rows, cols, vals = [], [], [], []
+        r_off = 0
+        msum = csum = 0.0
         for i in range(N):
             poses = a.frame_poses(Q[i], allf)[:, :3]
             seen = p.seen[i]
             mres[i, seen] = poses[:K][seen] - p.y[i, seen]
-            r_i = (mres[i, seen] / p.sigma_marker).ravel()
+            rm = (mres[i, seen] / p.sigma_marker).ravel()
+            msum += float(rm @ rm)
+            r_i = rm
             if P:
                 cres[i] = poses[K:K + P] - poses[K + P:]
-                r_i = np.concatenate([r_i, (cres[i] / p.sigma_closure).ravel()])
-            marker_rows.append(r_i)
+                rc = (cres[i] / p.sigma_closure).ravel()
+                csum += float(rc @ rc)
+                r_i = np.concatenate([rm, rc])
+            r_geo.append(r_i)
             if jac:
                 Jf = a.frame_jacobians(Q[i], allf)[:, :3, :]
                 Ji = Jf[:K][seen].reshape(-1, nv) / p.sigma_marker
                 if P:
-                    Ji = np.vstack([Ji, (Jf[K:K + P] - Jf[K + P:]).reshape(-1, nv) / p.sigma_closure])
-                rr, cc = np.nonzero(np.ones_like(Ji, dtype=bool))
-                rows.append(r_off + rr)
-                cols.append(i * nv + cc)
-                vals.append(Ji[rr, cc])
+                    Ji = np.vstack([Ji, (Jf[K:K + P] - Jf[K + P:]).reshape(-1, nv)
+                                    / p.sigma_closure])
+                b = p.bvals[0, i]                                   # (W,)
+                blk = b[:, None, None] * Ji[None]                     # (W, rows, nv)
+                rr = np.broadcast_to(np.arange(Ji.shape[0])[None, :, None], blk.shape)
+                cc = p.band[i][:, None, None] * nv + np.arange(nv)[None, None, :]
+                cc = np.broadcast_to(cc, blk.shape)
+                rows.append(r_off + rr.ravel())
+                cols.append(cc.ravel())
+                vals.append(blk.ravel())
             r_off += r_i.size
-        # torques and their derivatives
-        dq = dv = da = None
         if jac:
-            dq, dv, da = np.empty((N, nv, nv)), np.empty((N, nv, nv)), np.empty((N, nv, nv))
+            dq, dv, da = (np.empty((N, nv, nv)) for _ in range(3))
         for i in range(N):
             tau[i] = a.inverse_dynamics(Q[i], V[i], A[i])
             if jac:
                 dq[i], dv[i], da[i] = a.inverse_dynamics_derivatives(Q[i], V[i], A[i])
         r_eff = (tau * self.we).ravel()
-        dtau = np.diff(tau, axis=0)
-        r_smo = (dtau * self.ws).ravel()
-        r = np.concatenate(marker_rows + [r_eff, r_smo])
-        # split markers vs closure per node
-        msum = csum = 0.0
-        for i in range(N):
-            k = int(p.seen[i].sum()) * 3
-            msum += float(np.sum(marker_rows[i][:k] ** 2))
-            csum += float(np.sum(marker_rows[i][k:] ** 2))
+        r_smo = (np.diff(tau, axis=0) * self.ws).ravel()
+        r = np.concatenate(r_geo + [r_eff, r_smo])
         comps = {"markers": 0.5 * msum, "closure": 0.5 * csum,
-                 "effort": 0.5 * float(np.sum(r_eff ** 2)),
-                 "smoothness": 0.5 * float(np.sum(r_smo ** 2))}
+                 "effort": 0.5 * float(r_eff @ r_eff), "smoothness": 0.5 * float(r_smo @ r_smo)}
         comps["total"] = sum(comps.values())
-        out = {"r": r, "tau": tau, "V": V, "A": A, "mres": mres, "cres": cres,
+        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "mres": mres, "cres": cres,
                "components": comps}
         if not jac:
             return out
-        # dτ_i/dq_s = δ_is dq_i + D1[i,s] dv_i + D2[i,s] da_i  (nv × nv blocks)
-        D1, D2 = p.D1.tocsr(), p.D2.tocsr()
-        T_rows, T_cols, T_vals = [], [], []
-        for i in range(N):
-            nb = set(D1.indices[D1.indptr[i]:D1.indptr[i + 1]]) | \
-                set(D2.indices[D2.indptr[i]:D2.indptr[i + 1]]) | {i}
-            for s in sorted(nb):
-                B = D1[i, s] * dv[i] + D2[i, s] * da[i]
-                if s == i:
-                    B = B + dq[i]
-                rr, cc = np.nonzero(np.ones((nv, nv), dtype=bool))
-                T_rows.append(i * nv + rr)
-                T_cols.append(s * nv + cc)
-                T_vals.append(B[rr, cc])
+        # dτ_i/dC_m = B0[i,m] dq_i + B1[i,m] dv_i + B2[i,m] da_i  (m in band[i])
+        b0, b1, b2 = p.bvals
+        blk = (b0[:, :, None, None] * dq[:, None] + b1[:, :, None, None] * dv[:, None]
+               + b2[:, :, None, None] * da[:, None])                  # (N, W, nv, nv)
+        Wd = blk.shape[1]
+        ri = (np.arange(N)[:, None, None, None] * nv
+              + np.arange(nv)[None, None, :, None]) + 0 * blk.astype(int)
+        ci = (p.band[:, :, None, None] * nv + np.arange(nv)[None, None, None, :]) \
+            + 0 * blk.astype(int)
+        T_rows, T_cols, T_vals = [ri.ravel()], [ci.ravel()], [blk.ravel()]
         Jt = sp.csr_matrix((np.concatenate(T_vals), (np.concatenate(T_rows),
-                            np.concatenate(T_cols))), shape=(N * nv, N * nv))
+                            np.concatenate(T_cols))), shape=(N * nv, M * nv))
         J_eff = sp.diags(np.tile(self.we, N)) @ Jt
         Dm = sp.diags([-np.ones((N - 1) * nv), np.ones((N - 1) * nv)], [0, nv],
                       shape=((N - 1) * nv, N * nv))
         J_smo = sp.diags(np.tile(self.ws, N - 1)) @ (Dm @ Jt)
-        J_m = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                            shape=(r_off, N * nv)) if vals else sp.csr_matrix((0, N * nv))
-        out["J"] = sp.vstack([J_m, J_eff, J_smo]).tocsr()
+        J_g = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                            shape=(r_off, M * nv)) if vals else sp.csr_matrix((0, M * nv))
+        out["J"] = sp.vstack([J_g, J_eff, J_smo]).tocsr()
         return out
 
 
-def fit(prob: FitProblem, Q0, max_iter: int = 100, tol: float = 1e-10,
+def _replay_torques(prob: FitProblem, C):
+    a = prob.adapter
+    tr = prob.replay_grid()
+    q, v, vd = prob.evaluate(C, tr)
+    tau = np.stack([a.inverse_dynamics(q[k], v[k], vd[k]) for k in range(tr.size)])
+    # defects: the cubic interpolant the engines receive vs ID at the midpoints
+    from scipy.interpolate import CubicSpline
+
+    mid = 0.5 * (tr[1:] + tr[:-1])
+    qm, vm, am = prob.evaluate(C, mid)
+    tau_mid = np.stack([a.inverse_dynamics(qm[k], vm[k], am[k]) for k in range(mid.size)])
+    interp = CubicSpline(tr, tau, bc_type="not-a-knot")(mid)
+    err = np.abs(interp - tau_mid)
+    scale = np.maximum(np.abs(tau_mid).max(axis=0), prob.torque_scale * 1e-3)
+    defects = {"max_abs": float(err.max()), "max_rel": float((err / scale).max()),
+               "worst_joint": prob.adapter.joint_names[int(np.argmax((err / scale).max(axis=0)))],
+               "what": "max |cubic interpolant of the replay torques − ID(q, q̇, q̈)| at the "
+                       "midpoints of the replay grid, relative to each joint's peak torque"}
+    return tr, tau, defects
+
+
+def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         progress=None) -> TrajectoryFitResult:
-    """Levenberg–Marquardt from Q0 (N, nv). Stops when the relative cost decrease of an
-    accepted step is below ``tol`` (or the step is below 1e-12 rad)."""
+    """Levenberg–Marquardt from the spline through Q0 (N, nv). Stops when the relative cost
+    decrease of an accepted step is below ``tol`` (or no decrease is possible)."""
     start = time.perf_counter()
     res = _Residuals(prob)
-    Q = np.array(Q0, dtype=float)
-    ev = res.evaluate(Q, jac=True)
+    C = prob.coefficients_from(Q0)
+    ev = res.evaluate(C, jac=True)
     cost = 0.5 * float(ev["r"] @ ev["r"])
     lam = 1e-3
     history = [{"iter": 0, "cost": cost, "lambda": lam}]
@@ -267,12 +305,12 @@ def fit(prob: FitProblem, Q0, max_iter: int = 100, tol: float = 1e-10,
         H = (J.T @ J).tocsc()
         g = J.T @ r
         dH = H.diagonal()
+        floor = 1e-12 * max(float(dH.max()), 1.0)
         accepted = False
-        for _ in range(20):
-            A = H + sp.diags(lam * (dH + 1e-12 * max(dH.max(), 1.0)))
-            step = spla.spsolve(A.tocsc(), -g)
-            Qn = Q + step.reshape(Q.shape)
-            evn = res.evaluate(Qn, jac=False)
+        for _ in range(25):
+            step = spla.spsolve((H + sp.diags(lam * (dH + floor))).tocsc(), -g)
+            Cn = C + step.reshape(C.shape)
+            evn = res.evaluate(Cn, jac=False)
             cn = 0.5 * float(evn["r"] @ evn["r"])
             if np.isfinite(cn) and cn < cost:
                 accepted = True
@@ -282,37 +320,33 @@ def fit(prob: FitProblem, Q0, max_iter: int = 100, tol: float = 1e-10,
             converged, message = True, "no decrease possible (local minimum to round-off)"
             break
         dc = (cost - cn) / max(cost, 1e-300)
-        Q, cost = Qn, cn
-        lam = max(lam / 5.0, 1e-12)
+        C, cost = Cn, cn
+        lam = max(lam / 10.0, 1e-12)
         history.append({"iter": it, "cost": cost, "lambda": lam,
                         "step_max": float(np.abs(step).max())})
         if progress:
             progress(it, cost)
-        if dc < tol or np.abs(step).max() < 1e-12:
+        if dc < tol:
             converged, message = True, f"relative cost decrease {dc:.1e} < {tol:g}"
-            ev = res.evaluate(Q, jac=False)
             break
-        ev = res.evaluate(Q, jac=True)
-    ev = res.evaluate(Q, jac=False)
-    tau = ev["tau"]
-    ID = prob.adapter.inverse_dynamics
-    dyn = max(float(np.abs(ID(Q[i], ev["V"][i], ev["A"][i]) - tau[i]).max())
-              for i in range(prob.N))
-    t = prob.t0 + prob.h * np.arange(prob.N)
-    return TrajectoryFitResult(q=Q, v=ev["V"], vdot=ev["A"], tau=tau, t=t,
+        ev = res.evaluate(C, jac=True)
+    ev = res.evaluate(C, jac=False)
+    tr, tau_r, defects = _replay_torques(prob, C)
+    return TrajectoryFitResult(C=C, q=ev["Q"], v=ev["V"], vdot=ev["A"], tau=ev["tau"],
+                               t=prob.t.copy(), t_replay=tr, tau_replay=tau_r,
                                components=ev["components"], marker_residual=ev["mres"],
-                               closure_residual=ev["cres"], dynamics_residual=dyn,
+                               closure_residual=ev["cres"], defects=defects,
                                history=history, iterations=it, converged=converged,
                                message=message, solve_time_s=time.perf_counter() - start,
                                labels=tuple(prob.labels))
 
 
-def reintegrate(adapter, result: TrajectoryFitResult, substeps: int = 10):
-    """Open-loop RK4 of the fitted torques (cubic between nodes, step h/substeps) from the
-    fitted (q0, v0): returns the harness Rollout on the node grid."""
+def reintegrate(adapter, result: TrajectoryFitResult, substeps: int = 4):
+    """Open-loop RK4 of the replay torques (cubic between samples, step = sample interval /
+    substeps) from the fitted (q0, v0). Returns the harness Rollout on the replay grid."""
     from harness.candidate import Controls
     from harness.integrators import Method, rollout
 
-    h = float(result.t[1] - result.t[0])
-    return rollout(adapter, result.q[0], result.v[0], Controls(result.t, result.tau, "cubic"),
-                   Method("rk4", dt=h / substeps))
+    dt = float(result.t_replay[1] - result.t_replay[0]) / substeps
+    return rollout(adapter, result.q[0], result.v[0],
+                   Controls(result.t_replay, result.tau_replay, "cubic"), Method("rk4", dt=dt))
