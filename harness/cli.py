@@ -470,6 +470,104 @@ def cmd_capture(args) -> int:
     return 0
 
 
+def cmd_swing(args) -> int:
+    """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
+    every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
+    records pass, 1 otherwise, 2 for bad input."""
+    import argparse as _ap
+    import shutil
+    import tempfile
+
+    from harness import evidence
+    from harness.swing import pipeline
+    from harness.swing import report as swing_report
+    from harness.tolerances import lookup
+
+    out = Path(args.out).resolve()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and
+                                              not (out / "fit" / "fit.json").exists())):
+        raise BadInput(str(out), "exists and is not a swing output folder; refusing to "
+                                 "replace it")
+    say = _progress(args.quiet)
+    settings = pipeline.QUICK if args.quick else pipeline.SwingSettings()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    try:
+        summary, cpath, model, arrays, joints = pipeline.fit_capture(
+            args.capture, tmp, settings, up=args.up, cutoff_hz=args.cutoff, say=say)
+        replay_records = []
+        ok_replay = True
+        if not args.no_replay:
+            from harness import candidate, replay
+            from harness.integrators import Method
+
+            cand = candidate.load(cpath)
+            case = replay.Case(replay.safe_case_name(cand.model.name), cand, "horizon",
+                               Method("rk4", dt=1e-3), native=False)
+            rargs = _ap.Namespace(engines=args.engines, allow_missing=args.allow_missing,
+                                  stages=None, samples=4, seed=0, out=str(tmp / "replay"),
+                                  quiet=args.quiet, junit=None)
+            _, result = _run_and_write(rargs, [cand.model], f"Replay of the swing fit "
+                                       f"({args.capture})", [case])
+            replay_records = [r for r in result.records if r.stage == "replay"]
+            ok_replay = all(r.status == "passed" for r in result.records
+                            if r.status not in ("not_provided",))
+        f = summary["fit"]
+        rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
+        checks = [
+            {"name": "marker RMSE, top → impact (tracked markers)",
+             "value": f"{1e3 * rmse:.1f} mm", "target": f"≤ {1e3 * lookup('swing', 'marker_rmse').atol:.0f} mm",
+             "ok": rmse <= lookup("swing", "marker_rmse").atol},
+            {"name": "torque interpolation defects (relative)",
+             "value": f"{f['defects']['max_rel']:.2e} ({f['defects']['worst_joint']})",
+             "target": f"≤ {lookup('swing', 'defects').rtol:g}",
+             "ok": f["defects"]["max_rel"] <= lookup("swing", "defects").rtol},
+            {"name": "open-loop reintegration within the marker RMSE",
+             "value": (f"diverged (a marker {pipeline.DIVERGED_M:g} m off) at "
+                       f"{summary['reintegration']['diverged_at_s']:.3f} s; "
+                       if summary["reintegration"]["diverged_at_s"] is not None else
+                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.1f} mm; ")
+                      + f"
+                      f"within the marker RMSE for the first "
+                      f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
+                      f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
+                      f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.2f} mm",
+             "target": f"≤ {1e3 * rmse:.1f} mm over the window",
+             "ok": summary["reintegration"]["whole_window_rms_m"] <= rmse},
+            {"name": "fit wall time (calibration + IK + fit)",
+             "value": f"{summary['calibration']['wall_s'] + summary['ik']['wall_s'] + f['wall_s']:.0f} s",
+             "target": f"≤ {lookup('swing', 'fit_wall_s').atol:.0f} s",
+             "ok": summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + f["wall_s"]
+             <= lookup("swing", "fit_wall_s").atol},
+            {"name": "club-head speed at impact, fitted vs measured",
+             "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
+                      f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
+             "target": "reported", "ok": True},
+        ]
+        if not args.no_replay:
+            checks.append({"name": "replay records of every engine pair pass",
+                           "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
+                                    f"{len(replay_records)} replay rows pass",
+                           "target": "all", "ok": ok_replay})
+        html = swing_report.render(summary, arrays, joints, checks, replay_records,
+                                   title=f"Swing fit: {args.capture}")
+        (tmp / "index.html").write_text(html)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for c in checks:
+        print(f"  {'met    ' if c['ok'] else 'NOT met'} {c['name']}: {c['value']} ({c['target']})")
+    print(f"report: {out / 'index.html'}")
+    return 0 if all(c["ok"] for c in checks) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -539,6 +637,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an older bundle: show what changed (new failures first)")
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
     v.add_argument("bundle")
+    sw = sub.add_parser("swing", help="fit a golf-swing capture and replay it in every engine")
+    sw.add_argument("capture", metavar="CAPTURE.c3d")
+    sw.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    sw.add_argument("--quick", action="store_true", help="fewer calibration frames/rounds "
+                    "and iterations (make run; the checks still apply)")
+    sw.add_argument("--up", default="auto", help="the file's up axis (default auto)")
+    sw.add_argument("--cutoff", type=float, default=None, metavar="HZ",
+                    help="low-pass the markers first [Hz] (default: no filter)")
+    sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
+    sw.add_argument("--engines", default=None, help="comma list (default: all four)")
+    sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE")
+    sw.add_argument("--quiet", action="store_true")
     cp = sub.add_parser("capture", help="ingest a C3D capture: units, axes, gaps, rejected "
                                         "markers, swing events")
     cp.add_argument("capture", metavar="CAPTURE.c3d")
@@ -553,7 +663,8 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose,
-            "synth": cmd_synth, "capture": cmd_capture}
+            "synth": cmd_synth, "capture": cmd_capture,
+            "swing": cmd_swing}
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,277 @@
+"""`harness swing CAPTURE.c3d --out DIR`: ingest → IK → dynamic fit → candidate → replay.
+
+Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad … the
+frame before impact); nv = 30 of the fitted golfer (fixtures.golfers.golfer3d with an
+actuated pelvis); K tracked markers. Positions m, angles rad, torques N·m / forces N.
+
+Steps, each reported in DIR/fit/fit.json and DIR/index.html:
+1. ingest (harness/capture/ingest.py) and swing events (events.py);
+2. scale the golfer from the address frames (scaling.dims_from_capture);
+3. calibrate marker offsets by alternating IK and offset estimation over frames spread
+   over the whole swing (scaling.calibrate), with the grip loop as an IK pair;
+4. IK over the fitted window (warm start), then the dynamic fit (harness/fit/trajectory.py:
+   markers + effort + smoothness, joint torques as controls, grip closure as a residual);
+5. checks: marker RMSE per marker and per phase, club-head speed at impact fitted vs
+   measured, torque interpolation defects, grip closure, open-loop reintegration (whole
+   window, and per segment of ``segment_frames`` frames re-anchored on the fit);
+6. the candidate (DIR/fit/candidate.json + .npz, model DIR/fit/golfer.urdf) replayed in
+   every engine by stage 5 in horizon mode (DIR/replay/, its own evidence bundle).
+
+The tracked markers are the marker set's body and club markers that the upper-body model
+carries (legs are not modelled; knee/ankle/toe markers are reported, not fitted).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fixtures.export import to_urdf
+from fixtures.golfers import marker_offsets
+from harness.capture import events as cap_events
+from harness.capture import ik
+from harness.capture.ingest import ingest
+from harness.capture.scaling import GRIP_PAIRS, calibrate, dims_from_capture
+from harness.errors import BadInput
+from harness.fit import trajectory as tf
+
+
+@dataclass(frozen=True)
+class SwingSettings:
+    """Everything that shapes the fit; written to fit.json."""
+    pad_s: float = 0.05              # fitted window starts this long before the top
+    calib_stride: int = 12           # calibration frames: every stride-th before the top,
+    calib_stride_down: int = 2       # ... and every stride_down-th in the downswing
+    calib_rounds: int = 5
+    sigma_marker_m: float = 0.01     # marker error scale of the objective
+    sigma_closure_m: float = 0.001
+    w_effort: float = 1e-3
+    w_smooth: float = 1.0
+    torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
+    knot_frames: int = 2
+    samples_per_frame: int = 8
+    max_iter: int = 60
+    tol: float = 1e-4
+    segment_frames: int = 10
+    body_mass_kg: float = 80.0
+
+
+QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
+                      samples_per_frame=4, max_iter=15, tol=1e-3)
+
+
+def _atomic_json(path: Path, obj):
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def _finite(x):
+    """JSON-safe: NaN/inf → None."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if np.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSettings(),
+                up: str = "auto", cutoff_hz=None, say=print):
+    """Steps 1–5; returns (summary dict, candidate path, PreparedModel, arrays dict)."""
+    from harness import registry
+    from harness.candidate import Marker, from_arrays, save
+    from harness.model import PreparedModel
+
+    s = settings
+    t_start = time.perf_counter()
+    cap = ingest(capture_path, up=up, cutoff_hz=cutoff_hz)
+    ev = cap_events.detect(cap)
+    say(f"capture: {cap.n_frames} frames at {cap.rate_hz:g} Hz; rejected "
+        f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
+    addr = np.arange(max(0, ev.address_frame - 10), ev.takeaway_frame + 1)
+    dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
+    frames = np.unique(np.r_[np.arange(0, ev.top_frame, s.calib_stride),
+                             np.arange(ev.top_frame, ev.impact_frame, s.calib_stride_down)])
+    pin = registry.adapter_class("pinocchio")
+    t0 = time.perf_counter()
+    model, adapter, res, history, labels = calibrate(pin, cap, frames, dims,
+                                                     rounds=s.calib_rounds)
+    calib_s = time.perf_counter() - t0
+    say(f"calibration: {len(frames)} frames, IK RMSE by round "
+        f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
+    pad = int(round(s.pad_s * cap.rate_hz))
+    first = max(0, ev.top_frame - pad)
+    win = np.arange(first, ev.impact_frame)          # impact itself: the ball's impulse
+    Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
+    k0 = int(np.argmin(np.abs(frames - first)))
+    t0 = time.perf_counter()
+    ikr = ik.track(adapter, labels, Y, res.q[k0], pairs=GRIP_PAIRS)
+    ik_s = time.perf_counter() - t0
+    say(f"IK over the window ({len(win)} frames): RMSE {1e3 * ikr.overall_rmse():.1f} mm "
+        f"({ik_s:.0f} s)")
+    h = 1.0 / cap.rate_hz
+    scale = np.full(adapter.nv, s.torque_scale_nm)
+    for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz"):
+        scale[adapter.layout.slot(n).iv] = 10 * s.torque_scale_nm
+    prob = tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
+                         w_effort=s.w_effort, w_smooth=s.w_smooth,
+                         pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
+                         sigma_closure=s.sigma_closure_m, t0=first * h,
+                         knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame)
+    fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol,
+                progress=lambda i, c: say(f"  fit iteration {i}: cost {c:.1f}") if i % 5 == 0
+                else None)
+    say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
+        f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
+    # ---- checks
+    in_down = (win >= ev.top_frame)[:, None] & np.ones((1, len(labels)), bool)
+    phases = {"before_top": ~in_down, "top_to_impact": in_down}
+    qf, vf, _ = prob.evaluate(fr.C, fr.t_replay)
+    t0 = time.perf_counter()
+    dev, diverged_at = _open_loop(adapter, fr, prob, labels, qf)
+    seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames)
+    reint_s = time.perf_counter() - t0
+    rmse_down = fr.marker_rmse(in_down)
+    with np.errstate(invalid="ignore"):
+        rms_t = np.sqrt(np.mean(dev ** 2, axis=1))
+    horizon_i = np.flatnonzero(~(rms_t <= rmse_down))
+    ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
+    mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
+    club = mkf_frames[:, ch].mean(axis=1)
+    v_fit = float(np.linalg.norm(club[-1] - club[-2]) / h)
+    summary = {
+        "capture": cap.report() | {"events": ev.to_json()},
+        "settings": vars(s) if hasattr(s, "__dict__") else {},
+        "model": {"name": model.name, "nq": adapter.nq, "nv": adapter.nv,
+                  "dims": vars(dims), "measured_lengths": measured,
+                  "tracked_markers": list(labels),
+                  "not_tracked": [l for l in cap.markerset.tracked if l not in labels]},
+        "window": {"first_frame": int(first), "last_frame": int(win[-1]),
+                   "t_start_s": float(first * h), "t_end_s": float(win[-1] * h),
+                   "top_frame": ev.top_frame, "impact_frame": ev.impact_frame},
+        "calibration": {"frames": len(frames), "rmse_by_round_m": [h_ for _, h_ in history],
+                        "wall_s": calib_s},
+        "ik": {"rmse_m": ikr.overall_rmse(), "wall_s": ik_s},
+        "fit": {"iterations": fr.iterations, "converged": fr.converged,
+                "message": fr.message, "wall_s": fr.solve_time_s,
+                "components": fr.components,
+                "marker_rmse_m": fr.marker_rmse(),
+                "marker_rmse_by_phase_m": {k: fr.marker_rmse(m) for k, m in phases.items()},
+                "marker_rmse_by_label_m": fr.marker_rmse_by_label(),
+                "marker_rmse_top_to_impact_by_label_m": fr.marker_rmse_by_label(in_down),
+                "closure_max_m": float(np.abs(fr.closure_residual).max()) if
+                fr.closure_residual.size else 0.0,
+                "defects": fr.defects,
+                "club_head_speed_at_impact_mps": {"fitted": v_fit,
+                                                  "measured": ev.impact_speed_mps},
+                "torque_peak": dict(zip(adapter.joint_names,
+                                        np.abs(fr.tau).max(axis=0).tolist()))},
+        "reintegration": {
+            "what": "open-loop harness RK4 of the replay torques from the fitted (q0, v0), "
+                    "markers compared with the fitted motion's",
+            "whole_window_rms_m": float(np.sqrt(np.mean(dev ** 2))) if diverged_at is None
+            else float("inf"),
+            "whole_window_max_m": float(np.nanmax(dev)),
+            "diverged_at_s": diverged_at,
+            "within_marker_rmse_until_s": float(fr.t_replay[horizon_i[0]] - fr.t_replay[0])
+            if horizon_i.size else float(fr.t_replay[-1] - fr.t_replay[0]),
+            "segments": seg, "wall_s": reint_s},
+        "wall_s": time.perf_counter() - t_start,
+    }
+    # ---- candidate
+    fitdir = workdir / "fit"
+    fitdir.mkdir(parents=True, exist_ok=True)
+    urdf = to_urdf(model.spec)
+    upath = fitdir / "golfer.urdf"
+    tmp = upath.with_name(f".{upath.name}.tmp{os.getpid()}")
+    tmp.write_text(urdf)
+    os.replace(tmp, upath)
+    sha = hashlib.sha256(urdf.encode()).hexdigest()
+    pm = PreparedModel(model.spec, str(upath), sha)
+    markers = [Marker(l, l, (0.0, 0.0, 0.0)) for l in labels]
+    cand = from_arrays(pm, qf[0], vf[0], fr.t_replay, fr.tau_replay, "cubic", markers=markers,
+                       provenance={"producer": "harness swing (harness/fit/trajectory.py)",
+                                   "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                   "solver": {"name": "B-spline inverse-dynamics collocation, "
+                                              "sparse Levenberg-Marquardt",
+                                              "iterations": fr.iterations, "tol": s.tol},
+                                   "status": "converged" if fr.converged else "unconverged",
+                                   "notes": f"fit of {cap.source} from {first * h:.4f} s to "
+                                            f"{win[-1] * h:.4f} s"})
+    cpath = save(cand, fitdir / "candidate.json")
+    arrays = {"t": fr.t, "q": fr.q, "tau": fr.tau, "t_replay": fr.t_replay,
+              "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
+              "reint_dev": dev, "y": Y}
+    summary["candidate"] = str(cpath)
+    _atomic_json(fitdir / "fit.json", _finite(summary))
+    return summary, cpath, pm, arrays, adapter.joint_names
+
+
+DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
+
+
+def _open_loop(adapter, fr, prob, labels, qf):
+    """Open-loop RK4 of the replay torques over the whole window, one frame's samples at a
+    time from the state reached (the same integration as one rollout), stopped when the
+    state is no longer finite or a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN
+    after a stop; time of the stop [s from the window start] or None)."""
+    from harness.candidate import Controls
+    from harness.integrators import Method, rollout
+
+    spf = prob.samples_per_frame
+    tr = fr.t_replay
+    R, K = tr.size, len(labels)
+    dev = np.full((R, K), np.nan)
+    q, v = fr.q[0].copy(), fr.v[0].copy()
+    dt = float(tr[1] - tr[0]) / 4
+    dev[0] = 0.0
+    for a in range(0, R - 1, spf):
+        b = min(a + spf, R - 1)
+        try:
+            r = rollout(adapter, q, v, Controls(tr[a:b + 1], fr.tau_replay[a:b + 1], "cubic"),
+                        Method("rk4", dt=dt))
+        except FloatingPointError:
+            return dev, float(tr[a] - tr[0])
+        mr = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in r.q])
+        mf = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qf[a:b + 1]])
+        dev[a:b + 1] = np.linalg.norm(mr - mf, axis=2)
+        if np.nanmax(dev[a:b + 1]) > DIVERGED_M:
+            return dev, float(tr[a] - tr[0])
+        q, v = r.q[-1], r.v[-1]
+    return dev, None
+
+
+def _segment_reintegration(adapter, fr, prob, labels, n_frames: int) -> dict:
+    """Reintegrate each window of ``n_frames`` frames from the fitted state at its start;
+    the worst marker deviation per segment (m)."""
+    from harness.candidate import Controls
+    from harness.integrators import Method, rollout
+
+    spf = prob.samples_per_frame
+    step = n_frames * spf
+    worst = []
+    for a in range(0, len(fr.t_replay) - 1, step):
+        b = min(a + step, len(fr.t_replay) - 1)
+        t = fr.t_replay[a:b + 1]
+        q, v, _ = prob.evaluate(fr.C, t)
+        dt = float(t[1] - t[0]) / 4
+        try:
+            r = rollout(adapter, q[0], v[0], Controls(t, fr.tau_replay[a:b + 1], "cubic"),
+                        Method("rk4", dt=dt))
+        except FloatingPointError:
+            worst.append(float("inf"))
+            continue
+        mf = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in q])
+        mr = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in r.q])
+        worst.append(float(np.linalg.norm(mr - mf, axis=2).max()))
+    return {"frames_per_segment": n_frames, "worst_marker_deviation_m": worst,
+            "max_m": max(worst) if worst else 0.0}

@@ -1,0 +1,54 @@
+"""HTML report of a swing run (Jinja2, autoescaped, inline SVG plots)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+_ENV = Environment(loader=FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),
+                   autoescape=select_autoescape(["html", "j2"]))
+
+
+def _svg(draw, size):
+    from harness.report import svg_figure
+
+    return Markup(svg_figure(draw, size))
+
+
+def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
+           title="Swing fit") -> str:
+    t, tau = arrays["t"], arrays["tau"]
+    e = np.linalg.norm(arrays["marker_residual"], axis=2)
+
+    def torques(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        for j, n in enumerate(joint_names):
+            if np.abs(tau[:, j]).max() > 0.05 * np.abs(tau).max():
+                ax.plot(t, tau[:, j], lw=0.8, label=n)
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("τ [N·m | N]")
+        ax.legend(fontsize=5, ncol=3)
+
+    def residuals(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.plot(t, 1000 * np.sqrt(np.nanmean(e ** 2, axis=1)), lw=1, label="RMS over markers")
+        ax.plot(t, 1000 * np.nanmax(e, axis=1), lw=0.8, label="worst marker")
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("marker error [mm]")
+        ax.legend(fontsize=6)
+
+    def reint(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        d = arrays["reint_dev"]
+        tr = arrays["t_replay"]
+        ax.semilogy(tr, np.maximum(1e-12, np.sqrt(np.mean(d ** 2, axis=1))), lw=1)
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("reintegrated − fitted markers, RMS [m]")
+
+    plots = [("Joint torques (fitted)", _svg(torques, (10, 3.2))),
+             ("Marker error over time", _svg(residuals, (10, 2.6))),
+             ("Open-loop reintegration of the fitted torques", _svg(reint, (10, 2.6)))]
+    return _ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
+                                                      checks=checks, replay=list(replay_records))
