@@ -495,13 +495,62 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an older bundle: show what changed (new failures first)")
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
     v.add_argument("bundle")
+    _add_sweep_parser(sub)
     return p
+
+
+# ----- harness sweep NAME (harness/sweep.py, harness/sweep_report.py) ---------------------
+SWEEPS = {"contact": "harness.contact_sweep"}  # name -> module with grid, run_case, crash_case
+
+
+def cmd_sweep(args) -> int:
+    """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
+    Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
+    or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
+    import importlib
+
+    from harness.sweep_report import run_named_sweep
+
+    try:
+        mod = importlib.import_module(SWEEPS[args.name])
+    except ImportError as e:
+        raise BadInput(f"sweep {args.name}", f"module {SWEEPS[args.name]} is not available "
+                                             f"({type(e).__name__}: {e})")
+    code, _, _ = run_named_sweep(
+        args.name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=args.out,
+        backend=args.backend, workers=args.workers, scheduler=args.scheduler,
+        quick=args.quick, quiet=args.quiet, include_crash=args.include_crash,
+        timeout_s=args.timeout, command_line=["harness", *sys.argv[1:]])
+    return code
+
+
+def _add_sweep_parser(sub):
+    sw = sub.add_parser("sweep", help="run a parameter sweep (crash-tolerant, local "
+                                      "processes or Dask) and write sweep.json + index.html")
+    sw.add_argument("name", choices=sorted(SWEEPS), help="the sweep to run")
+    sw.add_argument("--out", required=True, help="sweep folder to write (replaced atomically)")
+    sw.add_argument("--backend", choices=["local", "dask"], default=None,
+                    help="local processes (default) or Dask distributed (default with "
+                         "--scheduler)")
+    g = sw.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int, default=None,
+                   help="worker processes (local), or a LocalCluster of N workers (dask); "
+                        "default: CPU count")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="connect to a running Dask scheduler (e.g. tcp://host:8786)")
+    sw.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="per-case time limit [s] (default 600); the case's process is killed")
+    sw.add_argument("--quick", action="store_true", help="the sweep's reduced grid")
+    sw.add_argument("--include-crash", action="store_true",
+                    help="add the sweep's known crashing case (expected: crashed)")
+    sw.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose,
             "synth": cmd_synth}
+COMMANDS["sweep"] = cmd_sweep
 
 
 def main(argv=None) -> int:

@@ -374,14 +374,15 @@ def _dask_task(run_case, case, timeout_s):
     process if the case outlives timeout_s (logged first as a TIMEOUT_TOPIC event)."""
     import threading
 
+    from distributed import get_worker
+
     done = threading.Event()
+    worker = get_worker()  # thread-local: only the task's own thread can look it up
 
     def watchdog():
         if not done.wait(timeout_s):
             try:
-                from distributed import get_worker
-
-                get_worker().log_event(TIMEOUT_TOPIC, {"case_id": case["case_id"]})
+                worker.log_event(TIMEOUT_TOPIC, {"case_id": case["case_id"]})
                 time.sleep(0.5)   # let the batched stream deliver the event
             finally:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -414,6 +415,10 @@ def local_cluster(workers: int):
                             dashboard_address=None, silence_logs=40)
 
 
+def _scheduler_allowed_failures(dask_scheduler=None):
+    return int(dask_scheduler.allowed_failures)
+
+
 def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
     import dask
     from distributed import Client, as_completed
@@ -423,9 +428,14 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
     except ImportError:  # pragma: no cover - older distributed
         from distributed import KilledWorker
 
+    import logging
+
     cluster = None
+    sched_log = logging.getLogger("distributed.scheduler")
+    old_level = sched_log.level
     with dask.config.set(DASK_CONFIG):
-        if scheduler is None:
+        if scheduler is None:  # its scheduler logs every KilledWorker: we report them
+            sched_log.setLevel(logging.CRITICAL)
             cluster = local_cluster(workers)
             address = cluster.scheduler_address
         else:
@@ -435,9 +445,11 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
         except (OSError, TimeoutError) as e:
             if cluster is not None:
                 cluster.close()
+            sched_log.setLevel(old_level)
             raise BadInput("--scheduler", f"cannot connect to {address} ({_one_line(e)})")
     try:
         nworkers = len(client.scheduler_info().get("workers", {}))
+        allowed = client.run_on_scheduler(_scheduler_allowed_failures)
         futures = {}
         for i, c in enumerate(cases):
             f = client.submit(_dask_task, run_case, c, timeout_s, pure=False,
@@ -452,9 +464,11 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
                              if isinstance(ev, dict)}
                 if case["case_id"] in timed_out:
                     tracker.add(_row(case, "timeout", reason=f"ran longer than {timeout_s:g} "
-                                     f"s; Dask worker killed ({_one_line(e)})"))
+                                     f"s; Dask worker killed ({_one_line(e)})",
+                                     attempts=allowed + 1))
                 else:
-                    tracker.add(_row(case, "crashed", reason=f"KilledWorker: {_one_line(e)}"))
+                    tracker.add(_row(case, "crashed", reason=f"KilledWorker: {_one_line(e)}",
+                                     attempts=allowed + 1))
             except Exception as e:  # a scheduler-side failure of this one task
                 tracker.add(_row(case, "error", reason=f"{type(e).__name__}: {_one_line(e)}"))
             else:
@@ -463,12 +477,11 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
                 else:
                     tracker.add(_row(case, "error", reason=payload, wall_s=wall))
             f.release()
-        allowed = client.run_on_scheduler(
-            lambda: dask.config.get("distributed.scheduler.allowed-failures"))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+        sched_log.setLevel(old_level)
     return {"name": "dask", "workers": nworkers, "scheduler": scheduler,
             "local_cluster": cluster is not None, "allowed_failures": allowed}
 

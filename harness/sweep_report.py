@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import sys
-import time
 from pathlib import Path
 
 from harness import __version__
@@ -100,7 +98,9 @@ def build_document(name: str, cases: list, result: SweepResult, expected: dict |
         raise BadInput("aggregate", f"unknown aggregation {aggregate!r} (known: "
                                     f"{', '.join(AGGREGATES)})")
     expected = {cid: st for cid, st in (expected or {}).items()}
-    axes = grid_axes(cases)
+    # axes of the grid proper: an added case with a known outcome (the crash case) is
+    # listed, and marked on the map only where it lies on the grid's values
+    axes = grid_axes([c for c in cases if c["case_id"] not in expected] or cases)
     hx, hy = choose_axes(axes, x, y)
     unexpected = [r["case_id"] for r in result.rows
                   if r["status"] != expected.get(r["case_id"], "ok")]
@@ -275,3 +275,62 @@ def read_sweep(path) -> dict:
         if not isinstance(r, dict) or set(r) != ROW_KEYS or r["status"] not in STATUSES:
             raise BadInput(str(f), f"case row {str(r)[:60]!r} has unknown or missing fields")
     return doc
+
+
+# ----- the command's core (harness sweep NAME) -------------------------------------------
+def run_named_sweep(name: str, grid, run_case, crash_case=None, *, out, backend="local",
+                    workers=None, scheduler=None, quick=False, quiet=False,
+                    include_crash=False, timeout_s=None, command_line=None, stream=None,
+                    stdout=None) -> tuple:
+    """Run the sweep ``name`` (C cases from ``grid(quick)``; with ``include_crash`` plus
+    ``crash_case()``, expected to crash) and write the sweep folder ``out`` atomically.
+    Returns (exit code, path, document). Exit code: 0 every case finished as expected
+    (ok, or crashed where a crash was expected); 1 any case crashed, raised, timed out
+    unexpectedly, or an expected crash did not happen. Bad input raises BadInput before
+    anything runs (exit 2 in the CLI); nothing is written then."""
+    from harness.sweep import DEFAULT_TIMEOUT_S, ProgressPrinter, run_sweep, validate_cases
+
+    out = check_out_dir(out)
+    if scheduler is not None:
+        if backend not in (None, "dask"):
+            raise BadInput("--scheduler", "connects to a Dask scheduler; it needs --backend "
+                                          "dask (or no --backend)")
+        backend = "dask"
+    backend = backend or "local"
+    cases = validate_cases(grid(quick=quick), where=f"sweep {name}: grid()")
+    expected = {}
+    if include_crash:
+        if crash_case is None:
+            raise BadInput("--include-crash", f"sweep {name} has no crash case")
+        (crash,) = validate_cases([crash_case()], where=f"sweep {name}: crash_case()")
+        if any(c["case_id"] == crash["case_id"] for c in cases):
+            raise BadInput(f"sweep {name}: crash_case()", f"case_id {crash['case_id']!r} is "
+                                                          "also in the grid")
+        cases.append(crash)
+        expected[crash["case_id"]] = "crashed"
+    progress = None if quiet else ProgressPrinter(stream, label=f"sweep {name}")
+    result = run_sweep(run_case, cases, backend=backend, workers=workers,
+                       scheduler=scheduler, progress=progress,
+                       timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s)
+    doc = build_document(name, cases, result, expected, command_line=command_line)
+    path = write_sweep(out, doc)
+    say = (stdout or sys.stdout).write
+    c = doc["counts"]
+    say(f"sweep {name}: {len(doc['cases'])} cases on {doc['backend']['name']} "
+        f"({doc['backend']['workers']} workers) in {result.wall_s:.1f} s: {c['ok']} ok, "
+        f"{c['crashed']} crashed, {c['error']} errors, {c['timeout']} timeouts; "
+        f"{len(doc['unexpected'])} unexpected\n")
+    rows = result.by_id()
+    for cid in doc["unexpected"][:20]:
+        r = rows[cid]
+        say(f"  {r['status'].upper():8s} case {cid} "
+            f"({', '.join(f'{k}={v}' for k, v in r['inputs'].items())}): "
+            f"{r['reason'] or 'expected ' + expected.get(cid, 'ok')}\n")
+    if len(doc["unexpected"]) > 20:
+        say(f"  ... and {len(doc['unexpected']) - 20} more (see sweep.json)\n")
+    for cid, st in expected.items():
+        r = rows[cid]
+        if r["status"] == st:
+            say(f"  expected {st}: case {cid}: {r['reason']}\n")
+    say(f"report: {Path(path) / 'index.html'}\n")
+    return (1 if doc["unexpected"] else 0), path, doc
