@@ -179,8 +179,7 @@ def heatmap_svg(doc, metric: str) -> str:
     fig, ax = plt.subplots(figsize=(min(9.0, 1.6 + 0.55 * len(xs)),
                                     min(6.5, 1.4 + 0.38 * len(ys))))
     try:
-        cmap = matplotlib.colormaps["viridis"].copy()
-        cmap.set_bad("#d9d9d9")
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d9d9d9")
         finite = Z[np.isfinite(Z)]
         im = ax.imshow(np.ma.masked_invalid(Z), origin="lower", aspect="auto", cmap=cmap,
                        vmin=finite.min() if finite.size else 0.0,
