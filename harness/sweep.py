@@ -249,6 +249,7 @@ def run_sweep(run_case, cases, backend: str = "local", workers: int | None = Non
 def _local_worker(run_case, conn):
     """Worker loop: receive (index, case), send (index, kind, payload, wall_s)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    conn.send(("ready", os.getpid()))
     while True:
         try:
             msg = conn.recv()
@@ -277,6 +278,7 @@ class _Slot:
         child.close()
         self.job = None      # index of the case in flight
         self.t_start = 0.0
+        self.ready = False   # the worker has started (its "ready" message arrived)
 
     def kill(self):
         try:
@@ -307,7 +309,11 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
     def hand_out(slot):
         if pending:
             i = pending.pop()
-            slot.parent.send((i, cases[i]))
+            try:
+                slot.parent.send((i, cases[i]))
+            except OSError:  # the worker exited between cases: replace it, not a crash
+                slot = replace(slot)
+                slot.parent.send((i, cases[i]))
             slot.job, slot.t_start = i, time.monotonic()
         else:
             slot.job = None
@@ -333,20 +339,31 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
                                 timeout=min(wait_s, 1.0) + 1e-3))
             for s in busy:
                 case = cases[s.job]
-                if s.parent in ready:
-                    try:
-                        i, kind, payload, wall = s.parent.recv()
-                    except (EOFError, OSError):
-                        pass  # died while sending: handled as a crash below
-                    else:
-                        if kind == "ok":
-                            tracker.add(_row(case, "ok", payload, wall_s=wall))
+                result = None
+                try:
+                    while result is None and s.parent.poll():
+                        msg = s.parent.recv()
+                        if msg[0] == "ready":
+                            s.ready = True
                         else:
-                            tracker.add(_row(case, "error", reason=payload, wall_s=wall))
-                        hand_out(s)
-                        continue
-                if s.proc.sentinel in ready or not s.proc.is_alive():
+                            result = msg
+                except (EOFError, OSError):
+                    pass  # the worker died; handled below
+                if result is not None:
+                    _, kind, payload, wall = result
+                    if kind == "ok":
+                        tracker.add(_row(case, "ok", payload, wall_s=wall))
+                    else:
+                        tracker.add(_row(case, "error", reason=payload, wall_s=wall))
+                    hand_out(s)
+                elif not s.proc.is_alive():
                     s.proc.join(5)
+                    if not s.ready:
+                        raise RuntimeError(
+                            f"sweep: a worker process failed to start "
+                            f"({_exit_reason(s.proc.exitcode)}); if run_case lives in a "
+                            f"script, guard the script's code with "
+                            f"`if __name__ == \"__main__\":`")
                     tracker.add(_row(case, "crashed", reason=_exit_reason(s.proc.exitcode),
                                      wall_s=time.monotonic() - s.t_start))
                     hand_out(replace(s))

@@ -86,3 +86,19 @@ def error_case() -> dict:
 def slow_case() -> dict:
     return {"case_id": 10_002, "q0_rad": 0.1, "v0_radps": 0.0, "dt_s": 1e-7, "tau_Nm": 0.0,
             "t_end_s": T_END_S}
+
+
+def noop_case(case: dict) -> dict:
+    """No work: the executor's own per-case cost (bench/sweep_overhead.py)."""
+    return {"x": case["case_id"]}
+
+
+def segfault_case(case: dict) -> dict:
+    """A deliberate SIGSEGV of the calling process (cheaper than Drake's, for measuring
+    crash recovery in bench/sweep_overhead.py); other cases do no work."""
+    if case.get("crash"):
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return {"x": case["case_id"]}
