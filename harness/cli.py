@@ -553,6 +553,23 @@ COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify
 COMMANDS["sweep"] = cmd_sweep
 
 
+def cmd_report_or_sweep(args) -> int:
+    """``harness report DIR``: a sweep folder (sweep.json, no manifest.json) gets its
+    index.html re-rendered from sweep.json (heat maps included); bundles as before."""
+    folder = Path(args.bundle)
+    if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
+        from harness.sweep_report import rerender
+
+        if args.baseline:
+            raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
+        print(f"report: {rerender(folder, args.out)}")
+        return 0
+    return cmd_report(args)
+
+
+COMMANDS["report"] = cmd_report_or_sweep
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:

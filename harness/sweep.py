@@ -62,6 +62,13 @@ LOCAL_RESTART_LIMIT = 1000  # worker restarts per sweep before giving up (a brok
 
 
 # ----- cases and results ----------------------------------------------------------------
+def _plain(x):
+    """A numpy scalar (np.float64, np.int64, np.bool_) as the Python scalar it holds."""
+    if type(x).__module__ == "numpy" and hasattr(x, "item") and getattr(x, "ndim", 1) == 0:
+        return x.item()
+    return x
+
+
 def _is_scalar(x) -> bool:
     if isinstance(x, bool) or x is None or isinstance(x, str):
         return True
@@ -85,6 +92,7 @@ def validate_cases(cases, where: str = "grid") -> list:
     for i, c in enumerate(cases):
         if not isinstance(c, dict) or "case_id" not in c:
             raise BadInput(where, f"case #{i} is not a dict with a case_id")
+        c = {k: _plain(v) for k, v in c.items()}
         cid = c["case_id"]
         if isinstance(cid, bool) or not isinstance(cid, (int, str)):
             raise BadInput(where, f"case #{i}: case_id must be an int or a str, got {cid!r}")
@@ -100,7 +108,11 @@ def validate_cases(cases, where: str = "grid") -> list:
 
 
 def _check_metrics(m):
-    """None if ``m`` is a dict of JSON scalars, else the problem (one line)."""
+    """None if ``m`` is a dict of JSON scalars (numpy scalars converted in place), else
+    the problem (one line)."""
+    if isinstance(m, dict):
+        for k in list(m):
+            m[k] = _plain(m[k])
     if not isinstance(m, dict):
         return f"run_case returned {type(m).__name__}, not a dict of metrics"
     for k, v in m.items():
@@ -465,6 +477,10 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
             sched_log.setLevel(old_level)
             raise BadInput("--scheduler", f"cannot connect to {address} ({_one_line(e)})")
     try:
+        try:
+            client.wait_for_workers(1, timeout=60)
+        except TimeoutError:
+            raise BadInput("--scheduler", f"no worker joined {address} within 60 s")
         nworkers = len(client.scheduler_info().get("workers", {}))
         allowed = client.run_on_scheduler(_scheduler_allowed_failures)
         futures = {}

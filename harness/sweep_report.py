@@ -252,6 +252,23 @@ def write_sweep(out, doc) -> Path:
     return write_folder_atomic(Path(out), {"sweep.json": blob, "index.html": html})
 
 
+def rerender(folder, out=None) -> Path:
+    """Re-render a sweep folder's index.html (or the HTML file ``out``) from its
+    sweep.json, validated strictly first; written atomically (temp file + rename)."""
+    import os
+
+    doc = read_sweep(folder)
+    target = Path(out) if out else Path(folder) / "index.html"
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(render_html(doc))
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return target
+
+
 def read_sweep(path) -> dict:
     """sweep.json of a sweep folder, validated strictly (unknown or missing fields are
     errors)."""

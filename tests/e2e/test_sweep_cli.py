@@ -145,3 +145,19 @@ def test_contact_sweep_module_missing_is_one_line_exit_2(tmp_path, capsys):
         assert rc == 0, capsys.readouterr().out
         doc = json.loads((tmp_path / "c" / "sweep.json").read_text())
         assert doc["counts"]["ok"] == len(doc["cases"])
+
+
+def test_report_rerenders_a_sweep_folder(tmp_path, registered, capsys):
+    out = tmp_path / "s"
+    assert cli.main(["sweep", NAME, "--out", str(out), "--quick", "--quiet",
+                     "--workers", "1"]) == 0
+    (out / "index.html").write_text("stale")
+    assert cli.main(["report", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 3
+    assert cli.main(["report", str(out), "--baseline", str(out)]) == 2
+    doc = json.loads((out / "sweep.json").read_text())
+    doc["cases"][0]["metrics_extra"] = 1
+    (out / "sweep.json").write_text(json.dumps(doc))
+    assert cli.main(["report", str(out)]) == 2
+    assert "has unknown or missing fields" in capsys.readouterr().err

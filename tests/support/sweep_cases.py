@@ -102,3 +102,9 @@ def segfault_case(case: dict) -> dict:
 
         os.kill(os.getpid(), signal.SIGSEGV)
     return {"x": case["case_id"]}
+
+
+def numpy_case(case: dict) -> dict:
+    """Metrics as numpy scalars (what engine code often returns)."""
+    return {"n": np.int64(case["case_id"]), "flag": np.bool_(True),
+            "x_m": np.float64(case["case_id"]) / 4}

@@ -200,3 +200,15 @@ def test_heat_map_aggregates_worst_case_over_other_axes():
     assert cells[(2.0, 0.0)]["value"] == max(-1.0, 2.0)
     assert doc["heatmap"]["over"] == ["mu"]
     assert cells[(2.0, 0.0)]["n_ok"] == 2 and cells[(2.0, 0.0)]["n_bad"] == 0
+
+
+def test_numpy_scalars_in_cases_and_metrics_become_json_scalars():
+    import numpy as np
+
+    cases = [{"case_id": np.int64(i), "v": np.float64(i)} for i in range(3)]
+    result = run_sweep(sc.numpy_case, cases, workers=1)
+    assert [r["metrics"] for r in result.rows] == \
+        [{"n": i, "flag": True, "x_m": i / 4} for i in range(3)]
+    assert all(type(r["metrics"]["n"]) is int and type(r["case_id"]) is int
+               for r in result.rows)
+    json.dumps(result.rows, allow_nan=False)
