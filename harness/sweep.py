@@ -2,7 +2,9 @@
 
 Dimension legend: C cases; W workers. A *case* is a JSON-serialisable dict of scalar
 inputs with a unique ``case_id`` (int or str); ``run_case(case) -> dict`` returns
-JSON-serialisable scalar metrics (SI units, names carry non-SI suffixes).
+JSON-serialisable scalar metrics (SI units, names carry non-SI suffixes). numpy scalars
+(np.float64, np.int64, np.bool_) in cases and metrics are converted to Python scalars;
+NaN/inf metrics are recorded as null.
 
 ``run_sweep(run_case, cases, backend="local"|"dask", workers=W, scheduler=ADDRESS,
 progress=callable, timeout_s=...) -> SweepResult`` runs every case and records one row
@@ -24,8 +26,9 @@ Backends
 server preloads run_case's module, so a restarted worker starts in ~tens of ms without
 re-importing engines); cases are handed out one at a time over a pipe; the parent waits
 on every worker's pipe and process sentinel. A worker that dies mid-case is recorded as
-``crashed`` with its exit status and replaced. ProcessPoolExecutor is not used: one
-worker crash breaks the whole pool (BrokenProcessPool).
+``crashed`` with its exit status and replaced; one that dies before it reported ready is
+a start failure of the sweep (RuntimeError), never blamed on a case. ProcessPoolExecutor
+is not used: one worker crash breaks the whole pool (BrokenProcessPool).
 
 ``dask``: distributed. ``scheduler=ADDRESS`` connects to a running scheduler; otherwise a
 ``LocalCluster(n_workers=W, threads_per_worker=1, processes=True)`` is started with
