@@ -520,7 +520,9 @@ def cmd_sweep(args) -> int:
         args.name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=args.out,
         backend=args.backend, workers=args.workers, scheduler=args.scheduler,
         quick=args.quick, quiet=args.quiet, include_crash=args.include_crash,
-        timeout_s=args.timeout, command_line=["harness", *sys.argv[1:]])
+        timeout_s=args.timeout, aggregate=args.aggregate,
+        axes=[a.strip() for a in args.axes.split(",")] if args.axes else None,
+        command_line=["harness", *sys.argv[1:]])
     return code
 
 
@@ -544,6 +546,10 @@ def _add_sweep_parser(sub):
     sw.add_argument("--include-crash", action="store_true",
                     help="add the sweep's known crashing case (expected: crashed)")
     sw.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sw.add_argument("--axes", metavar="X,Y", default=None,
+                    help="heat-map axes (default: speed_mps,angle_deg when present)")
+    sw.add_argument("--aggregate", choices=["max", "min", "mean"], default="max",
+                    help="heat-map aggregation over the other inputs (default max: worst case)")
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,

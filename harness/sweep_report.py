@@ -73,7 +73,7 @@ def choose_axes(axes: dict, x=None, y=None) -> tuple:
     varied = [k for k, vals in axes.items() if len(vals) > 1]
     for name, what in ((x, "x"), (y, "y")):
         if name is not None and name not in axes:
-            raise BadInput(f"heat map {what} axis", f"{name!r} is not an input of the grid "
+            raise BadInput("--axes", f"{what} axis {name!r} is not an input of the grid "
                                                     f"(inputs: {', '.join(axes)})")
     if x is None or y is None:
         pref = [k for k in ("speed_mps", "angle_deg") if k in varied]
@@ -296,14 +296,16 @@ def read_sweep(path) -> dict:
 # ----- the command's core (harness sweep NAME) -------------------------------------------
 def run_named_sweep(name: str, grid, run_case, crash_case=None, *, out, backend="local",
                     workers=None, scheduler=None, quick=False, quiet=False,
-                    include_crash=False, timeout_s=None, command_line=None, stream=None,
-                    stdout=None) -> tuple:
+                    include_crash=False, timeout_s=None, axes=None, aggregate="max",
+                    command_line=None, stream=None, stdout=None) -> tuple:
     """Run the sweep ``name`` (C cases from ``grid(quick)``; with ``include_crash`` plus
     ``crash_case()``, expected to crash) and write the sweep folder ``out`` atomically.
     Returns (exit code, path, document). Exit code: 0 every case finished as expected
     (ok, or crashed where a crash was expected); 1 any case crashed, raised, timed out
     unexpectedly, or an expected crash did not happen. Bad input raises BadInput before
-    anything runs (exit 2 in the CLI); nothing is written then."""
+    anything runs (exit 2 in the CLI); nothing is written then. axes: (x, y) inputs of the
+    heat maps (default: speed_mps × angle_deg, else the two most varied inputs);
+    aggregate: max | min | mean over the other inputs."""
     from harness.sweep import DEFAULT_TIMEOUT_S, ProgressPrinter, run_sweep, validate_cases
 
     out = check_out_dir(out)
@@ -324,11 +326,19 @@ def run_named_sweep(name: str, grid, run_case, crash_case=None, *, out, backend=
                                                           "also in the grid")
         cases.append(crash)
         expected[crash["case_id"]] = "crashed"
+    if aggregate not in AGGREGATES:
+        raise BadInput("--aggregate", f"unknown aggregation {aggregate!r} (known: "
+                                      f"{', '.join(AGGREGATES)})")
+    if axes and (len(axes) != 2 or axes[0] == axes[1]):
+        raise BadInput("--axes", f"needs two different inputs X,Y, got {','.join(axes)!r}")
+    x, y = axes if axes else (None, None)
+    choose_axes(grid_axes([c for c in cases if c["case_id"] not in expected]), x, y)
     progress = None if quiet else ProgressPrinter(stream, label=f"sweep {name}")
     result = run_sweep(run_case, cases, backend=backend, workers=workers,
                        scheduler=scheduler, progress=progress,
                        timeout_s=DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s)
-    doc = build_document(name, cases, result, expected, command_line=command_line)
+    doc = build_document(name, cases, result, expected, x=x, y=y, aggregate=aggregate,
+                         command_line=command_line)
     path = write_sweep(out, doc)
     say = (stdout or sys.stdout).write
     c = doc["counts"]

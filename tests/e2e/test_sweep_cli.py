@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from harness import cli
-from tests.conftest import ROOT
+from tests.conftest import ROOT, assert_close
 from tests.support import sweep_cases as sc
 
 NAME = "pendulum_test"
@@ -99,6 +99,8 @@ def test_unexpected_outcomes_exit_1_and_are_still_written(tmp_path, monkeypatch,
     (["--workers", "0"], "--workers: must be an integer between 1 and 1024"),
     (["--backend", "local", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler: connects to"),
     (["--timeout", "-1"], "--timeout: must be a finite number"),
+    (["--axes", "q0_rad,speed_mps"], "--axes: y axis 'speed_mps' is not an input"),
+    (["--axes", "q0_rad"], "--axes: needs two different inputs"),
 ])
 def test_bad_options_exit_2_and_write_nothing(tmp_path, registered, capsys, args, message):
     out = tmp_path / "sweep"
@@ -161,3 +163,22 @@ def test_report_rerenders_a_sweep_folder(tmp_path, registered, capsys):
     (out / "sweep.json").write_text(json.dumps(doc))
     assert cli.main(["report", str(out)]) == 2
     assert "has unknown or missing fields" in capsys.readouterr().err
+
+
+def test_chosen_axes_and_aggregation(tmp_path, registered, capsys):
+    out = tmp_path / "s"
+    assert cli.main(["sweep", NAME, "--out", str(out), "--quick", "--quiet", "--workers", "1",
+                     "--axes", "dt_s,v0_radps", "--aggregate", "min"]) == 0
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["heatmap"] == {"x": "dt_s", "y": "v0_radps", "aggregate": "min",
+                              "over": ["q0_rad", "tau_Nm", "t_end_s"]}
+    html = (out / "index.html").read_text()
+    assert "<strong>minimum</strong>" in html
+    from harness.sweep_report import heatmap_cells
+
+    cells = heatmap_cells(doc, "q_end_rad")
+    for (dt, v0), c in cells.items():  # the minimum over q0 of the recomputed values
+        ref = [sc.rollout("mujoco", {"case_id": 0, **r["inputs"]})["q_end_rad"]
+               for r in doc["cases"] if (r["inputs"]["dt_s"], r["inputs"]["v0_radps"]) == (dt, v0)]
+        assert len(ref) == 2
+        assert_close([c["value"]], [min(ref)], "sweep", "pendulum_rk4_metrics")
