@@ -195,7 +195,8 @@ def heatmap_svg(doc, metric: str) -> str:
                     (i - 0.5, j - 0.5), 1, 1, fill=False, hatch="///", edgecolor="red",
                     lw=1.2))
                 ax.text(i, j, f"×{c['n_bad']}", color="red", ha="center", va="center",
-                        fontsize=8, fontweight="bold")
+                        fontsize=8, fontweight="bold",
+                        bbox={"facecolor": "white", "edgecolor": "red", "pad": 1.5})
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([_fmt(v) for v in xs], rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(ys)))
