@@ -186,11 +186,13 @@ class ProgressPrinter:
 
     def __init__(self, stream=None, interval_s: float = 1.0, label: str = "sweep"):
         self.stream, self.interval_s, self.label = stream, interval_s, label
-        self._last = -math.inf
+        self._last = None   # the first line comes interval_s after the first finished case
 
     def __call__(self, state: dict):
         now = time.monotonic()
         final = state["done"] >= state["total"]
+        if self._last is None:
+            self._last = now - (math.inf if self.interval_s <= 0 else 0.0)
         if not final and now - self._last < self.interval_s:
             return
         self._last = now
@@ -343,6 +345,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
         slots[slots.index(slot)] = new
         return new
 
+    tracker.t0 = time.monotonic()  # rate and ETA from when the workers exist
     try:
         for s in slots:
             hand_out(s)
@@ -486,6 +489,7 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
             raise BadInput("--scheduler", f"no worker joined {address} within 60 s")
         nworkers = len(client.scheduler_info().get("workers", {}))
         allowed = client.run_on_scheduler(_scheduler_allowed_failures)
+        tracker.t0 = time.monotonic()  # rate and ETA from when the cluster is up
         futures = {}
         for i, c in enumerate(cases):
             f = client.submit(_dask_task, run_case, c, timeout_s, pure=False,

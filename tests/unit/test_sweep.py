@@ -212,3 +212,15 @@ def test_numpy_scalars_in_cases_and_metrics_become_json_scalars():
     assert all(type(r["metrics"]["n"]) is int and type(r["case_id"]) is int
                for r in result.rows)
     json.dumps(result.rows, allow_nan=False)
+
+
+def test_progress_is_throttled_but_always_reports_the_end():
+    buf = io.StringIO()
+    p = ProgressPrinter(buf, interval_s=60.0, label="sweep x")
+    counts = {"ok": 0, "error": 0, "crashed": 0, "timeout": 0}
+    for done in range(1, 101):
+        counts["ok" if done % 10 else "crashed"] += 1
+        p({"done": done, "total": 100, "counts": dict(counts), "elapsed_s": done / 50})
+    lines = buf.getvalue().splitlines()
+    assert lines == ["sweep x: 100/100 done, 10 crashed, 0 errors, 0 timeouts, 50.0 cases/s, "
+                     "ETA 0 s [2.0 s]"]
