@@ -436,7 +436,16 @@ def _dask_task(run_case, case, timeout_s):
 
 
 DASK_CONFIG = {"distributed.scheduler.allowed-failures": 1,
-               "distributed.scheduler.worker-saturation": 1.0}
+               "distributed.scheduler.worker-saturation": 1.0,
+               # A LocalCluster hard-closes a nanny whose worker has not re-registered
+               # lost-worker-timeout (15 s) after *each* removal: with crashes seconds
+               # apart (a restart takes ~5 s here) the nanny is closed for good and the
+               # cluster ends up with no workers (measured: a 200-case sweep with 3
+               # crashing cases hung). The nanny restarts the worker itself.
+               "distributed.deploy.lost-worker-timeout": "3650 days",
+               # ... and if no worker is left anyway, queued cases fail (recorded as
+               # errors) instead of waiting forever
+               "distributed.scheduler.no-workers-timeout": "120s"}
 
 
 def local_cluster(workers: int):
@@ -445,9 +454,13 @@ def local_cluster(workers: int):
     import dask
     from distributed import LocalCluster
 
+    # lost-worker-timeout is read whenever a worker is removed, long after this call:
+    # set for the process (a harness process owns its dask configuration)
+    dask.config.set({"distributed.deploy.lost-worker-timeout":
+                     DASK_CONFIG["distributed.deploy.lost-worker-timeout"]})
     with dask.config.set(DASK_CONFIG):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, silence_logs=40)
+                            dashboard_address=None, silence_logs=int(os.environ.get("HARNESS_DASK_LOG", "40")))
 
 
 def _scheduler_allowed_failures(dask_scheduler=None):

@@ -9,7 +9,7 @@ independently with the MuJoCo adapter.
 Special cases: ``crash_case()`` steps Drake's SAP solver with a world ball constraint,
 which segfaults the worker process (engines/drake.py sap_world_ball_constraint_step);
 ``error_case()`` has dt_s = 0, which run_case rejects with ValueError;
-``slow_case()`` needs ~10⁶ steps (for the timeout test).
+``slow_case()`` needs 2·10⁷ steps, minutes (for the timeout test).
 """
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def error_case() -> dict:
 
 
 def slow_case() -> dict:
-    return {"case_id": 10_002, "q0_rad": 0.1, "v0_radps": 0.0, "dt_s": 1e-7, "tau_Nm": 0.0,
+    return {"case_id": 10_002, "q0_rad": 0.1, "v0_radps": 0.0, "dt_s": 1e-8, "tau_Nm": 0.0,
             "t_end_s": T_END_S}
 
 
