@@ -404,7 +404,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
 
 
 # ----- dask backend ---------------------------------------------------------------------
-def _dask_task(run_case, case, timeout_s):
+def _dask_task(run_case, case, timeout_s, token):
     """Runs inside a Dask worker: (kind, payload, wall_s). A watchdog kills the worker
     process if the case outlives timeout_s (logged first as a TIMEOUT_TOPIC event)."""
     import threading
@@ -417,7 +417,7 @@ def _dask_task(run_case, case, timeout_s):
     def watchdog():
         if not done.wait(timeout_s):
             try:
-                worker.log_event(TIMEOUT_TOPIC, {"case_id": case["case_id"]})
+                worker.log_event(TIMEOUT_TOPIC, {"sweep": token, "case_id": case["case_id"]})
                 time.sleep(0.5)   # let the batched stream deliver the event
             finally:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -504,9 +504,10 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
         allowed = client.run_on_scheduler(_scheduler_allowed_failures)
         tracker.t0 = time.monotonic()  # rate and ETA from when the cluster is up
         futures = {}
+        token = f"{os.getpid()}-{time.time_ns()}"  # this sweep's tasks and events
         for i, c in enumerate(cases):
-            f = client.submit(_dask_task, run_case, c, timeout_s, pure=False,
-                              key=f"harness-sweep-{i}-{os.getpid()}-{time.monotonic_ns()}")
+            f = client.submit(_dask_task, run_case, c, timeout_s, token, pure=False,
+                              key=f"harness-sweep-{token}-{i}")
             futures[f] = i
         for f in as_completed(list(futures)):
             case = cases[futures[f]]
@@ -514,7 +515,7 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
                 kind, payload, wall = f.result()
             except KilledWorker as e:
                 timed_out = {ev.get("case_id") for _, ev in client.get_events(TIMEOUT_TOPIC)
-                             if isinstance(ev, dict)}
+                             if isinstance(ev, dict) and ev.get("sweep") == token}
                 if case["case_id"] in timed_out:
                     tracker.add(_row(case, "timeout", reason=f"ran longer than {timeout_s:g} "
                                      f"s; Dask worker killed ({_one_line(e)})",

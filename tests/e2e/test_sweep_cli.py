@@ -57,17 +57,18 @@ def test_cli_sweep_with_crash_progress_and_output(tmp_path):
 
 
 def test_cli_sweep_dask_local_cluster_quiet(tmp_path, registered, capsys):
-    """--backend dask --workers 2 starts its own LocalCluster; --quiet: nothing on stderr."""
+    """--backend dask --workers 2 starts its own LocalCluster; --quiet: nothing on stderr.
+    (Crashes on Dask: tests/unit/test_sweep.py, on a shared cluster.)"""
     out = tmp_path / "sweep"
     rc = cli.main(["sweep", NAME, "--out", str(out), "--backend", "dask", "--workers", "2",
-                   "--quick", "--include-crash", "--quiet"])
+                   "--quick", "--quiet"])
     cap = capsys.readouterr()
     assert rc == 0, cap.out + cap.err
     assert cap.err == ""
     doc = json.loads((out / "sweep.json").read_text())
     assert doc["backend"]["name"] == "dask" and doc["backend"]["local_cluster"] is True
     assert doc["backend"]["workers"] == 2 and doc["backend"]["allowed_failures"] == 1
-    assert doc["counts"] == {"ok": 8, "error": 0, "crashed": 1, "timeout": 0}
+    assert doc["counts"] == {"ok": 8, "error": 0, "crashed": 0, "timeout": 0}
     for r in doc["cases"]:
         if r["status"] == "ok":
             case = {"case_id": r["case_id"], **r["inputs"]}
