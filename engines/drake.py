@@ -634,3 +634,26 @@ def _dk_forward_dynamics_derivatives(self, q, v, tau):
 
 DrakeAdapter.forward_dynamics_derivatives = _dk_forward_dynamics_derivatives
 DrakeAdapter.inverse_dynamics_derivatives = _dk_inverse_dynamics_derivatives
+# ----- known crash: SAP ball constraint on the world body (harness/sweep.py tests) -------
+def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) -> dict:
+    """Steps a discrete MultibodyPlant(dt_s) with the SAP contact approximation holding a
+    free sphere (1 kg, r 0.1 m) to the world body with ``AddBallConstraint``, through
+    ``systems.analysis.Simulator.AdvanceTo(t_end_s)``.
+
+    In drake 1.51.1 this **segfaults the process** (SapDriver::AddBallConstraints with the
+    world body, ENGINE_NOTES.md): call it only in a process you can lose. Returns
+    {"t_s": final time} if a later Drake no longer crashes."""
+    if pydrake is None:
+        raise EngineUnavailable("drake", _IMPORT_ERROR)
+    from pydrake.multibody.plant import DiscreteContactApproximation
+    from pydrake.multibody.tree import SpatialInertia
+    from pydrake.systems.analysis import Simulator
+
+    plant = MultibodyPlant(float(dt_s))
+    plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
+    ball = plant.AddRigidBody("ball", SpatialInertia.SolidSphereWithMass(1.0, 0.1))
+    plant.AddBallConstraint(plant.world_body(), np.zeros(3), ball, np.zeros(3))
+    plant.Finalize()
+    sim = Simulator(plant)
+    sim.AdvanceTo(float(t_end_s))
+    return {"t_s": float(sim.get_context().get_time())}

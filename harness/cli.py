@@ -527,8 +527,7 @@ def cmd_swing(args) -> int:
                        f"{summary['reintegration']['diverged_at_s']:.3f} s; "
                        if summary["reintegration"]["diverged_at_s"] is not None else
                        f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.1f} mm; ")
-                      + f"
-                      f"within the marker RMSE for the first "
+                      + f"within the marker RMSE for the first "
                       f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
                       f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
                       f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.2f} mm",
@@ -657,7 +656,61 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--cutoff", type=float, default=None, metavar="HZ",
                     help="zero-phase Butterworth low-pass cut-off [Hz] (default: no filter)")
     cp.add_argument("--json", metavar="FILE", help="write the full ingestion report as JSON")
+    _add_sweep_parser(sub)
     return p
+
+
+# ----- harness sweep NAME (harness/sweep.py, harness/sweep_report.py) ---------------------
+SWEEPS = {"contact": "harness.contact_sweep"}  # name -> module with grid, run_case, crash_case
+
+
+def cmd_sweep(args) -> int:
+    """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
+    Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
+    or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
+    import importlib
+
+    from harness.sweep_report import run_named_sweep
+
+    try:
+        mod = importlib.import_module(SWEEPS[args.name])
+    except ImportError as e:
+        raise BadInput(f"sweep {args.name}", f"module {SWEEPS[args.name]} is not available "
+                                             f"({type(e).__name__}: {e})")
+    code, _, _ = run_named_sweep(
+        args.name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=args.out,
+        backend=args.backend, workers=args.workers, scheduler=args.scheduler,
+        quick=args.quick, quiet=args.quiet, include_crash=args.include_crash,
+        timeout_s=args.timeout, aggregate=args.aggregate,
+        axes=[a.strip() for a in args.axes.split(",")] if args.axes else None,
+        command_line=["harness", *sys.argv[1:]])
+    return code
+
+
+def _add_sweep_parser(sub):
+    sw = sub.add_parser("sweep", help="run a parameter sweep (crash-tolerant, local "
+                                      "processes or Dask) and write sweep.json + index.html")
+    sw.add_argument("name", choices=sorted(SWEEPS), help="the sweep to run")
+    sw.add_argument("--out", required=True, help="sweep folder to write (replaced atomically)")
+    sw.add_argument("--backend", choices=["local", "dask"], default=None,
+                    help="local processes (default) or Dask distributed (default with "
+                         "--scheduler)")
+    g = sw.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int, default=None,
+                   help="worker processes (local), or a LocalCluster of N workers (dask); "
+                        "default: CPU count")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="connect to a running Dask scheduler (e.g. tcp://host:8786)")
+    sw.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="per-case time limit [s] (default 600); the case's process is killed")
+    sw.add_argument("--quick", action="store_true", help="the sweep's reduced grid")
+    sw.add_argument("--include-crash", action="store_true",
+                    help="add the sweep's known crashing case (expected: crashed)")
+    sw.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sw.add_argument("--axes", metavar="X,Y", default=None,
+                    help="heat-map axes (default: speed_mps,angle_deg when present)")
+    sw.add_argument("--aggregate", choices=["max", "min", "mean"], default="max",
+                    help="heat-map aggregation over the other inputs (default max: worst case)")
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
@@ -665,6 +718,24 @@ COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify
             "diagnose": cmd_diagnose,
             "synth": cmd_synth, "capture": cmd_capture,
             "swing": cmd_swing}
+COMMANDS["sweep"] = cmd_sweep
+
+
+def cmd_report_or_sweep(args) -> int:
+    """``harness report DIR``: a sweep folder (sweep.json, no manifest.json) gets its
+    index.html re-rendered from sweep.json (heat maps included); bundles as before."""
+    folder = Path(args.bundle)
+    if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
+        from harness.sweep_report import rerender
+
+        if args.baseline:
+            raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
+        print(f"report: {rerender(folder, args.out)}")
+        return 0
+    return cmd_report(args)
+
+
+COMMANDS["report"] = cmd_report_or_sweep
 
 
 def main(argv=None) -> int:
