@@ -183,6 +183,10 @@ class DrakeAdapter(AdapterBase):
         return x
 
     def _set(self, q, v=None):
+        # Drake aborts the whole process (a C++ DRAKE_THROW in SetPositions/SetVelocities)
+        # on a non-finite state; a diverged rollout must raise here instead.
+        if not np.all(np.isfinite(q)) or (v is not None and not np.all(np.isfinite(v))):
+            raise FloatingPointError("drake: non-finite state passed to the plant")
         plant, ctx = self._plant, self._ctx
         plant.SetPositions(ctx, self._drake_q(q))
         R = self._R(q)
