@@ -54,7 +54,7 @@ class SwingSettings:
     w_smooth: float = 1.0
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
     knot_frames: int = 2
-    samples_per_frame: int = 8
+    samples_per_frame: int = 16
     max_iter: int = 60
     tol: float = 1e-4
     segment_frames: int = 10
@@ -62,7 +62,7 @@ class SwingSettings:
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
-                      samples_per_frame=4, max_iter=15, tol=1e-3)
+                      samples_per_frame=8, max_iter=15, tol=1e-3)
 
 
 def _atomic_json(path: Path, obj):
