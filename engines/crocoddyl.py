@@ -72,7 +72,7 @@ class CrocoddylAdapter(AdapterBase):
                                 "data.multibody.actuation.tau + D v",
             "integrate": "StateMultibody.integrate",
         }
-        self.derivatives_method = "analytical"  # tolerance class (stages/derivatives.py)
+        self.derivatives_method = "analytical"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8): functions at the end
             "forward_dynamics_derivatives": "DifferentialActionModelFreeFwdDynamics.calcDiff "
                                             "(Fx, Fu; analytical), u = τ − D v",

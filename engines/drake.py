@@ -124,7 +124,7 @@ class DrakeAdapter(AdapterBase):
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
             "integrate": "Drake Quaternion/AngleAxis composition (Drake has no q ⊕ v)",
         }
-        self.derivatives_method = "automatic_differentiation"  # tolerance class (stages/derivatives.py)
+        self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8): functions at the end
             "forward_dynamics_derivatives": "implicit-function theorem on the AutoDiffXd "
                                             "CalcInverseDynamics gradient, CalcMassMatrix",

@@ -96,7 +96,7 @@ class MujocoAdapter(AdapterBase):
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
         }
-        self.derivatives_method = "finite_difference"  # tolerance class (stages/derivatives.py)
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
         if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
             self.provides.update({
                 "forward_dynamics_derivatives": "implicit-function theorem on "

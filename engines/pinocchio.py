@@ -224,7 +224,7 @@ class PinocchioAdapter(AdapterBase):
             "inverse_dynamics": "rnea(q, v, v̇) + D v",
             "integrate": "pin.integrate",
         }
-        self.derivatives_method = "analytical"  # tolerance class (stages/derivatives.py)
+        self.derivatives_method = "analytical"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8)
             "forward_dynamics_derivatives": "computeABADerivatives (analytical), damping "
                                             "by the chain rule",

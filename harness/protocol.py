@@ -106,3 +106,27 @@ class AdapterBase:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.version} model={self.model.name}>"
+
+
+# ----- dynamics derivatives (issue 8): the contract, and the default for an engine without
+# an API of its own. Adapters override both and name their method in ``derivatives_method``
+# ("analytical", "automatic_differentiation" or "finite_difference"), which picks the
+# tolerance class of harness/stages/derivatives.py.
+def _no_forward_dynamics_derivatives(self, q, v, tau):
+    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical; ∂/∂q w.r.t. the tangent δ of
+    q ⊕ δ = integrate(q, δ, 1); damping as in forward_dynamics (M v̇ + h = τ − D v)."""
+    from harness.errors import NotProvided
+
+    raise NotProvided(self.name, "forward dynamics derivatives", "no engine API")
+
+
+def _no_inverse_dynamics_derivatives(self, q, v, vdot):
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical, of τ = M v̇ + h + D v."""
+    from harness.errors import NotProvided
+
+    raise NotProvided(self.name, "inverse dynamics derivatives", "no engine API")
+
+
+AdapterBase.derivatives_method = "none"
+AdapterBase.forward_dynamics_derivatives = _no_forward_dynamics_derivatives
+AdapterBase.inverse_dynamics_derivatives = _no_inverse_dynamics_derivatives

@@ -261,9 +261,11 @@ _DER_FD = ("A pair or reference row with MuJoCo's mjd_inverseFD: one-sided diffe
            "of the size of the terms, which exceed the first derivative where it passes "
            "zero), multiplied for ∂v̇/∂· by ‖M⁻¹‖·‖M‖ ≤ cond(M) through the implicit-"
            "function theorem; round-off 2·ulp(τ)/eps ≈ 1e-9 × |τ| (× ‖M⁻¹‖ for v̇). "
-           "Measured worst: 1.3e-5 relative (chain7 ∂v̇/∂q), 6.8e-9 absolute on a zero "
-           "block (pendulum ∂v̇/∂v). rtol 1e-4 / atol 1e-6 bound both with ~10× margin "
-           "and still fail a missing damping term (D ≥ 0.05 in a block of size ~1).")
+           "Measured worst: 1.3e-5 relative on the catalog (chain7 ∂v̇/∂q), 3.5e-5 on "
+           "example-robot-data panda, 1.8e-5 on solo12 (floating); 6.8e-9 absolute on a "
+           "zero block (pendulum ∂v̇/∂v). rtol 1e-4 / atol 1e-6 bound these with 3-8× "
+           "margin (a robot with larger cond(M) may need its own entry) and still fail a "
+           "missing damping term (D ≥ 0.05 in a block of size ~1: ≥ 1e-2).")
 _DER_CD = ("An exact engine against central differences of its own forward/inverse "
            "dynamics with step h = 1e-5 (stages/derivatives.py CD_STEP): truncation "
            "h²/6·|f‴| ≈ 2e-11 × the terms of f, round-off ulp(f)/h ≈ 4e-11 × |f|; "

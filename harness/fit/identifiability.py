@@ -70,7 +70,7 @@ def analyse(Jr, r, W=None, prior=None, names=None) -> Identifiability:
     if prior is not None:
         L = np.asarray(prior, dtype=float)
         ev, U = np.linalg.eigh(0.5 * (L + L.T))
-        rows.append((U * np.sqrt(np.clip(ev, 0.0, None))).T)  # Λ^{1/2} with (Λ^{1/2})ᵀΛ^{1/2} = Λ
+        rows.append((U * np.sqrt(np.clip(ev, 0.0, None))).T)  # (Λ^{1/2})ᵀ Λ^{1/2} = Λ
     A = np.vstack(rows)
     H = A.T @ A
     _, s, Vt = np.linalg.svd(A, full_matrices=True)

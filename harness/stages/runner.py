@@ -149,9 +149,11 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                             f"out/{fx}/{qty.name}/{e}", labels, lkey))
                 if qty.reference is not None:  # each engine vs its own reference
                     for e in list(outs):
-                        ref, rkey = qty.reference_name, f"out/{fx}/{qty.name}/{qty.reference_name}:{e}"
+                        ref = qty.reference_name
+                        rkey = f"out/{fx}/{qty.name}/{ref}:{e}"
                         try:
-                            arrays[rkey] = np.asarray(qty.reference(adapters[e], inputs), dtype=float)
+                            arrays[rkey] = np.asarray(qty.reference(adapters[e], inputs),
+                                                      dtype=float)
                         except Exception as err:
                             stage_records.append(Record(
                                 id=f"{fx}/{stage_name}/{qty.name}/{ref}~{e}", stage=stage_name,

@@ -164,3 +164,42 @@ def test_bad_grids_are_bad_input():
     with pytest.raises(BadInput, match="K ≥ 4"):
         sh.Controls("cubic_bspline", 3, 1.0)
 
+
+
+def test_single_shooting_solve_recovers_pendulum_parameters():
+    sysm = sh.damped_pendulum()
+    N, T = 100, 2.0
+    ctrl = sh.Controls("cubic_bspline", 5, T)
+    p_true, x0 = np.array([9.0, 0.4]), np.array([0.8, -0.5])
+    th = np.array([[0.5], [-1.0], [0.3], [1.2], [0.0]])
+    tr = sh.rk4_rollout(sysm, x0, th, p_true, ctrl, 0.0, T / N, N)
+    prob = sh.SingleShooting(sysm, ctrl, N, sh.Measurements(np.arange(N + 1), tr.x,
+                                                           np.eye(2), np.ones(2)))
+    z0 = np.concatenate([x0, th.reshape(-1), [7.0, 0.1]])  # known x0 and θ: fit p
+    fixed = np.r_[np.ones(7, bool), np.zeros(2, bool)]
+    z, res = sh.solve_single(prob, z0, fixed=fixed)
+    assert res.accepted, res.reason
+    assert np.all(np.abs(z[7:] - p_true) <= lookup("shooting", "recovery").rtol * p_true)
+
+
+def test_multiple_shooting_articulated_model_is_accepted():
+    """Pinocchio double pendulum: recover the extra damping p from its own noise-free RK4
+    trajectory; the DOP853 reintegration uses the adapter's forward dynamics."""
+    a = adapter("pinocchio", "double_pendulum")
+    sysm = sh.ArticulatedSystem(a)
+    N, M, T = 40, 4, 0.4
+    ctrl = sh.Controls("piecewise_linear", 3, T)
+    x0 = np.array([0.3, -0.4, 0.5, 0.2])
+    th = np.array([[0.5, -0.2], [0.0, 0.3], [-0.4, 0.1]])
+    p_true = np.array([0.3, 0.15])
+    tr = sh.rk4_rollout(sysm, x0, th, p_true, ctrl, 0.0, T / N, N)
+    prob = sh.MultipleShooting(sysm, ctrl, N, M, sh.Measurements(
+        np.arange(N + 1), tr.x, np.eye(4), np.ones(4)))
+    w0 = np.concatenate([tr.x[np.arange(M) * (N // M)].reshape(-1), th.reshape(-1),
+                         [0.0, 0.0]])
+    fixed = np.zeros(prob.nw, bool)
+    fixed[M * 4:M * 4 + 6] = True  # controls known
+    res = sh.solve_multiple(prob, w0, fixed=fixed)
+    assert res.accepted, res.reason
+    p = prob.split(res.w)[2]
+    assert np.all(np.abs(p - p_true) <= lookup("shooting", "recovery").rtol * p_true), p
