@@ -205,7 +205,7 @@ def c3d_bases(tmp_path_factory):
     d = tmp_path_factory.mktemp("c3d")
     labels, X, _ = kinematic_swing(rate_hz=120.0, duration_s=1.8)
     small = write_c3d(d / "small.c3d", labels, X, 120.0, "mm", "+y")
-    bundled = Path(__file__).resolve().parents[3] / "shared" / "data" / "swing" / "driver.c3d"
+    bundled = Path(__file__).resolve().parents[2] / "data" / "swing" / "driver.c3d"
     return {"small": small.read_bytes(), "bundled": bundled.read_bytes(),
             "labels": labels, "X": X}
 

@@ -15,7 +15,7 @@ from harness.capture.markerset import DRIVER_SWING
 from harness.capture.synthetic import kinematic_swing, write_c3d
 from harness.tolerances import lookup
 
-BUNDLED = Path(__file__).resolve().parents[3] / "shared" / "data" / "swing" / "driver.c3d"
+BUNDLED = Path(__file__).resolve().parents[2] / "data" / "swing" / "driver.c3d"
 RATE = 360.0
 
 
