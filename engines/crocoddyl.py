@@ -16,6 +16,12 @@ Rows come from Crocoddyl's own models, never from calling Pinocchio directly:
 
 Crocoddyl has no API of its own for frame poses, frame Jacobians or the bias vector h;
 those raise NotProvided.
+
+* contact-point kinematics (stage ``contact``, harness/contact_law.py):
+  ``contact_frame_kinematics`` — frame origins p_WF from ``ResidualModelFrameTranslation``
+  (reference 0: r = p_WF) and J_WF from ``ResidualModelFrameVelocity`` in
+  LOCAL_WORLD_ALIGNED (∂r/∂v = J_WF), both as costs of a
+  ``DifferentialActionModelFreeFwdDynamics`` evaluated by its own calc + calcDiff.
 """
 from __future__ import annotations
 
@@ -71,6 +77,11 @@ class CrocoddylAdapter(AdapterBase):
             "inverse_dynamics": "DifferentialActionModelFreeInvDynamics.calc, u = v̇; "
                                 "data.multibody.actuation.tau + D v",
             "integrate": "StateMultibody.integrate",
+            "contact_frame_kinematics": "p_WF = ResidualModelFrameTranslation.r (ref 0), "
+                                        "J_WF = ∂r/∂v of ResidualModelFrameVelocity "
+                                        "(LOCAL_WORLD_ALIGNED), costs of "
+                                        "DifferentialActionModelFreeFwdDynamics calc + "
+                                        "calcDiff",
         }
 
     def _v(self, v):
@@ -147,6 +158,42 @@ class CrocoddylAdapter(AdapterBase):
     def frame_jacobian(self, q, frame):
         raise NotProvided(self.name, "frame Jacobian", "Crocoddyl has no kinematics API of "
                           "its own (its residuals call Pinocchio)")
+
+    # ----- contact-point kinematics (stage contact, harness/contact_law.py) -----------------
+    def contact_frame_kinematics(self, q, frames):
+        """(p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes) of k frame
+        origins, from Crocoddyl's frame residuals evaluated inside its free forward-dynamics
+        model (calc + calcDiff at x = [q, 0], u = 0; neither residual depends on v or u)."""
+        frames = tuple(frames)
+        cache = self.__dict__.setdefault("_contact_dams", {})
+        if frames not in cache:
+            st, pm = self._state, self._state.pinocchio
+            costs = crocoddyl.CostModelSum(st, self.nv)
+            for i, f in enumerate(frames):
+                if not pm.existFrame(f, pin.BODY):
+                    raise KeyError(f"crocoddyl: no body frame {f}")
+                fid = pm.getFrameId(f, pin.BODY)
+                costs.addCost(f"p{i}", crocoddyl.CostModelResidual(
+                    st, crocoddyl.ResidualModelFrameTranslation(st, fid, np.zeros(3),
+                                                                self.nv)), 1.0)
+                costs.addCost(f"v{i}", crocoddyl.CostModelResidual(
+                    st, crocoddyl.ResidualModelFrameVelocity(
+                        st, fid, pin.Motion.Zero(), pin.LOCAL_WORLD_ALIGNED, self.nv)), 1.0)
+            dam = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+                st, crocoddyl.ActuationModelFull(st), costs)
+            cache[frames] = (dam, dam.createData(), costs)
+        dam, data, _ = cache[frames]
+        x = self._set_x(np.asarray(q, dtype=float), np.zeros(self.nv)).copy()
+        u = np.zeros(self.nv)
+        dam.calc(data, x, u)
+        dam.calcDiff(data, x, u)
+        p = np.empty((len(frames), 3))
+        J = np.empty((len(frames), 6, self.nv))
+        for i in range(len(frames)):
+            p[i] = data.costs.costs[f"p{i}"].residual.r
+            Jv = np.asarray(data.costs.costs[f"v{i}"].residual.Rx)[:, self.nv:]
+            J[i] = Jv if self._identity else Jv[:, self._vidx]
+        return p, J
 
     def bias_forces(self, q, v):
         raise NotProvided(self.name, "bias forces", "Crocoddyl exposes no h(q, v)")
