@@ -24,6 +24,7 @@ from harness.tolerances import Tolerance
 
 STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged")
 STAGES = ("model_identity", "kinematics", "dynamics", "replay")
+STAGES = STAGES[:3] + ("contact",) + STAGES[3:]  # contact (harness/stages/contact.py)
 
 
 @dataclass

@@ -7,6 +7,8 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
+|   | contact         | contact_force, generalized_contact_force,                    |
+|   |                 | contact_acceleration (shared law; contact fixtures only)     |
 
 A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
 per sample; stage 0 quantities may also have a ``declared`` value computed from the
@@ -63,3 +65,10 @@ def state_frame_labels(model, inputs):
 from harness.stages import dynamics, identity, kinematics  # noqa: E402
 
 STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE)
+
+# ----- contact (harness/stages/contact.py) ----------------------------------------------
+from harness.stages import contact  # noqa: E402
+
+STAGES = STAGES + (contact.STAGE,)
+# stage name -> (model) -> bool: a stage listed here runs only on the models it applies to
+APPLIES = {contact.NAME: contact.applies}

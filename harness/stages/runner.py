@@ -19,6 +19,7 @@ from harness import registry
 from harness.errors import EngineUnavailable, ModelRejected, NotProvided
 from harness.records import Record, compare
 from harness.stages import STAGES, Inputs
+from harness.stages import APPLIES
 from harness.tolerances import lookup
 
 DECLARED = "declared"
@@ -109,6 +110,8 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
         for stage_name, quantities in STAGES:
             if stage_name not in stages:
                 continue
+            if stage_name in APPLIES and not APPLIES[stage_name](model):
+                continue  # e.g. contact: only fixtures with declared contact geometry
             if progress:
                 progress(f"{fx}: stage {stage_name}")
             stage_records = []
