@@ -123,6 +123,9 @@ class DrakeAdapter(AdapterBase):
                                 "generalized force input port (damping by Drake)",
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
             "integrate": "Drake Quaternion/AngleAxis composition (Drake has no q ⊕ v)",
+            "native_world_constraint_step": "discrete SAP MultibodyPlant, AddBallConstraint("
+                                            "world, root), Simulator.AdvanceTo (segfaults "
+                                            "in Drake 1.51.1: the sweep's crash case)",
         }
         if self._as_is is not None:
             self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
@@ -438,6 +441,29 @@ class DrakeAdapter(AdapterBase):
             else:
                 out[s.iq] = q[s.iq] + vs[0]
         return out
+
+    # ----- contact: a known crash (ENGINE_NOTES.md), for the sweep's crash isolation -------
+    def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
+        """Steps a discrete (SAP) MultibodyPlant of this model with a ball constraint
+        between the world body and the root body (AddBallConstraint): Drake 1.51.1
+        segfaults the process in SapDriver::AddBallConstraints. Used only by the contact
+        sweep's crash case (harness/contact_sweep.py crash_case), which the executor runs
+        in a separate process. Returns {"advanced_to_s": t} if Drake does not crash."""
+        from pydrake.multibody.plant import DiscreteContactApproximation
+        from pydrake.systems.analysis import Simulator
+        from pydrake.systems.framework import DiagramBuilder
+        from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
+
+        builder = DiagramBuilder()
+        plant, _ = AddMultibodyPlantSceneGraph(builder, float(dt))
+        Parser(plant).AddModelsFromString(self.model.urdf, "urdf")
+        plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
+        root = plant.GetBodyByName(self.model.spec.root)
+        plant.AddBallConstraint(plant.world_body(), np.zeros(3), root, np.zeros(3))
+        plant.Finalize()
+        sim = Simulator(builder.Build())
+        sim.AdvanceTo(10 * float(dt))
+        return {"advanced_to_s": float(sim.get_context().get_time())}
 
     # ----- engine-native stepping (replay, stage 5) ---------------------------------------
     def native_describe(self, settings=None):

@@ -19,6 +19,12 @@ from harness.model import PreparedModel
 # Every quantity a stage may ask for; adapters list what they provide in ``provides``.
 QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
               "bias_forces", "forward_dynamics", "inverse_dynamics", "integrate")
+# contact (harness/contact_law.py, harness/contact_native.py, harness/contact_sweep.py):
+# contact_frame_kinematics(q, frames) → (p_WF (k, 3), J_WF (k, 6, nv)) where an engine has
+# no frame_pose/frame_jacobian of its own; native_contact(...) the engine's own contact
+# model on the declared geometry; native_world_constraint_step(dt) a known crash
+QUANTITIES = QUANTITIES + ("contact_frame_kinematics", "native_contact",
+                           "native_world_constraint_step")
 
 
 @runtime_checkable
