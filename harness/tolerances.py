@@ -211,6 +211,13 @@ TABLE.update({
         "across an impact against central differences of the hybrid flow (step 1e-6): "
         "truncation ~1e-12 · curvature, round-off ~1e-10 / located-event noise 1e-14/1e-6; "
         "1e-6 still tells Ξ from R_x alone (their difference is O(1))."),
+    ("contact", "rebound_ode"): Tolerance(0.0, 1e-8, "Hunt–Crossley rebound closed form "
+        "(a brentq root, xtol 1e-15) against DOP853 at rtol 1e-12 over the contact: the ODE "
+        "solve's event location and global error (~1e-10) dominate."),
+    ("contact", "sweep_rebound"): Tolerance(5e-3, 0.0, "Sweep case, semi-implicit Euler "
+        "at dt ≤ 1e-3 on a ≥ 5 ms contact (≥ 5 steps): first-order rebound error measured "
+        "≤ 2e-3 relative; 5e-3 flags a broken law or integrator (a lost damping term "
+        "is ≥ 5e-2)."),
     ("contact", "simultaneity"): Tolerance(1e-9, 0.0, "Contacts within 1e-9 m of the plane "
         "at a located impact, and approaching, impact together (one LCP): 1e-9 m is 1e5 "
         "times the gap round-off (~1e-14 m) yet a nm, below any physical tilt a "
