@@ -224,6 +224,31 @@ TABLE.update({
         "simultaneous-landing fixture could mean."),
 })
 
+# analytic contact records (harness/contact_report.py): CASE.QUANTITY -> the entry above
+_CONTACT_ANALYTIC = {
+    "ball_drop.impact_times_s": "bounce", "ball_drop.apex_heights_m": "bounce",
+    "ball_drop.rebound_speeds_mps": "bounce", "ball_drop.impact_energy_loss_J": "bounce",
+    "block_ramp.stick_to_slip_samples": "stick_slip",
+    "block_ramp.slip_acceleration_mps2": "kkt_exact",
+    "block_ramp.stick_acceleration_mps2": "kkt_exact",
+    "rolling.a_x_mps2": "rolling", "rolling.normal_force_N": "rolling",
+    "rolling.friction_force_N": "rolling",
+    "rolling_moving.a_x_mps2": "rolling_moving",
+    "rolling_moving.normal_force_N": "rolling_moving",
+    "rolling_moving.friction_force_N": "rolling_moving",
+    "separation.normal_force_N": "kkt_exact", "separation.a_z_mps2": "kkt_exact",
+    "separation.shared_law_force_N": "kkt_exact",
+    "grazing.event_time_s": "bounce", "grazing.near_miss_event_count": "count",
+    "grazing.near_touch_event_count": "count",
+    "oblique.impact_time_s": "bounce", "oblique.pre_velocity_mps": "impact_state",
+    "oblique.post_velocity_mps": "impact_state", "oblique.post_spin_radps": "impact_state",
+    "rod_flat.impact_time_s": "bounce", "rod_flat.simultaneous_contacts": "count",
+    "rod_flat.impulses_Ns": "impact_state", "rod_flat.post_velocity_mps": "impact_state",
+    "rod_tilted.first_contact_index": "count",
+    "saltation.flow_jacobian": "saltation_fd",
+}
+TABLE.update({("contact", q): TABLE[("contact", k)] for q, k in _CONTACT_ANALYTIC.items()})
+
 
 def lookup(stage: str, quantity: str) -> Tolerance:
     try:
