@@ -48,12 +48,15 @@ def max_dissipation_violation(f_n, f_t, v_t, mu) -> float:
 
 
 def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0,
-                         P_contact=None, edges=None) -> list:
+                         P_contact=None, edges=None, mu_slide=None) -> list:
     """[{t0_s, t1_s, max_penetration_m, rms_penetration_m, complementarity_Nm,
     cone_violation_N, max_dissipation_violation_W, impulse_Ns, events, ordered,
     energy_jump_J, energy_drop_J, contact_work_J, impact_loss_J, budget_residual_J}].
     t (N,), phi (N, k), E (N,) [J]; f_n (N, k), f_t/v_t (N, k, 3) for a compliant law;
-    P_contact (N,) [W] contact power f·v_C; events with .t, .p, .E_minus, .E_plus."""
+    P_contact (N,) [W] contact power f·v_C; events with .t, .p, .E_minus, .E_plus.
+    mu: the cone's coefficient (the law's largest, μ_s); mu_slide: the sliding coefficient
+    the maximum-dissipation check uses (μ_d; default mu)."""
+    mu_slide = mu if mu_slide is None else mu_slide
     t = np.asarray(t)
     if edges is None:
         edges = [t[0]] + [e.t for e in events if getattr(e, "kind", "impact") == "impact"] + [t[-1]]
@@ -76,7 +79,7 @@ def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0
             row["complementarity_Nm"] = complementarity(np.asarray(phi)[w], np.asarray(f_n)[w])
             row["cone_violation_N"] = cone_violation(np.asarray(f_n)[w], np.asarray(f_t)[w], mu)
             row["max_dissipation_violation_W"] = max_dissipation_violation(
-                np.asarray(f_n)[w], np.asarray(f_t)[w], np.asarray(v_t)[w], mu)
+                np.asarray(f_n)[w], np.asarray(f_t)[w], np.asarray(v_t)[w], mu_slide)
         Ew = np.asarray(E)[w]
         drop = float(Ew[0] - Ew[-1])
         work = 0.0

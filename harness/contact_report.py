@@ -156,7 +156,8 @@ def _diagnostics(adapter):
     on = rec["phi"].min(axis=1) < 0
     edges = [rec["t"][0]] + list(rec["t"][1:][on[1:] != on[:-1]]) + [rec["t"][-1]]
     compliant = interval_diagnostics(rec["t"], rec["phi"], [], rec["E"], rec["f_n"],
-                                     rec["f_t"], rec["v_t"], law.mu_dynamic, rec["P"], edges)
+                                     rec["f_t"], rec["v_t"], law.mu_static, rec["P"], edges,
+                                     mu_slide=law.mu_dynamic)
     name = "shared law (semi-implicit Euler 2e-4 s)"
     out[f"contact/series/{name}/t"] = rec["t"]
     out[f"contact/series/{name}/penetration_m"] = np.maximum(-rec["phi"].min(axis=1), 0)

@@ -72,3 +72,5 @@ from harness.stages import contact  # noqa: E402
 STAGES = STAGES + (contact.STAGE,)
 # stage name -> (model) -> bool: a stage listed here runs only on the models it applies to
 APPLIES = {contact.NAME: contact.applies}
+# explicit numeric aliases of stages (``--stages 4``); the others are numbered by position
+NUMBERS = {contact.NAME: 4}

@@ -58,17 +58,22 @@ def stage_names(selection=None) -> list:
     names = [s[0] for s in STAGES]
     if selection is None:
         return names
+    from harness.stages import NUMBERS
+
+    numbers = {i: n for i, n in enumerate(names) if n not in NUMBERS}
+    numbers.update({v: k for k, v in NUMBERS.items()})
     out = []
     for tok in selection:
         tok = str(tok).strip()
-        if tok.isdigit() and int(tok) < len(names):
-            out.append(names[int(tok)])
+        if tok.isdigit() and int(tok) in numbers:
+            out.append(numbers[int(tok)])
         elif tok in names:
             out.append(tok)
         else:
             from harness.errors import BadInput
 
-            raise BadInput("--stages", f"unknown stage {tok!r} (stages: 0-{len(names) - 1} "
+            raise BadInput("--stages", f"unknown stage {tok!r} (stages: "
+                                       f"{', '.join(str(i) for i in sorted(numbers))} "
                                        f"or {', '.join(names)})")
     return [n for n in names if n in out]
 
