@@ -82,6 +82,9 @@ class CrocoddylAdapter(AdapterBase):
                                         "(LOCAL_WORLD_ALIGNED), costs of "
                                         "DifferentialActionModelFreeFwdDynamics calc + "
                                         "calcDiff",
+            "native_sticking_acceleration": "DifferentialActionModelContactFwdDynamics + "
+                                            "ContactModel3D (LOCAL_WORLD_ALIGNED, gains 0) "
+                                            "at a frame added at the contact point",
         }
 
     def _v(self, v):
@@ -194,6 +197,52 @@ class CrocoddylAdapter(AdapterBase):
             Jv = np.asarray(data.costs.costs[f"v{i}"].residual.Rx)[:, self.nv:]
             J[i] = Jv if self._identity else Jv[:, self._vidx]
         return p, J
+
+    # ----- native contact (harness/contact_native.py) --------------------------------------
+    def native_contact_statement(self, settings=None) -> tuple:
+        return {}, ("Crocoddyl DifferentialActionModelContactFwdDynamics with one "
+                    "ContactModel3D (LOCAL_WORLD_ALIGNED, Baumgarte gains 0, inverse damping "
+                    "0) at a frame added at the material contact point: an exact bilateral "
+                    "sticking contact, no unilateral or friction-cone condition")
+
+    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W):
+        """(v̇ (nv,), None) with the material point p_WF + offset_W (3,) [m] of frame's
+        body held fixed, from Crocoddyl's contact forward dynamics on a copy of its
+        state's model with a frame added at that point (R_WF from
+        ResidualModelFrameRotation, reference identity: r = log3(R_WF))."""
+        pm = pin.Model(self._state.pinocchio)
+        if not pm.existFrame(frame, pin.BODY):
+            raise KeyError(f"crocoddyl: no body frame {frame}")
+        fid = pm.getFrameId(frame, pin.BODY)
+        st0 = self._state
+        rot = crocoddyl.CostModelSum(st0, self.nv)
+        rot.addCost("R", crocoddyl.CostModelResidual(st0, crocoddyl.ResidualModelFrameRotation(
+            st0, fid, np.eye(3), self.nv)), 1.0)
+        dam0 = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+            st0, crocoddyl.ActuationModelFull(st0), rot)
+        d0 = dam0.createData()
+        x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+        dam0.calc(d0, x, np.zeros(self.nv))
+        R_WF = pin.exp3(np.asarray(d0.costs.costs["R"].residual.r))
+        fr = pm.frames[fid]
+        placement = fr.placement * pin.SE3(np.eye(3), R_WF.T @ np.asarray(offset_W, dtype=float))
+        cid = pm.addFrame(pin.Frame("native_contact_point", fr.parentJoint, fid, placement,
+                                    pin.OP_FRAME))
+        st = crocoddyl.StateMultibody(pm)
+        contacts = crocoddyl.ContactModelMultiple(st, self.nv)
+        contacts.addContact("c", crocoddyl.ContactModel3D(st, cid, np.zeros(3),
+                                                          pin.LOCAL_WORLD_ALIGNED, self.nv,
+                                                          np.zeros(2)))
+        dam = crocoddyl.DifferentialActionModelContactFwdDynamics(
+            st, crocoddyl.ActuationModelFull(st), contacts, crocoddyl.CostModelSum(st, self.nv),
+            0.0, True)
+        data = dam.createData()
+        tau = np.asarray(tau, dtype=float)
+        if self._damped:
+            tau = tau - self._D * v
+        dam.calc(data, x, tau if self._identity else tau[self._vinv])
+        out = np.array(data.xout)
+        return (out if self._identity else out[self._vidx]), None
 
     def bias_forces(self, q, v):
         raise NotProvided(self.name, "bias forces", "Crocoddyl exposes no h(q, v)")

@@ -166,6 +166,30 @@ def _engine_keys(adapter) -> set:
     return set(adapter.native_contact_statement()[0])
 
 
+def _sticking_row(adapter) -> dict:
+    """rolling_push from an engine's exact sticking-contact solve at rest (one state:
+    the ball on the plane, 1 N along x at its centre; a_x of the centre)."""
+    from harness.contact_exact import push
+    from harness.contact_law import frame_points
+
+    sc, q0, v0, _, force, _ = _case_setup("rolling_push", adapter)
+    r = sc.geometry[0].radius
+    n = np.asarray(sc.plane.normal, dtype=float)
+    frame = sc.geometry[0].frame
+    tau = push(adapter, q0, frame, force(0.0))
+    vdot, lam = adapter.native_sticking_acceleration(q0, v0, tau, frame, -r * n)
+    a_x = float(frame_points(adapter, q0, [frame])[1][0, :3] @ vdot @ [1.0, 0.0, 0.0])
+    b = adapter.model.spec.bodies[0]
+    an = 1.0 / (b.mass + b.inertia_matrix[1, 1] / r ** 2)
+    return {"engine": adapter.name, "case": "rolling_push", "fixture": adapter.model.name,
+            "variant": "exact sticking contact", "status": "measured",
+            "statement": adapter.native_contact_statement()[1], "settings": {},
+            "quantity": "a_x_mps2", "analytic": float(an), "measured": a_x,
+            "abs_err": abs(a_x - an), "rel_err": abs(a_x - an) / an,
+            "max_penetration_m": 0.0, "mean_penetration_m": 0.0,
+            "normal_force_N": None if lam is None else float(lam @ n)}
+
+
 def side_by_side(engines=("mujoco", "drake", "pinocchio", "crocoddyl"),
                  cases=("rolling_push", "ball_drop", "block_ramp")) -> list:
     """Every native row of every engine and case (rows without a native model carry
@@ -178,6 +202,10 @@ def side_by_side(engines=("mujoco", "drake", "pinocchio", "crocoddyl"),
         model = prepare_fixture(FIXTURE_OF[case])
         for e in engines:
             a = registry.adapter_class(e)(model)
+            if "native_contact" not in a.provides and "native_sticking_acceleration" in \
+                    a.provides and case == "rolling_push":
+                rows.append(_sticking_row(a))
+                continue
             if "native_contact" not in a.provides:
                 rows.append({"engine": e, "case": case, "fixture": model.name,
                              "status": "not_provided",

@@ -24,7 +24,7 @@ QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
 # no frame_pose/frame_jacobian of its own; native_contact(...) the engine's own contact
 # model on the declared geometry; native_world_constraint_step(dt) a known crash
 QUANTITIES = QUANTITIES + ("contact_frame_kinematics", "native_contact",
-                           "native_world_constraint_step")
+                           "native_sticking_acceleration", "native_world_constraint_step")
 
 
 @runtime_checkable
