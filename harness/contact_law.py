@@ -172,12 +172,14 @@ def frame_points(adapter, q, frames):
 
 @dataclass
 class ContactKinematics:
-    """k candidates: phi (k,) [m] gap; p_WC (k, 3) [m]; J_C (k, 3, nv); normal (3,)."""
+    """k candidates: phi (k,) [m] gap; p_WC (k, 3) [m]; J_C (k, 3, nv); normal (3,);
+    J_F (k, 6, nv) the Jacobians of the candidates' frames."""
 
     phi: np.ndarray
     p_WC: np.ndarray
     J_C: np.ndarray
     normal: np.ndarray
+    J_F: np.ndarray | None = None
 
     def velocity(self, v) -> np.ndarray:
         """v_C (k, 3) [m/s] of the material points at the contact points."""
@@ -197,7 +199,7 @@ def contact_kinematics(adapter, q, scene) -> ContactKinematics:
         phi[i] = n @ p_F[i] - scene.plane.offset - r
         p_C[i] = p_F[i] + d
         J_C[i] = J_F[i, :3] - skew(d) @ J_F[i, 3:] if r else J_F[i, :3]
-    return ContactKinematics(phi, p_C, J_C, n)
+    return ContactKinematics(phi, p_C, J_C, n, J_F)
 
 
 @dataclass
@@ -226,23 +228,32 @@ def contact_forces(law: ContactLaw, kin: ContactKinematics, v) -> ContactForces:
     return ContactForces(f_n, f_t, f, tau_c, delta, v_C)
 
 
-def contact_vdot(adapter, q, v, tau, scene, law: ContactLaw):
-    """(v̇ (nv,), ContactForces): the engine's forward dynamics under τ + Σ J_Cᵀ f."""
+def contact_vdot(adapter, q, v, tau, scene, law: ContactLaw, frame_force=None):
+    """(v̇ (nv,), ContactForces): the engine's forward dynamics under τ + Σ J_Cᵀ f
+    (+ J_linᵀ F of ``frame_force`` = (candidate index i, F_W (3,) [N]) applied at candidate
+    i's frame origin, from the same kinematics call)."""
     kin = contact_kinematics(adapter, q, scene)
     cf = contact_forces(law, kin, v)
-    return np.asarray(adapter.forward_dynamics(q, v, np.asarray(tau) + cf.tau_c)), cf
+    tau = np.asarray(tau) + cf.tau_c
+    if frame_force is not None:
+        i, F = frame_force
+        tau = tau + kin.J_F[i, :3].T @ np.asarray(F, dtype=float)
+    return np.asarray(adapter.forward_dynamics(q, v, tau)), cf
 
 
 class ContactDynamics:
     """Adapter-like wrapper (layout, forward_dynamics) whose forward dynamics include the
     shared contact law, so harness/integrators.py can step it. nv canonical. ``extra``
-    is an optional function (q, v) → τ_extra (nv,) [N | N·m] added to τ."""
+    is an optional function (q, v) → τ_extra (nv,) [N | N·m] added to τ; ``frame_force``
+    (i, F_W (3,) [N]) a constant world force at candidate i's frame origin."""
 
-    def __init__(self, adapter, scene, law: ContactLaw, extra=None):
+    def __init__(self, adapter, scene, law: ContactLaw, extra=None, frame_force=None):
         self.adapter, self.scene, self.law, self.extra = adapter, scene, law, extra
+        self.frame_force = frame_force
         self.layout = adapter.layout
 
     def forward_dynamics(self, q, v, tau):
         if self.extra is not None:
             tau = tau + self.extra(q, v)
-        return contact_vdot(self.adapter, q, v, tau, self.scene, self.law)[0]
+        return contact_vdot(self.adapter, q, v, tau, self.scene, self.law,
+                            self.frame_force)[0]

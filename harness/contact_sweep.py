@@ -115,7 +115,6 @@ def run_case(case: dict) -> dict:
         a = registry.adapter_class(case["native_world_constraint"])(prepare_fixture("ball"))
         return {"case_id": case["case_id"], **a.native_world_constraint_step(case["dt_s"])}
     from fixtures.contact_catalog import scene
-    from harness.contact_exact import push
     from harness.contact_law import ContactDynamics, ContactLaw
     from harness.integrators import _euler_step, _System
 
@@ -126,7 +125,7 @@ def run_case(case: dict) -> dict:
     law = ContactLaw(mu_static=mu, mu_dynamic=mu, where=f"sweep case {case['case_id']}",
                      **LAW)
     m, g = 1.0, 9.81
-    dyn = ContactDynamics(ad, sc, law, extra=lambda q, v: push(ad, q, "ball", [0.0, 0.0, m * g]))
+    dyn = ContactDynamics(ad, sc, law, frame_force=(0, [0.0, 0.0, m * g]))  # cancels gravity
     sys_ = _System(dyn, None)
     a = math.radians(case["angle_deg"])
     s = float(case["speed_mps"])
