@@ -7,7 +7,7 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
-|   | contact         | contact_force, generalized_contact_force,                    |
+| 4 | contact         | contact_force, generalized_contact_force,                    |
 |   |                 | contact_acceleration (shared law; contact fixtures only)     |
 
 A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
