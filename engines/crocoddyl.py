@@ -16,6 +16,12 @@ Rows come from Crocoddyl's own models, never from calling Pinocchio directly:
 
 Crocoddyl has no API of its own for frame poses, frame Jacobians or the bias vector h;
 those raise NotProvided.
+
+* contact-point kinematics (stage ``contact``, harness/contact_law.py):
+  ``contact_frame_kinematics`` — frame origins p_WF from ``ResidualModelFrameTranslation``
+  (reference 0: r = p_WF) and J_WF from ``ResidualModelFrameVelocity`` in
+  LOCAL_WORLD_ALIGNED (∂r/∂v = J_WF), both as costs of a
+  ``DifferentialActionModelFreeFwdDynamics`` evaluated by its own calc + calcDiff.
 """
 from __future__ import annotations
 
@@ -71,6 +77,14 @@ class CrocoddylAdapter(AdapterBase):
             "inverse_dynamics": "DifferentialActionModelFreeInvDynamics.calc, u = v̇; "
                                 "data.multibody.actuation.tau + D v",
             "integrate": "StateMultibody.integrate",
+            "contact_frame_kinematics": "p_WF = ResidualModelFrameTranslation.r (ref 0), "
+                                        "J_WF = ∂r/∂v of ResidualModelFrameVelocity "
+                                        "(LOCAL_WORLD_ALIGNED), costs of "
+                                        "DifferentialActionModelFreeFwdDynamics calc + "
+                                        "calcDiff",
+            "native_sticking_acceleration": "DifferentialActionModelContactFwdDynamics + "
+                                            "ContactModel3D (LOCAL_WORLD_ALIGNED, gains 0) "
+                                            "at a frame added at the contact point",
         }
         self.derivatives_method = "analytical"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8): functions at the end
@@ -154,6 +168,88 @@ class CrocoddylAdapter(AdapterBase):
     def frame_jacobian(self, q, frame):
         raise NotProvided(self.name, "frame Jacobian", "Crocoddyl has no kinematics API of "
                           "its own (its residuals call Pinocchio)")
+
+    # ----- contact-point kinematics (stage contact, harness/contact_law.py) -----------------
+    def contact_frame_kinematics(self, q, frames):
+        """(p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes) of k frame
+        origins, from Crocoddyl's frame residuals evaluated inside its free forward-dynamics
+        model (calc + calcDiff at x = [q, 0], u = 0; neither residual depends on v or u)."""
+        frames = tuple(frames)
+        cache = self.__dict__.setdefault("_contact_dams", {})
+        if frames not in cache:
+            st, pm = self._state, self._state.pinocchio
+            costs = crocoddyl.CostModelSum(st, self.nv)
+            for i, f in enumerate(frames):
+                if not pm.existFrame(f, pin.BODY):
+                    raise KeyError(f"crocoddyl: no body frame {f}")
+                fid = pm.getFrameId(f, pin.BODY)
+                costs.addCost(f"p{i}", crocoddyl.CostModelResidual(
+                    st, crocoddyl.ResidualModelFrameTranslation(st, fid, np.zeros(3),
+                                                                self.nv)), 1.0)
+                costs.addCost(f"v{i}", crocoddyl.CostModelResidual(
+                    st, crocoddyl.ResidualModelFrameVelocity(
+                        st, fid, pin.Motion.Zero(), pin.LOCAL_WORLD_ALIGNED, self.nv)), 1.0)
+            dam = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+                st, crocoddyl.ActuationModelFull(st), costs)
+            cache[frames] = (dam, dam.createData(), costs)
+        dam, data, _ = cache[frames]
+        x = self._set_x(np.asarray(q, dtype=float), np.zeros(self.nv)).copy()
+        u = np.zeros(self.nv)
+        dam.calc(data, x, u)
+        dam.calcDiff(data, x, u)
+        p = np.empty((len(frames), 3))
+        J = np.empty((len(frames), 6, self.nv))
+        for i in range(len(frames)):
+            p[i] = data.costs.costs[f"p{i}"].residual.r
+            Jv = np.asarray(data.costs.costs[f"v{i}"].residual.Rx)[:, self.nv:]
+            J[i] = Jv if self._identity else Jv[:, self._vidx]
+        return p, J
+
+    # ----- native contact (harness/contact_native.py) --------------------------------------
+    def native_contact_statement(self, settings=None) -> tuple:
+        return {}, ("Crocoddyl DifferentialActionModelContactFwdDynamics with one "
+                    "ContactModel3D (LOCAL_WORLD_ALIGNED, Baumgarte gains 0, inverse damping "
+                    "0) at a frame added at the material contact point: an exact bilateral "
+                    "sticking contact, no unilateral or friction-cone condition")
+
+    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W):
+        """(v̇ (nv,), None) with the material point p_WF + offset_W (3,) [m] of frame's
+        body held fixed, from Crocoddyl's contact forward dynamics on a copy of its
+        state's model with a frame added at that point (R_WF from
+        ResidualModelFrameRotation, reference identity: r = log3(R_WF))."""
+        pm = pin.Model(self._state.pinocchio)
+        if not pm.existFrame(frame, pin.BODY):
+            raise KeyError(f"crocoddyl: no body frame {frame}")
+        fid = pm.getFrameId(frame, pin.BODY)
+        st0 = self._state
+        rot = crocoddyl.CostModelSum(st0, self.nv)
+        rot.addCost("R", crocoddyl.CostModelResidual(st0, crocoddyl.ResidualModelFrameRotation(
+            st0, fid, np.eye(3), self.nv)), 1.0)
+        dam0 = crocoddyl.DifferentialActionModelFreeFwdDynamics(
+            st0, crocoddyl.ActuationModelFull(st0), rot)
+        d0 = dam0.createData()
+        x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+        dam0.calc(d0, x, np.zeros(self.nv))
+        R_WF = pin.exp3(np.asarray(d0.costs.costs["R"].residual.r))
+        fr = pm.frames[fid]
+        placement = fr.placement * pin.SE3(np.eye(3), R_WF.T @ np.asarray(offset_W, dtype=float))
+        cid = pm.addFrame(pin.Frame("native_contact_point", fr.parentJoint, fid, placement,
+                                    pin.OP_FRAME))
+        st = crocoddyl.StateMultibody(pm)
+        contacts = crocoddyl.ContactModelMultiple(st, self.nv)
+        contacts.addContact("c", crocoddyl.ContactModel3D(st, cid, np.zeros(3),
+                                                          pin.LOCAL_WORLD_ALIGNED, self.nv,
+                                                          np.zeros(2)))
+        dam = crocoddyl.DifferentialActionModelContactFwdDynamics(
+            st, crocoddyl.ActuationModelFull(st), contacts, crocoddyl.CostModelSum(st, self.nv),
+            0.0, True)
+        data = dam.createData()
+        tau = np.asarray(tau, dtype=float)
+        if self._damped:
+            tau = tau - self._D * v
+        dam.calc(data, x, tau if self._identity else tau[self._vinv])
+        out = np.array(data.xout)
+        return (out if self._identity else out[self._vidx]), None
 
     def bias_forces(self, q, v):
         raise NotProvided(self.name, "bias forces", "Crocoddyl exposes no h(q, v)")

@@ -123,6 +123,11 @@ class DrakeAdapter(AdapterBase):
                                 "generalized force input port (damping by Drake)",
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
             "integrate": "Drake Quaternion/AngleAxis composition (Drake has no q ⊕ v)",
+            "native_contact": "discrete MultibodyPlant + SceneGraph on the declared contact "
+                              "geometry (point or hydroelastic contact), Simulator.AdvanceTo",
+            "native_world_constraint_step": "discrete SAP MultibodyPlant, AddBallConstraint("
+                                            "world, root), Simulator.AdvanceTo (segfaults "
+                                            "in Drake 1.51.1: the sweep's crash case)",
         }
         self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8): functions at the end
@@ -449,6 +454,147 @@ class DrakeAdapter(AdapterBase):
             else:
                 out[s.iq] = q[s.iq] + vs[0]
         return out
+
+    # ----- native contact (harness/contact_native.py) --------------------------------------
+    NATIVE_CONTACT_DEFAULTS = {"dt": 1e-3, "model": "point", "approximation": "tamsi",
+                               "stiffness": 1e5, "dissipation": 0.5, "mu_static": 0.6,
+                               "mu_dynamic": 0.5, "hydroelastic_modulus": 1e6,
+                               "resolution_hint": 0.02}
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        s = dict(self.NATIVE_CONTACT_DEFAULTS)
+        s.update(settings or {})
+        if set(s) != set(self.NATIVE_CONTACT_DEFAULTS) or s["model"] not in ("point",
+                                                                              "hydroelastic"):
+            raise ValueError(f"drake native contact settings: {sorted(self.NATIVE_CONTACT_DEFAULTS)}"
+                             f" with model point|hydroelastic, got {s}")
+        law = (f"point contact, Hunt–Crossley f_n = k x (1 + d ẋ), k = {s['stiffness']:g} "
+               f"N/m, d = {s['dissipation']:g} s/m" if s["model"] == "point" else
+               f"hydroelastic (compliant sphere/box, rigid half-space), modulus "
+               f"{s['hydroelastic_modulus']:g} Pa, Hunt–Crossley d = {s['dissipation']:g} s/m, "
+               f"resolution hint {s['resolution_hint']:g} m")
+        return s, (f"Drake discrete MultibodyPlant dt = {s['dt']:g} s, "
+                   f"{s['approximation'].upper()} approximation, {law}; Coulomb μ_s = "
+                   f"{s['mu_static']:g}, μ_d = {s['mu_dynamic']:g} (the discrete solver uses "
+                   f"μ_d); geometry from the declared contact scene on a HalfSpace")
+
+    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+        """Drake's own contact on the declared geometry (one floating body): a discrete
+        MultibodyPlant + SceneGraph stepped from canonical (q0 (7,), v0 (6,)) over
+        [0, t_end] [s]; force_W(t) → (3,) [N] at the body origin (= com) on the applied
+        generalized-force port, held over each step. Returns {"t" (N,), "q" (N, 7), "v"
+        (N, 6) canonical, "settings", "statement"}."""
+        from fixtures.contact_catalog import Sphere
+        from pydrake.geometry import (AddCompliantHydroelasticProperties, AddContactMaterial,
+                                      AddRigidHydroelasticProperties, Box, HalfSpace,
+                                      ProximityProperties)
+        from pydrake.geometry import Sphere as DSphere
+        from pydrake.math import RigidTransform
+        from pydrake.multibody.math import SpatialVelocity
+        from pydrake.multibody.plant import (AddMultibodyPlantSceneGraph, ContactModel,
+                                             CoulombFriction, DiscreteContactApproximation)
+        from pydrake.systems.analysis import Simulator
+        from pydrake.systems.framework import DiagramBuilder
+
+        s, statement = self.native_contact_statement(settings)
+        builder = DiagramBuilder()
+        plant, _ = AddMultibodyPlantSceneGraph(builder, float(s["dt"]))
+        Parser(plant).AddModelsFromString(self.model.urdf, "urdf")
+        plant.mutable_gravity_field().set_gravity_vector(np.array(self.model.spec.gravity))
+        plant.set_contact_model(ContactModel.kPoint if s["model"] == "point"
+                                else ContactModel.kHydroelastic)
+        plant.set_discrete_contact_approximation(
+            {"tamsi": DiscreteContactApproximation.kTamsi,
+             "sap": DiscreteContactApproximation.kSap,
+             "lagged": DiscreteContactApproximation.kLagged,
+             "similar": DiscreteContactApproximation.kSimilar}[s["approximation"]])
+        fr = CoulombFriction(s["mu_static"], s["mu_dynamic"])
+
+        def props(compliant):
+            p = ProximityProperties()
+            AddContactMaterial(s["dissipation"], s["stiffness"], fr, p)
+            if s["model"] == "hydroelastic":
+                if compliant:
+                    AddCompliantHydroelasticProperties(s["resolution_hint"],
+                                                       s["hydroelastic_modulus"], p)
+                else:
+                    AddRigidHydroelasticProperties(p)
+            return p
+
+        body = plant.GetBodyByName(self.model.spec.root)
+        offs = {f.name: np.array(f.xyz) for f in self.model.spec.frames}
+        spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
+        for i, g in enumerate(spheres):
+            plant.RegisterCollisionGeometry(body, RigidTransform(offs.get(g.frame, np.zeros(3))),
+                                            DSphere(g.radius), f"c{i}", props(True))
+        if len(spheres) < len(scene.geometry):
+            pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
+            h = np.abs(pts).max(axis=0)
+            plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*(2 * h)), "box",
+                                            props(True))
+        if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
+            raise ValueError("drake native contact: plane normal must be +z")
+        plant.RegisterCollisionGeometry(plant.world_body(),
+                                        RigidTransform([0.0, 0.0, scene.plane.offset]),
+                                        HalfSpace(), "ground", props(False))
+        plant.Finalize()
+        diagram = builder.Build()
+        sim = Simulator(diagram)
+        ctx = sim.get_mutable_context()
+        pctx = plant.GetMyMutableContextFromRoot(ctx)
+        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        R0 = quat_xyzw_to_matrix(q0[3:7])
+        plant.SetFreeBodyPose(pctx, body, RigidTransform(
+            Quaternion(np.array([q0[6], q0[3], q0[4], q0[5]])), q0[:3]))
+        plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(R0 @ v0[3:6], R0 @ v0[:3]))
+        port = plant.get_applied_generalized_force_input_port()
+        n = int(round(t_end / s["dt"]))
+        T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
+        jv = body.floating_velocities_start_in_v()
+        sim.Initialize()
+
+        def grab(k):
+            X = plant.EvalBodyPoseInWorld(pctx, body)
+            Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
+            R = X.rotation().matrix()
+            wq = X.rotation().ToQuaternion()
+            T[k] = ctx.get_time()
+            Q[k, :3] = X.translation()
+            Q[k, 3:] = [wq.x(), wq.y(), wq.z(), wq.w()]
+            V[k, :3] = R.T @ Vw.translational()
+            V[k, 3:] = R.T @ Vw.rotational()
+
+        grab(0)
+        tau = np.zeros(plant.num_velocities())
+        for k in range(n):
+            tau[jv + 3:jv + 6] = force_W(ctx.get_time())  # Drake v = [ω_W, v_W]
+            port.FixValue(pctx, tau)
+            sim.AdvanceTo((k + 1) * s["dt"])
+            grab(k + 1)
+        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+
+    # ----- contact: a known crash (ENGINE_NOTES.md), for the sweep's crash isolation -------
+    def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
+        """Steps a discrete (SAP) MultibodyPlant of this model with a ball constraint
+        between the world body and the root body (AddBallConstraint): Drake 1.51.1
+        segfaults the process in SapDriver::AddBallConstraints. Used only by the contact
+        sweep's crash case (harness/contact_sweep.py crash_case), which the executor runs
+        in a separate process. Returns {"advanced_to_s": t} if Drake does not crash."""
+        from pydrake.multibody.plant import DiscreteContactApproximation
+        from pydrake.systems.analysis import Simulator
+        from pydrake.systems.framework import DiagramBuilder
+        from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
+
+        builder = DiagramBuilder()
+        plant, _ = AddMultibodyPlantSceneGraph(builder, float(dt))
+        Parser(plant).AddModelsFromString(self.model.urdf, "urdf")
+        plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
+        root = plant.GetBodyByName(self.model.spec.root)
+        plant.AddBallConstraint(plant.world_body(), np.zeros(3), root, np.zeros(3))
+        plant.Finalize()
+        sim = Simulator(builder.Build())
+        sim.AdvanceTo(10 * float(dt))
+        return {"advanced_to_s": float(sim.get_context().get_time())}
 
     # ----- engine-native stepping (replay, stage 5) ---------------------------------------
     def native_describe(self, settings=None):

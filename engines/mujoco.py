@@ -95,6 +95,8 @@ class MujocoAdapter(AdapterBase):
             "forward_dynamics": "mj_forward, qfrc_applied = τ (passive damping by MuJoCo)",
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
+            "native_contact": "mj_step on an MjModel built from the declared contact "
+                              "geometry (sphere/box geoms, plane geom, solref/solimp)",
         }
         self.derivatives_method = "finite_difference"  # stages/derivatives.py
         if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
@@ -536,6 +538,15 @@ class MujocoAdapter(AdapterBase):
                    f"step (MuJoCo's applied-force semantics, exact for zero-order-hold "
                    f"controls on a fixed base); joint damping by MuJoCo {damping[s['integrator']]}")
 
+    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+        """MuJoCo soft contact on the declared contact geometry (module function
+        ``native_contact``; statement from ``native_contact_statement``)."""
+        return native_contact(self, scene, q0, v0, t_end, force_W, settings)
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        """(settings, one-line law statement) of ``native_contact``."""
+        return native_contact_statement(settings)
+
     def native_rollout(self, q0, v0, t, controls, settings=None):
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by mj_step.
 
@@ -569,6 +580,94 @@ class MujocoAdapter(AdapterBase):
             m.opt.timestep, m.opt.integrator = saved
             d.qfrc_applied[:] = 0.0
         return Q, V
+
+
+# ----- native contact (harness/contact_native.py) ----------------------------------------
+NATIVE_CONTACT_DEFAULTS = {"dt": 1e-3, "integrator": "Euler", "cone": "pyramidal",
+                           "solref": (0.02, 1.0), "solimp": (0.9, 0.95, 0.001, 0.5, 2.0),
+                           "mu": 0.5}
+
+
+def _native_contact_settings(settings):
+    s = dict(NATIVE_CONTACT_DEFAULTS)
+    s.update(settings or {})
+    if set(s) != set(NATIVE_CONTACT_DEFAULTS):
+        raise ValueError(f"mujoco native contact settings: {sorted(NATIVE_CONTACT_DEFAULTS)}, "
+                         f"got {sorted(s)}")
+    return s
+
+
+def native_contact_statement(settings=None) -> tuple:
+    s = _native_contact_settings(settings)
+    return s, (f"MuJoCo soft contact: condim 3, {s['cone']} cone, friction μ = {s['mu']:g} "
+               f"(one coefficient: no static/dynamic split), solref (timeconst, dampratio) "
+               f"= {tuple(s['solref'])}, solimp (dmin, dmax, width, mid, power) = "
+               f"{tuple(s['solimp'])}; mj_step {s['integrator']} dt = {s['dt']:g} s; "
+               f"sphere/box geoms from the declared contact geometry on a plane geom")
+
+
+def _native_contact_mjcf(model, scene, s) -> str:
+    from fixtures.contact_catalog import Sphere
+
+    spec = model.spec
+    b = spec.bodies[0]
+    I = [[float(x) for x in row] for row in b.inertia_matrix]
+    if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
+        raise ValueError("mujoco native contact: plane normal must be +z")
+    offs = {f.name: f.xyz for f in spec.frames}
+    contact = (f'friction="{s["mu"]!r} 0.005 0.0001" solref="{s["solref"][0]!r} '
+               f'{s["solref"][1]!r}" solimp="{" ".join(repr(float(x)) for x in s["solimp"])}" '
+               f'condim="3"')
+    geoms = []
+    spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
+    for i, g in enumerate(spheres):
+        p = offs.get(g.frame, (0.0, 0.0, 0.0))
+        geoms.append(f'<geom name="c{i}" type="sphere" size="{g.radius!r}" '
+                     f'pos="{p[0]!r} {p[1]!r} {p[2]!r}" {contact}/>')
+    if len(spheres) < len(scene.geometry):  # box corners: the box they span
+        pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
+        h = [float(x) for x in np.abs(pts).max(axis=0)]
+        geoms.append(f'<geom name="box" type="box" size="{h[0]!r} {h[1]!r} {h[2]!r}" '
+                     f'{contact}/>')
+    g = spec.gravity
+    return (f'<mujoco model="native_contact"><option timestep="{s["dt"]!r}" '
+            f'integrator="{s["integrator"]}" cone="{s["cone"]}" '
+            f'gravity="{g[0]!r} {g[1]!r} {g[2]!r}"/><worldbody>'
+            f'<geom name="plane" type="plane" size="0 0 1" pos="0 0 {scene.plane.offset!r}" '
+            f'{contact}/><body name="B"><freejoint/><inertial pos="{b.com[0]!r} {b.com[1]!r} '
+            f'{b.com[2]!r}" mass="{b.mass!r}" fullinertia="{I[0][0]!r} {I[1][1]!r} '
+            f'{I[2][2]!r} {I[0][1]!r} {I[0][2]!r} {I[1][2]!r}"/>{"".join(geoms)}</body>'
+            f'</worldbody></mujoco>')
+
+
+def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+    """MuJoCo's own contact on the declared geometry (one floating body): mj_step from
+    canonical (q0 (7,), v0 (6,)) over [0, t_end] [s]; force_W(t) → (3,) [N] applied at
+    the body origin (= its com) through xfrc_applied. Returns {"t" (N,), "q" (N, 7),
+    "v" (N, 6) canonical, "settings", "statement"}."""
+    s, statement = native_contact_statement(settings)
+    m = mujoco.MjModel.from_xml_string(_native_contact_mjcf(adapter.model, scene, s))
+    d = mujoco.MjData(m)
+    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    R = quat_xyzw_to_matrix(q0[3:7])
+    d.qpos[:3], d.qpos[3:7] = q0[:3], np.array([q0[6], q0[3], q0[4], q0[5]])
+    d.qvel[:3], d.qvel[3:6] = R @ v0[:3], v0[3:6]
+    n = int(round(t_end / s["dt"]))
+    T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
+
+    def grab(k):
+        T[k] = d.time
+        quat = quat_wxyz_to_xyzw(d.qpos[3:7].copy())
+        Q[k, :3], Q[k, 3:] = d.qpos[:3], quat
+        V[k, :3] = quat_xyzw_to_matrix(quat).T @ d.qvel[:3]
+        V[k, 3:] = d.qvel[3:6]
+
+    grab(0)
+    for k in range(n):
+        d.xfrc_applied[1, :3] = force_W(d.time)
+        mujoco.mj_step(m, d)
+        grab(k + 1)
+    return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
 
 
 # ----- MJCF import (the MuJoCo half of fixtures/mjcf_import.py) --------------------------

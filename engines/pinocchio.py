@@ -223,6 +223,9 @@ class PinocchioAdapter(AdapterBase):
             "forward_dynamics": "aba(q, v, τ − D v), D = model.damping",
             "inverse_dynamics": "rnea(q, v, v̇) + D v",
             "integrate": "pin.integrate",
+            "native_sticking_acceleration": "constraintDynamics with a "
+                              "CONTACT_3D RigidConstraintModel (LOCAL_WORLD_ALIGNED, no "
+                              "Baumgarte) at a material contact point",
         }
         self.derivatives_method = "analytical"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives (issue 8)
@@ -286,6 +289,38 @@ class PinocchioAdapter(AdapterBase):
         if "armature" in changes:
             new._m.armature = np.zeros(new._m.nv)
         return new
+
+    # ----- native contact (harness/contact_native.py) --------------------------------------
+    def native_contact_statement(self, settings=None) -> tuple:
+        return {}, ("Pinocchio constraintDynamics: exact bilateral CONTACT_3D "
+                    "RigidConstraintModel at the material contact point (LOCAL_WORLD_ALIGNED "
+                    "forces, Baumgarte gains 0, default ProximalSettings): a sticking contact, "
+                    "no unilateral or friction-cone condition")
+
+    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W):
+        """(v̇ (nv,), λ_W (3,) [N]) with the material point p_WF + offset_W (3,) [m] of
+        frame's body held fixed: pin.constraintDynamics with one CONTACT_3D constraint."""
+        m = self._m
+        d = m.createData()
+        qp = self._q(np.asarray(q, dtype=float))
+        fid = self._fid(frame)
+        pin.framesForwardKinematics(m, d, qp)
+        R_WF = d.oMf[fid].rotation
+        fr = m.frames[fid]
+        placement = fr.placement * pin.SE3(np.eye(3), R_WF.T @ np.asarray(offset_W, dtype=float))
+        cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, m, fr.parentJoint, placement,
+                                      pin.LOCAL_WORLD_ALIGNED)
+        models = pin.StdVec_RigidConstraintModel()
+        models.append(cm)
+        datas = pin.StdVec_RigidConstraintData()
+        datas.append(cm.createData())
+        pin.initConstraintDynamics(m, d, models, datas)
+        tau = np.asarray(tau, dtype=float)
+        if self._damped:
+            tau = tau - self._D * v
+        ddq = pin.constraintDynamics(m, d, qp, self._v(np.asarray(v, dtype=float)),
+                                     self._v(tau), models, datas)
+        return self._out_v(np.asarray(ddq)), np.array(datas[0].contact_force.linear)
 
     def naive_dynamics(self, q, v, tau):
         """(M, v̇) from Pinocchio's own calls with the canonical arrays unconverted (in

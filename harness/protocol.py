@@ -22,6 +22,12 @@ QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
 # Dynamics derivatives (issue 8): (∂/∂q, ∂/∂v, ∂/∂τ or ∂/∂v̇), each (nv, nv); ∂/∂q is
 # w.r.t. the canonical tangent δ ∈ R^nv of q ⊕ δ (= integrate(q, δ, 1)).
 QUANTITIES = QUANTITIES + ("forward_dynamics_derivatives", "inverse_dynamics_derivatives")
+# contact (harness/contact_law.py, harness/contact_native.py, harness/contact_sweep.py):
+# contact_frame_kinematics(q, frames) → (p_WF (k, 3), J_WF (k, 6, nv)) where an engine has
+# no frame_pose/frame_jacobian of its own; native_contact(...) the engine's own contact
+# model on the declared geometry; native_world_constraint_step(dt) a known crash
+QUANTITIES = QUANTITIES + ("contact_frame_kinematics", "native_contact",
+                           "native_sticking_acceleration", "native_world_constraint_step")
 
 
 @runtime_checkable

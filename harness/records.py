@@ -23,7 +23,7 @@ import numpy as np
 from harness.tolerances import Tolerance
 
 STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged")
-STAGES = ("model_identity", "kinematics", "dynamics", "derivatives", "replay")
+STAGES = ("model_identity", "kinematics", "dynamics", "contact", "derivatives", "replay")
 
 
 @dataclass

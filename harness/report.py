@@ -168,7 +168,8 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # the headline number is the engine-vs-engine parity of stages 0-2; replay rows have
     # their own summary (absolute trajectory errors, energy residuals against zero)
     rels = [r.max_rel for r in scored if r.max_rel is not None
-            and r.stage not in ("replay", "diagnosis", "derivatives")]
+            and r.stage not in ("replay", "diagnosis", "derivatives")
+            and r.engine_a not in ("analytic", "finite_difference")]  # contact closed forms
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]
@@ -183,9 +184,17 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
         stages=by_stage, fixtures=manifest["fixtures"], replay=_replay_context(
             manifest, records, arrays, timings), diagnosis=diagnosis, baseline=baseline,
         growth=_baseline_growth(), floor=_baseline_floor(),
+        contact=_contact_context(records, arrays),
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged"})
     return html
+
+
+def _contact_context(records, arrays):
+    """The contact section (harness/contact_report.py), or None without a contact part."""
+    from harness.contact_report import report_context
+
+    return report_context(records, arrays)
 
 
 def _baseline_growth():

@@ -238,6 +238,83 @@ TABLE.update({
         "cases; atol 1e-13 covers values that pass through 0."),
 })
 
+# ----- contact (harness/contact_law.py, harness/stages/contact.py, harness/hybrid.py) ----
+_CONTACT_EXACT = ("One shared law evaluated on each engine's own frame kinematics and "
+    "forward dynamics: the engines differ by round-off in p_WF and J_WF (≤ 2e-16, "
+    "stage 1) and in FD (≤ 1e-14, stage 2); the stiff law amplifies a gap error by "
+    "n·f/δ (δ ≥ 0.5 mm: ×3e3 on 1e-16 m·(1/m)) and a slip error by 2μ_s f_n/v_s in "
+    "the regularised friction, still ≤ 1e-13 relative; 1e-10 is the parity claim.")
+TABLE.update({
+    ("contact", "contact_force"): Tolerance(_FLOOR, 1e-10, _CONTACT_EXACT),
+    ("contact", "generalized_contact_force"): Tolerance(_FLOOR, 1e-10, _CONTACT_EXACT),
+    ("contact", "contact_acceleration"): Tolerance(_FLOOR, 1e-10, _CONTACT_EXACT),
+    # solver settings of harness/hybrid.py (atol is the setting; rtol unused)
+    ("contact", "event_time"): Tolerance(1e-14, 0.0, "brentq xtol [s] on the event time: "
+        "a few ulps of a 1 s horizon, so located event times carry round-off only and "
+        "finite differences of the flow across an event (step 1e-6) stay smooth to ~1e-8."),
+    # analytic fixtures (harness/contact_fixtures.py)
+    ("contact", "bounce"): Tolerance(0.0, 1e-6, "Event times, apex heights and rebound "
+        "speeds against the closed form (issue 3's bound): free flight is quadratic in t, "
+        "which RK4 integrates exactly, and events are located to 1e-14 s, so measured "
+        "errors are ~1e-15 relative; 1e-6 is the claim."),
+    ("contact", "kkt_exact"): Tolerance(1e-12, 1e-12, "Exact rigid-contact KKT on the "
+        "engine's M and FD: cond(K)·eps round-off (~1e-15); 1e-12 m/s² absorbs the "
+        "zero accelerations of a sticking block."),
+    ("contact", "rolling"): Tolerance(0.0, 1e-9, "Rolling a_x = F/(m + I/r²) from the "
+        "exact KKT at rest (J̇v = 0): round-off only; 1e-9 is issue 3's bound."),
+    ("contact", "rolling_moving"): Tolerance(0.0, 1e-9, "As contact/rolling, already "
+        "rolling: the bias J̇v comes from central differences (step 1e-6 s, error "
+        "~1e-12 · |v|³/r²); same 1e-9 bound, so a wrong bias fails."),
+    ("contact", "stick_slip"): Tolerance(1.0, 0.0, "Stick-to-slip time: within one sample "
+        "(atol in units of dt) of t* = μ_s m g / c — modes are sampled, not located."),
+    ("contact", "impact_state"): Tolerance(1e-12, 1e-9, "Post-impact velocities and "
+        "impulses against Newton restitution in closed form: the LCP and reset are exact "
+        "up to cond(G)·eps; 1e-9 relative leaves room for the located event's O(1e-14 s) "
+        "shift times g."),
+    ("contact", "count"): Tolerance(0.0, 0.0, "Counts (events, simultaneous contacts) "
+        "are integers: exact."),
+    ("contact", "saltation_fd"): Tolerance(1e-6, 1e-6, "Saltation-predicted flow Jacobian "
+        "across an impact against central differences of the hybrid flow (step 1e-6): "
+        "truncation ~1e-12 · curvature, round-off ~1e-10 / located-event noise 1e-14/1e-6; "
+        "1e-6 still tells Ξ from R_x alone (their difference is O(1))."),
+    ("contact", "rebound_ode"): Tolerance(0.0, 1e-8, "Hunt–Crossley rebound closed form "
+        "(a brentq root, xtol 1e-15) against DOP853 at rtol 1e-12 over the contact: the ODE "
+        "solve's event location and global error (~1e-10) dominate."),
+    ("contact", "sweep_rebound"): Tolerance(5e-3, 0.0, "Sweep case, semi-implicit Euler "
+        "at dt ≤ 1e-3 on a ≥ 5 ms contact (≥ 5 steps): first-order rebound error measured "
+        "≤ 2e-3 relative; 5e-3 flags a broken law or integrator (a lost damping term "
+        "is ≥ 5e-2)."),
+    ("contact", "simultaneity"): Tolerance(1e-9, 0.0, "Contacts within 1e-9 m of the plane "
+        "at a located impact, and approaching, impact together (one LCP): 1e-9 m is 1e5 "
+        "times the gap round-off (~1e-14 m) yet a nm, below any physical tilt a "
+        "simultaneous-landing fixture could mean."),
+})
+
+# analytic contact records (harness/contact_report.py): CASE.QUANTITY -> the entry above
+_CONTACT_ANALYTIC = {
+    "ball_drop.impact_times_s": "bounce", "ball_drop.apex_heights_m": "bounce",
+    "ball_drop.rebound_speeds_mps": "bounce", "ball_drop.impact_energy_loss_J": "bounce",
+    "block_ramp.stick_to_slip_samples": "stick_slip",
+    "block_ramp.slip_acceleration_mps2": "kkt_exact",
+    "block_ramp.stick_acceleration_mps2": "kkt_exact",
+    "rolling.a_x_mps2": "rolling", "rolling.normal_force_N": "rolling",
+    "rolling.friction_force_N": "rolling",
+    "rolling_moving.a_x_mps2": "rolling_moving",
+    "rolling_moving.normal_force_N": "rolling_moving",
+    "rolling_moving.friction_force_N": "rolling_moving",
+    "separation.normal_force_N": "kkt_exact", "separation.a_z_mps2": "kkt_exact",
+    "separation.shared_law_force_N": "kkt_exact",
+    "grazing.event_time_s": "bounce", "grazing.near_miss_event_count": "count",
+    "grazing.near_touch_event_count": "count",
+    "oblique.impact_time_s": "bounce", "oblique.pre_velocity_mps": "impact_state",
+    "oblique.post_velocity_mps": "impact_state", "oblique.post_spin_radps": "impact_state",
+    "rod_flat.impact_time_s": "bounce", "rod_flat.simultaneous_contacts": "count",
+    "rod_flat.impulses_Ns": "impact_state", "rod_flat.post_velocity_mps": "impact_state",
+    "rod_tilted.first_contact_index": "count",
+    "saltation.flow_jacobian": "saltation_fd",
+}
+TABLE.update({("contact", q): TABLE[("contact", k)] for q, k in _CONTACT_ANALYTIC.items()})
+
 
 def lookup(stage: str, quantity: str) -> Tolerance:
     try:

@@ -7,7 +7,9 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
-| - | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in; harness/stages/derivatives.py) |
+| 4 | contact         | contact_force, generalized_contact_force,                    |
+|   |                 | contact_acceleration (shared law; contact fixtures only)     |
+| 6 | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in; harness/stages/derivatives.py) |
 
 A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
 per sample; stage 0 quantities may also have a ``declared`` value computed from the
@@ -69,8 +71,17 @@ def state_frame_labels(model, inputs):
 
 from harness.stages import derivatives, dynamics, identity, kinematics  # noqa: E402
 
-STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE, derivatives.STAGE)
+STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE)
+
+# ----- contact (harness/stages/contact.py) ----------------------------------------------
+from harness.stages import contact  # noqa: E402
+
+STAGES = STAGES + (contact.STAGE, derivatives.STAGE)
 # Stages a run without --stages leaves out (parity's default stays stages 0-2, the 1e-10
 # parity claim); qualify selects them explicitly. Derivatives include a finite-difference
 # engine whose rows are held to their own, looser bound.
 OPT_IN = (derivatives.NAME,)
+# stage name -> (model) -> bool: a stage listed here runs only on the models it applies to
+APPLIES = {contact.NAME: contact.applies}
+# explicit numeric aliases of stages (``--stages 4``); the others are numbered by position
+NUMBERS = {contact.NAME: 4, derivatives.NAME: 6}

@@ -19,6 +19,7 @@ from harness import registry
 from harness.errors import EngineUnavailable, ModelRejected, NotProvided
 from harness.records import Record, compare
 from harness.stages import STAGES, Inputs
+from harness.stages import APPLIES
 from harness.tolerances import lookup
 
 DECLARED = "declared"
@@ -60,17 +61,22 @@ def stage_names(selection=None) -> list:
         from harness.stages import OPT_IN
 
         return [n for n in names if n not in OPT_IN]
+    from harness.stages import NUMBERS
+
+    numbers = {i: n for i, n in enumerate(names) if n not in NUMBERS}
+    numbers.update({v: k for k, v in NUMBERS.items()})
     out = []
     for tok in selection:
         tok = str(tok).strip()
-        if tok.isdigit() and int(tok) < len(names):
-            out.append(names[int(tok)])
+        if tok.isdigit() and int(tok) in numbers:
+            out.append(numbers[int(tok)])
         elif tok in names:
             out.append(tok)
         else:
             from harness.errors import BadInput
 
-            raise BadInput("--stages", f"unknown stage {tok!r} (stages: 0-{len(names) - 1} "
+            raise BadInput("--stages", f"unknown stage {tok!r} (stages: "
+                                       f"{', '.join(str(i) for i in sorted(numbers))} "
                                        f"or {', '.join(names)})")
     return [n for n in names if n in out]
 
@@ -112,6 +118,8 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
         for stage_name, quantities in STAGES:
             if stage_name not in stages:
                 continue
+            if stage_name in APPLIES and not APPLIES[stage_name](model):
+                continue  # e.g. contact: only fixtures with declared contact geometry
             if progress:
                 progress(f"{fx}: stage {stage_name}")
             stage_records = []
