@@ -207,6 +207,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                    "status": "converged" if fr.converged else "unconverged",
                                    "notes": f"fit of {cap.source} from {first * h:.4f} s to "
                                             f"{win[-1] * h:.4f} s"})
+    import dataclasses
+
+    # the model is referenced relative to the candidate (the folder is moved into place)
+    cand = dataclasses.replace(cand, model_ref=dict(cand.model_ref, path=upath.name))
     cpath = save(cand, fitdir / "candidate.json")
     arrays = {"t": fr.t, "q": fr.q, "tau": fr.tau, "t_replay": fr.t_replay,
               "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
