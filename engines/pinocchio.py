@@ -358,3 +358,82 @@ class PinocchioAdapter(AdapterBase):
     def integrate(self, q, v, dt):
         qn = pin.integrate(self._m, self._q(q), self._v(np.asarray(v) * dt))
         return np.array(qn if self._identity else qn[self._qidx])
+
+
+# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
+def _pinocchio_frame_jacobian_drift(self, q, v, frames):
+    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω],
+    world axes (LOCAL_WORLD_ALIGNED), and the drift J̇_WF v = classical acceleration of F's
+    origin and angular acceleration with v̇ = 0 [m/s², rad/s²]: computeJointJacobians, then
+    forwardKinematics(q, v, 0) and getFrameClassicalAcceleration(LOCAL_WORLD_ALIGNED)."""
+    m, d = self._m, self._d
+    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+    pin.computeJointJacobians(m, d, qp)
+    pin.forwardKinematics(m, d, qp, vp, np.zeros(m.nv))
+    pin.updateFramePlacements(m, d)
+    J = np.empty((len(frames), 6, self.nv))
+    a = np.empty((len(frames), 6))
+    for i, f in enumerate(frames):
+        fid = self._fid(f)
+        Jf = pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
+        J[i] = Jf if self._identity else Jf[:, self._vidx]
+        acc = pin.getFrameClassicalAcceleration(m, d, fid, pin.LOCAL_WORLD_ALIGNED)
+        a[i, :3], a[i, 3:] = acc.linear, acc.angular
+    return J, a
+
+
+def _pinocchio_native_constrained(self, q, v, tau, J, drift, rows):
+    """Pinocchio's own constrained solvers on one state (canonical arrays; J (m, nv) and
+    drift J̇v (m,) of the independent rows the harness kept; Pinocchio's γ is J̇v: it
+    solves J v̇ = −γ).
+
+    * ``forwardDynamics(q, v, τ − D v, J, γ)`` (the KKT solve with a given constraint
+      Jacobian and drift; 0 regularisation): → (v̇, λ = data.lambda_c);
+    * ``constraintDynamics`` with RigidConstraintModel(CONTACT_3D / CONTACT_6D,
+      LOCAL_WORLD_ALIGNED) between the constraint frames' joints (proximal settings
+      mu 0, accuracy 1e-14): → v̇ only (its λ is in the contact frames, not the rows).
+    ``rows``: constraint kinds for constraintDynamics ([(kind, frame_a, frame_b)]) or
+    None when a kept row set is not a whole 3-D/6-D block (then it is not run)."""
+    m, d = self._m, self._d
+    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+    t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+    Jp = J if self._identity else J[:, self._vinv]
+    vdot = np.array(pin.forwardDynamics(m, d, qp, vp, self._v(t), Jp,
+                                        np.asarray(drift, dtype=float), 0.0))
+    lam = np.array(d.lambda_c).copy()
+    out = {"forwardDynamics": (self._out_v(vdot), lam)}
+    if rows is not None:
+        models = pin.StdVec_RigidConstraintModel()
+        for kind, fa, fb in rows:
+            Fa, Fb = m.frames[self._fid(fa)], m.frames[self._fid(fb)]
+            ctype = pin.ContactType.CONTACT_3D if kind == "point" else pin.ContactType.CONTACT_6D
+            models.append(pin.RigidConstraintModel(ctype, m, Fa.parentJoint, Fa.placement,
+                                                   Fb.parentJoint, Fb.placement,
+                                                   pin.LOCAL_WORLD_ALIGNED))
+        datas = pin.StdVec_RigidConstraintData()
+        for cm in models:
+            datas.append(cm.createData())
+        pin.initConstraintDynamics(m, d, models)
+        prox = pin.ProximalSettings(1e-14, 0.0, 1)
+        vd = np.array(pin.constraintDynamics(m, d, qp, vp, self._v(t), models, datas, prox))
+        out["constraintDynamics"] = (self._out_v(vd), None)
+    return out
+
+
+PinocchioAdapter.frame_jacobian_drift = _pinocchio_frame_jacobian_drift
+PinocchioAdapter.native_constrained = _pinocchio_native_constrained
+_PIN_INIT = PinocchioAdapter.__init__
+
+
+def _pinocchio_init(self, model):
+    _PIN_INIT(self, model)
+    self.provides["frame_jacobian_drift"] = ("computeJointJacobians + forwardKinematics(q, "
+                                             "v, 0): getFrameJacobian and "
+                                             "getFrameClassicalAcceleration "
+                                             "(LOCAL_WORLD_ALIGNED)")
+    self.provides["native_constrained"] = ("forwardDynamics(q, v, τ, J, γ) (KKT, no "
+                                           "regularisation) and constraintDynamics "
+                                           "(RigidConstraintModel 3D/6D, proximal mu 0)")
+
+
+PinocchioAdapter.__init__ = _pinocchio_init
