@@ -335,7 +335,10 @@ def _croc_native_constrained(self, q, v, tau, rows):
 
     def build(contacts):
         st = self._state
-        for n, kind, f, p, ax in rows:
+        # ContactModelMultiple orders contacts by name (a std::map): a zero-padded index
+        # keeps λ in the rows' declaration order
+        for i, (n, kind, f, p, ax) in enumerate(rows):
+            n = f"{i:04d}:{n}"
             fid = _croc_fid(self, f)
             if kind == "weld":
                 contacts.addContact(n, crocoddyl.ContactModel6D(
@@ -345,7 +348,9 @@ def _croc_native_constrained(self, q, v, tau, rows):
                 z = np.asarray(ax, dtype=float)
                 t = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
                 t /= np.linalg.norm(t)
-                R = np.column_stack([t, np.cross(z, t), z])
+                # measured: ContactModel1D (LOCAL_WORLD_ALIGNED) constrains the world
+                # component along the third *row* of ``rotation`` (Jc = rotation[2] J_lin)
+                R = np.vstack([t, np.cross(z, t), z])
                 contacts.addContact(n, crocoddyl.ContactModel1D(
                     st, fid, float(np.dot(z, p)), pin.LOCAL_WORLD_ALIGNED, R, st.nv,
                     np.zeros(2)))
@@ -359,8 +364,50 @@ def _croc_native_constrained(self, q, v, tau, rows):
     return (vd if self._identity else vd[self._vidx]), np.array(data.multibody.pinocchio.lambda_c)
 
 
+def _croc_native_problem(self, problem):
+    """Stage-3 native row: DifferentialActionModelContactFwdDynamics with one contact per
+    kept row (see _croc_native_constrained); NotProvided when a constraint joins two
+    moving frames (Crocoddyl's contact models hold one frame against a fixed reference)."""
+    from harness.errors import NotProvided
+
+    N, m = problem.keep.shape
+    if not np.all(problem.keep == problem.keep[0]):
+        raise NotProvided(self.name, "native constrained dynamics", "the kept rows change "
+                          "between states; one contact model set per fixture is built")
+    keep = problem.keep[0]
+    rows = []
+    for c, sl in problem.row_slices():
+        wb = problem.world_pose(c.frame_b)
+        if wb is None:
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name} joins two moving frames ({c.frame_a}, "
+                              f"{c.frame_b}); Crocoddyl's contact models (ContactModel1D/"
+                              "3D/6D) hold one frame against a fixed reference only")
+        p, R = wb
+        idx = np.arange(sl.start, sl.stop)
+        if c.kind == "weld":
+            if not np.all(keep[idx]):
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"weld {c.name} has dependent rows; ContactModel6D takes "
+                                  "all six")
+            rows.append((c.name, "weld", c.frame_a, p, None))
+            continue
+        for j, i in enumerate(idx):
+            if keep[i]:
+                rows.append((f"{c.name}.{'xyz'[j]}", c.kind, c.frame_a, p, np.eye(3)[j]))
+    vd, lam = np.empty((N, self.nv)), np.zeros((N, m))
+    for k in range(N):
+        vd[k], lam[k, keep] = _croc_native_constrained(self, problem.Q[k], problem.V[k],
+                                                       problem.TAU[k], rows)
+    return [{"solver": "ContactFwdDynamics", "exact": True, "vdot": vd, "lam": lam,
+             "law": "crocoddyl.DifferentialActionModelContactFwdDynamics (inv_damping 0, "
+                    "Baumgarte gains 0), u = τ − D v; one ContactModel1D "
+                    "(LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per kept "
+                    "point/line row, a ContactModel6D per weld; λ = pinocchio.lambda_c"}]
+
+
 CrocoddylAdapter.frame_jacobian_drift = _croc_frame_jacobian_drift
-CrocoddylAdapter.native_constrained = _croc_native_constrained
+CrocoddylAdapter.native_constrained = _croc_native_problem
 _CR_INIT = CrocoddylAdapter.__init__
 
 

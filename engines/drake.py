@@ -659,8 +659,24 @@ def _drake_sap_worker(payload, conn):
         conn.close()
 
 
+def _drake_native_problem(self, problem):
+    """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
+    of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
+    from harness.errors import NotProvided
+
+    for c in problem.spec.constraints:
+        if c.kind == "line":
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name}: Drake has no point-on-line constraint "
+                              "(ball and weld constraints only)")
+    cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+    vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
+    return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
+             "law": _drake_sap_law(self)}]
+
+
 DrakeAdapter.frame_jacobian_drift = _drake_frame_jacobian_drift
-DrakeAdapter.native_constrained_batch = _drake_native_constrained_batch
+DrakeAdapter.native_constrained = _drake_native_problem
 DrakeAdapter.native_constrained_law = _drake_sap_law
 _DK_INIT = DrakeAdapter.__init__
 

@@ -835,8 +835,24 @@ def _mujoco_native_constrained_law(self):
             f"solref and the impedance solimp — not the exact KKT answer")
 
 
+def _mujoco_native_problem(self, problem):
+    """Stage-3 native row: MuJoCo's soft equality constraints (not exact: informational);
+    NotProvided for a line constraint (no MuJoCo equality keeps a point on a line)."""
+    from harness.errors import NotProvided
+
+    for c in problem.spec.constraints:
+        if c.kind == "line":
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name}: MuJoCo has no equality that keeps a "
+                              "point on a line (connect is 3-D, weld 6-D)")
+    vd = np.stack([_mujoco_native_constrained(self, q, v, t)
+                   for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
+    return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,
+             "law": _mujoco_native_constrained_law(self)}]
+
+
 MujocoAdapter.frame_jacobian_drift = _mujoco_frame_jacobian_drift
-MujocoAdapter.native_constrained = _mujoco_native_constrained
+MujocoAdapter.native_constrained = _mujoco_native_problem
 MujocoAdapter.native_constrained_law = _mujoco_native_constrained_law
 MujocoAdapter._native_eq_model = _mujoco_native_eq_model
 MujocoAdapter._native_eq_set = _mujoco_native_eq_set

@@ -413,15 +413,46 @@ def _pinocchio_native_constrained(self, q, v, tau, J, drift, rows):
         datas = pin.StdVec_RigidConstraintData()
         for cm in models:
             datas.append(cm.createData())
-        pin.initConstraintDynamics(m, d, models)
+        pin.initConstraintDynamics(m, d, models, datas)
         prox = pin.ProximalSettings(1e-14, 0.0, 1)
         vd = np.array(pin.constraintDynamics(m, d, qp, vp, self._v(t), models, datas, prox))
         out["constraintDynamics"] = (self._out_v(vd), None)
     return out
 
 
+def _pinocchio_native_problem(self, problem):
+    """Stage-3 native rows (harness/constraints.py NativeProblem): forwardDynamics(J, γ) on
+    the kept rows of Pinocchio's own J, J̇v (v̇, λ), and constraintDynamics when every row
+    is kept and every constraint is a point or weld (v̇)."""
+    N, m = problem.keep.shape
+    rows = None
+    if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
+                                                for c in problem.spec.constraints):
+        rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+    fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
+    for k in range(N):
+        keep = problem.keep[k]
+        out = _pinocchio_native_constrained(self, problem.Q[k], problem.V[k], problem.TAU[k],
+                                            problem.J[k][keep], problem.drift[k][keep], rows)
+        fd_v[k], fd_l[k, keep] = out["forwardDynamics"]
+        if rows is not None:
+            cd_v[k] = out["constraintDynamics"][0]
+    res = [{"solver": "forwardDynamics", "exact": True, "vdot": fd_v, "lam": fd_l,
+            "law": "pin.forwardDynamics(q, v, τ − D v, J, γ = J̇v, damping 0): Pinocchio's "
+                   "KKT solve (Cholesky of J M⁻¹ Jᵀ) on the harness's kept rows of "
+                   "Pinocchio's own J and J̇v; λ = data.lambda_c"}]
+    if rows is not None:
+        res.append({"solver": "constraintDynamics", "exact": True, "vdot": cd_v, "lam": None,
+                    "law": "pin.constraintDynamics with RigidConstraintModel(CONTACT_3D | "
+                           "CONTACT_6D, LOCAL_WORLD_ALIGNED) between the constraint frames' "
+                           "joints and placements, Baumgarte gains 0, ProximalSettings("
+                           "accuracy 1e-14, mu 0, 1 iteration): the exact rigid constraint "
+                           "(its λ is per contact frame, not compared)"})
+    return res
+
+
 PinocchioAdapter.frame_jacobian_drift = _pinocchio_frame_jacobian_drift
-PinocchioAdapter.native_constrained = _pinocchio_native_constrained
+PinocchioAdapter.native_constrained = _pinocchio_native_problem
 _PIN_INIT = PinocchioAdapter.__init__
 
 

@@ -51,11 +51,14 @@ def _models(args):
         raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
     models = []
     for text in args.fixture or []:
-        names = catalog.names() if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+        names = (catalog.names() if text == "all" else catalog.constraint_names()
+                 if text == "constrained" else
+                 [t.strip() for t in text.split(",") if t.strip()])
         for n in names:
-            if n not in catalog.names():
+            if n not in catalog.all_names():
                 raise BadInput("--fixture", f"unknown fixture {n!r} (known: "
-                                            f"{', '.join(catalog.names())}, all)")
+                                            f"{', '.join(catalog.all_names())}, all (the tree "
+                                            "fixtures), constrained (the loop fixtures))")
             models.append(prepare_fixture(n))
     for path in args.urdf or []:
         from fixtures.urdf_import import load_urdf_with_notes
@@ -211,8 +214,8 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     scored = [r for r in records if r.max_rel is not None]
     # replay rows carry absolute errors of trajectories (relative error of a near-zero
     # energy change is meaningless): they get their own line
-    worst = max((r for r in scored if r.stage != "replay"), key=lambda r: r.max_rel,
-                default=None)
+    worst = max((r for r in scored if r.stage != "replay" and r.status != "informational"),
+                key=lambda r: r.max_rel, default=None)
     traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
     print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
           f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
@@ -432,14 +435,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     sub.add_parser("engines", help="list engines, versions and availability")
     par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models")
-    par.add_argument("--fixture", action="append", help="fixture name, comma list or 'all'")
+    par.add_argument("--fixture", action="append",
+                     help="fixture name, comma list, 'all' (tree fixtures) or 'constrained' "
+                          "(loop fixtures, stage 3)")
     par.add_argument("--urdf", action="append", help="a URDF file (repeatable)")
     par.add_argument("--mjcf", action="append", help="an MJCF file (repeatable)")
     par.add_argument("--floating", action="store_true", help="add a free root joint")
     par.add_argument("--repair-inertia", action="store_true",
                      help="replace non-physical URDF inertias by the nearest physical ones "
                           "(noted in the report) instead of rejecting the file")
-    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names (default all)")
+    par.add_argument("--stages", help="comma list of stages: 0,1,2,3 or names (default all; "
+                                      "3 = constrained runs on constraint fixtures only)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")

@@ -22,7 +22,8 @@ import numpy as np
 
 from harness.records import STAGES
 
-VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "not_provided")
+VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
+                 "not_provided")
 
 
 def _cell(records):
@@ -184,8 +185,20 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
             manifest, records, arrays, timings), diagnosis=diagnosis, baseline=baseline,
         growth=_baseline_growth(), floor=_baseline_floor(),
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
-               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged"})
+               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
+               "informational": "info"},
+        constrained=_constrained_context(manifest, records, arrays))
     return html
+
+
+def _constrained_context(manifest, records, arrays):
+    """Stage 3 section (harness/stages/constrained.py): per constraint fixture its rows,
+    redundancy notes, native-solver rows with their laws, and the rollout drift plot."""
+    if arrays is None or not any(r.stage == "constrained" for r in records):
+        return []
+    from harness.stages.constrained import report_context
+
+    return report_context(manifest, records, arrays)
 
 
 def _baseline_growth():

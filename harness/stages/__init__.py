@@ -7,6 +7,9 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
+| 3 | constrained     | KKT v̇ and λ of holonomic loops, J, J̇v, redundancy, native   |
+|   |                 | constrained solvers, drift of constrained rollouts           |
+|   |                 | (constraint fixtures only; harness/stages/constrained.py)    |
 
 A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
 per sample; stage 0 quantities may also have a ``declared`` value computed from the
@@ -60,6 +63,10 @@ def state_frame_labels(model, inputs):
     return [f"state {i} / {f}" for i in range(inputs.q.shape[0]) for f in inputs.frames]
 
 
-from harness.stages import dynamics, identity, kinematics  # noqa: E402
+from harness.stages import constrained, dynamics, identity, kinematics  # noqa: E402
 
-STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE)
+STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE, constrained.STAGE)
+# stages evaluated by their own function (their inputs are not the shared samples):
+# name -> run_stage(model, adapters, engines, samples, rng, arrays, blocked_pair,
+# blocked_engine, progress) -> records
+CUSTOM = {constrained.NAME: constrained.run_stage}
