@@ -369,6 +369,8 @@ def verify(path) -> list:
         except ValueError as e:
             problems.append(f"record {r.id}: {e}")
             continue
+        if r.stage == "constrained" and not again.reason:
+            again.reason = r.reason  # stage 3 rows state their solver's law (not computed)
         if again.to_json() != r.to_json():
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
             problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ "

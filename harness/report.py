@@ -74,7 +74,8 @@ def stage_plot(records, stage, fixtures) -> str:
     matplotlib.rcParams["svg.hashsalt"] = "harness"
     import matplotlib.pyplot as plt
 
-    recs = [r for r in records if r.stage == stage and r.max_rel is not None]
+    recs = [r for r in records if r.stage == stage and r.max_rel is not None
+            and r.rtol is not None]  # informational rows (stage 3) have no tolerance
     if not recs:
         return ""
     quantities = list(OrderedDict.fromkeys(r.quantity for r in recs))
@@ -169,7 +170,8 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # the headline number is the engine-vs-engine parity of stages 0-2; replay rows have
     # their own summary (absolute trajectory errors, energy residuals against zero)
     rels = [r.max_rel for r in scored if r.max_rel is not None
-            and r.stage not in ("replay", "diagnosis")]
+            and r.stage not in ("replay", "diagnosis")
+            and not (r.stage == "constrained" and r.engine_a == "declared")]  # vs 0
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]
