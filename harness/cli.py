@@ -297,7 +297,8 @@ def cmd_qualify(args) -> int:
     if args.samples is None:
         args.samples = prof["samples"]
     args.stages = None
-    models = [prepare_fixture(n) for n in catalog.names()]
+    # every fixture, the loop fixtures of stage 3 (constrained) included
+    models = [prepare_fixture(n) for n in catalog.all_names()]
     from harness import replay
 
     path, result = _run_and_write(args, models, f"Qualification ({args.profile} profile)",
