@@ -570,7 +570,7 @@ SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (harness/sta
 def _drake_sap_law(self):
     return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), DiscreteContactApproximation.kSap; "
             "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
-            "one CalcForcedDiscreteVariableUpdate from (q, v) with τ on the applied "
+            "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the applied "
             "generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces constraints at "
             "velocity level (no J̇v, a compliant regularisation): not the exact KKT answer. "
             "Run in a separate process: SAP segfaults on constraints involving the world "
@@ -641,17 +641,22 @@ def _drake_sap_worker(payload, conn):
             else:
                 plant.AddWeldConstraint(A, RigidTransform(), B, RigidTransform())
         plant.Finalize()
-        ctx = plant.CreateDefaultContext()
+        from pydrake.systems.analysis import Simulator
+
+        # the plant's discrete update is a periodic event (a "forced" update does not run
+        # it): one Simulator step from t = 0 to dt performs exactly one SAP update
+        sim = Simulator(plant)
+        ctx = sim.get_mutable_context()
         port = plant.get_applied_generalized_force_input_port()
         out = []
         for q, v, tau in zip(payload["q"], payload["v"], payload["tau"]):
+            ctx.SetTime(0.0)
             plant.SetPositions(ctx, np.array(q))
             plant.SetVelocities(ctx, np.array(v))
             port.FixValue(ctx, np.array(tau))
-            xd = plant.AllocateDiscreteVariables()
-            plant.CalcForcedDiscreteVariableUpdate(ctx, xd)
-            x = np.array(xd.get_vector().CopyToVector())
-            out.append(x[plant.num_positions():].tolist())
+            sim.Initialize()
+            sim.AdvanceTo(payload["dt"])
+            out.append(np.array(plant.GetVelocities(ctx)).tolist())
         conn.send(out)
     except Exception as e:  # reported to the parent as the row's reason
         conn.send(f"{type(e).__name__}: {' '.join(str(e).split())}")
