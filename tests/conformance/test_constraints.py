@@ -152,3 +152,16 @@ def test_exact_native_solvers_match_their_engine_kkt(fx, engine, terms, states):
             if r["lam"] is not None:
                 assert_close(r["lam"][k], t["lam"][k], "constrained", "native_lambda",
                              f"{fx} {engine}:{r['solver']} λ")
+
+
+def test_drake_sap_crash_on_a_world_body_constraint_is_reported_not_fatal():
+    """ENGINE_NOTES.md: SAP segfaults on a ball constraint involving Drake's world body.
+    The adapter runs SAP in a spawned subprocess: the crash comes back as a RuntimeError
+    naming the signal (the stage records it as an error row) and this process lives on."""
+    from engines.drake import _drake_native_constrained_batch
+
+    a = adapter("drake", "four_bar")
+    q = np.asarray(a.model.spec.q_init)
+    with pytest.raises(RuntimeError, match="SIGSEGV"):
+        _drake_native_constrained_batch(a, [q], [np.zeros(3)], [np.zeros(3)],
+                                        [("point", "rocker_tip", "world")])
