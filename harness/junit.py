@@ -45,6 +45,10 @@ def to_junit(records, unavailable: dict, name: str = "harness") -> bytes:
             if r.status == "not_provided":
                 ET.SubElement(case, "skipped", message=_detail(r))
                 counts["skipped"] += 1
+            elif r.status == "informational":  # stage 3: measured, no verdict
+                ET.SubElement(case, "skipped", message=f"informational (no verdict): "
+                                                       f"{_detail(r)}")
+                counts["skipped"] += 1
             elif r.status == "error":
                 ET.SubElement(case, "error", message=_detail(r), type=r.status)
                 counts["errors"] += 1
