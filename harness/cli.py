@@ -222,7 +222,9 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
           f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
           f"{c.get('not_provided', 0)} not provided"
-          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else ""))
+          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else "")
+          + (f", {c['informational']} informational (measured, no verdict)"
+             if c.get("informational") else ""))
     if worst is not None:
         print(f"worst relative error: {worst.max_rel:.3e} ({worst.id})")
     if traj:
