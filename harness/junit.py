@@ -20,7 +20,10 @@ from pathlib import Path
 
 def _detail(r) -> str:
     parts = []
-    if r.max_rel is not None:
+    if r.max_rel is not None and r.atol is None:  # informational (stage 3): no tolerance
+        parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e}; worst: "
+                     f"{r.worst_label}")
+    elif r.max_rel is not None:
         parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e} "
                      f"(atol {r.atol:g}, rtol {r.rtol:g}); worst: {r.worst_label}")
     if r.reason:
