@@ -19,6 +19,13 @@ from harness.model import PreparedModel
 # Every quantity a stage may ask for; adapters list what they provide in ``provides``.
 QUANTITIES = ("group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
               "bias_forces", "forward_dynamics", "inverse_dynamics", "integrate")
+# stage 3 (holonomic constraints, harness/stages/constrained.py):
+#   frame_jacobian_drift(q, v, frames) -> (J (k, 6, nv), J̇v (k, 6)): J_WF [linear of the
+#     frame's origin; ω] world axes and its drift, the origin's classical acceleration and
+#     the angular acceleration at v̇ = 0 [m/s², rad/s²];
+#   native_constrained(problem: harness.constraints.NativeProblem) -> list of solver
+#     results (the engine's own constrained solver; NotProvided if it has none that fits)
+QUANTITIES = QUANTITIES + ("frame_jacobian_drift", "native_constrained")
 
 
 @runtime_checkable
