@@ -224,5 +224,5 @@ TABLE.update({
         "with position and velocity projection after every step: max ‖g‖∞ [m | rad] and "
         "‖J v‖∞ over the run stay at the projection's stopping point (Gauss-Newton to "
         "1e-13); 1e-10 absolute. Without stabilisation RK4's truncation error accumulates "
-        "(~1e-8 and growing over 2 s at dt 1e-2)."),
+        "(≥ 1e-9 and growing over 0.5 s at dt 1e-2 on the fixtures)."),
 })
