@@ -573,13 +573,13 @@ def _drake_sap_law(self):
             "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the applied "
             "generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces constraints at "
             "velocity level (no J̇v, a compliant regularisation): not the exact KKT answer. "
-            "Run in a separate process: SAP segfaults on constraints involving the world "
+            "Run in a separate process (fork server): SAP segfaults on constraints involving the world "
             "body (ENGINE_NOTES.md)")
 
 
 def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.0):
     """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays), run in a
-    spawned subprocess; raises RuntimeError naming the exit signal if it crashes.
+    separate process (_sap_context); raises RuntimeError naming the exit signal if it crashes.
     ``constraints``: [(kind, frame_a, frame_b)] with kind point or weld."""
     import multiprocessing as mp
 
@@ -590,7 +590,7 @@ def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.
                "q": [self._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
                "v": [self._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
                "tau": [self._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
-    ctx = mp.get_context("spawn")
+    ctx = _sap_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_drake_sap_worker, args=(payload, child), daemon=True)
     proc.start()
@@ -616,6 +616,20 @@ def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.
     Vn = np.asarray(result, dtype=float)
     return np.stack([self._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
                      zip(Vn, V)]) / SAP_DT
+
+
+def _sap_context():
+    """The multiprocessing context of the SAP subprocesses: a fork server (started once,
+    clean and single-threaded, with pydrake preloaded, so each later call forks in ~ms
+    instead of re-importing pydrake) where the platform has one, else spawn. Either way a
+    crash kills only the child."""
+    import multiprocessing as mp
+
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["engines.drake"])
+        return ctx
+    return mp.get_context("spawn")
 
 
 def _drake_sap_worker(payload, conn):
@@ -692,7 +706,7 @@ def _drake_init(self, model):
                                              "CalcBiasSpatialAcceleration(kV)")
     self.provides["native_constrained"] = ("discrete MultibodyPlant, SAP with "
                                            "AddBallConstraint/AddWeldConstraint, in a "
-                                           "spawned subprocess")
+                                           "separate process (fork server)")
 
 
 DrakeAdapter.__init__ = _drake_init
