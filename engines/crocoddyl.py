@@ -417,3 +417,158 @@ def _croc_inverse_dynamics_derivatives(self, q, v, vdot):
 
 CrocoddylAdapter.forward_dynamics_derivatives = _croc_forward_dynamics_derivatives
 CrocoddylAdapter.inverse_dynamics_derivatives = _croc_inverse_dynamics_derivatives
+# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
+def _croc_contact_dam(self, key, build):
+    """A cached DifferentialActionModelContactFwdDynamics over ``build(contacts)`` (full
+    actuation, no costs, inv_damping 0) and its data."""
+    cache = self.__dict__.setdefault("_contact_dams", {})
+    if key not in cache:
+        st = self._state
+        contacts = crocoddyl.ContactModelMultiple(st, st.nv)
+        keep = build(contacts)
+        act = crocoddyl.ActuationModelFull(st)
+        dam = crocoddyl.DifferentialActionModelContactFwdDynamics(
+            st, act, contacts, crocoddyl.CostModelSum(st, st.nv), 0.0, False)
+        cache[key] = (dam, dam.createData(), keep, act, contacts)
+    return cache[key]
+
+
+def _croc_fid(self, frame):
+    m = self._state.pinocchio
+    if not m.existFrame(frame, pin.BODY):
+        raise KeyError(f"crocoddyl: no body frame {frame}")
+    return m.getFrameId(frame, pin.BODY)
+
+
+def _croc_frame_jacobian_drift(self, q, v, frames):
+    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v) from Crocoddyl's contact models: one
+    DifferentialActionModelContactFwdDynamics per frame holding a ContactModel6D
+    (LOCAL_WORLD_ALIGNED: Jc = J_WF, angular drift a0[3:]) and a ContactModel3D
+    (LOCAL_WORLD_ALIGNED: classical linear drift a0), Baumgarte gains 0; after calc the
+    contact data hold Jc and a0 (the DAM's own KKT output is not used: a frame fixed to
+    the world makes it singular)."""
+    x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+    u = np.zeros(self.nv)
+    J = np.empty((len(frames), 6, self.nv))
+    a = np.empty((len(frames), 6))
+    for i, f in enumerate(frames):
+        fid = _croc_fid(self, f)
+
+        def build(contacts, fid=fid):
+            st = self._state
+            contacts.addContact("f6", crocoddyl.ContactModel6D(
+                st, fid, pin.SE3.Identity(), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+            contacts.addContact("f3", crocoddyl.ContactModel3D(
+                st, fid, np.zeros(3), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+            return None
+
+        dam, data = _croc_contact_dam(self, ("frame", f), build)[:2]
+        with np.errstate(all="ignore"):
+            dam.calc(data, x, u)
+        c6 = data.multibody.contacts.contacts["f6"]
+        c3 = data.multibody.contacts.contacts["f3"]
+        Jc = np.array(c6.Jc)
+        J[i] = Jc if self._identity else Jc[:, self._vidx]
+        a[i, :3], a[i, 3:] = np.array(c3.a0), np.array(c6.a0)[3:]
+    return J, a
+
+
+def _croc_native_constrained(self, q, v, tau, rows):
+    """Crocoddyl's own KKT solve: DifferentialActionModelContactFwdDynamics.calc (inv_damping
+    0) with one contact per kept constraint row, u = τ − D v → (v̇ = xout, λ =
+    pinocchio.lambda_c). ``rows``: [(name, kind, frame, world_point (3,), axis (3,) or
+    None)], all against frames fixed to the world: a ContactModel1D (LOCAL_WORLD_ALIGNED,
+    reference z axis = the row's world axis) per point/line row, a ContactModel6D for a
+    whole weld. Raises NotProvided for a constraint between two moving bodies."""
+    key = ("native", tuple((n, k, f, tuple(np.round(ax, 15)) if ax is not None else None)
+                           for n, k, f, _, ax in rows))
+
+    def build(contacts):
+        st = self._state
+        # ContactModelMultiple orders contacts by name (a std::map): a zero-padded index
+        # keeps λ in the rows' declaration order
+        for i, (n, kind, f, p, ax) in enumerate(rows):
+            n = f"{i:04d}:{n}"
+            fid = _croc_fid(self, f)
+            if kind == "weld":
+                contacts.addContact(n, crocoddyl.ContactModel6D(
+                    st, fid, pin.SE3(np.eye(3), np.asarray(p, dtype=float)),
+                    pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+            else:
+                z = np.asarray(ax, dtype=float)
+                t = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
+                t /= np.linalg.norm(t)
+                # measured: ContactModel1D (LOCAL_WORLD_ALIGNED) constrains the world
+                # component along the third *row* of ``rotation`` (Jc = rotation[2] J_lin)
+                R = np.vstack([t, np.cross(z, t), z])
+                contacts.addContact(n, crocoddyl.ContactModel1D(
+                    st, fid, float(np.dot(z, p)), pin.LOCAL_WORLD_ALIGNED, R, st.nv,
+                    np.zeros(2)))
+        return None
+
+    dam, data = _croc_contact_dam(self, key, build)[:2]
+    t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+    x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+    dam.calc(data, x, t if self._identity else t[self._vinv])
+    vd = np.array(data.xout)
+    return (vd if self._identity else vd[self._vidx]), np.array(data.multibody.pinocchio.lambda_c)
+
+
+def _croc_native_problem(self, problem):
+    """Stage-3 native row: DifferentialActionModelContactFwdDynamics with one contact per
+    kept row (see _croc_native_constrained); NotProvided when a constraint joins two
+    moving frames (Crocoddyl's contact models hold one frame against a fixed reference)."""
+    from harness.errors import NotProvided
+
+    N, m = problem.keep.shape
+    if not np.all(problem.keep == problem.keep[0]):
+        raise NotProvided(self.name, "native constrained dynamics", "the kept rows change "
+                          "between states; one contact model set per fixture is built")
+    keep = problem.keep[0]
+    rows = []
+    for c, sl in problem.row_slices():
+        wb = problem.world_pose(c.frame_b)
+        if wb is None:
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name} joins two moving frames ({c.frame_a}, "
+                              f"{c.frame_b}); Crocoddyl's contact models (ContactModel1D/"
+                              "3D/6D) hold one frame against a fixed reference only")
+        p, R = wb
+        idx = np.arange(sl.start, sl.stop)
+        if c.kind == "weld":
+            if not np.all(keep[idx]):
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"weld {c.name} has dependent rows; ContactModel6D takes "
+                                  "all six")
+            rows.append((c.name, "weld", c.frame_a, p, None))
+            continue
+        for j, i in enumerate(idx):
+            if keep[i]:
+                rows.append((f"{c.name}.{'xyz'[j]}", c.kind, c.frame_a, p, np.eye(3)[j]))
+    vd, lam = np.empty((N, self.nv)), np.zeros((N, m))
+    for k in range(N):
+        vd[k], lam[k, keep] = _croc_native_constrained(self, problem.Q[k], problem.V[k],
+                                                       problem.TAU[k], rows)
+    return [{"solver": "ContactFwdDynamics", "exact": True, "vdot": vd, "lam": lam,
+             "law": "crocoddyl.DifferentialActionModelContactFwdDynamics (inv_damping 0, "
+                    "Baumgarte gains 0), u = τ − D v; one ContactModel1D "
+                    "(LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per kept "
+                    "point/line row, a ContactModel6D per weld; λ = pinocchio.lambda_c"}]
+
+
+CrocoddylAdapter.frame_jacobian_drift = _croc_frame_jacobian_drift
+CrocoddylAdapter.native_constrained = _croc_native_problem
+_CR_INIT = CrocoddylAdapter.__init__
+
+
+def _croc_init(self, model):
+    _CR_INIT(self, model)
+    self.provides["frame_jacobian_drift"] = ("ContactModel6D / ContactModel3D "
+                                             "(LOCAL_WORLD_ALIGNED) data Jc, a0 after "
+                                             "DifferentialActionModelContactFwdDynamics.calc")
+    self.provides["native_constrained"] = ("DifferentialActionModelContactFwdDynamics "
+                                           "(ContactModel1D per row / ContactModel6D per "
+                                           "weld, world-fixed targets), inv_damping 0")
+
+
+CrocoddylAdapter.__init__ = _croc_init

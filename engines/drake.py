@@ -807,3 +807,174 @@ def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) ->
     sim = Simulator(plant)
     sim.AdvanceTo(float(t_end_s))
     return {"t_s": float(sim.get_context().get_time())}
+# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
+def _drake_frame_jacobian_drift(self, q, v, frames):
+    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+    world axes from CalcJacobianSpatialVelocity(kV), and the drift J̇_WF v [m/s², rad/s²]
+    from CalcBiasSpatialAcceleration(kV) (Drake's spatial acceleration is [α; a_WFo], the
+    origin's own acceleration). Named frames are bodies on fixed joints in the URDF.
+    Fixed-base models only."""
+    if self._free is not None:
+        raise ValueError("drake frame_jacobian_drift: fixed-base models only")
+    plant, ctx = self._plant, self._ctx
+    self._set(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
+    W = plant.world_frame()
+    J = np.empty((len(frames), 6, self.nv))
+    a = np.empty((len(frames), 6))
+    for i, f in enumerate(frames):
+        F = self._body(f).body_frame()
+        Jd = plant.CalcJacobianSpatialVelocity(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
+                                               W, W)
+        J[i] = np.vstack([Jd[3:6], Jd[0:3]])[:, self._vmap]
+        A = plant.CalcBiasSpatialAcceleration(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
+                                              W, W)
+        a[i, :3], a[i, 3:] = A.translational(), A.rotational()
+    return J, a
+
+
+SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (harness/stages/constrained.py)
+
+
+def _drake_sap_law(self):
+    return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), DiscreteContactApproximation.kSap; "
+            "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
+            "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the applied "
+            "generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces constraints at "
+            "velocity level (no J̇v, a compliant regularisation): not the exact KKT answer. "
+            "Run in a separate process (fork server): SAP segfaults on constraints involving the world "
+            "body (ENGINE_NOTES.md)")
+
+
+def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.0):
+    """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays), run in a
+    separate process (_sap_context); raises RuntimeError naming the exit signal if it crashes.
+    ``constraints``: [(kind, frame_a, frame_b)] with kind point or weld."""
+    import multiprocessing as mp
+
+    spec = self.model.spec
+    payload = {"urdf": self.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
+               "armature": {s.name: s.armature for s in self.layout.slots if s.armature > 0},
+               "constraints": list(constraints), "dt": SAP_DT,
+               "q": [self._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
+               "v": [self._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
+               "tau": [self._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
+    ctx = _sap_context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_drake_sap_worker, args=(payload, child), daemon=True)
+    proc.start()
+    child.close()
+    result = None
+    if parent.poll(timeout_s):
+        try:
+            result = parent.recv()
+        except EOFError:
+            result = None
+    proc.join(5.0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        raise RuntimeError(f"Drake SAP subprocess did not finish within {timeout_s:g} s")
+    if result is None:
+        code = proc.exitcode
+        how = (f"killed by signal {-code}" + (" (SIGSEGV)" if code == -11 else "")
+               if code is not None and code < 0 else f"exit code {code}")
+        raise RuntimeError(f"Drake SAP subprocess crashed: {how}")
+    if isinstance(result, str):
+        raise RuntimeError(result)
+    Vn = np.asarray(result, dtype=float)
+    return np.stack([self._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
+                     zip(Vn, V)]) / SAP_DT
+
+
+def _sap_context():
+    """The multiprocessing context of the SAP subprocesses: a fork server (started once,
+    clean and single-threaded, with pydrake preloaded, so each later call forks in ~ms
+    instead of re-importing pydrake) where the platform has one, else spawn. Either way a
+    crash kills only the child."""
+    import multiprocessing as mp
+
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["engines.drake"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def _drake_sap_worker(payload, conn):
+    """Subprocess body of _drake_native_constrained_batch (spawned: a crash kills only it)."""
+    try:
+        from pydrake.multibody.parsing import Parser as _P
+        from pydrake.multibody.plant import DiscreteContactApproximation, MultibodyPlant as _MP
+        from pydrake.math import RigidTransform
+
+        plant = _MP(payload["dt"])
+        _P(plant).AddModelsFromString(payload["urdf"], "urdf")
+        plant.WeldFrames(plant.world_frame(), plant.GetBodyByName(payload["root"]).body_frame())
+        for name, arm in payload["armature"].items():
+            act = plant.AddJointActuator(f"{name}__armature", plant.GetJointByName(name))
+            act.set_default_rotor_inertia(arm)
+            act.set_default_gear_ratio(1.0)
+        plant.mutable_gravity_field().set_gravity_vector(np.array(payload["gravity"]))
+        plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
+        for kind, fa, fb in payload["constraints"]:
+            A, B = plant.GetBodyByName(fa), plant.GetBodyByName(fb)
+            if kind == "point":
+                plant.AddBallConstraint(A, np.zeros(3), B, np.zeros(3))
+            else:
+                plant.AddWeldConstraint(A, RigidTransform(), B, RigidTransform())
+        plant.Finalize()
+        from pydrake.systems.analysis import Simulator
+
+        # the plant's discrete update is a periodic event (a "forced" update does not run
+        # it): one Simulator step from t = 0 to dt performs exactly one SAP update
+        sim = Simulator(plant)
+        ctx = sim.get_mutable_context()
+        port = plant.get_applied_generalized_force_input_port()
+        out = []
+        for q, v, tau in zip(payload["q"], payload["v"], payload["tau"]):
+            ctx.SetTime(0.0)
+            plant.SetPositions(ctx, np.array(q))
+            plant.SetVelocities(ctx, np.array(v))
+            port.FixValue(ctx, np.array(tau))
+            sim.Initialize()
+            sim.AdvanceTo(payload["dt"])
+            out.append(np.array(plant.GetVelocities(ctx)).tolist())
+        conn.send(out)
+    except Exception as e:  # reported to the parent as the row's reason
+        conn.send(f"{type(e).__name__}: {' '.join(str(e).split())}")
+    finally:
+        conn.close()
+
+
+def _drake_native_problem(self, problem):
+    """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
+    of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
+    from harness.errors import NotProvided
+
+    for c in problem.spec.constraints:
+        if c.kind == "line":
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name}: Drake has no point-on-line constraint "
+                              "(ball and weld constraints only)")
+    cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+    vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
+    return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
+             "law": _drake_sap_law(self)}]
+
+
+DrakeAdapter.frame_jacobian_drift = _drake_frame_jacobian_drift
+DrakeAdapter.native_constrained = _drake_native_problem
+DrakeAdapter.native_constrained_law = _drake_sap_law
+_DK_INIT = DrakeAdapter.__init__
+
+
+def _drake_init(self, model):
+    _DK_INIT(self, model)
+    self.provides["frame_jacobian_drift"] = ("CalcJacobianSpatialVelocity(kV) and "
+                                             "CalcBiasSpatialAcceleration(kV)")
+    self.provides["native_constrained"] = ("discrete MultibodyPlant, SAP with "
+                                           "AddBallConstraint/AddWeldConstraint, in a "
+                                           "separate process (fork server)")
+
+
+DrakeAdapter.__init__ = _drake_init

@@ -923,3 +923,119 @@ def _mj_forward_dynamics_derivatives(self, q, v, tau):
 
 MujocoAdapter.forward_dynamics_derivatives = _mj_forward_dynamics_derivatives
 MujocoAdapter.inverse_dynamics_derivatives = _mj_inverse_dynamics_derivatives
+# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
+def _mujoco_frame_jacobian_drift(self, q, v, frames):
+    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+    world axes (mj_jacSite / mj_jacBody), and the drift J̇_WF v [m/s², rad/s²] from
+    mj_jacDot at the frame's origin (after mj_kinematics, mj_comPos, mj_comVel). Fixed-base
+    models only (a free root's velocity map T(q) would add its own derivative)."""
+    if self._free is not None:
+        raise ValueError("mujoco frame_jacobian_drift: fixed-base models only")
+    m, d = self._m, self._d
+    ids = [self._frame(f) for f in frames]
+    self._set_qpos(np.asarray(q, dtype=float))
+    d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    mujoco.mj_comVel(m, d)
+    J = np.empty((len(frames), 6, self.nv))
+    a = np.empty((len(frames), 6))
+    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    for n, (kind, i) in enumerate(ids):
+        if kind == "body":
+            mujoco.mj_jacBody(m, d, self._jacp, self._jacr, i)
+            point, body = d.xpos[i].copy(), i
+        else:
+            mujoco.mj_jacSite(m, d, self._jacp, self._jacr, i)
+            point, body = d.site_xpos[i].copy(), int(m.site_bodyid[i])
+        J[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), None)
+        mujoco.mj_jacDot(m, d, jp, jr, point.reshape(3, 1), body)
+        a[n] = np.vstack([jp, jr]) @ d.qvel
+    return J, a
+
+
+def _mujoco_native_constrained(self, q, v, tau):
+    """MuJoCo's own equality constraints (``<connect>``/``<weld>`` between the constraint
+    sites, exported by fixtures/export.py) on one state: mj_forward with constraints
+    enabled (joint limits and contacts disabled, everything else MuJoCo's defaults),
+    qfrc_applied = τ → v̇ = qacc (soft: it depends on solref/solimp and the time step)."""
+    if self._free is not None:
+        raise ValueError("mujoco native_constrained: fixed-base models only")
+    m, d = self._native_eq_model()
+    self._native_eq_set(d, q, v, tau)
+    mujoco.mj_forward(m, d)
+    return self._from_mj_v(d.qacc.copy(), None)
+
+
+def _mujoco_native_eq_model(self):
+    cached = getattr(self, "_eq_cache", None)
+    if cached is None:
+        m = mujoco.MjModel.from_xml_string(self.model.mjcf)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        cached = self._eq_cache = (m, mujoco.MjData(m))
+    return cached
+
+
+def _mujoco_native_eq_set(self, d, q, v, tau):
+    saved = self._d
+    self._d = d
+    try:
+        self._set_qpos(np.asarray(q, dtype=float))
+    finally:
+        self._d = saved
+    d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
+    d.qfrc_applied[:] = self._to_mj_v(np.asarray(tau, dtype=float), None)
+
+
+def _mujoco_native_constrained_law(self):
+    """One-line statement of MuJoCo's equality-constraint law for this model, with every
+    equality's solref/solimp and the time step (they set the constraint's softness)."""
+    m, _ = self._native_eq_model()
+    kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect", int(mujoco.mjtEq.mjEQ_WELD): "weld"}
+    eqs = "; ".join(
+        f"{kinds.get(int(m.eq_type[e]), int(m.eq_type[e]))} "
+        f"{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or e}: solref "
+        f"{' '.join(f'{x:g}' for x in m.eq_solref[e])}, solimp "
+        f"{' '.join(f'{x:g}' for x in m.eq_solimp[e])}" for e in range(m.neq))
+    cone = "elliptic" if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
+    return (f"MuJoCo soft equality constraints (mj_forward, solver "
+            f"{mujoco.mjtSolver(m.opt.solver).name}, timestep {m.opt.timestep:g} s, cone "
+            f"{cone}, limits and contacts disabled): {eqs or 'none in the model'}; the "
+            f"constraint force follows the spring-damper reference acceleration set by "
+            f"solref and the impedance solimp — not the exact KKT answer")
+
+
+def _mujoco_native_problem(self, problem):
+    """Stage-3 native row: MuJoCo's soft equality constraints (not exact: informational);
+    NotProvided for a line constraint (no MuJoCo equality keeps a point on a line)."""
+    from harness.errors import NotProvided
+
+    for c in problem.spec.constraints:
+        if c.kind == "line":
+            raise NotProvided(self.name, "native constrained dynamics",
+                              f"constraint {c.name}: MuJoCo has no equality that keeps a "
+                              "point on a line (connect is 3-D, weld 6-D)")
+    vd = np.stack([_mujoco_native_constrained(self, q, v, t)
+                   for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
+    return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,
+             "law": _mujoco_native_constrained_law(self)}]
+
+
+MujocoAdapter.frame_jacobian_drift = _mujoco_frame_jacobian_drift
+MujocoAdapter.native_constrained = _mujoco_native_problem
+MujocoAdapter.native_constrained_law = _mujoco_native_constrained_law
+MujocoAdapter._native_eq_model = _mujoco_native_eq_model
+MujocoAdapter._native_eq_set = _mujoco_native_eq_set
+_MJ_INIT = MujocoAdapter.__init__
+
+
+def _mujoco_init(self, model):
+    _MJ_INIT(self, model)
+    self.provides["frame_jacobian_drift"] = ("mj_jacSite/mj_jacBody and mj_jacDot (after "
+                                             "mj_kinematics, mj_comPos, mj_comVel)")
+    self.provides["native_constrained"] = ("mj_forward with <equality> connect/weld "
+                                           "enabled (soft, MuJoCo's default solref/solimp)")
+
+
+MujocoAdapter.__init__ = _mujoco_init

@@ -434,3 +434,112 @@ class PinocchioAdapter(AdapterBase):
         if self._damped:
             dv = dv + np.diag(self._D)
         return dq, dv, M
+
+# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
+def _pinocchio_frame_jacobian_drift(self, q, v, frames):
+    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω],
+    world axes (LOCAL_WORLD_ALIGNED), and the drift J̇_WF v = classical acceleration of F's
+    origin and angular acceleration with v̇ = 0 [m/s², rad/s²]: computeJointJacobians, then
+    forwardKinematics(q, v, 0) and getFrameClassicalAcceleration(LOCAL_WORLD_ALIGNED)."""
+    m, d = self._m, self._d
+    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+    pin.computeJointJacobians(m, d, qp)
+    pin.forwardKinematics(m, d, qp, vp, np.zeros(m.nv))
+    pin.updateFramePlacements(m, d)
+    J = np.empty((len(frames), 6, self.nv))
+    a = np.empty((len(frames), 6))
+    for i, f in enumerate(frames):
+        fid = self._fid(f)
+        Jf = pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
+        J[i] = Jf if self._identity else Jf[:, self._vidx]
+        acc = pin.getFrameClassicalAcceleration(m, d, fid, pin.LOCAL_WORLD_ALIGNED)
+        a[i, :3], a[i, 3:] = acc.linear, acc.angular
+    return J, a
+
+
+def _pinocchio_native_constrained(self, q, v, tau, J, drift, rows):
+    """Pinocchio's own constrained solvers on one state (canonical arrays; J (m, nv) and
+    drift J̇v (m,) of the independent rows the harness kept; Pinocchio's γ is J̇v: it
+    solves J v̇ = −γ).
+
+    * ``forwardDynamics(q, v, τ − D v, J, γ)`` (the KKT solve with a given constraint
+      Jacobian and drift; 0 regularisation): → (v̇, λ = data.lambda_c);
+    * ``constraintDynamics`` with RigidConstraintModel(CONTACT_3D / CONTACT_6D,
+      LOCAL_WORLD_ALIGNED) between the constraint frames' joints (proximal settings
+      mu 0, accuracy 1e-14): → v̇ only (its λ is in the contact frames, not the rows).
+    ``rows``: constraint kinds for constraintDynamics ([(kind, frame_a, frame_b)]) or
+    None when a kept row set is not a whole 3-D/6-D block (then it is not run)."""
+    m, d = self._m, self._d
+    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+    t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+    Jp = J if self._identity else J[:, self._vinv]
+    vdot = np.array(pin.forwardDynamics(m, d, qp, vp, self._v(t), Jp,
+                                        np.asarray(drift, dtype=float), 0.0))
+    lam = np.array(d.lambda_c).copy()
+    out = {"forwardDynamics": (self._out_v(vdot), lam)}
+    if rows is not None:
+        models = pin.StdVec_RigidConstraintModel()
+        for kind, fa, fb in rows:
+            Fa, Fb = m.frames[self._fid(fa)], m.frames[self._fid(fb)]
+            ctype = pin.ContactType.CONTACT_3D if kind == "point" else pin.ContactType.CONTACT_6D
+            models.append(pin.RigidConstraintModel(ctype, m, Fa.parentJoint, Fa.placement,
+                                                   Fb.parentJoint, Fb.placement,
+                                                   pin.LOCAL_WORLD_ALIGNED))
+        datas = pin.StdVec_RigidConstraintData()
+        for cm in models:
+            datas.append(cm.createData())
+        pin.initConstraintDynamics(m, d, models, datas)
+        prox = pin.ProximalSettings(1e-14, 0.0, 1)
+        vd = np.array(pin.constraintDynamics(m, d, qp, vp, self._v(t), models, datas, prox))
+        out["constraintDynamics"] = (self._out_v(vd), None)
+    return out
+
+
+def _pinocchio_native_problem(self, problem):
+    """Stage-3 native rows (harness/constraints.py NativeProblem): forwardDynamics(J, γ) on
+    the kept rows of Pinocchio's own J, J̇v (v̇, λ), and constraintDynamics when every row
+    is kept and every constraint is a point or weld (v̇)."""
+    N, m = problem.keep.shape
+    rows = None
+    if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
+                                                for c in problem.spec.constraints):
+        rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+    fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
+    for k in range(N):
+        keep = problem.keep[k]
+        out = _pinocchio_native_constrained(self, problem.Q[k], problem.V[k], problem.TAU[k],
+                                            problem.J[k][keep], problem.drift[k][keep], rows)
+        fd_v[k], fd_l[k, keep] = out["forwardDynamics"]
+        if rows is not None:
+            cd_v[k] = out["constraintDynamics"][0]
+    res = [{"solver": "forwardDynamics", "exact": True, "vdot": fd_v, "lam": fd_l,
+            "law": "pin.forwardDynamics(q, v, τ − D v, J, γ = J̇v, damping 0): Pinocchio's "
+                   "KKT solve (Cholesky of J M⁻¹ Jᵀ) on the harness's kept rows of "
+                   "Pinocchio's own J and J̇v; λ = data.lambda_c"}]
+    if rows is not None:
+        res.append({"solver": "constraintDynamics", "exact": True, "vdot": cd_v, "lam": None,
+                    "law": "pin.constraintDynamics with RigidConstraintModel(CONTACT_3D | "
+                           "CONTACT_6D, LOCAL_WORLD_ALIGNED) between the constraint frames' "
+                           "joints and placements, Baumgarte gains 0, ProximalSettings("
+                           "accuracy 1e-14, mu 0, 1 iteration): the exact rigid constraint "
+                           "(its λ is per contact frame, not compared)"})
+    return res
+
+
+PinocchioAdapter.frame_jacobian_drift = _pinocchio_frame_jacobian_drift
+PinocchioAdapter.native_constrained = _pinocchio_native_problem
+_PIN_INIT = PinocchioAdapter.__init__
+
+
+def _pinocchio_init(self, model):
+    _PIN_INIT(self, model)
+    self.provides["frame_jacobian_drift"] = ("computeJointJacobians + forwardKinematics(q, "
+                                             "v, 0): getFrameJacobian and "
+                                             "getFrameClassicalAcceleration "
+                                             "(LOCAL_WORLD_ALIGNED)")
+    self.provides["native_constrained"] = ("forwardDynamics(q, v, τ, J, γ) (KKT, no "
+                                           "regularisation) and constraintDynamics "
+                                           "(RigidConstraintModel 3D/6D, proximal mu 0)")
+
+
+PinocchioAdapter.__init__ = _pinocchio_init

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from harness.errors import BadInput, EngineUnavailable, HarnessError
 
-PROFILES = {"ci": {"samples": 10}, "full": {"samples": 100}}
+PROFILES = {"ci": {"samples": 10},
+            # full adds the opt-in derivatives stage (MuJoCo finite-difference rows)
+            "full": {"samples": 100, "extra": ("derivatives",)}}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,11 +53,14 @@ def _models(args):
         raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
     models = []
     for text in args.fixture or []:
-        names = catalog.names() if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
+        names = (catalog.names() if text == "all" else catalog.constraint_names()
+                 if text == "constrained" else
+                 [t.strip() for t in text.split(",") if t.strip()])
         for n in names:
-            if n not in catalog.names():
+            if n not in catalog.all_names():
                 raise BadInput("--fixture", f"unknown fixture {n!r} (known: "
-                                            f"{', '.join(catalog.names())}, all)")
+                                            f"{', '.join(catalog.all_names())}, all (the tree "
+                                            "fixtures), constrained (the loop fixtures))")
             models.append(prepare_fixture(n))
     for path in args.urdf or []:
         from fixtures.urdf_import import load_urdf_with_notes
@@ -220,10 +225,13 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     scored = [r for r in records if r.max_rel is not None]
     # replay rows carry absolute errors of trajectories (relative error of a near-zero
     # energy change is meaningless): they get their own line
-    # contact rows against closed forms (engine_a "analytic"/"finite_difference") include
-    # quantities that are zero by the closed form: their relative error is meaningless too
+    # excluded from the headline: contact rows against closed forms (engine_a "analytic"/
+    # "finite_difference": quantities that are zero by the closed form), stage 3's
+    # diagnostics against 0, informational rows (soft native solvers), derivatives (own line)
     worst = max((r for r in scored if r.stage not in ("replay", "derivatives")
-                 and r.engine_a not in ("analytic", "finite_difference")),
+                 and r.status != "informational"
+                 and r.engine_a not in ("analytic", "finite_difference")
+                 and not (r.stage == "constrained" and r.engine_a == "declared")),
                 key=lambda r: r.max_rel, default=None)
     # derivatives (issue 8): finite-difference rows have their own bound: own line
     der = [r for r in scored if r.stage == "derivatives"]
@@ -231,7 +239,9 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
           f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
           f"{c.get('not_provided', 0)} not provided"
-          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else ""))
+          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else "")
+          + (f", {c['informational']} informational (measured, no verdict)"
+             if c.get("informational") else ""))
     if worst is not None:
         print(f"worst relative error: {worst.max_rel:.3e} ({worst.id})")
     if der:
@@ -311,10 +321,13 @@ def cmd_qualify(args) -> int:
     prof = PROFILES[args.profile]
     if args.samples is None:
         args.samples = prof["samples"]
-    from harness.stages import STAGES
+    from harness.stages import OPT_IN, STAGES
 
-    args.stages = ",".join(s[0] for s in STAGES)  # every stage, opt-in ones included
-    models = [prepare_fixture(n) for n in catalog.names()]
+    # every stage but the opt-in ones (derivatives: see PROFILES), every fixture (the loop
+    # fixtures of stage 3 included)
+    stages = [s[0] for s in STAGES if s[0] not in OPT_IN or s[0] in prof.get("extra", ())]
+    args.stages = ",".join(stages)
+    models = [prepare_fixture(n) for n in catalog.all_names()]
     from harness import replay
 
     path, result = _run_and_write(args, models, f"Qualification ({args.profile} profile)",
@@ -584,15 +597,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     sub.add_parser("engines", help="list engines, versions and availability")
     par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models")
-    par.add_argument("--fixture", action="append", help="fixture name, comma list or 'all'")
+    par.add_argument("--fixture", action="append",
+                     help="fixture name, comma list, 'all' (tree fixtures) or 'constrained' "
+                          "(loop fixtures, stage 3)")
     par.add_argument("--urdf", action="append", help="a URDF file (repeatable)")
     par.add_argument("--mjcf", action="append", help="an MJCF file (repeatable)")
     par.add_argument("--floating", action="store_true", help="add a free root joint")
     par.add_argument("--repair-inertia", action="store_true",
                      help="replace non-physical URDF inertias by the nearest physical ones "
                           "(noted in the report) instead of rejecting the file")
-    par.add_argument("--stages", help="comma list of stages: 0,1,2 or names "
-                     "(default 0-2; 'derivatives' is opt-in)")
+    par.add_argument("--stages", help="comma list of stages: 0,1,2,3,4,6 or names (default: "
+                     "all but 'derivatives' (6, opt-in); 3 = constrained and 4 = contact run "
+                     "on their own fixtures only)")
     par.add_argument("--samples", type=int, default=10, help="random states per model")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")

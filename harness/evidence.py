@@ -325,6 +325,9 @@ def verify(path) -> list:
         problems.append("duplicate record ids")
     by_id = {r.id: r for r in b.records}
     for r in b.records:
+        if r.status == "informational":  # stage 3: numbers without a verdict
+            problems += _verify_informational(r, b.arrays)
+            continue
         if r.status not in ("passed", "failed", "unconverged"):
             if r.passed is not None or r.max_abs is not None:
                 problems.append(f"record {r.id}: status {r.status} carries a verdict")
@@ -366,8 +369,32 @@ def verify(path) -> list:
         except ValueError as e:
             problems.append(f"record {r.id}: {e}")
             continue
+        if r.stage == "constrained" and not again.reason:
+            again.reason = r.reason  # stage 3 rows state their solver's law (not computed)
         if again.to_json() != r.to_json():
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
             problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ "
                             f"({', '.join(f'{k}={getattr(r, k)!r}->{getattr(again, k)!r}' for k in diff[:3])})")
     return problems
+
+
+def _verify_informational(r, arrays) -> list:
+    """Recompute an informational record (harness/records.py ``inform``); a note without
+    arrays (no key_a) must carry no numbers."""
+    from harness.records import inform
+
+    if r.passed is not None:
+        return [f"record {r.id}: informational record carries a verdict"]
+    if not r.key_a:
+        return [] if r.max_abs is None else [f"record {r.id}: note carries numbers"]
+    try:
+        a, c = arrays[r.key_a], arrays[r.key_b]
+        labels = arrays[r.key_labels] if r.key_labels else None
+    except KeyError as e:
+        return [f"record {r.id}: array {e} missing"]
+    again = inform(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, c,
+                   r.key_a, r.key_b, labels, r.key_labels, r.reason.split("; non-finite")[0])
+    if again.to_json() != r.to_json():
+        diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
+        return [f"record {r.id}: recomputed {', '.join(diff)} differ"]
+    return []

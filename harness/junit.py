@@ -20,7 +20,10 @@ from pathlib import Path
 
 def _detail(r) -> str:
     parts = []
-    if r.max_rel is not None:
+    if r.max_rel is not None and r.atol is None:  # informational (stage 3): no tolerance
+        parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e}; worst: "
+                     f"{r.worst_label}")
+    elif r.max_rel is not None:
         parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e} "
                      f"(atol {r.atol:g}, rtol {r.rtol:g}); worst: {r.worst_label}")
     if r.reason:
@@ -44,6 +47,10 @@ def to_junit(records, unavailable: dict, name: str = "harness") -> bytes:
                 continue
             if r.status == "not_provided":
                 ET.SubElement(case, "skipped", message=_detail(r))
+                counts["skipped"] += 1
+            elif r.status == "informational":  # stage 3: measured, no verdict
+                ET.SubElement(case, "skipped", message=f"informational (no verdict): "
+                                                       f"{_detail(r)}")
                 counts["skipped"] += 1
             elif r.status == "error":
                 ET.SubElement(case, "error", message=_detail(r), type=r.status)

@@ -28,6 +28,13 @@ QUANTITIES = QUANTITIES + ("forward_dynamics_derivatives", "inverse_dynamics_der
 # model on the declared geometry; native_world_constraint_step(dt) a known crash
 QUANTITIES = QUANTITIES + ("contact_frame_kinematics", "native_contact",
                            "native_sticking_acceleration", "native_world_constraint_step")
+# stage 3 (holonomic constraints, harness/stages/constrained.py):
+#   frame_jacobian_drift(q, v, frames) -> (J (k, 6, nv), J̇v (k, 6)): J_WF [linear of the
+#     frame's origin; ω] world axes and its drift, the origin's classical acceleration and
+#     the angular acceleration at v̇ = 0 [m/s², rad/s²];
+#   native_constrained(problem: harness.constraints.NativeProblem) -> list of solver
+#     results (the engine's own constrained solver; NotProvided if it has none that fits)
+QUANTITIES = QUANTITIES + ("frame_jacobian_drift", "native_constrained")
 
 
 @runtime_checkable

@@ -11,8 +11,12 @@ Statuses:
   unconverged      replay (stage 5) only: the comparison was made, but the run it was
                    computed from moved by more than the refinement gate when its step was
                    halved (or its tolerance tightened): neither passed nor failed
-Only ``passed``, ``failed`` and ``unconverged`` rows carry numbers; ``passed`` is null
-unless the status is passed or failed.
+  informational    constrained (stage 3) only: a measured difference with no verdict — a
+                   soft or velocity-level native solver (MuJoCo equality, Drake SAP)
+                   against the exact KKT answer, a rollout's drift without projection, or
+                   a note (dependent constraint rows): the numbers are shown, never scored
+Only ``passed``, ``failed``, ``unconverged`` and ``informational`` rows carry numbers;
+``passed`` is null unless the status is passed or failed.
 """
 from __future__ import annotations
 
@@ -22,8 +26,10 @@ import numpy as np
 
 from harness.tolerances import Tolerance
 
-STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged")
-STAGES = ("model_identity", "kinematics", "dynamics", "contact", "derivatives", "replay")
+STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged",
+            "informational")
+STAGES = ("model_identity", "kinematics", "dynamics", "constrained", "contact", "derivatives",
+          "replay")
 
 
 @dataclass
@@ -118,3 +124,19 @@ def compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
                   worst_label=str(labels[worst]) if labels is not None else f"sample {worst}",
                   key_a=key_a, key_b=key_b, key_labels=key_labels,
                   reason="" if finite else "non-finite values in an engine's output")
+
+
+def inform(rid, stage, fixture, quantity, engine_a, engine_b, a, b, key_a, key_b,
+           labels=None, key_labels="", reason="") -> Record:
+    """An ``informational`` record: the same numbers as ``compare`` (max_abs, max_rel,
+    worst sample), no tolerance and no verdict (``passed`` None)."""
+    max_abs, max_rel, worst, _ = measure(a, b, Tolerance(0.0, 0.0, ""))
+    finite = np.isfinite(max_abs) and np.isfinite(max_rel)
+    return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
+                  engine_a=engine_a, engine_b=engine_b, status="informational",
+                  passed=None, max_abs=max_abs if finite else None,
+                  max_rel=max_rel if finite else None, atol=None, rtol=None,
+                  n_samples=int(np.asarray(a).shape[0]), worst_sample=worst,
+                  worst_label=str(labels[worst]) if labels is not None else f"sample {worst}",
+                  key_a=key_a, key_b=key_b, key_labels=key_labels,
+                  reason=reason if finite else (reason + "; non-finite values").strip("; "))

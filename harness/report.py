@@ -22,7 +22,8 @@ import numpy as np
 
 from harness.records import STAGES
 
-VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "not_provided")
+VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
+                 "not_provided")
 
 
 def _cell(records):
@@ -73,7 +74,8 @@ def stage_plot(records, stage, fixtures) -> str:
     matplotlib.rcParams["svg.hashsalt"] = "harness"
     import matplotlib.pyplot as plt
 
-    recs = [r for r in records if r.stage == stage and r.max_rel is not None]
+    recs = [r for r in records if r.stage == stage and r.max_rel is not None
+            and r.rtol is not None]  # informational rows (stage 3) have no tolerance
     if not recs:
         return ""
     quantities = list(OrderedDict.fromkeys(r.quantity for r in recs))
@@ -169,7 +171,8 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # their own summary (absolute trajectory errors, energy residuals against zero)
     rels = [r.max_rel for r in scored if r.max_rel is not None
             and r.stage not in ("replay", "diagnosis", "derivatives")
-            and r.engine_a not in ("analytic", "finite_difference")]  # contact closed forms
+            and r.engine_a not in ("analytic", "finite_difference")  # contact closed forms
+            and not (r.stage == "constrained" and r.engine_a == "declared")]  # vs 0
     by_stage = []
     for st in STAGES:
         recs = [r for r in records if r.stage == st]
@@ -186,7 +189,9 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
         growth=_baseline_growth(), floor=_baseline_floor(),
         contact=_contact_context(records, arrays),
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
-               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged"})
+               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
+               "informational": "info"},
+        constrained=_constrained_context(manifest, records, arrays))
     return html
 
 
@@ -195,6 +200,16 @@ def _contact_context(records, arrays):
     from harness.contact_report import report_context
 
     return report_context(records, arrays)
+
+
+def _constrained_context(manifest, records, arrays):
+    """Stage 3 section (harness/stages/constrained.py): per constraint fixture its rows,
+    redundancy notes, native-solver rows with their laws, and the rollout drift plot."""
+    if arrays is None or not any(r.stage == "constrained" for r in records):
+        return []
+    from harness.stages.constrained import report_context
+
+    return report_context(manifest, records, arrays)
 
 
 def _baseline_growth():

@@ -402,4 +402,50 @@ TABLE.update({
         "correlations and the unresolved direction against their closed forms (linear "
         "regression σ²(XᵀX)⁻¹; the product model's null direction): one Cholesky or SVD "
         "of a well-scaled matrix, round-off ~cond·eps ≤ 1e-12."),
+# ----- stage 3: holonomic constraints (harness/constraints.py, harness/stages/constrained.py,
+# harness/constrained_rollout.py). Units: rows in m | rad, velocities m/s | rad/s,
+# accelerations m/s² | rad/s², multipliers N | N·m.
+_KKT = ("Exact saddle-point solve [M −Jᵀ; J 0] in double precision from each engine's own "
+        "M, h, J, J̇v (themselves ≤ 1e-14 apart, stages 1-2): the solve amplifies them by "
+        "the KKT condition number (≲ 1e3 on the constraint fixtures), so ≤ 1e-12 expected; "
+        "1e-10 is the product's parity claim.")
+TABLE.update({
+    ("constrained", "rank"): Tolerance(1e-12, 1e-9, "Numerical rank of J: a singular value "
+        "≤ 1e-9 σ_max (+1e-12) is zero. Structurally dependent rows (the planar four-bar's y "
+        "row) have σ ~ 1e-16 σ_max; independent rows of the fixtures have σ ≥ 1e-2 σ_max, "
+        "so the threshold sits seven orders from either."),
+    ("constrained", "manifold"): Tolerance(1e-13, 0.0, "Gauss-Newton stop on ‖g(q)‖∞ "
+        "[m | rad] when sampling states on the constraint manifold: round-off of link "
+        "lengths ~0.1-1 m is ~1e-16; 1e-13 is reached in ≤ 6 iterations from 0.3 rad away."),
+    ("constrained", "constraint_jacobian"): Tolerance(_FLOOR, 1e-10, _EXACT),
+    ("constrained", "constraint_drift"): Tolerance(_FLOOR, 1e-10, _EXACT + " J̇v is a "
+        "frame's classical acceleration at v̇ = 0 (one recursive pass)."),
+    ("constrained", "independent_rows"): Tolerance(0.0, 0.0, "Which rows the redundancy "
+        "detection keeps (1) or drops (0): every engine must drop the same rows, or their "
+        "multipliers are not comparable."),
+    ("constrained", "constrained_vdot"): Tolerance(_FLOOR, 1e-10, _KKT),
+    ("constrained", "constraint_multipliers"): Tolerance(_FLOOR, 1e-10, _KKT),
+    ("constrained", "constraint_residual"): Tolerance(1e-12, 0.0, "‖g(q)‖∞ [m | rad] of "
+        "each engine at the sampled states (Gauss-Newton stops at 1e-13 in one engine; "
+        "another engine's poses differ by ≤ 1e-15): 1e-12 absolute."),
+    ("constrained", "constraint_velocity"): Tolerance(1e-11, 0.0, "‖J v‖∞ at the sampled "
+        "v (drawn in ker J of one engine, |v| ~ 1): the other engines' J differ by ≤ 1e-15 "
+        "relative; 1e-11 absolute."),
+    ("constrained", "constraint_acceleration"): Tolerance(1e-9, 0.0, "‖J v̇ + J̇v‖∞ of an "
+        "engine's own KKT answer: the solve's residual, cond(K)·eps·|v̇| with |v̇| ≲ 1e3 "
+        "rad/s² on these fixtures: ≲ 1e-11; 1e-9 absolute."),
+    ("constrained", "native_vdot"): Tolerance(_FLOOR, 1e-10, "An engine's own exact "
+        "constrained solver (Pinocchio forwardDynamics(J, γ) / constraintDynamics with mu "
+        "0, Crocoddyl's contact action model with inv_damping 0) against the KKT answer "
+        "built from the same engine's M, h, J, J̇v: the same equations, solved by another "
+        "factorisation; measured ≤ 5e-13 (ENGINE_NOTES.md). Soft or velocity-level native "
+        "solvers (MuJoCo equality, Drake SAP) get no tolerance: their rows are "
+        "informational."),
+    ("constrained", "native_lambda"): Tolerance(_FLOOR, 1e-10, "As native_vdot, for the "
+        "multipliers an exact native solver returns in the rows' own order and frame."),
+    ("constrained", "rollout_projection"): Tolerance(1e-10, 0.0, "A constrained rollout "
+        "with position and velocity projection after every step: max ‖g‖∞ [m | rad] and "
+        "‖J v‖∞ over the run stay at the projection's stopping point (Gauss-Newton to "
+        "1e-13); 1e-10 absolute. Without stabilisation RK4's truncation error accumulates "
+        "(≥ 1e-9 and growing over 0.5 s at dt 1e-2 on the fixtures)."),
 })

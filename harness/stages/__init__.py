@@ -7,6 +7,9 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 0 | model_identity  | total_mass, group_inertia (per joint), mass_matrix_neutral   |
 | 1 | kinematics      | frame_pose, frame_jacobian (every body and named frame)      |
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
+| 3 | constrained     | KKT v̇ and λ of holonomic loops, J, J̇v, redundancy, native   |
+|   |                 | constrained solvers, drift of constrained rollouts           |
+|   |                 | (constraint fixtures only; harness/stages/constrained.py)    |
 | 4 | contact         | contact_force, generalized_contact_force,                    |
 |   |                 | contact_acceleration (shared law; contact fixtures only)     |
 | 6 | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in; harness/stages/derivatives.py) |
@@ -69,9 +72,13 @@ def state_frame_labels(model, inputs):
     return [f"state {i} / {f}" for i in range(inputs.q.shape[0]) for f in inputs.frames]
 
 
-from harness.stages import derivatives, dynamics, identity, kinematics  # noqa: E402
+from harness.stages import constrained, derivatives, dynamics, identity, kinematics  # noqa: E402
 
-STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE)
+STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE, constrained.STAGE)
+# stages evaluated by their own function (their inputs are not the shared samples):
+# name -> run_stage(model, adapters, engines, samples, rng, arrays, blocked_pair,
+# blocked_engine, progress) -> records
+CUSTOM = {constrained.NAME: constrained.run_stage}
 
 # ----- contact (harness/stages/contact.py) ----------------------------------------------
 from harness.stages import contact  # noqa: E402
@@ -84,4 +91,4 @@ OPT_IN = (derivatives.NAME,)
 # stage name -> (model) -> bool: a stage listed here runs only on the models it applies to
 APPLIES = {contact.NAME: contact.applies}
 # explicit numeric aliases of stages (``--stages 4``); the others are numbered by position
-NUMBERS = {contact.NAME: 4, derivatives.NAME: 6}
+NUMBERS = {constrained.NAME: 3, contact.NAME: 4, derivatives.NAME: 6}

@@ -18,8 +18,7 @@ import numpy as np
 from harness import registry
 from harness.errors import EngineUnavailable, ModelRejected, NotProvided
 from harness.records import Record, compare
-from harness.stages import STAGES, Inputs
-from harness.stages import APPLIES
+from harness.stages import APPLIES, CUSTOM, STAGES, Inputs
 from harness.tolerances import lookup
 
 DECLARED = "declared"
@@ -123,6 +122,10 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
             if progress:
                 progress(f"{fx}: stage {stage_name}")
             stage_records = []
+            if stage_name in CUSTOM:  # e.g. stage 3: states on the constraint manifold
+                stage_records = CUSTOM[stage_name](
+                    model, adapters, engines, samples, fixture_rng(seed, f"{fx}/{stage_name}"),
+                    arrays, blocked_pair, blocked_engine, progress)
             for qty in quantities:
                 tol = lookup(stage_name, qty.name)
                 labels = np.array(qty.labels(model, inputs))

@@ -1,0 +1,152 @@
+"""Stage 3 pieces: constraint declarations (validation, digest, export), the constrained
+rollout's drift with and without stabilisation, gating, and the CLI end to end
+(`harness parity --stages 3` on the constraint fixtures, verify, report)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from fixtures import catalog
+from fixtures.spec import Constraint
+from harness import constrained_rollout as R
+from harness.errors import BadInput
+from harness.tolerances import lookup
+from tests.conftest import adapter
+
+
+@pytest.mark.parametrize("change, expected", [
+    (dict(constraints=(Constraint("loop", "point", "rocker_tip", "no_such_frame"),)),
+     "constraint loop: unknown frame 'no_such_frame'"),
+    (dict(constraints=(Constraint("loop", "hinge", "rocker_tip", "ground_pivot"),)),
+     "constraint loop: unknown kind 'hinge'"),
+    (dict(constraints=(Constraint("loop", "point", "rocker_tip", "ground_pivot"),) * 2),
+     "duplicate constraint name(s): loop"),
+    (dict(constraints=(Constraint("loop", "line", "ground_pivot", "rocker_tip"),)),
+     "line constraint's frame_b must be on the root body"),
+    (dict(q_init=(0.0, 1.0)), "q_init must be 3 finite numbers"),
+    (dict(q_init=(0.0, float("nan"), 1.0)), "q_init must be 3 finite numbers"),
+])
+def test_bad_constraint_declarations_are_one_line_bad_input(change, expected):
+    spec = dataclasses.replace(catalog.four_bar(), **change)
+    with pytest.raises(BadInput) as e:
+        spec.validate()
+    msg = str(e.value)
+    assert msg.startswith("fixture four_bar: ") and "\n" not in msg
+    assert expected in e.value.problem, e.value.problem
+
+
+def test_constraints_enter_the_digest_and_tree_digests_are_unchanged():
+    spec = catalog.get("four_bar")
+    other = dataclasses.replace(spec, constraints=(
+        Constraint("loop", "point", "ground_pivot", "rocker_tip"),))
+    assert other.validate().digest() != spec.digest()
+    # tree fixtures keep the digest they had before constraints existed (golden exports)
+    from fixtures.export import GOLDEN_DIR
+
+    assert spec.digest() in (GOLDEN_DIR / "four_bar.urdf").read_text()
+    assert catalog.get("pendulum").digest() in (GOLDEN_DIR / "pendulum.urdf").read_text()
+
+
+def test_mjcf_carries_the_loop_as_mujoco_equalities():
+    import mujoco
+
+    from fixtures.export import to_mjcf
+
+    for name, kinds in (("four_bar", [mujoco.mjtEq.mjEQ_CONNECT]),
+                        ("grip_loop", [mujoco.mjtEq.mjEQ_WELD]), ("line_pendulum", [])):
+        m = mujoco.MjModel.from_xml_string(to_mjcf(catalog.get(name)))
+        assert [int(t) for t in m.eq_type] == [int(k) for k in kinds], name
+
+
+def test_projection_keeps_drift_at_round_off_and_no_stabilisation_drifts():
+    a = adapter("pinocchio", "four_bar")
+    from harness.stages import constrained as S
+
+    Q, V, _ = S.sample_states(a.model.spec, a, 1, np.random.default_rng(3))
+    tol = lookup("constrained", "rollout_projection").atol
+    drift = {}
+    for mode in R.MODES:
+        _, _, _, d = R.rollout(a.model.spec, a.model.layout, a, Q[0], V[0], mode,
+                               duration=0.5, dt=1e-2)
+        drift[mode] = d.max(axis=0)  # [max ‖g‖∞, max ‖J v‖∞]
+    assert np.all(drift["projection"] <= tol), drift
+    assert np.all(drift["none"] > 1e3 * tol), drift  # RK4 truncation accumulates
+
+
+def test_stage3_is_gated_on_earlier_stages():
+    from harness.model import prepare_fixture
+    from harness.stages import constrained as S
+    from harness.stages.runner import fixture_rng
+
+    model = prepare_fixture("line_pendulum")
+    ads = {e: adapter(e, "line_pendulum") for e in ("mujoco", "pinocchio")}
+    arrays = {}
+    recs = S.run_stage(model, ads, list(ads), 3, fixture_rng(0, "x"), arrays,
+                       {("mujoco", "pinocchio"): "stage dynamics mass_matrix failed"}, {})
+    pair = [r for r in recs if r.engine_a == "mujoco" and r.engine_b == "pinocchio"]
+    assert pair and all(r.status == "not_scored" and "mass_matrix" in r.reason for r in pair)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    from harness import cli
+
+    out = tmp_path_factory.mktemp("constrained") / "b"
+    rc = cli.main(["parity", "--fixture", "constrained", "--stages", "3", "--samples", "3",
+                   "--out", str(out), "--quiet"])
+    return rc, out
+
+
+def test_parity_stage3_cli_passes_and_verifies(bundle):
+    from harness import evidence
+
+    rc, out = bundle
+    assert rc == 0
+    assert evidence.verify(out) == []
+    recs = json.loads((out / "records.json").read_text())
+    stages = {r["stage"] for r in recs}
+    assert stages == {"constrained"}
+    for fx in catalog.constraint_names():
+        for q in ("constrained_vdot", "constraint_multipliers"):
+            pairs = [r for r in recs if r["fixture"] == fx and r["quantity"] == q
+                     and r["engine_b"] and r["engine_a"] != "declared"]
+            assert len(pairs) == 6 and all(r["status"] == "passed" for r in pairs), (fx, q)
+            assert max(r["max_rel"] for r in pairs) <= lookup("constrained", q).rtol
+    html = (out / "index.html").read_text()
+    assert 'id="constrained-four_bar"' in html and "<svg" in html
+
+
+def test_native_solver_rows_carry_their_law(bundle):
+    _, out = bundle
+    recs = {r["id"]: r for r in json.loads((out / "records.json").read_text())}
+    expect = {
+        "four_bar/constrained/native_vdot/pinocchio:forwardDynamics": "passed",
+        "four_bar/constrained/native_vdot/crocoddyl:ContactFwdDynamics": "passed",
+        "four_bar/constrained/native_vdot/mujoco:equality": "informational",
+        "four_bar/constrained/native_vdot/drake:SAP": "informational",
+        "line_pendulum/constrained/native_vdot/crocoddyl:ContactFwdDynamics": "passed",
+        "line_pendulum/constrained/native_vdot/mujoco": "not_provided",
+        "line_pendulum/constrained/native_vdot/drake": "not_provided",
+        "grip_loop/constrained/native_vdot/pinocchio:constraintDynamics": "passed",
+        "grip_loop/constrained/native_vdot/crocoddyl": "not_provided",
+        "grip_loop/constrained/native_vdot/mujoco:equality": "informational",
+        "grip_loop/constrained/native_vdot/drake:SAP": "informational",
+    }
+    for rid, status in expect.items():
+        assert recs[rid]["status"] == status, (rid, recs[rid]["status"], recs[rid]["reason"])
+        assert recs[rid]["reason"], rid
+    mj = recs["four_bar/constrained/native_vdot/mujoco:equality"]
+    assert "solref" in mj["reason"] and "solimp" in mj["reason"] and mj["passed"] is None
+    assert mj["max_rel"] > 1e-3  # soft law: its error is shown, it is not tuned away
+    assert "SAP" in recs["grip_loop/constrained/native_vdot/drake:SAP"]["reason"]
+    note = recs["four_bar/constrained/dependent_rows/pinocchio"]
+    assert note["status"] == "informational" and "loop.y" in note["reason"]
+
+
+def test_stage_names_accept_the_numeric_alias():
+    from harness.stages.runner import stage_names
+
+    assert stage_names(["3"]) == ["constrained"] == stage_names(["constrained"])
