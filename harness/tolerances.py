@@ -402,6 +402,8 @@ TABLE.update({
         "correlations and the unresolved direction against their closed forms (linear "
         "regression σ²(XᵀX)⁻¹; the product model's null direction): one Cholesky or SVD "
         "of a well-scaled matrix, round-off ~cond·eps ≤ 1e-12."),
+})
+
 # ----- stage 3: holonomic constraints (harness/constraints.py, harness/stages/constrained.py,
 # harness/constrained_rollout.py). Units: rows in m | rad, velocities m/s | rad/s,
 # accelerations m/s² | rad/s², multipliers N | N·m.
