@@ -427,6 +427,38 @@ def _as_is_options(p, with_flag: bool):
                         "limit (limit constraints act only there; default 0: inside)")
 
 
+# ---- harness fit (in-house collocation fitter, harness/fit/) ---------------------------
+def cmd_fit(args) -> int:
+    from harness.fit import bundle as fit_bundle
+
+    result = fit_bundle.run(args.problem, method=args.method, n=args.n, seed=args.seed,
+                            p0=args.p0, process_noise=args.process_noise)
+    out = fit_bundle.write(args.out, result)
+    d = result["json"]
+    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
+                       for k, v in d["parameters"].items())
+    print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
+          f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
+    return 0 if d["converged"] else 1
+
+
+def _add_fit_parser(sub):
+    from harness.fit.collocation import METHODS
+
+    ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
+                                    "(IPOPT) and write a fit bundle")
+    ft.add_argument("--problem", required=True, choices=["pendulum", "balance"])
+    ft.add_argument("--method", choices=list(METHODS), default="midpoint")
+    ft.add_argument("--n", type=int, default=None,
+                    help="nodes (default 1000 pendulum, 6000 balance)")
+    ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    ft.add_argument("--p0", type=float, default=None,
+                    help="pendulum: initial guess of p [1/s²] (default 10)")
+    ft.add_argument("--process-noise", action="store_true",
+                    help="balance: add torque noise to the simulated data")
+    ft.add_argument("--out", required=True, help="fit bundle folder (replaced atomically)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
@@ -495,6 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an older bundle: show what changed (new failures first)")
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
     v.add_argument("bundle")
+    _add_fit_parser(sub)
     return p
 
 
@@ -502,6 +535,7 @@ COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose,
             "synth": cmd_synth}
+COMMANDS["fit"] = cmd_fit
 
 
 def main(argv=None) -> int:
