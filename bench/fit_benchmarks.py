@@ -5,7 +5,8 @@
   of the start at p0 = 10 (relative 1e-6) and that optimum is within 0.5 % (N = 1000) /
   0.2 % (N = 5000) of the truth.
 * Standing balance, 60 s at 100 Hz (N = 6000), zero initial gains, measurement noise
-  only (criterion: every gain within 5 %) and with process noise (reported).
+  only (criterion: every gain within 5 %) and with process noise (reported), fitted
+  with the noise-free model and with free torque-noise inputs (effort weight 1/σ_w²).
 
 Run: PYTHONPATH=. OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 python bench/fit_benchmarks.py
 """
@@ -50,15 +51,16 @@ def pendulum(N_list=(1000, 5000), seeds=range(5), p0s=P.PENDULUM_P0S, method="mi
 def balance(seed=0, N=6000, method="midpoint"):
     acc = lookup("fit", "balance_gains").rtol
     rows = []
-    for pn in (False, True):
+    for pn, model in ((False, None), (True, None), (True, P.BALANCE_PROCESS_STD)):
         t0 = time.perf_counter()
         _, a, _, xm = P.balance_data(N, seed, process_noise=pn)
         tdata = time.perf_counter() - t0
-        r = P.balance_collocator(a, xm, method=method).solve()
+        r = P.balance_collocator(a, xm, method=method, process_std=model).solve()
         K = np.array([r.params[n] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
         err = K / P.BALANCE_K_TRUE - 1
         ok = r.converged and np.all(np.abs(err) <= acc)
-        print(f"balance N={N} seed={seed} process_noise={pn}: status {r.status}, "
+        print(f"balance N={N} seed={seed} process_noise={pn} noise_model="
+              f"{'torque inputs, std %g N·m' % model if model else 'none'}: status {r.status}, "
               f"{r.iterations} iterations, solve {r.solve_time_s:.2f} s, setup "
               f"{r.setup_time_s:.2f} s (data {tdata:.1f} s); within 5%: {'yes' if ok else 'NO'}")
         for i in range(2):

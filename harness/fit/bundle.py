@@ -133,7 +133,9 @@ def render(doc: dict, arrays: dict) -> str:
     def conv(fig):
         ax1, ax2 = fig.subplots(1, 2)
         it = [h["iter"] for h in hist]
-        ax1.semilogy(it, [max(h["objective"], 1e-300) for h in hist], "o-")
+        pos = [(h["iter"], h["objective"]) for h in hist if h["objective"] > 0]
+        if pos:  # a start on the data has objective 0, which a log axis cannot show
+            ax1.semilogy(*zip(*pos), "o-")
         ax1.set_xlabel("IPOPT iteration")
         ax1.set_title("objective")
         ax2.semilogy(it, [max(h["inf_pr"], 1e-300) for h in hist], "o-", label="primal inf.")

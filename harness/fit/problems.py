@@ -210,7 +210,10 @@ class BalanceModel:
             put(12 + j, 4 + j, l3)
         return H
 
-    def dynamics(self) -> ImplicitDynamics:
+    def dynamics(self, process_inputs: bool = False) -> ImplicitDynamics:
+        """Implicit dynamics; with ``process_inputs`` two free controls u (N·m) are added
+        to the feedback torques (f_dyn − u), z = [ẋ (4), x (4), u (2), K (8)], so that a
+        fit can explain process noise instead of bending the gains."""
         jm = np.zeros((4, 16), bool)
         jm[0, [0, 6]] = jm[1, [1, 7]] = True
         jm[2, [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]] = True
@@ -219,9 +222,30 @@ class BalanceModel:
         for i, j in [(4, 4), (4, 5), (5, 5), (5, 2), (5, 3), (5, 6), (5, 7), (6, 7), (7, 7),
                      (6, 6)] + [(8 + j, 4 + j) for j in range(4)] + [(12 + j, 4 + j) for j in range(4)]:
             hm[i, j] = hm[j, i] = True
-        return ImplicitDynamics(4, 0, 1, BALANCE_K_NAMES, self.residual, self.jacobian, jm,
-                                self.hessian, hm,
-                                state_names=("theta_ankle", "theta_hip", "omega_ankle", "omega_hip"))
+        names = ("theta_ankle", "theta_hip", "omega_ankle", "omega_hip")
+        if not process_inputs:
+            return ImplicitDynamics(4, 0, 1, BALANCE_K_NAMES, self.residual, self.jacobian, jm,
+                                    self.hessian, hm, state_names=names)
+
+        def res(xd, x, u, r, p, t):
+            f = self.residual(xd, x, u, r, p, t)
+            f[:, 2:] -= u
+            return f
+
+        def jac(xd, x, u, r, p, t):
+            J = self.jacobian(xd, x, u, r, p, t)
+            Ju = np.zeros(J.shape[:2] + (2,))
+            Ju[:, 2, 0] = Ju[:, 3, 1] = -1.0
+            return np.concatenate([J[:, :, :8], Ju, J[:, :, 8:]], axis=2)
+
+        def hess(xd, x, u, r, p, t, lam):
+            H = self.hessian(xd, x, u, r, p, t, lam)
+            return np.insert(np.insert(H, [8, 8], 0.0, axis=1), [8, 8], 0.0, axis=2)
+        jm2 = np.insert(jm, [8, 8], False, axis=1)
+        jm2[2, 8] = jm2[3, 9] = True
+        hm2 = np.insert(np.insert(hm, [8, 8], False, axis=0), [8, 8], False, axis=1)
+        return ImplicitDynamics(4, 2, 1, BALANCE_K_NAMES, res, jac, jm2, hess, hm2,
+                                state_names=names)
 
 
 def platform_acceleration(N: int, h: float, seed: int, std: float = BALANCE_PLATFORM_STD):
@@ -314,11 +338,18 @@ def balance_data_reference(N: int, seed: int, process_noise: bool = False, h: fl
 
 
 def balance_collocator(a, x_meas, method: str = "midpoint", h: float = BALANCE_H,
-                       body: dict | None = None) -> Collocator:
+                       body: dict | None = None, process_std: float | None = None) -> Collocator:
     """Gains identified from full noisy state measurements; states start at the
-    measurements, gains at zero."""
+    measurements, gains at zero. With ``process_std`` [N·m] the model gets two free
+    torque-noise controls u with effort weight 1/process_std² (the MAP estimate for white
+    Gaussian torque noise of that std sampled at the nodes, linear between them)."""
     tr = Trial(h=h, y=np.asarray(x_meas, float), r=np.asarray(a, float)[:, None],
                x_guess=np.asarray(x_meas, float))
-    obj = Objective(C=np.eye(4), sigma=BALANCE_SIGMA)
-    return Collocator(BalanceModel(body).dynamics(), [tr], obj, method=method,
+    if process_std is None:
+        obj = Objective(C=np.eye(4), sigma=BALANCE_SIGMA)
+        dyn = BalanceModel(body).dynamics()
+    else:
+        obj = Objective(C=np.eye(4), sigma=BALANCE_SIGMA, w_effort=1.0 / process_std ** 2)
+        dyn = BalanceModel(body).dynamics(process_inputs=True)
+    return Collocator(dyn, [tr], obj, method=method,
                       p_guess={n: 0.0 for n in BALANCE_K_NAMES})
