@@ -1,6 +1,6 @@
 """Our collocation fitter vs opty 1.5.0 on the same synthetic data, in one run.
 
-Solve times are the best of REPEATS (3) solves, wall (time.perf_counter) and process CPU
+Solve times are the best of REPEATS (3) solves (one for the balance problem), wall (time.perf_counter) and process CPU
 (time.process_time) both printed.
 
 Problems (harness/fit/problems.py): the pendulum θ̈ = −p sin θ (midpoint, N = 1000 and
@@ -102,10 +102,10 @@ def opty_balance(a, x_meas, h=P.BALANCE_H):
 REPEATS = 3
 
 
-def _solve_opty(prob, guess):
-    """Best of REPEATS: (solution, info, wall s, cpu s, iterations)."""
+def _solve_opty(prob, guess, repeats=REPEATS):
+    """Best of ``repeats``: (solution, info, wall s, cpu s, iterations)."""
     best = None
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         prob.obj_value = []
         c0, t0 = time.process_time(), time.perf_counter()
         sol, info = prob.solve(guess)
@@ -116,10 +116,10 @@ def _solve_opty(prob, guess):
     return best
 
 
-def _solve_ours(coll):
-    """Best of REPEATS: (FitResult, wall s, cpu s)."""
+def _solve_ours(coll, repeats=REPEATS):
+    """Best of ``repeats``: (FitResult, wall s, cpu s)."""
     best = None
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         c0 = time.process_time()
         r = coll.solve()
         dc = time.process_time() - c0
@@ -158,10 +158,10 @@ def main(argv=None):
     # ---------------- balance
     t, a, xt, xm = P.balance_data(6000, seed=0)
     c = P.balance_collocator(a, xm)
-    r, ow, oc = _solve_ours(c)
+    r, ow, oc = _solve_ours(c, repeats=1)
     Ko = np.array([r.params[n] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
     oprob, guess, osetup, names = opty_balance(a, xm)
-    osol, oinfo, odt, odc, oit = _solve_opty(oprob, guess)
+    osol, oinfo, odt, odc, oit = _solve_opty(oprob, guess, repeats=1)
     Kp = np.array([osol[-8:][names.index(n)] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
     rows.append(dict(problem="balance N=6000", ours_it=r.iterations, ours_solve=ow,
                      ours_cpu=oc, opty_cpu=odc,
@@ -173,7 +173,7 @@ def main(argv=None):
     _print(rows[-1])
     print("ours K:\n", np.round(Ko, 2), "\nopty K:\n", np.round(Kp, 2))
     print()
-    print(f"solve times: best of {REPEATS} runs each; wall = time.perf_counter, "
+    print(f"solve times: best of {REPEATS} runs each (balance: one run); wall = time.perf_counter, "
           "cpu = time.process_time (this machine is shared: wall is several times cpu)")
     hdr = (f"{'problem':24s} {'it ours':>7s} {'it opty':>7s} {'wall ours':>9s} {'wall opty':>9s} "
            f"{'x wall':>6s} {'cpu ours':>8s} {'cpu opty':>8s} {'x cpu':>6s} {'setup ours':>10s} "
