@@ -431,6 +431,7 @@ def _as_is_options(p, with_flag: bool):
 def cmd_fit(args) -> int:
     from harness.fit import bundle as fit_bundle
 
+    fit_bundle.check_out(args.out)  # before the fit, not after it
     result = fit_bundle.run(args.problem, method=args.method, n=args.n, seed=args.seed,
                             p0=args.p0, process_noise=args.process_noise)
     out = fit_bundle.write(args.out, result)

@@ -171,15 +171,21 @@ def render(doc: dict, arrays: dict) -> str:
                                                            standalone=True)
 
 
-def write(out, result: dict) -> Path:
-    from harness.evidence import npz_bytes, write_folder_atomic
-
+def check_out(out) -> Path:
+    """BadInput unless ``out`` is absent, empty, or an earlier fit bundle."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BadInput(str(out), "exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / "fit.json").exists():
         raise BadInput(str(out), "is a non-empty folder that is not a fit bundle; "
                        "choose another --out")
+    return out
+
+
+def write(out, result: dict) -> Path:
+    from harness.evidence import npz_bytes, write_folder_atomic
+
+    out = check_out(out)
     html = render(result["json"], result["arrays"])
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode()}

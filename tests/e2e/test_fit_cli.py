@@ -49,6 +49,14 @@ def test_bad_input_exit_2_one_line(tmp_path, args, needle):
     assert not out.exists()
 
 
+def test_out_is_a_file_exit_2(tmp_path):
+    f = tmp_path / "file.txt"
+    f.write_text("keep")
+    proc = run_cli("fit", "--problem", "pendulum", "--out", f)
+    assert proc.returncode == 2 and "not a folder" in proc.stderr
+    assert f.read_text() == "keep"
+
+
 def test_unknown_problem_exit_2(tmp_path):
     proc = run_cli("fit", "--problem", "cartpole", "--out", tmp_path / "x")
     assert proc.returncode == 2
