@@ -131,11 +131,13 @@ def _solve_ours(coll, repeats=REPEATS):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer pendulum starts")
+    ap.add_argument("--balance-only", action="store_true")
+    ap.add_argument("--balance-n", type=int, default=6000, help="balance nodes (default 6000)")
     args = ap.parse_args(argv)
     rows = []
     # ---------------- pendulum
-    for N, p0s in ((1000, (10.0, 50.0, 100.0) if args.quick else P.PENDULUM_P0S),
-                   (5000, (10.0,))):
+    for N, p0s in () if args.balance_only else (
+            (1000, (10.0, 50.0, 100.0) if args.quick else P.PENDULUM_P0S), (5000, (10.0,))):
         _, _, ym = P.pendulum_data(N, seed=0)
         oprob = None
         for p0 in p0s:
@@ -156,14 +158,15 @@ def main(argv=None):
             osetup = 0.0   # compiled once per N
             _print(rows[-1])
     # ---------------- balance
-    t, a, xt, xm = P.balance_data(6000, seed=0)
+    NB = args.balance_n
+    t, a, xt, xm = P.balance_data(NB, seed=0)
     c = P.balance_collocator(a, xm)
     r, ow, oc = _solve_ours(c, repeats=1)
     Ko = np.array([r.params[n] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
     oprob, guess, osetup, names = opty_balance(a, xm)
     osol, oinfo, odt, odc, oit = _solve_opty(oprob, guess, repeats=1)
     Kp = np.array([osol[-8:][names.index(n)] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
-    rows.append(dict(problem="balance N=6000", ours_it=r.iterations, ours_solve=ow,
+    rows.append(dict(problem=f"balance N={NB}", ours_it=r.iterations, ours_solve=ow,
                      ours_cpu=oc, opty_cpu=odc,
                      ours_setup=r.setup_time_s,
                      ours_err=float(np.max(np.abs(Ko / P.BALANCE_K_TRUE - 1))),
