@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 export OMP_WAIT_POLICY := PASSIVE
 export OMP_NUM_THREADS := 1
 
-.PHONY: run test bench clean-venv
+.PHONY: run test bench bench-fit clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,16 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/adapter_overhead.py
+
+# Our collocation fitter against opty 1.5.0 on the same data (bench/fit_vs_opty.py), then
+# the full issue-8 benchmark tables (bench/fit_benchmarks.py). opty goes in with --no-deps
+# after its pinned dependencies (the `bench` extra); it compiles its problems with Cython
+# (needs a C compiler) on first use, which is reported as setup time.
+bench-fit: $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps opty==1.5.0
+	$(PY) bench/fit_vs_opty.py
+	$(PY) bench/fit_benchmarks.py
 
 clean-venv:
 	rm -rf $(VENV)

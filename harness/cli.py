@@ -591,6 +591,38 @@ def cmd_swing(args) -> int:
     print(f"report: {out / 'index.html'}")
     return 0 if all(c["ok"] for c in checks) else 1
 
+# ---- harness fit (in-house collocation fitter, harness/fit/) ---------------------------
+def cmd_fit(args) -> int:
+    from harness.fit import bundle as fit_bundle
+
+    fit_bundle.check_out(args.out)  # before the fit, not after it
+    result = fit_bundle.run(args.problem, method=args.method, n=args.n, seed=args.seed,
+                            p0=args.p0, process_noise=args.process_noise)
+    out = fit_bundle.write(args.out, result)
+    d = result["json"]
+    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
+                       for k, v in d["parameters"].items())
+    print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
+          f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
+    return 0 if d["converged"] else 1
+
+
+def _add_fit_parser(sub):
+    from harness.fit.collocation import METHODS
+
+    ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
+                                    "(IPOPT) and write a fit bundle")
+    ft.add_argument("--problem", required=True, choices=["pendulum", "balance"])
+    ft.add_argument("--method", choices=list(METHODS), default="midpoint")
+    ft.add_argument("--n", type=int, default=None,
+                    help="nodes (default 1000 pendulum, 6000 balance)")
+    ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    ft.add_argument("--p0", type=float, default=None,
+                    help="pendulum: initial guess of p [1/s²] (default 10)")
+    ft.add_argument("--process-noise", action="store_true",
+                    help="balance: add torque noise to the simulated data")
+    ft.add_argument("--out", required=True, help="fit bundle folder (replaced atomically)")
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
@@ -685,6 +717,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="zero-phase Butterworth low-pass cut-off [Hz] (default: no filter)")
     cp.add_argument("--json", metavar="FILE", help="write the full ingestion report as JSON")
     _add_sweep_parser(sub)
+
+    _add_fit_parser(sub)
     return p
 
 
@@ -764,6 +798,7 @@ def cmd_report_or_sweep(args) -> int:
 
 
 COMMANDS["report"] = cmd_report_or_sweep
+COMMANDS["fit"] = cmd_fit
 
 
 def main(argv=None) -> int:

@@ -451,3 +451,44 @@ TABLE.update({
         "1e-13); 1e-10 absolute. Without stabilisation RK4's truncation error accumulates "
         "(≥ 1e-9 and growing over 0.5 s at dt 1e-2 on the fixtures)."),
 })
+
+# In-house fitter (harness/fit/, tests/unit/test_collocation.py, bench/fit_benchmarks.py).
+TABLE.update({
+    ("fit", "jacobian_fd"): Tolerance(1e-6, 1e-6, "Analytic sparse constraint Jacobian "
+        "against central differences (step 1e-6) of the constraints, norm-wise per "
+        "constraint row: round-off 1e-16·|f|/1e-6 with |f| ≤ 1e4 (mass matrix times "
+        "(x_i − x_i−1)/h at h = 0.01) gives ≤ 1e-6 of the row's largest entry (1e2-1e4); a "
+        "wrong chain-rule coefficient (e.g. 1/h vs 1/(2h)) is O(1)."),
+    ("fit", "jacobian_fd_nonzero"): Tolerance(1e-7, 0.0, "A central-difference Jacobian "
+        "entry larger than this is a true nonzero (difference noise is ~1e-9 here); every "
+        "such entry must be in the declared structure."),
+    ("fit", "hessian_fd"): Tolerance(1e-5, 1e-6, "Lagrangian Hessian against central "
+        "differences (step 1e-6) of the analytic Lagrangian gradient, norm-wise per row; "
+        "gradient entries up to ~1e4 (1/h² smoothness, whitened 1/σ² terms, λ·M/h), "
+        "difference noise ~1e-16·1e4/1e-6 ≈ 1e-6; also FD of an FD Jacobian (articulated "
+        "residual, steps 1e-6 and 1e-5)."),
+    ("fit", "collocation_order"): Tolerance(0.3, 0.0, "Observed order (log2 of the max "
+        "state error ratio over a halving of h on ẍ = −x against cos t) within ±0.3 of "
+        "the method's order (1 backward Euler, 2 midpoint and trapezoidal, 4 "
+        "Hermite–Simpson) in the asymptotic regime."),
+    ("fit", "same_optimum"): Tolerance(1e-6, 0.0, "Threshold on the relative difference "
+        "|p/p_ref − 1| (issue #8): every start reaches the "
+        "optimum of the start at the truth, identified parameter equal to 1e-6 relative "
+        "(IPOPT tol 1e-8 leaves ~1e-10 relative scatter, measured)."),
+    ("fit", "pendulum_p_n1000"): Tolerance(5e-3, 0.0, "Threshold on |p/p_true − 1| "
+        "(issue #8): identified p within 0.5% "
+        "of the truth at N = 1000 (σ = 0.05 rad; the estimator's standard error is "
+        "~0.1%)."),
+    ("fit", "pendulum_p_n5000"): Tolerance(2e-3, 0.0, "Threshold on |p/p_true − 1| "
+        "(issue #8): identified p within 0.2% "
+        "of the truth at N = 5000."),
+    ("fit", "balance_gains"): Tolerance(5e-2, 0.0, "Threshold on |k/k_true − 1| (issue "
+        "#8): each of the 8 feedback gains within 5% of the truth (measurement noise only); "
+        "also used for the oscillator's k and c in the known/unknown-parameter test."),
+    ("fit", "data_rk4_vs_dop853"): Tolerance(1e-8, 0.0, "Balance data by RK4 at h/8 "
+        "against DOP853 (rtol 1e-10) per sample interval: RK4 local error ~(|λ| h/8)^5 "
+        "with |λ| ≈ 10 rad/s, measured 3e-10 rad over 3 s; far below the 1e-3 rad noise."),
+    ("fit", "fitted_state"): Tolerance(0.01, 0.0, "Fitted unmeasured state (rad/s) of a "
+        "collocation fit against the truth, noise-free data at h = 0.01 s: midpoint "
+        "discretisation error O(h²)·|ẍ|~1e-3; a wrong inverse-dynamics residual is O(1)."),
+})

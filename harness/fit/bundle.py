@@ -1,0 +1,192 @@
+"""`harness fit`: run a benchmark identification and write a fit bundle.
+
+A fit bundle is a folder written atomically (harness/evidence.write_folder_atomic):
+
+* ``fit.json`` — schema "harness-fit" v1: problem, settings (method, N, h, seed, p0,
+  noise, IPOPT options), truth, identified parameters with relative errors, objective
+  components at the solution, IPOPT status/iterations/solve and setup wall times [s],
+  convergence history (per iteration: objective, primal and dual infeasibility, barrier
+  μ), max dynamics residual, and whether a replay candidate was written (and why not);
+* ``arrays.npz`` — t (N,) s, y (N, n_y) measurements, x_fit (N, n_x), x_true (N, n_x),
+  e (N, n_y) whitened measurement residuals at the solution, r (N, n_r) known inputs;
+* ``index.html`` — the fit report section (templates/fit_section.html.j2): objective
+  components, convergence history plot, residual plots (inline SVG).
+
+Dimension legend: N nodes, n_x states, n_y measured channels, n_r known inputs.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import BadInput
+from harness.fit import problems as P
+from harness.fit.collocation import METHODS
+
+SCHEMA = "harness-fit"
+SCHEMA_VERSION = 1
+
+
+def fixture_pendulum_p() -> tuple:
+    """(p [1/s²] of the `pendulum` fixture, engine name): θ̈ = −p sin θ with
+    p = h(θ = π/2) / M(θ = π/2) from the first available adapter's bias forces and mass
+    matrix (v = 0; the hinge's com hangs below the axis)."""
+    from harness.model import prepare_fixture
+    from harness.registry import ENGINES, adapter_class, probe
+
+    model = prepare_fixture("pendulum")
+    for name in ENGINES:
+        if probe(name).available:
+            ad = adapter_class(name)(model)
+            q = np.array([np.pi / 2])
+            try:
+                hq = ad.bias_forces(q, np.zeros(1))[0]
+                Mq = ad.mass_matrix(q)[0, 0]
+            except Exception:  # an engine that cannot provide both: try the next
+                continue
+            return float(hq / Mq), name
+    return float("nan"), ""
+
+
+def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int = 0,
+        p0: float | None = None, process_noise: bool = False) -> dict:
+    """Generate the problem's data, fit it, and return {"json": dict, "arrays": dict}."""
+    if method not in METHODS:
+        raise BadInput("--method", f"unknown method {method!r} (known: {', '.join(METHODS)})")
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    if problem == "pendulum":
+        n = 1000 if n is None else n
+        if not 10 <= n <= 200000:
+            raise BadInput("--n", f"must be between 10 and 200000 for pendulum, got {n}")
+        p0 = 10.0 if p0 is None else p0
+        if not (np.isfinite(p0) and p0 > 0):
+            raise BadInput("--p0", f"must be a finite number > 0, got {p0}")
+        t, x_true, ym = P.pendulum_data(n, seed)
+        coll = P.pendulum_collocator(ym, p0, method=method)
+        truth = {"p": P.PENDULUM_TRUE_P}
+        y, r_in = ym[:, None], np.zeros((n, 0))
+        settings = {"h_s": P.PENDULUM_H, "sigma_rad": P.PENDULUM_SIGMA,
+                    "x0": list(P.PENDULUM_X0), "p0": p0}
+        if process_noise:
+            raise BadInput("--process-noise", "applies to --problem balance only")
+    elif problem == "balance":
+        n = 6000 if n is None else n
+        if not 10 <= n <= 200000:
+            raise BadInput("--n", f"must be between 10 and 200000 for balance, got {n}")
+        if p0 is not None:
+            raise BadInput("--p0", "applies to --problem pendulum only (gains start at zero)")
+        t, a, x_true, y = P.balance_data(n, seed, process_noise=process_noise)
+        coll = P.balance_collocator(a, y, method=method)
+        truth = dict(zip(P.BALANCE_K_NAMES, P.BALANCE_K_TRUE.ravel().tolist()))
+        r_in = a[:, None]
+        settings = {"h_s": P.BALANCE_H, "sigma": P.BALANCE_SIGMA.tolist(),
+                    "platform_std_m_s2": P.BALANCE_PLATFORM_STD,
+                    "process_noise_std_Nm": P.BALANCE_PROCESS_STD if process_noise else 0.0,
+                    "body": P.BALANCE_BODY, "initial_gains": 0.0}
+    else:
+        raise BadInput("--problem", f"unknown problem {problem!r} (known: pendulum, balance)")
+    res = coll.solve()
+    theta = res.theta
+    e = coll._meas(theta)[0]
+    params = {k: {"value": v, "truth": truth[k], "rel_error": v / truth[k] - 1.0}
+              for k, v in res.params.items()}
+    cand = {"written": False}
+    if problem == "pendulum":
+        p_fix, eng = fixture_pendulum_p()
+        cand["reason"] = (f"the pendulum fixture has p = {p_fix:.6g} 1/s² ({eng}: h/M at "
+                          f"θ = π/2); the benchmark's p = {P.PENDULUM_TRUE_P:g} does not map "
+                          "onto it")
+        cand["fixture_p"] = p_fix if np.isfinite(p_fix) else None
+    else:
+        cand["reason"] = "no fixture models the two-link balance model on a moving platform"
+    doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "problem": problem,
+           "method": method, "N": n, "seed": seed, "settings": settings,
+           "process_noise": bool(process_noise),
+           "ipopt": {"status": res.status, "message": res.message,
+                     "iterations": res.iterations, "solve_time_s": res.solve_time_s,
+                     "setup_time_s": res.setup_time_s, "tol": 1e-8, "linear_solver": "mumps",
+                     "hessian": coll.hessian_mode},
+           "converged": res.converged, "parameters": params,
+           "objective_components": res.components,
+           "objective_weights": {"w_meas": coll.obj.w_meas, "w_effort": coll.obj.w_effort,
+                                 "w_smooth": coll.obj.w_smooth, "w_prior": coll.obj.w_prior,
+                                 "loss": coll.obj.loss},
+           "max_dynamics_residual": res.max_dynamics_residual,
+           "history": res.history, "candidate": cand,
+           "state_names": list(coll.dyn.state_names),
+           "command_line": sys.argv[1:], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                    time.gmtime())}
+    arrays = {"t": t, "y": y, "x_fit": res.states[0], "x_true": x_true, "e": e, "r": r_in}
+    return {"json": doc, "arrays": arrays}
+
+
+def render(doc: dict, arrays: dict) -> str:
+    from harness.report import _ENV, svg_figure
+
+    hist = doc["history"]
+
+    def conv(fig):
+        ax1, ax2 = fig.subplots(1, 2)
+        it = [h["iter"] for h in hist]
+        pos = [(h["iter"], h["objective"]) for h in hist if h["objective"] > 0]
+        if pos:  # a start on the data has objective 0, which a log axis cannot show
+            ax1.semilogy(*zip(*pos), "o-")
+        ax1.set_xlabel("IPOPT iteration")
+        ax1.set_title("objective")
+        ax2.semilogy(it, [max(h["inf_pr"], 1e-300) for h in hist], "o-", label="primal inf.")
+        ax2.semilogy(it, [max(h["inf_du"], 1e-300) for h in hist], "s-", label="dual inf.")
+        ax2.set_xlabel("IPOPT iteration")
+        ax2.legend()
+        ax2.set_title("infeasibility")
+
+    names = doc["state_names"]
+
+    def resid(fig):
+        e, t = arrays["e"], arrays["t"]
+        axes = fig.subplots(1, e.shape[1], squeeze=False)[0]
+        for k, ax in enumerate(axes):
+            ax.plot(t, e[:, k], ".", ms=1)
+            ax.set_xlabel("t [s]")
+            ax.set_title(f"whitened residual {k}")
+
+    def states(fig):
+        x, xt, t = arrays["x_fit"], arrays["x_true"], arrays["t"]
+        axes = fig.subplots(1, x.shape[1], squeeze=False)[0]
+        for k, ax in enumerate(axes):
+            ax.plot(t, xt[:, k], "-", lw=0.8, label="truth")
+            ax.plot(t, x[:, k], "--", lw=0.8, label="fit")
+            ax.set_xlabel("t [s]")
+            ax.set_title(names[k] if k < len(names) else f"x{k}")
+        axes[0].legend()
+    ncols = max(arrays["x_fit"].shape[1], 2)
+    plots = {"convergence": svg_figure(conv, (9, 3)),
+             "residuals": svg_figure(resid, (3 * max(arrays["e"].shape[1], 2), 2.8)),
+             "states": svg_figure(states, (3 * ncols, 2.8))}
+    return _ENV.get_template("fit_section.html.j2").render(fit=doc, plots=plots,
+                                                           standalone=True)
+
+
+def check_out(out) -> Path:
+    """BadInput unless ``out`` is absent, empty, or an earlier fit bundle."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(str(out), "exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / "fit.json").exists():
+        raise BadInput(str(out), "is a non-empty folder that is not a fit bundle; "
+                       "choose another --out")
+    return out
+
+
+def write(out, result: dict) -> Path:
+    from harness.evidence import npz_bytes, write_folder_atomic
+
+    out = check_out(out)
+    html = render(result["json"], result["arrays"])
+    files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
+             "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode()}
+    return write_folder_atomic(out, files)
