@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.5"
+TABLE_VERSION = "2026.12.6"
 
 
 @dataclass(frozen=True)
