@@ -41,7 +41,8 @@ def test_parity_all_fixtures_passes_with_four_engines(parity_all):
     assert set(m["engines"]) == {"mujoco", "pinocchio", "crocoddyl", "drake"}
     assert {f["name"] for f in m["fixtures"]} == {"pendulum", "double_pendulum", "chain7",
                                                   "free_body", "tree_floating",
-                                                  "ball", "box", "rod"}  # + contact fixtures
+                                                  "ball", "box", "rod",  # contact
+                                                  "planar_golfer", "golfer3d"}  # swing
     html = (out / "index.html").read_text()
     assert 'id="ladder"' in html and "<svg" in html
     # self-contained: nothing is fetched (no scripts, stylesheets or images by URL)
