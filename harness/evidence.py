@@ -199,6 +199,24 @@ def write_folder_atomic(out: Path, files: dict) -> Path:
     return out
 
 
+def write_text_atomic(path, text: str) -> Path:
+    """Write one text file atomically (temp file beside it + fsync + rename)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def write_json_atomic(path, obj) -> Path:
+    """JSON (sorted keys, no NaN) written atomically."""
+    return write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True,
+                                              allow_nan=False) + "\n")
+
+
 def npz_bytes(arrays: dict) -> bytes:
     """An .npz archive (readable by np.load) written deterministically: sorted names,
     fixed timestamps, deflate; same arrays → same bytes. No pickles (object arrays

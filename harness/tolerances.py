@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.6"
+TABLE_VERSION = "2026.12.7"
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,22 @@ TABLE.update({
         "(another engine's frame positions at a known q): the solver stops at a relative "
         "cost decrease of 1e-10, which leaves coordinates within ~1e-8 (rad, m) of the "
         "truth on the golfer models; 1e-7 is a 10× margin and far below marker noise."),
+    ("capture", "ik_q_recovery"): Tolerance(1e-4, 0.0, "rad | m: coordinates recovered "
+        "by IK from exact markers. Marker residuals stop at ~1e-13 m; the 30-coordinate "
+        "golfer maps them to coordinates through (JᵀJ)⁻¹Jᵀ, whose gain reaches ~1e8 on the "
+        "short-lever joints (measured errors ≤ 1e-10 rad); 1e-4 still fails a wrong joint."),
+    ("capture", "noise_rmse_band"): Tolerance(0.3, 0.0, "Relative band around the expected "
+        "marker RMSE σ·√3·√(1 − dof/observations) of a fit to white noise: with ≥ 90 frames "
+        "× 5 markers the sample RMSE scatters by a few % about it; ±30 % fails a fit that "
+        "under- or over-fits (a wrong model, or an interpolating one)."),
+    ("capture", "noise_sd_bound"): Tolerance(5.0, 0.0, "Standard deviations of the "
+        "linearised IK estimate σ²(JᵀJ)⁻¹ within which every coordinate must fall (5σ: one "
+        "exceedance in ~1.7e6 draws)."),
+    ("capture", "documented_figures"): Tolerance(0.1, 0.0, "Relative agreement with what "
+        "shared/data/swing/README.md states about the bundled capture ('about 50 m/s', "
+        "'RShoulderTop in only 20 % of frames'): ±10 % of a speed, ±0.1 × 10 % of a frame "
+        "fraction; half of it in m for the impact-vs-address club-head height (a ball on "
+        "the ground: within 5 cm)."),
     ("capture", "up_axis_alignment"): Tolerance(0.9, 0.0, "Inferring the file's up axis: "
         "the mean head-minus-toe vector must lie within acos(0.9) ≈ 26° of one axis, "
         "else the axis is ambiguous and the user must pass --up."),
@@ -212,6 +228,14 @@ TABLE.update({
     ("swing", "marker_rmse"): Tolerance(0.025, 0.0, "m, RMSE over the tracked body and club "
         "markers from the top of the backswing to impact: 25 mm is the product's target "
         "(skin-marker soft-tissue motion alone is 10-20 mm on the arms)."),
+    ("swing", "jacobian/finite_difference"): Tolerance(0.0, 1e-5, "The trajectory fit's "
+        "exact sparse Jacobian against central differences (step 1e-6) of its residuals, "
+        "relative to the column's largest entry: truncation ~1e-12·|r‴| and round-off "
+        "eps·|r|/1e-6 ~1e-10 on residuals of size ~1e3 (whitened markers); 1e-5 fails any "
+        "wrong chain-rule term (O(1))."),
+    ("swing", "impact_speed_fit"): Tolerance(0.05, 0.0, "Relative difference between the "
+        "fitted and measured club-head speed at impact: 5 % (2.5 m/s) — a fit that misses "
+        "the downswing's speed is not a fit of this swing."),
     ("swing", "defects"): Tolerance(0.0, 1e-6, "Torques handed to the engines (cubic "
         "between replay samples) against ID(q, q̇, q̈) of the fitted spline at the sample "
         "midpoints, relative to each joint's peak torque: 1e-6 keeps the replay's input "

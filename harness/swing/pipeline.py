@@ -23,8 +23,6 @@ carries (legs are not modelled; knee/ankle/toe markers are reported, not fitted)
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +35,7 @@ from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
 from harness.capture.scaling import GRIP_PAIRS, calibrate, dims_from_capture
-from harness.errors import BadInput
+from harness.evidence import write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
 
 
@@ -63,12 +61,6 @@ class SwingSettings:
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
                       samples_per_frame=8, max_iter=15, tol=1e-3)
-
-
-def _atomic_json(path: Path, obj):
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n")
-    os.replace(tmp, path)
 
 
 def _finite(x):
@@ -191,10 +183,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
     urdf = to_urdf(model.spec)
-    upath = fitdir / "golfer.urdf"
-    tmp = upath.with_name(f".{upath.name}.tmp{os.getpid()}")
-    tmp.write_text(urdf)
-    os.replace(tmp, upath)
+    upath = write_text_atomic(fitdir / "golfer.urdf", urdf)
     sha = hashlib.sha256(urdf.encode()).hexdigest()
     pm = PreparedModel(model.spec, str(upath), sha)
     markers = [Marker(l, l, (0.0, 0.0, 0.0)) for l in labels]
@@ -216,7 +205,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
               "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
               "reint_dev": dev, "y": Y}
     summary["candidate"] = str(cpath)
-    _atomic_json(fitdir / "fit.json", _finite(summary))
+    write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
 
 

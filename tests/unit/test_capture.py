@@ -154,10 +154,11 @@ def test_bundled_capture_as_its_notes_describe_it():
     cap = ingest(BUNDLED)
     assert cap.n_frames == 654 and cap.rate_hz == 360.0 and cap.up_axis == "+y"
     assert list(cap.rejected) == ["Marker_0:0:0"]
-    assert abs(cap.gaps["RShoulderTop"].missing_fraction - 0.8) < 0.01
+    doc = lookup("capture", "documented_figures").atol
+    assert abs(cap.gaps["RShoulderTop"].missing_fraction - 0.8) < doc * 0.1   # 0.01
     ev = events.detect(cap)
-    assert 45.0 < ev.peak_speed_mps < 55.0
+    assert abs(ev.peak_speed_mps - 50.0) < doc * 50.0
     assert ev.address_s < ev.takeaway_s < ev.top_s < ev.impact_s
     # at impact the club head is back at its address height (a ball on the ground)
     p = events.club_head_point(cap)
-    assert abs(p[ev.impact_frame, 2] - p[ev.address_frame, 2]) < 0.05
+    assert abs(p[ev.impact_frame, 2] - p[ev.address_frame, 2]) < doc * 0.5  # 5 cm
