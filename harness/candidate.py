@@ -17,7 +17,7 @@ names, ``NAME.npz`` (numeric arrays only; read with ``allow_pickle=False``). The
       "arrays": {"q0": {"shape": [nq], "dtype": "float64", "sha256": "..."},
                  "v0": {... [nv]}, "t": {... [N]}, "tau": {... [N, nv]}},
       "controls": {"kind": "generalized_force",
-                   "interpolation": "zoh" | "linear" | "cubic"},
+                   "interpolation": "zoh" | "linear" | "cubic" | "lobatto<P>"},
       "parameters": {"NAME": {"value": [..], "unit": "kg", "applied": "in_model"}},
       "contact_schedule": [{"contact": "left_foot", "mode": "free" | "stick" | "slip",
                             "t_start": 0.0, "t_end": 0.3,
@@ -37,7 +37,13 @@ sin θ), v = θ̇; revolute/prismatic one number each):
 * ``tau`` (N, nv) generalized forces at the knots [N·m, N] (body-frame wrench on a free
   root, dual to v), interpolated as the manifest says: ``zoh`` holds τ_k on
   [t_k, t_{k+1}) (τ_{N−1} is only read at t_{N−1}); ``linear`` is piecewise linear;
-  ``cubic`` is SciPy's CubicSpline with ``not-a-knot`` end conditions.
+  ``cubic`` is SciPy's CubicSpline with ``not-a-knot`` end conditions; ``lobatto<P>``
+  (P = 1 … 32, e.g. ``lobatto16``) is piecewise polynomial of degree P: the knots come in
+  groups of P + 1 sharing their end knots (N − 1 divisible by P), and on group g
+  [t_{gP}, t_{(g+1)P}] τ is the degree-P polynomial through its P + 1 knots (barycentric
+  Lagrange form; place the knots at Chebyshev–Lobatto points for conditioning). A fitter
+  whose controls are smooth between breakpoints (e.g. inverse dynamics of a spline)
+  represents them to round-off this way, where samples with a cubic leave O(Δt⁴) defects.
 
 ``parameters`` are what the producer fitted; the model reference (with its hash) must
 already contain them (``applied: "in_model"``) — replay lists them and applies nothing.
@@ -54,6 +60,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +71,32 @@ from harness.errors import BadInput
 
 SCHEMA = "harness-candidate"
 SCHEMA_VERSION = 1
-INTERPOLATIONS = ("zoh", "linear", "cubic")
+INTERPOLATIONS = ("zoh", "linear", "cubic", "lobatto<P>")
+LOBATTO_MAX_DEGREE = 32
+
+
+def lobatto_degree(interpolation) -> int | None:
+    """P of ``lobatto<P>`` (1 ≤ P ≤ LOBATTO_MAX_DEGREE), None for any other string."""
+    m = re.fullmatch(r"lobatto([0-9]{1,2})", interpolation) if isinstance(interpolation, str) \
+        else None
+    if m is None:
+        return None
+    P = int(m.group(1))
+    return P if 1 <= P <= LOBATTO_MAX_DEGREE else None
+
+
+def interpolation_problem(interpolation, n_knots: int) -> str | None:
+    """Why ``interpolation`` cannot interpolate ``n_knots`` knots, or None if it can."""
+    if interpolation in ("zoh", "linear", "cubic"):
+        return None
+    P = lobatto_degree(interpolation)
+    if P is None:
+        return (f"interpolation must be one of zoh, linear, cubic, lobatto<P> "
+                f"(P = 1 … {LOBATTO_MAX_DEGREE}), got {interpolation!r}")
+    if (n_knots - 1) % P:
+        return (f"{interpolation}: the number of knots minus one ({n_knots - 1}) must be a "
+                f"multiple of {P}")
+    return None
 CONTACT_MODES = ("free", "stick", "slip")
 MODE_LABELS = ("measured", "inferred", "assumed")
 ARRAY_NAMES = ("q0", "v0", "t", "tau")
@@ -156,27 +188,50 @@ class Controls:
     ``__call__(t)`` is the right-continuous global interpolant."""
 
     def __init__(self, t, tau, interpolation: str):
-        if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"interpolation must be one of {INTERPOLATIONS}")
         self.t = np.asarray(t, dtype=float)
         self.tau = np.asarray(tau, dtype=float)
+        why = interpolation_problem(interpolation, self.t.size)
+        if why:
+            raise ValueError(why)
         self.interpolation = interpolation
+        self.degree = lobatto_degree(interpolation)
         self.nv = self.tau.shape[1]
         if interpolation == "cubic":
             from scipy.interpolate import CubicSpline
 
             self._c = CubicSpline(self.t, self.tau, axis=0, bc_type="not-a-knot").c
         self._segs = {}
+        self._parent, self._offset = None, 0
+
+    def sub(self, a: int, b: int) -> "Controls":
+        """The same interpolant restricted to knots a … b (segments a … b − 1): segment k
+        of the result is segment a + k of this one (a cubic keeps the full spline's
+        pieces, a lobatto group its polynomial)."""
+        if not (0 <= a < b < self.t.size):
+            raise ValueError(f"sub({a}, {b}) of {self.t.size} knots")
+        c = object.__new__(Controls)
+        c.t, c.tau = self.t[a:b + 1], self.tau[a:b + 1]
+        c.interpolation, c.degree, c.nv = self.interpolation, self.degree, self.nv
+        c._segs = {}
+        root = self._parent or self
+        c._parent, c._offset = root, self._offset + a
+        return c
 
     @property
     def n_segments(self) -> int:
         return self.t.size - 1
 
     def segment(self, k: int):
+        if self._parent is not None:
+            return self._parent.segment(k + self._offset)
         fn = self._segs.get(k)
         if fn is not None:
             return fn
         t0 = self.t[k]
+        if self.degree is not None:
+            fn = self._lobatto_group(k // self.degree)
+            self._segs[k] = fn
+            return fn
         if self.interpolation == "zoh":
             val = self.tau[k].copy()
 
@@ -194,6 +249,28 @@ class Controls:
                 x = t - t0
                 return ((c3 * x + c2) * x + c1) * x + c0
         self._segs[k] = fn
+        return fn
+
+    def _lobatto_group(self, g: int):
+        """Barycentric (second form) evaluator of group g's degree-P polynomial."""
+        key = ("group", g)
+        fn = self._segs.get(key)
+        if fn is not None:
+            return fn
+        P = self.degree
+        x = self.t[g * P:g * P + P + 1].copy()
+        y = self.tau[g * P:g * P + P + 1].copy()
+        w = np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(P + 1)])
+        w /= np.abs(w).max()
+
+        def fn(t, x=x, y=y, w=w):
+            d = t - x
+            hit = np.flatnonzero(d == 0.0)
+            if hit.size:
+                return y[hit[0]].copy()
+            c = w / d
+            return (c @ y) / c.sum()
+        self._segs[key] = fn
         return fn
 
     def segment_index(self, t: float) -> int:
@@ -352,9 +429,8 @@ def load(path) -> Candidate:
     if m["controls"]["kind"] != "generalized_force":
         raise BadInput(where, "controls.kind must be generalized_force")
     interp = m["controls"]["interpolation"]
-    if interp not in INTERPOLATIONS:
-        raise BadInput(where, f"controls.interpolation must be one of "
-                              f"{', '.join(INTERPOLATIONS)}, got {interp!r}")
+    if interp not in ("zoh", "linear", "cubic") and lobatto_degree(interp) is None:
+        raise BadInput(where, "controls." + interpolation_problem(interp, 2))
     # arrays
     entries = m["arrays"]
     if not isinstance(entries, dict):
@@ -395,6 +471,9 @@ def load(path) -> Candidate:
     if not np.all(np.diff(stored["t"]) > 0):
         k = int(np.argmin(np.diff(stored["t"]) > 0))
         raise BadInput(where, f"array t: not strictly increasing at index {k + 1}")
+    why = interpolation_problem(interp, N)
+    if why:
+        raise BadInput(where, f"controls.{why}")
     _check_array(where, "q0", stored["q0"], (lay.nq,))
     _check_array(where, "v0", stored["v0"], (lay.nv,))
     _check_array(where, "tau", stored["tau"], (N, lay.nv))
@@ -555,8 +634,9 @@ def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenan
         lay.check_q(q0)
     except ValueError as e:
         raise BadInput(where, f"array q0: {e}")
-    if interpolation not in INTERPOLATIONS:
-        raise BadInput(where, f"interpolation must be one of {', '.join(INTERPOLATIONS)}")
+    why = interpolation_problem(interpolation, t.size)
+    if why:
+        raise BadInput(where, why)
     frames = set(model.frames)
     for mk in markers:
         if mk.frame not in frames:

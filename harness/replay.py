@@ -273,10 +273,7 @@ def _twin_v0(v0):
 
 def _truncate(controls: Controls, n: int) -> Controls:
     """Controls restricted to the first n knots (n ≥ 2)."""
-    c = Controls(controls.t[:n], controls.tau[:n], controls.interpolation)
-    if controls.interpolation == "cubic":  # keep the full spline's segments
-        c._c = controls._c[:, :n - 1]
-    return c
+    return controls.sub(0, n - 1)
 
 
 def _rollout_until(adapter, q0, v0, controls, method, damping, base_x, tol):
@@ -289,10 +286,7 @@ def _rollout_until(adapter, q0, v0, controls, method, damping, base_x, tol):
     k = 0
     while k < N - 1:
         n = min(chunk, N - 1 - k)
-        sub = Controls(controls.t[k:k + n + 1], controls.tau[k:k + n + 1],
-                       controls.interpolation)
-        if controls.interpolation == "cubic":
-            sub._c = controls._c[:, k:k + n]
+        sub = controls.sub(k, k + n)
         r = rollout(adapter, q, v, sub, method, damping)
         x = r.x[1:]
         idx = first_exceed(x, base_x[k + 1:k + 1 + n], tol)

@@ -216,3 +216,62 @@ def test_controls_interpolation_against_direct_formulas():
                          "conformance", "analytic", "linear")
             assert_close(cub.segment(k)(x), spline(x), "conformance", "analytic", "cubic")
     assert np.array_equal(zoh(t[3]), tau[3]) and np.array_equal(zoh(t[-1]), tau[-1])
+
+
+def test_lobatto_controls_reproduce_polynomials_and_converge_on_smooth_functions():
+    """lobatto<P>: a degree-P polynomial per group is reproduced to round-off (against the
+    polynomial itself), sub() keeps the groups, and sin(ω t) converges spectrally."""
+    rng = np.random.default_rng(3)
+    P, G = 6, 4
+    x = -np.cos(np.pi * np.arange(P + 1) / P)
+    br = np.linspace(0.0, 0.8, G + 1)
+    t = np.unique(np.concatenate([a + (b - a) * (x + 1) / 2 for a, b in zip(br, br[1:])]))
+    assert t.size == G * P + 1
+    coef = rng.normal(size=(G, P + 1, 2))          # a different polynomial per group
+
+    def poly(g, s):
+        return np.polynomial.polynomial.polyval(s - br[g], coef[g]).T
+    for g in range(1, G):                            # continuous at the shared knots
+        coef[g, 0] = poly(g - 1, br[g])
+    tau = np.stack([poly(min(max(int(np.searchsorted(br, s, side="right")) - 1, 0), G - 1), s)
+                    for s in t])
+    c = cd.Controls(t, tau, f"lobatto{P}")
+    sub = c.sub(5, 17)                               # starts inside a group
+    for k in range(t.size - 1):
+        g = k // P
+        for s in np.linspace(t[k], t[k + 1], 4):
+            assert_close(c.segment(k)(s), poly(g, s), "conformance", "analytic", "lobatto")
+            if 5 <= k < 17:
+                assert np.array_equal(sub.segment(k - 5)(s), c.segment(k)(s))
+    # smooth: the error of sin(10 t) (2 rad per group) falls spectrally, P = 4 → 8 → 12
+    errs = []
+    for P in (4, 8, 12):
+        x = -np.cos(np.pi * np.arange(P + 1) / P)
+        t = np.unique(np.concatenate([a + (b - a) * (x + 1) / 2 for a, b in zip(br, br[1:])]))
+        c = cd.Controls(t, np.sin(10 * t)[:, None], f"lobatto{P}")
+        s = np.linspace(0, 0.8, 1001)
+        errs.append(max(abs(c(float(u))[0] - np.sin(10 * u)) for u in s))
+    assert errs[0] > 1e4 * errs[1] and errs[1] > 1e4 * errs[2] and errs[2] < 1e-12
+
+
+@pytest.mark.parametrize("interp,n,needle", [("lobatto4", 11, "multiple of 4"),
+                                             ("lobatto0", 11, "lobatto<P>"),
+                                             ("lobatto33", 34, "lobatto<P>"),
+                                             ("lobattox", 11, "lobatto<P>")])
+def test_lobatto_candidate_rejects_bad_degree_or_knot_count(interp, n, needle):
+    with pytest.raises(BadInput, match=needle):
+        _cand(n=n, interpolation=interp)
+
+
+def test_lobatto_candidate_round_trips(tmp_path):
+    c = _cand(n=13, interpolation="lobatto4")
+    back = cd.load(cd.save(c, tmp_path / "c.json"))
+    assert back.interpolation == "lobatto4"
+    ca, cb = c.controls(), back.controls()
+    for s in np.linspace(0.0, 0.5, 37):
+        assert np.array_equal(ca(float(s)), cb(float(s)))
+    m = json.loads((tmp_path / "c.json").read_text())
+    m["controls"]["interpolation"] = "lobatto5"      # 12 intervals: not a multiple of 5
+    (tmp_path / "c.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="multiple of 5"):
+        cd.load(tmp_path / "c.json")
