@@ -519,11 +519,10 @@ def cmd_swing(args) -> int:
         ok_replay = True
         if not args.no_replay:
             from harness import candidate, replay
-            from harness.integrators import Method
 
             cand = candidate.load(cpath)
             case = replay.Case(replay.safe_case_name(cand.model.name), cand, "horizon",
-                               Method("rk4", dt=1e-3), native=False)
+                               pipeline.reintegration_method(settings), native=False)
             rargs = _ap.Namespace(engines=args.engines, allow_missing=args.allow_missing,
                                   stages=None, samples=4, seed=0, out=str(tmp / "replay"),
                                   quiet=args.quiet, junit=None)

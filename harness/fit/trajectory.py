@@ -15,12 +15,17 @@ frames over [t_0, t_{N−1}].
 Collocation. q(t) = B(t) C, q̇ = B′(t) C, q̈ = B″(t) C exactly; the controls are the joint
 torques and the equations of motion are imposed in implicit form through the engine's
 inverse dynamics, τ(t) = ID(q(t), q̇(t), q̈(t)) (M q̈ + h + D q̇), at every frame (the
-objective's collocation points) and at ``samples_per_frame`` points per frame for the
-torques handed to the replay. The dynamics therefore hold exactly along the fitted spline
-(no multipliers); what can differ is the torque the engines receive between samples
-(cubic interpolation): ``defects`` measures it at the midpoints of the replay grid, and
-``reintegrate`` integrates those torques open-loop (harness RK4) from the fitted initial
-state — the independent physical check.
+objective's collocation points) and at the replay knots for the torques handed to the
+replay. The dynamics therefore hold exactly along the fitted spline (no multipliers); what
+can differ is the torque the engines receive between knots. Inside one knot interval of
+the spline q is a polynomial and τ = ID(q, q̇, q̈) is analytic (it is only C² across
+knots), so the replay controls are ``lobatto<P>`` (harness/candidate.py): P + 1
+Chebyshev–Lobatto knots per spline interval (``control_degree`` P, 16 by default) and the
+degree-P polynomial through them — spectrally accurate, where cubic interpolation of
+samples leaves O(Δt⁴) defects (``control_degree=0``: cubic on ``samples_per_frame``
+samples per frame, the earlier scheme). ``defects`` measures |interpolant − ID| at the
+midpoints between consecutive replay knots, and ``reintegrate`` integrates those torques
+open-loop from the fitted initial state — the independent physical check.
 
 Objective (each component reported separately), ½‖r‖² with whitened residuals r:
 
@@ -86,7 +91,8 @@ class FitProblem:
     t0: float = 0.0
     degree: int = 5
     knot_frames: int = 2
-    samples_per_frame: int = 4
+    samples_per_frame: int = 4       # replay samples per frame (control_degree == 0 only)
+    control_degree: int = 16         # P of the lobatto<P> replay controls; 0: cubic
 
     def __post_init__(self):
         a = self.adapter
@@ -100,6 +106,9 @@ class FitProblem:
             raise BadInput("fit", "h, sigma_marker and sigma_closure must be > 0")
         if self.degree not in (3, 5) or self.knot_frames < 1 or self.samples_per_frame < 1:
             raise BadInput("fit", "degree must be 3 or 5, knot_frames and samples_per_frame >= 1")
+        if not (0 <= self.control_degree <= 32):
+            raise BadInput("fit", f"control_degree must be 0 (cubic) or 1 … 32, got "
+                                  f"{self.control_degree}")
         self.torque_scale = np.broadcast_to(np.asarray(self.torque_scale, float),
                                             (a.nv,)).copy()
         if not np.all(self.torque_scale > 0):
@@ -137,9 +146,22 @@ class FitProblem:
         B0, B1, B2 = basis(self.tk, self.degree, x)
         return B0 @ C, B1 @ C, B2 @ C
 
+    @property
+    def interpolation(self) -> str:
+        """The replay controls' interpolation (harness/candidate.py)."""
+        return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
+
     def replay_grid(self) -> np.ndarray:
-        n = (self.N - 1) * self.samples_per_frame + 1
-        return np.linspace(self.t[0], self.t[-1], n)
+        """Replay knots [s]: P + 1 Chebyshev–Lobatto points per spline interval (shared
+        ends), or ``samples_per_frame`` uniform samples per frame for the cubic."""
+        if not self.control_degree:
+            n = (self.N - 1) * self.samples_per_frame + 1
+            return np.linspace(self.t[0], self.t[-1], n)
+        P = self.control_degree
+        br = np.unique(self.tk)
+        x = 0.5 * (1.0 - np.cos(np.pi * np.arange(P) / P))        # [0, 1), ends shared
+        grid = (br[:-1, None] + np.diff(br)[:, None] * x[None, :]).ravel()
+        return np.r_[grid, br[-1]]
 
 
 @dataclass
@@ -162,6 +184,7 @@ class TrajectoryFitResult:
     message: str = ""
     solve_time_s: float = 0.0
     labels: tuple = ()
+    interpolation: str = "cubic"  # of tau_replay on t_replay (harness/candidate.py)
 
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
@@ -271,19 +294,22 @@ def _replay_torques(prob: FitProblem, C):
     tr = prob.replay_grid()
     q, v, vd = prob.evaluate(C, tr)
     tau = np.stack([a.inverse_dynamics(q[k], v[k], vd[k]) for k in range(tr.size)])
-    # defects: the cubic interpolant the engines receive vs ID at the midpoints
-    from scipy.interpolate import CubicSpline
+    # defects: the interpolant the engines receive vs ID at the midpoints between knots
+    from harness.candidate import Controls
 
     mid = 0.5 * (tr[1:] + tr[:-1])
     qm, vm, am = prob.evaluate(C, mid)
     tau_mid = np.stack([a.inverse_dynamics(qm[k], vm[k], am[k]) for k in range(mid.size)])
-    interp = CubicSpline(tr, tau, bc_type="not-a-knot")(mid)
+    ctl = Controls(tr, tau, prob.interpolation)
+    interp = np.stack([ctl.segment(k)(mid[k]) for k in range(mid.size)])
     err = np.abs(interp - tau_mid)
     scale = np.maximum(np.abs(tau_mid).max(axis=0), prob.torque_scale * 1e-3)
     defects = {"max_abs": float(err.max()), "max_rel": float((err / scale).max()),
                "worst_joint": prob.adapter.joint_names[int(np.argmax((err / scale).max(axis=0)))],
-               "what": "max |cubic interpolant of the replay torques − ID(q, q̇, q̈)| at the "
-                       "midpoints of the replay grid, relative to each joint's peak torque"}
+               "interpolation": prob.interpolation, "knots": int(tr.size),
+               "what": f"max |{prob.interpolation} interpolant of the replay torques − "
+                       "ID(q, q̇, q̈)| at the midpoints between replay knots, relative to "
+                       "each joint's peak torque (floor 1e-3 × its torque scale)"}
     return tr, tau, defects
 
 
@@ -338,15 +364,16 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
                                closure_residual=ev["cres"], defects=defects,
                                history=history, iterations=it, converged=converged,
                                message=message, solve_time_s=time.perf_counter() - start,
-                               labels=tuple(prob.labels))
+                               labels=tuple(prob.labels), interpolation=prob.interpolation)
 
 
-def reintegrate(adapter, result: TrajectoryFitResult, substeps: int = 4):
-    """Open-loop RK4 of the replay torques (cubic between samples, step = sample interval /
-    substeps) from the fitted (q0, v0). Returns the harness Rollout on the replay grid."""
+def reintegrate(adapter, result: TrajectoryFitResult, method=None):
+    """Open-loop integration of the replay torques (their own interpolation) from the
+    fitted (q0, v0), by ``method`` (harness/integrators.py; default DOP853 with rtol =
+    atol = 1e-12). Returns the harness Rollout on the replay knots."""
     from harness.candidate import Controls
     from harness.integrators import Method, rollout
 
-    dt = float(result.t_replay[1] - result.t_replay[0]) / substeps
+    method = method or Method("dop853", rtol=1e-12, atol=1e-12)
     return rollout(adapter, result.q[0], result.v[0],
-                   Controls(result.t_replay, result.tau_replay, "cubic"), Method("rk4", dt=dt))
+                   Controls(result.t_replay, result.tau_replay, result.interpolation), method)

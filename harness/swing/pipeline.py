@@ -52,7 +52,9 @@ class SwingSettings:
     w_smooth: float = 1.0
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
     knot_frames: int = 2
-    samples_per_frame: int = 16
+    control_degree: int = 16         # replay controls lobatto<P>: P + 1 knots per interval
+    samples_per_frame: int = 16      # only for control_degree 0 (cubic samples)
+    reint_rtol: float = 1e-12        # DOP853 rtol = atol of the reintegration and replay
     max_iter: int = 60
     tol: float = 1e-4
     segment_frames: int = 10
@@ -60,7 +62,7 @@ class SwingSettings:
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
-                      samples_per_frame=8, max_iter=15, tol=1e-3)
+                      max_iter=15, tol=1e-3)
 
 
 def _finite(x):
@@ -118,7 +120,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                          w_effort=s.w_effort, w_smooth=s.w_smooth,
                          pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
                          sigma_closure=s.sigma_closure_m, t0=first * h,
-                         knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame)
+                         knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
+                         control_degree=s.control_degree)
     fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol,
                 progress=lambda i, c: say(f"  fit iteration {i}: cost {c:.1f}") if i % 5 == 0
                 else None)
@@ -129,8 +132,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     phases = {"before_top": ~in_down, "top_to_impact": in_down}
     qf, vf, _ = prob.evaluate(fr.C, fr.t_replay)
     t0 = time.perf_counter()
-    dev, diverged_at = _open_loop(adapter, fr, prob, labels, qf)
-    seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames)
+    method = reintegration_method(s)
+    dev, diverged_at = _open_loop(adapter, fr, prob, labels, qf, method)
+    seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames, method)
     reint_s = time.perf_counter() - t0
     rmse_down = fr.marker_rmse(in_down)
     with np.errstate(invalid="ignore"):
@@ -168,8 +172,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "torque_peak": dict(zip(adapter.joint_names,
                                         np.abs(fr.tau).max(axis=0).tolist()))},
         "reintegration": {
-            "what": "open-loop harness RK4 of the replay torques from the fitted (q0, v0), "
-                    "markers compared with the fitted motion's",
+            "what": f"open-loop {method.label} of the replay torques ({fr.interpolation}) "
+                    "from the fitted (q0, v0), markers compared with the fitted motion's",
+            "method": method.settings(),
             "whole_window_rms_m": float(np.sqrt(np.mean(dev ** 2))) if diverged_at is None
             else float("inf"),
             "whole_window_max_m": float(np.nanmax(dev)),
@@ -187,7 +192,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     sha = hashlib.sha256(urdf.encode()).hexdigest()
     pm = PreparedModel(model.spec, str(upath), sha)
     markers = [Marker(l, l, (0.0, 0.0, 0.0)) for l in labels]
-    cand = from_arrays(pm, qf[0], vf[0], fr.t_replay, fr.tau_replay, "cubic", markers=markers,
+    cand = from_arrays(pm, qf[0], vf[0], fr.t_replay, fr.tau_replay, fr.interpolation,
+                       markers=markers,
                        provenance={"producer": "harness swing (harness/fit/trajectory.py)",
                                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                    "solver": {"name": "B-spline inverse-dynamics collocation, "
@@ -212,27 +218,39 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
 
 
-def _open_loop(adapter, fr, prob, labels, qf):
-    """Open-loop RK4 of the replay torques over the whole window, one frame's samples at a
-    time from the state reached (the same integration as one rollout), stopped when the
-    state is no longer finite or a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN
-    after a stop; time of the stop [s from the window start] or None)."""
-    from harness.candidate import Controls
-    from harness.integrators import Method, rollout
+def reintegration_method(settings: "SwingSettings"):
+    """The open-loop integrator of the checks (and of the engines' replay)."""
+    from harness.integrators import Method
 
-    spf = prob.samples_per_frame
+    return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
+
+
+def _chunk(prob) -> int:
+    """Replay knots per chunk: one spline interval (lobatto) or one frame (cubic)."""
+    return prob.control_degree or prob.samples_per_frame
+
+
+def _open_loop(adapter, fr, prob, labels, qf, method):
+    """Open-loop integration (``method``) of the replay torques over the whole window from
+    the fitted initial state, chunk by chunk from the state reached (one rollout, split
+    so that a divergence is caught early), stopped when the state is no longer finite or
+    a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN after a stop; time of the stop
+    [s from the window start] or None)."""
+    from harness.candidate import Controls
+    from harness.integrators import rollout
+
+    ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
+    step = _chunk(prob)
     tr = fr.t_replay
     R, K = tr.size, len(labels)
     dev = np.full((R, K), np.nan)
     q, v = fr.q[0].copy(), fr.v[0].copy()
-    dt = float(tr[1] - tr[0]) / 4
     dev[0] = 0.0
-    for a in range(0, R - 1, spf):
-        b = min(a + spf, R - 1)
+    for a in range(0, R - 1, step):
+        b = min(a + step, R - 1)
         try:
-            r = rollout(adapter, q, v, Controls(tr[a:b + 1], fr.tau_replay[a:b + 1], "cubic"),
-                        Method("rk4", dt=dt))
-        except FloatingPointError:
+            r = rollout(adapter, q, v, ctl.sub(a, b), method)
+        except (FloatingPointError, RuntimeError):
             return dev, float(tr[a] - tr[0])
         mr = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in r.q])
         mf = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qf[a:b + 1]])
@@ -243,24 +261,23 @@ def _open_loop(adapter, fr, prob, labels, qf):
     return dev, None
 
 
-def _segment_reintegration(adapter, fr, prob, labels, n_frames: int) -> dict:
-    """Reintegrate each window of ``n_frames`` frames from the fitted state at its start;
-    the worst marker deviation per segment (m)."""
+def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method) -> dict:
+    """Reintegrate each window of about ``n_frames`` frames (whole chunks) from the fitted
+    state at its start; the worst marker deviation per segment (m)."""
     from harness.candidate import Controls
-    from harness.integrators import Method, rollout
+    from harness.integrators import rollout
 
-    spf = prob.samples_per_frame
-    step = n_frames * spf
+    ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
+    per_frame = (fr.t_replay.size - 1) / max(prob.N - 1, 1)
+    step = max(_chunk(prob), int(round(n_frames * per_frame / _chunk(prob))) * _chunk(prob))
     worst = []
     for a in range(0, len(fr.t_replay) - 1, step):
         b = min(a + step, len(fr.t_replay) - 1)
         t = fr.t_replay[a:b + 1]
         q, v, _ = prob.evaluate(fr.C, t)
-        dt = float(t[1] - t[0]) / 4
         try:
-            r = rollout(adapter, q[0], v[0], Controls(t, fr.tau_replay[a:b + 1], "cubic"),
-                        Method("rk4", dt=dt))
-        except FloatingPointError:
+            r = rollout(adapter, q[0], v[0], ctl.sub(a, b), method)
+        except (FloatingPointError, RuntimeError):
             worst.append(float("inf"))
             continue
         mf = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in q])

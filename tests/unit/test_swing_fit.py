@@ -71,7 +71,7 @@ def test_candidate_replays_in_all_four_engines(fitted):
     _, prob, fr = fitted
     model = prepare_fixture("planar_golfer")
     q0, v0, _ = prob.evaluate(fr.C, fr.t_replay[:1])
-    cand = from_arrays(model, q0[0], v0[0], fr.t_replay, fr.tau_replay, "cubic",
+    cand = from_arrays(model, q0[0], v0[0], fr.t_replay, fr.tau_replay, fr.interpolation,
                        markers=[Marker("club_head", "club_head", (0.0, 0.0, 0.0))])
     case = replay.Case("planar_swing", cand, "agreement", Method("rk4", dt=1e-3), native=False)
     rr = replay.run([case], ENGINES)
