@@ -61,6 +61,13 @@ import scipy.sparse as sp
 
 from harness.errors import BadInput
 
+# IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
+# identified parameters of the benchmark problems unchanged (to round-off) and save time
+# (bench/ipopt_backends.py). MUMPS's own row/column scaling and permutation are skipped;
+# the least-squares constraint multipliers at the start are not computed (IPOPT discards
+# them on these problems anyway: |y| exceeds the default constr_mult_init_max of 1000).
+SPEED_OPTIONS = {"mumps_scaling": 0, "mumps_permuting_scaling": 0, "constr_mult_init_max": 0.0}
+
 METHODS = ("backward_euler", "midpoint", "trapezoidal", "hermite_simpson")
 LOSSES = ("linear", "soft_l1", "huber")
 
@@ -721,7 +728,7 @@ class Collocator:
         nlp = Problem(n=self.n, m=self.m, problem_obj=nlp_obj, lb=self.lb, ub=self.ub,
                               cl=zeros, cu=zeros)
         opts = {"print_level": 0, "sb": "yes", "linear_solver": "mumps", "tol": 1e-8,
-                "max_iter": 3000, "hessian_approximation": self.hessian_mode}
+                "max_iter": 3000, "hessian_approximation": self.hessian_mode, **SPEED_OPTIONS}
         opts.update(options or {})
         for k, v in opts.items():
             nlp.add_option(k, v)
