@@ -138,7 +138,7 @@ def load():
         left = []
         for p in deps:
             try:
-                ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL)
+                ctypes.CDLL(p)         # RTLD_LOCAL: found by soname, not exported
             except OSError as e:
                 left.append(p)
                 errors[p] = e
@@ -148,7 +148,11 @@ def load():
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
-        raise IpoptCUnavailable(f"cannot load {path}: {e}") from e
+        unloaded = "; ".join(f"{os.path.basename(k)}: {v}" for k, v in errors.items()
+                             if k in deps)
+        raise IpoptCUnavailable(f"cannot load {path}: {e}"
+                                + (f" (dependencies not loaded: {unloaded})" if unloaded
+                                   else "")) from e
     lib.CreateIpoptProblem.restype = c_void_p
     lib.CreateIpoptProblem.argtypes = [ipindex, _pnum, _pnum, ipindex, _pnum, _pnum, ipindex,
                                        ipindex, ipindex, Eval_F_CB, Eval_G_CB, Eval_Grad_F_CB,
