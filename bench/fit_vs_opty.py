@@ -15,6 +15,7 @@ compilation; ours: sparsity structure) is reported separately from solve time
 
 Run (opty in a separate environment; `make bench-fit` installs it):
     PYTHONPATH=.:/work/main/.venv/lib/python3.11/site-packages /tmp/benchvenv/bin/python bench/fit_vs_opty.py
+(--pendulum-only skips the balance problem, where opty runs ~3000 iterations.)
 """
 from __future__ import annotations
 
@@ -132,6 +133,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer pendulum starts")
     ap.add_argument("--balance-only", action="store_true")
+    ap.add_argument("--pendulum-only", action="store_true",
+                    help="skip the balance problem (opty runs ~3000 iterations there)")
     ap.add_argument("--balance-n", type=int, default=6000, help="balance nodes (default 6000)")
     args = ap.parse_args(argv)
     rows = []
@@ -158,23 +161,24 @@ def main(argv=None):
             osetup = 0.0   # compiled once per N
             _print(rows[-1])
     # ---------------- balance
-    NB = args.balance_n
-    t, a, xt, xm = P.balance_data(NB, seed=0)
-    c = P.balance_collocator(a, xm)
-    r, ow, oc = _solve_ours(c, repeats=1)
-    Ko = np.array([r.params[n] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
-    oprob, guess, osetup, names = opty_balance(a, xm)
-    osol, oinfo, odt, odc, oit = _solve_opty(oprob, guess, repeats=1)
-    Kp = np.array([osol[-8:][names.index(n)] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
-    rows.append(dict(problem=f"balance N={NB}", ours_it=r.iterations, ours_solve=ow,
-                     ours_cpu=oc, opty_cpu=odc,
-                     ours_setup=r.setup_time_s,
-                     ours_err=float(np.max(np.abs(Ko / P.BALANCE_K_TRUE - 1))),
-                     opty_it=oit, opty_solve=odt, opty_setup=osetup,
-                     opty_err=float(np.max(np.abs(Kp / P.BALANCE_K_TRUE - 1))),
-                     opty_status=oinfo["status"], ours_status=r.status))
-    _print(rows[-1])
-    print("ours K:\n", np.round(Ko, 2), "\nopty K:\n", np.round(Kp, 2))
+    if not args.pendulum_only:
+        NB = args.balance_n
+        t, a, xt, xm = P.balance_data(NB, seed=0)
+        c = P.balance_collocator(a, xm)
+        r, ow, oc = _solve_ours(c, repeats=1)
+        Ko = np.array([r.params[n] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
+        oprob, guess, osetup, names = opty_balance(a, xm)
+        osol, oinfo, odt, odc, oit = _solve_opty(oprob, guess, repeats=1)
+        Kp = np.array([osol[-8:][names.index(n)] for n in P.BALANCE_K_NAMES]).reshape(2, 4)
+        rows.append(dict(problem=f"balance N={NB}", ours_it=r.iterations, ours_solve=ow,
+                         ours_cpu=oc, opty_cpu=odc,
+                         ours_setup=r.setup_time_s,
+                         ours_err=float(np.max(np.abs(Ko / P.BALANCE_K_TRUE - 1))),
+                         opty_it=oit, opty_solve=odt, opty_setup=osetup,
+                         opty_err=float(np.max(np.abs(Kp / P.BALANCE_K_TRUE - 1))),
+                         opty_status=oinfo["status"], ours_status=r.status))
+        _print(rows[-1])
+        print("ours K:\n", np.round(Ko, 2), "\nopty K:\n", np.round(Kp, 2))
     print()
     print(f"solve times: best of {REPEATS} runs each (balance: one run); wall = time.perf_counter, "
           "cpu = time.process_time (this machine is shared: wall is several times cpu)")

@@ -61,6 +61,13 @@ import scipy.sparse as sp
 
 from harness.errors import BadInput
 
+# IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
+# identified parameters of the benchmark problems unchanged (to round-off) and save time
+# (bench/ipopt_backends.py). MUMPS's own row/column scaling and permutation are skipped;
+# the least-squares constraint multipliers at the start are not computed (IPOPT discards
+# them on these problems anyway: |y| exceeds the default constr_mult_init_max of 1000).
+SPEED_OPTIONS = {"mumps_scaling": 0, "mumps_permuting_scaling": 0, "constr_mult_init_max": 0.0}
+
 METHODS = ("backward_euler", "midpoint", "trapezoidal", "hermite_simpson")
 LOSSES = ("linear", "soft_l1", "huber")
 
@@ -265,6 +272,8 @@ class FitResult:
     theta: np.ndarray
     method: str
     max_dynamics_residual: float
+    backend: str = "c"     # IPOPT interface used: "c" (harness.fit.ipopt_c) or "cyipopt"
+    warnings: list = field(default_factory=list)   # e.g. the C backend fell back to cyipopt
 
     @property
     def converged(self) -> bool:
@@ -674,8 +683,25 @@ class Collocator:
         return np.bincount(self._hinv, weights=np.concatenate(vals), minlength=len(self.hess_rows))
 
     # ------------------------------------------------------------------ solve
-    def solve(self, options: dict | None = None, theta0=None) -> FitResult:
-        import cyipopt
+    def solve(self, options: dict | None = None, theta0=None, backend: str = "c") -> FitResult:
+        """Solve with IPOPT. ``backend``: "c" (default) goes through our ctypes binding of
+        IPOPT's C interface (harness.fit.ipopt_c; same library, same iterates, less
+        per-call copying), "cyipopt" through cyipopt. If the C library cannot be loaded,
+        "c" falls back to cyipopt and says so in ``FitResult.warnings``."""
+        if backend not in ("c", "cyipopt"):
+            raise BadInput(f"solve backend {backend!r}: expected 'c' or 'cyipopt'")
+        warnings = []
+        if backend == "c":
+            from harness.fit import ipopt_c
+            try:
+                ipopt_c.load()
+                Problem = ipopt_c.Problem
+            except ipopt_c.IpoptCUnavailable as e:
+                warnings.append(f"IPOPT C interface unavailable ({e}); solved with cyipopt")
+                backend = "cyipopt"
+        if backend == "cyipopt":
+            import cyipopt
+            Problem = cyipopt.Problem
 
         history = []
         coll = self
@@ -699,10 +725,10 @@ class Collocator:
             nlp_obj.hessian = self.hessian
             nlp_obj.hessianstructure = self.hessianstructure
         zeros = np.zeros(self.m)
-        nlp = cyipopt.Problem(n=self.n, m=self.m, problem_obj=nlp_obj, lb=self.lb, ub=self.ub,
+        nlp = Problem(n=self.n, m=self.m, problem_obj=nlp_obj, lb=self.lb, ub=self.ub,
                               cl=zeros, cu=zeros)
         opts = {"print_level": 0, "sb": "yes", "linear_solver": "mumps", "tol": 1e-8,
-                "max_iter": 3000, "hessian_approximation": self.hessian_mode}
+                "max_iter": 3000, "hessian_approximation": self.hessian_mode, **SPEED_OPTIONS}
         opts.update(options or {})
         for k, v in opts.items():
             nlp.add_option(k, v)
@@ -722,4 +748,5 @@ class Collocator:
             components=self.components(theta), history=history, status=int(info["status"]),
             message=msg, iterations=len(history) - 1 if history else 0,
             solve_time_s=solve_time, setup_time_s=self.setup_time_s, theta=theta,
-            method=self.method, max_dynamics_residual=dyn_res)
+            method=self.method, max_dynamics_residual=dyn_res, backend=backend,
+            warnings=warnings)
