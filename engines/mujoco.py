@@ -102,10 +102,9 @@ class MujocoAdapter(AdapterBase):
         if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
             self.provides.update({
                 "forward_dynamics_derivatives": "implicit-function theorem on "
-                                                "mjd_inverseFD (forward differences, eps "
-                                                "1e-6) and mj_fullM",
-                "inverse_dynamics_derivatives": "mjd_inverseFD (forward differences, eps "
-                                                "1e-6)",
+                                                "mjd_inverseFD (centred: steps ±1e-6) "
+                                                "and mj_fullM",
+                "inverse_dynamics_derivatives": "mjd_inverseFD (centred: steps ±1e-6)",
             })
         if self._as_is is not None:
             self.provides.update(_AS_IS_PROVIDES)
@@ -882,8 +881,9 @@ def _mj_no_as_is(self):
 
 
 def _mj_inverse_dynamics_derivatives(self, q, v, vdot):
-    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: mjd_inverseFD (forward
-    differences, eps = MJD_EPS, flg_actuation 0) on mj_inverse, the canonical conversions
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: centred differences from two
+    mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
+    canonical conversions
     applied by the chain rule (passive damping is part of qfrc_inverse)."""
     from harness.derivatives import root_chain_rule
 
@@ -899,8 +899,15 @@ def _mj_inverse_dynamics_derivatives(self, q, v, vdot):
     d.qvel[:] = self._to_mj_v(v, R)
     d.qacc[:] = self._to_mj_v(vd, R)
     d.qfrc_applied[:] = 0.0
+    # centred: the mean of mjd_inverseFD's forward differences at +eps and −eps (error
+    # O(eps²) instead of O(eps); ∂v̇/∂q = −M⁻¹ ∂τ/∂q amplifies it by M's conditioning)
     DfDq, DfDv, DfDa = (np.zeros((nv, nv)) for _ in range(3))
-    mujoco.mjd_inverseFD(m, d, MJD_EPS, 0, DfDq, DfDv, DfDa, None, None, None, None)
+    for eps in (MJD_EPS, -MJD_EPS):
+        Q, V, A = (np.zeros((nv, nv)) for _ in range(3))
+        mujoco.mjd_inverseFD(m, d, eps, 0, Q, V, A, None, None, None, None)
+        DfDq += 0.5 * Q
+        DfDv += 0.5 * V
+        DfDa += 0.5 * A
     ix = np.ix_(self._vmap, self._vmap)
     Aq, Av, Aa = DfDq.T[ix], DfDv.T[ix], DfDa.T[ix]  # (out, in), canonical order
     if R is None:

@@ -519,6 +519,7 @@ def cmd_swing(args) -> int:
         ok_replay = True
         if not args.no_replay:
             from harness import candidate, replay
+            from harness.evidence import write_json_atomic
 
             cand = candidate.load(cpath)
             case = replay.Case(replay.safe_case_name(cand.model.name), cand, "horizon",
@@ -531,6 +532,13 @@ def cmd_swing(args) -> int:
             replay_records = [r for r in result.records if r.stage == "replay"]
             ok_replay = all(r.status == "passed" for r in result.records
                             if r.status not in ("not_provided",))
+            engine_dev = pipeline.engine_replay_deviation(result.arrays, case.name,
+                                                          arrays["markers_replay"])
+            summary["replay"] = {"method": case.method.settings(),
+                                 "engine_marker_deviation_m": {
+                                     e: {"rms": r_, "max": m_}
+                                     for e, (r_, m_) in engine_dev.items()}}
+            write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
         f = summary["fit"]
         rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
         checks = [
@@ -545,7 +553,7 @@ def cmd_swing(args) -> int:
              "value": (f"diverged (a marker {pipeline.DIVERGED_M:g} m off) at "
                        f"{summary['reintegration']['diverged_at_s']:.3f} s; "
                        if summary["reintegration"]["diverged_at_s"] is not None else
-                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.1f} mm; ")
+                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.2f} mm; ")
                       + f"within the marker RMSE for the first "
                       f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
                       f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
@@ -563,6 +571,14 @@ def cmd_swing(args) -> int:
              "target": "reported, no threshold", "ok": None},
         ]
         if not args.no_replay:
+            dev = summary["replay"]["engine_marker_deviation_m"]
+            checks.append({"name": "each engine's open-loop replay within the marker RMSE "
+                                   "over the whole window",
+                           "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.2f} mm (max "
+                                              f"{1e3 * d['max']:.2f})" for e, d in dev.items())
+                           or "no engine replayed",
+                           "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
+                           "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})
             checks.append({"name": "replay records of every engine pair pass",
                            "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
                                     f"{len(replay_records)} replay rows pass",

@@ -199,16 +199,21 @@ def write_folder_atomic(out: Path, files: dict) -> Path:
     return out
 
 
-def write_text_atomic(path, text: str) -> Path:
-    """Write one text file atomically (temp file beside it + fsync + rename)."""
+def write_bytes_atomic(path, data: bytes) -> Path:
+    """Write one file atomically (temp file beside it + fsync + rename)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return path
+
+
+def write_text_atomic(path, text: str) -> Path:
+    """Write one UTF-8 text file atomically (write_bytes_atomic)."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path, obj) -> Path:

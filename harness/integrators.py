@@ -42,7 +42,8 @@ from harness.conventions import (canonical_dexp_inv, canonical_integrate, manifo
 METHODS = ("semi_implicit_euler", "rk4", "dop853")
 ORDERS = {"semi_implicit_euler": 1, "rk4": 4, "dop853": 8}
 REFINE_DT = 0.5       # refinement halves the step ...
-REFINE_TOL = 0.01     # ... or tightens rtol and atol by 100x
+REFINE_TOL = 0.01     # ... or tightens rtol and atol by 100x, down to
+DOP853_MIN_RTOL = 100 * np.finfo(float).eps   # SciPy's floor for rtol (it clamps below)
 _MAX_CHART_ANGLE = 1.0  # [rad] dop853 splits an interval whose root rotation exceeds this
 
 
@@ -62,6 +63,9 @@ class Method:
         if self.name == "dop853":
             if not (self.rtol and self.atol and self.rtol > 0 and self.atol > 0):
                 raise ValueError("dop853 needs rtol > 0 and atol > 0")
+            if self.rtol < DOP853_MIN_RTOL:
+                raise ValueError(f"dop853 rtol {self.rtol:g} is below SciPy's floor "
+                                 f"{DOP853_MIN_RTOL:.3g} (it would be clamped silently)")
         elif not (self.dt and self.dt > 0 and math.isfinite(self.dt)):
             raise ValueError(f"{self.name} needs a step dt > 0")
 
@@ -70,9 +74,11 @@ class Method:
         return ORDERS[self.name]
 
     def refined(self) -> "Method":
-        """The same method with the step halved or rtol/atol tightened 100×."""
+        """The same method with the step halved or rtol/atol tightened 100× (rtol not
+        below DOP853_MIN_RTOL, where SciPy would clamp it silently)."""
         if self.name == "dop853":
-            return replace(self, rtol=self.rtol * REFINE_TOL, atol=self.atol * REFINE_TOL)
+            return replace(self, rtol=max(self.rtol * REFINE_TOL, DOP853_MIN_RTOL),
+                           atol=self.atol * REFINE_TOL)
         return replace(self, dt=self.dt * REFINE_DT)
 
     @property

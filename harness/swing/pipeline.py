@@ -35,7 +35,8 @@ from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
 from harness.capture.scaling import GRIP_PAIRS, calibrate, dims_from_capture
-from harness.evidence import write_json_atomic, write_text_atomic
+from harness.evidence import (npz_bytes, write_bytes_atomic, write_json_atomic,
+                              write_text_atomic)
 from harness.fit import trajectory as tf
 
 
@@ -210,7 +211,17 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     arrays = {"t": fr.t, "q": fr.q, "tau": fr.tau, "t_replay": fr.t_replay,
               "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
               "reint_dev": dev, "y": Y}
+    qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
+    arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
+    write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes({
+        "spline_coefficients": fr.C, "spline_knots": prob.tk,
+        "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
+        "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
+        "labels": np.array(labels), "y": Y}))
     summary["candidate"] = str(cpath)
+    summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
+        "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
+        "at the replay knots; y the tracked markers (N, K, 3) m"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
 
@@ -223,6 +234,20 @@ def reintegration_method(settings: "SwingSettings"):
     from harness.integrators import Method
 
     return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
+
+
+def engine_replay_deviation(replay_arrays: dict, case: str, fitted_markers) -> dict:
+    """{engine: (RMS, max) [m]} of each engine's replayed markers (stage-5 arrays
+    ``replay/CASE/METHOD/ENGINE/markers``, (R, K, 3)) against the fitted motion's markers
+    at the replay knots (R, K, 3), over the whole window."""
+    out = {}
+    for key, mk in replay_arrays.items():
+        parts = key.split("/")
+        if len(parts) == 5 and parts[0] == "replay" and parts[1] == case \
+                and parts[4] == "markers" and mk.shape == fitted_markers.shape:
+            e = np.linalg.norm(mk - fitted_markers, axis=2)
+            out[parts[3]] = (float(np.sqrt(np.mean(e ** 2))), float(e.max()))
+    return out
 
 
 def _chunk(prob) -> int:
