@@ -532,7 +532,9 @@ def cmd_swing(args) -> int:
             replay_records = [r for r in result.records if r.stage == "replay"]
             ok_replay = all(r.status == "passed" for r in result.records
                             if r.status not in ("not_provided",))
-            engine_dev = pipeline.engine_replay_deviation(result.arrays, case.name,
+            arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case.name,
+                                                               arrays["markers_replay"])
+            engine_dev = pipeline.engine_replay_deviation(arrays["engine_markers"],
                                                           arrays["markers_replay"])
             summary["replay"] = {"method": case.method.settings(),
                                  "engine_marker_deviation_m": {
@@ -553,11 +555,11 @@ def cmd_swing(args) -> int:
              "value": (f"diverged (a marker {pipeline.DIVERGED_M:g} m off) at "
                        f"{summary['reintegration']['diverged_at_s']:.3f} s; "
                        if summary["reintegration"]["diverged_at_s"] is not None else
-                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.2f} mm; ")
+                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.3g} mm; ")
                       + f"within the marker RMSE for the first "
                       f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
                       f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
-                      f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.2f} mm",
+                      f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.3g} mm",
              "target": f"≤ {1e3 * rmse:.1f} mm over the window",
              "ok": summary["reintegration"]["whole_window_rms_m"] <= rmse},
             {"name": "fit wall time (calibration + IK + fit)",
@@ -574,8 +576,8 @@ def cmd_swing(args) -> int:
             dev = summary["replay"]["engine_marker_deviation_m"]
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "
                                    "over the whole window",
-                           "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.2f} mm (max "
-                                              f"{1e3 * d['max']:.2f})" for e, d in dev.items())
+                           "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.3g} mm (max "
+                                              f"{1e3 * d['max']:.3g})" for e, d in dev.items())
                            or "no engine replayed",
                            "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
                            "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})

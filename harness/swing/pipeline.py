@@ -34,10 +34,11 @@ from fixtures.golfers import marker_offsets
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
-from harness.capture.scaling import GRIP_PAIRS, calibrate, dims_from_capture
+from harness.capture.scaling import GRIP_PAIRS, build, calibrate, dims_from_capture
 from harness.evidence import (npz_bytes, write_bytes_atomic, write_json_atomic,
                               write_text_atomic)
 from harness.fit import trajectory as tf
+from harness.swing.identifiability import scaled_parameters
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,14 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 else None)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
+    t0 = time.perf_counter()
+    ident = scaled_parameters(model, dims, pin, fr.q, Y, labels,
+                              tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
+                              s.sigma_closure_m, lambda d, o: build(d, o, name=model.name))
+    ident["wall_s"] = time.perf_counter() - t0
+    say("identifiability of the scaled lengths (offsets fixed): " + ", ".join(
+        f"{k} ± {1e3 * v:.1f} mm" if v is not None and np.isfinite(v) else f"{k} unresolved"
+        for k, v in ident["lengths"]["lengths_se_m"].items()))
     # ---- checks
     in_down = (win >= ev.top_frame)[:, None] & np.ones((1, len(labels)), bool)
     phases = {"before_top": ~in_down, "top_to_impact": in_down}
@@ -172,6 +181,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                                   "measured": ev.impact_speed_mps},
                 "torque_peak": dict(zip(adapter.joint_names,
                                         np.abs(fr.tau).max(axis=0).tolist()))},
+        "identifiability": ident,
         "reintegration": {
             "what": f"open-loop {method.label} of the replay torques ({fr.interpolation}) "
                     "from the fitted (q0, v0), markers compared with the fitted motion's",
@@ -236,17 +246,25 @@ def reintegration_method(settings: "SwingSettings"):
     return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
 
 
-def engine_replay_deviation(replay_arrays: dict, case: str, fitted_markers) -> dict:
-    """{engine: (RMS, max) [m]} of each engine's replayed markers (stage-5 arrays
-    ``replay/CASE/METHOD/ENGINE/markers``, (R, K, 3)) against the fitted motion's markers
-    at the replay knots (R, K, 3), over the whole window."""
+def engine_markers(replay_arrays: dict, case: str, fitted_markers) -> dict:
+    """{engine: (R, K, 3) m} each engine's replayed markers (stage-5 arrays
+    ``replay/CASE/METHOD/ENGINE/markers``) shaped like the fitted ones."""
     out = {}
     for key, mk in replay_arrays.items():
         parts = key.split("/")
         if len(parts) == 5 and parts[0] == "replay" and parts[1] == case \
                 and parts[4] == "markers" and mk.shape == fitted_markers.shape:
-            e = np.linalg.norm(mk - fitted_markers, axis=2)
-            out[parts[3]] = (float(np.sqrt(np.mean(e ** 2))), float(e.max()))
+            out[parts[3]] = np.asarray(mk)
+    return out
+
+
+def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
+    """{engine: (RMS, max) [m]} of each engine's replayed markers (engine_markers)
+    against the fitted motion's markers at the replay knots, over the whole window."""
+    out = {}
+    for e, mk in markers.items():
+        d = np.linalg.norm(mk - fitted_markers, axis=2)
+        out[e] = (float(np.sqrt(np.mean(d ** 2))), float(d.max()))
     return out
 
 

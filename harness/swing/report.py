@@ -47,8 +47,21 @@ def render(summary: dict, arrays: dict, joint_names, checks: list, replay_record
         ax.set_xlabel("t [s]")
         ax.set_ylabel("reintegrated − fitted markers, RMS [m]")
 
+    def engines(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        tr, ref = arrays["t_replay"], arrays["markers_replay"]
+        for e, mk in arrays.get("engine_markers", {}).items():
+            d = np.sqrt(np.mean(np.sum((mk - ref) ** 2, axis=2), axis=1))
+            ax.semilogy(tr, np.maximum(1e-12, d), lw=1, label=e)
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("engine replay − fitted markers, RMS [m]")
+        ax.legend(fontsize=7)
+
     plots = [("Joint torques (fitted)", _svg(torques, (10, 3.2))),
              ("Marker error over time", _svg(residuals, (10, 2.6))),
              ("Open-loop reintegration of the fitted torques", _svg(reint, (10, 2.6)))]
+    if arrays.get("engine_markers"):
+        plots.append(("Each engine's open-loop replay against the fitted markers",
+                      _svg(engines, (10, 2.6))))
     return _ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
                                                       checks=checks, replay=list(replay_records))
