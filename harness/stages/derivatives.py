@@ -25,7 +25,7 @@ NAME = "derivatives"
 REFERENCE = "central_differences"
 # step of the central-difference reference [rad | m, rad/s | m/s, N·m | N, rad/s² | m/s²];
 # its error bound is stated in harness/tolerances.py ("derivatives" entries)
-CD_STEP = 1e-5
+CD_STEP = 1e-3   # Richardson on h and h/2 (harness/derivatives.py central_differences)
 EXACT_METHODS = ("analytical", "automatic_differentiation")
 
 _memo: dict = {}  # "inputs" -> the Inputs cached for; (id(adapter), kind) -> (N, 3, nv, nv)
