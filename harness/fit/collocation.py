@@ -162,9 +162,11 @@ class ArticulatedDynamics(ImplicitDynamics):
 
     States x = [q (nv) rad|m, v (nv) rad/s|m/s]; residual f = [q̇ − v; τ_id(q, v, v̇) − τ]
     with τ (nv) N·m|N either free controls (``torque="free"``, n_u = nv) or known inputs
-    (``torque="known"``, n_r = nv). No parameters. ∂τ_id/∂(q, v, v̇) by central
-    differences of the adapter's ``inverse_dynamics`` (step 1e-6), one call per point;
-    use ``hessian="limited-memory"`` with it.
+    (``torque="known"``, n_r = nv). No parameters. ∂τ_id/∂(q, v, v̇) from the engine,
+    ``adapter.inverse_dynamics_derivatives`` (analytical in Pinocchio and Crocoddyl,
+    automatic differentiation in Drake, centred finite differences in MuJoCo), one call
+    per point; the Hessian is central differences of that Jacobian (or use
+    ``hessian="limited-memory"``).
     """
 
     def __init__(self, adapter, torque: str = "free"):
@@ -205,16 +207,12 @@ class ArticulatedDynamics(ImplicitDynamics):
         J[:, np.arange(nv), 3 * nv + np.arange(nv)] = -1.0
         if self.n_u:
             J[:, nv + np.arange(nv), 4 * nv + np.arange(nv)] = -1.0
-        ID = self.adapter.inverse_dynamics
-        eps = 1e-6
         for m in range(M):
-            q, v, vd = x[m, :nv], x[m, nv:], xd[m, nv:]
-            for j in range(nv):
-                e = np.zeros(nv)
-                e[j] = eps
-                J[m, nv:, nv + j] = (ID(q, v, vd + e) - ID(q, v, vd - e)) / (2 * eps)
-                J[m, nv:, 2 * nv + j] = (ID(q + e, v, vd) - ID(q - e, v, vd)) / (2 * eps)
-                J[m, nv:, 3 * nv + j] = (ID(q, v + e, vd) - ID(q, v - e, vd)) / (2 * eps)
+            dq, dv, da = self.adapter.inverse_dynamics_derivatives(x[m, :nv], x[m, nv:],
+                                                                   xd[m, nv:])
+            J[m, nv:, nv:2 * nv] = da
+            J[m, nv:, 2 * nv:3 * nv] = dq
+            J[m, nv:, 3 * nv:4 * nv] = dv
         return J
 
 

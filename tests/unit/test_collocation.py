@@ -246,14 +246,15 @@ def test_balance_data_matches_dop853():
     assert np.all(_close(X, Xref, tol))
 
 
-def test_articulated_pendulum_fixture_through_pinocchio():
+@pytest.mark.parametrize("engine", ["pinocchio", "crocoddyl", "drake", "mujoco"])
+def test_articulated_pendulum_fixture_through_each_engine(engine):
     """The pendulum fixture, data from the adapter's forward dynamics (RK4, h/20) under a
-    known torque; collocation on the adapter's inverse dynamics recovers the unmeasured
-    velocity."""
+    known torque; collocation on the adapter's inverse dynamics (Jacobian: the engine's
+    own inverse_dynamics_derivatives) recovers the unmeasured velocity."""
     from harness.model import prepare_fixture
     from harness.registry import adapter_class
     tol = lookup("fit", "fitted_state")
-    ad = adapter_class("pinocchio")(prepare_fixture("pendulum"))
+    ad = adapter_class(engine)(prepare_fixture("pendulum"))
     dyn = ArticulatedDynamics(ad, torque="known")
     h, N = 0.01, 120
     t = h * np.arange(N)
@@ -276,7 +277,7 @@ def test_articulated_pendulum_fixture_through_pinocchio():
     tr = Trial(h=h, y=X[:, :1], r=tau[:, None], x_guess=np.c_[X[:, :1], np.zeros(N)])
     c = Collocator(dyn, [tr], Objective(C=np.array([[1.0, 0.0]]), sigma=[0.01]),
                    method="midpoint", hessian="limited-memory")
-    # the residual's Jacobian (FD of the adapter) against FD of the constraints
+    # the residual's Jacobian (the engine's derivatives) against FD of the constraints
     th = c.theta0 + 0.01
     J = np.zeros((c.m, c.n))
     J[c.jac_rows, c.jac_cols] = c.jacobian(th)
