@@ -536,7 +536,11 @@ def cmd_swing(args) -> int:
                                                                arrays["markers_replay"])
             engine_dev = pipeline.engine_replay_deviation(arrays["engine_markers"],
                                                           arrays["markers_replay"])
+            grip = pipeline.engine_grip_closure(
+                result.arrays, case.name, list(cand.model.frames),
+                [(a, b) for a, b, _ in pipeline.GRIP_PAIRS])
             summary["replay"] = {"method": case.method.settings(),
+                                 "grip_closure_max_m": grip,
                                  "engine_marker_deviation_m": {
                                      e: {"rms": r_, "max": m_}
                                      for e, (r_, m_) in engine_dev.items()}}
@@ -581,6 +585,19 @@ def cmd_swing(args) -> int:
                            or "no engine replayed",
                            "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
                            "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})
+            fit_closure = summary["fit"]["closure_max_m"]
+            checks.append({"name": "grip closure (right hand on the club) in each engine's "
+                                   "replay; kinematic in the fit, no constraint force",
+                           "value": "; ".join(f"{e} {1e3 * g:.1f} mm" for e, g in grip.items())
+                           + f" (fit {1e3 * fit_closure:.1f} mm)",
+                           "target": "reported, no threshold", "ok": None})
+            pr = summary["fit"]["pelvis_residual_peak"]
+            checks.append({"name": "feet: not modelled; the pelvis residual wrench stands for "
+                                   "the legs",
+                           "value": f"peak |F| {pr['force_N']:.0f} N (vertical "
+                                    f"{pr['vertical_force_N']:.0f} N), |M| "
+                                    f"{pr['moment_Nm']:.0f} N·m",
+                           "target": "reported, no threshold", "ok": None})
             checks.append({"name": "replay records of every engine pair pass",
                            "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
                                     f"{len(replay_records)} replay rows pass",

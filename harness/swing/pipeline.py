@@ -174,13 +174,14 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "marker_rmse_by_phase_m": {k: fr.marker_rmse(m) for k, m in phases.items()},
                 "marker_rmse_by_label_m": fr.marker_rmse_by_label(),
                 "marker_rmse_top_to_impact_by_label_m": fr.marker_rmse_by_label(in_down),
-                "closure_max_m": float(np.abs(fr.closure_residual).max()) if
+                "closure_max_m": float(np.linalg.norm(fr.closure_residual, axis=2).max()) if
                 fr.closure_residual.size else 0.0,
                 "defects": fr.defects,
                 "club_head_speed_at_impact_mps": {"fitted": v_fit,
                                                   "measured": ev.impact_speed_mps},
                 "torque_peak": dict(zip(adapter.joint_names,
-                                        np.abs(fr.tau).max(axis=0).tolist()))},
+                                        np.abs(fr.tau).max(axis=0).tolist())),
+                "pelvis_residual_peak": _pelvis_residual(adapter, fr.tau)},
         "identifiability": ident,
         "reintegration": {
             "what": f"open-loop {method.label} of the replay torques ({fr.interpolation}) "
@@ -258,6 +259,24 @@ def engine_markers(replay_arrays: dict, case: str, fitted_markers) -> dict:
     return out
 
 
+def engine_grip_closure(replay_arrays: dict, case: str, frames: list, pairs) -> dict:
+    """{engine: max |p_a − p_b| [m] over the replay} of each closure pair (frame_a,
+    frame_b) in each engine's replayed frame poses (``replay/CASE/METHOD/ENGINE/frames``,
+    (R, k, 12) in ``frames`` order)."""
+    out = {}
+    for key, P in replay_arrays.items():
+        parts = key.split("/")
+        if len(parts) == 5 and parts[0] == "replay" and parts[1] == case \
+                and parts[4] == "frames":
+            worst = 0.0
+            for a, b in pairs:
+                ia, ib = frames.index(a), frames.index(b)
+                worst = max(worst, float(np.linalg.norm(P[:, ia, :3] - P[:, ib, :3],
+                                                        axis=1).max()))
+            out[parts[3]] = worst
+    return out
+
+
 def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
     """{engine: (RMS, max) [m]} of each engine's replayed markers (engine_markers)
     against the fitted motion's markers at the replay knots, over the whole window."""
@@ -266,6 +285,21 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
         d = np.linalg.norm(mk - fitted_markers, axis=2)
         out[e] = (float(np.sqrt(np.mean(d ** 2))), float(d.max()))
     return out
+
+
+def _pelvis_residual(adapter, tau) -> dict:
+    """Peaks of the generalized forces on the pelvis' six actuated coordinates: what the
+    legs and feet (not modelled: no foot contact) would supply."""
+    def col(n):
+        return tau[:, adapter.layout.slot(n).iv]
+    F = np.stack([col(f"pelvis_t{a}") for a in "xyz"], axis=1)
+    T = np.stack([col(f"pelvis_r{a}") for a in "zxy"], axis=1)
+    return {"force_N": float(np.linalg.norm(F, axis=1).max()),
+            "vertical_force_N": float(np.abs(F[:, 2]).max()),
+            "moment_Nm": float(np.linalg.norm(T, axis=1).max()),
+            "what": "peak |F| of pelvis_tx/ty/tz and |(pelvis_rz, rx, ry)| (joint-space "
+                    "moments about the Euler axes): the residual wrench that stands for "
+                    "the legs and feet, which the model does not have"}
 
 
 def _chunk(prob) -> int:
