@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.errors import BadInput
 from harness.fit import problems as P
-from harness.fit.collocation import METHODS
+from harness.fit.collocation import METHODS, SPEED_OPTIONS
 
 SCHEMA = "harness-fit"
 SCHEMA_VERSION = 1
@@ -110,7 +110,8 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
            "ipopt": {"status": res.status, "message": res.message,
                      "iterations": res.iterations, "solve_time_s": res.solve_time_s,
                      "setup_time_s": res.setup_time_s, "tol": 1e-8, "linear_solver": "mumps",
-                     "hessian": coll.hessian_mode},
+                     "hessian": coll.hessian_mode, "backend": res.backend,
+                     "options_added": dict(SPEED_OPTIONS), "warnings": list(res.warnings)},
            "converged": res.converged, "parameters": params,
            "objective_components": res.components,
            "objective_weights": {"w_meas": coll.obj.w_meas, "w_effort": coll.obj.w_effort,

@@ -687,7 +687,7 @@ class Collocator:
         per-call copying), "cyipopt" through cyipopt. If the C library cannot be loaded,
         "c" falls back to cyipopt and says so in ``FitResult.warnings``."""
         if backend not in ("c", "cyipopt"):
-            raise BadInput(f"solve backend {backend!r}: expected 'c' or 'cyipopt'")
+            raise BadInput("backend", f"{backend!r}: expected 'c' or 'cyipopt'")
         warnings = []
         if backend == "c":
             from harness.fit import ipopt_c
