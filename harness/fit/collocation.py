@@ -509,13 +509,24 @@ class Collocator:
         return p
 
     def _point(self, s, theta):
+        """(ẋ, x, u, r, p, t) of evaluation set s at θ; the last θ's are kept, since IPOPT
+        asks for the constraints, their Jacobian and the Hessian at the same point."""
+        memo = self.__dict__.setdefault("_point_memo", {})
+        hit = memo.get(s["row0"])
+        if hit is not None and np.array_equal(hit[0], theta):
+            return hit[1]
+
         def comb(terms, width):
             out = np.zeros((s["M"], width))
             for c, idx in terms:
                 out += c * theta[idx]
             return out
-        return (comb(s["xd"], self.dyn.n_x), comb(s["x"], self.dyn.n_x),
-                comb(s["u"], self.dyn.n_u), s["r"], self.params_full(theta), s["t"])
+        val = (comb(s["xd"], self.dyn.n_x), comb(s["x"], self.dyn.n_x),
+               comb(s["u"], self.dyn.n_u), s["r"], self.params_full(theta), s["t"])
+        for a in val[:3]:
+            a.flags.writeable = False     # shared between calls: nobody may change it
+        memo[s["row0"]] = (np.array(theta, dtype=float, copy=True), val)
+        return val
 
     def _build_hessian_structure(self):
         nx, nu, n = self.dyn.n_x, self.dyn.n_u, self.n
