@@ -87,3 +87,26 @@ def test_stage_runs_through_the_runner_with_method_tolerances():
     assert q[("central_differences", "drake", "dtau_dq")] == "dtau_dq/central_differences"
     assert q[("central_differences", "mujoco", "dvdot_dv")] == "dvdot_dv/finite_difference"
     assert len(recs) == 6 * (3 + 3)  # 6 quantities × (3 pairs + 3 reference rows)
+
+
+def test_reference_holds_where_the_dynamics_dwarf_their_derivatives():
+    """A rod state (from `qualify --profile full`, seed 0, state 57) where |v̇| ≈ 6e3 while
+    |∂v̇/∂q| ≈ 7: the plain central differences of step 1e-5 carry Drake's round-off
+    (noise/h) beyond the reference bound; the Richardson reference (CD_STEP) does not."""
+    a = adapter("drake", "rod")
+    q = np.array([-0.18444275781404196, 0.20992629667795937, -0.14202795141802826,
+                  -0.4443980774465235, -0.08433423264625571, 0.8500664967559615,
+                  0.2697870216649571])
+    v = np.array([0.23864041259468752, 0.30695240756929365, -1.1879771119180123,
+                  -0.9946174659516218, -1.3393066836288288, -0.2765794799582227])
+    tau = np.array([-0.49938020921985216, 0.5952377749993538, 0.5815244995384661,
+                    3.3508952766254727, -0.4557120731823293, 0.91205966277718])
+    got = a.forward_dynamics_derivatives(q, v, tau)[0]
+    tol = lookup("derivatives", "dvdot_dq/central_differences")
+    plain = central_differences(a, q, v, tau, "forward", 1e-5, richardson=False)[0]
+    assert not measure(got[None], plain[None], tol)[3]
+    assert_close(got, central_differences(a, q, v, tau, "forward", CD_STEP)[0],
+                 "derivatives", "dvdot_dq/central_differences", "drake rod")
+    # and Drake's automatic differentiation agrees with Pinocchio's analytical derivative
+    assert_close(got, adapter("pinocchio", "rod").forward_dynamics_derivatives(q, v, tau)[0],
+                 "derivatives", "dvdot_dq", "drake vs pinocchio, rod")
