@@ -2,9 +2,9 @@
 part of ``cyipopt.Problem`` that ``Collocator.solve`` uses.
 
 Why it exists: cyipopt's Cython callbacks copy every array that crosses the boundary
-(x, λ, g, ∇f, Jacobian and Hessian values) element by element through untyped Python
-indexing (``for i in range(nele_jac): values[i] = np_jac_g[i]`` on an untyped ndarray,
-cyipopt 1.7 ``ipopt_wrapper.pyx``), one NumPy scalar allocation per element. Measured with
+(x, λ, g, ∇f, Jacobian and Hessian values) element by element, indexing an untyped
+ndarray in a Python-level loop (cyipopt 1.7, ``ipopt_wrapper.pyx``): one NumPy scalar
+allocation per element. Measured with
 perf on the pendulum benchmark (n = 2001 variables, m = 1998 constraints, 8991 Jacobian and
 2999 Hessian nonzeros, 4 IPOPT iterations) that copying was about 40 % of the ~62 ms
 solve while our callbacks took ~6 ms. Here every copy is one vectorised NumPy assignment
@@ -28,8 +28,8 @@ Interface (numbers are IPOPT's: x, bounds, g in the problem's own units):
     Problem.add_option(name, value) / solve(x0, options=None) -> (x, info)
 
 ``info``: x, g (m,), obj_val, mult_g (m,), mult_x_L (n,), mult_x_U (n,), status (int,
-IPOPT's ApplicationReturnStatus), status_name (the enum's name), status_msg (IPOPT's
-message for it). Options: str → AddIpoptStrOption, float → AddIpoptNumOption, int →
+IPOPT's ApplicationReturnStatus), status_name (the enum's name), status_msg (a one-line
+gloss of it, ours; cyipopt's messages differ in wording). Options: str → AddIpoptStrOption, float → AddIpoptNumOption, int →
 AddIpoptIntOption; an option IPOPT rejects raises ``ValueError``. An exception raised in
 a callback is stored, IPOPT is told the evaluation failed (and stopped at the next
 intermediate callback), and the exception is re-raised after IpoptSolve returns;
@@ -63,38 +63,28 @@ Intermediate_CB = ctypes.CFUNCTYPE(c_bool, ipindex, ipindex, ipnumber, ipnumber,
                                    ipnumber, ipnumber, ipnumber, ipnumber, ipnumber, ipindex,
                                    c_void_p)
 
-# ApplicationReturnStatus (IpReturnCodes_inc.h): value -> (name, IPOPT's message)
+# ApplicationReturnStatus (IpReturnCodes_inc.h): value -> (enum name, our one-line gloss)
 STATUS = {
-    0: ("Solve_Succeeded", "Algorithm terminated successfully at a locally optimal point, "
-        "satisfying the convergence tolerances (can be specified by options)."),
-    1: ("Solved_To_Acceptable_Level", "Algorithm stopped at a point that was converged, not "
-        "to \"desired\" tolerances, but to \"acceptable\" tolerances (see the acceptable-... "
-        "options)."),
-    2: ("Infeasible_Problem_Detected", "Algorithm converged to a point of local "
-        "infeasibility. Problem may be infeasible."),
-    3: ("Search_Direction_Becomes_Too_Small", "Algorithm proceeds with very little progress."),
-    4: ("Diverging_Iterates", "It seems that the iterates diverge."),
-    5: ("User_Requested_Stop", "The user call-back function intermediate_callback (see "
-        "Section 3.3.4 in the documentation) returned false, i.e., the user code requested a "
-        "premature termination of the optimization."),
-    6: ("Feasible_Point_Found", "Feasible point for square problem found."),
-    -1: ("Maximum_Iterations_Exceeded", "Maximum number of iterations exceeded (can be "
-         "specified by an option)."),
-    -2: ("Restoration_Failed", "Restoration phase failed, algorithm doesn't know how to "
-         "proceed."),
-    -3: ("Error_In_Step_Computation", "An unrecoverable error occurred while Ipopt tried to "
-         "compute the search direction."),
-    -4: ("Maximum_CpuTime_Exceeded", "Maximum CPU time exceeded."),
-    -5: ("Maximum_WallTime_Exceeded", "Maximum wall time exceeded."),
-    -10: ("Not_Enough_Degrees_Of_Freedom", "Problem has too few degrees of freedom."),
-    -11: ("Invalid_Problem_Definition", "Invalid problem definition."),
-    -12: ("Invalid_Option", "Invalid option encountered."),
-    -13: ("Invalid_Number_Detected", "Algorithm received an invalid number (such as NaN or "
-          "Inf) from the NLP; see also option check_derivatives_for_naninf."),
-    -100: ("Unrecoverable_Exception", "Some uncaught Ipopt exception encountered."),
-    -101: ("NonIpopt_Exception_Thrown", "Unknown Exception caught in Ipopt."),
-    -102: ("Insufficient_Memory", "Not enough memory."),
-    -199: ("Internal_Error", "An unknown internal error occurred."),
+    0: ("Solve_Succeeded", "converged: a local optimum within the tolerances"),
+    1: ("Solved_To_Acceptable_Level", "stopped at the looser 'acceptable' tolerances"),
+    2: ("Infeasible_Problem_Detected", "converged to a locally infeasible point"),
+    3: ("Search_Direction_Becomes_Too_Small", "stopped: the steps became too small"),
+    4: ("Diverging_Iterates", "stopped: the iterates diverge"),
+    5: ("User_Requested_Stop", "stopped by the intermediate callback"),
+    6: ("Feasible_Point_Found", "a feasible point of a square problem"),
+    -1: ("Maximum_Iterations_Exceeded", "stopped at max_iter"),
+    -2: ("Restoration_Failed", "the restoration phase failed"),
+    -3: ("Error_In_Step_Computation", "the search direction could not be computed"),
+    -4: ("Maximum_CpuTime_Exceeded", "stopped at max_cpu_time"),
+    -5: ("Maximum_WallTime_Exceeded", "stopped at max_wall_time"),
+    -10: ("Not_Enough_Degrees_Of_Freedom", "fewer free variables than equality constraints"),
+    -11: ("Invalid_Problem_Definition", "the problem definition is invalid"),
+    -12: ("Invalid_Option", "an option is invalid"),
+    -13: ("Invalid_Number_Detected", "a callback returned NaN or inf"),
+    -100: ("Unrecoverable_Exception", "IPOPT raised an exception it could not handle"),
+    -101: ("NonIpopt_Exception_Thrown", "an exception from outside IPOPT reached it"),
+    -102: ("Insufficient_Memory", "out of memory"),
+    -199: ("Internal_Error", "IPOPT internal error"),
 }
 
 
