@@ -607,13 +607,10 @@ def save(cand: Candidate, path) -> Path:
 
     buf = io.BytesIO()
     np.savez(buf, **arrays)
+    from harness.evidence import write_bytes_atomic
+
     for target, data in ((apath, buf.getvalue()), (path, blob)):
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_bytes_atomic(target, data)
     return path
 
 
