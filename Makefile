@@ -1,6 +1,7 @@
 # `make run`  — set up .venv if missing, run `harness qualify` into reports/latest and a
 #               short swing fit into reports/swing, print both report paths.
-# `make test` — set up .venv if missing, run the whole test suite.
+# `make test` — set up .venv if missing, check the import contracts (lint-imports) and the
+#               style (ruff), then run the whole test suite.
 # Only python3 and make are needed; everything else is installed with pinned versions
 # (pyproject.toml + constraints.txt).
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # OpenMP code (Crocoddyl, Pinocchio) swings 10-100x when the other core is busy unless
-# it waits passively (ENGINE_NOTES.md).
+# it waits passively (docs/engines.md).
 export OMP_WAIT_POLICY := PASSIVE
 export OMP_NUM_THREADS := 1
 
@@ -28,6 +29,8 @@ run: $(STAMP)
 		echo "swing: some checks not met (see reports/swing/index.html)"
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
 	./scripts/install-chromium.sh
 	$(PY) -m pytest -q
 
@@ -35,7 +38,7 @@ bench: $(STAMP)
 	$(PY) bench/adapter_overhead.py
 
 # Our collocation fitter against opty 1.5.0 on the same data (bench/fit_vs_opty.py), then
-# the full issue-8 benchmark tables (bench/fit_benchmarks.py). opty goes in with --no-deps
+# the fitter's benchmark tables (bench/fit_benchmarks.py). opty goes in with --no-deps
 # after its pinned dependencies (the `bench` extra); it compiles its problems with Cython
 # (needs a C compiler) on first use, which is reported as setup time.
 bench-fit: $(STAMP)

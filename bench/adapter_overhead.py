@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from harness import registry  # noqa: E402
-from harness.model import prepare_fixture  # noqa: E402
+from harness.model import registry  # noqa: E402
+from harness.model.prepared import prepare_fixture  # noqa: E402
 
 
 def raw_call(engine, ad, q, v, tau):

@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-from harness import contact_sweep as cs
+from harness.sweep import contact as cs
 
 
 def main(quick: bool) -> None:

@@ -1,4 +1,4 @@
-"""Measured tables for the README's derivatives/shooting/identifiability section (issue 8).
+"""Measured tables for the README's derivatives/shooting/identifiability section.
 
 Run: PYTHONPATH=$PWD python bench/derivatives_shooting.py [--samples 10]
 
@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from fixtures import catalog
-from harness import registry
 from harness.fit import shooting as sh
-from harness.model import prepare_fixture
+from harness.model import registry
+from harness.model.prepared import prepare_fixture
 from harness.stages import runner
 
 ENGINES = list(registry.ENGINES)

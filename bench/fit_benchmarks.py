@@ -1,4 +1,4 @@
-"""Issue #8 benchmarks of the collocation fitter (harness/fit/), full size; prints tables.
+"""Benchmarks of the collocation fitter (harness/fit/), full size; prints tables.
 
 * Pendulum θ̈ = −p sin θ, p = 10, h = 0.01 s, σ = 0.05 rad, midpoint; N = 1000 and 5000;
   seeds 0-4; starts p0 = 1, 5, 10, 20, …, 100. Criterion: every start reaches the optimum
@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
+from harness.core.tolerances import lookup
 from harness.fit import problems as P
-from harness.tolerances import lookup
 
 
 def pendulum(N_list=(1000, 5000), seeds=range(5), p0s=P.PENDULUM_P0S, method="midpoint"):

@@ -1,7 +1,7 @@
 """Our collocation fitter vs opty 1.5.0 on the same synthetic data, in one run.
 
-Solve times are the best of REPEATS (3) solves (one for the balance problem), wall (time.perf_counter) and process CPU
-(time.process_time) both printed.
+Solve times are the best of REPEATS (3) solves (one for the balance problem), wall
+(time.perf_counter) and process CPU (time.process_time) both printed.
 
 Problems (harness/fit/problems.py): the pendulum θ̈ = −p sin θ (midpoint, N = 1000 and
 5000, σ = 0.05 rad, seed 0, every start p0 of PENDULUM_P0S at N = 1000, p0 = 10 at
@@ -14,7 +14,8 @@ compilation; ours: sparsity structure) is reported separately from solve time
 (time.perf_counter around IPOPT's solve).
 
 Run (opty in a separate environment; `make bench-fit` installs it):
-    PYTHONPATH=.:/work/main/.venv/lib/python3.11/site-packages /tmp/benchvenv/bin/python bench/fit_vs_opty.py
+    PYTHONPATH=.:.venv/lib/python3.11/site-packages OTHER_VENV/bin/python \
+        bench/fit_vs_opty.py
 (--pendulum-only skips the balance problem, where opty runs ~3000 iterations.)
 """
 from __future__ import annotations

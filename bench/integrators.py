@@ -3,9 +3,9 @@
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/integrators.py \
         [--fixture chain7,free_body] [--duration 1.0] [--svg OUT.svg]
 
-For each fixture a synthetic candidate (harness.replay.synthesize: PD tracking on a fixed
-base, torque-free tumbling on a free root) is integrated by the harness's semi-implicit
-Euler, RK4 and DOP853 over each engine's forward dynamics, and by each engine's own
+For each fixture a synthetic candidate (harness.stages.replay.stage.synthesize: PD
+tracking on a fixed base, torque-free tumbling on a free root) is integrated by the
+harness's semi-implicit Euler, RK4 and DOP853 over each engine's forward dynamics, and by each engine's own
 stepping, at a range of steps / tolerances. Error: max over knots and coordinates of
 |x − x_ref| against DOP853 at rtol = atol = 1e-13 with Pinocchio's dynamics. Wall time:
 the rollout only (adapter construction excluded), median of --repeat runs.
@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from harness import registry  # noqa: E402
-from harness.integrators import Method, rollout  # noqa: E402
-from harness.model import prepare_fixture  # noqa: E402
-from harness.replay import synthesize  # noqa: E402
+from harness.model import registry  # noqa: E402
+from harness.model.integrators import Method, rollout  # noqa: E402
+from harness.model.prepared import prepare_fixture  # noqa: E402
+from harness.stages.replay.stage import synthesize  # noqa: E402
 
 HARNESS = {"semi_implicit_euler": [Method("semi_implicit_euler", dt=d)
                                    for d in (4e-3, 2e-3, 1e-3, 5e-4)],

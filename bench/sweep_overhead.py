@@ -1,4 +1,4 @@
-"""Sweep executor overhead (harness/sweep.py): the wall time per case of cases that do
+"""Sweep executor overhead (harness/sweep/executor.py): the wall time per case of cases that do
 no work (``noop_case``), so everything measured is the executor's own cost — handing a
 case to a worker process, running it, sending the metrics back, bookkeeping.
 
@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.sweep import _local_context, local_cluster, run_sweep  # noqa: E402
+from harness.sweep.executor import _local_context, local_cluster, run_sweep  # noqa: E402
 from tests.support.sweep_cases import noop_case, segfault_case  # noqa: E402
 
 

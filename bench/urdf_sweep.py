@@ -22,9 +22,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fixtures.urdf_import import load_urdf_with_notes  # noqa: E402
-from harness.errors import BadInput, HarnessError, NotProvided  # noqa: E402
-from harness.model import PreparedModel  # noqa: E402
+from harness.core.errors import BadInput, HarnessError, NotProvided  # noqa: E402
+from harness.model.prepared import PreparedModel  # noqa: E402
+from harness.model.urdf_import import load_urdf_with_notes  # noqa: E402
 
 
 def example_robot_data_urdfs() -> tuple:

@@ -1,0 +1,35 @@
+"""The engine adapters, one module per engine, and the one table that names them.
+
+The harness reaches an engine only through harness/model/registry.py, which reads
+``ENGINES`` below; no module outside this package names an engine.
+
+``preferred_for``: the roles an engine is the first choice for when the harness needs one
+engine rather than all of them — ``fit`` (exact analytical derivatives and Jacobians for
+the fitter and inverse kinematics) and ``contact_law`` (the shared contact law's rigid-body
+terms in sweep workers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """module.cls: the adapter; distribution: the PyPI distribution that carries the
+    engine (its version is recorded); binding: the module the adapter needs (import name)."""
+
+    module: str
+    cls: str
+    distribution: str
+    binding: str
+    preferred_for: tuple = ()
+
+
+ENGINES = {
+    "mujoco": EngineEntry("engines.mujoco", "MujocoAdapter", "mujoco", "mujoco"),
+    "pinocchio": EngineEntry("engines.pinocchio", "PinocchioAdapter", "pin", "pinocchio",
+                             preferred_for=("fit", "contact_law")),
+    "crocoddyl": EngineEntry("engines.crocoddyl", "CrocoddylAdapter", "crocoddyl",
+                             "crocoddyl"),
+    "drake": EngineEntry("engines.drake", "DrakeAdapter", "drake", "pydrake.multibody.plant"),
+}

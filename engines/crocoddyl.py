@@ -1,4 +1,4 @@
-"""Crocoddyl adapter (crocoddyl 3.2.1, built against pin 4.0.0 — see ENGINE_NOTES.md).
+"""Crocoddyl adapter (crocoddyl 3.2.1, built against pin 4.0.0).
 
 Dimension legend: nq, nv canonical; x = [q, v] (nq + nv); u = τ (nv, ActuationModelFull).
 
@@ -17,7 +17,7 @@ Rows come from Crocoddyl's own models, never from calling Pinocchio directly:
 Crocoddyl has no API of its own for frame poses, frame Jacobians or the bias vector h;
 those raise NotProvided.
 
-* contact-point kinematics (stage ``contact``, harness/contact_law.py):
+* contact-point kinematics (stage ``contact``, harness/model/contact_law.py):
   ``contact_frame_kinematics`` — frame origins p_WF from ``ResidualModelFrameTranslation``
   (reference 0: r = p_WF) and J_WF from ``ResidualModelFrameVelocity`` in
   LOCAL_WORLD_ALIGNED (∂r/∂v = J_WF), both as costs of a
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.conventions import spatial_inertia_world
-from harness.errors import EngineUnavailable, NotProvided
-from harness.model import PreparedModel
-from harness.protocol import AdapterBase
+from harness.core.conventions import spatial_inertia_world
+from harness.core.errors import EngineUnavailable, NotProvided
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import AdapterBase, as_is_source
 
 try:
     import crocoddyl
@@ -66,7 +66,7 @@ class CrocoddylAdapter(AdapterBase):
         self._x = np.zeros(self.nq + self.nv)
         self._D = np.asarray(self._state.pinocchio.damping, dtype=float)[vidx]
         self._damped = bool(np.any(self._D))
-        self._as_is = getattr(model, "as_is_file", None) and model.as_is_file(self.name)
+        self._as_is = as_is_source(model, self.name)
         if self._as_is:
             self._damped = False  # Crocoddyl's default: no joint damping
         self.provides = {
@@ -87,12 +87,23 @@ class CrocoddylAdapter(AdapterBase):
                                             "at a frame added at the contact point",
         }
         self.derivatives_method = "analytical"  # stages/derivatives.py
-        self.provides.update({  # dynamics derivatives (issue 8): functions at the end
+        self.provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "DifferentialActionModelFreeFwdDynamics.calcDiff "
                                             "(Fx, Fu; analytical), u = τ − D v",
             "inverse_dynamics_derivatives": "DifferentialActionModelFreeInvDynamics.calcDiff "
                                             "(RNEA derivatives in its multibody data) + D",
         })
+        self.provides.update({
+            "frame_jacobian_drift": "ContactModel6D / ContactModel3D (LOCAL_WORLD_ALIGNED) "
+                                    "data Jc, a0 after "
+                                    "DifferentialActionModelContactFwdDynamics.calc",
+            "native_constrained": "DifferentialActionModelContactFwdDynamics (ContactModel1D "
+                                  "per row / ContactModel6D per weld, world-fixed targets), "
+                                  "inv_damping 0",
+        })
+        # cached contact-model DAMs: frame tuples (contact_frame_kinematics), ("frame", f)
+        # (frame_jacobian_drift), ("native", rows) (native_constrained)
+        self._contact_dams = {}
 
     def _v(self, v):
         return v if self._identity else v[self._vinv]
@@ -107,7 +118,7 @@ class CrocoddylAdapter(AdapterBase):
             x[self.nq:] = v[self._vinv]
         return x
 
-    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints of the Pinocchio model Crocoddyl's state would wrap (as-is)."""
@@ -169,13 +180,13 @@ class CrocoddylAdapter(AdapterBase):
         raise NotProvided(self.name, "frame Jacobian", "Crocoddyl has no kinematics API of "
                           "its own (its residuals call Pinocchio)")
 
-    # ----- contact-point kinematics (stage contact, harness/contact_law.py) -----------------
+    # ----- contact-point kinematics (stage contact, harness/model/contact_law.py) -----------------
     def contact_frame_kinematics(self, q, frames):
         """(p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes) of k frame
         origins, from Crocoddyl's frame residuals evaluated inside its free forward-dynamics
         model (calc + calcDiff at x = [q, 0], u = 0; neither residual depends on v or u)."""
         frames = tuple(frames)
-        cache = self.__dict__.setdefault("_contact_dams", {})
+        cache = self._contact_dams
         if frames not in cache:
             st, pm = self._state, self._state.pinocchio
             costs = crocoddyl.CostModelSum(st, self.nv)
@@ -205,7 +216,7 @@ class CrocoddylAdapter(AdapterBase):
             J[i] = Jv if self._identity else Jv[:, self._vidx]
         return p, J
 
-    # ----- native contact (harness/contact_native.py) --------------------------------------
+    # ----- native contact (harness/stages/contact/native.py) --------------------------------------
     def native_contact_statement(self, settings=None) -> tuple:
         return {}, ("Crocoddyl DifferentialActionModelContactFwdDynamics with one "
                     "ContactModel3D (LOCAL_WORLD_ALIGNED, Baumgarte gains 0, inverse damping "
@@ -345,6 +356,184 @@ class CrocoddylAdapter(AdapterBase):
             return dam
         return dam[0]
 
+    # ----- dynamics derivatives ------------------------------------------------------------
+    # Tangent convention: Crocoddyl's StateMultibody tangent dx = [δq, δv] with q ⊕ δq =
+    # pin.integrate (the canonical one); damping applied as in forward/inverse_dynamics.
+    def _perm_nv(self, A):
+        """(nv, nv) in Pinocchio's v order → canonical order (rows and columns)."""
+        A = np.array(A, dtype=float).reshape(self.nv, self.nv)
+        return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv): DifferentialActionModelFreeFwdDynamics
+        .calcDiff, Fx = [∂v̇/∂q, ∂v̇/∂v], Fu = ∂v̇/∂u; u = τ − D v adds −Fu D to ∂v̇/∂v."""
+        u = tau - self._D * v if self._damped else tau
+        x = self._set_x(q, v).copy()
+        up = u if self._identity else u[self._vinv]
+        self._fwd.calc(self._fwd_data, x, up)
+        self._fwd.calcDiff(self._fwd_data, x, up)
+        nv = self.nv
+        Fx = np.array(self._fwd_data.Fx, dtype=float).reshape(nv, 2 * nv)  # eigenpy: nv=1 flat
+        Fu = np.array(self._fwd_data.Fu, dtype=float)
+        dq, dv, du = (self._perm_nv(Fx[:, :nv]), self._perm_nv(Fx[:, nv:]),
+                      self._perm_nv(Fu))
+        if self._damped:
+            dv = dv - du * self._D[None, :]
+        return dq, dv, du
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv): DifferentialActionModelFreeInvDynamics
+        .calcDiff with u = v̇ (full actuation: no residual rows), which evaluates the RNEA
+        derivatives into its multibody data (dtau_dq, dtau_dv, M upper triangle); + D on
+        ∂τ/∂v."""
+        x = self._set_x(q, v).copy()
+        up = vdot if self._identity else vdot[self._vinv]
+        self._inv.calc(self._inv_data, x, up)
+        self._inv.calcDiff(self._inv_data, x, up)
+        pd = self._inv_data.multibody.pinocchio
+        M = np.array(pd.M, dtype=float)
+        M = np.triu(M) + np.triu(M, 1).T
+        dq, dv, M = self._perm_nv(pd.dtau_dq), self._perm_nv(pd.dtau_dv), self._perm_nv(M)
+        if self._damped:
+            dv = dv + np.diag(self._D)
+        return dq, dv, M
+
+    # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
+    def _contact_dam(self, key, build):
+        """A cached DifferentialActionModelContactFwdDynamics over ``build(contacts)`` (full
+        actuation, no costs, inv_damping 0) and its data."""
+        cache = self._contact_dams
+        if key not in cache:
+            st = self._state
+            contacts = crocoddyl.ContactModelMultiple(st, st.nv)
+            keep = build(contacts)
+            act = crocoddyl.ActuationModelFull(st)
+            dam = crocoddyl.DifferentialActionModelContactFwdDynamics(
+                st, act, contacts, crocoddyl.CostModelSum(st, st.nv), 0.0, False)
+            cache[key] = (dam, dam.createData(), keep, act, contacts)
+        return cache[key]
+
+    def _fid(self, frame):
+        """Id of the body frame ``frame`` in the state's pin.Model; KeyError if absent."""
+        m = self._state.pinocchio
+        if not m.existFrame(frame, pin.BODY):
+            raise KeyError(f"crocoddyl: no body frame {frame}")
+        return m.getFrameId(frame, pin.BODY)
+
+    def frame_jacobian_drift(self, q, v, frames):
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v) from Crocoddyl's contact models:
+        one DifferentialActionModelContactFwdDynamics per frame holding a ContactModel6D
+        (LOCAL_WORLD_ALIGNED: Jc = J_WF, angular drift a0[3:]) and a ContactModel3D
+        (LOCAL_WORLD_ALIGNED: classical linear drift a0), Baumgarte gains 0; after calc the
+        contact data hold Jc and a0 (the DAM's own KKT output is not used: a frame fixed to
+        the world makes it singular)."""
+        x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+        u = np.zeros(self.nv)
+        J = np.empty((len(frames), 6, self.nv))
+        a = np.empty((len(frames), 6))
+        for i, f in enumerate(frames):
+            fid = self._fid(f)
+
+            def build(contacts, fid=fid):
+                st = self._state
+                contacts.addContact("f6", crocoddyl.ContactModel6D(
+                    st, fid, pin.SE3.Identity(), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+                contacts.addContact("f3", crocoddyl.ContactModel3D(
+                    st, fid, np.zeros(3), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+                return None
+
+            dam, data = self._contact_dam(("frame", f), build)[:2]
+            with np.errstate(all="ignore"):
+                dam.calc(data, x, u)
+            c6 = data.multibody.contacts.contacts["f6"]
+            c3 = data.multibody.contacts.contacts["f3"]
+            Jc = np.array(c6.Jc)
+            J[i] = Jc if self._identity else Jc[:, self._vidx]
+            a[i, :3], a[i, 3:] = np.array(c3.a0), np.array(c6.a0)[3:]
+        return J, a
+
+    def _native_constrained_state(self, q, v, tau, rows):
+        """Crocoddyl's own KKT solve: DifferentialActionModelContactFwdDynamics.calc
+        (inv_damping 0) with one contact per kept constraint row, u = τ − D v → (v̇ = xout,
+        λ = pinocchio.lambda_c). ``rows``: [(name, kind, frame, world_point (3,), axis (3,)
+        or None)], all against frames fixed to the world: a ContactModel1D
+        (LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per point/line row, a
+        ContactModel6D for a whole weld."""
+        key = ("native", tuple((n, k, f, tuple(np.round(ax, 15)) if ax is not None else None)
+                               for n, k, f, _, ax in rows))
+
+        def build(contacts):
+            st = self._state
+            # ContactModelMultiple orders contacts by name (a std::map): a zero-padded index
+            # keeps λ in the rows' declaration order
+            for i, (n, kind, f, p, ax) in enumerate(rows):
+                n = f"{i:04d}:{n}"
+                fid = self._fid(f)
+                if kind == "weld":
+                    contacts.addContact(n, crocoddyl.ContactModel6D(
+                        st, fid, pin.SE3(np.eye(3), np.asarray(p, dtype=float)),
+                        pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
+                else:
+                    z = np.asarray(ax, dtype=float)
+                    t = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
+                    t /= np.linalg.norm(t)
+                    # measured: ContactModel1D (LOCAL_WORLD_ALIGNED) constrains the world
+                    # component along the third *row* of ``rotation`` (Jc = rotation[2] J_lin)
+                    R = np.vstack([t, np.cross(z, t), z])
+                    contacts.addContact(n, crocoddyl.ContactModel1D(
+                        st, fid, float(np.dot(z, p)), pin.LOCAL_WORLD_ALIGNED, R, st.nv,
+                        np.zeros(2)))
+            return None
+
+        dam, data = self._contact_dam(key, build)[:2]
+        t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+        x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
+        dam.calc(data, x, t if self._identity else t[self._vinv])
+        vd = np.array(data.xout)
+        return ((vd if self._identity else vd[self._vidx]),
+                np.array(data.multibody.pinocchio.lambda_c))
+
+    def native_constrained(self, problem):
+        """Stage-3 native row: DifferentialActionModelContactFwdDynamics with one contact per
+        kept row (see _native_constrained_state); NotProvided when a constraint joins two
+        moving frames (Crocoddyl's contact models hold one frame against a fixed
+        reference)."""
+        N, m = problem.keep.shape
+        if not np.all(problem.keep == problem.keep[0]):
+            raise NotProvided(self.name, "native constrained dynamics", "the kept rows change "
+                              "between states; one contact model set per fixture is built")
+        keep = problem.keep[0]
+        rows = []
+        for c, sl in problem.row_slices():
+            wb = problem.world_pose(c.frame_b)
+            if wb is None:
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"constraint {c.name} joins two moving frames ({c.frame_a}, "
+                                  f"{c.frame_b}); Crocoddyl's contact models (ContactModel1D/"
+                                  "3D/6D) hold one frame against a fixed reference only")
+            p, R = wb
+            idx = np.arange(sl.start, sl.stop)
+            if c.kind == "weld":
+                if not np.all(keep[idx]):
+                    raise NotProvided(self.name, "native constrained dynamics",
+                                      f"weld {c.name} has dependent rows; ContactModel6D takes "
+                                      "all six")
+                rows.append((c.name, "weld", c.frame_a, p, None))
+                continue
+            for j, i in enumerate(idx):
+                if keep[i]:
+                    rows.append((f"{c.name}.{'xyz'[j]}", c.kind, c.frame_a, p, np.eye(3)[j]))
+        vd, lam = np.empty((N, self.nv)), np.zeros((N, m))
+        for k in range(N):
+            vd[k], lam[k, keep] = self._native_constrained_state(problem.Q[k], problem.V[k],
+                                                                 problem.TAU[k], rows)
+        return [{"solver": "ContactFwdDynamics", "exact": True, "vdot": vd, "lam": lam,
+                 "law": "crocoddyl.DifferentialActionModelContactFwdDynamics (inv_damping 0, "
+                        "Baumgarte gains 0), u = τ − D v; one ContactModel1D "
+                        "(LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per "
+                        "kept point/line row, a ContactModel6D per weld; λ = "
+                        "pinocchio.lambda_c"}]
+
 
 if crocoddyl is not None:
     class _DampedActuation(crocoddyl.ActuationModelAbstract):
@@ -368,207 +557,3 @@ if crocoddyl is not None:
 
         def torqueTransform(self, data, x, u):
             data.Mtau[:, :] = np.eye(self.nu)
-
-
-# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
-# Tangent convention: Crocoddyl's StateMultibody tangent dx = [δq, δv] with q ⊕ δq =
-# pin.integrate (the canonical one); damping applied as in forward/inverse_dynamics.
-def _croc_perm(self, A):
-    """(nv, nv) in Pinocchio's v order → canonical order (rows and columns)."""
-    A = np.array(A, dtype=float).reshape(self.nv, self.nv)
-    return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
-
-
-def _croc_forward_dynamics_derivatives(self, q, v, tau):
-    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv): DifferentialActionModelFreeFwdDynamics
-    .calcDiff, Fx = [∂v̇/∂q, ∂v̇/∂v], Fu = ∂v̇/∂u; u = τ − D v adds −Fu D to ∂v̇/∂v."""
-    u = tau - self._D * v if self._damped else tau
-    x = self._set_x(q, v).copy()
-    up = u if self._identity else u[self._vinv]
-    self._fwd.calc(self._fwd_data, x, up)
-    self._fwd.calcDiff(self._fwd_data, x, up)
-    nv = self.nv
-    Fx = np.array(self._fwd_data.Fx, dtype=float).reshape(nv, 2 * nv)  # eigenpy: nv=1 flat
-    Fu = np.array(self._fwd_data.Fu, dtype=float)
-    dq, dv, du = (_croc_perm(self, Fx[:, :nv]), _croc_perm(self, Fx[:, nv:]),
-                  _croc_perm(self, Fu))
-    if self._damped:
-        dv = dv - du * self._D[None, :]
-    return dq, dv, du
-
-
-def _croc_inverse_dynamics_derivatives(self, q, v, vdot):
-    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv): DifferentialActionModelFreeInvDynamics
-    .calcDiff with u = v̇ (full actuation: no residual rows), which evaluates the RNEA
-    derivatives into its multibody data (dtau_dq, dtau_dv, M upper triangle); + D on
-    ∂τ/∂v."""
-    x = self._set_x(q, v).copy()
-    up = vdot if self._identity else vdot[self._vinv]
-    self._inv.calc(self._inv_data, x, up)
-    self._inv.calcDiff(self._inv_data, x, up)
-    pd = self._inv_data.multibody.pinocchio
-    M = np.array(pd.M, dtype=float)
-    M = np.triu(M) + np.triu(M, 1).T
-    dq, dv, M = _croc_perm(self, pd.dtau_dq), _croc_perm(self, pd.dtau_dv), _croc_perm(self, M)
-    if self._damped:
-        dv = dv + np.diag(self._D)
-    return dq, dv, M
-
-
-CrocoddylAdapter.forward_dynamics_derivatives = _croc_forward_dynamics_derivatives
-CrocoddylAdapter.inverse_dynamics_derivatives = _croc_inverse_dynamics_derivatives
-# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
-def _croc_contact_dam(self, key, build):
-    """A cached DifferentialActionModelContactFwdDynamics over ``build(contacts)`` (full
-    actuation, no costs, inv_damping 0) and its data."""
-    cache = self.__dict__.setdefault("_contact_dams", {})
-    if key not in cache:
-        st = self._state
-        contacts = crocoddyl.ContactModelMultiple(st, st.nv)
-        keep = build(contacts)
-        act = crocoddyl.ActuationModelFull(st)
-        dam = crocoddyl.DifferentialActionModelContactFwdDynamics(
-            st, act, contacts, crocoddyl.CostModelSum(st, st.nv), 0.0, False)
-        cache[key] = (dam, dam.createData(), keep, act, contacts)
-    return cache[key]
-
-
-def _croc_fid(self, frame):
-    m = self._state.pinocchio
-    if not m.existFrame(frame, pin.BODY):
-        raise KeyError(f"crocoddyl: no body frame {frame}")
-    return m.getFrameId(frame, pin.BODY)
-
-
-def _croc_frame_jacobian_drift(self, q, v, frames):
-    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v) from Crocoddyl's contact models: one
-    DifferentialActionModelContactFwdDynamics per frame holding a ContactModel6D
-    (LOCAL_WORLD_ALIGNED: Jc = J_WF, angular drift a0[3:]) and a ContactModel3D
-    (LOCAL_WORLD_ALIGNED: classical linear drift a0), Baumgarte gains 0; after calc the
-    contact data hold Jc and a0 (the DAM's own KKT output is not used: a frame fixed to
-    the world makes it singular)."""
-    x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
-    u = np.zeros(self.nv)
-    J = np.empty((len(frames), 6, self.nv))
-    a = np.empty((len(frames), 6))
-    for i, f in enumerate(frames):
-        fid = _croc_fid(self, f)
-
-        def build(contacts, fid=fid):
-            st = self._state
-            contacts.addContact("f6", crocoddyl.ContactModel6D(
-                st, fid, pin.SE3.Identity(), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
-            contacts.addContact("f3", crocoddyl.ContactModel3D(
-                st, fid, np.zeros(3), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
-            return None
-
-        dam, data = _croc_contact_dam(self, ("frame", f), build)[:2]
-        with np.errstate(all="ignore"):
-            dam.calc(data, x, u)
-        c6 = data.multibody.contacts.contacts["f6"]
-        c3 = data.multibody.contacts.contacts["f3"]
-        Jc = np.array(c6.Jc)
-        J[i] = Jc if self._identity else Jc[:, self._vidx]
-        a[i, :3], a[i, 3:] = np.array(c3.a0), np.array(c6.a0)[3:]
-    return J, a
-
-
-def _croc_native_constrained(self, q, v, tau, rows):
-    """Crocoddyl's own KKT solve: DifferentialActionModelContactFwdDynamics.calc (inv_damping
-    0) with one contact per kept constraint row, u = τ − D v → (v̇ = xout, λ =
-    pinocchio.lambda_c). ``rows``: [(name, kind, frame, world_point (3,), axis (3,) or
-    None)], all against frames fixed to the world: a ContactModel1D (LOCAL_WORLD_ALIGNED,
-    reference z axis = the row's world axis) per point/line row, a ContactModel6D for a
-    whole weld. Raises NotProvided for a constraint between two moving bodies."""
-    key = ("native", tuple((n, k, f, tuple(np.round(ax, 15)) if ax is not None else None)
-                           for n, k, f, _, ax in rows))
-
-    def build(contacts):
-        st = self._state
-        # ContactModelMultiple orders contacts by name (a std::map): a zero-padded index
-        # keeps λ in the rows' declaration order
-        for i, (n, kind, f, p, ax) in enumerate(rows):
-            n = f"{i:04d}:{n}"
-            fid = _croc_fid(self, f)
-            if kind == "weld":
-                contacts.addContact(n, crocoddyl.ContactModel6D(
-                    st, fid, pin.SE3(np.eye(3), np.asarray(p, dtype=float)),
-                    pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
-            else:
-                z = np.asarray(ax, dtype=float)
-                t = np.cross(z, [1.0, 0.0, 0.0] if abs(z[0]) < 0.9 else [0.0, 1.0, 0.0])
-                t /= np.linalg.norm(t)
-                # measured: ContactModel1D (LOCAL_WORLD_ALIGNED) constrains the world
-                # component along the third *row* of ``rotation`` (Jc = rotation[2] J_lin)
-                R = np.vstack([t, np.cross(z, t), z])
-                contacts.addContact(n, crocoddyl.ContactModel1D(
-                    st, fid, float(np.dot(z, p)), pin.LOCAL_WORLD_ALIGNED, R, st.nv,
-                    np.zeros(2)))
-        return None
-
-    dam, data = _croc_contact_dam(self, key, build)[:2]
-    t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
-    x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
-    dam.calc(data, x, t if self._identity else t[self._vinv])
-    vd = np.array(data.xout)
-    return (vd if self._identity else vd[self._vidx]), np.array(data.multibody.pinocchio.lambda_c)
-
-
-def _croc_native_problem(self, problem):
-    """Stage-3 native row: DifferentialActionModelContactFwdDynamics with one contact per
-    kept row (see _croc_native_constrained); NotProvided when a constraint joins two
-    moving frames (Crocoddyl's contact models hold one frame against a fixed reference)."""
-    from harness.errors import NotProvided
-
-    N, m = problem.keep.shape
-    if not np.all(problem.keep == problem.keep[0]):
-        raise NotProvided(self.name, "native constrained dynamics", "the kept rows change "
-                          "between states; one contact model set per fixture is built")
-    keep = problem.keep[0]
-    rows = []
-    for c, sl in problem.row_slices():
-        wb = problem.world_pose(c.frame_b)
-        if wb is None:
-            raise NotProvided(self.name, "native constrained dynamics",
-                              f"constraint {c.name} joins two moving frames ({c.frame_a}, "
-                              f"{c.frame_b}); Crocoddyl's contact models (ContactModel1D/"
-                              "3D/6D) hold one frame against a fixed reference only")
-        p, R = wb
-        idx = np.arange(sl.start, sl.stop)
-        if c.kind == "weld":
-            if not np.all(keep[idx]):
-                raise NotProvided(self.name, "native constrained dynamics",
-                                  f"weld {c.name} has dependent rows; ContactModel6D takes "
-                                  "all six")
-            rows.append((c.name, "weld", c.frame_a, p, None))
-            continue
-        for j, i in enumerate(idx):
-            if keep[i]:
-                rows.append((f"{c.name}.{'xyz'[j]}", c.kind, c.frame_a, p, np.eye(3)[j]))
-    vd, lam = np.empty((N, self.nv)), np.zeros((N, m))
-    for k in range(N):
-        vd[k], lam[k, keep] = _croc_native_constrained(self, problem.Q[k], problem.V[k],
-                                                       problem.TAU[k], rows)
-    return [{"solver": "ContactFwdDynamics", "exact": True, "vdot": vd, "lam": lam,
-             "law": "crocoddyl.DifferentialActionModelContactFwdDynamics (inv_damping 0, "
-                    "Baumgarte gains 0), u = τ − D v; one ContactModel1D "
-                    "(LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per kept "
-                    "point/line row, a ContactModel6D per weld; λ = pinocchio.lambda_c"}]
-
-
-CrocoddylAdapter.frame_jacobian_drift = _croc_frame_jacobian_drift
-CrocoddylAdapter.native_constrained = _croc_native_problem
-_CR_INIT = CrocoddylAdapter.__init__
-
-
-def _croc_init(self, model):
-    _CR_INIT(self, model)
-    self.provides["frame_jacobian_drift"] = ("ContactModel6D / ContactModel3D "
-                                             "(LOCAL_WORLD_ALIGNED) data Jc, a0 after "
-                                             "DifferentialActionModelContactFwdDynamics.calc")
-    self.provides["native_constrained"] = ("DifferentialActionModelContactFwdDynamics "
-                                           "(ContactModel1D per row / ContactModel6D per "
-                                           "weld, world-fixed targets), inv_damping 0")
-
-
-CrocoddylAdapter.__init__ = _croc_init

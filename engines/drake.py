@@ -5,7 +5,7 @@ Dimension legend: nq, nv canonical; Drake's own q has the floating root as
 one angle.
 
 Loads the prepared URDF into ``MultibodyPlant(0.0)`` (continuous time). Settings for
-parity (ENGINE_NOTES.md): fixed base → ``WeldFrames(world, root)``; floating →
+parity: fixed base → ``WeldFrames(world, root)``; floating →
 an explicit ``QuaternionFloatingJoint`` named ``root_joint``; gravity from the spec;
 URDF ``damping`` parsed by Drake and applied by Drake (it is part of the plant's
 dynamics); armature as the rotor inertia of a ``JointActuator`` with gear ratio 1
@@ -19,19 +19,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.conventions import (quat_xyzw_to_matrix, root_convective_term, se3_left_jacobian,
-                                 spatial_inertia_world)
-from harness.errors import EngineUnavailable, ModelRejected
-from harness.model import PreparedModel
-from harness.protocol import AdapterBase
+from harness.core.conventions import (
+    quat_xyzw_to_matrix,
+    root_convective_term,
+    se3_left_jacobian,
+    spatial_inertia_world,
+)
+from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import AdapterBase, as_is_source
 
 try:
     import pydrake
     from pydrake.common.eigen_geometry import AngleAxis, Quaternion
     from pydrake.multibody.parsing import Parser
     from pydrake.multibody.plant import MultibodyPlant
-    from pydrake.multibody.tree import (JacobianWrtVariable, MultibodyForces,
-                                        QuaternionFloatingJoint)
+    from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces, QuaternionFloatingJoint
 except Exception as e:  # pragma: no cover - reported by the registry
     pydrake = None
     _IMPORT_ERROR = e
@@ -43,22 +46,22 @@ def drake_version() -> str:
     return version("drake")
 
 
-def _as_is_source(model, engine: str):
-    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
-    text), or None: the parity path (the harness's own exported model)."""
-    get = getattr(model, "as_is_file", None)
-    return get(engine) if callable(get) else None
+SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (native_constrained)
 
 
 class DrakeAdapter(AdapterBase):
     name = "drake"
+    # native contact variants compared side by side: point contact at two stiffnesses and
+    # hydroelastic contact
+    NATIVE_CONTACT_VARIANTS = (("point k 1e5", {}), ("point k 1e7", {"stiffness": 1e7}),
+                               ("hydroelastic E 1e6", {"model": "hydroelastic"}))
 
     def __init__(self, model: PreparedModel):
         if pydrake is None:
             raise EngineUnavailable("drake", _IMPORT_ERROR)
         super().__init__(model)
         self.version = drake_version()
-        self._as_is = _as_is_source(model, self.name)
+        self._as_is = as_is_source(model, self.name)
         if self._as_is is not None:
             plant = self._build_plant_as_is(model, self._as_is)
         else:
@@ -130,7 +133,7 @@ class DrakeAdapter(AdapterBase):
                                             "in Drake 1.51.1: the sweep's crash case)",
         }
         self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
-        self.provides.update({  # dynamics derivatives (issue 8): functions at the end
+        self.provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "implicit-function theorem on the AutoDiffXd "
                                             "CalcInverseDynamics gradient, CalcMassMatrix",
             "inverse_dynamics_derivatives": "AutoDiffXd plant (ToAutoDiffXd): gradient of "
@@ -138,6 +141,14 @@ class DrakeAdapter(AdapterBase):
         })
         if self._as_is is not None:
             self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
+        self.provides.update({
+            "frame_jacobian_drift": "CalcJacobianSpatialVelocity(kV) and "
+                                    "CalcBiasSpatialAcceleration(kV)",
+            "native_constrained": "discrete MultibodyPlant, SAP with "
+                                  "AddBallConstraint/AddWeldConstraint, in a separate process "
+                                  "(fork server)",
+        })
+        self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
 
     # ----- conversions ---------------------------------------------------------------
     def _R(self, q):
@@ -207,7 +218,7 @@ class DrakeAdapter(AdapterBase):
                 M[blk, :] = R.T @ M[blk, :]
         return M
 
-    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----
     def _build_plant_as_is(self, model, src):
         """MultibodyPlant(0.0) from the user's file with Drake's parser defaults (URDF or
         MJCF: damping parsed and applied; URDF friction, MJCF armature and frictionloss
@@ -250,7 +261,7 @@ class DrakeAdapter(AdapterBase):
         """Moving joints (free root excluded) of the as-is plant of ``model``."""
         if pydrake is None:
             raise EngineUnavailable("drake", _IMPORT_ERROR)
-        plant = cls.__new__(cls)._build_plant_as_is(model, _as_is_source(model, cls.name))
+        plant = cls.__new__(cls)._build_plant_as_is(model, as_is_source(model, cls.name))
         return [plant.get_joint(j).name() for j in plant.GetJointIndices()
                 if plant.get_joint(j).num_velocities() > 0
                 and plant.get_joint(j).type_name() not in ("quaternion_floating",
@@ -267,7 +278,7 @@ class DrakeAdapter(AdapterBase):
 
     def readback(self) -> dict:
         """The plant as Drake holds it after Finalize, at the canonical neutral q (format:
-        harness/diagnose.py): every body's spatial inertia and pose, every canonical
+        harness/stages/diagnosis/stage.py): every body's spatial inertia and pose, every canonical
         joint's axis, frame, limits (not enforced by a continuous plant), damping (applied
         by Drake) and reflected rotor inertia."""
         from pydrake.multibody.tree import BodyIndex
@@ -455,7 +466,7 @@ class DrakeAdapter(AdapterBase):
                 out[s.iq] = q[s.iq] + vs[0]
         return out
 
-    # ----- native contact (harness/contact_native.py) --------------------------------------
+    # ----- native contact (harness/stages/contact/native.py) --------------------------------------
     NATIVE_CONTACT_DEFAULTS = {"dt": 1e-3, "model": "point", "approximation": "tamsi",
                                "stiffness": 1e5, "dissipation": 0.5, "mu_static": 0.6,
                                "mu_dynamic": 0.5, "hydroelastic_modulus": 1e6,
@@ -466,7 +477,8 @@ class DrakeAdapter(AdapterBase):
         s.update(settings or {})
         if set(s) != set(self.NATIVE_CONTACT_DEFAULTS) or s["model"] not in ("point",
                                                                               "hydroelastic"):
-            raise ValueError(f"drake native contact settings: {sorted(self.NATIVE_CONTACT_DEFAULTS)}"
+            raise ValueError(f"drake native contact settings: "
+                             f"{sorted(self.NATIVE_CONTACT_DEFAULTS)}"
                              f" with model point|hydroelastic, got {s}")
         law = (f"point contact, Hunt–Crossley f_n = k x (1 + d ẋ), k = {s['stiffness']:g} "
                f"N/m, d = {s['dissipation']:g} s/m" if s["model"] == "point" else
@@ -484,17 +496,27 @@ class DrakeAdapter(AdapterBase):
         [0, t_end] [s]; force_W(t) → (3,) [N] at the body origin (= com) on the applied
         generalized-force port, held over each step. Returns {"t" (N,), "q" (N, 7), "v"
         (N, 6) canonical, "settings", "statement"}."""
-        from fixtures.contact_catalog import Sphere
-        from pydrake.geometry import (AddCompliantHydroelasticProperties, AddContactMaterial,
-                                      AddRigidHydroelasticProperties, Box, HalfSpace,
-                                      ProximityProperties)
+        from pydrake.geometry import (
+            AddCompliantHydroelasticProperties,
+            AddContactMaterial,
+            AddRigidHydroelasticProperties,
+            Box,
+            HalfSpace,
+            ProximityProperties,
+        )
         from pydrake.geometry import Sphere as DSphere
         from pydrake.math import RigidTransform
         from pydrake.multibody.math import SpatialVelocity
-        from pydrake.multibody.plant import (AddMultibodyPlantSceneGraph, ContactModel,
-                                             CoulombFriction, DiscreteContactApproximation)
+        from pydrake.multibody.plant import (
+            AddMultibodyPlantSceneGraph,
+            ContactModel,
+            CoulombFriction,
+            DiscreteContactApproximation,
+        )
         from pydrake.systems.analysis import Simulator
         from pydrake.systems.framework import DiagramBuilder
+
+        from harness.core.spec import Sphere
 
         s, statement = self.native_contact_statement(settings)
         builder = DiagramBuilder()
@@ -573,17 +595,19 @@ class DrakeAdapter(AdapterBase):
             grab(k + 1)
         return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
 
-    # ----- contact: a known crash (ENGINE_NOTES.md), for the sweep's crash isolation -------
+    # ----- contact: a known crash (Drake 1.51.1 segfaults), for the sweep's crash isolation
     def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
         """Steps a discrete (SAP) MultibodyPlant of this model with a ball constraint
         between the world body and the root body (AddBallConstraint): Drake 1.51.1
         segfaults the process in SapDriver::AddBallConstraints. Used only by the contact
-        sweep's crash case (harness/contact_sweep.py crash_case), which the executor runs
+        sweep's crash case (harness/sweep/contact.py crash_case), which the executor runs
         in a separate process. Returns {"advanced_to_s": t} if Drake does not crash."""
-        from pydrake.multibody.plant import DiscreteContactApproximation
+        from pydrake.multibody.plant import (
+            AddMultibodyPlantSceneGraph,
+            DiscreteContactApproximation,
+        )
         from pydrake.systems.analysis import Simulator
         from pydrake.systems.framework import DiagramBuilder
-        from pydrake.multibody.plant import AddMultibodyPlantSceneGraph
 
         builder = DiagramBuilder()
         plant, _ = AddMultibodyPlantSceneGraph(builder, float(dt))
@@ -668,6 +692,140 @@ class DrakeAdapter(AdapterBase):
             V[k + 1] = helper._from_dk(x[nqd:].copy(), helper._R(q))
         return Q, V
 
+    # ----- dynamics derivatives ------------------------------------------------------------
+    # Automatic differentiation: an AutoDiffXd copy of the plant (MultibodyPlant.ToAutoDiffXd,
+    # built once per adapter), seeded with 3 nv derivative directions [δ, v, v̇] in canonical
+    # coordinates: the seeds carry the canonical → Drake maps (free root: quaternion
+    # ∂quat/∂δω = ½ quat ⊗ (0, e_k), ∂p/∂δv = R_WB, velocities v_o = T v with T = diag(R, R)
+    # turning with δω), so the gradient of CalcInverseDynamics is the canonical derivative.
+    def _autodiff_plant(self):
+        """(AutoDiffXd plant, its context, its MultibodyForces), built once."""
+        if self._ad_plant is None:
+            from pydrake.autodiffutils import AutoDiffXd
+            from pydrake.multibody.tree import MultibodyForces_
+
+            self._ad_plant = self._plant.ToAutoDiffXd()
+            self._ad_ctx = self._ad_plant.CreateDefaultContext()
+            self._ad_forces = MultibodyForces_[AutoDiffXd](self._ad_plant)
+        return self._ad_plant, self._ad_ctx, self._ad_forces
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
+        CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
+        AutoDiffXd plant — exact to round-off."""
+        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+
+        from harness.core.conventions import skew
+
+        plant, ctx, forces = self._autodiff_plant()
+        nv, n3 = self.nv, 3 * self.nv
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        R = self._R(q)
+        qd = np.asarray(self._drake_q(q), dtype=float)
+        Gq = np.zeros((len(qd), n3))
+        Tm = np.zeros((nv, nv))  # x_drake = Tm x_canonical
+        dTm = [np.zeros((nv, nv)) for _ in range(3)]  # ∂Tm/∂δω_k
+        for s, qa, va in self._slots:
+            if s.type == "free":
+                w, x, y, z = qd[qa:qa + 4]
+                for k, (a, b, c) in enumerate(np.eye(3)):  # ½ quat ⊗ (0, e_k)
+                    Gq[qa:qa + 4, s.iv + 3 + k] = 0.5 * np.array(
+                        [-x * a - y * b - z * c, w * a + y * c - z * b,
+                         w * b + z * a - x * c, w * c + x * b - y * a])
+                Gq[qa + 4:qa + 7, s.iv:s.iv + 3] = R
+                for blk in (slice(0, 3), slice(3, 6)):
+                    Tm[self._vmap[blk], blk] = R
+                    for k in range(3):
+                        dTm[k][self._vmap[blk], blk] = R @ skew(np.eye(3)[k])
+            else:
+                Gq[qa, s.iv] = 1.0
+                Tm[self._vmap[s.iv], s.iv] = 1.0
+        acc = np.array(vdot, dtype=float)
+        C = np.zeros((nv, nv))
+        if R is not None:
+            acc[0:6] += root_convective_term(v[0:6])
+            C[0:3, 0:3], C[0:3, 3:6] = skew(v[3:6]), -skew(v[0:3])
+        Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
+        Gv[:, nv:2 * nv] = Tm
+        Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
+        if R is not None:
+            for k in range(3):
+                Gv[:, 3 + k] = dTm[k] @ v
+                Ga[:, 3 + k] = dTm[k] @ acc
+        # the double context's parameters (damping, rotor inertia: ablations set them there)
+        ctx.SetTimeStateAndParametersFrom(self._ctx)
+        plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
+        plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
+        plant.CalcForceElementsContribution(ctx, forces)
+        tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
+        G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
+        if R is not None:
+            t0 = ExtractValue(tau_o).reshape(-1)
+            for k in range(3):
+                G[:, 3 + k] += dTm[k].T @ t0
+        return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
+        the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
+        CalcMassMatrix."""
+        from harness.core.derivatives import implicit_forward
+
+        vdot = self.forward_dynamics(q, v, tau)
+        dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
+        return implicit_forward(dq, dv, self.mass_matrix(q))
+
+    # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
+    def frame_jacobian_drift(self, q, v, frames):
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+        world axes from CalcJacobianSpatialVelocity(kV), and the drift J̇_WF v [m/s², rad/s²]
+        from CalcBiasSpatialAcceleration(kV) (Drake's spatial acceleration is [α; a_WFo], the
+        origin's own acceleration). Named frames are bodies on fixed joints in the URDF.
+        Fixed-base models only."""
+        if self._free is not None:
+            raise ValueError("drake frame_jacobian_drift: fixed-base models only")
+        plant, ctx = self._plant, self._ctx
+        self._set(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
+        W = plant.world_frame()
+        J = np.empty((len(frames), 6, self.nv))
+        a = np.empty((len(frames), 6))
+        for i, f in enumerate(frames):
+            F = self._body(f).body_frame()
+            Jd = plant.CalcJacobianSpatialVelocity(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
+                                                   W, W)
+            J[i] = np.vstack([Jd[3:6], Jd[0:3]])[:, self._vmap]
+            A = plant.CalcBiasSpatialAcceleration(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
+                                                  W, W)
+            a[i, :3], a[i, 3:] = A.translational(), A.rotational()
+        return J, a
+
+    def native_constrained_law(self):
+        """One-line statement of the SAP row's law (time step SAP_DT [s])."""
+        return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), "
+                "DiscreteContactApproximation.kSap; "
+                "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
+                "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the "
+                "applied generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces "
+                "constraints at velocity level (no J̇v, a compliant regularisation): not the "
+                "exact KKT answer. Run in a separate process (fork server): SAP segfaults on "
+                "constraints involving the world body (ENGINE_NOTES.md)")
+
+    def native_constrained(self, problem):
+        """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
+        of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
+        from harness.core.errors import NotProvided
+
+        for c in problem.spec.constraints:
+            if c.kind == "line":
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"constraint {c.name}: Drake has no point-on-line constraint "
+                                  "(ball and weld constraints only)")
+        cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+        vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
+        return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
+                 "law": self.native_constrained_law()}]
+
 
 if pydrake is not None:
     from pydrake.systems.framework import BasicVector, LeafSystem
@@ -696,102 +854,14 @@ if pydrake is not None:
             output.SetFromVector(tau if h._identity else h._to_dk(tau, R))
 
 
-# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
-# Automatic differentiation: an AutoDiffXd copy of the plant (MultibodyPlant.ToAutoDiffXd,
-# built once per adapter), seeded with 3 nv derivative directions [δ, v, v̇] in canonical
-# coordinates: the seeds carry the canonical → Drake maps (free root: quaternion
-# ∂quat/∂δω = ½ quat ⊗ (0, e_k), ∂p/∂δv = R_WB, velocities v_o = T v with T = diag(R, R)
-# turning with δω), so the gradient of CalcInverseDynamics is the canonical derivative.
-def _dk_autodiff(self):
-    if getattr(self, "_ad_plant", None) is None:
-        from pydrake.multibody.tree import MultibodyForces_
-        from pydrake.autodiffutils import AutoDiffXd
-
-        self._ad_plant = self._plant.ToAutoDiffXd()
-        self._ad_ctx = self._ad_plant.CreateDefaultContext()
-        self._ad_forces = MultibodyForces_[AutoDiffXd](self._ad_plant)
-    return self._ad_plant, self._ad_ctx, self._ad_forces
-
-
-def _dk_inverse_dynamics_derivatives(self, q, v, vdot):
-    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
-    CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
-    AutoDiffXd plant — exact to round-off."""
-    from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
-
-    from harness.conventions import skew
-
-    plant, ctx, forces = _dk_autodiff(self)
-    nv, n3 = self.nv, 3 * self.nv
-    q = np.asarray(q, dtype=float)
-    v = np.asarray(v, dtype=float)
-    R = self._R(q)
-    qd = np.asarray(self._drake_q(q), dtype=float)
-    Gq = np.zeros((len(qd), n3))
-    Tm = np.zeros((nv, nv))  # x_drake = Tm x_canonical
-    dTm = [np.zeros((nv, nv)) for _ in range(3)]  # ∂Tm/∂δω_k
-    for s, qa, va in self._slots:
-        if s.type == "free":
-            w, x, y, z = qd[qa:qa + 4]
-            for k, (a, b, c) in enumerate(np.eye(3)):  # ½ quat ⊗ (0, e_k)
-                Gq[qa:qa + 4, s.iv + 3 + k] = 0.5 * np.array(
-                    [-x * a - y * b - z * c, w * a + y * c - z * b,
-                     w * b + z * a - x * c, w * c + x * b - y * a])
-            Gq[qa + 4:qa + 7, s.iv:s.iv + 3] = R
-            for blk in (slice(0, 3), slice(3, 6)):
-                Tm[self._vmap[blk], blk] = R
-                for k in range(3):
-                    dTm[k][self._vmap[blk], blk] = R @ skew(np.eye(3)[k])
-        else:
-            Gq[qa, s.iv] = 1.0
-            Tm[self._vmap[s.iv], s.iv] = 1.0
-    acc = np.array(vdot, dtype=float)
-    C = np.zeros((nv, nv))
-    if R is not None:
-        acc[0:6] += root_convective_term(v[0:6])
-        C[0:3, 0:3], C[0:3, 3:6] = skew(v[3:6]), -skew(v[0:3])
-    Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
-    Gv[:, nv:2 * nv] = Tm
-    Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
-    if R is not None:
-        for k in range(3):
-            Gv[:, 3 + k] = dTm[k] @ v
-            Ga[:, 3 + k] = dTm[k] @ acc
-    # the double context's parameters (damping, rotor inertia: ablations set them there)
-    ctx.SetTimeStateAndParametersFrom(self._ctx)
-    plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
-    plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
-    plant.CalcForceElementsContribution(ctx, forces)
-    tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
-    G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
-    if R is not None:
-        t0 = ExtractValue(tau_o).reshape(-1)
-        for k in range(3):
-            G[:, 3 + k] += dTm[k].T @ t0
-    return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
-
-
-def _dk_forward_dynamics_derivatives(self, q, v, tau):
-    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
-    the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
-    CalcMassMatrix."""
-    from harness.derivatives import implicit_forward
-
-    vdot = self.forward_dynamics(q, v, tau)
-    dq, dv, _ = _dk_inverse_dynamics_derivatives(self, q, v, vdot)
-    return implicit_forward(dq, dv, self.mass_matrix(q))
-
-
-DrakeAdapter.forward_dynamics_derivatives = _dk_forward_dynamics_derivatives
-DrakeAdapter.inverse_dynamics_derivatives = _dk_inverse_dynamics_derivatives
-# ----- known crash: SAP ball constraint on the world body (harness/sweep.py tests) -------
+# ----- known crash: SAP ball constraint on the world body (tests/support/sweep_cases.py) --
 def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) -> dict:
     """Steps a discrete MultibodyPlant(dt_s) with the SAP contact approximation holding a
     free sphere (1 kg, r 0.1 m) to the world body with ``AddBallConstraint``, through
     ``systems.analysis.Simulator.AdvanceTo(t_end_s)``.
 
     In drake 1.51.1 this **segfaults the process** (SapDriver::AddBallConstraints with the
-    world body, ENGINE_NOTES.md): call it only in a process you can lose. Returns
+    world body): call it only in a process you can lose. Returns
     {"t_s": final time} if a later Drake no longer crashes."""
     if pydrake is None:
         raise EngineUnavailable("drake", _IMPORT_ERROR)
@@ -807,57 +877,21 @@ def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) ->
     sim = Simulator(plant)
     sim.AdvanceTo(float(t_end_s))
     return {"t_s": float(sim.get_context().get_time())}
-# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
-def _drake_frame_jacobian_drift(self, q, v, frames):
-    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
-    world axes from CalcJacobianSpatialVelocity(kV), and the drift J̇_WF v [m/s², rad/s²]
-    from CalcBiasSpatialAcceleration(kV) (Drake's spatial acceleration is [α; a_WFo], the
-    origin's own acceleration). Named frames are bodies on fixed joints in the URDF.
-    Fixed-base models only."""
-    if self._free is not None:
-        raise ValueError("drake frame_jacobian_drift: fixed-base models only")
-    plant, ctx = self._plant, self._ctx
-    self._set(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
-    W = plant.world_frame()
-    J = np.empty((len(frames), 6, self.nv))
-    a = np.empty((len(frames), 6))
-    for i, f in enumerate(frames):
-        F = self._body(f).body_frame()
-        Jd = plant.CalcJacobianSpatialVelocity(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
-                                               W, W)
-        J[i] = np.vstack([Jd[3:6], Jd[0:3]])[:, self._vmap]
-        A = plant.CalcBiasSpatialAcceleration(ctx, JacobianWrtVariable.kV, F, np.zeros(3),
-                                              W, W)
-        a[i, :3], a[i, 3:] = A.translational(), A.rotational()
-    return J, a
 
 
-SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (harness/stages/constrained.py)
-
-
-def _drake_sap_law(self):
-    return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), DiscreteContactApproximation.kSap; "
-            "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
-            "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the applied "
-            "generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces constraints at "
-            "velocity level (no J̇v, a compliant regularisation): not the exact KKT answer. "
-            "Run in a separate process (fork server): SAP segfaults on constraints involving the world "
-            "body (ENGINE_NOTES.md)")
-
-
-def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.0):
-    """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays), run in a
-    separate process (_sap_context); raises RuntimeError naming the exit signal if it crashes.
-    ``constraints``: [(kind, frame_a, frame_b)] with kind point or weld."""
-    import multiprocessing as mp
-
-    spec = self.model.spec
-    payload = {"urdf": self.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
-               "armature": {s.name: s.armature for s in self.layout.slots if s.armature > 0},
+# ----- the SAP subprocess of DrakeAdapter.native_constrained ----------------------------
+def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=120.0):
+    """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays) of the
+    DrakeAdapter ``adapter``'s model, run in a separate process (_sap_context); raises
+    RuntimeError naming the exit signal if it crashes. ``constraints``: [(kind, frame_a,
+    frame_b)] with kind point or weld."""
+    spec = adapter.model.spec
+    payload = {"urdf": adapter.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
+               "armature": {s.name: s.armature for s in adapter.layout.slots if s.armature > 0},
                "constraints": list(constraints), "dt": SAP_DT,
-               "q": [self._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
-               "v": [self._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
-               "tau": [self._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
+               "q": [adapter._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
+               "v": [adapter._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
+               "tau": [adapter._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
     ctx = _sap_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_drake_sap_worker, args=(payload, child), daemon=True)
@@ -882,7 +916,7 @@ def _drake_native_constrained_batch(self, Q, V, TAU, constraints, timeout_s=120.
     if isinstance(result, str):
         raise RuntimeError(result)
     Vn = np.asarray(result, dtype=float)
-    return np.stack([self._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
+    return np.stack([adapter._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
                      zip(Vn, V)]) / SAP_DT
 
 
@@ -903,9 +937,10 @@ def _sap_context():
 def _drake_sap_worker(payload, conn):
     """Subprocess body of _drake_native_constrained_batch (spawned: a crash kills only it)."""
     try:
-        from pydrake.multibody.parsing import Parser as _P
-        from pydrake.multibody.plant import DiscreteContactApproximation, MultibodyPlant as _MP
         from pydrake.math import RigidTransform
+        from pydrake.multibody.parsing import Parser as _P
+        from pydrake.multibody.plant import DiscreteContactApproximation
+        from pydrake.multibody.plant import MultibodyPlant as _MP
 
         plant = _MP(payload["dt"])
         _P(plant).AddModelsFromString(payload["urdf"], "urdf")
@@ -944,37 +979,3 @@ def _drake_sap_worker(payload, conn):
         conn.send(f"{type(e).__name__}: {' '.join(str(e).split())}")
     finally:
         conn.close()
-
-
-def _drake_native_problem(self, problem):
-    """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
-    of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
-    from harness.errors import NotProvided
-
-    for c in problem.spec.constraints:
-        if c.kind == "line":
-            raise NotProvided(self.name, "native constrained dynamics",
-                              f"constraint {c.name}: Drake has no point-on-line constraint "
-                              "(ball and weld constraints only)")
-    cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
-    vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
-    return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
-             "law": _drake_sap_law(self)}]
-
-
-DrakeAdapter.frame_jacobian_drift = _drake_frame_jacobian_drift
-DrakeAdapter.native_constrained = _drake_native_problem
-DrakeAdapter.native_constrained_law = _drake_sap_law
-_DK_INIT = DrakeAdapter.__init__
-
-
-def _drake_init(self, model):
-    _DK_INIT(self, model)
-    self.provides["frame_jacobian_drift"] = ("CalcJacobianSpatialVelocity(kV) and "
-                                             "CalcBiasSpatialAcceleration(kV)")
-    self.provides["native_constrained"] = ("discrete MultibodyPlant, SAP with "
-                                           "AddBallConstraint/AddWeldConstraint, in a "
-                                           "separate process (fork server)")
-
-
-DrakeAdapter.__init__ = _drake_init

@@ -4,7 +4,7 @@ Dimension legend: nq, nv canonical; MuJoCo's own qpos has a free joint [p, quat 
 and a 1-number hinge for continuous joints, qvel a free joint [v_W (world), ω_B (body)].
 
 Loads the harness's own full-precision MJCF (fixtures/export.py: fullinertia, compiler
-flags that stop MuJoCo from altering the model). Settings for parity (ENGINE_NOTES.md):
+flags that stop MuJoCo from altering the model). Settings for parity:
 constraints disabled (``mjDSBL_CONSTRAINT``: limits would act as soft constraints);
 damping and armature come from the MJCF joints and are applied by MuJoCo itself
 (``qfrc_passive`` = −D v; armature in ``qM``).
@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.conventions import (combine_inertias, quat_wxyz_to_xyzw, quat_xyzw_to_matrix,
-                                 root_convective_term, se3_left_jacobian,
-                                 spatial_inertia_world)
-from harness.errors import EngineUnavailable, ModelRejected
-from harness.model import PreparedModel
-from harness.protocol import AdapterBase
+from harness.core.conventions import (
+    combine_inertias,
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_matrix,
+    root_convective_term,
+    se3_left_jacobian,
+    spatial_inertia_world,
+)
+from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import AdapterBase, as_is_source
 
 try:
     import mujoco
@@ -30,12 +35,11 @@ except Exception as e:  # pragma: no cover - reported by the registry
     _IMPORT_ERROR = e
 
 
-def _as_is_source(model, engine: str):
-    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
-    text), or None: the parity path (the harness's own exported model)."""
-    get = getattr(model, "as_is_file", None)
-    return get(engine) if callable(get) else None
-
+# MuJoCo 4.0.0 has mjd_inverseFD (finite-differenced ∂qfrc_inverse/∂(qpos, qvel, qacc))
+# and mjd_transitionFD (discrete-time step map) but no continuous-time forward-dynamics
+# derivative, so ∂v̇/∂· comes from mjd_inverseFD by the implicit-function theorem:
+# ∂v̇/∂x = −M⁻¹ ∂τ/∂x at v̇ = forward_dynamics(q, v, τ), ∂v̇/∂τ = M⁻¹.
+MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/core/tolerances.py
 
 _AS_IS_PROVIDES = {
     "forward_dynamics": "mj_forward with MuJoCo's defaults: passive damping, joint limits, "
@@ -47,6 +51,16 @@ _AS_IS_PROVIDES = {
 
 class MujocoAdapter(AdapterBase):
     name = "mujoco"
+    # native contact variants compared side by side: the defaults and a stiff setting
+    NATIVE_CONTACT_VARIANTS = (("defaults", {}),
+                               ("stiff (ENGINE_NOTES)", {"solref": (0.004, 1.0),
+                                                         "solimp": (0.99, 0.99, 0.001, 0.5,
+                                                                    2.0)}))
+
+    @staticmethod
+    def mjcf_to_spec(path: str, floating: bool = False) -> tuple:
+        """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units]."""
+        return compiled_mjcf_to_spec(path, floating)
 
     def __init__(self, model: PreparedModel):
         if mujoco is None:
@@ -99,7 +113,7 @@ class MujocoAdapter(AdapterBase):
                               "geometry (sphere/box geoms, plane geom, solref/solimp)",
         }
         self.derivatives_method = "finite_difference"  # stages/derivatives.py
-        if self._as_is is None:  # dynamics derivatives (issue 8): functions at the end
+        if self._as_is is None:  # dynamics derivatives: parity model only
             self.provides.update({
                 "forward_dynamics_derivatives": "implicit-function theorem on "
                                                 "mjd_inverseFD (centred: steps ±1e-6) "
@@ -108,6 +122,13 @@ class MujocoAdapter(AdapterBase):
             })
         if self._as_is is not None:
             self.provides.update(_AS_IS_PROVIDES)
+        self.provides.update({
+            "frame_jacobian_drift": "mj_jacSite/mj_jacBody and mj_jacDot (after "
+                                    "mj_kinematics, mj_comPos, mj_comVel)",
+            "native_constrained": "mj_forward with <equality> connect/weld enabled (soft, "
+                                  "MuJoCo's default solref/solimp)",
+        })
+        self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
 
     # ----- conversions ---------------------------------------------------------------
     def _T(self, q):
@@ -167,7 +188,7 @@ class MujocoAdapter(AdapterBase):
             out[:, 0:3] = out[:, 0:3] @ R
         return out
 
-    # ----- loading, read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) ----
+    # ----- loading, read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) --
     def _compile(self, model):
         """The compiled MjModel.
 
@@ -177,9 +198,9 @@ class MujocoAdapter(AdapterBase):
         equalities as soft constraints; for an MJCF whatever its compiler says. Only
         contacts are disabled (stages 0-2 are contact-free) and a free root is named
         ``root_joint`` (added to a URDF's root body when the model is declared floating)."""
-        from fixtures.spec import FREE_JOINT_NAME
+        from harness.core.spec import FREE_JOINT_NAME
 
-        self._as_is = src = _as_is_source(model, self.name)
+        self._as_is = src = as_is_source(model, self.name)
         if src is None:
             try:
                 m = mujoco.MjModel.from_xml_string(model.mjcf)
@@ -222,8 +243,8 @@ class MujocoAdapter(AdapterBase):
 
     def readback(self) -> dict:
         """The compiled model as MuJoCo holds it, at the canonical neutral q, world axes
-        (see harness/diagnose.py for the format): every body MuJoCo keeps (fused static
-        bodies are gone), every canonical joint with the damping, frictionloss, armature
+        (format: harness/stages/diagnosis/stage.py): every body MuJoCo keeps (fused
+        static bodies are gone), every canonical joint with the damping, frictionloss, armature
         and limits MuJoCo will apply, and the joint equalities (mimic) it enforces."""
         m, d = self._m, self._d
         obj, flags = mujoco.mjtObj, self._flags()
@@ -290,7 +311,7 @@ class MujocoAdapter(AdapterBase):
         (mjDSBL_EQUALITY), ``placements={body: X_WB (4x4) at the canonical neutral}``
         (body_pos/body_quat), ``inertials={body: (m, com_W (3), I_W (3x3)) at neutral}``
         (body_mass, body_ipos, body_iquat, body_inertia; then mj_setConst)."""
-        from harness.conventions import matrix_to_quat_wxyz
+        from harness.core.conventions import matrix_to_quat_wxyz
 
         new = type(self)(self.model)
         m, d = new._m, new._d
@@ -580,8 +601,168 @@ class MujocoAdapter(AdapterBase):
             d.qfrc_applied[:] = 0.0
         return Q, V
 
+    # ----- dynamics derivatives ----------------------------------------------------------
+    # Free root (T = diag(R_WB, I) on its dofs, module docstring): τ = Tᵀ τ_o(q_o, T v,
+    # T (v̇ + c)); MuJoCo perturbs qpos with mj_integratePos (world linear, body angular),
+    # so δ_o = T δ, and the rotation of T with δω adds the terms of ∂T/∂δω
+    # (harness.core.derivatives.root_chain_rule).
+    def _require_parity_model(self):
+        """NotProvided for an as-is model (its soft constraints act in the dynamics)."""
+        if self._as_is is not None:
+            from harness.core.errors import NotProvided
 
-# ----- native contact (harness/contact_native.py) ----------------------------------------
+            raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
+                              "constraints (limits, frictionloss, equalities) act in its "
+                              "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
+                              "model (constraints disabled)")
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: centred differences from two
+        mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
+        canonical conversions
+        applied by the chain rule (passive damping is part of qfrc_inverse)."""
+        from harness.core.derivatives import root_chain_rule
+
+        self._require_parity_model()
+
+        m, d, nv = self._m, self._d, self.nv
+        self._set_qpos(q)
+        R = self._T(q)
+        v = np.asarray(v, dtype=float)
+        vd = np.array(vdot, dtype=float)
+        if R is not None:
+            vd[0:6] = vd[0:6] + root_convective_term(v[0:6])
+        d.qvel[:] = self._to_mj_v(v, R)
+        d.qacc[:] = self._to_mj_v(vd, R)
+        d.qfrc_applied[:] = 0.0
+        # centred: the mean of mjd_inverseFD's forward differences at +eps and −eps (error
+        # O(eps²) instead of O(eps); ∂v̇/∂q = −M⁻¹ ∂τ/∂q amplifies it by M's conditioning)
+        DfDq, DfDv, DfDa = (np.zeros((nv, nv)) for _ in range(3))
+        for eps in (MJD_EPS, -MJD_EPS):
+            Q, V, A = (np.zeros((nv, nv)) for _ in range(3))
+            mujoco.mjd_inverseFD(m, d, eps, 0, Q, V, A, None, None, None, None)
+            DfDq += 0.5 * Q
+            DfDv += 0.5 * V
+            DfDa += 0.5 * A
+        ix = np.ix_(self._vmap, self._vmap)
+        Aq, Av, Aa = DfDq.T[ix], DfDv.T[ix], DfDa.T[ix]  # (out, in), canonical order
+        if R is None:
+            return Aq, Av, Aa
+        mujoco.mj_inverse(m, d)
+        tau_o = d.qfrc_inverse[self._vmap].copy()  # canonical order, MuJoCo frames
+        return root_chain_rule(Aq, Av, Aa, tau_o, R, v, vd, (slice(0, 3),))
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
+        mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
+        from harness.core.derivatives import implicit_forward
+
+        self._require_parity_model()
+        vdot = self.forward_dynamics(q, v, tau)
+        dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
+        return implicit_forward(dq, dv, self.mass_matrix(q))
+
+    # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
+    def frame_jacobian_drift(self, q, v, frames):
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+        world axes (mj_jacSite / mj_jacBody), and the drift J̇_WF v [m/s², rad/s²] from
+        mj_jacDot at the frame's origin (after mj_kinematics, mj_comPos, mj_comVel).
+        Fixed-base models only (a free root's velocity map T(q) would add its own
+        derivative)."""
+        if self._free is not None:
+            raise ValueError("mujoco frame_jacobian_drift: fixed-base models only")
+        m, d = self._m, self._d
+        ids = [self._frame(f) for f in frames]
+        self._set_qpos(np.asarray(q, dtype=float))
+        d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        J = np.empty((len(frames), 6, self.nv))
+        a = np.empty((len(frames), 6))
+        jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        for n, (kind, i) in enumerate(ids):
+            if kind == "body":
+                mujoco.mj_jacBody(m, d, self._jacp, self._jacr, i)
+                point, body = d.xpos[i].copy(), i
+            else:
+                mujoco.mj_jacSite(m, d, self._jacp, self._jacr, i)
+                point, body = d.site_xpos[i].copy(), int(m.site_bodyid[i])
+            J[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), None)
+            mujoco.mj_jacDot(m, d, jp, jr, point.reshape(3, 1), body)
+            a[n] = np.vstack([jp, jr]) @ d.qvel
+        return J, a
+
+    def _native_constrained_state(self, q, v, tau):
+        """v̇ (nv,) from MuJoCo's own equality constraints (``<connect>``/``<weld>`` between
+        the constraint sites, exported by fixtures/export.py) on one state: mj_forward with
+        constraints enabled (joint limits and contacts disabled, everything else MuJoCo's
+        defaults), qfrc_applied = τ → v̇ = qacc (soft: it depends on solref/solimp and the
+        time step)."""
+        if self._free is not None:
+            raise ValueError("mujoco native_constrained: fixed-base models only")
+        m, d = self._native_eq_model()
+        self._native_eq_set(d, q, v, tau)
+        mujoco.mj_forward(m, d)
+        return self._from_mj_v(d.qacc.copy(), None)
+
+    def _native_eq_model(self):
+        """(MjModel, MjData) of the parity MJCF with its equalities enabled (limits and
+        contacts disabled), built once."""
+        if self._eq_cache is None:
+            m = mujoco.MjModel.from_xml_string(self.model.mjcf)
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
+            self._eq_cache = (m, mujoco.MjData(m))
+        return self._eq_cache
+
+    def _native_eq_set(self, d, q, v, tau):
+        """Canonical (q, v, τ) into the MjData ``d`` of the equality model."""
+        saved = self._d
+        self._d = d
+        try:
+            self._set_qpos(np.asarray(q, dtype=float))
+        finally:
+            self._d = saved
+        d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
+        d.qfrc_applied[:] = self._to_mj_v(np.asarray(tau, dtype=float), None)
+
+    def native_constrained_law(self):
+        """One-line statement of MuJoCo's equality-constraint law for this model, with every
+        equality's solref/solimp and the time step (they set the constraint's softness)."""
+        m, _ = self._native_eq_model()
+        kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect",
+                 int(mujoco.mjtEq.mjEQ_WELD): "weld"}
+        eqs = "; ".join(
+            f"{kinds.get(int(m.eq_type[e]), int(m.eq_type[e]))} "
+            f"{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or e}: solref "
+            f"{' '.join(f'{x:g}' for x in m.eq_solref[e])}, solimp "
+            f"{' '.join(f'{x:g}' for x in m.eq_solimp[e])}" for e in range(m.neq))
+        cone = "elliptic" if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
+        return (f"MuJoCo soft equality constraints (mj_forward, solver "
+                f"{mujoco.mjtSolver(m.opt.solver).name}, timestep {m.opt.timestep:g} s, cone "
+                f"{cone}, limits and contacts disabled): {eqs or 'none in the model'}; the "
+                f"constraint force follows the spring-damper reference acceleration set by "
+                f"solref and the impedance solimp — not the exact KKT answer")
+
+    def native_constrained(self, problem):
+        """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
+        informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
+        on a line)."""
+        from harness.core.errors import NotProvided
+
+        for c in problem.spec.constraints:
+            if c.kind == "line":
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"constraint {c.name}: MuJoCo has no equality that keeps a "
+                                  "point on a line (connect is 3-D, weld 6-D)")
+        vd = np.stack([self._native_constrained_state(q, v, t)
+                       for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
+        return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,
+                 "law": self.native_constrained_law()}]
+
+
+# ----- native contact (harness/stages/contact/native.py) ----------------------------------------
 NATIVE_CONTACT_DEFAULTS = {"dt": 1e-3, "integrator": "Euler", "cone": "pyramidal",
                            "solref": (0.02, 1.0), "solimp": (0.9, 0.95, 0.001, 0.5, 2.0),
                            "mu": 0.5}
@@ -606,7 +787,7 @@ def native_contact_statement(settings=None) -> tuple:
 
 
 def _native_contact_mjcf(model, scene, s) -> str:
-    from fixtures.contact_catalog import Sphere
+    from harness.core.spec import Sphere
 
     spec = model.spec
     b = spec.bodies[0]
@@ -669,10 +850,10 @@ def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dic
     return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
 
 
-# ----- MJCF import (the MuJoCo half of fixtures/mjcf_import.py) --------------------------
+# ----- MJCF import (the MuJoCo half of harness/model/mjcf_import.py) --------------------------
 def compiled_mjcf_to_spec(path: str, floating: bool = False):
     """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units: m,
-    kg, kg·m², rad]. Not validated (fixtures/mjcf_import.py does that, naming the file).
+    kg, kg·m², rad]. Not validated (harness/model/mjcf_import.py does that, naming the file).
 
     Reads the *compiled* model (``MjModel.from_xml_path``), so whatever the file's compiler
     settings did (inertia from geoms, degrees, fused bodies) is already applied: per body
@@ -681,13 +862,12 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
     revolute (``range`` if ``jnt_limited``, else unbounded: lower/upper None, one q like
     MuJoCo's hinge), slide → prismatic, no joint → fixed (named ``<body>__fixed``), free
     joint on the root → floating; ``dof_damping`` and ``dof_armature``; sites → Frames.
-    Everything fixtures/mjcf_import.py lists as unsupported raises BadInput(path, ...)."""
+    Everything harness/model/mjcf_import.py lists as unsupported raises BadInput(path, ...)."""
     if mujoco is None:
         raise EngineUnavailable("mujoco", _IMPORT_ERROR)
-    from fixtures.import_common import WORLD_BODY
-    from fixtures.spec import Body, FixtureSpec, Frame, Joint
-    from harness.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
-    from harness.errors import BadInput
+    from harness.core.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
+    from harness.core.errors import BadInput
+    from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
 
     path = str(path)
 
@@ -857,192 +1037,3 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
     return FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
                        source=path), notes
-
-
-# ----- dynamics derivatives (issue 8, item 2) --------------------------------------------
-# MuJoCo 4.0.0 has mjd_inverseFD (finite-differenced ∂qfrc_inverse/∂(qpos, qvel, qacc))
-# and mjd_transitionFD (discrete-time step map) but no continuous-time forward-dynamics
-# derivative, so ∂v̇/∂· comes from mjd_inverseFD by the implicit-function theorem:
-# ∂v̇/∂x = −M⁻¹ ∂τ/∂x at v̇ = forward_dynamics(q, v, τ), ∂v̇/∂τ = M⁻¹.
-# Free root (T = diag(R_WB, I) on its dofs, module docstring): τ = Tᵀ τ_o(q_o, T v,
-# T (v̇ + c)); MuJoCo perturbs qpos with mj_integratePos (world linear, body angular),
-# so δ_o = T δ, and the rotation of T with δω adds the terms of ∂T/∂δω below.
-MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/tolerances.py
-
-
-def _mj_no_as_is(self):
-    if self._as_is is not None:
-        from harness.errors import NotProvided
-
-        raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
-                          "constraints (limits, frictionloss, equalities) act in its "
-                          "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
-                          "model (constraints disabled)")
-
-
-def _mj_inverse_dynamics_derivatives(self, q, v, vdot):
-    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: centred differences from two
-    mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
-    canonical conversions
-    applied by the chain rule (passive damping is part of qfrc_inverse)."""
-    from harness.derivatives import root_chain_rule
-
-    _mj_no_as_is(self)
-
-    m, d, nv = self._m, self._d, self.nv
-    self._set_qpos(q)
-    R = self._T(q)
-    v = np.asarray(v, dtype=float)
-    vd = np.array(vdot, dtype=float)
-    if R is not None:
-        vd[0:6] = vd[0:6] + root_convective_term(v[0:6])
-    d.qvel[:] = self._to_mj_v(v, R)
-    d.qacc[:] = self._to_mj_v(vd, R)
-    d.qfrc_applied[:] = 0.0
-    # centred: the mean of mjd_inverseFD's forward differences at +eps and −eps (error
-    # O(eps²) instead of O(eps); ∂v̇/∂q = −M⁻¹ ∂τ/∂q amplifies it by M's conditioning)
-    DfDq, DfDv, DfDa = (np.zeros((nv, nv)) for _ in range(3))
-    for eps in (MJD_EPS, -MJD_EPS):
-        Q, V, A = (np.zeros((nv, nv)) for _ in range(3))
-        mujoco.mjd_inverseFD(m, d, eps, 0, Q, V, A, None, None, None, None)
-        DfDq += 0.5 * Q
-        DfDv += 0.5 * V
-        DfDa += 0.5 * A
-    ix = np.ix_(self._vmap, self._vmap)
-    Aq, Av, Aa = DfDq.T[ix], DfDv.T[ix], DfDa.T[ix]  # (out, in), canonical order
-    if R is None:
-        return Aq, Av, Aa
-    mujoco.mj_inverse(m, d)
-    tau_o = d.qfrc_inverse[self._vmap].copy()  # canonical order, MuJoCo frames
-    return root_chain_rule(Aq, Av, Aa, tau_o, R, v, vd, (slice(0, 3),))
-
-
-def _mj_forward_dynamics_derivatives(self, q, v, tau):
-    """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
-    mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
-    from harness.derivatives import implicit_forward
-
-    _mj_no_as_is(self)
-    vdot = self.forward_dynamics(q, v, tau)
-    dq, dv, _ = _mj_inverse_dynamics_derivatives(self, q, v, vdot)
-    return implicit_forward(dq, dv, self.mass_matrix(q))
-
-
-MujocoAdapter.forward_dynamics_derivatives = _mj_forward_dynamics_derivatives
-MujocoAdapter.inverse_dynamics_derivatives = _mj_inverse_dynamics_derivatives
-# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
-def _mujoco_frame_jacobian_drift(self, q, v, frames):
-    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
-    world axes (mj_jacSite / mj_jacBody), and the drift J̇_WF v [m/s², rad/s²] from
-    mj_jacDot at the frame's origin (after mj_kinematics, mj_comPos, mj_comVel). Fixed-base
-    models only (a free root's velocity map T(q) would add its own derivative)."""
-    if self._free is not None:
-        raise ValueError("mujoco frame_jacobian_drift: fixed-base models only")
-    m, d = self._m, self._d
-    ids = [self._frame(f) for f in frames]
-    self._set_qpos(np.asarray(q, dtype=float))
-    d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
-    mujoco.mj_kinematics(m, d)
-    mujoco.mj_comPos(m, d)
-    mujoco.mj_comVel(m, d)
-    J = np.empty((len(frames), 6, self.nv))
-    a = np.empty((len(frames), 6))
-    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
-    for n, (kind, i) in enumerate(ids):
-        if kind == "body":
-            mujoco.mj_jacBody(m, d, self._jacp, self._jacr, i)
-            point, body = d.xpos[i].copy(), i
-        else:
-            mujoco.mj_jacSite(m, d, self._jacp, self._jacr, i)
-            point, body = d.site_xpos[i].copy(), int(m.site_bodyid[i])
-        J[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), None)
-        mujoco.mj_jacDot(m, d, jp, jr, point.reshape(3, 1), body)
-        a[n] = np.vstack([jp, jr]) @ d.qvel
-    return J, a
-
-
-def _mujoco_native_constrained(self, q, v, tau):
-    """MuJoCo's own equality constraints (``<connect>``/``<weld>`` between the constraint
-    sites, exported by fixtures/export.py) on one state: mj_forward with constraints
-    enabled (joint limits and contacts disabled, everything else MuJoCo's defaults),
-    qfrc_applied = τ → v̇ = qacc (soft: it depends on solref/solimp and the time step)."""
-    if self._free is not None:
-        raise ValueError("mujoco native_constrained: fixed-base models only")
-    m, d = self._native_eq_model()
-    self._native_eq_set(d, q, v, tau)
-    mujoco.mj_forward(m, d)
-    return self._from_mj_v(d.qacc.copy(), None)
-
-
-def _mujoco_native_eq_model(self):
-    cached = getattr(self, "_eq_cache", None)
-    if cached is None:
-        m = mujoco.MjModel.from_xml_string(self.model.mjcf)
-        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_LIMIT)
-        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-        cached = self._eq_cache = (m, mujoco.MjData(m))
-    return cached
-
-
-def _mujoco_native_eq_set(self, d, q, v, tau):
-    saved = self._d
-    self._d = d
-    try:
-        self._set_qpos(np.asarray(q, dtype=float))
-    finally:
-        self._d = saved
-    d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
-    d.qfrc_applied[:] = self._to_mj_v(np.asarray(tau, dtype=float), None)
-
-
-def _mujoco_native_constrained_law(self):
-    """One-line statement of MuJoCo's equality-constraint law for this model, with every
-    equality's solref/solimp and the time step (they set the constraint's softness)."""
-    m, _ = self._native_eq_model()
-    kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect", int(mujoco.mjtEq.mjEQ_WELD): "weld"}
-    eqs = "; ".join(
-        f"{kinds.get(int(m.eq_type[e]), int(m.eq_type[e]))} "
-        f"{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or e}: solref "
-        f"{' '.join(f'{x:g}' for x in m.eq_solref[e])}, solimp "
-        f"{' '.join(f'{x:g}' for x in m.eq_solimp[e])}" for e in range(m.neq))
-    cone = "elliptic" if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
-    return (f"MuJoCo soft equality constraints (mj_forward, solver "
-            f"{mujoco.mjtSolver(m.opt.solver).name}, timestep {m.opt.timestep:g} s, cone "
-            f"{cone}, limits and contacts disabled): {eqs or 'none in the model'}; the "
-            f"constraint force follows the spring-damper reference acceleration set by "
-            f"solref and the impedance solimp — not the exact KKT answer")
-
-
-def _mujoco_native_problem(self, problem):
-    """Stage-3 native row: MuJoCo's soft equality constraints (not exact: informational);
-    NotProvided for a line constraint (no MuJoCo equality keeps a point on a line)."""
-    from harness.errors import NotProvided
-
-    for c in problem.spec.constraints:
-        if c.kind == "line":
-            raise NotProvided(self.name, "native constrained dynamics",
-                              f"constraint {c.name}: MuJoCo has no equality that keeps a "
-                              "point on a line (connect is 3-D, weld 6-D)")
-    vd = np.stack([_mujoco_native_constrained(self, q, v, t)
-                   for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
-    return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,
-             "law": _mujoco_native_constrained_law(self)}]
-
-
-MujocoAdapter.frame_jacobian_drift = _mujoco_frame_jacobian_drift
-MujocoAdapter.native_constrained = _mujoco_native_problem
-MujocoAdapter.native_constrained_law = _mujoco_native_constrained_law
-MujocoAdapter._native_eq_model = _mujoco_native_eq_model
-MujocoAdapter._native_eq_set = _mujoco_native_eq_set
-_MJ_INIT = MujocoAdapter.__init__
-
-
-def _mujoco_init(self, model):
-    _MJ_INIT(self, model)
-    self.provides["frame_jacobian_drift"] = ("mj_jacSite/mj_jacBody and mj_jacDot (after "
-                                             "mj_kinematics, mj_comPos, mj_comVel)")
-    self.provides["native_constrained"] = ("mj_forward with <equality> connect/weld "
-                                           "enabled (soft, MuJoCo's default solref/solimp)")
-
-
-MujocoAdapter.__init__ = _mujoco_init

@@ -4,7 +4,7 @@ Dimension legend: nq, nv canonical (= Pinocchio's own layout up to joint order: 
 flyer [p, quat xyzw] / [v_B, ω_B], continuous joints (cos, sin)).
 
 Loads the prepared URDF with ``buildModelFromXML`` (adding ``JointModelFreeFlyer`` named
-``root_joint`` for a floating model). Settings for parity (ENGINE_NOTES.md):
+``root_joint`` for a floating model). Settings for parity:
 gravity from the spec; ``model.armature`` set from the spec (URDF cannot carry it);
 ``pin.aba`` and ``pin.rnea`` ignore ``model.damping``, so the adapter applies the
 canonical −D·v with D read back from ``model.damping`` (which the URDF parser filled).
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.conventions import spatial_inertia_world
-from harness.errors import EngineUnavailable, ModelRejected
-from harness.model import PreparedModel
-from harness.protocol import AdapterBase
+from harness.core.conventions import spatial_inertia_world
+from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import AdapterBase, as_is_source
 
 try:
     import pinocchio as pin
@@ -25,19 +25,12 @@ except Exception as e:  # pragma: no cover - reported by the registry
     _IMPORT_ERROR = e
 
 
-def _as_is_source(model, engine: str):
-    """The user's file this engine loads as-is (harness/diagnose.py AsIsFile: path, kind,
-    text), or None: the parity path (the harness's own exported model)."""
-    get = getattr(model, "as_is_file", None)
-    return get(engine) if callable(get) else None
-
-
 def _parse_as_is(model: PreparedModel, src):
     """pin.Model of the user's file with Pinocchio's defaults: ``buildModelFromXML`` (URDF:
     mimic joints independent, damping/friction/limits only stored) or
     ``buildModelFromMJCF`` (armature, damping, frictionloss read); a free root named
     ``root_joint`` (a FreeFlyer added when the model is declared floating)."""
-    from fixtures.spec import FREE_JOINT_NAME
+    from harness.core.spec import FREE_JOINT_NAME
 
     floating = model.spec.floating
     try:
@@ -62,7 +55,7 @@ def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
     the user's file parsed with Pinocchio's defaults (gravity and armature as parsed)."""
     if pin is None:
         raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
-    src = _as_is_source(model, engine)
+    src = as_is_source(model, engine)
     if src is not None:
         pm = _parse_as_is(model, src)
     elif model.spec.floating:
@@ -106,7 +99,8 @@ def _about_origin(m, c, Ic):
 
 def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
                        notes=()) -> dict:
-    """Read-back of a pin.Model at the canonical neutral q (format: harness/diagnose.py).
+    """Read-back of a pin.Model at the canonical neutral q (format:
+    harness/stages/diagnosis/stage.py).
 
     Pinocchio merges a link welded by a fixed joint into its joint's body
     (``model.inertias``) but keeps the link's own inertia on the fixed joint's frame (a
@@ -189,7 +183,7 @@ def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
 
 def pinocchio_as_is_joints(model, engine: str) -> list:
     """Moving joints (free root excluded) of the as-is pin.Model of ``model``."""
-    src = _as_is_source(model, engine)
+    src = as_is_source(model, engine)
     pm = _parse_as_is(model, src)
     return [pm.names[i] for i in range(1, pm.njoints)
             if pm.joints[i].shortname() != "JointModelFreeFlyer" and pm.joints[i].nv > 0]
@@ -210,7 +204,7 @@ class PinocchioAdapter(AdapterBase):
         self._vinv = np.argsort(vidx)
         self._D = np.asarray(self._m.damping, dtype=float)[vidx]  # canonical order
         self._damped = bool(np.any(self._D))
-        self._as_is = _as_is_source(model, self.name)
+        self._as_is = as_is_source(model, self.name)
         if self._as_is is not None:
             self._damped = False  # Pinocchio's default: pin.aba ignores model.damping
         self._frame_ids = {}
@@ -228,7 +222,7 @@ class PinocchioAdapter(AdapterBase):
                               "Baumgarte) at a material contact point",
         }
         self.derivatives_method = "analytical"  # stages/derivatives.py
-        self.provides.update({  # dynamics derivatives (issue 8)
+        self.provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "computeABADerivatives (analytical), damping "
                                             "by the chain rule",
             "inverse_dynamics_derivatives": "computeRNEADerivatives (analytical) + D on "
@@ -238,6 +232,14 @@ class PinocchioAdapter(AdapterBase):
             self.provides.update({"forward_dynamics": "aba(q, v, τ) — Pinocchio's default: "
                                                       "model.damping/friction not applied",
                                   "inverse_dynamics": "rnea(q, v, v̇) (no damping)"})
+        self.provides.update({
+            "frame_jacobian_drift": "computeJointJacobians + forwardKinematics(q, v, 0): "
+                                    "getFrameJacobian and getFrameClassicalAcceleration "
+                                    "(LOCAL_WORLD_ALIGNED)",
+            "native_constrained": "forwardDynamics(q, v, τ, J, γ) (KKT, no regularisation) "
+                                  "and constraintDynamics (RigidConstraintModel 3D/6D, "
+                                  "proximal mu 0)",
+        })
 
     # ----- conversions ---------------------------------------------------------------
     def _q(self, q):
@@ -258,7 +260,7 @@ class PinocchioAdapter(AdapterBase):
             fid = self._frame_ids[frame] = self._m.getFrameId(frame, pin.BODY)
         return fid
 
-    # ----- read-back, as-is mode, ablations (diagnosis: harness/diagnose.py) -------------
+    # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints (free root excluded) Pinocchio parses from the as-is file."""
@@ -290,7 +292,7 @@ class PinocchioAdapter(AdapterBase):
             new._m.armature = np.zeros(new._m.nv)
         return new
 
-    # ----- native contact (harness/contact_native.py) --------------------------------------
+    # ----- native contact (harness/stages/contact/native.py) --------------------------------------
     def native_contact_statement(self, settings=None) -> tuple:
         return {}, ("Pinocchio constraintDynamics: exact bilateral CONTACT_3D "
                     "RigidConstraintModel at the material contact point (LOCAL_WORLD_ALIGNED "
@@ -401,7 +403,7 @@ class PinocchioAdapter(AdapterBase):
         qn = pin.integrate(self._m, self._q(q), self._v(np.asarray(v) * dt))
         return np.array(qn if self._identity else qn[self._qidx])
 
-    # ----- dynamics derivatives (issue 8, item 2) ----------------------------------------
+    # ----- dynamics derivatives ------------------------------------------------------------
     # Tangent convention (canonical = Pinocchio's): ∂/∂q is w.r.t. δ ∈ R^nv with
     # q ⊕ δ = pin.integrate(q, δ); damping enters as in forward/inverse_dynamics.
     def _perm_nv(self, A):
@@ -435,111 +437,97 @@ class PinocchioAdapter(AdapterBase):
             dv = dv + np.diag(self._D)
         return dq, dv, M
 
-# ----- constrained dynamics (stage 3, harness/stages/constrained.py) -----------------------
-def _pinocchio_frame_jacobian_drift(self, q, v, frames):
-    """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω],
-    world axes (LOCAL_WORLD_ALIGNED), and the drift J̇_WF v = classical acceleration of F's
-    origin and angular acceleration with v̇ = 0 [m/s², rad/s²]: computeJointJacobians, then
-    forwardKinematics(q, v, 0) and getFrameClassicalAcceleration(LOCAL_WORLD_ALIGNED)."""
-    m, d = self._m, self._d
-    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
-    pin.computeJointJacobians(m, d, qp)
-    pin.forwardKinematics(m, d, qp, vp, np.zeros(m.nv))
-    pin.updateFramePlacements(m, d)
-    J = np.empty((len(frames), 6, self.nv))
-    a = np.empty((len(frames), 6))
-    for i, f in enumerate(frames):
-        fid = self._fid(f)
-        Jf = pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
-        J[i] = Jf if self._identity else Jf[:, self._vidx]
-        acc = pin.getFrameClassicalAcceleration(m, d, fid, pin.LOCAL_WORLD_ALIGNED)
-        a[i, :3], a[i, 3:] = acc.linear, acc.angular
-    return J, a
+    # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
+    def frame_jacobian_drift(self, q, v, frames):
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω],
+        world axes (LOCAL_WORLD_ALIGNED), and the drift J̇_WF v = classical acceleration of
+        F's origin and angular acceleration with v̇ = 0 [m/s², rad/s²]:
+        computeJointJacobians, then forwardKinematics(q, v, 0) and
+        getFrameClassicalAcceleration(LOCAL_WORLD_ALIGNED)."""
+        m, d = self._m, self._d
+        qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+        pin.computeJointJacobians(m, d, qp)
+        pin.forwardKinematics(m, d, qp, vp, np.zeros(m.nv))
+        pin.updateFramePlacements(m, d)
+        J = np.empty((len(frames), 6, self.nv))
+        a = np.empty((len(frames), 6))
+        for i, f in enumerate(frames):
+            fid = self._fid(f)
+            Jf = pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
+            J[i] = Jf if self._identity else Jf[:, self._vidx]
+            acc = pin.getFrameClassicalAcceleration(m, d, fid, pin.LOCAL_WORLD_ALIGNED)
+            a[i, :3], a[i, 3:] = acc.linear, acc.angular
+        return J, a
 
+    def _native_constrained_state(self, q, v, tau, J, drift, rows):
+        """Pinocchio's own constrained solvers on one state (canonical arrays; J (m, nv) and
+        drift J̇v (m,) of the independent rows the harness kept; Pinocchio's γ is J̇v: it
+        solves J v̇ = −γ).
 
-def _pinocchio_native_constrained(self, q, v, tau, J, drift, rows):
-    """Pinocchio's own constrained solvers on one state (canonical arrays; J (m, nv) and
-    drift J̇v (m,) of the independent rows the harness kept; Pinocchio's γ is J̇v: it
-    solves J v̇ = −γ).
-
-    * ``forwardDynamics(q, v, τ − D v, J, γ)`` (the KKT solve with a given constraint
-      Jacobian and drift; 0 regularisation): → (v̇, λ = data.lambda_c);
-    * ``constraintDynamics`` with RigidConstraintModel(CONTACT_3D / CONTACT_6D,
-      LOCAL_WORLD_ALIGNED) between the constraint frames' joints (proximal settings
-      mu 0, accuracy 1e-14): → v̇ only (its λ is in the contact frames, not the rows).
-    ``rows``: constraint kinds for constraintDynamics ([(kind, frame_a, frame_b)]) or
-    None when a kept row set is not a whole 3-D/6-D block (then it is not run)."""
-    m, d = self._m, self._d
-    qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
-    t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
-    Jp = J if self._identity else J[:, self._vinv]
-    vdot = np.array(pin.forwardDynamics(m, d, qp, vp, self._v(t), Jp,
-                                        np.asarray(drift, dtype=float), 0.0))
-    lam = np.array(d.lambda_c).copy()
-    out = {"forwardDynamics": (self._out_v(vdot), lam)}
-    if rows is not None:
-        models = pin.StdVec_RigidConstraintModel()
-        for kind, fa, fb in rows:
-            Fa, Fb = m.frames[self._fid(fa)], m.frames[self._fid(fb)]
-            ctype = pin.ContactType.CONTACT_3D if kind == "point" else pin.ContactType.CONTACT_6D
-            models.append(pin.RigidConstraintModel(ctype, m, Fa.parentJoint, Fa.placement,
-                                                   Fb.parentJoint, Fb.placement,
-                                                   pin.LOCAL_WORLD_ALIGNED))
-        datas = pin.StdVec_RigidConstraintData()
-        for cm in models:
-            datas.append(cm.createData())
-        pin.initConstraintDynamics(m, d, models, datas)
-        prox = pin.ProximalSettings(1e-14, 0.0, 1)
-        vd = np.array(pin.constraintDynamics(m, d, qp, vp, self._v(t), models, datas, prox))
-        out["constraintDynamics"] = (self._out_v(vd), None)
-    return out
-
-
-def _pinocchio_native_problem(self, problem):
-    """Stage-3 native rows (harness/constraints.py NativeProblem): forwardDynamics(J, γ) on
-    the kept rows of Pinocchio's own J, J̇v (v̇, λ), and constraintDynamics when every row
-    is kept and every constraint is a point or weld (v̇)."""
-    N, m = problem.keep.shape
-    rows = None
-    if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
-                                                for c in problem.spec.constraints):
-        rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
-    fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
-    for k in range(N):
-        keep = problem.keep[k]
-        out = _pinocchio_native_constrained(self, problem.Q[k], problem.V[k], problem.TAU[k],
-                                            problem.J[k][keep], problem.drift[k][keep], rows)
-        fd_v[k], fd_l[k, keep] = out["forwardDynamics"]
+        * ``forwardDynamics(q, v, τ − D v, J, γ)`` (the KKT solve with a given constraint
+          Jacobian and drift; 0 regularisation): → (v̇, λ = data.lambda_c);
+        * ``constraintDynamics`` with RigidConstraintModel(CONTACT_3D / CONTACT_6D,
+          LOCAL_WORLD_ALIGNED) between the constraint frames' joints (proximal settings
+          mu 0, accuracy 1e-14): → v̇ only (its λ is in the contact frames, not the rows).
+        ``rows``: constraint kinds for constraintDynamics ([(kind, frame_a, frame_b)]) or
+        None when a kept row set is not a whole 3-D/6-D block (then it is not run)."""
+        m, d = self._m, self._d
+        qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
+        t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+        Jp = J if self._identity else J[:, self._vinv]
+        vdot = np.array(pin.forwardDynamics(m, d, qp, vp, self._v(t), Jp,
+                                            np.asarray(drift, dtype=float), 0.0))
+        lam = np.array(d.lambda_c).copy()
+        out = {"forwardDynamics": (self._out_v(vdot), lam)}
         if rows is not None:
-            cd_v[k] = out["constraintDynamics"][0]
-    res = [{"solver": "forwardDynamics", "exact": True, "vdot": fd_v, "lam": fd_l,
-            "law": "pin.forwardDynamics(q, v, τ − D v, J, γ = J̇v, damping 0): Pinocchio's "
-                   "KKT solve (Cholesky of J M⁻¹ Jᵀ) on the harness's kept rows of "
-                   "Pinocchio's own J and J̇v; λ = data.lambda_c"}]
-    if rows is not None:
-        res.append({"solver": "constraintDynamics", "exact": True, "vdot": cd_v, "lam": None,
-                    "law": "pin.constraintDynamics with RigidConstraintModel(CONTACT_3D | "
-                           "CONTACT_6D, LOCAL_WORLD_ALIGNED) between the constraint frames' "
-                           "joints and placements, Baumgarte gains 0, ProximalSettings("
-                           "accuracy 1e-14, mu 0, 1 iteration): the exact rigid constraint "
-                           "(its λ is per contact frame, not compared)"})
-    return res
+            models = pin.StdVec_RigidConstraintModel()
+            for kind, fa, fb in rows:
+                Fa, Fb = m.frames[self._fid(fa)], m.frames[self._fid(fb)]
+                ctype = (pin.ContactType.CONTACT_3D if kind == "point"
+                         else pin.ContactType.CONTACT_6D)
+                models.append(pin.RigidConstraintModel(ctype, m, Fa.parentJoint, Fa.placement,
+                                                       Fb.parentJoint, Fb.placement,
+                                                       pin.LOCAL_WORLD_ALIGNED))
+            datas = pin.StdVec_RigidConstraintData()
+            for cm in models:
+                datas.append(cm.createData())
+            pin.initConstraintDynamics(m, d, models, datas)
+            prox = pin.ProximalSettings(1e-14, 0.0, 1)
+            vd = np.array(pin.constraintDynamics(m, d, qp, vp, self._v(t), models, datas,
+                                                 prox))
+            out["constraintDynamics"] = (self._out_v(vd), None)
+        return out
 
-
-PinocchioAdapter.frame_jacobian_drift = _pinocchio_frame_jacobian_drift
-PinocchioAdapter.native_constrained = _pinocchio_native_problem
-_PIN_INIT = PinocchioAdapter.__init__
-
-
-def _pinocchio_init(self, model):
-    _PIN_INIT(self, model)
-    self.provides["frame_jacobian_drift"] = ("computeJointJacobians + forwardKinematics(q, "
-                                             "v, 0): getFrameJacobian and "
-                                             "getFrameClassicalAcceleration "
-                                             "(LOCAL_WORLD_ALIGNED)")
-    self.provides["native_constrained"] = ("forwardDynamics(q, v, τ, J, γ) (KKT, no "
-                                           "regularisation) and constraintDynamics "
-                                           "(RigidConstraintModel 3D/6D, proximal mu 0)")
-
-
-PinocchioAdapter.__init__ = _pinocchio_init
+    def native_constrained(self, problem):
+        """Stage-3 native rows (harness/stages/constrained/constraints.py NativeProblem):
+        forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ), and
+        constraintDynamics when every row is kept and every constraint is a point or weld
+        (v̇)."""
+        N, m = problem.keep.shape
+        rows = None
+        if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
+                                                    for c in problem.spec.constraints):
+            rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+        fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
+        for k in range(N):
+            keep = problem.keep[k]
+            out = self._native_constrained_state(problem.Q[k], problem.V[k], problem.TAU[k],
+                                                 problem.J[k][keep], problem.drift[k][keep],
+                                                 rows)
+            fd_v[k], fd_l[k, keep] = out["forwardDynamics"]
+            if rows is not None:
+                cd_v[k] = out["constraintDynamics"][0]
+        res = [{"solver": "forwardDynamics", "exact": True, "vdot": fd_v, "lam": fd_l,
+                "law": "pin.forwardDynamics(q, v, τ − D v, J, γ = J̇v, damping 0): "
+                       "Pinocchio's KKT solve (Cholesky of J M⁻¹ Jᵀ) on the harness's kept "
+                       "rows of Pinocchio's own J and J̇v; λ = data.lambda_c"}]
+        if rows is not None:
+            res.append({"solver": "constraintDynamics", "exact": True, "vdot": cd_v,
+                        "lam": None,
+                        "law": "pin.constraintDynamics with RigidConstraintModel(CONTACT_3D | "
+                               "CONTACT_6D, LOCAL_WORLD_ALIGNED) between the constraint "
+                               "frames' joints and placements, Baumgarte gains 0, "
+                               "ProximalSettings(accuracy 1e-14, mu 0, 1 iteration): the "
+                               "exact rigid constraint (its λ is per contact frame, not "
+                               "compared)"})
+        return res

@@ -1,30 +1,31 @@
-"""Command-line interface: ``harness engines | parity | report | verify | qualify | replay |
-synth``.
+"""Command-line interface: argparse and printing over harness/api.py.
+
+``harness engines | parity | diagnose | qualify | replay | synth | report | verify |
+capture | swing | sweep | fit`` (also ``python -m harness``; ``harness --version``).
 
 Exit codes: 0 every scored comparison passed (or the command succeeded); 1 a comparison
 failed, an engine raised, or a stage could not be scored; 2 bad input or an engine
-unavailable (unless ``--allow-missing ENGINE``). Errors are one line on stderr; set
-HARNESS_DEBUG=1 to see tracebacks.
+unavailable (unless ``--allow-missing ENGINE``); 3 an internal error. Errors are one line
+on stderr; set HARNESS_DEBUG=1 to see tracebacks.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 import time
 from pathlib import Path
 
-from harness.errors import BadInput, EngineUnavailable, HarnessError
-
-PROFILES = {"ci": {"samples": 10},
-            # full adds the opt-in derivatives stage (MuJoCo finite-difference rows)
-            "full": {"samples": 100, "extra": ("derivatives",)}}
+from harness import api
+from harness.core.errors import BadInput, HarnessError
+from harness.core.version import __version__
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        sys.stderr.write(f"harness: error: {message} (see harness {self.prog.split()[-1]} --help)\n")
+        sub = self.prog.split()[-1]
+        hint = "harness --help" if sub == "harness" else f"harness {sub} --help"
+        sys.stderr.write(f"harness: error: {message} (see {hint})\n")
         sys.exit(2)
 
 
@@ -42,208 +43,48 @@ def _progress(quiet):
     return say
 
 
-# ----- model selection ------------------------------------------------------------------
-def _models(args):
-    from fixtures import catalog
-    from harness.model import PreparedModel, prepare_fixture
-
-    if getattr(args, "as_is", False):
-        return _as_is_models(args)
-    if getattr(args, "engine_file", None) or getattr(args, "beyond_limits", 0.0):
-        raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
-    models = []
-    for text in args.fixture or []:
-        names = (catalog.names() if text == "all" else catalog.constraint_names()
-                 if text == "constrained" else
-                 [t.strip() for t in text.split(",") if t.strip()])
-        for n in names:
-            if n not in catalog.all_names():
-                raise BadInput("--fixture", f"unknown fixture {n!r} (known: "
-                                            f"{', '.join(catalog.all_names())}, all (the tree "
-                                            "fixtures), constrained (the loop fixtures))")
-            models.append(prepare_fixture(n))
-    for path in args.urdf or []:
-        from fixtures.urdf_import import load_urdf_with_notes
-
-        spec, notes = load_urdf_with_notes(path, args.floating, args.repair_inertia)
-        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
-    for path in args.mjcf or []:
-        from fixtures.mjcf_import import load_mjcf_with_notes
-
-        spec, notes = load_mjcf_with_notes(path, floating=args.floating)
-        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
-    if not models:
-        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH or --mjcf PATH")
-    names = [m.name for m in models]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise BadInput("parity", f"two models are both named {dup[0]!r}")
-    return models
+def _cmdline() -> list:
+    return ["harness", *sys.argv[1:]]
 
 
-def _as_is_models(args):
-    """--as-is: the user's files loaded by every engine with its own defaults
-    (harness/diagnose.py); ``--engine-file ENGINE=PATH`` gives one engine its own file."""
-    from harness import diagnose
+def _run_kw(args) -> dict:
+    """The keywords every staged run shares, from the common options."""
+    return {"engines": args.engines, "allow_missing": args.allow_missing, "seed": args.seed,
+            "junit": getattr(args, "junit", None), "command_line": _cmdline(),
+            "progress": _progress(args.quiet)}
 
-    if args.fixture:
-        raise BadInput("--as-is", "needs a user model (--urdf or --mjcf), not --fixture: "
-                                  "built-in fixtures are declared, not loaded as-is")
-    paths = list(args.urdf or []) + list(args.mjcf or [])
-    if not paths:
-        raise BadInput("--as-is", "name a model: --urdf PATH or --mjcf PATH")
+
+def _engine_files(items) -> dict:
     files = {}
-    for item in args.engine_file or []:
+    for item in items or []:
         engine, sep, path = item.partition("=")
         if not sep or not engine.strip() or not path.strip():
             raise BadInput("--engine-file", f"expected ENGINE=PATH, got {item!r}")
         files[engine.strip()] = path.strip()
-    if files and len(paths) > 1:
-        raise BadInput("--engine-file", "applies to one model; name one --urdf or --mjcf")
-    bl = args.beyond_limits
-    if not (bl == bl and 0.0 <= bl <= 10.0):
-        raise BadInput("--beyond-limits", f"must be between 0 and 10, got {bl}")
-    models = [diagnose.load_as_is(p, args.floating, files,
-                                  getattr(args, "repair_inertia", False)) for p in paths]
-    names = [m.name for m in models]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise BadInput("parity", f"two models are both named {dup[0]!r}")
-    return models
+    return files
 
 
-def _sha256_file(path) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError as e:
-        raise BadInput(str(path), e.strerror or str(e))
-
-
-def _engines(args):
-    """(engines to run, {unavailable engine: reason}) or raise for a missing engine."""
-    from harness import registry
-
-    wanted = registry.parse_engines(args.engines)
-    allowed = set(registry.parse_engines(",".join(args.allow_missing))) if args.allow_missing else set()
-    run, missing = [], {}
-    for e in wanted:
-        info = registry.probe(e)
-        if info.available:
-            run.append(e)
-        elif e in allowed:
-            missing[e] = f"{info.reason} (allowed by --allow-missing)"
-        else:
-            raise EngineUnavailable(e, f"{info.reason}; pass --allow-missing {e} to run without it")
-    if len(run) < 2:
-        raise BadInput("--engines", "parity needs at least two available engines")
-    return run, missing
-
-
-def _check_numbers(args):
-    if not 1 <= args.samples <= 100000:
-        raise BadInput("--samples", f"must be between 1 and 100000, got {args.samples}")
-    if args.seed < 0:
-        raise BadInput("--seed", f"must be >= 0, got {args.seed}")
-
-
-def _out_dir(text) -> Path:
-    out = Path(text)
-    if out.exists() and not out.is_dir():
-        raise BadInput(str(out), "exists and is not a folder")
-    if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
-        raise BadInput(str(out), "is a non-empty folder that is not an evidence bundle; "
-                                 "refusing to replace it")
-    return out
-
-
-def _run_and_write(args, models, title, replay_cases=None):
-    """Stages 0-2 on ``models``; then, if given, the replay cases (stage 5, gated on the
-    earlier stages of each engine pair); one bundle with both."""
-    from harness import evidence, report
-    from harness.stages import runner
-
-    engines, missing = _engines(args)
-    stages = runner.stage_names(args.stages.split(",") if args.stages else None)
-    _check_numbers(args)
-    out = _out_dir(args.out)
-    say = _progress(args.quiet)
-    result = runner.run(models, engines, stages, samples=args.samples, seed=args.seed,
-                        progress=say)
-    # analytic contact fixtures and native contact (harness/contact_report.py, ~1 min with
-    # four engines): only when the contact stage is asked for by name or number, not in the
-    # default all-stages run (qualify), which runs the contact stage itself
-    if "contact" in stages and args.stages:
-        from harness import contact_report
-
-        crec, carr = contact_report.run(models, engines, progress=say)
-        result.records += crec
-        result.arrays.update(carr)
-    as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
-    if as_is:  # why the engines disagree: harness/diagnose.py (stage "diagnosis")
-        from harness import diagnose
-
-        dr = diagnose.run(as_is, engines, samples=args.samples, seed=args.seed,
-                          beyond_limits=getattr(args, "beyond_limits", 0.0), progress=say)
-        result.records += dr.records
-        result.arrays.update(dr.arrays)
-    replay_info, extra = None, {}
-    if replay_cases:
-        import json
-
-        from harness import replay
-
-        cases = replay_cases() if callable(replay_cases) else replay_cases
-        rr = replay.run(cases, engines, result.records, progress=say)
-        result.records += rr.records
-        result.arrays.update(rr.arrays)
-        replay_info = rr.info
-        extra["timings.json"] = json.dumps(rr.timings, indent=1).encode()  # not evidence
-    manifest = evidence.build_manifest(result, missing, ["harness", *sys.argv[1:]],
-                                       replay_info)
-    html = report.render(manifest, result.records, title=title, arrays=result.arrays,
-                         timings=(rr.timings if replay_cases else None))
-    path = evidence.write_bundle(out, result, missing, ["harness", *sys.argv[1:]], html=html,
-                                 replay=replay_info, extra_files=extra)
-    if getattr(args, "junit", None):
-        from harness.junit import write_junit
-
-        write_junit(args.junit, result.records, missing)
-    return path, result
-
-
-def _summarise(result, path, diagnosis_only=False) -> int:
-    from collections import Counter
-
-    diag = [r for r in result.records if r.stage == "diagnosis"]
-    records = [r for r in result.records if r.stage != "diagnosis"]
-    if diag:  # explanatory comparisons: shown as the diagnosis, never counted as verdicts
-        rc = _print_diagnosis(result, records, brief=diagnosis_only)
+# ----- printing -----------------------------------------------------------------------------
+def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
+    """Print the verdict of a run (and its diagnosis); return the exit code."""
+    records = [r for r in o.records if r.stage != "diagnosis"]
+    if any(r.stage == "diagnosis" for r in o.records):
+        rc = _print_diagnosis(o, brief=diagnosis_only)
         if diagnosis_only:
-            print(f"report: {Path(path) / 'index.html'}")
+            print(f"report: {o.report}")
             return rc
-    c = Counter(r.status for r in records)
+    v = o.verdict
+    c = v.counts
+    print(f"records: {c['passed']} passed, {c['failed']} failed, {c['error']} errors, "
+          f"{c['not_scored']} not scored, {c['not_provided']} not provided"
+          + (f", {c['unconverged']} unconverged" if c["unconverged"] else "")
+          + (f", {c['informational']} informational (measured, no verdict)"
+             if c["informational"] else ""))
+    if v.worst is not None:
+        print(f"worst relative error: {v.worst.max_rel:.3e} ({v.worst.id})")
     scored = [r for r in records if r.max_rel is not None]
-    # replay rows carry absolute errors of trajectories (relative error of a near-zero
-    # energy change is meaningless): they get their own line
-    # excluded from the headline: contact rows against closed forms (engine_a "analytic"/
-    # "finite_difference": quantities that are zero by the closed form), stage 3's
-    # diagnostics against 0, informational rows (soft native solvers), derivatives (own line)
-    worst = max((r for r in scored if r.stage not in ("replay", "derivatives")
-                 and r.status != "informational"
-                 and r.engine_a not in ("analytic", "finite_difference")
-                 and not (r.stage == "constrained" and r.engine_a == "declared")),
-                key=lambda r: r.max_rel, default=None)
-    # derivatives (issue 8): finite-difference rows have their own bound: own line
     der = [r for r in scored if r.stage == "derivatives"]
     traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
-    print(f"records: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
-          f"{c.get('error', 0)} errors, {c.get('not_scored', 0)} not scored, "
-          f"{c.get('not_provided', 0)} not provided"
-          + (f", {c['unconverged']} unconverged" if c.get("unconverged") else "")
-          + (f", {c['informational']} informational (measured, no verdict)"
-             if c.get("informational") else ""))
-    if worst is not None:
-        print(f"worst relative error: {worst.max_rel:.3e} ({worst.id})")
     if der:
         # relative error only where the difference exceeds the absolute floor: a block
         # that is structurally zero has max_rel ~1 from round-off on both sides
@@ -258,86 +99,66 @@ def _summarise(result, path, diagnosis_only=False) -> int:
     if traj:
         w = max(traj, key=lambda r: r.max_abs)
         print(f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})")
-    from harness.diagnose import first_differing
-
-    first = {r.id: label for r, label in first_differing(records, result.arrays)}
+    first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
         if r.status in ("failed", "error", "not_scored", "unconverged"):
             print(f"  {r.status.upper():11s} {r.id}"
                   + (f"  max_rel {r.max_rel:.3e}" if r.max_rel is not None else "")
                   + (f"  first differing: {first[r.id]}" if r.id in first else "")
                   + (f"  ({r.reason})" if r.reason else ""))
-    print(f"report: {Path(path) / 'index.html'}")
-    bad = c.get("failed", 0) + c.get("error", 0) + c.get("not_scored", 0) + \
-        c.get("unconverged", 0)
-    return 1 if bad or not scored else 0
+    print(f"report: {o.report}")
+    return o.exit_code
 
 
-def _print_diagnosis(result, records, brief=False) -> int:
+def _print_diagnosis(o: api.Outcome, brief: bool = False) -> int:
     """Print the diagnosis of the as-is models; 0 if every difference is explained by a
     named cause and every engine loaded, else 1."""
-    from harness import diagnose
-
     rc = 0
-    firsts = diagnose.first_differing(records, result.arrays)
-    for s in diagnose.summarise(result.records, result.arrays):
+    firsts = api.first_differing(o)
+    for s in api.diagnosis_summaries(o):
         if firsts:
             print(f"{s['fixture']}: stage 0, first differing element per record:")
             for r, label in firsts:
                 if r.fixture == s["fixture"] and (not brief or r.engine_a == "declared"):
                     print(f"  {r.quantity:17s} {r.engine_a}~{r.engine_b}: {label}")
-        for line in diagnose.format_summary(s):
+        for line in s["lines"]:
             print(line)
-        if s["unexplained"] or s["failed"]:
+        if not s["explained"]:
             rc = 1
     return rc
 
 
 # ----- commands ---------------------------------------------------------------------------
 def cmd_engines(args) -> int:
-    from harness import registry
-
-    for info in registry.probe_all():
+    for info in api.engines():
         state = "available" if info.available else f"UNAVAILABLE ({info.reason})"
         print(f"{info.name:10s} {info.version or '-':10s} {state}")
     return 0
 
 
 def cmd_parity(args) -> int:
-    models = _models(args)
-    path, result = _run_and_write(args, models, "Engine parity report")
-    return _summarise(result, path)
+    o = api.parity(args.fixture or [], args.urdf or [], args.mjcf or [], out=args.out,
+                   floating=args.floating, repair_inertia=args.repair_inertia,
+                   as_is=args.as_is, engine_files=_engine_files(args.engine_file),
+                   beyond_limits=args.beyond_limits,
+                   stages=args.stages.split(",") if args.stages else None,
+                   samples=args.samples, **_run_kw(args))
+    return _summarise(o)
 
 
 def cmd_diagnose(args) -> int:
     """``harness diagnose MODEL``: ``parity --as-is`` on one file, printing why the engines
     disagree (exit 0: every difference explained by a named cause; 1: something is not)."""
-    args.fixture, args.urdf, args.mjcf, args.as_is, args.stages = None, [args.model], None, \
-        True, None
-    models = _models(args)
-    path, result = _run_and_write(args, models, f"Why the engines disagree: {args.model}")
-    return _summarise(result, path, diagnosis_only=True)
+    o = api.diagnose(args.model, out=args.out, floating=args.floating,
+                     engine_files=_engine_files(args.engine_file),
+                     beyond_limits=args.beyond_limits, samples=args.samples, **_run_kw(args))
+    return _summarise(o, diagnosis_only=True)
 
 
 def cmd_qualify(args) -> int:
-    from fixtures import catalog
-    from harness.model import prepare_fixture
-
-    prof = PROFILES[args.profile]
-    if args.samples is None:
-        args.samples = prof["samples"]
-    from harness.stages import OPT_IN, STAGES
-
-    # every stage but the opt-in ones (derivatives: see PROFILES), every fixture (the loop
-    # fixtures of stage 3 included)
-    stages = [s[0] for s in STAGES if s[0] not in OPT_IN or s[0] in prof.get("extra", ())]
-    args.stages = ",".join(stages)
-    models = [prepare_fixture(n) for n in catalog.all_names()]
-    from harness import replay
-
-    path, result = _run_and_write(args, models, f"Qualification ({args.profile} profile)",
-                                  lambda: replay.qualify_cases(coarse=args.coarse_replay))
-    return _summarise(result, path)
+    o = api.qualify(args.profile, out=args.out, samples=args.samples,
+                    coarse_replay=args.coarse_replay, **_run_kw(args))
+    return _summarise(o)
 
 
 def _floats(text, what):
@@ -352,71 +173,27 @@ def _floats(text, what):
     return vals
 
 
-def _positive(x, what):
-    if x is None:
-        return None
-    if not (x > 0 and x != float("inf")):
-        raise BadInput(what, f"must be a finite number > 0, got {x}")
-    return x
-
-
 def cmd_replay(args) -> int:
-    from harness import candidate, replay
-    from harness.integrators import Method
-
-    cand = candidate.load(args.candidate)
-    if args.method == "dop853":
-        m = Method("dop853", rtol=_positive(args.rtol, "--rtol"),
-                   atol=_positive(args.atol, "--atol"))
-    else:
-        m = Method(args.method, dt=_positive(args.dt, "--dt"))
-    case = replay.Case(replay.safe_case_name(cand.model.name), cand, args.score, m,
-                       native=not args.no_native)
-    args.stages = None
-    path, result = _run_and_write(args, [cand.model], f"Replay of {args.candidate}", [case])
-    return _summarise(result, path)
+    o = api.replay(args.candidate, out=args.out, method=args.method, dt=args.dt,
+                   rtol=args.rtol, atol=args.atol, score=args.score,
+                   native=not args.no_native, samples=args.samples,
+                   title=f"Replay of {args.candidate}", **_run_kw(args))
+    return _summarise(o)
 
 
 def cmd_synth(args) -> int:
-    from fixtures import catalog
-    from harness import candidate, registry, replay
-    from harness.model import prepare_fixture
-
-    if args.fixture not in catalog.names():
-        raise BadInput("FIXTURE", f"unknown fixture {args.fixture!r} (known: "
-                                  f"{', '.join(catalog.names())})")
-    if args.engine is not None:
-        registry.adapter_class(args.engine)  # raises for unknown / unavailable engines
-    model = prepare_fixture(args.fixture)
-    q0, v0 = _floats(args.q0, "--q0"), _floats(args.v0, "--v0")
-    for vals, n, what in ((q0, model.layout.nq, "--q0"), (v0, model.layout.nv, "--v0")):
-        if vals is not None and len(vals) != n:
-            raise BadInput(what, f"needs {n} numbers for {args.fixture}, got {len(vals)}")
-    cand = replay.synthesize(model, args.law, duration=_positive(args.duration, "--duration"),
-                             grid_dt=_positive(args.grid_dt, "--grid-dt"),
-                             interpolation=args.interp, seed=args.seed, engine=args.engine,
-                             q0=q0, v0=v0)
-    path = candidate.save(cand, args.out)
+    path, cand = api.synth(args.fixture, args.out, law=args.law, duration=args.duration,
+                           grid_dt=args.grid_dt, interpolation=args.interp, seed=args.seed,
+                           engine=args.engine, q0=_floats(args.q0, "--q0"),
+                           v0=_floats(args.v0, "--v0"))
     print(f"candidate: {path} (+ {path.with_suffix('.npz').name}), {cand.t.size} knots, "
           f"{cand.provenance['solver']['law']}")
     return 0
 
 
 def cmd_report(args) -> int:
-    from harness import evidence, report
-
-    b = evidence.read_bundle(args.bundle)
-    changes = None
-    if args.baseline:
-        from harness import baseline
-
-        changes = baseline.diff(b, evidence.read_bundle(args.baseline), str(args.baseline))
-    html = report.render_bundle(b, baseline=changes)
-    target = Path(args.out) if args.out else Path(args.bundle) / "index.html"
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(html)
-    os.replace(tmp, target)
-    print(f"report: {target}")
+    path, changes = api.report(args.bundle, args.out, args.baseline)
+    print(f"report: {path}")
     if changes is not None:
         print(f"since {args.baseline}: {len(changes.regressions)} new failures, "
               f"{len(changes.still_failing)} still failing, {len(changes.fixed)} fixed, "
@@ -428,20 +205,79 @@ def cmd_report(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from harness import evidence
-
-    problems = evidence.verify(args.bundle)
+    problems = api.verify(args.bundle)
     if problems:
         for p in problems:
             print(f"MISMATCH {p}")
         print(f"verify: {len(problems)} problem(s) in {args.bundle}")
         return 1
-    b = evidence.read_bundle(args.bundle)
+    b = api.read_bundle(args.bundle)
     print(f"verify: {len(b.records)} records recomputed from {len(b.arrays)} arrays, "
           f"all identical ({args.bundle})")
     return 0
 
 
+def cmd_capture(args) -> int:
+    """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
+    optional filter) and detect the swing events; prints a summary, --json writes it all."""
+    cap, ev, rep = api.capture(args.capture, up=args.up, cutoff_hz=args.cutoff)
+    print(f"{cap.source}: {cap.n_frames} frames at {cap.rate_hz:g} Hz "
+          f"({cap.n_frames / cap.rate_hz:.3f} s), units {cap.units_in_file!r}, up axis "
+          f"{cap.up_axis} ({cap.up_source}) → +z")
+    for label, why in cap.rejected.items():
+        print(f"  rejected {label}: {why}")
+    for label, g in cap.gaps.items():
+        if g.missing_fraction > 0 and label not in cap.rejected:
+            print(f"  gaps {label}: {100 * g.missing_fraction:.1f}% missing, {g.n_gaps} gaps, "
+                  f"longest {1000 * g.longest_gap_s:.0f} ms")
+    print(f"  events: address {ev.address_s:.3f} s, takeaway {ev.takeaway_s:.3f} s, top "
+          f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} s; club head {ev.impact_speed_mps:.1f} "
+          f"m/s at impact (peak {ev.peak_speed_mps:.1f} m/s)")
+    if args.json:
+        from harness.core.io import write_json_atomic
+
+        print(write_json_atomic(Path(args.json), rep))
+    return 0
+
+
+def cmd_swing(args) -> int:
+    """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
+    every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
+    records pass, 1 otherwise, 2 for bad input."""
+    o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
+                  cutoff_hz=args.cutoff, replay=not args.no_replay, engines=args.engines,
+                  allow_missing=args.allow_missing, progress=_progress(args.quiet))
+    word = {True: "met     ", False: "NOT met ", None: "reported"}
+    for c in o.checks:
+        print(f"  {word[c['ok']]} {c['name']}: {c['value']} ({c['target']})")
+    print(f"report: {o.report}")
+    return o.exit_code
+
+
+def cmd_fit(args) -> int:
+    out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
+                     seed=args.seed, p0=args.p0, process_noise=args.process_noise)
+    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
+                       for k, v in d["parameters"].items())
+    print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
+          f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
+    return 0 if d["converged"] else 1
+
+
+def cmd_sweep(args) -> int:
+    """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
+    Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
+    or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
+    code, _, _ = api.sweep(
+        args.name, out=args.out, backend=args.backend, workers=args.workers,
+        scheduler=args.scheduler, quick=args.quick, quiet=args.quiet,
+        include_crash=args.include_crash, timeout_s=args.timeout, aggregate=args.aggregate,
+        axes=[a.strip() for a in args.axes.split(",")] if args.axes else None,
+        command_line=_cmdline())
+    return code
+
+
+# ----- parser -------------------------------------------------------------------------------
 def _common(p, out_default=None):
     p.add_argument("--engines", help="comma-separated engines (default: all four)")
     p.add_argument("--allow-missing", action="append", metavar="ENGINE", default=[],
@@ -460,186 +296,11 @@ def _as_is_options(p, with_flag: bool):
                        help="load --urdf/--mjcf with each engine's own defaults (no parity "
                             "preparation) and diagnose why the engines disagree")
     p.add_argument("--engine-file", action="append", metavar="ENGINE=PATH", default=[],
-                   help="as-is: ENGINE loads PATH instead (e.g. mujoco=robot.xml next to "
-                        "robot.urdf; repeatable)")
+                   help="as-is: ENGINE loads PATH instead (e.g. an MJCF next to the URDF the "
+                        "other engines read; repeatable)")
     p.add_argument("--beyond-limits", type=float, default=0.0, metavar="FRACTION",
                    help="as-is: sample joint positions up to FRACTION × range beyond each "
                         "limit (limit constraints act only there; default 0: inside)")
-
-
-def cmd_capture(args) -> int:
-    """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
-    optional filter) and detect the swing events; prints a summary, --json writes it all."""
-    from harness.capture import events as cap_events
-    from harness.capture.ingest import ingest
-
-    cap = ingest(args.capture, up=args.up, cutoff_hz=args.cutoff)
-    ev = cap_events.detect(cap)
-    rep = cap.report()
-    rep["events"] = ev.to_json()
-    print(f"{cap.source}: {cap.n_frames} frames at {cap.rate_hz:g} Hz "
-          f"({cap.n_frames / cap.rate_hz:.3f} s), units {cap.units_in_file!r}, up axis "
-          f"{cap.up_axis} ({cap.up_source}) → +z")
-    for label, why in cap.rejected.items():
-        print(f"  rejected {label}: {why}")
-    for label, g in cap.gaps.items():
-        if g.missing_fraction > 0 and label not in cap.rejected:
-            print(f"  gaps {label}: {100 * g.missing_fraction:.1f}% missing, {g.n_gaps} gaps, "
-                  f"longest {1000 * g.longest_gap_s:.0f} ms")
-    print(f"  events: address {ev.address_s:.3f} s, takeaway {ev.takeaway_s:.3f} s, top "
-          f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} s; club head {ev.impact_speed_mps:.1f} "
-          f"m/s at impact (peak {ev.peak_speed_mps:.1f} m/s)")
-    if args.json:
-        from harness.evidence import write_json_atomic
-
-        print(write_json_atomic(Path(args.json), rep))
-    return 0
-
-
-def cmd_swing(args) -> int:
-    """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
-    every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
-    records pass, 1 otherwise, 2 for bad input."""
-    import argparse as _ap
-    import shutil
-    import tempfile
-
-    from harness.swing import pipeline
-    from harness.swing import report as swing_report
-    from harness.tolerances import lookup
-
-    out = Path(args.out).resolve()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and
-                                              not (out / "fit" / "fit.json").exists())):
-        raise BadInput(str(out), "exists and is not a swing output folder; refusing to "
-                                 "replace it")
-    say = _progress(args.quiet)
-    settings = pipeline.QUICK if args.quick else pipeline.SwingSettings()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
-    try:
-        summary, cpath, model, arrays, joints = pipeline.fit_capture(
-            args.capture, tmp, settings, up=args.up, cutoff_hz=args.cutoff, say=say)
-        replay_records = []
-        ok_replay = True
-        if not args.no_replay:
-            from harness import candidate, replay
-            from harness.evidence import write_json_atomic
-
-            cand = candidate.load(cpath)
-            case = replay.Case(replay.safe_case_name(cand.model.name), cand, "horizon",
-                               pipeline.reintegration_method(settings), native=False)
-            rargs = _ap.Namespace(engines=args.engines, allow_missing=args.allow_missing,
-                                  stages=None, samples=4, seed=0, out=str(tmp / "replay"),
-                                  quiet=args.quiet, junit=None)
-            _, result = _run_and_write(rargs, [cand.model], f"Replay of the swing fit "
-                                       f"({args.capture})", [case])
-            replay_records = [r for r in result.records if r.stage == "replay"]
-            ok_replay = all(r.status == "passed" for r in result.records
-                            if r.status not in ("not_provided",))
-            arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case.name,
-                                                               arrays["markers_replay"])
-            engine_dev = pipeline.engine_replay_deviation(arrays["engine_markers"],
-                                                          arrays["markers_replay"])
-            grip = pipeline.engine_grip_closure(
-                result.arrays, case.name, list(cand.model.frames),
-                [(a, b) for a, b, _ in pipeline.GRIP_PAIRS])
-            summary["replay"] = {"method": case.method.settings(),
-                                 "grip_closure_max_m": grip,
-                                 "engine_marker_deviation_m": {
-                                     e: {"rms": r_, "max": m_}
-                                     for e, (r_, m_) in engine_dev.items()}}
-            write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
-        f = summary["fit"]
-        rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
-        checks = [
-            {"name": "marker RMSE, top → impact (tracked markers)",
-             "value": f"{1e3 * rmse:.1f} mm", "target": f"≤ {1e3 * lookup('swing', 'marker_rmse').atol:.0f} mm",
-             "ok": rmse <= lookup("swing", "marker_rmse").atol},
-            {"name": "torque interpolation defects (relative)",
-             "value": f"{f['defects']['max_rel']:.2e} ({f['defects']['worst_joint']})",
-             "target": f"≤ {lookup('swing', 'defects').rtol:g}",
-             "ok": f["defects"]["max_rel"] <= lookup("swing", "defects").rtol},
-            {"name": "open-loop reintegration within the marker RMSE",
-             "value": (f"diverged (a marker {pipeline.DIVERGED_M:g} m off) at "
-                       f"{summary['reintegration']['diverged_at_s']:.3f} s; "
-                       if summary["reintegration"]["diverged_at_s"] is not None else
-                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.3g} mm; ")
-                      + f"within the marker RMSE for the first "
-                      f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
-                      f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
-                      f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.3g} mm",
-             "target": f"≤ {1e3 * rmse:.1f} mm over the window",
-             "ok": summary["reintegration"]["whole_window_rms_m"] <= rmse},
-            {"name": "fit wall time (calibration + IK + fit)",
-             "value": f"{summary['calibration']['wall_s'] + summary['ik']['wall_s'] + f['wall_s']:.0f} s",
-             "target": f"≤ {lookup('swing', 'fit_wall_s').atol:.0f} s",
-             "ok": summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + f["wall_s"]
-             <= lookup("swing", "fit_wall_s").atol},
-            {"name": "club-head speed at impact, fitted vs measured",
-             "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
-                      f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
-             "target": "reported, no threshold", "ok": None},
-        ]
-        if not args.no_replay:
-            dev = summary["replay"]["engine_marker_deviation_m"]
-            checks.append({"name": "each engine's open-loop replay within the marker RMSE "
-                                   "over the whole window",
-                           "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.3g} mm (max "
-                                              f"{1e3 * d['max']:.3g})" for e, d in dev.items())
-                           or "no engine replayed",
-                           "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
-                           "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})
-            fit_closure = summary["fit"]["closure_max_m"]
-            checks.append({"name": "grip closure (right hand on the club) in each engine's "
-                                   "replay; kinematic in the fit, no constraint force",
-                           "value": "; ".join(f"{e} {1e3 * g:.1f} mm" for e, g in grip.items())
-                           + f" (fit {1e3 * fit_closure:.1f} mm)",
-                           "target": "reported, no threshold", "ok": None})
-            pr = summary["fit"]["pelvis_residual_peak"]
-            checks.append({"name": "feet: not modelled; the pelvis residual wrench stands for "
-                                   "the legs",
-                           "value": f"peak |F| {pr['force_N']:.0f} N (vertical "
-                                    f"{pr['vertical_force_N']:.0f} N), |M| "
-                                    f"{pr['moment_Nm']:.0f} N·m",
-                           "target": "reported, no threshold", "ok": None})
-            checks.append({"name": "replay records of every engine pair pass",
-                           "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
-                                    f"{len(replay_records)} replay rows pass",
-                           "target": "all", "ok": ok_replay})
-        html = swing_report.render(summary, arrays, joints, checks, replay_records,
-                                   title=f"Swing fit: {args.capture}")
-        (tmp / "index.html").write_text(html)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    word = {True: "met     ", False: "NOT met ", None: "reported"}
-    for c in checks:
-        print(f"  {word[c['ok']]} {c['name']}: {c['value']} ({c['target']})")
-    print(f"report: {out / 'index.html'}")
-    return 0 if all(c["ok"] is not False for c in checks) else 1
-
-# ---- harness fit (in-house collocation fitter, harness/fit/) ---------------------------
-def cmd_fit(args) -> int:
-    from harness.fit import bundle as fit_bundle
-
-    fit_bundle.check_out(args.out)  # before the fit, not after it
-    result = fit_bundle.run(args.problem, method=args.method, n=args.n, seed=args.seed,
-                            p0=args.p0, process_noise=args.process_noise)
-    out = fit_bundle.write(args.out, result)
-    d = result["json"]
-    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
-                       for k, v in d["parameters"].items())
-    print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
-          f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
-    return 0 if d["converged"] else 1
 
 
 def _add_fit_parser(sub):
@@ -661,6 +322,7 @@ def _add_fit_parser(sub):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     sub.add_parser("engines", help="list engines, versions and availability")
     par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models")
@@ -687,7 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     _as_is_options(dg, with_flag=False)
     _common(dg, out_default="reports/diagnose")
     q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass")
-    q.add_argument("--profile", choices=sorted(PROFILES), default="ci")
+    q.add_argument("--profile", choices=sorted(api.PROFILES), default="ci",
+                   help="ci: 10 samples, stages 0-5; full: 100 samples and the opt-in "
+                        "derivatives stage (default ci)")
     q.add_argument("--samples", type=int, default=None, help="override the profile's samples")
     q.add_argument("--coarse-replay", action="store_true",
                    help="replay chain7 with a deliberately too coarse step (RK4, dt 1e-2): "
@@ -705,8 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="agreement over the whole run, or only over the predictability "
                          "window with the agreement horizon reported (chaotic motions)")
     rp.add_argument("--no-native", action="store_true",
-                    help="skip the engines' own stepping (mj_step, Drake Simulator, "
-                         "Crocoddyl integrated action models)")
+                    help="skip the engines' own stepping (each adapter's native "
+                         "integrator)")
     rp.add_argument("--samples", type=int, default=10, help="states per stage 0-2 check")
     _common(rp, out_default="reports/replay")
     sy = sub.add_parser("synth", help="write a candidate from a known control law")
@@ -757,37 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# ----- harness sweep NAME (harness/sweep.py, harness/sweep_report.py) ---------------------
-SWEEPS = {"contact": "harness.contact_sweep"}  # name -> module with grid, run_case, crash_case
-
-
-def cmd_sweep(args) -> int:
-    """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
-    Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
-    or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
-    import importlib
-
-    from harness.sweep_report import run_named_sweep
-
-    try:
-        mod = importlib.import_module(SWEEPS[args.name])
-    except ImportError as e:
-        raise BadInput(f"sweep {args.name}", f"module {SWEEPS[args.name]} is not available "
-                                             f"({type(e).__name__}: {e})")
-    code, _, _ = run_named_sweep(
-        args.name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=args.out,
-        backend=args.backend, workers=args.workers, scheduler=args.scheduler,
-        quick=args.quick, quiet=args.quiet, include_crash=args.include_crash,
-        timeout_s=args.timeout, aggregate=args.aggregate,
-        axes=[a.strip() for a in args.axes.split(",")] if args.axes else None,
-        command_line=["harness", *sys.argv[1:]])
-    return code
-
-
+# ----- harness sweep NAME (harness/sweep/) -----------------------------------------------
 def _add_sweep_parser(sub):
     sw = sub.add_parser("sweep", help="run a parameter sweep (crash-tolerant, local "
                                       "processes or Dask) and write sweep.json + index.html")
-    sw.add_argument("name", choices=sorted(SWEEPS), help="the sweep to run")
+    sw.add_argument("name", choices=sorted(api.SWEEPS), help="the sweep to run")
     sw.add_argument("--out", required=True, help="sweep folder to write (replaced atomically)")
     sw.add_argument("--backend", choices=["local", "dask"], default=None,
                     help="local processes (default) or Dask distributed (default with "
@@ -812,28 +450,8 @@ def _add_sweep_parser(sub):
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
-            "diagnose": cmd_diagnose,
-            "synth": cmd_synth, "capture": cmd_capture,
-            "swing": cmd_swing}
-COMMANDS["sweep"] = cmd_sweep
-
-
-def cmd_report_or_sweep(args) -> int:
-    """``harness report DIR``: a sweep folder (sweep.json, no manifest.json) gets its
-    index.html re-rendered from sweep.json (heat maps included); bundles as before."""
-    folder = Path(args.bundle)
-    if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
-        from harness.sweep_report import rerender
-
-        if args.baseline:
-            raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
-        print(f"report: {rerender(folder, args.out)}")
-        return 0
-    return cmd_report(args)
-
-
-COMMANDS["report"] = cmd_report_or_sweep
-COMMANDS["fit"] = cmd_fit
+            "diagnose": cmd_diagnose, "synth": cmd_synth, "capture": cmd_capture,
+            "swing": cmd_swing, "sweep": cmd_sweep, "fit": cmd_fit}
 
 
 def main(argv=None) -> int:

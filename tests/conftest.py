@@ -16,9 +16,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 
 from fixtures import catalog  # noqa: E402
-from harness import registry  # noqa: E402
-from harness.model import prepare_fixture  # noqa: E402
-from harness.tolerances import lookup  # noqa: E402
+from harness.core.tolerances import lookup  # noqa: E402
+from harness.model import registry  # noqa: E402
+from harness.model.prepared import prepare_fixture  # noqa: E402
 
 ENGINES = list(registry.ENGINES)
 FIXTURES = catalog.names()
@@ -37,7 +37,7 @@ def adapter(engine: str, fixture: str):
 
 def assert_close(a, b, stage: str, quantity: str, what: str = ""):
     """Norm-wise comparison with the tolerance table's entry (harness/tolerances.py)."""
-    from harness.records import measure
+    from harness.core.records import measure
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     assert a.shape == b.shape, f"{what}: shape {a.shape} vs {b.shape}"
@@ -49,7 +49,7 @@ def assert_close(a, b, stage: str, quantity: str, what: str = ""):
 
 def assert_bad_input(load, path: str, expected: str):
     """load(path) raises BadInput naming ``path``, on one line, with ``expected`` in it."""
-    from harness.errors import BadInput
+    from harness.core.errors import BadInput
 
     with pytest.raises(BadInput) as e:
         load(path)

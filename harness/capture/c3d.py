@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 _CHILD = Path(__file__).with_name("_c3d_child.py")
 _MEMORY_CAP_BYTES = 4 * 1024**3   # a 654-frame, 38-marker capture needs < 100 MB

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from harness.errors import BadInput
-from harness.tolerances import lookup
+from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 
 
 @dataclass

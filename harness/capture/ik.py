@@ -4,7 +4,7 @@ Dimensions: F frames, K markers (model frames named by marker label), nq, nv of 
 Positions in m (world, Z-up), angles in rad.
 
 Per frame, Levenberg–Marquardt on Σ_k w_k ‖p_k(q) − y_k‖² over the markers seen in that
-frame, steps δ ∈ R^nv applied with the canonical ⊕ (harness/conventions.py), bounded
+frame, steps δ ∈ R^nv applied with the canonical ⊕ (harness/core/conventions.py), bounded
 coordinates projected onto their limits after each step; warm-started from the previous
 frame. p_k and its Jacobian J_k = (rows 0–2 of J_WF) come from one engine adapter's own
 frame_poses / frame_jacobians (any engine: the solver never asks which).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.conventions import canonical_integrate
+from harness.core.conventions import canonical_integrate
 
 
 @dataclass

@@ -29,8 +29,8 @@ import numpy as np
 
 from harness.capture.c3d import read_c3d
 from harness.capture.markerset import DRIVER_SWING, MarkerSet
-from harness.errors import BadInput
-from harness.tolerances import lookup
+from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 
 # Proper rotations (det +1, integer entries) taking each signed file axis onto +z.
 _TO_Z_UP = {
@@ -165,9 +165,11 @@ def _infer_up(where, X, labels, ms: MarkerSet):
     need = lookup("capture", "up_axis_alignment").atol
     if align < need:
         raise BadInput(where, f"cannot infer the up axis: head-minus-toes direction lies "
-                              f"{np.degrees(np.arccos(align)):.0f}° from the nearest axis; pass --up")
+                              f"{np.degrees(np.arccos(align)):.0f}° from the nearest axis; "
+                              "pass --up")
     axis = ("+" if d[k] > 0 else "-") + "xyz"[k]
-    return axis, f"inferred ({'+'.join(ms.up_top)} above {'+'.join(ms.up_bottom)}, {align:.3f} aligned)"
+    return axis, (f"inferred ({'+'.join(ms.up_top)} above {'+'.join(ms.up_bottom)}, "
+                  f"{align:.3f} aligned)")
 
 
 def ingest(path, markerset: MarkerSet = DRIVER_SWING, up: str = "auto",

@@ -10,9 +10,9 @@ import numpy as np
 
 from fixtures.golfers import GolferDims, golfer3d, marker_offsets
 from harness.capture import ik
-from harness.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
-from harness.errors import BadInput
-from harness.model import PreparedModel
+from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
+from harness.core.errors import BadInput
+from harness.model.prepared import PreparedModel
 
 
 def _mean(capture, frames, *labels):
@@ -87,7 +87,7 @@ def build(dims, offsets=None, name="golfer3d_fit", root="actuated") -> PreparedM
 def root_coordinates(layout, p, quat_xyzw) -> np.ndarray:
     """q at neutral with the pelvis placed at (p, quat): the free root's 7 numbers, or the
     actuated root's pelvis_tx/ty/tz and the angles of R = Rz(rz)·Rx(rx)·Ry(ry)."""
-    from harness.conventions import quat_xyzw_to_matrix
+    from harness.core.conventions import quat_xyzw_to_matrix
 
     q = layout.neutral()
     free = layout.free_slot()

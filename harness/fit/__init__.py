@@ -1,4 +1,4 @@
-"""In-house fitters (issue 8, issue 5): direct collocation (collocation.py), benchmark
+"""In-house fitters: direct collocation (collocation.py), benchmark
 problems (problems.py), fit bundles and reports (bundle.py), shooting with exact discrete
 gradients (shooting.py), identifiability (identifiability.py), and the marker-trajectory
 fit by inverse-dynamics collocation on a B-spline (trajectory.py). Engine-blind:

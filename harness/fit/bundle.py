@@ -1,6 +1,6 @@
 """`harness fit`: run a benchmark identification and write a fit bundle.
 
-A fit bundle is a folder written atomically (harness/evidence.write_folder_atomic):
+A fit bundle is a folder written atomically (harness/core/io.py write_folder_atomic):
 
 * ``fit.json`` — schema "harness-fit" v1: problem, settings (method, N, h, seed, p0,
   noise, IPOPT options), truth, identified parameters with relative errors, objective
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
+from harness.core.io import check_output_folder, npz_bytes, write_folder_atomic
 from harness.fit import problems as P
 from harness.fit.collocation import METHODS, SPEED_OPTIONS
 
@@ -35,8 +36,8 @@ def fixture_pendulum_p() -> tuple:
     """(p [1/s²] of the `pendulum` fixture, engine name): θ̈ = −p sin θ with
     p = h(θ = π/2) / M(θ = π/2) from the first available adapter's bias forces and mass
     matrix (v = 0; the hinge's com hangs below the axis)."""
-    from harness.model import prepare_fixture
-    from harness.registry import ENGINES, adapter_class, probe
+    from harness.model.prepared import prepare_fixture
+    from harness.model.registry import ENGINES, adapter_class, probe
 
     model = prepare_fixture("pendulum")
     for name in ENGINES:
@@ -126,68 +127,14 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     return {"json": doc, "arrays": arrays}
 
 
-def render(doc: dict, arrays: dict) -> str:
-    from harness.report import _ENV, svg_figure
-
-    hist = doc["history"]
-
-    def conv(fig):
-        ax1, ax2 = fig.subplots(1, 2)
-        it = [h["iter"] for h in hist]
-        pos = [(h["iter"], h["objective"]) for h in hist if h["objective"] > 0]
-        if pos:  # a start on the data has objective 0, which a log axis cannot show
-            ax1.semilogy(*zip(*pos), "o-")
-        ax1.set_xlabel("IPOPT iteration")
-        ax1.set_title("objective")
-        ax2.semilogy(it, [max(h["inf_pr"], 1e-300) for h in hist], "o-", label="primal inf.")
-        ax2.semilogy(it, [max(h["inf_du"], 1e-300) for h in hist], "s-", label="dual inf.")
-        ax2.set_xlabel("IPOPT iteration")
-        ax2.legend()
-        ax2.set_title("infeasibility")
-
-    names = doc["state_names"]
-
-    def resid(fig):
-        e, t = arrays["e"], arrays["t"]
-        axes = fig.subplots(1, e.shape[1], squeeze=False)[0]
-        for k, ax in enumerate(axes):
-            ax.plot(t, e[:, k], ".", ms=1)
-            ax.set_xlabel("t [s]")
-            ax.set_title(f"whitened residual {k}")
-
-    def states(fig):
-        x, xt, t = arrays["x_fit"], arrays["x_true"], arrays["t"]
-        axes = fig.subplots(1, x.shape[1], squeeze=False)[0]
-        for k, ax in enumerate(axes):
-            ax.plot(t, xt[:, k], "-", lw=0.8, label="truth")
-            ax.plot(t, x[:, k], "--", lw=0.8, label="fit")
-            ax.set_xlabel("t [s]")
-            ax.set_title(names[k] if k < len(names) else f"x{k}")
-        axes[0].legend()
-    ncols = max(arrays["x_fit"].shape[1], 2)
-    plots = {"convergence": svg_figure(conv, (9, 3)),
-             "residuals": svg_figure(resid, (3 * max(arrays["e"].shape[1], 2), 2.8)),
-             "states": svg_figure(states, (3 * ncols, 2.8))}
-    return _ENV.get_template("fit_section.html.j2").render(fit=doc, plots=plots,
-                                                           standalone=True)
-
-
 def check_out(out) -> Path:
     """BadInput unless ``out`` is absent, empty, or an earlier fit bundle."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise BadInput(str(out), "exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "fit.json").exists():
-        raise BadInput(str(out), "is a non-empty folder that is not a fit bundle; "
-                       "choose another --out")
-    return out
+    return check_output_folder(out, "fit.json", "a fit bundle")
 
 
-def write(out, result: dict) -> Path:
-    from harness.evidence import npz_bytes, write_folder_atomic
-
+def write(out, result: dict, html: str) -> Path:
+    """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html), atomically."""
     out = check_out(out)
-    html = render(result["json"], result["arrays"])
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode()}
     return write_folder_atomic(out, files)

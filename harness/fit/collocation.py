@@ -1,4 +1,4 @@
-"""Direct collocation in opty's formulation (THEORY.md "Collocation"), solved by IPOPT.
+"""Direct collocation in opty's formulation (docs/fitter.md), solved by IPOPT.
 
 Dimension legend: K trials; N_k nodes of trial k (uniform step h_k [s]); n_x states;
 n_u free control trajectories (decision variables); n_r known (specified) input
@@ -59,7 +59,7 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 # IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
 # identified parameters of the benchmark problems unchanged (to round-off) and save time
@@ -460,7 +460,8 @@ class Collocator:
             if tr.x_guess is not None:
                 xg = np.asarray(tr.x_guess, float)
                 if xg.shape != (b["N"], nx):
-                    raise BadInput(f"trial {k}", f"x_guess must be ({b['N']}, {nx}), got {xg.shape}")
+                    raise BadInput(f"trial {k}",
+                                   f"x_guess must be ({b['N']}, {nx}), got {xg.shape}")
                 self.theta0[b["X"]] = xg
                 if "D" in b:
                     self.theta0[b["D"]] = np.gradient(xg, b["h"], axis=0)
@@ -555,7 +556,8 @@ class Collocator:
         AA = np.einsum("ka,kb->kab", self.A, self.A)
         pairs = [(a, b_) for a in range(nx) for b_ in range(a + 1) if np.any(AA[:, a, b_] != 0)]
         self._meas_pairs = pairs
-        self._meas_AA = np.array([AA[:, a, b_] for a, b_ in pairs]).T if pairs else np.zeros((self.A.shape[0], 0))
+        self._meas_AA = np.array([AA[:, a, b_] for a, b_ in pairs]).T if pairs \
+            else np.zeros((self.A.shape[0], 0))
         for blk in self.blocks:
             X = blk["X"]
             for a, b_ in pairs:
@@ -569,24 +571,29 @@ class Collocator:
             for blk in self.blocks:
                 U, h = blk["U"], blk["h"]
                 if self.obj.w_effort:
-                    const_r.append(U.ravel()); const_c.append(U.ravel())
+                    const_r.append(U.ravel())
+                    const_c.append(U.ravel())
                     const_v.append(np.full(U.size, 2 * self.obj.w_effort / n_u_tot))
                 if self.obj.w_smooth:
                     w = 2 * self.obj.w_smooth / (n_s_tot * h * h)
                     for a_, b2 in ((U[1:], U[1:]), (U[:-1], U[:-1])):
-                        const_r.append(a_.ravel()); const_c.append(b2.ravel())
+                        const_r.append(a_.ravel())
+                        const_c.append(b2.ravel())
                         const_v.append(np.full(a_.size, w))
-                    const_r.append(U[1:].ravel()); const_c.append(U[:-1].ravel())
+                    const_r.append(U[1:].ravel())
+                    const_c.append(U[:-1].ravel())
                     const_v.append(np.full(U[1:].size, -w))
         for i, name in enumerate(self.unknown):
             if self.obj.w_prior and name in self.obj.prior_mean:
                 sig = float(self.obj.prior_sigma.get(name, 1.0))
-                const_r.append(np.array([self.P[i]])); const_c.append(np.array([self.P[i]]))
+                const_r.append(np.array([self.P[i]]))
+                const_c.append(np.array([self.P[i]]))
                 const_v.append(np.array([2 * self.obj.w_prior / sig ** 2]))
         rows += const_r
         cols += const_c
         self._h_const = np.concatenate(const_v) if const_v else np.zeros(0)
-        keys = (np.concatenate(rows).astype(np.int64) * n + np.concatenate(cols)) if rows else np.zeros(0, np.int64)
+        keys = (np.concatenate(rows).astype(np.int64) * n + np.concatenate(cols)) if rows \
+            else np.zeros(0, np.int64)
         ukeys, self._hinv = np.unique(keys, return_inverse=True)
         self.hess_rows = (ukeys // n).astype(np.int32)
         self.hess_cols = (ukeys % n).astype(np.int32)

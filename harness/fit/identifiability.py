@@ -1,4 +1,4 @@
-"""Identifiability at a fitted solution (issue 8, item 4).
+"""Identifiability at a fitted solution.
 
 Dimension legend: m residuals, n parameters (the decision vector's layout of the fitter
 that produced J_r), k unresolved directions.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.tolerances import lookup
+from harness.core.tolerances import lookup
 
 
 @dataclass

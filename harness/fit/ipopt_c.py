@@ -29,13 +29,13 @@ Interface (numbers are IPOPT's: x, bounds, g in the problem's own units):
 
 ``info``: x, g (m,), obj_val, mult_g (m,), mult_x_L (n,), mult_x_U (n,), status (int,
 IPOPT's ApplicationReturnStatus), status_name (the enum's name), status_msg (a one-line
-gloss of it, ours; cyipopt's messages differ in wording). Options: str → AddIpoptStrOption, float → AddIpoptNumOption, int →
-AddIpoptIntOption; an option IPOPT rejects raises ``ValueError``. An exception raised in
-a callback is stored, IPOPT is told the evaluation failed (and stopped at the next
-intermediate callback), and the exception is re-raised after IpoptSolve returns;
-``EvaluationError`` instead only tells IPOPT the point cannot be evaluated (it then cuts
-the step), like cyipopt's CyIpoptEvaluationError. Infinite bounds go to IPOPT as ±1e19
-(its default nlp_lower/upper_bound_inf).
+gloss of it, ours; cyipopt's messages differ in wording). Options: str → AddIpoptStrOption,
+float → AddIpoptNumOption, int → AddIpoptIntOption; an option IPOPT rejects raises
+``ValueError``. An exception raised in a callback is stored, IPOPT is told the evaluation
+failed (and stopped at the next intermediate callback), and the exception is re-raised after
+IpoptSolve returns; ``EvaluationError`` instead only tells IPOPT the point cannot be
+evaluated (it then cuts the step), like cyipopt's CyIpoptEvaluationError. Infinite bounds go
+to IPOPT as ±1e19 (its default nlp_lower/upper_bound_inf).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Benchmark identification problems with synthetic, seeded data (issue #8 item 5).
+"""Benchmark identification problems with synthetic, seeded data.
 
 Dimension legend: N nodes (uniform step h [s]); n_x states; n_r known inputs.
 
@@ -219,8 +219,9 @@ class BalanceModel:
         jm[2, [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]] = True
         jm[3, [2, 3, 4, 5, 6, 7, 12, 13, 14, 15]] = True
         hm = np.zeros((16, 16), bool)
-        for i, j in [(4, 4), (4, 5), (5, 5), (5, 2), (5, 3), (5, 6), (5, 7), (6, 7), (7, 7),
-                     (6, 6)] + [(8 + j, 4 + j) for j in range(4)] + [(12 + j, 4 + j) for j in range(4)]:
+        pairs = [(4, 4), (4, 5), (5, 5), (5, 2), (5, 3), (5, 6), (5, 7), (6, 7), (7, 7), (6, 6)]
+        pairs += [(8 + j, 4 + j) for j in range(4)] + [(12 + j, 4 + j) for j in range(4)]
+        for i, j in pairs:
             hm[i, j] = hm[j, i] = True
         names = ("theta_ankle", "theta_hip", "omega_ankle", "omega_hip")
         if not process_inputs:

@@ -19,7 +19,7 @@ objective's collocation points) and at the replay knots for the torques handed t
 replay. The dynamics therefore hold exactly along the fitted spline (no multipliers); what
 can differ is the torque the engines receive between knots. Inside one knot interval of
 the spline q is a polynomial and τ = ID(q, q̇, q̈) is analytic (it is only C² across
-knots), so the replay controls are ``lobatto<P>`` (harness/candidate.py): P + 1
+knots), so the replay controls are ``lobatto<P>`` (harness/model/candidate.py): P + 1
 Chebyshev–Lobatto knots per spline interval (``control_degree`` P, 16 by default) and the
 degree-P polynomial through them — spectrally accurate, where cubic interpolation of
 samples leaves O(Δt⁴) defects (``control_degree=0``: cubic on ``samples_per_frame``
@@ -48,7 +48,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.interpolate import BSpline
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
 
 
 def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
@@ -148,7 +148,7 @@ class FitProblem:
 
     @property
     def interpolation(self) -> str:
-        """The replay controls' interpolation (harness/candidate.py)."""
+        """The replay controls' interpolation (harness/model/candidate.py)."""
         return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
 
     def replay_grid(self) -> np.ndarray:
@@ -184,7 +184,7 @@ class TrajectoryFitResult:
     message: str = ""
     solve_time_s: float = 0.0
     labels: tuple = ()
-    interpolation: str = "cubic"  # of tau_replay on t_replay (harness/candidate.py)
+    interpolation: str = "cubic"  # of tau_replay on t_replay (harness/model/candidate.py)
 
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
@@ -271,7 +271,6 @@ class _Residuals:
         b0, b1, b2 = p.bvals
         blk = (b0[:, :, None, None] * dq[:, None] + b1[:, :, None, None] * dv[:, None]
                + b2[:, :, None, None] * da[:, None])                  # (N, W, nv, nv)
-        Wd = blk.shape[1]
         ri = (np.arange(N)[:, None, None, None] * nv
               + np.arange(nv)[None, None, :, None]) + 0 * blk.astype(int)
         ci = (p.band[:, :, None, None] * nv + np.arange(nv)[None, None, None, :]) \
@@ -295,7 +294,7 @@ def _replay_torques(prob: FitProblem, C):
     q, v, vd = prob.evaluate(C, tr)
     tau = np.stack([a.inverse_dynamics(q[k], v[k], vd[k]) for k in range(tr.size)])
     # defects: the interpolant the engines receive vs ID at the midpoints between knots
-    from harness.candidate import Controls
+    from harness.model.candidate import Controls
 
     mid = 0.5 * (tr[1:] + tr[:-1])
     qm, vm, am = prob.evaluate(C, mid)
@@ -369,10 +368,10 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
 
 def reintegrate(adapter, result: TrajectoryFitResult, method=None):
     """Open-loop integration of the replay torques (their own interpolation) from the
-    fitted (q0, v0), by ``method`` (harness/integrators.py; default DOP853 with rtol =
+    fitted (q0, v0), by ``method`` (harness/model/integrators.py; default DOP853 with rtol =
     atol = 1e-12). Returns the harness Rollout on the replay knots."""
-    from harness.candidate import Controls
-    from harness.integrators import Method, rollout
+    from harness.model.candidate import Controls
+    from harness.model.integrators import Method, rollout
 
     method = method or Method("dop853", rtol=1e-12, atol=1e-12)
     return rollout(adapter, result.q[0], result.v[0],

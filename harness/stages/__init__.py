@@ -1,6 +1,4 @@
-"""The staged comparison. Each stage module declares its quantities; the runner
-(harness/stages/runner.py) evaluates them on every engine with the same inputs,
-compares every pair, and scores a later stage of a pair only if its earlier stages agree.
+"""The staged comparison: every stage declared once, as a ``Stage`` (harness/stages/base.py).
 
 | # | stage           | quantities                                                   |
 |---|-----------------|--------------------------------------------------------------|
@@ -9,86 +7,83 @@ compares every pair, and scores a later stage of a pair only if its earlier stag
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
 | 3 | constrained     | KKT v̇ and λ of holonomic loops, J, J̇v, redundancy, native   |
 |   |                 | constrained solvers, drift of constrained rollouts           |
-|   |                 | (constraint fixtures only; harness/stages/constrained.py)    |
+|   |                 | (constraint fixtures only; harness/stages/constrained/)      |
 | 4 | contact         | contact_force, generalized_contact_force,                    |
 |   |                 | contact_acceleration (shared law; contact fixtures only)     |
-| 6 | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in; harness/stages/derivatives.py) |
+| 5 | replay          | open-loop replay of a candidate (harness/stages/replay/)     |
+| 6 | derivatives     | ∂v̇/∂(q, v, τ), ∂τ/∂(q, v, v̇) (opt-in)                      |
+| – | diagnosis       | why engines loading a user's file as-is disagree             |
 
-A quantity is a function (adapter, inputs) → array (S, ...) of S samples, with a label
-per sample; stage 0 quantities may also have a ``declared`` value computed from the
-FixtureSpec itself, which every engine is compared against.
+The runner (harness/stages/runner.py) evaluates the sampled stages on every engine with
+the same inputs, compares every pair, and scores a later stage of a pair only if its
+earlier stages agree. A quantity is a function (adapter, inputs) → array (S, ...) of S
+samples, with a label per sample; stage 0 quantities may also have a ``declared`` value
+computed from the FixtureSpec itself, which every engine is compared against.
+
+``STAGES`` is in report order. The evidence layer and the report import no stage: the
+composition root (harness/api.py) hands them ``evidence_hooks()`` and ``report_sections``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-import numpy as np
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Seeded samples shared by every engine. N states; nq, nv canonical."""
-
-    q: np.ndarray      # (N, nq)
-    v: np.ndarray      # (N, nv) [rad/s | m/s]
-    tau: np.ndarray    # (N, nv) [N·m | N]
-    vdot: np.ndarray   # (N, nv) [rad/s² | m/s²]
-    frames: tuple      # frame names compared in stage 1
-
-    @classmethod
-    def sample(cls, model, n: int, rng: np.random.Generator) -> "Inputs":
-        lay = model.layout
-        q = np.stack([lay.random_q(rng) for _ in range(n)])
-        v = rng.normal(size=(n, lay.nv))
-        tau = rng.normal(size=(n, lay.nv))
-        vdot = rng.normal(size=(n, lay.nv))
-        return cls(q, v, tau, vdot, tuple(model.frames))
-
-    def arrays(self) -> dict:
-        return {"q": self.q, "v": self.v, "tau": self.tau, "vdot": self.vdot}
+from harness.stages import derivatives, dynamics, identity, kinematics
+from harness.stages.base import Stage
+from harness.stages.constrained import stage as constrained
+from harness.stages.contact import stage as contact
+from harness.stages.contact import suite as contact_suite
+from harness.stages.diagnosis import stage as diagnosis
+from harness.stages.replay import stage as replay
 
 
-@dataclass(frozen=True)
-class Quantity:
-    name: str
-    compute: Callable          # (adapter, inputs) -> (S, ...) array
-    labels: Callable           # (model, inputs) -> list of S strings
-    declared: Callable | None = None  # (model) -> (S, ...) array, or None
-    needs: str = ""            # adapter capability (harness.protocol.QUANTITIES)
-    # derivatives stage (issue 8): a per-engine reference computed from the engine's own
-    # lower-level API, compared as "<reference_name>~<engine>"; ``variant(a, b)`` (b None:
-    # the reference row) returns the tolerance-key suffix of a comparison
-    reference: Callable | None = None   # (adapter, inputs) -> (S, ...) array
-    reference_name: str = ""
-    variant: Callable | None = None
+def _not_against_declared(r) -> bool:  # stage 3's diagnostics against 0
+    return r.engine_a != "declared"
 
 
-def state_labels(model, inputs):
-    return [f"state {i}" for i in range(inputs.q.shape[0])]
+def _not_against_closed_form(r) -> bool:  # contact rows against closed forms
+    return r.engine_a not in ("analytic", "finite_difference")
 
 
-def state_frame_labels(model, inputs):
-    return [f"state {i} / {f}" for i in range(inputs.q.shape[0]) for f in inputs.frames]
+def _never(r) -> bool:
+    return False
 
 
-from harness.stages import constrained, derivatives, dynamics, identity, kinematics  # noqa: E402
+STAGES: tuple[Stage, ...] = (
+    Stage(identity.NAME, 0, identity.QUANTITIES),
+    Stage(kinematics.NAME, 1, kinematics.QUANTITIES),
+    Stage(dynamics.NAME, 2, dynamics.QUANTITIES),
+    # evaluated by run_stage: its states live on the constraint manifold
+    Stage(constrained.NAME, 3, run=constrained.run_stage,
+          report_section=constrained.report_context, template="constrained_section.html.j2",
+          in_headline=_not_against_declared),
+    Stage(contact.NAME, 4, contact.QUANTITIES, applies=contact.applies,
+          report_section=contact_suite.report_context, template="contact_section.html.j2",
+          in_headline=_not_against_closed_form),
+    # finite-difference engines have their own, looser bound: own headline line, opt-in
+    Stage(derivatives.NAME, 6, derivatives.QUANTITIES, opt_in=True, in_headline=_never),
+    Stage(replay.NAME, 5, recompute=replay.recompute_record, manifest_key="replay",
+          manifest_problem=replay.manifest_section_problem, thresholds=replay.THRESHOLDS,
+          report_section=replay.report_context, template="replay_section.html.j2",
+          in_headline=_never),
+    Stage(diagnosis.NAME, None, report_section=diagnosis.report_context,
+          template="diagnose_section.html.j2", in_headline=_never),
+)
+BY_NAME = {s.name: s for s in STAGES}
+SAMPLED = tuple(s for s in STAGES if s.sampled)
 
-STAGES = (identity.STAGE, kinematics.STAGE, dynamics.STAGE, constrained.STAGE)
-# stages evaluated by their own function (their inputs are not the shared samples):
-# name -> run_stage(model, adapters, engines, samples, rng, arrays, blocked_pair,
-# blocked_engine, progress) -> records
-CUSTOM = {constrained.NAME: constrained.run_stage}
 
-# ----- contact (harness/stages/contact.py) ----------------------------------------------
-from harness.stages import contact  # noqa: E402
+def in_headline(record) -> bool:
+    """Whether ``record`` counts in the headline worst relative error (its stage's rule)."""
+    st = BY_NAME.get(record.stage)
+    return st is not None and st.in_headline(record)
 
-STAGES = STAGES + (contact.STAGE, derivatives.STAGE)
-# Stages a run without --stages leaves out (parity's default stays stages 0-2, the 1e-10
-# parity claim); qualify selects them explicitly. Derivatives include a finite-difference
-# engine whose rows are held to their own, looser bound.
-OPT_IN = (derivatives.NAME,)
-# stage name -> (model) -> bool: a stage listed here runs only on the models it applies to
-APPLIES = {contact.NAME: contact.applies}
-# explicit numeric aliases of stages (``--stages 4``); the others are numbered by position
-NUMBERS = {constrained.NAME: 3, contact.NAME: 4, derivatives.NAME: 6}
+
+def report_sections(manifest: dict, records: list, arrays: dict | None,
+                    timings: dict | None = None) -> dict:
+    """{stage name: (template, context)} of every stage section the bundle has content for."""
+    out = {}
+    for s in STAGES:
+        if s.report_section is None or arrays is None:
+            continue
+        ctx = s.report_section(manifest, records, arrays, timings)
+        if ctx:
+            out[s.name] = (s.template, ctx)
+    return out

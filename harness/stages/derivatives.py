@@ -1,5 +1,5 @@
-"""Stage "derivatives" (opt-in): derivatives of the unconstrained dynamics (issue 8,
-item 2) on the states of stage 2 (N seeded states; nv canonical; each quantity
+"""Stage "derivatives" (opt-in): derivatives of the unconstrained dynamics on the
+states of stage 2 (N seeded states; nv canonical; each quantity
 (N, nv, nv), rows = outputs):
 
 * dvdot_dq, dvdot_dv, dvdot_dtau: ∂v̇/∂(q, v, τ) of forward dynamics at the sampled τ;
@@ -18,21 +18,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.derivatives import central_differences
-from harness.stages import Quantity, state_labels
+from harness.core.derivatives import central_differences
+from harness.model.protocol import HasDerivatives
+from harness.stages.base import Quantity, state_labels
 
 NAME = "derivatives"
 REFERENCE = "central_differences"
 # step of the central-difference reference [rad | m, rad/s | m/s, N·m | N, rad/s² | m/s²];
-# its error bound is stated in harness/tolerances.py ("derivatives" entries)
-CD_STEP = 1e-3   # Richardson on h and h/2 (harness/derivatives.py central_differences)
+# its error bound is stated in harness/core/tolerances.py ("derivatives" entries)
+CD_STEP = 1e-3   # Richardson on h and h/2 (harness/core/derivatives.py central_differences)
 EXACT_METHODS = ("analytical", "automatic_differentiation")
 
 _memo: dict = {}  # "inputs" -> the Inputs cached for; (id(adapter), kind) -> (N, 3, nv, nv)
 
 
 def _method(a) -> str:
-    return getattr(a, "derivatives_method", "unknown")
+    return a.derivatives_method if isinstance(a, HasDerivatives) else "unknown"
 
 
 def _all(a, inputs, kind):
@@ -75,7 +76,7 @@ def _q(name, kind, j):
                     variant=_variant)
 
 
-STAGE = (NAME, (
+QUANTITIES = (
     _q("dvdot_dq", "forward", 0), _q("dvdot_dv", "forward", 1), _q("dvdot_dtau", "forward", 2),
     _q("dtau_dq", "inverse", 0), _q("dtau_dv", "inverse", 1), _q("dtau_dvdot", "inverse", 2),
-))
+)

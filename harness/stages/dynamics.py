@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stages import Quantity, state_labels
+from harness.stages.base import Quantity, state_labels
 
 NAME = "dynamics"
 
@@ -17,7 +17,7 @@ def _each(fn):
     return lambda a, i: np.stack([fn(a, k, i) for k in range(i.q.shape[0])])
 
 
-STAGE = (NAME, (
+QUANTITIES = (
     Quantity("mass_matrix", _each(lambda a, k, i: a.mass_matrix(i.q[k])), state_labels,
              None, "mass_matrix"),
     Quantity("bias_forces", _each(lambda a, k, i: a.bias_forces(i.q[k], i.v[k])),
@@ -28,4 +28,4 @@ STAGE = (NAME, (
     Quantity("inverse_dynamics",
              _each(lambda a, k, i: a.inverse_dynamics(i.q[k], i.v[k], i.vdot[k])),
              state_labels, None, "inverse_dynamics"),
-))
+)

@@ -8,7 +8,7 @@
 Read-back, element by element (``adapter.readback()``: the compiled model as the engine
 holds it, at the canonical neutral q, world axes), each labelled by its body or joint so
 that a failed record names the element (its first differing element is named by
-harness/diagnose.py ``first_differing``):
+harness/stages/diagnosis/stage.py ``first_differing``):
 
 * body_inertia (n_bodies, 10): dynamic parameters [m, m·(c − o) (3), I_o (6)] of every
   body as the engine keeps it, world axes, about the body frame's origin o (a body an
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stages import Quantity
+from harness.stages.base import Quantity
 
 NAME = "model_identity"
 
@@ -55,7 +55,7 @@ def _declared_total(model):
 def compared_bodies(model) -> list:
     """Bodies compared one by one, depth-first from the root (so the first differing row
     is the one nearest the root): every spec body but the stand-in for the world."""
-    from fixtures.import_common import WORLD_BODY
+    from harness.core.spec import WORLD_BODY
 
     spec, out = model.spec, []
 
@@ -152,7 +152,7 @@ def _joint_quantity(qname):
                     "readback")
 
 
-STAGE = (NAME, (
+QUANTITIES = (
     Quantity("total_mass", _total, lambda m, i: ["model"], _declared_total, "group_inertias"),
     Quantity("group_inertia", _groups, lambda m, i: list(m.layout.joint_names),
              _declared_groups, "group_inertias"),
@@ -162,4 +162,4 @@ STAGE = (NAME, (
              lambda m, i: compared_bodies(m),
              lambda m: body_rows(declared_readback(m), compared_bodies(m)), "readback"),
     *(_joint_quantity(q) for q in JOINT_FIELDS),
-))
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.stages import Quantity, state_frame_labels
+from harness.stages.base import Quantity, state_frame_labels
 
 NAME = "kinematics"
 
@@ -21,7 +21,7 @@ def _jacobians(adapter, inputs):
     return np.concatenate([adapter.frame_jacobians(q, inputs.frames) for q in inputs.q])
 
 
-STAGE = (NAME, (
+QUANTITIES = (
     Quantity("frame_pose", _poses, state_frame_labels, None, "frame_pose"),
     Quantity("frame_jacobian", _jacobians, state_frame_labels, None, "frame_jacobian"),
-))
+)

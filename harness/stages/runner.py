@@ -10,16 +10,16 @@ reason names the first failed record. An engine with no API for a quantity gets 
 from __future__ import annotations
 
 import itertools
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness import registry
-from harness.errors import EngineUnavailable, ModelRejected, NotProvided
-from harness.records import Record, compare
-from harness.stages import APPLIES, CUSTOM, STAGES, Inputs
-from harness.tolerances import lookup
+from harness.core.errors import BadInput, EngineUnavailable, ModelRejected, NotProvided
+from harness.core.records import Record, compare
+from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.stages import SAMPLED
+from harness.stages.base import Inputs, fixture_rng  # noqa: F401  (part of the runner's API)
 
 DECLARED = "declared"
 
@@ -48,22 +48,13 @@ class RunResult:
     seed: int
 
 
-def fixture_rng(seed: int, name: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
-
-
 def stage_names(selection=None) -> list:
     """'0,1,2' / 'model_identity,dynamics' / None (all but the opt-in stages, e.g.
-    derivatives) → ordered stage names."""
-    names = [s[0] for s in STAGES]
+    derivatives) → ordered names of the stages the runner evaluates."""
     if selection is None:
-        from harness.stages import OPT_IN
-
-        return [n for n in names if n not in OPT_IN]
-    from harness.stages import NUMBERS
-
-    numbers = {i: n for i, n in enumerate(names) if n not in NUMBERS}
-    numbers.update({v: k for k, v in NUMBERS.items()})
+        return [st.name for st in SAMPLED if not st.opt_in]
+    names = [st.name for st in SAMPLED]
+    numbers = {st.number: st.name for st in SAMPLED}
     out = []
     for tok in selection:
         tok = str(tok).strip()
@@ -72,8 +63,6 @@ def stage_names(selection=None) -> list:
         elif tok in names:
             out.append(tok)
         else:
-            from harness.errors import BadInput
-
             raise BadInput("--stages", f"unknown stage {tok!r} (stages: "
                                        f"{', '.join(str(i) for i in sorted(numbers))} "
                                        f"or {', '.join(names)})")
@@ -114,16 +103,17 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
             arrays[f"in/{fx}/{k}"] = v
         # blocked[(a, b)] = reason; blocked_engine[e] = reason (failed vs declared/errors)
         blocked_pair, blocked_engine = {}, {e: f"failed to load: {w}" for e, w in load_fail.items()}
-        for stage_name, quantities in STAGES:
+        for st in SAMPLED:
+            stage_name, quantities = st.name, st.quantities
             if stage_name not in stages:
                 continue
-            if stage_name in APPLIES and not APPLIES[stage_name](model):
+            if st.applies is not None and not st.applies(model):
                 continue  # e.g. contact: only fixtures with declared contact geometry
             if progress:
                 progress(f"{fx}: stage {stage_name}")
             stage_records = []
-            if stage_name in CUSTOM:  # e.g. stage 3: states on the constraint manifold
-                stage_records = CUSTOM[stage_name](
+            if st.run is not None:  # e.g. stage 3: states on the constraint manifold
+                stage_records = st.run(
                     model, adapters, engines, samples, fixture_rng(seed, f"{fx}/{stage_name}"),
                     arrays, blocked_pair, blocked_engine, progress)
             for qty in quantities:

@@ -30,13 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from fixtures.export import to_urdf
-from fixtures.golfers import marker_offsets
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
 from harness.capture.scaling import GRIP_PAIRS, build, calibrate, dims_from_capture
-from harness.evidence import (npz_bytes, write_bytes_atomic, write_json_atomic,
-                              write_text_atomic)
+from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
 from harness.swing.identifiability import scaled_parameters
 
@@ -83,9 +81,9 @@ def _finite(x):
 def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSettings(),
                 up: str = "auto", cutoff_hz=None, say=print):
     """Steps 1–5; returns (summary dict, candidate path, PreparedModel, arrays dict)."""
-    from harness import registry
-    from harness.candidate import Marker, from_arrays, save
-    from harness.model import PreparedModel
+    from harness.model import registry
+    from harness.model.candidate import Marker, from_arrays, save
+    from harness.model.prepared import PreparedModel
 
     s = settings
     t_start = time.perf_counter()
@@ -97,9 +95,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
     frames = np.unique(np.r_[np.arange(0, ev.top_frame, s.calib_stride),
                              np.arange(ev.top_frame, ev.impact_frame, s.calib_stride_down)])
-    pin = registry.adapter_class("pinocchio")
+    engine = registry.preferred("fit")  # exact derivatives and Jacobians
+    ref = registry.adapter_class(engine)
     t0 = time.perf_counter()
-    model, adapter, res, history, labels = calibrate(pin, cap, frames, dims,
+    model, adapter, res, history, labels = calibrate(ref, cap, frames, dims,
                                                      rounds=s.calib_rounds)
     calib_s = time.perf_counter() - t0
     say(f"calibration: {len(frames)} frames, IK RMSE by round "
@@ -130,7 +129,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
     t0 = time.perf_counter()
-    ident = scaled_parameters(model, dims, pin, fr.q, Y, labels,
+    ident = scaled_parameters(model, dims, ref, fr.q, Y, labels,
                               tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
                               s.sigma_closure_m, lambda d, o: build(d, o, name=model.name))
     ident["wall_s"] = time.perf_counter() - t0
@@ -242,7 +241,7 @@ DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report
 
 def reintegration_method(settings: "SwingSettings"):
     """The open-loop integrator of the checks (and of the engines' replay)."""
-    from harness.integrators import Method
+    from harness.model.integrators import Method
 
     return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
 
@@ -313,8 +312,8 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
     so that a divergence is caught early), stopped when the state is no longer finite or
     a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN after a stop; time of the stop
     [s from the window start] or None)."""
-    from harness.candidate import Controls
-    from harness.integrators import rollout
+    from harness.model.candidate import Controls
+    from harness.model.integrators import rollout
 
     ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
     step = _chunk(prob)
@@ -341,8 +340,8 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
 def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method) -> dict:
     """Reintegrate each window of about ``n_frames`` frames (whole chunks) from the fitted
     state at its start; the worst marker deviation per segment (m)."""
-    from harness.candidate import Controls
-    from harness.integrators import rollout
+    from harness.model.candidate import Controls
+    from harness.model.integrators import rollout
 
     ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
     per_frame = (fr.t_replay.size - 1) / max(prob.N - 1, 1)

@@ -1,19 +1,14 @@
 """HTML report of a swing run (Jinja2, autoescaped, inline SVG plots)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-_ENV = Environment(loader=FileSystemLoader(str(Path(__file__).resolve().parent.parent / "templates")),
-                   autoescape=select_autoescape(["html", "j2"]))
+from harness.core.figures import svg_figure
+from harness.report.render import ENV
 
 
 def _svg(draw, size):
-    from harness.report import svg_figure
-
     return Markup(svg_figure(draw, size))
 
 
@@ -63,5 +58,5 @@ def render(summary: dict, arrays: dict, joint_names, checks: list, replay_record
     if arrays.get("engine_markers"):
         plots.append(("Each engine's open-loop replay against the fitted markers",
                       _svg(engines, (10, 2.6))))
-    return _ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
+    return ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
                                                       checks=checks, replay=list(replay_records))

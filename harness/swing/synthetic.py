@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.candidate import Controls
-from harness.integrators import Method, rollout
+from harness.model.candidate import Controls
+from harness.model.integrators import Method, rollout
 
 MARKERS = ("shoulder_marker", "elbow_marker", "wrist_marker", "shaft_marker", "club_head")
 Q_TOP = (-1.4, -1.0, -1.6)          # rad: torso back, arm up, wrist cocked

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.conventions import quat_xyzw_to_matrix, skew
-from harness.errors import NotProvided
-from harness.model import prepare_fixture
-from harness.protocol import QUANTITIES, EngineAdapter
+from harness.core.conventions import quat_xyzw_to_matrix, skew
+from harness.core.errors import NotProvided
+from harness.model.prepared import prepare_fixture
+from harness.model.protocol import QUANTITIES, EngineAdapter
 from tests.conftest import ENGINES, FIXTURES, adapter, assert_close
 
 CASES = [(e, f) for f in FIXTURES for e in ENGINES]
@@ -47,7 +47,8 @@ def test_interface_and_dimensions(engine, fixture):
     assert (a.nq, a.nv) == (model.layout.nq, model.layout.nv)
     assert a.joint_names == model.layout.joint_names
     assert set(a.provides) <= set(QUANTITIES)
-    assert {"forward_dynamics", "inverse_dynamics", "integrate", "group_inertias"} <= set(a.provides)
+    needed = {"forward_dynamics", "inverse_dynamics", "integrate", "group_inertias"}
+    assert needed <= set(a.provides)
     assert_close(a.neutral(), model.layout.neutral(), "conformance", "integrate", "neutral")
 
 

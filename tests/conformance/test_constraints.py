@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fixtures import catalog
-from harness import constraints as C
-from harness.stages import constrained as S
+from harness.stages.constrained import constraints as C
+from harness.stages.constrained import stage as S
 from tests.conftest import ENGINES, adapter, assert_close
 
 CFIX = catalog.constraint_names()
@@ -69,7 +69,7 @@ def test_kkt_answer_satisfies_the_constraint_and_the_dynamics(fx, engine, terms,
 def test_drift_is_the_time_derivative_of_J_v(fx, engine, states):
     """J̇v from frame_jacobian_drift against central differences of J(q(t)) v along v."""
     a = adapter(engine, fx)
-    spec, frames = a.model.spec, C.constraint_frames(a.model.spec)
+    frames = C.constraint_frames(a.model.spec)
     Q, V, _ = states[fx]
     h = 1e-6
     for q, v in zip(Q[:2], V[:2]):
@@ -131,7 +131,7 @@ def test_four_bar_kkt_matches_an_independent_reduced_coordinate_solution(states,
 @pytest.mark.parametrize("fx", CFIX)
 @pytest.mark.parametrize("engine", ["pinocchio", "crocoddyl"])
 def test_exact_native_solvers_match_their_engine_kkt(fx, engine, terms, states):
-    from harness.errors import NotProvided
+    from harness.core.errors import NotProvided
 
     a = adapter(engine, fx)
     t = terms[fx, engine]

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from fixtures.contact_catalog import SCENES
-from harness.contact_law import frame_points
-from harness.conventions import quat_xyzw_to_matrix, skew
-from harness.records import measure
-from harness.stages import Inputs, contact as contact_stage
+from harness.core.conventions import quat_xyzw_to_matrix, skew
+from harness.core.records import measure
+from harness.core.tolerances import lookup
+from harness.model.contact_law import frame_points
+from harness.stages.base import Inputs
+from harness.stages.contact import stage as contact_stage
 from harness.stages.runner import fixture_rng
-from harness.tolerances import lookup
 from tests.conftest import ENGINES, adapter, assert_close
 
 CONTACT_FIXTURES = sorted(SCENES)
@@ -48,12 +49,12 @@ def test_shared_law_contact_quantities_agree_across_the_four_engines(fixture):
     inputs = Inputs.sample(model, 9, fixture_rng(0, fixture))
     Q, V, _, labels = contact_stage.contact_states(model, inputs)
     # the seeded states do touch: every state has an active contact, some slide, some stick
-    from harness.contact_law import contact_kinematics
+    from harness.model.contact_law import contact_kinematics
     kin = [contact_kinematics(adapter("pinocchio", fixture), q, SCENES[fixture]) for q in Q]
     assert all((k.phi < 0).any() for k in kin)
     assert any("sticking" in s for s in labels) and any("sliding" in s for s in labels)
     outs = {e: {qty.name: qty.compute(adapter(e, fixture), inputs)
-                for qty in contact_stage.STAGE[1]} for e in ENGINES}
+                for qty in contact_stage.QUANTITIES} for e in ENGINES}
     for name in outs["pinocchio"]:
         tol = lookup("contact", name)
         assert np.abs(outs["pinocchio"][name]).max() > 0, name

@@ -9,7 +9,7 @@ import pinocchio as pin
 import pytest
 
 from engines.pinocchio import build_pinocchio_model
-from harness.model import prepare_fixture
+from harness.model.prepared import prepare_fixture
 from tests.conftest import FIXTURES, assert_close
 
 

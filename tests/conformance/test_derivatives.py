@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.derivatives import central_differences
-from harness.model import prepare_fixture
-from harness.records import measure
+from harness.core.derivatives import central_differences
+from harness.core.records import measure
+from harness.core.tolerances import lookup
+from harness.model.prepared import prepare_fixture
 from harness.stages import runner
 from harness.stages.derivatives import CD_STEP, EXACT_METHODS
-from harness.tolerances import lookup
 from tests.conftest import ENGINES, FIXTURES, adapter, assert_close
 
 CASES = [(e, f) for f in FIXTURES for e in ENGINES]

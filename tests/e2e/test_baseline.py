@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from harness import baseline, evidence, report
-from harness.model import PreparedModel, prepare_fixture
+from harness import api
+from harness.evidence import baseline
+from harness.evidence import bundle as evidence
+from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import runner
 from tests.conftest import ENGINES, run_cli
 
@@ -25,18 +27,18 @@ class _HeavierForMujoco(PreparedModel):
 
 def _bundle(tmp_path, name, model):
     res = runner.run([model], ENGINES, samples=3, seed=4)
-    return evidence.write_bundle(tmp_path / name, res, {}, ["test"])
+    return evidence.write_bundle(tmp_path / name, res, {}, ["test"], api.evidence_hooks())
 
 
 def test_regression_is_listed_first_and_fix_is_listed_as_fixed(tmp_path):
     good = prepare_fixture("chain7")
     old = _bundle(tmp_path, "old", good)
     new = _bundle(tmp_path, "new", _HeavierForMujoco(good.spec, "fixture:chain7 (edited)"))
-    d = baseline.diff(evidence.read_bundle(new), evidence.read_bundle(old), str(old))
+    d = baseline.diff(api.read_bundle(new), api.read_bundle(old), str(old))
     assert d.regressions and all("mujoco" in c.id for c in d.regressions)
     assert {c.new for c in d.regressions} <= {"failed", "not_scored"}
     assert "chain7/model_identity/group_inertia/declared~mujoco" in {c.id for c in d.regressions}
-    back = baseline.diff(evidence.read_bundle(old), evidence.read_bundle(new), str(new))
+    back = baseline.diff(api.read_bundle(old), api.read_bundle(new), str(new))
     assert not back.regressions
     fixed, regressed = {c.id for c in back.fixed}, {c.id for c in d.regressions}
     assert "chain7/model_identity/group_inertia/declared~mujoco" in fixed
@@ -48,5 +50,5 @@ def test_regression_is_listed_first_and_fix_is_listed_as_fixed(tmp_path):
     assert "NEW FAILURE chain7/model_identity/group_inertia/declared~mujoco" in proc.stdout
     html = (tmp_path / "r.html").read_text()
     assert html.index('id="baseline"') < html.index('id="summary"')
-    same = baseline.diff(evidence.read_bundle(old), evidence.read_bundle(old), str(old))
+    same = baseline.diff(api.read_bundle(old), api.read_bundle(old), str(old))
     assert not (same.regressions or same.fixed or same.grown or same.added or same.removed)

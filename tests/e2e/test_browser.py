@@ -7,12 +7,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import sync_playwright
 
 from fixtures import catalog
-from harness import evidence, report
-from harness.model import PreparedModel
+from harness import api
+from harness.evidence import bundle as evidence
+from harness.model.prepared import PreparedModel
 from harness.stages import runner
 from tests.conftest import ROOT, run_cli
 
@@ -68,8 +68,8 @@ def test_hostile_names_render_as_text(tmp_path):
     model = PreparedModel(s, f"user file {HOSTILE}.urdf", "0" * 64,
                           (f"note with {HOSTILE}",))
     res = runner.run([model], ["pinocchio", "drake"], samples=2)
-    manifest = evidence.build_manifest(res, {}, ["test"])
-    html = report.render(manifest, res.records)
+    manifest = evidence.build_manifest(res, {}, ["test"], api.evidence_hooks())
+    html = api.render_report(manifest, res.records, None)
     path = tmp_path / "hostile.html"
     path.write_text(html)
 

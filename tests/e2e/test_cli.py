@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import evidence
-from tests.conftest import ROOT, run_cli
+from harness.core import io
+from tests.conftest import run_cli
 
 
 def _one_line_error(proc):
@@ -63,7 +63,7 @@ def test_verify_passes_then_fails_after_one_number_changes(parity_all, tmp_path)
         arrays = {k: z[k] for k in z.files}
     key = "out/chain7/mass_matrix/drake"
     arrays[key][2, 3, 4] *= 1.0 + 1e-6
-    (copy / "arrays.npz").write_bytes(evidence.npz_bytes(arrays))
+    (copy / "arrays.npz").write_bytes(io.npz_bytes(arrays))
     bad = run_cli("verify", copy)
     assert bad.returncode == 1
     assert "chain7/dynamics/mass_matrix/" in bad.stdout and key in bad.stdout

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from harness import evidence
+from harness import api
 from tests.conftest import run_cli
 
 
@@ -18,7 +18,8 @@ def test_parity_contact_stage_bundle(tmp_path):
     recs = recs if isinstance(recs, list) else recs["records"]
     contact = [r for r in recs if r["stage"] == "contact"]
     assert {r["stage"] for r in recs} == {"contact"}
-    pairs = {r["quantity"] for r in contact if {r["engine_a"], r["engine_b"]} == {"mujoco", "pinocchio"}}
+    pairs = {r["quantity"] for r in contact
+             if {r["engine_a"], r["engine_b"]} == {"mujoco", "pinocchio"}}
     assert {"contact_force", "generalized_contact_force", "contact_acceleration"} <= pairs
     analytic = {(r["fixture"], r["quantity"], r["engine_b"]) for r in contact
                 if r["engine_a"] == "analytic"}
@@ -26,7 +27,7 @@ def test_parity_contact_stage_bundle(tmp_path):
         assert ("ball", "ball_drop.apex_heights_m", e) in analytic
         assert ("ball", "rolling.a_x_mps2", e) in analytic
     assert all(r["status"] == "passed" for r in contact)
-    assert evidence.verify(out) == []
+    assert api.verify(out) == []
     html = (out / "index.html").read_text()
     assert "Native contact, side by side" in html and "solref" in html
     assert html.count("<svg") >= 2 and "Diagnostics per interval" in html

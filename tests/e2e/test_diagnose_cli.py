@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from harness import diagnose, evidence
-from harness.tolerances import lookup
+from harness import api
+from harness.core.tolerances import lookup
+from harness.model.as_is import load_as_is
+from harness.stages.diagnosis import stage as diagnose
 from tests.conftest import run_cli
 from tests.e2e.test_cli import _erd, _one_line_error
 
@@ -18,7 +20,7 @@ PIN_SIDE = {"pinocchio", "crocoddyl"}  # pin.aba / Crocoddyl apply no joint damp
 
 
 def _summary(out):
-    b = evidence.read_bundle(out)
+    b = api.read_bundle(out)
     (s,) = diagnose.summarise(b.records, b.arrays)
     return b, s
 
@@ -88,7 +90,7 @@ def test_panda_arm_without_gripper_is_damping_alone(tmp_path):
     arm.write_text(text)
     from tests.conftest import ENGINES
 
-    (s,) = diagnose.run([diagnose.load_as_is(arm)], ENGINES, samples=6).summaries
+    (s,) = diagnose.run([load_as_is(arm)], ENGINES, samples=6).summaries
     assert [f["cause"] for f in s["causes"]] == ["damping"]
     effects = s["causes"][0]["effects"]
     assert len(effects) == s["differences"] > 0

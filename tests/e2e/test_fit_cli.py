@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from harness.tolerances import lookup
+from harness.core.tolerances import lookup
 from tests.conftest import run_cli
 
 

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from harness import evidence
+from harness import api
 from tests.conftest import ROOT, run_cli
 
 
@@ -38,7 +38,7 @@ def test_sigkill_while_writing_keeps_the_old_bundle(tmp_path):
         # either the old bundle, untouched, or (if the kill came after the swap) a whole
         # new one; never a mix, and always one that verifies
         assert now == before or json.loads(now["manifest.json"])["seed"] == attempt + 1
-        assert evidence.verify(out) == []
+        assert api.verify(out) == []
         before = now
     assert killed_during_write >= 2, "the kill never landed inside the write"
     # a later write cleans the dead writers' temporary folders

@@ -9,8 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
-from harness import evidence
-from harness.tolerances import lookup
+from harness.core import io
+from harness.core.tolerances import lookup
 from tests.conftest import run_cli
 
 
@@ -74,7 +74,7 @@ def test_replay_bundle_verifies_and_a_changed_trajectory_is_named(chain7, tmp_pa
         arrays = {k: z[k] for k in z.files}
     key = "replay/chain7/rk4_dt=0.001/drake/x"
     arrays[key][150, 3] += 1e-7
-    (copy / "arrays.npz").write_bytes(evidence.npz_bytes(arrays))
+    (copy / "arrays.npz").write_bytes(io.npz_bytes(arrays))
     bad = run_cli("verify", copy)
     assert bad.returncode == 1
     assert key in bad.stdout and "chain7/replay/rk4_dt=0.001/trajectory/mujoco~drake" in bad.stdout

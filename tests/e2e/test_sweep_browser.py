@@ -3,8 +3,8 @@ errors, nothing fetched, heat maps present, and hostile text from case inputs an
 reasons rendered as text (no script runs). Screenshot: test-artifacts/sweep-report.png."""
 from __future__ import annotations
 
-from harness.sweep import SweepResult, _row
-from harness.sweep_report import build_document, write_sweep
+from harness.sweep.executor import SweepResult, _row
+from harness.sweep.report import build_document, write_sweep
 from tests.e2e.test_browser import HOSTILE, _open
 
 

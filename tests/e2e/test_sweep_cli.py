@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from harness import cli
+from harness import api, cli
 from tests.conftest import ROOT, assert_close
 from tests.support import sweep_cases as sc
 
 NAME = "pendulum_test"
-_RUNNER = ("import sys; from harness import cli; "
-           f"cli.SWEEPS[{NAME!r}] = 'tests.support.sweep_cases'; sys.exit(cli.main(sys.argv[1:]))")
+_RUNNER = ("import sys; from harness import api, cli; "
+           f"api.SWEEPS[{NAME!r}] = 'tests.support.sweep_cases'; sys.exit(cli.main(sys.argv[1:]))")
 
 
 def _run(*args, timeout=300):
@@ -26,7 +26,7 @@ def _run(*args, timeout=300):
 
 @pytest.fixture
 def registered(monkeypatch):
-    monkeypatch.setitem(cli.SWEEPS, NAME, "tests.support.sweep_cases")
+    monkeypatch.setitem(api.SWEEPS, NAME, "tests.support.sweep_cases")
 
 
 def test_cli_sweep_with_crash_progress_and_output(tmp_path):
@@ -85,7 +85,7 @@ def test_unexpected_outcomes_exit_1_and_are_still_written(tmp_path, monkeypatch,
     mod.run_case = sweep_cases.run_case
     mod.crash_case = lambda: {**sweep_cases.error_case(), "case_id": 77, "dt_s": 0.01}
     monkeypatch.setitem(sys.modules, "sweep_cases_variant", mod)
-    monkeypatch.setitem(cli.SWEEPS, NAME, "sweep_cases_variant")
+    monkeypatch.setitem(api.SWEEPS, NAME, "sweep_cases_variant")
     out = tmp_path / "sweep"
     rc = cli.main(["sweep", NAME, "--out", str(out), "--workers", "1", "--quick",
                    "--include-crash", "--quiet"])
@@ -136,7 +136,7 @@ def test_refuses_to_replace_a_folder_that_is_not_a_sweep(tmp_path, registered, c
 def test_contact_sweep_module_missing_is_one_line_exit_2(tmp_path, capsys):
     """On a branch without harness/contact_sweep.py the command says so (exit 2)."""
     try:
-        import harness.contact_sweep  # noqa: F401
+        import harness.sweep.contact  # noqa: F401
     except ImportError:
         rc = cli.main(["sweep", "contact", "--out", str(tmp_path / "c"), "--quiet"])
         err = capsys.readouterr().err
@@ -175,7 +175,7 @@ def test_chosen_axes_and_aggregation(tmp_path, registered, capsys):
                               "over": ["q0_rad", "tau_Nm", "t_end_s"]}
     html = (out / "index.html").read_text()
     assert "<strong>minimum</strong>" in html
-    from harness.sweep_report import heatmap_cells
+    from harness.sweep.report import heatmap_cells
 
     cells = heatmap_cells(doc, "q_end_rad")
     for (dt, v0), c in cells.items():  # the minimum over q0 of the recomputed values

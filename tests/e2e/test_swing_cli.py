@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from conftest import ROOT, run_cli
-from harness.tolerances import lookup
+
+from harness.core.tolerances import lookup
 
 CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
 
@@ -28,7 +28,7 @@ def test_swing_quick_on_the_bundled_capture(tmp_path):
     assert (out / "replay" / "manifest.json").is_file()
     assert p.returncode == (0 if "NOT met" not in p.stdout else 1)
     # the candidate is a valid replay input on its own
-    from harness import candidate
+    from harness.model import candidate
 
     cand = candidate.load(out / "fit" / "candidate.json")
     assert cand.tau.shape[1] == 30
@@ -43,8 +43,8 @@ def _independent_consistency(cand, fitdir, fit):
     import numpy as np
     from scipy.interpolate import BSpline
 
-    from harness import registry
-    from harness.integrators import Method, rollout
+    from harness.model import registry
+    from harness.model.integrators import Method, rollout
 
     z = np.load(fitdir / "trajectory.npz")
     S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))

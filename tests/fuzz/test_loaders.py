@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from fixtures import catalog
 from fixtures.export import to_mjcf, to_urdf
-from fixtures.mjcf_import import load_mjcf
-from fixtures.urdf_import import load_urdf
-from harness import cli, evidence
-from harness.errors import BadInput
-from harness.model import prepare_fixture
+from harness import api, cli
+from harness.core.errors import BadInput
+from harness.evidence import bundle as evidence
+from harness.model.mjcf_import import load_mjcf
+from harness.model.prepared import prepare_fixture
+from harness.model.urdf_import import load_urdf
 from harness.stages import runner
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
@@ -93,7 +94,7 @@ def _damage(data: bytes, how: str, pos: float, junk: bytes):
 def pristine(tmp_path_factory):
     res = runner.run([prepare_fixture("double_pendulum")], ["pinocchio", "drake"], samples=2)
     out = tmp_path_factory.mktemp("bundle") / "b"
-    evidence.write_bundle(out, res, {}, ["fuzz"])
+    evidence.write_bundle(out, res, {}, ["fuzz"], api.evidence_hooks())
     return out
 
 
@@ -162,7 +163,7 @@ def candidate_files(tmp_path_factory):
        how=st.sampled_from(["truncate", "flip", "random", "json-edit"]),
        pos=st.floats(0, 1), junk=st.binary(min_size=1, max_size=64))
 def test_candidate_loader_fuzz(tmp_path, candidate_files, capsys, which, how, pos, junk):
-    from harness import candidate as cd
+    from harness.model import candidate as cd
 
     d = tmp_path / "c"
     if d.exists():

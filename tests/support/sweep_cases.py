@@ -22,8 +22,8 @@ T_END_S = 0.2
 
 @functools.lru_cache(maxsize=None)
 def _adapter(engine: str):
-    from harness import registry
-    from harness.model import prepare_fixture
+    from harness.model import registry
+    from harness.model.prepared import prepare_fixture
 
     return registry.adapter_class(engine)(prepare_fixture("pendulum"))
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline
 
-from harness import candidate as cd
-from harness.errors import BadInput
-from harness.evidence import array_sha256
-from harness.model import prepare_fixture
-from harness.replay import Case
-from harness.integrators import Method
-from harness.tolerances import lookup
+from harness.core.errors import BadInput
+from harness.core.io import array_sha256
+from harness.core.tolerances import lookup
+from harness.model import candidate as cd
+from harness.model.integrators import Method
+from harness.model.prepared import prepare_fixture
+from harness.stages.replay.stage import Case
 from tests.conftest import assert_close
 
 

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import assert_bad_input
+
 from harness.capture import events
 from harness.capture.ingest import _TO_Z_UP, ingest
-from harness.capture.markerset import DRIVER_SWING
 from harness.capture.synthetic import kinematic_swing, write_c3d
-from harness.tolerances import lookup
+from harness.core.tolerances import lookup
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "swing" / "driver.c3d"
 RATE = 360.0
@@ -92,7 +91,8 @@ def test_bad_inputs(tmp_path, swing):
     short = [l for l in labels if l != "Marker_2:2:2"]
     keep = [labels.index(l) for l in short]
     q = write_c3d(tmp_path / "m.c3d", short, X[:, keep], RATE, "m")
-    assert_bad_input(ingest, str(q), "lacks needed markers of marker set driver-swing-38: Marker_2:2:2")
+    assert_bad_input(ingest, str(q),
+                     "lacks needed markers of marker set driver-swing-38: Marker_2:2:2")
     # a club-head marker that jumps makes the capture unusable
     Xj = X.copy()
     Xj[50:, labels.index("Marker_2:2:1")] += 5.0

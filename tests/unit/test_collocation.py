@@ -7,11 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.errors import BadInput
+from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 from harness.fit import problems as P
-from harness.fit.collocation import (METHODS, ArticulatedDynamics, Collocator,
-                                     ImplicitDynamics, Objective, Trial)
-from harness.tolerances import lookup
+from harness.fit.collocation import (
+    METHODS,
+    ArticulatedDynamics,
+    Collocator,
+    ImplicitDynamics,
+    Objective,
+    Trial,
+)
 
 ORDER = {"backward_euler": 1, "midpoint": 2, "trapezoidal": 2, "hermite_simpson": 4}
 
@@ -128,7 +134,8 @@ def test_lagrangian_hessian_matches_fd(method):
         H = np.zeros((c.n, c.n))
         H[r, q] = c.hessian(th, lam, 0.7)
         H = np.tril(H) + np.tril(H, -1).T
-        assert np.all(_close_rows(H, 0.5 * (Hfd + Hfd.T), tol, symmetric=True)), np.max(np.abs(H - Hfd))
+        assert np.all(_close_rows(H, 0.5 * (Hfd + Hfd.T), tol, symmetric=True)), \
+            np.max(np.abs(H - Hfd))
 
 
 @pytest.mark.parametrize("loss", ["linear", "soft_l1", "huber"])
@@ -251,8 +258,8 @@ def test_articulated_pendulum_fixture_through_each_engine(engine):
     """The pendulum fixture, data from the adapter's forward dynamics (RK4, h/20) under a
     known torque; collocation on the adapter's inverse dynamics (Jacobian: the engine's
     own inverse_dynamics_derivatives) recovers the unmeasured velocity."""
-    from harness.model import prepare_fixture
-    from harness.registry import adapter_class
+    from harness.model.prepared import prepare_fixture
+    from harness.model.registry import adapter_class
     tol = lookup("fit", "fitted_state")
     ad = adapter_class(engine)(prepare_fixture("pendulum"))
     dyn = ArticulatedDynamics(ad, torque="known")
@@ -265,7 +272,8 @@ def test_articulated_pendulum_fixture_through_each_engine(engine):
     for i in range(N - 1):
         for j in range(20):
             s = t[i] + j * dt
-            f = lambda qq, vv, ss: (vv, ad.forward_dynamics(qq, vv, np.array([0.5 * np.sin(2.0 * ss)])))
+            def f(qq, vv, ss):
+                return vv, ad.forward_dynamics(qq, vv, np.array([0.5 * np.sin(2.0 * ss)]))
             k1 = f(q, v, s)
             k2 = f(q + dt / 2 * k1[0], v + dt / 2 * k1[1], s + dt / 2)
             k3 = f(q + dt / 2 * k2[0], v + dt / 2 * k2[1], s + dt / 2)
@@ -284,7 +292,8 @@ def test_articulated_pendulum_fixture_through_each_engine(engine):
     assert np.all(_close_rows(J, _fd_jacobian(c, th, 1e-5), lookup("fit", "hessian_fd")))
     r = c.solve()
     assert r.converged, r.message
-    assert np.all(_close(r.states[0][:, 1], X[:, 1], tol)), np.abs(r.states[0][:, 1] - X[:, 1]).max()
+    assert np.all(_close(r.states[0][:, 1], X[:, 1], tol)), \
+        np.abs(r.states[0][:, 1] - X[:, 1]).max()
 
 
 @pytest.mark.parametrize("make, match", [

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from fixtures import catalog
-from fixtures.spec import Constraint
-from harness import constrained_rollout as R
-from harness.errors import BadInput
-from harness.tolerances import lookup
+from harness import api
+from harness.core.errors import BadInput
+from harness.core.spec import Constraint
+from harness.core.tolerances import lookup
+from harness.stages.constrained import rollout as R
 from tests.conftest import adapter
 
 
@@ -63,7 +64,7 @@ def test_mjcf_carries_the_loop_as_mujoco_equalities():
 
 def test_projection_keeps_drift_at_round_off_and_no_stabilisation_drifts():
     a = adapter("pinocchio", "four_bar")
-    from harness.stages import constrained as S
+    from harness.stages.constrained import stage as S
 
     Q, V, _ = S.sample_states(a.model.spec, a, 1, np.random.default_rng(3))
     tol = lookup("constrained", "rollout_projection").atol
@@ -77,8 +78,8 @@ def test_projection_keeps_drift_at_round_off_and_no_stabilisation_drifts():
 
 
 def test_stage3_is_gated_on_earlier_stages():
-    from harness.model import prepare_fixture
-    from harness.stages import constrained as S
+    from harness.model.prepared import prepare_fixture
+    from harness.stages.constrained import stage as S
     from harness.stages.runner import fixture_rng
 
     model = prepare_fixture("line_pendulum")
@@ -101,11 +102,10 @@ def bundle(tmp_path_factory):
 
 
 def test_parity_stage3_cli_passes_and_verifies(bundle):
-    from harness import evidence
 
     rc, out = bundle
     assert rc == 0
-    assert evidence.verify(out) == []
+    assert api.verify(out) == []
     recs = json.loads((out / "records.json").read_text())
     stages = {r["stage"] for r in recs}
     assert stages == {"constrained"}

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from fixtures.contact_catalog import scene
-from harness import contact_fixtures as cf
-from harness.hybrid import impact_impulses, saltation_check
-from harness.records import measure
-from harness.tolerances import lookup
+from harness.core.records import measure
+from harness.core.tolerances import lookup
+from harness.model.hybrid import impact_impulses, saltation_check
+from harness.stages.contact import cases as cf
 from tests.conftest import ENGINES, adapter, assert_close
 
 

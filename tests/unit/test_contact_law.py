@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from harness.contact_law import ContactLaw, hunt_crossley_rebound
-from harness.errors import BadInput
-from harness.tolerances import lookup
+from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
+from harness.model.contact_law import ContactLaw, hunt_crossley_rebound
 from tests.conftest import assert_close
 
 
@@ -100,7 +100,7 @@ def test_hunt_crossley_rebound_closed_form_matches_an_ode_solve(v_in, d):
 
 
 def test_sweep_grid_and_ordinary_cases():
-    from harness import contact_sweep as cs
+    from harness.sweep import contact as cs
 
     full, quick = cs.grid(), cs.grid(quick=True)
     assert len(full) >= 200 and len(quick) >= 200

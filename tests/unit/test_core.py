@@ -10,13 +10,13 @@ from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
 from fixtures import catalog
-from fixtures.spec import Body, FixtureSpec, Joint
-from harness import conventions as cv
-from harness import registry
-from harness.errors import BadInput
-from harness.records import measure
+from harness.core import conventions as cv
+from harness.core.errors import BadInput
+from harness.core.records import measure
+from harness.core.spec import Body, FixtureSpec, Joint
+from harness.core.tolerances import TABLE, Tolerance, lookup
+from harness.model import registry
 from harness.stages import STAGES
-from harness.tolerances import TABLE, Tolerance, lookup
 from tests.conftest import assert_close
 
 
@@ -68,7 +68,9 @@ def test_combine_inertias_parallel_axis():
 
 
 def _spec(**kw):
-    base = dict(name="t", bodies=(Body("a", 0.0), Body("b", 1.0, (0, 0, 0), (0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1))),
+    base = dict(name="t",
+                bodies=(Body("a", 0.0),
+                        Body("b", 1.0, (0, 0, 0), (0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1))),
                 joints=(Joint("j", "revolute", "a", "b", lower=-1.0, upper=1.0),))
     base.update(kw)
     return FixtureSpec(**base)
@@ -76,8 +78,10 @@ def _spec(**kw):
 
 @pytest.mark.parametrize("change,msg", [
     (dict(bodies=(Body("a", 0.0), Body("b", -1.0))), "mass"),
-    (dict(bodies=(Body("a", 0.0), Body("b", 1.0, (0, 0, 0), (1, 0, 0, 0, 1, 0, 0, 0, 5)))), "triangle"),
-    (dict(bodies=(Body("a", 0.0), Body("b", 1.0, (0, 0, 0), (1, 2, 0, 0, 1, 0, 0, 0, 1)))), "symmetric"),
+    (dict(bodies=(Body("a", 0.0), Body("b", 1.0, (0, 0, 0), (1, 0, 0, 0, 1, 0, 0, 0, 5)))),
+     "triangle"),
+    (dict(bodies=(Body("a", 0.0), Body("b", 1.0, (0, 0, 0), (1, 2, 0, 0, 1, 0, 0, 0, 1)))),
+     "symmetric"),
     (dict(joints=(Joint("j", "revolute", "a", "c"),)), "unknown body"),
     (dict(joints=(Joint("j", "planar", "a", "b"),)), "unsupported type"),
     (dict(joints=(Joint("j", "revolute", "a", "b", axis=(0, 0, 2)),)), "unit"),
@@ -107,9 +111,9 @@ def test_measure_is_normwise_relative():
 
 
 def test_every_stage_quantity_has_a_reasoned_tolerance():
-    for stage, quantities in STAGES:
-        for q in quantities:
-            t = lookup(stage, q.name)
+    for st in STAGES:
+        for q in st.quantities:
+            t = lookup(st.name, q.name)
             assert t.atol >= 0 and t.rtol >= 0 and len(t.reason) > 20
     for key, t in TABLE.items():
         assert t.reason and t.rtol <= 1e-6 or key[1].endswith("finite_difference")
@@ -134,7 +138,8 @@ def test_unavailable_engine_is_reported_and_fails_unless_allowed(monkeypatch, tm
 
 
 def test_model_where_nothing_moves_is_bad_input():
-    spec = FixtureSpec(name="static", bodies=(Body("a", 1.0, (0, 0, 0), (0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1)),),
+    spec = FixtureSpec(name="static",
+                       bodies=(Body("a", 1.0, (0, 0, 0), (0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1)),),
                        joints=())
     with pytest.raises(BadInput, match="nothing moves"):
         spec.validate()

@@ -17,11 +17,12 @@ import pytest
 
 from fixtures import catalog
 from fixtures.export import to_mjcf, to_urdf
-from fixtures.spec import Body, FixtureSpec, Joint
-from harness import diagnose
-from harness.model import PreparedModel, prepare_fixture
+from harness.core.spec import Body, FixtureSpec, Joint
+from harness.core.tolerances import lookup
+from harness.model.as_is import load_as_is
+from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import runner
-from harness.tolerances import lookup
+from harness.stages.diagnosis import stage as diagnose
 from tests.conftest import ENGINES
 
 _I = catalog._inertia
@@ -160,7 +161,7 @@ def diagnosis(cause, tmp_path_factory):
     if cause not in _cache:
         tmp = tmp_path_factory.mktemp(cause)
         path, load_kw, run_kw = build(cause, tmp)
-        model = diagnose.load_as_is(path, **load_kw)
+        model = load_as_is(path, **load_kw)
         res = diagnose.run([model], ENGINES, samples=6, seed=3, **run_kw)
         _cache[cause] = (res, res.summaries[0])
     return _cache[cause]
@@ -233,7 +234,7 @@ def test_a_difference_outside_the_catalogue_is_named_and_left_unexplained(tmp_pa
     """Pinocchio's MJCF parser reads extrinsic Euler angles (eulerseq="XYZ") in another
     order: the tilted joint frames differ. Not in the catalogue: named, not explained."""
     path = _write(tmp_path, "tilted.xml", to_mjcf(arm(base_mass=2.0)))
-    s = diagnose.run([diagnose.load_as_is(path)], ENGINES, samples=4).summaries[0]
+    s = diagnose.run([load_as_is(path)], ENGINES, samples=4).summaries[0]
     other = [f for f in s["findings"] if f["cause"] == "other"]
     assert other and set(other[0]["engines"]) == {"pinocchio", "crocoddyl"}
     assert "l2" in other[0]["elements"] and "j2" in other[0]["elements"]

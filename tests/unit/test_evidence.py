@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
-from harness import evidence
-from harness.errors import BadInput
-from harness.model import prepare_fixture
+from harness import api
+from harness.core import io
+from harness.core.errors import BadInput
+from harness.evidence import bundle as evidence
+from harness.model.prepared import prepare_fixture
 from harness.stages import runner
 
 
@@ -21,18 +22,18 @@ def result():
 
 @pytest.fixture
 def bundle(tmp_path, result):
-    return evidence.write_bundle(tmp_path / "b", result, {}, ["test"])
+    return evidence.write_bundle(tmp_path / "b", result, {}, ["test"], api.evidence_hooks())
 
 
 def _rewrite_npz(path, fn):
     with np.load(path / "arrays.npz", allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     fn(arrays)
-    (path / "arrays.npz").write_bytes(evidence.npz_bytes(arrays))
+    (path / "arrays.npz").write_bytes(io.npz_bytes(arrays))
 
 
 def test_fresh_bundle_verifies(bundle):
-    assert evidence.verify(bundle) == []
+    assert api.verify(bundle) == []
     m = json.loads((bundle / "manifest.json").read_text())
     assert m["engines"].keys() == {"pinocchio", "mujoco", "drake", "crocoddyl"}
     assert m["tolerance_table_version"] and m["fixtures"][0]["digest"]
@@ -46,7 +47,7 @@ def test_one_changed_number_is_found_and_named(bundle, result):
         arrays[rec.key_b][rec.worst_sample, 0] += 1e-3
 
     _rewrite_npz(bundle, bump)
-    problems = evidence.verify(bundle)
+    problems = api.verify(bundle)
     assert any(rec.key_b in p and rec.id in p for p in problems), problems
     assert any(p.startswith(f"record {rec.id}:") for p in problems), problems
 
@@ -62,11 +63,11 @@ def test_edited_verdict_is_found_even_with_a_matching_hash(bundle):
     m["records_sha256"] = hashlib.sha256(blob).hexdigest()
     (bundle / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(BadInput, match="manifest was edited"):
-        evidence.verify(bundle)
+        api.verify(bundle)
     # a forger who also re-seals the manifest is still caught by the recomputation
     m["manifest_sha256"] = evidence.manifest_digest(m)
     (bundle / "manifest.json").write_text(json.dumps(m))
-    problems = evidence.verify(bundle)
+    problems = api.verify(bundle)
     assert problems and row["id"] in problems[0] and "max_rel" in problems[0]
 
 
@@ -75,7 +76,7 @@ def test_unknown_manifest_field_is_rejected(bundle):
     m["surprise"] = 1
     (bundle / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(BadInput, match="unknown fields.*surprise"):
-        evidence.read_bundle(bundle)
+        api.read_bundle(bundle)
 
 
 def test_unknown_record_field_is_rejected(bundle):
@@ -83,7 +84,7 @@ def test_unknown_record_field_is_rejected(bundle):
     rows[0]["extra"] = True
     (bundle / "records.json").write_text(json.dumps(rows))
     with pytest.raises(BadInput, match="records.json"):
-        evidence.read_bundle(bundle)
+        api.read_bundle(bundle)
 
 
 def test_pickled_arrays_are_refused(bundle):
@@ -92,26 +93,26 @@ def test_pickled_arrays_are_refused(bundle):
     np.savez(buf, x=np.array([{"a": 1}], dtype=object))
     (bundle / "arrays.npz").write_bytes(buf.getvalue())
     with pytest.raises(BadInput, match="arrays.npz"):
-        evidence.read_bundle(bundle)
+        api.read_bundle(bundle)
 
 
 def test_missing_files_and_not_a_bundle(tmp_path, bundle):
     (bundle / "records.json").unlink()
     with pytest.raises(BadInput, match="missing records.json"):
-        evidence.read_bundle(bundle)
+        api.read_bundle(bundle)
     with pytest.raises(BadInput, match="not a bundle"):
-        evidence.read_bundle(tmp_path / "nothing")
+        api.read_bundle(tmp_path / "nothing")
 
 
 def test_atomic_replace_keeps_old_bundle_on_failure(tmp_path, result):
-    out = evidence.write_bundle(tmp_path / "b", result, {}, ["first"])
+    out = evidence.write_bundle(tmp_path / "b", result, {}, ["first"], api.evidence_hooks())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     with pytest.raises(TypeError):
-        evidence.write_folder_atomic(out, {"manifest.json": b"{}", "arrays.npz": object()})
+        io.write_folder_atomic(out, {"manifest.json": b"{}", "arrays.npz": object()})
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["b"], "temporary folder left behind"
-    evidence.write_bundle(out, result, {}, ["second"])
+    evidence.write_bundle(out, result, {}, ["second"], api.evidence_hooks())
     assert json.loads((out / "manifest.json").read_text())["command_line"] == ["second"]
-    assert evidence.verify(out) == []
+    assert api.verify(out) == []
     assert [p.name for p in tmp_path.iterdir()] == ["b"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.export import GOLDEN_DIR, golden_files, to_mjcf, to_urdf
 from fixtures import catalog
+from fixtures.export import GOLDEN_DIR, golden_files, to_mjcf, to_urdf
 
 
 @pytest.mark.parametrize("fname", sorted(golden_files()))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.core.tolerances import lookup
 from harness.fit.identifiability import analyse
-from harness.tolerances import lookup
 
 
 def _dist(v, w):

@@ -3,12 +3,12 @@ frame positions at a known configuration (Drake), solved with Pinocchio's kinema
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import adapter
+
 from fixtures.golfers import GolferDims, marker_offsets
 from harness.capture import ik
-from harness.conventions import canonical_difference, canonical_integrate
-from harness.tolerances import lookup
+from harness.core.conventions import canonical_difference, canonical_integrate
+from harness.core.tolerances import lookup
 
 
 def _truth(fixture, seed, scale):

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from harness import conventions as cv
-from harness import integrators as ig
-from harness.candidate import Controls
-from harness.model import prepare_fixture
-from harness.replay import Observer, actual_step, observed_orders
-from harness.tolerances import lookup
+from harness.core import conventions as cv
+from harness.core.tolerances import lookup
+from harness.model import integrators as ig
+from harness.model.candidate import Controls
+from harness.model.prepared import prepare_fixture
+from harness.stages.replay.stage import Observer, actual_step, observed_orders
 from tests.conftest import ENGINES, adapter, assert_close
 
 

@@ -10,18 +10,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import assert_bad_input
-
-from harness.tolerances import lookup
-
 from fixtures import catalog
 from fixtures.export import to_mjcf
-from fixtures.import_common import WORLD_BODY
-from fixtures.mjcf_import import load_mjcf, load_mjcf_with_notes
-from harness.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw, quat_xyzw_to_matrix, \
-    rpy_to_matrix
-from harness.errors import BadInput
-from harness.model import PreparedModel
+from harness.core.conventions import (
+    matrix_to_quat_wxyz,
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_matrix,
+    rpy_to_matrix,
+)
+from harness.core.errors import BadInput
+from harness.core.spec import WORLD_BODY
+from harness.core.tolerances import lookup
+from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
+from harness.model.prepared import PreparedModel
+from tests.conftest import assert_bad_input
 from tests.unit.test_urdf_import import _four_engine_parity
 
 # MuJoCo stores inertias as principal moments + a quaternion (an eigen-decomposition) and
@@ -248,7 +250,7 @@ def test_missing_mjcf_file(tmp_path):
 
 def test_matrix_to_quat_helper_round_trips():
     """The conversions the MJCF reader relies on (quat → matrix → rpy → matrix)."""
-    from harness.conventions import matrix_to_rpy
+    from harness.core.conventions import matrix_to_rpy
 
     for q in ([0.9, 0.1, 0.2, 0.3], [0.0, 1.0, 0.0, 0.0], [0.5, -0.5, 0.5, 0.5]):
         R = _quat(*q)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.core.tolerances import lookup
 from harness.fit import shooting as sh
 from harness.stages.derivatives import EXACT_METHODS
-from harness.tolerances import lookup
 from tests.conftest import ENGINES, adapter
 
 GROUPS = ("x0", "theta", "p")
@@ -153,7 +153,7 @@ def test_multiple_shooting_rejections_name_the_gate():
 
 
 def test_bad_grids_are_bad_input():
-    from harness.errors import BadInput
+    from harness.core.errors import BadInput
 
     sysm = sh.linear_scalar()
     meas = sh.Measurements(np.arange(11), np.zeros((11, 1)), np.eye(1), np.ones(1))

@@ -7,9 +7,9 @@ from functools import cached_property
 
 import pytest
 
-from harness.model import PreparedModel, prepare_fixture
+from harness.core.tolerances import lookup
+from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import runner
-from harness.tolerances import lookup
 from tests.conftest import ENGINES, FIXTURES
 
 

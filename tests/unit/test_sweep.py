@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from harness.errors import BadInput
-from harness.sweep import ProgressPrinter, run_sweep
-from harness.sweep_report import build_document, read_sweep, render_html, write_sweep
+from harness.core.errors import BadInput
+from harness.sweep.executor import ProgressPrinter, run_sweep
+from harness.sweep.report import build_document, read_sweep, render_html, write_sweep
 from tests.conftest import assert_close
 from tests.support import sweep_cases as sc
 
@@ -20,7 +20,7 @@ from tests.support import sweep_cases as sc
 @pytest.fixture(scope="module")
 def cluster():
     """One Dask LocalCluster (2 worker processes, 1 thread each) for this module."""
-    from harness.sweep import local_cluster
+    from harness.sweep.executor import local_cluster
 
     c = local_cluster(2)
     yield c
@@ -160,7 +160,7 @@ def _doc_with_hostile_names():
     cases = [{"case_id": i, "speed_mps": s, "angle_deg": a, "mu": 0.5,
               "label": "<script>alert(1)</script>"}
              for i, (s, a) in enumerate((s, a) for s in (1.0, 2.0) for a in (0.0, 30.0))]
-    from harness.sweep import SweepResult, _row
+    from harness.sweep.executor import SweepResult, _row
 
     rows = [_row(c, "ok", {"pen_m": c["speed_mps"] * 1e-3}) for c in cases[:3]]
     rows.append(_row(cases[3], "crashed", reason="worker process killed by SIGSEGV <b>"))
@@ -188,8 +188,8 @@ def test_report_heat_map_marks_crashes_and_escapes_text(tmp_path):
 
 
 def test_heat_map_aggregates_worst_case_over_other_axes():
-    from harness.sweep import SweepResult, _row
-    from harness.sweep_report import heatmap_cells
+    from harness.sweep.executor import SweepResult, _row
+    from harness.sweep.report import heatmap_cells
 
     cases = [{"case_id": i, "speed_mps": s, "angle_deg": 0.0, "mu": mu}
              for i, (s, mu) in enumerate((s, mu) for s in (1.0, 2.0) for mu in (0.1, 0.9))]

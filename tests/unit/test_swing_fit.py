@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import ENGINES, adapter
-from harness import replay
-from harness.candidate import Marker, from_arrays
+
 from harness.capture import ik
+from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
-from harness.integrators import Method
-from harness.model import prepare_fixture
+from harness.model.candidate import Marker, from_arrays
+from harness.model.integrators import Method
+from harness.model.prepared import prepare_fixture
+from harness.stages.replay import stage as replay
 from harness.swing.synthetic import planar_swing
-from harness.tolerances import lookup
 
 
 @pytest.fixture(scope="module")
@@ -79,5 +79,6 @@ def test_candidate_replays_in_all_four_engines(fitted):
     assert {frozenset((r.engine_a, r.engine_b)) for r in traj} >= {
         frozenset(p) for p in [("mujoco", "pinocchio"), ("pinocchio", "drake"),
                                ("crocoddyl", "drake")]}
-    bad = [(r.id, r.status, r.reason) for r in rr.records if r.status not in ("passed", "not_provided")]
+    bad = [(r.id, r.status, r.reason) for r in rr.records
+           if r.status not in ("passed", "not_provided")]
     assert not bad, bad

@@ -11,22 +11,19 @@ import os
 import numpy as np
 import pytest
 
-from tests.conftest import assert_bad_input
-
-from harness.tolerances import lookup
-
 from engines.crocoddyl import CrocoddylAdapter
 from engines.drake import DrakeAdapter
 from engines.mujoco import MujocoAdapter
 from engines.pinocchio import PinocchioAdapter
 from fixtures import catalog
 from fixtures.export import FRAME_JOINT_SUFFIX, to_urdf
-from fixtures.import_common import WORLD_BODY
-from fixtures.urdf_import import load_urdf, load_urdf_with_notes
-from harness.conventions import rpy_to_matrix
-from harness.errors import BadInput, NotProvided
-from harness.model import PreparedModel
-from tests.conftest import assert_close
+from harness.core.conventions import rpy_to_matrix
+from harness.core.errors import BadInput, NotProvided
+from harness.core.spec import WORLD_BODY
+from harness.core.tolerances import lookup
+from harness.model.prepared import PreparedModel
+from harness.model.urdf_import import load_urdf, load_urdf_with_notes
+from tests.conftest import assert_bad_input, assert_close
 
 # Round trip through our own URDF export: numbers are written with repr, so they must
 # come back to the last bit or within a few ulps (rotation of inertias, axis norm).

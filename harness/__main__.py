@@ -1,0 +1,6 @@
+"""``python -m harness``: the command-line interface (harness/cli.py)."""
+import sys
+
+from harness.cli import main
+
+sys.exit(main())

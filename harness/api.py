@@ -1,0 +1,518 @@
+"""The public Python API and the one composition root of the harness.
+
+Every command of the CLI is a function here, returning typed results the CLI only
+prints; ``import harness`` exposes them (``harness.parity``, ``harness.qualify``, ...).
+This module is the only place that joins the stages to the evidence layer and the report:
+it hands the evidence layer the stages' recompute hooks and the report the stages'
+sections, so neither imports a stage.
+
+Units: SI throughout (s, m, kg, rad, N, N·m); tolerances come from the versioned table
+(harness/core/tolerances.py).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from harness.core.errors import BadInput, EngineUnavailable
+from harness.core.io import check_output_folder, write_text_atomic
+from harness.core.records import Record
+from harness.core.verdict import Verdict, judge
+from harness.evidence import bundle as evidence
+from harness.model import registry
+from harness.model.prepared import PreparedModel
+from harness.report import render as report_render
+from harness.stages import BY_NAME, STAGES, in_headline, report_sections, runner
+
+PROFILES = {"ci": {"samples": 10},
+            # full adds the opt-in derivatives stage (finite-difference rows included)
+            "full": {"samples": 100, "extra": ("derivatives",)}}
+Progress = Callable[[str], None]
+
+
+def _quiet(msg: str) -> None:
+    return None
+
+
+# ----- what a run returns -------------------------------------------------------------
+@dataclass
+class Outcome:
+    """A run of the staged comparison written as an evidence bundle at ``path``:
+    its ``records``, the ``arrays`` they were computed from, the ``manifest`` and the
+    ``verdict`` (diagnosis rows excluded: they explain, they do not judge). ``missing``:
+    engines allowed to be unavailable, with why."""
+
+    path: Path
+    records: list
+    arrays: dict
+    manifest: dict
+    verdict: Verdict
+    missing: dict = field(default_factory=dict)
+    timings: dict | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every scored comparison passed, else 1 (the bundle's own verdict)."""
+        return self.verdict.exit_code
+
+    @property
+    def report(self) -> Path:
+        return self.path / "index.html"
+
+
+def evidence_hooks() -> evidence.Hooks:
+    """The stages' recompute hooks and manifest-section checks, for the evidence layer."""
+    return evidence.Hooks(
+        recompute={s.name: s.recompute for s in STAGES if s.recompute is not None},
+        sections={s.manifest_key: s.manifest_problem for s in STAGES
+                  if s.manifest_key and s.manifest_problem is not None},
+        thresholds={s.manifest_key: s.thresholds for s in STAGES if s.manifest_key})
+
+
+def judge_records(records: Iterable[Record]) -> Verdict:
+    """The verdict of ``records`` by every stage's headline rule (diagnosis rows left out)."""
+    return judge([r for r in records if r.stage != "diagnosis"], in_headline)
+
+
+# ----- engines and models ---------------------------------------------------------------
+def engines() -> list:
+    """Every known engine with its version and availability (and why not)."""
+    return registry.probe_all()
+
+
+def select_engines(names: str | Sequence[str] | None = None,
+                   allow_missing: Sequence[str] = (), minimum: int = 2) -> tuple:
+    """(engines to run, {unavailable engine: reason}); ``names`` None: every engine.
+    EngineUnavailable for a missing engine not in ``allow_missing``."""
+    text = names if names is None or isinstance(names, str) else ",".join(names)
+    wanted = registry.parse_engines(text)
+    allowed = set(registry.parse_engines(",".join(allow_missing))) if allow_missing else set()
+    run, missing = [], {}
+    for e in wanted:
+        info = registry.probe(e)
+        if info.available:
+            run.append(e)
+        elif e in allowed:
+            missing[e] = f"{info.reason} (allowed by --allow-missing)"
+        else:
+            raise EngineUnavailable(e, f"{info.reason}; pass --allow-missing {e} to run "
+                                       "without it")
+    if len(run) < minimum:
+        raise BadInput("--engines", "parity needs at least two available engines")
+    return run, missing
+
+
+def _sha256_file(path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as e:
+        raise BadInput(str(path), e.strerror or str(e))
+
+
+def _unique(models: list) -> list:
+    names = [m.name for m in models]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise BadInput("parity", f"two models are both named {dup[0]!r}")
+    return models
+
+
+def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
+                mjcf: Sequence[str] = (), floating: bool = False,
+                repair_inertia: bool = False) -> list:
+    """Prepared models: catalog fixtures by name ("all": the tree fixtures, "constrained":
+    the loop fixtures; comma lists allowed) and the user's URDF/MJCF files."""
+    from fixtures import catalog
+    from harness.model.mjcf_import import load_mjcf_with_notes
+    from harness.model.prepared import prepare_fixture
+    from harness.model.urdf_import import load_urdf_with_notes
+
+    models = []
+    for text in fixtures:
+        names = (catalog.names() if text == "all" else catalog.constraint_names()
+                 if text == "constrained" else
+                 [t.strip() for t in text.split(",") if t.strip()])
+        for n in names:
+            if n not in catalog.all_names():
+                raise BadInput("--fixture", f"unknown fixture {n!r} (known: "
+                                            f"{', '.join(catalog.all_names())}, all (the tree "
+                                            "fixtures), constrained (the loop fixtures))")
+            models.append(prepare_fixture(n))
+    for path in urdf:
+        spec, notes = load_urdf_with_notes(path, floating, repair_inertia)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
+    for path in mjcf:
+        spec, notes = load_mjcf_with_notes(path, floating=floating)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
+    if not models:
+        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH or --mjcf PATH")
+    return _unique(models)
+
+
+def load_as_is_models(paths: Sequence[str], floating: bool = False,
+                      engine_files: dict | None = None, repair_inertia: bool = False) -> list:
+    """The user's files loaded by every engine with its own defaults; ``engine_files``
+    {engine: path} gives one engine its own file (one model only)."""
+    from harness.model.as_is import load_as_is
+
+    if not paths:
+        raise BadInput("--as-is", "name a model: --urdf PATH or --mjcf PATH")
+    if engine_files and len(paths) > 1:
+        raise BadInput("--engine-file", "applies to one model; name one --urdf or --mjcf")
+    return _unique([load_as_is(p, floating, engine_files or {}, repair_inertia)
+                    for p in paths])
+
+
+# ----- the staged comparison ------------------------------------------------------------
+def run(models: list, *, out, title: str = "Engine parity report",
+        engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
+        stages: Sequence[str] | None = None, samples: int = 10, seed: int = 0,
+        contact_suite: bool = False, replay_cases=None, beyond_limits: float = 0.0,
+        junit: str | None = None, command_line: Sequence[str] | None = None,
+        progress: Progress | None = None) -> Outcome:
+    """Run the sampled stages on ``models`` (then the analytic and native contact suite if
+    ``contact_suite``, the diagnosis of as-is models, and the ``replay_cases``, each gated
+    on the earlier stages of every engine pair) and write one bundle to ``out``."""
+    say = progress or _quiet
+    run_engines, missing = select_engines(engines, allow_missing)
+    stage_list = runner.stage_names(list(stages) if stages else None)
+    if not 1 <= samples <= 100000:
+        raise BadInput("--samples", f"must be between 1 and 100000, got {samples}")
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    if not (beyond_limits == beyond_limits and 0.0 <= beyond_limits <= 10.0):
+        raise BadInput("--beyond-limits", f"must be between 0 and 10, got {beyond_limits}")
+    out = check_output_folder(out, "manifest.json", "an evidence bundle")
+    command_line = list(command_line) if command_line is not None else \
+        ["harness", *sys.argv[1:]]
+    result = runner.run(models, run_engines, stage_list, samples=samples, seed=seed,
+                        progress=say)
+    if contact_suite and "contact" in stage_list:
+        from harness.stages.contact import suite
+
+        crec, carr = suite.run(models, run_engines, progress=say)
+        result.records += crec
+        result.arrays.update(carr)
+    as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
+    if as_is:  # why the engines disagree (stage "diagnosis")
+        from harness.stages.diagnosis import stage as diagnosis
+
+        dr = diagnosis.run(as_is, run_engines, samples=samples, seed=seed,
+                           beyond_limits=beyond_limits, progress=say)
+        result.records += dr.records
+        result.arrays.update(dr.arrays)
+    replay_info, extra, timings = None, {}, None
+    if replay_cases:
+        from harness.stages.replay import stage as replay_stage
+
+        cases = replay_cases() if callable(replay_cases) else replay_cases
+        rr = replay_stage.run(cases, run_engines, result.records, progress=say)
+        result.records += rr.records
+        result.arrays.update(rr.arrays)
+        replay_info, timings = rr.info, rr.timings
+        extra["timings.json"] = json.dumps(rr.timings, indent=1).encode()  # not evidence
+    hooks = evidence_hooks()
+    manifest = evidence.build_manifest(result, missing, command_line, hooks, replay_info)
+    html = render_report(manifest, result.records, result.arrays, timings, title=title)
+    path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
+                                 replay=replay_info, extra_files=extra, manifest=manifest)
+    if junit:
+        from harness.evidence.junit import write_junit
+
+        write_junit(junit, result.records, missing)
+    return Outcome(Path(path), result.records, result.arrays, manifest,
+                   judge_records(result.records), missing, timings)
+
+
+def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),
+           *, out="reports/parity", floating: bool = False, repair_inertia: bool = False,
+           as_is: bool = False, engine_files: dict | None = None, beyond_limits: float = 0.0,
+           **kw) -> Outcome:
+    """Stages 0–2 (or ``stages=[...]``) on fixtures or the user's URDF/MJCF files.
+
+    ``as_is``: every engine parses the user's files with its own defaults, and the
+    diagnosis explains their differences. Other keywords: as for ``run``."""
+    if isinstance(fixtures, str):
+        fixtures = [fixtures]
+    if isinstance(urdf, (str, Path)):
+        urdf = [str(urdf)]
+    if isinstance(mjcf, (str, Path)):
+        mjcf = [str(mjcf)]
+    if as_is:
+        if fixtures:
+            raise BadInput("--as-is", "needs a user model (--urdf or --mjcf), not --fixture: "
+                                      "built-in fixtures are declared, not loaded as-is")
+        models = load_as_is_models(list(urdf) + list(mjcf), floating, engine_files,
+                                   repair_inertia)
+    else:
+        if engine_files or beyond_limits:
+            raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
+        models = load_models(fixtures, urdf, mjcf, floating, repair_inertia)
+    kw.setdefault("title", "Engine parity report")
+    kw["contact_suite"] = bool(kw.get("stages"))
+    return run(models, out=out, beyond_limits=beyond_limits, **kw)
+
+
+def diagnose(model: str, *, out="reports/diagnose", floating: bool = False,
+             engine_files: dict | None = None, beyond_limits: float = 0.0,
+             repair_inertia: bool = False, **kw) -> Outcome:
+    """``parity(urdf=model, as_is=True)`` on one file: why the engines disagree."""
+    models = load_as_is_models([str(model)], floating, engine_files, repair_inertia)
+    kw.setdefault("title", f"Why the engines disagree: {model}")
+    return run(models, out=out, beyond_limits=beyond_limits, **kw)
+
+
+def qualify(profile: str = "ci", *, out, samples: int | None = None,
+            coarse_replay: bool = False, **kw) -> Outcome:
+    """Every catalog fixture through every stage of ``profile`` ("ci", or "full" with the
+    opt-in derivatives and 100 samples), plus the qualification replay cases."""
+    from fixtures import catalog
+    from harness.model.prepared import prepare_fixture
+    from harness.stages.replay import stage as replay_stage
+
+    if profile not in PROFILES:
+        raise BadInput("--profile", f"unknown profile {profile!r} (known: "
+                                    f"{', '.join(sorted(PROFILES))})")
+    prof = PROFILES[profile]
+    stage_list = [s.name for s in STAGES if s.sampled
+                  and (not s.opt_in or s.name in prof.get("extra", ()))]
+    models = [prepare_fixture(n) for n in catalog.all_names()]
+    return run(models, out=out, title=f"Qualification ({profile} profile)",
+               stages=stage_list, samples=prof["samples"] if samples is None else samples,
+               contact_suite=True,
+               replay_cases=lambda: replay_stage.qualify_cases(coarse=coarse_replay), **kw)
+
+
+def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 1e-3,
+           rtol: float = 1e-10, atol: float = 1e-12, score: str = "agreement",
+           native: bool = True, **kw) -> Outcome:
+    """Replay a candidate (its .json manifest, or a loaded Candidate) in every engine,
+    after stages 0–2 on its model; ``method``: rk4 | semi_implicit_euler (step ``dt`` [s])
+    or dop853 (``rtol``, ``atol``)."""
+    from harness.model import candidate as cd
+    from harness.model.integrators import Method
+    from harness.stages.replay import stage as replay_stage
+
+    cand = candidate if isinstance(candidate, cd.Candidate) else cd.load(candidate)
+    if method == "dop853":
+        m = Method("dop853", rtol=_positive(rtol, "--rtol"), atol=_positive(atol, "--atol"))
+    else:
+        m = Method(method, dt=_positive(dt, "--dt"))
+    case = replay_stage.Case(replay_stage.safe_case_name(cand.model.name), cand, score, m,
+                             native=native)
+    kw.setdefault("title", f"Replay of {cand.path or cand.model.name}")
+    return run([cand.model], out=out, replay_cases=[case], **kw)
+
+
+def _positive(x, what):
+    if x is None:
+        return None
+    if not (x > 0 and x != float("inf")):
+        raise BadInput(what, f"must be a finite number > 0, got {x}")
+    return x
+
+
+def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
+          grid_dt: float = 0.01, interpolation: str = "zoh", seed: int = 0,
+          engine: str | None = None, q0=None, v0=None):
+    """A candidate of a catalog fixture driven by a known control law, written to ``out``
+    (.json + .npz); returns (path, candidate)."""
+    from fixtures import catalog
+    from harness.model import candidate as cd
+    from harness.model.prepared import prepare_fixture
+    from harness.stages.replay import stage as replay_stage
+
+    if fixture not in catalog.names():
+        raise BadInput("FIXTURE", f"unknown fixture {fixture!r} (known: "
+                                  f"{', '.join(catalog.names())})")
+    if engine is not None:
+        registry.adapter_class(engine)  # raises for unknown / unavailable engines
+    model = prepare_fixture(fixture)
+    for vals, n, what in ((q0, model.layout.nq, "--q0"), (v0, model.layout.nv, "--v0")):
+        if vals is not None and len(vals) != n:
+            raise BadInput(what, f"needs {n} numbers for {fixture}, got {len(vals)}")
+    cand = replay_stage.synthesize(model, law, duration=_positive(duration, "--duration"),
+                                   grid_dt=_positive(grid_dt, "--grid-dt"),
+                                   interpolation=interpolation, seed=seed, engine=engine,
+                                   q0=q0, v0=v0)
+    return cd.save(cand, out), cand
+
+
+def make_candidate(model: PreparedModel, q0, v0, t, tau, *, interpolation: str = "zoh",
+                   provenance: dict | None = None, markers: Sequence = (),
+                   parameters: dict | None = None):
+    """A candidate from your own fitter, validated as a file would be. Dimensions: N knots;
+    q0 (nq,) and v0 (nv,) canonical (joints in ``model.layout.joint_names`` order), t (N,)
+    [s] strictly increasing, tau (N, nv) generalized forces [N·m | N];
+    ``interpolation``: zoh | linear | cubic | lobatto<P>; ``provenance``: any of producer,
+    created, solver (dict), status, notes (the rest is filled in)."""
+    from harness.model import candidate as cd
+
+    return cd.from_arrays(model, q0, v0, t, tau, interpolation, tuple(markers), provenance,
+                          parameters)
+
+
+def save_candidate(cand, path) -> Path:
+    """Write ``cand`` as ``path`` (.json manifest) and the .npz arrays beside it, atomically;
+    ``harness replay PATH`` replays it in every engine."""
+    from harness.model import candidate as cd
+
+    return cd.save(cand, path)
+
+
+# ----- bundles: read, verify, report ----------------------------------------------------
+def read_bundle(path) -> evidence.Bundle:
+    """An evidence bundle read and validated strictly (BadInput on any problem)."""
+    return evidence.read_bundle(path, evidence_hooks())
+
+
+def verify(path) -> list:
+    """Recompute every record of the bundle at ``path`` from its arrays; the list of
+    one-line problems (empty: the bundle is consistent)."""
+    return evidence.verify(path, evidence_hooks())
+
+
+def render_report(manifest: dict, records: list, arrays: dict | None,
+                  timings: dict | None = None, title: str = "Engine parity report",
+                  baseline=None) -> str:
+    """The HTML report of a bundle's parts, with every stage's own section."""
+    return report_render.render(
+        manifest, records, title=title, arrays=arrays, baseline=baseline,
+        sections=report_sections(manifest, records, arrays, timings),
+        stage_order=[s.name for s in STAGES], in_headline=in_headline)
+
+
+def report(bundle, out=None, baseline=None) -> tuple:
+    """Re-render a bundle's index.html (or ``out``); with ``baseline`` (an older bundle)
+    the changes since it. Returns (path written, changes or None)."""
+    from harness.evidence import baseline as baseline_mod
+
+    folder = Path(bundle)
+    if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
+        from harness.sweep.report import rerender
+
+        if baseline:
+            raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
+        return rerender(folder, out), None
+    target = Path(out) if out else folder / "index.html"
+    b = read_bundle(folder)
+    changes = None
+    if baseline:
+        changes = baseline_mod.diff(b, read_bundle(baseline), str(baseline))
+    title, timings = report_render.bundle_title_and_timings(b)
+    html = render_report(b.manifest, b.records, b.arrays, timings, title=title,
+                         baseline=changes)
+    return write_text_atomic(target, html), changes
+
+
+# ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------
+def first_differing(outcome: Outcome) -> list:
+    """[(record, label of its first differing element)] of stage 0 rows that differ."""
+    from harness.stages.diagnosis import stage as diagnosis
+
+    return diagnosis.first_differing([r for r in outcome.records if r.stage != "diagnosis"],
+                                     outcome.arrays)
+
+
+def diagnosis_summaries(outcome: Outcome) -> list:
+    """Per as-is model: the differences, their named causes and shares, and lines to print
+    (``lines``); ``explained`` is False when a difference has no named cause."""
+    from harness.stages.diagnosis import stage as diagnosis
+
+    out = []
+    for s in diagnosis.summarise(outcome.records, outcome.arrays):
+        out.append({**s, "lines": list(diagnosis.format_summary(s)),
+                    "explained": not (s["unexplained"] or s["failed"])})
+    return out
+
+
+# ----- fitter, capture, swing, sweeps -----------------------------------------------------
+def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, seed: int = 0,
+        p0: float | None = None, process_noise: bool = False) -> tuple:
+    """Identify a benchmark problem ("pendulum" | "balance") by direct collocation (IPOPT)
+    and write a fit bundle; returns (path, fit.json document)."""
+    from harness.fit import bundle as fit_bundle
+    from harness.report import fit as fit_report
+
+    fit_bundle.check_out(out)  # before the fit, not after it
+    result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
+                            process_noise=process_noise)
+    html = fit_report.render(result["json"], result["arrays"])
+    return fit_bundle.write(out, result, html), result["json"]
+
+
+def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
+    """A C3D capture ingested (units, axes, gaps, rejected markers, optional low-pass) and
+    its swing events; returns (capture, events, report dict)."""
+    from harness.capture import events as cap_events
+    from harness.capture.ingest import ingest
+
+    cap = ingest(path, up=up, cutoff_hz=cutoff_hz)
+    ev = cap_events.detect(cap)
+    rep = cap.report()
+    rep["events"] = ev.to_json()
+    return cap, ev, rep
+
+
+def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
+          cutoff_hz: float | None = None, replay: bool = True,
+          engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
+          progress: Progress | None = None):
+    """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
+    the swing outcome (path, checks, exit code)."""
+    from harness.swing import run as swing_run
+
+    def replay_fn(cand, method, folder):
+        from harness.stages.replay import stage as replay_stage
+
+        case = replay_stage.Case(replay_stage.safe_case_name(cand.model.name), cand,
+                                 "horizon", method, native=False)
+        o = run([cand.model], out=folder, title=f"Replay of the swing fit ({capture_path})",
+                engines=engines, allow_missing=allow_missing, samples=4, seed=0,
+                replay_cases=[case], progress=progress)
+        return case.name, o
+
+    return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
+                           replay_fn=replay_fn if replay else None, progress=progress)
+
+
+# name -> module with grid, run_case, crash_case
+SWEEPS = {"contact": "harness.sweep.contact"}
+
+
+def sweep(name: str, *, out, backend: str | None = None, workers: int | None = None,
+          scheduler: str | None = None, quick: bool = False, quiet: bool = False,
+          include_crash: bool = False, timeout_s: float | None = None,
+          axes: Sequence[str] | None = None, aggregate: str = "max",
+          command_line: Sequence[str] | None = None) -> tuple:
+    """Run the named sweep (local processes or Dask) and write its folder; returns (exit
+    code, path, sweep document)."""
+    import importlib
+
+    from harness.sweep.report import run_named_sweep
+
+    if name not in SWEEPS:
+        raise BadInput("sweep", f"unknown sweep {name!r} (known: {', '.join(SWEEPS)})")
+    try:
+        mod = importlib.import_module(SWEEPS[name])
+    except ImportError as e:
+        raise BadInput(f"sweep {name}", f"module {SWEEPS[name]} is not available "
+                                        f"({type(e).__name__}: {e})")
+    return run_named_sweep(
+        name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=out,
+        backend=backend, workers=workers, scheduler=scheduler, quick=quick, quiet=quiet,
+        include_crash=include_crash, timeout_s=timeout_s, aggregate=aggregate,
+        axes=list(axes) if axes else None,
+        command_line=list(command_line) if command_line else ["harness", *sys.argv[1:]])
+
+
+__all__ = ["BY_NAME", "PROFILES", "Outcome", "capture", "diagnose", "diagnosis_summaries",
+           "engines", "evidence_hooks", "first_differing", "fit", "judge_records",
+           "load_as_is_models", "load_models", "make_candidate", "parity", "qualify",
+           "read_bundle", "render_report", "replay", "report", "run", "save_candidate",
+           "select_engines", "sweep", "swing", "synth", "verify"]

@@ -1,0 +1,391 @@
+"""FixtureSpec: the one engine-blind declaration of a rigid-body model.
+
+Dimensions and units: lengths in m, masses in kg, inertias in kg·m² (about the body's
+centre of mass, axes of the body frame), angles in rad, linear damping in N·s/m,
+angular damping in N·m·s/rad, armature (reflected rotor inertia) in kg·m² (revolute)
+or kg (prismatic), gravity in m/s².
+
+A spec is a tree: one root body attached to the world either rigidly (``floating=False``)
+or by a free joint named ``root_joint`` (``floating=True``); every other body has exactly one
+parent joint. Bodies rigidly attached by ``fixed`` joints move with their parent. Named
+frames are extra poses attached to bodies (no mass). Poses use URDF's convention: ``xyz``
+translation and ``rpy`` fixed-axis roll-pitch-yaw, R = Rz(yaw) Ry(pitch) Rx(roll).
+
+Every user model (URDF, MJCF) is converted into a FixtureSpec first, so fixtures and user
+models take the same path to the engines (see fixtures/export.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from harness.core.errors import BadInput
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+FREE_JOINT_NAME = "root_joint"
+# The massless root body that stands for the world when a model is attached to it by
+# anything but an identity weld (a spec has no root pose).
+WORLD_BODY = "world_"
+# Names are matched across engines and shown in reports (always escaped), so any text is
+# allowed — markup and unicode included — except control characters, surrounding
+# whitespace and the empty string; at most 200 characters.
+_NAME_RE = re.compile(r"^(?=.{1,200}$)(?!\s)[^\x00-\x1f\x7f]*(?<!\s)$", re.S)
+
+
+def inertia_problem(I: np.ndarray) -> str:
+    """'' if the 3x3 inertia [kg·m²] is physical (symmetric, PSD, triangle inequality),
+    else a one-line description with its principal moments."""
+    ev = np.linalg.eigvalsh(0.5 * (I + I.T))
+    tol = 1e-12 * max(1.0, ev.max())
+    if ev.min() < -tol:
+        return f"inertia is not positive semi-definite (principal moments {ev.tolist()})"
+    if ev[0] + ev[1] < ev[2] - max(tol, 1e-9 * ev.max()):
+        return f"inertia violates the triangle inequality (principal moments {ev.tolist()})"
+    return ""
+
+
+def repair_inertia(I: np.ndarray) -> np.ndarray:
+    """The nearest physical inertia in the principal frame: negative principal moments
+    are clipped to 0, then the two smaller moments are raised equally until
+    I1 + I2 = I3 (1 + 1e-9), a margin that keeps engines that re-diagonalise the tensor
+    (MuJoCo) from finding it marginally invalid. Used only when the user asks for it
+    (``--repair-inertia``)."""
+    ev, vecs = np.linalg.eigh(0.5 * (I + I.T))
+    ev = np.clip(ev, 0.0, None)
+    gap = ev[2] * (1 + 1e-9) - ev[0] - ev[1]
+    if gap > 0:
+        ev[0] += gap / 2
+        ev[1] += gap / 2
+    out = vecs @ np.diag(ev) @ vecs.T
+    return 0.5 * (out + out.T)
+
+
+def _vec(x, n, what):
+    a = np.asarray(x, dtype=float).reshape(-1)
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} must be {n} finite numbers, got {x!r}")
+    return tuple(float(t) for t in a)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body. mass [kg]; com (3,) [m] in the body frame; inertia (3x3) [kg·m²]
+    about the com, body-frame axes, stored row-major as 9 floats."""
+
+    name: str
+    mass: float
+    com: tuple = (0.0, 0.0, 0.0)
+    inertia: tuple = (0.0,) * 9
+
+    @property
+    def inertia_matrix(self) -> np.ndarray:
+        return np.array(self.inertia, dtype=float).reshape(3, 3)
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint between ``parent`` and ``child`` bodies. ``xyz``/``rpy``: pose of the joint
+    frame (= child body frame) in the parent body frame [m, rad]. ``axis``: unit axis in
+    the joint frame. ``lower``/``upper``: position limits [rad or m], None if unbounded.
+    ``damping``: viscous coefficient D (generalized force −D·v). ``armature``: added to
+    the joint's diagonal of M."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+    axis: tuple = (0.0, 0.0, 1.0)
+    lower: float | None = None
+    upper: float | None = None
+    damping: float = 0.0
+    armature: float = 0.0
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame rigidly attached to ``body`` at pose xyz/rpy in the body frame."""
+
+    name: str
+    body: str
+    xyz: tuple = (0.0, 0.0, 0.0)
+    rpy: tuple = (0.0, 0.0, 0.0)
+
+
+CONSTRAINT_KINDS = {"point": 3, "line": 2, "weld": 6}  # kind -> number of rows
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A holonomic constraint g(q) = 0 closing a loop (stage 3, harness/stages/constrained/).
+
+    ``frame_a``, ``frame_b``: names of two named Frames (their poses and Jacobians come from
+    each engine's own frame API). Rows, world axes, p in m, rotation vector in rad:
+
+    * ``point`` (3): p_WA − p_WB (the two frame origins coincide);
+    * ``line`` (2): the world x and y components of p_WA − p_WB — A's origin stays on the
+      vertical line through B's origin; B must be fixed to the world (a frame on the root
+      body of a fixed-base model), so the rows are a constant selection;
+    * ``weld`` (6): [p_WA − p_WB; log(R_WA R_WBᵀ)] — the two frames coincide.
+
+    URDF cannot express loops: the tree goes to URDF, constraints stay in the spec (and go
+    to MJCF as ``<equality><connect/weld site1 site2>`` for MuJoCo's own solver)."""
+
+    name: str
+    kind: str
+    frame_a: str
+    frame_b: str
+
+    @property
+    def nrows(self) -> int:
+        return CONSTRAINT_KINDS[self.kind]
+
+
+@dataclass(frozen=True)
+class FixtureSpec:
+    """An engine-blind model: bodies, joints, frames, gravity [m/s²], floating root flag.
+
+    ``description`` says what the fixture is for; ``damping_policy`` states how joint
+    damping enters the dynamics in every engine (always: generalized force −D·v, applied
+    identically by every adapter)."""
+
+    name: str
+    bodies: tuple
+    joints: tuple
+    frames: tuple = ()
+    gravity: tuple = (0.0, 0.0, -9.81)
+    floating: bool = False
+    description: str = ""
+    source: str = "catalog"
+    # holonomic loop constraints (Constraint) and a configuration near g(q) = 0 (canonical
+    # q, solved onto the manifold by Gauss-Newton at run time); both empty for tree models
+    constraints: tuple = ()
+    q_init: tuple = ()
+
+    # ----- structure -------------------------------------------------------------
+    def body(self, name: str) -> Body:
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    @property
+    def root(self) -> str:
+        children = {j.child for j in self.joints}
+        roots = [b.name for b in self.bodies if b.name not in children]
+        return roots[0]
+
+    def parent_joint(self, body: str) -> Joint | None:
+        for j in self.joints:
+            if j.child == body:
+                return j
+        return None
+
+    def children(self, body: str) -> list:
+        return [j for j in self.joints if j.parent == body]
+
+    def moving_joints(self) -> list:
+        """Non-fixed joints in canonical (depth-first, declaration) order."""
+        out = []
+
+        def walk(b):
+            for j in self.children(b):
+                if j.type != "fixed":
+                    out.append(j)
+                walk(j.child)
+
+        walk(self.root)
+        return out
+
+    def all_frame_names(self) -> list:
+        """Every pose compared in stage 1: each body frame, then each named frame."""
+        return [b.name for b in self.bodies] + [f.name for f in self.frames]
+
+    def digest(self) -> str:
+        """sha256 of the canonical JSON form (identifies the fixture in evidence)."""
+        d = asdict(self)
+        for key in ("constraints", "q_init"):  # tree models keep their original digest
+            if not d[key]:
+                del d[key]
+        blob = json.dumps(d, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    # ----- validation ------------------------------------------------------------
+    def validate(self, where: str | None = None) -> "FixtureSpec":
+        """Raise BadInput naming ``where`` (file or fixture) and the problem."""
+        where = where or f"fixture {self.name}"
+        try:
+            self._validate()
+        except (ValueError, KeyError) as e:
+            raise BadInput(where, str(e).strip("'\"")) from None
+        return self
+
+    def _validate(self):
+        names = [b.name for b in self.bodies]
+        if not names:
+            raise ValueError("model has no bodies")
+        jnames = [j.name for j in self.joints]
+        fnames = [f.name for f in self.frames]
+        everything = names + fnames
+        for n in everything + jnames:
+            if not isinstance(n, str) or not _NAME_RE.match(n):
+                raise ValueError(f"name {n!r} is not allowed (empty, over 200 characters, "
+                                 "control characters or surrounding whitespace)")
+        for kind, lst in (("body/frame", everything), ("joint", jnames)):
+            dup = sorted({n for n in lst if lst.count(n) > 1})
+            if dup:
+                raise ValueError(f"duplicate {kind} name(s): {', '.join(dup)}")
+        if FREE_JOINT_NAME in jnames:
+            raise ValueError(f"joint name {FREE_JOINT_NAME!r} is reserved for the free root")
+        for b in self.bodies:
+            if not (math.isfinite(b.mass) and b.mass >= 0):
+                raise ValueError(f"body {b.name}: mass must be finite and >= 0, got {b.mass}")
+            _vec(b.com, 3, f"body {b.name} com")
+            inertia = np.array(_vec(b.inertia, 9, f"body {b.name} inertia")).reshape(3, 3)
+            if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
+                raise ValueError(f"body {b.name}: inertia is not symmetric")
+            if b.mass == 0 and np.any(inertia):
+                raise ValueError(f"body {b.name}: mass is 0 but the inertia is not zero")
+            problem = inertia_problem(inertia)
+            if problem:
+                raise ValueError(f"body {b.name}: {problem}")
+        children = [j.child for j in self.joints]
+        dup = sorted({c for c in children if children.count(c) > 1})
+        if dup:
+            raise ValueError(f"body {dup[0]} has more than one parent joint")
+        for j in self.joints:
+            if j.type not in JOINT_TYPES:
+                raise ValueError(f"joint {j.name}: unsupported type {j.type!r} "
+                                 f"(supported: {', '.join(JOINT_TYPES)})")
+            for end in (j.parent, j.child):
+                if end not in names:
+                    raise ValueError(f"joint {j.name}: unknown body {end!r}")
+            _vec(j.xyz, 3, f"joint {j.name} xyz")
+            _vec(j.rpy, 3, f"joint {j.name} rpy")
+            ax = np.array(_vec(j.axis, 3, f"joint {j.name} axis"))
+            if j.type != "fixed" and abs(np.linalg.norm(ax) - 1.0) > 1e-12:
+                raise ValueError(f"joint {j.name}: axis must be a unit vector")
+            if not (math.isfinite(j.damping) and j.damping >= 0):
+                raise ValueError(f"joint {j.name}: damping must be finite and >= 0")
+            if not (math.isfinite(j.armature) and j.armature >= 0):
+                raise ValueError(f"joint {j.name}: armature must be finite and >= 0")
+            for lim in (j.lower, j.upper):
+                if lim is not None and not math.isfinite(lim):
+                    raise ValueError(f"joint {j.name}: limits must be finite or absent")
+            if (j.lower is None) != (j.upper is None):
+                raise ValueError(f"joint {j.name}: give both limits or neither")
+            if j.lower is not None and not j.lower < j.upper:
+                raise ValueError(f"joint {j.name}: lower limit must be below upper")
+            if j.type == "continuous" and j.lower is not None:
+                raise ValueError(f"joint {j.name}: continuous joints have no limits")
+        roots = [n for n in names if n not in set(children)]
+        if len(roots) != 1:
+            raise ValueError(f"model must be one tree with one root body, found roots {roots}")
+        # acyclic: every body reachable from the root
+        seen, stack = set(), [roots[0]]
+        while stack:
+            b = stack.pop()
+            seen.add(b)
+            stack.extend(j.child for j in self.joints if j.parent == b)
+        if seen != set(names):
+            raise ValueError("joints form a loop: " + ", ".join(sorted(set(names) - seen)))
+        for f in self.frames:
+            if f.body not in names:
+                raise ValueError(f"frame {f.name}: unknown body {f.body!r}")
+            _vec(f.xyz, 3, f"frame {f.name} xyz")
+            _vec(f.rpy, 3, f"frame {f.name} rpy")
+        _vec(self.gravity, 3, "gravity")
+        self._validate_constraints()
+        # every moving joint must move some mass, or M is singular
+        for j in self.moving_joints():
+            if self._rigid_group_mass(j.child) <= 0 and self._subtree_mass(j.child) <= 0:
+                raise ValueError(f"joint {j.name} moves only massless bodies: "
+                                 "the mass matrix would be singular")
+        if not self.floating and not self.moving_joints():
+            raise ValueError("nothing moves: the model has no joints with degrees of "
+                             "freedom (use --floating for a free-flying body)")
+        if self.floating and self._subtree_mass(self.root) <= 0:
+            raise ValueError("floating model has no mass")
+
+    def _validate_constraints(self):
+        frames = {f.name: f for f in self.frames}
+        cnames = [c.name for c in self.constraints]
+        for c in self.constraints:
+            if not isinstance(c, Constraint):
+                raise ValueError(f"constraint {c!r} is not a Constraint")
+            if not isinstance(c.name, str) or not _NAME_RE.match(c.name):
+                raise ValueError(f"constraint name {c.name!r} is not allowed")
+        dup = sorted({n for n in cnames if cnames.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate constraint name(s): {', '.join(dup)}")
+        for c in self.constraints:
+            if c.kind not in CONSTRAINT_KINDS:
+                raise ValueError(f"constraint {c.name}: unknown kind {c.kind!r} (kinds: "
+                                 f"{', '.join(CONSTRAINT_KINDS)})")
+            for end in (c.frame_a, c.frame_b):
+                if end not in frames:
+                    raise ValueError(f"constraint {c.name}: unknown frame {end!r} (name a "
+                                     "named frame of the model)")
+            if frames[c.frame_a].body == frames[c.frame_b].body:
+                raise ValueError(f"constraint {c.name}: both frames are on body "
+                                 f"{frames[c.frame_a].body}")
+            if c.kind == "line" and (self.floating or frames[c.frame_b].body != self.root):
+                raise ValueError(f"constraint {c.name}: a line constraint's frame_b must be "
+                                 "on the root body of a fixed-base model")
+        if self.constraints and self.floating:
+            raise ValueError("constraints are supported on fixed-base models only")
+        if self.q_init:
+            if not self.constraints:
+                raise ValueError("q_init is given but the model has no constraints")
+            nq = sum(2 if j.type == "continuous" else 1 for j in self.moving_joints())
+            _vec(self.q_init, nq, "q_init")
+
+    def _subtree_mass(self, body: str) -> float:
+        return self.body(body).mass + sum(self._subtree_mass(j.child) for j in self.children(body))
+
+    def _rigid_group_mass(self, body: str) -> float:
+        return self.body(body).mass + sum(
+            self._rigid_group_mass(j.child) for j in self.children(body) if j.type == "fixed")
+
+
+# ----- contact geometry (k contact candidates of a scene against one plane) ----------
+@dataclass(frozen=True)
+class Sphere:
+    frame: str
+    radius: float  # [m]
+
+
+@dataclass(frozen=True)
+class Point:
+    frame: str
+
+
+@dataclass(frozen=True)
+class Plane:
+    normal: tuple = (0.0, 0.0, 1.0)  # unit normal, world axes
+    offset: float = 0.0              # [m]: the plane is n·x = offset
+
+
+@dataclass(frozen=True)
+class ContactScene:
+    """Contact candidates (k) of one fixture against ``plane``; ``law`` the default
+    parameters of the shared law (harness.model.contact_law.ContactLaw keyword arguments)."""
+
+    fixture: str
+    geometry: tuple
+    plane: Plane = Plane()
+    law: tuple = ()  # ((name, value), ...)
+    description: str = ""
+
+    @property
+    def k(self) -> int:
+        return len(self.geometry)
+
+    def law_params(self) -> dict:
+        return dict(self.law)

@@ -1,0 +1,651 @@
+"""Candidate files: what a fitter hands to the replay stage (one strict, versioned schema).
+
+Dimension legend: N time knots; nq, nv of the model's canonical layout (harness/
+conventions.py); m markers.
+
+A candidate is two files side by side: a JSON manifest ``NAME.json`` and the arrays it
+names, ``NAME.npz`` (numeric arrays only; read with ``allow_pickle=False``). The manifest:
+
+    {
+      "schema": "harness-candidate", "schema_version": 1,
+      "model": {"kind": "fixture", "name": "chain7", "sha256": "<PreparedModel.digest>"}
+            or {"kind": "urdf" | "mjcf", "path": "robot.urdf", "floating": false,
+                "sha256": "<sha256 of the file>"},       (path relative to the manifest)
+      "joints": ["j1", "j2", ...],        every moving joint of the model, by name, in
+                                          the order of the coordinate blocks below
+      "arrays_file": "NAME.npz",
+      "arrays": {"q0": {"shape": [nq], "dtype": "float64", "sha256": "..."},
+                 "v0": {... [nv]}, "t": {... [N]}, "tau": {... [N, nv]}},
+      "controls": {"kind": "generalized_force",
+                   "interpolation": "zoh" | "linear" | "cubic" | "lobatto<P>"},
+      "parameters": {"NAME": {"value": [..], "unit": "kg", "applied": "in_model"}},
+      "contact_schedule": [{"contact": "left_foot", "mode": "free" | "stick" | "slip",
+                            "t_start": 0.0, "t_end": 0.3,
+                            "label": "measured" | "inferred" | "assumed"}],
+      "markers": [{"name": "m1", "frame": "tool", "offset": [0.0, 0.0, 0.02]}],
+      "provenance": {"producer": "...", "created": "2026-12-01T12:00:00Z",
+                     "solver": {"name": "...", "tolerance": 1e-8, ...},
+                     "status": "converged", "notes": "..."}
+    }
+
+Arrays, in the joints' order (each joint contributes its canonical block: free root
+q = [p_WB (3) m, quat_WB x y z w (4)], v = [v_B, ω_B] body frame; continuous q = (cos θ,
+sin θ), v = θ̇; revolute/prismatic one number each):
+
+* ``q0`` (nq,) initial configuration; ``v0`` (nv,) initial velocity [rad/s, m/s];
+* ``t`` (N,) time knots [s], strictly increasing, N ≥ 2;
+* ``tau`` (N, nv) generalized forces at the knots [N·m, N] (body-frame wrench on a free
+  root, dual to v), interpolated as the manifest says: ``zoh`` holds τ_k on
+  [t_k, t_{k+1}) (τ_{N−1} is only read at t_{N−1}); ``linear`` is piecewise linear;
+  ``cubic`` is SciPy's CubicSpline with ``not-a-knot`` end conditions; ``lobatto<P>``
+  (P = 1 … 32, e.g. ``lobatto16``) is piecewise polynomial of degree P: the knots come in
+  groups of P + 1 sharing their end knots (N − 1 divisible by P), and on group g
+  [t_{gP}, t_{(g+1)P}] τ is the degree-P polynomial through its P + 1 knots (barycentric
+  Lagrange form; place the knots at Chebyshev–Lobatto points for conditioning). A fitter
+  whose controls are smooth between breakpoints (e.g. inverse dynamics of a spline)
+  represents them to round-off this way, where samples with a cubic leave O(Δt⁴) defects.
+
+``parameters`` are what the producer fitted; the model reference (with its hash) must
+already contain them (``applied: "in_model"``) — replay lists them and applies nothing.
+``contact_schedule`` intervals are validated; the replay of unconstrained models rejects
+a schedule with ``stick``/``slip`` intervals (contact replay belongs to stage 4).
+Markers are points fixed in a model frame (``offset`` in that frame, m).
+
+Every problem — unknown or missing field, wrong shape, NaN/inf, an unknown joint or
+frame name, a hash that differs — raises ``BadInput(path, problem)`` (CLI exit 2).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from harness.core.errors import BadInput
+
+SCHEMA = "harness-candidate"
+SCHEMA_VERSION = 1
+INTERPOLATIONS = ("zoh", "linear", "cubic", "lobatto<P>")
+LOBATTO_MAX_DEGREE = 32
+
+
+def lobatto_degree(interpolation) -> int | None:
+    """P of ``lobatto<P>`` (1 ≤ P ≤ LOBATTO_MAX_DEGREE), None for any other string."""
+    m = re.fullmatch(r"lobatto([0-9]{1,2})", interpolation) if isinstance(interpolation, str) \
+        else None
+    if m is None:
+        return None
+    P = int(m.group(1))
+    return P if 1 <= P <= LOBATTO_MAX_DEGREE else None
+
+
+def interpolation_problem(interpolation, n_knots: int) -> str | None:
+    """Why ``interpolation`` cannot interpolate ``n_knots`` knots, or None if it can."""
+    if interpolation in ("zoh", "linear", "cubic"):
+        return None
+    P = lobatto_degree(interpolation)
+    if P is None:
+        return (f"interpolation must be one of zoh, linear, cubic, lobatto<P> "
+                f"(P = 1 … {LOBATTO_MAX_DEGREE}), got {interpolation!r}")
+    if (n_knots - 1) % P:
+        return (f"{interpolation}: the number of knots minus one ({n_knots - 1}) must be a "
+                f"multiple of {P}")
+    return None
+CONTACT_MODES = ("free", "stick", "slip")
+MODE_LABELS = ("measured", "inferred", "assumed")
+ARRAY_NAMES = ("q0", "v0", "t", "tau")
+
+_TOP = {"schema", "schema_version", "model", "joints", "arrays_file", "arrays", "controls",
+        "parameters", "contact_schedule", "markers", "provenance"}
+_MODEL_FIXTURE = {"kind", "name", "sha256"}
+_MODEL_FILE = {"kind", "path", "floating", "sha256"}
+_ARRAY_ENTRY = {"shape", "dtype", "sha256"}
+_CONTROLS = {"kind", "interpolation"}
+_PARAMETER = {"value", "unit", "applied"}
+_SCHEDULE = {"contact", "mode", "t_start", "t_end", "label"}
+_MARKER = {"name", "frame", "offset"}
+_PROVENANCE = {"producer", "created", "solver", "status", "notes"}
+
+
+def array_sha256(a: np.ndarray) -> str:
+    """sha256 of dtype, shape and bytes (the same digest as evidence bundles use)."""
+    from harness.core.io import array_sha256 as digest
+
+    return digest(a)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A point fixed in ``frame`` (a body or named frame of the model) at ``offset`` (3,) [m]
+    in that frame's axes."""
+
+    name: str
+    frame: str
+    offset: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """A validated candidate in canonical coordinates. N knots; nq, nv canonical; m markers.
+
+    q0 (nq,), v0 (nv,), t (N,) [s], tau (N, nv) [N·m | N] are in the *canonical* order
+    (the file may list its joints in any order; they are matched by name).
+    """
+
+    model: object                  # harness.model.prepared.PreparedModel
+    model_ref: dict
+    q0: np.ndarray
+    v0: np.ndarray
+    t: np.ndarray
+    tau: np.ndarray
+    interpolation: str = "zoh"
+    parameters: dict = field(default_factory=dict)
+    contact_schedule: tuple = ()
+    markers: tuple = ()
+    provenance: dict = field(default_factory=dict)
+    path: str = ""
+    arrays_sha256: dict = field(default_factory=dict)  # of the arrays as stored in the file
+    manifest_sha256: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1] - self.t[0])
+
+    def controls(self) -> "Controls":
+        return Controls(self.t, self.tau, self.interpolation)
+
+    def summary(self) -> dict:
+        """JSON-able description for evidence manifests and reports."""
+        return {"path": self.path, "manifest_sha256": self.manifest_sha256,
+                "arrays_sha256": dict(self.arrays_sha256), "model": dict(self.model_ref),
+                "fixture": self.model.name, "n_knots": int(self.t.size),
+                "t0": float(self.t[0]), "t_end": float(self.t[-1]),
+                "interpolation": self.interpolation,
+                "parameters": json.loads(json.dumps(self.parameters)),
+                "contact_schedule": [dict(c) for c in self.contact_schedule],
+                "markers": [{"name": m.name, "frame": m.frame, "offset": list(m.offset)}
+                            for m in self.markers],
+                "provenance": json.loads(json.dumps(self.provenance))}
+
+
+# ----- controls ---------------------------------------------------------------------------
+class Controls:
+    """τ(t) (nv,) [N·m | N] from N knots, interpolated by ``zoh``, ``linear`` or ``cubic``.
+
+    ``segment(k)`` is the interpolant of interval [t_k, t_{k+1}] as a function that may be
+    evaluated on the closed interval (for ``zoh`` it keeps τ_k at t_{k+1}): integrators
+    step segment by segment so a discontinuity of ZOH never falls inside a step.
+    ``__call__(t)`` is the right-continuous global interpolant."""
+
+    def __init__(self, t, tau, interpolation: str):
+        self.t = np.asarray(t, dtype=float)
+        self.tau = np.asarray(tau, dtype=float)
+        why = interpolation_problem(interpolation, self.t.size)
+        if why:
+            raise ValueError(why)
+        self.interpolation = interpolation
+        self.degree = lobatto_degree(interpolation)
+        self.nv = self.tau.shape[1]
+        if interpolation == "cubic":
+            from scipy.interpolate import CubicSpline
+
+            self._c = CubicSpline(self.t, self.tau, axis=0, bc_type="not-a-knot").c
+        self._segs = {}
+        self._parent, self._offset = None, 0
+
+    def sub(self, a: int, b: int) -> "Controls":
+        """The same interpolant restricted to knots a … b (segments a … b − 1): segment k
+        of the result is segment a + k of this one (a cubic keeps the full spline's
+        pieces, a lobatto group its polynomial)."""
+        if not (0 <= a < b < self.t.size):
+            raise ValueError(f"sub({a}, {b}) of {self.t.size} knots")
+        c = object.__new__(Controls)
+        c.t, c.tau = self.t[a:b + 1], self.tau[a:b + 1]
+        c.interpolation, c.degree, c.nv = self.interpolation, self.degree, self.nv
+        c._segs = {}
+        root = self._parent or self
+        c._parent, c._offset = root, self._offset + a
+        return c
+
+    @property
+    def n_segments(self) -> int:
+        return self.t.size - 1
+
+    def segment(self, k: int):
+        if self._parent is not None:
+            return self._parent.segment(k + self._offset)
+        fn = self._segs.get(k)
+        if fn is not None:
+            return fn
+        t0 = self.t[k]
+        if self.degree is not None:
+            fn = self._lobatto_group(k // self.degree)
+            self._segs[k] = fn
+            return fn
+        if self.interpolation == "zoh":
+            val = self.tau[k].copy()
+
+            def fn(t, val=val):
+                return val
+        elif self.interpolation == "linear":
+            a, slope = self.tau[k], (self.tau[k + 1] - self.tau[k]) / (self.t[k + 1] - t0)
+
+            def fn(t, a=a, slope=slope, t0=t0):
+                return a + slope * (t - t0)
+        else:
+            c3, c2, c1, c0 = (self._c[i, k].copy() for i in range(4))
+
+            def fn(t, t0=t0, c3=c3, c2=c2, c1=c1, c0=c0):
+                x = t - t0
+                return ((c3 * x + c2) * x + c1) * x + c0
+        self._segs[k] = fn
+        return fn
+
+    def _lobatto_group(self, g: int):
+        """Barycentric (second form) evaluator of group g's degree-P polynomial."""
+        key = ("group", g)
+        fn = self._segs.get(key)
+        if fn is not None:
+            return fn
+        P = self.degree
+        x = self.t[g * P:g * P + P + 1].copy()
+        y = self.tau[g * P:g * P + P + 1].copy()
+        w = np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(P + 1)])
+        w /= np.abs(w).max()
+
+        def fn(t, x=x, y=y, w=w):
+            d = t - x
+            hit = np.flatnonzero(d == 0.0)
+            if hit.size:
+                return y[hit[0]].copy()
+            c = w / d
+            return (c @ y) / c.sum()
+        self._segs[key] = fn
+        return fn
+
+    def segment_index(self, t: float) -> int:
+        k = int(np.searchsorted(self.t, t, side="right")) - 1
+        return min(max(k, 0), self.n_segments - 1)
+
+    def __call__(self, t: float) -> np.ndarray:
+        if self.interpolation == "zoh" and t >= self.t[-1]:
+            return self.tau[-1].copy()
+        return np.array(self.segment(self.segment_index(t))(t), dtype=float)
+
+
+# ----- validation helpers -------------------------------------------------------------------
+def _fields(where, what, d, allowed, required=None):
+    if not isinstance(d, dict):
+        raise BadInput(where, f"{what} must be an object")
+    required = allowed if required is None else required
+    unknown = sorted(set(d) - set(allowed))
+    missing = sorted(set(required) - set(d))
+    if unknown:
+        raise BadInput(where, f"{what}: unknown field(s) {', '.join(unknown)}")
+    if missing:
+        raise BadInput(where, f"{what}: missing field(s) {', '.join(missing)}")
+
+
+def _finite_number(where, what, x) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise BadInput(where, f"{what} must be a finite number, got {x!r}")
+    return float(x)
+
+
+def _string(where, what, x) -> str:
+    if not isinstance(x, str) or not x.strip():
+        raise BadInput(where, f"{what} must be a non-empty string")
+    return x
+
+
+def _reject_constant(c):
+    raise ValueError(f"{c} is not allowed (JSON has no NaN or infinity)")
+
+
+def _resolve_model(where, ref, base: Path):
+    from fixtures import catalog
+    from harness.model.prepared import PreparedModel, prepare_fixture
+
+    if not isinstance(ref, dict) or "kind" not in ref:
+        raise BadInput(where, "model must be an object with a kind")
+    kind = ref["kind"]
+    if kind == "fixture":
+        _fields(where, "model", ref, _MODEL_FIXTURE)
+        name = _string(where, "model.name", ref["name"])
+        if name not in catalog.names():
+            raise BadInput(where, f"model: unknown fixture {name!r} (known: "
+                                  f"{', '.join(catalog.names())})")
+        model = prepare_fixture(name)
+        if ref["sha256"] != model.digest:
+            raise BadInput(where, f"model: fixture {name} has sha256 {model.digest[:12]}…, "
+                                  f"the candidate was made for {str(ref['sha256'])[:12]}… "
+                                  "(the fixture changed since)")
+        return model
+    if kind in ("urdf", "mjcf"):
+        _fields(where, "model", ref, _MODEL_FILE)
+        rel = _string(where, "model.path", ref["path"])
+        if not isinstance(ref["floating"], bool):
+            raise BadInput(where, "model.floating must be true or false")
+        path = (base / rel) if not os.path.isabs(rel) else Path(rel)
+        try:
+            blob = path.read_bytes()
+        except OSError as e:
+            raise BadInput(where, f"model file {path}: {e.strerror or e}")
+        sha = hashlib.sha256(blob).hexdigest()
+        if sha != ref["sha256"]:
+            raise BadInput(where, f"model file {path}: sha256 {sha[:12]}… differs from the "
+                                  f"candidate's {str(ref['sha256'])[:12]}…")
+        if kind == "urdf":
+            from harness.model.urdf_import import load_urdf_with_notes
+
+            spec, notes = load_urdf_with_notes(str(path), ref["floating"])
+        else:
+            from harness.model.mjcf_import import load_mjcf_with_notes
+
+            spec, notes = load_mjcf_with_notes(str(path), floating=ref["floating"])
+        return PreparedModel(spec, str(path), sha, tuple(notes))
+    raise BadInput(where, f"model.kind must be fixture, urdf or mjcf, got {kind!r}")
+
+
+def model_reference(model) -> dict:
+    """The manifest's model entry for a PreparedModel (fixture or user file)."""
+    src = model.source
+    if src.startswith("fixture:"):
+        return {"kind": "fixture", "name": src.split(":", 1)[1], "sha256": model.digest}
+    kind = "mjcf" if src.lower().endswith(".xml") or src.lower().endswith(".mjcf") else "urdf"
+    return {"kind": kind, "path": os.path.abspath(src), "floating": bool(model.spec.floating),
+            "sha256": model.source_sha256}
+
+
+def _permutation(where, layout, joints):
+    """(q index, v index) arrays: canonical[qi] = file[...]: file block order → canonical."""
+    if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
+        raise BadInput(where, "joints must be a list of joint names")
+    known = layout.joint_names
+    unknown = [j for j in joints if j not in known]
+    if unknown:
+        raise BadInput(where, f"joints: unknown joint name(s) {', '.join(unknown)} (model "
+                              f"joints: {', '.join(known)})")
+    dup = sorted({j for j in joints if joints.count(j) > 1})
+    if dup:
+        raise BadInput(where, f"joints: listed twice: {', '.join(dup)}")
+    missing = [j for j in known if j not in joints]
+    if missing:
+        raise BadInput(where, f"joints: the model's joint(s) {', '.join(missing)} are missing")
+    qi, vi = [], []
+    for name in joints:
+        s = layout.slot(name)
+        qi += range(s.iq, s.iq + s.nq)
+        vi += range(s.iv, s.iv + s.nv)
+    return np.array(qi, dtype=np.intp), np.array(vi, dtype=np.intp)
+
+
+def _check_array(where, name, a, shape):
+    if a.dtype != np.float64:
+        raise BadInput(where, f"array {name}: dtype {a.dtype}, expected float64")
+    if a.shape != shape:
+        raise BadInput(where, f"array {name}: shape {list(a.shape)}, expected {list(shape)}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise BadInput(where, f"array {name}: non-finite value {float(a[idx])} at index "
+                              f"{list(idx)} (NaN and infinity are rejected)")
+
+
+# ----- load / save ------------------------------------------------------------------------------
+def load(path) -> Candidate:
+    """Read and validate a candidate manifest (and its arrays); raise BadInput(path, ...)."""
+    path = Path(path)
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise BadInput(where, e.strerror or str(e))
+    try:
+        m = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
+        raise BadInput(where, f"not a valid JSON candidate manifest ({e})")
+    _fields(where, "candidate", m, _TOP)
+    if m["schema"] != SCHEMA:
+        raise BadInput(where, f"schema is {m['schema']!r}, expected {SCHEMA!r}")
+    if m["schema_version"] != SCHEMA_VERSION:
+        raise BadInput(where, f"schema_version {m['schema_version']!r}; this harness reads "
+                              f"{SCHEMA_VERSION}")
+    model = _resolve_model(where, m["model"], path.parent)
+    lay = model.layout
+    qi, vi = _permutation(where, lay, m["joints"])
+    # controls
+    _fields(where, "controls", m["controls"], _CONTROLS)
+    if m["controls"]["kind"] != "generalized_force":
+        raise BadInput(where, "controls.kind must be generalized_force")
+    interp = m["controls"]["interpolation"]
+    if interp not in ("zoh", "linear", "cubic") and lobatto_degree(interp) is None:
+        raise BadInput(where, "controls." + interpolation_problem(interp, 2))
+    # arrays
+    entries = m["arrays"]
+    if not isinstance(entries, dict):
+        raise BadInput(where, "arrays must be an object")
+    unknown = sorted(set(entries) - set(ARRAY_NAMES))
+    missing = sorted(set(ARRAY_NAMES) - set(entries))
+    if unknown or missing:
+        raise BadInput(where, f"arrays: unknown {unknown}, missing {missing}")
+    for k, e in entries.items():
+        _fields(where, f"arrays.{k}", e, _ARRAY_ENTRY)
+    afile = _string(where, "arrays_file", m["arrays_file"])
+    if os.path.isabs(afile) or ".." in Path(afile).parts:
+        raise BadInput(where, "arrays_file must be a file name next to the manifest")
+    apath = path.parent / afile
+    try:
+        with np.load(apath, allow_pickle=False) as z:
+            stored = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise BadInput(str(apath), "arrays file is missing")
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+        raise BadInput(str(apath), f"unreadable arrays file ({' '.join(str(e).split())})")
+    if set(stored) != set(ARRAY_NAMES):
+        raise BadInput(str(apath), f"holds arrays {sorted(stored)}, the manifest lists "
+                                   f"{sorted(ARRAY_NAMES)}")
+    for k in ARRAY_NAMES:
+        e, a = entries[k], stored[k]
+        if list(a.shape) != e["shape"] or a.dtype.name != e["dtype"]:
+            raise BadInput(str(apath), f"array {k}: {a.dtype.name} {list(a.shape)} differs "
+                                       f"from the manifest's {e['dtype']} {e['shape']}")
+        if array_sha256(a) != e["sha256"]:
+            raise BadInput(str(apath), f"array {k}: sha256 differs from the manifest")
+    if stored["t"].ndim != 1:
+        raise BadInput(where, f"array t: shape {list(stored['t'].shape)}, expected [N]")
+    N = stored["t"].shape[0]
+    _check_array(where, "t", stored["t"], (N,))
+    if N < 2:
+        raise BadInput(where, "array t: needs at least 2 knots")
+    if not np.all(np.diff(stored["t"]) > 0):
+        k = int(np.argmin(np.diff(stored["t"]) > 0))
+        raise BadInput(where, f"array t: not strictly increasing at index {k + 1}")
+    why = interpolation_problem(interp, N)
+    if why:
+        raise BadInput(where, f"controls.{why}")
+    _check_array(where, "q0", stored["q0"], (lay.nq,))
+    _check_array(where, "v0", stored["v0"], (lay.nv,))
+    _check_array(where, "tau", stored["tau"], (N, lay.nv))
+    q0 = np.empty(lay.nq)
+    q0[qi] = stored["q0"]
+    v0 = np.empty(lay.nv)
+    v0[vi] = stored["v0"]
+    tau = np.empty((N, lay.nv))
+    tau[:, vi] = stored["tau"]
+    try:
+        lay.check_q(q0)
+    except ValueError as e:
+        raise BadInput(where, f"array q0: {e}")
+    params = _parameters(where, m["parameters"])
+    schedule = _schedule(where, m["contact_schedule"], stored["t"])
+    markers = _markers(where, m["markers"], model)
+    prov = _provenance(where, m["provenance"])
+    return Candidate(model, dict(m["model"]), q0, v0, stored["t"].copy(), tau, interp,
+                     params, schedule, markers, prov, where,
+                     {k: entries[k]["sha256"] for k in ARRAY_NAMES},
+                     hashlib.sha256(raw).hexdigest())
+
+
+def _parameters(where, p):
+    if not isinstance(p, dict):
+        raise BadInput(where, "parameters must be an object")
+    out = {}
+    for name, e in p.items():
+        _string(where, "parameter name", name)
+        _fields(where, f"parameters.{name}", e, _PARAMETER)
+        vals = e["value"] if isinstance(e["value"], list) else [e["value"]]
+        for v in vals:
+            _finite_number(where, f"parameters.{name}.value", v)
+        if not isinstance(e["unit"], str):
+            raise BadInput(where, f"parameters.{name}.unit must be a string")
+        if e["applied"] != "in_model":
+            raise BadInput(where, f"parameters.{name}.applied must be 'in_model' (replay "
+                                  "applies no parameters: the referenced model must hold them)")
+        out[name] = {"value": e["value"], "unit": e["unit"], "applied": "in_model"}
+    return out
+
+
+def _schedule(where, s, t):
+    if not isinstance(s, list):
+        raise BadInput(where, "contact_schedule must be a list")
+    out = []
+    for i, c in enumerate(s):
+        _fields(where, f"contact_schedule[{i}]", c, _SCHEDULE)
+        _string(where, f"contact_schedule[{i}].contact", c["contact"])
+        if c["mode"] not in CONTACT_MODES:
+            raise BadInput(where, f"contact_schedule[{i}].mode must be one of "
+                                  f"{', '.join(CONTACT_MODES)}")
+        if c["label"] not in MODE_LABELS:
+            raise BadInput(where, f"contact_schedule[{i}].label must be one of "
+                                  f"{', '.join(MODE_LABELS)}")
+        a = _finite_number(where, f"contact_schedule[{i}].t_start", c["t_start"])
+        b = _finite_number(where, f"contact_schedule[{i}].t_end", c["t_end"])
+        if not (t[0] <= a < b <= t[-1]):
+            raise BadInput(where, f"contact_schedule[{i}]: needs t0 <= t_start < t_end <= "
+                                  f"t_end of the grid")
+        out.append(dict(c))
+    return tuple(out)
+
+
+def _markers(where, ms, model):
+    if not isinstance(ms, list):
+        raise BadInput(where, "markers must be a list")
+    frames = set(model.frames)
+    out, names = [], set()
+    for i, mk in enumerate(ms):
+        _fields(where, f"markers[{i}]", mk, _MARKER)
+        name = _string(where, f"markers[{i}].name", mk["name"])
+        if name in names:
+            raise BadInput(where, f"markers: name {name!r} is used twice")
+        names.add(name)
+        if mk["frame"] not in frames:
+            raise BadInput(where, f"markers[{i}] ({name}): unknown frame {mk['frame']!r} "
+                                  f"(model frames: {', '.join(sorted(frames))})")
+        off = mk["offset"]
+        if not isinstance(off, list) or len(off) != 3:
+            raise BadInput(where, f"markers[{i}] ({name}): offset must be 3 numbers")
+        out.append(Marker(name, mk["frame"], tuple(
+            _finite_number(where, f"markers[{i}].offset", x) for x in off)))
+    return tuple(out)
+
+
+def _provenance(where, p):
+    _fields(where, "provenance", p, _PROVENANCE)
+    for k in ("producer", "created", "status"):
+        _string(where, f"provenance.{k}", p[k])
+    if not isinstance(p["notes"], str):
+        raise BadInput(where, "provenance.notes must be a string")
+    if not isinstance(p["solver"], dict):
+        raise BadInput(where, "provenance.solver must be an object")
+    for k, v in p["solver"].items():
+        if not (v is None or isinstance(v, (str, bool, int)) or
+                (isinstance(v, float) and math.isfinite(v))):
+            raise BadInput(where, f"provenance.solver.{k} must be a string, number, boolean "
+                                  "or null")
+    return dict(p)
+
+
+def save(cand: Candidate, path) -> Path:
+    """Write ``cand`` as PATH (manifest, .json) and PATH with suffix .npz (arrays), joints in
+    canonical order. Both files are written to temporaries and renamed into place."""
+    path = Path(path)
+    if path.suffix != ".json":
+        raise BadInput(str(path), "a candidate manifest must end in .json")
+    if path.exists() and path.is_dir():
+        raise BadInput(str(path), "is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    apath = path.with_suffix(".npz")
+    arrays = {"q0": np.asarray(cand.q0, dtype=float), "v0": np.asarray(cand.v0, dtype=float),
+              "t": np.asarray(cand.t, dtype=float), "tau": np.asarray(cand.tau, dtype=float)}
+    manifest = {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+        "model": dict(cand.model_ref),
+        "joints": list(cand.model.layout.joint_names),
+        "arrays_file": apath.name,
+        "arrays": {k: {"shape": list(a.shape), "dtype": a.dtype.name,
+                       "sha256": array_sha256(a)} for k, a in arrays.items()},
+        "controls": {"kind": "generalized_force", "interpolation": cand.interpolation},
+        "parameters": dict(cand.parameters),
+        "contact_schedule": [dict(c) for c in cand.contact_schedule],
+        "markers": [{"name": mk.name, "frame": mk.frame, "offset": list(mk.offset)}
+                    for mk in cand.markers],
+        "provenance": dict(cand.provenance),
+    }
+    blob = json.dumps(manifest, indent=1, allow_nan=False).encode()
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    from harness.core.io import write_bytes_atomic
+
+    for target, data in ((apath, buf.getvalue()), (path, blob)):
+        write_bytes_atomic(target, data)
+    return path
+
+
+def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenance=None,
+                parameters=None, contact_schedule=()) -> Candidate:
+    """A Candidate built in memory (canonical order), validated like a file would be."""
+    lay = model.layout
+    where = f"candidate for {model.name}"
+    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    t, tau = np.asarray(t, dtype=float), np.asarray(tau, dtype=float)
+    _check_array(where, "t", t, (t.size,))
+    if t.size < 2 or not np.all(np.diff(t) > 0):
+        raise BadInput(where, "array t: needs at least 2 strictly increasing knots")
+    _check_array(where, "q0", q0, (lay.nq,))
+    _check_array(where, "v0", v0, (lay.nv,))
+    _check_array(where, "tau", tau, (t.size, lay.nv))
+    try:
+        lay.check_q(q0)
+    except ValueError as e:
+        raise BadInput(where, f"array q0: {e}")
+    why = interpolation_problem(interpolation, t.size)
+    if why:
+        raise BadInput(where, why)
+    frames = set(model.frames)
+    for mk in markers:
+        if mk.frame not in frames:
+            raise BadInput(where, f"marker {mk.name}: unknown frame {mk.frame!r}")
+    # every field a file needs, so that what save() writes load() accepts
+    prov = {"producer": "unknown", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                            time.gmtime()),
+            "solver": {}, "status": "unknown", "notes": ""}
+    prov.update(provenance or {})
+    prov = _provenance(where, prov)
+    arrays = {"q0": q0, "v0": v0, "t": t, "tau": tau}
+    return Candidate(model, model_reference(model), q0, v0, t, tau, interpolation,
+                     dict(parameters or {}), tuple(contact_schedule), tuple(markers), prov,
+                     "", {k: array_sha256(a) for k, a in arrays.items()}, "")

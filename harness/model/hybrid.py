@@ -1,0 +1,383 @@
+"""Impacts and events in the harness integrator (engine-blind): rigid unilateral contacts
+with Newton restitution, event location by root finding, the saltation matrix.
+
+Dimension legend: nq, nv canonical; k contact candidates of a scene
+(fixtures/contact_catalog.py); N output samples; x = (θ, v) local coordinates of the state
+(q = q̄ ⊕ θ, harness/core/conventions.py), 2·nv.
+
+Flow between events: RK4 of harness/model/integrators.py on the engine's forward dynamics
+v̇ = FD(q, v, τ(t)) (no contact force while every gap φ_i > 0).
+
+Event location: after each step of size h the gaps φ_i (and rates φ̇_i = n·J_Ci v) are
+evaluated at both ends; candidate i crosses if φ_i(end) < 0, or — grazing inside the step
+— if the cubic Hermite interpolant of φ_i (values and rates at both ends) dips below zero;
+the crossing fraction s ∈ (0, 1] is then found by Brent's method (scipy brentq, xtol
+``("contact", "event_time")`` in harness/core/tolerances.py) on φ_i(Φ_{s·h}(x)), where Φ_{s·h} is
+one RK4 step of length s·h from the step start: the event lies exactly on the discrete
+flow, so flow-map derivatives across it are smooth.
+
+Simultaneity policy: every candidate whose gap at the located event time is within
+``("contact", "simultaneity")`` [m] of zero and which approaches (φ̇ < 0) takes part in
+one impact; impacts are resolved together (not in sequence) by the LCP below. Events are
+reported in time order; candidates of one impact are listed by index.
+
+Impact (Newton restitution, frictionless): with J_n (m, nv) the normal rows n·J_Ci of
+the impacting set, v_n⁻ = J_n v⁻, G = J_n M⁻¹ J_nᵀ, find p ≥ 0 (m,) with
+v_n⁺ = v_n⁻ + G p ≥ −e v_n⁻ and pᵀ(v_n⁺ + e v_n⁻) = 0 (an LCP, solved exactly by
+enumerating active sets, least-squares on a rank-deficient G); then
+v⁺ = v⁻ + M⁻¹ J_nᵀ p. A single contact gives p = −(1 + e) v_n⁻ / G.
+
+Saltation matrix (transversal event, g(x) = φ_i(q), g_t = 0, reset R):
+Ξ = R_x + (f⁺ − R_x f⁻) g_xᵀ / (g_t + g_x f⁻), with f = (v, v̇) in local coordinates and
+g_x = (n·J_Ci, 0); the denominator g_x f⁻ = φ̇_i⁻ (the approach speed) → 0 at grazing.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.core.conventions import canonical_difference, canonical_integrate, manifold_maps
+from harness.core.tolerances import lookup
+from harness.model.contact_law import contact_kinematics
+from harness.model.integrators import _rk4_step, _System
+
+
+def _tol(name):
+    return lookup("contact", name).atol
+
+
+# ----- energy of a single-body contact fixture ---------------------------------------------
+def energy(adapter, q, v) -> float:
+    """E = ½ vᵀ M v + V(q) [J]: the engine's M; V = −Σ m_b g·c_b over the declared bodies
+    (a floating single-body fixture: c_b = p_WB + R_WB com_b)."""
+    from harness.core.conventions import quat_xyzw_to_matrix
+
+    spec = adapter.model.spec
+    g = np.asarray(spec.gravity, dtype=float)
+    M = adapter.mass_matrix(q)
+    if len(spec.bodies) != 1 or not spec.floating:
+        raise ValueError("energy: contact fixtures are single floating bodies")
+    b = spec.bodies[0]
+    c = q[:3] + quat_xyzw_to_matrix(q[3:7]) @ np.asarray(b.com, dtype=float)
+    return float(0.5 * v @ M @ v - b.mass * g @ c)
+
+
+# ----- impact -----------------------------------------------------------------------------
+def impact_impulses(G: np.ndarray, vn: np.ndarray, e: float) -> np.ndarray:
+    """p (m,) ≥ 0 [N·s] of the Newton-restitution LCP (module docstring), by enumeration
+    of active sets in order of size (m ≤ 8); G (m, m) [1/kg], vn (m,) [m/s]."""
+    m = vn.size
+    target = -e * vn  # v_n⁺ ≥ target
+    tol = 1e-12 * max(1.0, float(np.abs(vn).max()))
+    best = None
+    for size in range(0, m + 1):
+        for S in itertools.combinations(range(m), size):
+            S = list(S)
+            p = np.zeros(m)
+            if S:
+                p[S] = np.linalg.lstsq(G[np.ix_(S, S)], target[S] - vn[S], rcond=None)[0]
+            post = vn + G @ p
+            if np.all(p >= -tol) and np.all(post >= target - tol):
+                best = np.maximum(p, 0.0)
+                break
+        if best is not None:
+            break
+    if best is None:
+        raise RuntimeError("impact LCP: no active set satisfies the conditions")
+    return best
+
+
+def reset(adapter, q, v, J_n: np.ndarray, e: float):
+    """(v⁺ (nv,), p (m,)) after a Newton-restitution impact on the rows J_n (m, nv)."""
+    M = adapter.mass_matrix(q)
+    MinvJt = np.linalg.solve(M, J_n.T)
+    G = J_n @ MinvJt
+    p = impact_impulses(G, J_n @ v, e)
+    return v + MinvJt @ p, p
+
+
+# ----- the hybrid rollout ------------------------------------------------------------------
+@dataclass
+class Event:
+    """One impact (or apex when ``kind`` == "apex"): t [s]; contacts (indices); q, v⁻, v⁺;
+    p (m,) [N·s] impulses; vn_minus/vn_plus (m,) [m/s]; E_minus/E_plus [J];
+    denominator g_t + g_x f⁻ [m/s] (φ̇ of the first contact)."""
+
+    kind: str
+    t: float
+    contacts: list
+    q: np.ndarray
+    v_minus: np.ndarray
+    v_plus: np.ndarray
+    p: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    vn_minus: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    vn_plus: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    E_minus: float = 0.0
+    E_plus: float = 0.0
+    denominator: float = 0.0
+    phi: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "t_s": self.t, "contacts": list(self.contacts),
+                "impulse_Ns": self.p.tolist(), "vn_minus_mps": self.vn_minus.tolist(),
+                "vn_plus_mps": self.vn_plus.tolist(), "E_minus_J": self.E_minus,
+                "E_plus_J": self.E_plus, "denominator_mps": self.denominator,
+                "phi_m": self.phi}
+
+
+@dataclass
+class HybridRun:
+    """t (N,) [s]; q (N, nq); v (N, nv); phi (N, k) [m]; E (N,) [J]; events (time order);
+    nsteps; wall_s [s]; rest: True when the run stopped because the bounce speed fell below
+    rest_speed (a resting contact, not integrated by this rigid-impact model)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    phi: np.ndarray
+    E: np.ndarray
+    events: list
+    nsteps: int
+    wall_s: float
+    rest: bool = False
+
+    def impacts(self):
+        return [e for e in self.events if e.kind == "impact"]
+
+    def apexes(self):
+        return [e for e in self.events if e.kind == "apex"]
+
+
+def _hermite_dips(f0, d0, f1, d1, h):
+    """Fraction s* ∈ (0, 1) where the cubic Hermite interpolant of φ on a step (values
+    f0, f1 [m], rates d0, d1 [m/s], step h [s]) is minimal and negative, else None."""
+    m0, m1 = d0 * h, d1 * h
+    # p(s) = a s³ + b s² + c s + f0
+    a = 2 * f0 + m0 - 2 * f1 + m1
+    b = -3 * f0 - 2 * m0 + 3 * f1 - m1
+    c = m0
+    roots = np.roots([3 * a, 2 * b, c]) if abs(a) + abs(b) > 0 else np.array([])
+    for s in sorted(r.real for r in np.atleast_1d(roots) if abs(r.imag) < 1e-14):
+        if 0 < s < 1:
+            val = ((a * s + b) * s + c) * s + f0
+            if val < 0 and 6 * a * s + 2 * b > 0:
+                return s
+    return None
+
+
+class _Flow:
+    def __init__(self, adapter, scene, tau_fn):
+        self.adapter, self.scene = adapter, scene
+        self.sys = _System(adapter, None)
+        self.u = tau_fn or (lambda t: np.zeros(adapter.nv))
+        self.n = np.asarray(scene.plane.normal, dtype=float)
+
+    def step(self, q, v, t, h):
+        q1, v1, _ = _rk4_step(self.sys, q, v, np.zeros(2), t, h, self.u)
+        return q1, v1
+
+    def gaps(self, q, v):
+        kin = contact_kinematics(self.adapter, q, self.scene)
+        return kin.phi, kin.velocity(v) @ self.n, kin
+
+
+def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float,
+             tau_fn=None, max_events: int = 100, rest_speed: float = 1e-6,
+             events: bool = True, apex_of: int | None = 0) -> HybridRun:
+    """Rigid-impact hybrid rollout over [0, t_end] [s] with RK4 steps ≤ dt [s] and Newton
+    restitution e (``restitution``) at impacts; tau_fn(t) → τ (nv,). ``events=False``
+    integrates straight through the plane (the smooth flow, for flow-map derivatives).
+    ``apex_of``: record apexes (φ̇ crossing + → −) of that candidate."""
+    from scipy.optimize import brentq
+
+    if not (0.0 <= restitution <= 1.0):
+        raise ValueError(f"restitution must be in [0, 1], got {restitution}")
+    fl = _Flow(adapter, scene, tau_fn)
+    xtol, sim_tol = _tol("event_time"), _tol("simultaneity")
+    t, q, v = 0.0, np.array(q0, dtype=float), np.array(v0, dtype=float)
+    T, Q, V, P, E, evs = [t], [q], [v], [], [], []
+    phi, dphi, _ = fl.gaps(q, v)
+    P.append(phi)
+    E.append(energy(adapter, q, v))
+    nsteps, rest, start = 0, False, time.perf_counter()
+    while t < t_end - 1e-15 and not rest:
+        h = min(dt, t_end - t)
+        q1, v1 = fl.step(q, v, t, h)
+        nsteps += 1
+        if events:
+            phi1, dphi1, _ = fl.gaps(q1, v1)
+            hits = []
+            for i in range(phi.size):
+                if phi[i] < 0 and dphi[i] >= 0:
+                    continue  # leaving after an impact (round-off inside the plane)
+                if phi1[i] < 0:
+                    hi = 1.0
+                else:
+                    hi = _hermite_dips(phi[i], dphi[i], phi1[i], dphi1[i], h)
+                    if hi is None:
+                        continue
+
+                def g(s, i=i):
+                    qs, vs = fl.step(q, v, t, s * h)
+                    return fl.gaps(qs, vs)[0][i]
+
+                if g(hi) >= 0:
+                    continue  # the Hermite dip was not on the flow
+                lo = 0.0 if phi[i] >= 0 else 1e-12
+                if g(lo) < 0:
+                    continue
+                hits.append((brentq(g, lo, hi, xtol=xtol / h, rtol=4 * np.finfo(float).eps), i))
+            apex = None
+            if apex_of is not None and dphi[apex_of] > 0 >= dphi1[apex_of] and not hits:
+                def gd(s):
+                    qs, vs = fl.step(q, v, t, s * h)
+                    return fl.gaps(qs, vs)[1][apex_of]
+                apex = brentq(gd, 0.0, 1.0, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
+            if apex is not None:
+                qa, va = fl.step(q, v, t, apex * h)
+                pa = fl.gaps(qa, va)[0]
+                evs.append(Event("apex", t + apex * h, [apex_of], qa, va, va,
+                                 E_minus=energy(adapter, qa, va),
+                                 E_plus=energy(adapter, qa, va), phi=float(pa[apex_of])))
+            S = []
+            if hits:
+                s_e = min(hits)[0]
+                te = t + s_e * h
+                qe, ve = fl.step(q, v, t, s_e * h)
+                phe, dphe, kin = fl.gaps(qe, ve)
+                # simultaneity policy: every approaching candidate within sim_tol of the plane
+                # (none: a round-off touch of a leaving contact, not an impact)
+                S = [j for j in range(phe.size) if phe[j] <= sim_tol and dphe[j] < 0]
+            if S:
+                Jn = np.stack([fl.n @ kin.J_C[j] for j in S])
+                vplus, p = reset(adapter, qe, ve, Jn, restitution)
+                ev = Event("impact", te, S, qe, ve, vplus, p, Jn @ ve, Jn @ vplus,
+                           energy(adapter, qe, ve), energy(adapter, qe, vplus),
+                           float(dphe[S[0]]), float(phe[S[0]]))
+                evs.append(ev)
+                t, q, v = te, qe, vplus
+                if np.max(np.abs(ev.vn_plus)) < rest_speed:
+                    rest = True
+                if len([e for e in evs if e.kind == "impact"]) >= max_events:
+                    rest = True
+                phi, dphi, _ = fl.gaps(q, v)
+                T.append(t)
+                Q.append(q)
+                V.append(v)
+                P.append(phi)
+                E.append(ev.E_plus)
+                continue
+            phi, dphi = phi1, dphi1
+        else:
+            phi, dphi, _ = fl.gaps(q1, v1)
+        t, q, v = t + h, q1, v1
+        T.append(t)
+        Q.append(q)
+        V.append(v)
+        P.append(phi)
+        E.append(energy(adapter, q, v))
+    return HybridRun(np.array(T), np.array(Q), np.array(V), np.array(P), np.array(E), evs,
+                     nsteps, time.perf_counter() - start, rest)
+
+
+# ----- saltation ---------------------------------------------------------------------------
+def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
+              fd_step: float = 1e-6) -> dict:
+    """Saltation matrix Ξ (2nv, 2nv) of the impact of candidate ``contact`` at the
+    pre-impact state (q, v⁻) (module docstring), in local coordinates x = (θ, v).
+    R_x: ∂v⁺/∂v analytic (I − (1+e) M⁻¹J_nᵀJ_n / G), ∂v⁺/∂θ by central differences of the
+    reset map (step fd_step). Returns Xi, denominator [m/s], cond(Ξ), v_plus."""
+    nv = adapter.nv
+    mp = manifold_maps(adapter.layout)
+    n = np.asarray(scene.plane.normal, dtype=float)
+
+    def rows(qq):
+        return (n @ contact_kinematics(adapter, qq, scene).J_C[contact])[None, :]
+
+    Jn = rows(q)
+    vplus, _ = reset(adapter, q, v, Jn, restitution)
+    M = adapter.mass_matrix(q)
+    MinvJt = np.linalg.solve(M, Jn.T)
+    G = float((Jn @ MinvJt)[0, 0])
+    dvp_dv = np.eye(nv) - (1.0 + restitution) * (MinvJt @ Jn) / G
+    dvp_dth = np.empty((nv, nv))
+    for j in range(nv):
+        d = np.zeros(nv)
+        d[j] = fd_step
+
+        def vp(qq):
+            J = rows(qq)
+            Mq = adapter.mass_matrix(qq)
+            Mj = np.linalg.solve(Mq, J.T)
+            return v - (1.0 + restitution) * (Mj @ (J @ v)) / float((J @ Mj)[0, 0])
+
+        dvp_dth[:, j] = (vp(canonical_integrate(mp, q, d)) -
+                         vp(canonical_integrate(mp, q, -d))) / (2 * fd_step)
+    Rx = np.block([[np.eye(nv), np.zeros((nv, nv))], [dvp_dth, dvp_dv]])
+    fm = np.concatenate([v, adapter.forward_dynamics(q, v, tau)])
+    fp = np.concatenate([vplus, adapter.forward_dynamics(q, vplus, tau)])
+    gx = np.concatenate([Jn[0], np.zeros(nv)])
+    den = float(gx @ fm)
+    Xi = Rx + np.outer(fp - Rx @ fm, gx) / den
+    return {"Xi": Xi, "denominator": den, "cond": float(np.linalg.cond(Xi)), "v_plus": vplus,
+            "Rx": Rx}
+
+
+def flow_jacobian_fd(flow, q0, v0, mp, eps: float = 1e-6):
+    """(2nv, 2nv) central-difference Jacobian of a flow map (q, v) → (q1, v1) in local
+    coordinates: columns [Φ(x0 ⊕ εe_j) ⊖ Φ(x0 ⊖ εe_j)] / 2ε, differences in the chart of
+    the nominal end state."""
+    nv = v0.size
+    q1, v1 = flow(q0, v0)
+    out = np.empty((2 * nv, 2 * nv))
+    for j in range(2 * nv):
+        res = []
+        for sgn in (1.0, -1.0):
+            d = np.zeros(2 * nv)
+            d[j] = sgn * eps
+            qa, va = flow(canonical_integrate(mp, q0, d[:nv]), v0 + d[nv:])
+            res.append(np.concatenate([canonical_difference(mp, q1, qa), va - v1]))
+        out[:, j] = (res[0] - res[1]) / (2 * eps)
+    return out
+
+
+def saltation_check(adapter, scene, q0, v0, t1: float, restitution: float, dt: float,
+                    eps: float = 1e-6) -> dict:
+    """Flow-map derivative across one transversal impact, two ways (local coordinates):
+    ``fd``: central differences of the hybrid flow (q0, v0) → x(t1) (events located per
+    perturbed run); ``predicted``: Φ⁺_x Ξ Φ⁻_x with Φ⁻ the smooth flow to the nominal event
+    time t_e, Ξ the saltation matrix there and Φ⁺ the smooth flow from the post-impact
+    state over t1 − t_e (both smooth Jacobians by central differences); ``reset_only``:
+    Φ⁺_x R_x Φ⁻_x (what ignoring the event-time shift would predict). Returns the three
+    (2nv, 2nv) matrices, t_e, the denominator φ̇⁻ [m/s] and cond(Ξ)."""
+    mp = manifold_maps(adapter.layout)
+    nom = simulate(adapter, scene, q0, v0, t1, dt, restitution, max_events=2, apex_of=None)
+    imp = nom.impacts()
+    if len(imp) != 1:
+        raise ValueError(f"saltation_check: expected one impact before t1, got {len(imp)}")
+    ev = imp[0]
+    c = ev.contacts[0]
+
+    def hybrid(q, v):
+        r = simulate(adapter, scene, q, v, t1, dt, restitution, max_events=2, apex_of=None)
+        return r.q[-1], r.v[-1]
+
+    def pre(q, v):
+        r = simulate(adapter, scene, q, v, ev.t, dt, restitution, events=False, apex_of=None)
+        return r.q[-1], r.v[-1]
+
+    def post(q, v):
+        r = simulate(adapter, scene, q, v, t1 - ev.t, dt, restitution, events=False,
+                     apex_of=None)
+        return r.q[-1], r.v[-1]
+
+    s = saltation(adapter, scene, ev.q, ev.v_minus, np.zeros(adapter.nv), c, restitution)
+    fd = flow_jacobian_fd(hybrid, np.asarray(q0, float), np.asarray(v0, float), mp, eps)
+    Pm = flow_jacobian_fd(pre, np.asarray(q0, float), np.asarray(v0, float), mp, eps)
+    Pp = flow_jacobian_fd(post, ev.q, ev.v_plus, mp, eps)
+    return {"fd": fd, "predicted": Pp @ s["Xi"] @ Pm, "reset_only": Pp @ s["Rx"] @ Pm,
+            "t_event": ev.t, "denominator": s["denominator"], "cond": s["cond"],
+            "Xi": s["Xi"]}

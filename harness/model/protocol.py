@@ -1,0 +1,307 @@
+"""The engine adapter interface. Engine-blind: nothing here imports an engine.
+
+Dimension legend: nq, nv of the canonical layout (harness/core/conventions.py); k frames.
+Every method takes the full state and returns fresh float64 arrays in canonical
+coordinates; no method depends on what an earlier call left in the engine's workspace
+(Model/Data split: the compiled model and its workspace are private to the adapter).
+
+An adapter that has no API of its own for a quantity raises ``NotProvided`` instead of
+repeating another engine's answer (e.g. Crocoddyl frame poses).
+
+``EngineAdapter`` is what every adapter implements. The ``Has…`` protocols name the
+optional capabilities one at a time; a caller that needs one checks
+``isinstance(adapter, HasX)`` before calling it.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from harness.core.errors import NotProvided
+from harness.model.prepared import PreparedModel
+
+# Every quantity a stage may ask for; adapters list what they provide in ``provides``.
+QUANTITIES = (
+    # model identity and kinematics: group inertias at neutral, M (nv, nv), frame pose
+    # (12,) and Jacobian (6, nv)
+    "group_inertias", "mass_matrix", "frame_pose", "frame_jacobian",
+    # dynamics: h (nv,), v̇ (nv,), τ (nv,), q ⊕ v dt (nq,)
+    "bias_forces", "forward_dynamics", "inverse_dynamics", "integrate",
+    # dynamics derivatives: (∂/∂q, ∂/∂v, ∂/∂τ or ∂/∂v̇), each (nv, nv); ∂/∂q is w.r.t. the
+    # canonical tangent δ ∈ R^nv of q ⊕ δ (= integrate(q, δ, 1))
+    "forward_dynamics_derivatives", "inverse_dynamics_derivatives",
+    # contact (harness/model/contact_law.py, harness/stages/contact/, harness/sweep/):
+    # contact_frame_kinematics(q, frames) → (p_WF (k, 3), J_WF (k, 6, nv)) where an engine
+    # has no frame_pose/frame_jacobian of its own; native_contact the engine's own contact
+    # model on the declared geometry; native_sticking_acceleration its exact sticking
+    # contact at one point; native_world_constraint_step a known crash
+    "contact_frame_kinematics", "native_contact",
+    "native_sticking_acceleration", "native_world_constraint_step",
+    # holonomic constraints (harness/stages/constrained/): frame_jacobian_drift(q, v,
+    # frames) → (J (k, 6, nv), J̇v (k, 6)); native_constrained(problem) the engine's own
+    # constrained solver
+    "frame_jacobian_drift", "native_constrained",
+)
+
+
+def as_is_source(model, engine: str):
+    """The user's file ``engine`` loads as-is (harness/model/as_is.py AsIsFile: path, kind,
+    text), or None: the parity path (the harness's own exported model)."""
+    get = getattr(model, "as_is_file", None)
+    return get(engine) if callable(get) else None
+
+
+# ----- optional capabilities -------------------------------------------------------------
+@runtime_checkable
+class HasDerivatives(Protocol):
+    """(nv, nv) blocks [units of the output per unit of the input: 1/s², 1/s, 1/(kg·m²)…
+    for v̇; N·m/rad, N·m·s/rad, kg·m²… for τ]: derivatives of the dynamics, canonical rows
+    and columns; ∂/∂q is w.r.t. the tangent δ (nv,) of q ⊕ δ = integrate(q, δ, 1); damping
+    enters as in forward_dynamics / inverse_dynamics.
+
+    ``derivatives_method`` names how the engine computes them ("analytical",
+    "automatic_differentiation", "finite_difference"; "none" when it raises NotProvided),
+    which picks the tolerance class of harness/stages/derivatives.py."""
+
+    derivatives_method: str
+
+    def forward_dynamics_derivatives(self, q, v, tau) -> tuple:
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), of v̇ solving M v̇ + h = τ − D v."""
+
+    def inverse_dynamics_derivatives(self, q, v, vdot) -> tuple:
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), of τ = M v̇ + h + D v."""
+
+
+@runtime_checkable
+class HasConstrainedDynamics(Protocol):
+    """J (k, 6, nv) [m/s, rad/s per unit of v], drift J̇v (k, 6) [m/s², rad/s²], v̇ (N, nv)
+    [m/s², rad/s²], λ (N, m) [N, N·m]: the kinematic terms of holonomic constraints and
+    the engine's own constrained solver."""
+
+    def frame_jacobian_drift(self, q, v, frames) -> tuple:
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear velocity of the
+        frame's origin; ω] in world axes, and the drift J̇_WF v = the origin's classical
+        acceleration and the angular acceleration at v̇ = 0 [m/s², rad/s²]."""
+
+    def native_constrained(self, problem) -> list:
+        """The engine's own constrained solvers on ``problem``
+        (harness/stages/constrained/constraints.py NativeProblem: N states, m rows): one
+        dict per solver, {"solver": str, "exact": bool, "vdot" (N, nv), "lam" (N, m) or
+        None, "law": one-line statement}; NotProvided if the engine has none that fits."""
+
+
+@runtime_checkable
+class HasReadback(Protocol):
+    """Read-back at the canonical neutral q [SI: kg, m, kg·m², N·m·s/rad, rad], world axes:
+    the model as the engine compiled it, ablations of known causes, and the engine's
+    answer (M (nv, nv), v̇ (nv,)) to canonical arrays handed over unconverted. The
+    read-back format is described in harness/stages/diagnosis/stage.py."""
+
+    def readback(self) -> dict:
+        """{"engine", "api", "notes", "nq_native", "nv_native", "bodies", "joints",
+        "couplings"}: every body and canonical joint as the engine holds it."""
+
+    def ablated(self, changes: dict):
+        """A new adapter on the same model with the named causes removed (``damping=0``,
+        ``armature=0``, ``friction=0``, ``limits=False``, ``couplings=False``, …);
+        ValueError for a cause the engine cannot remove."""
+
+    def naive_dynamics(self, q, v, tau):
+        """(M (nv, nv), v̇ (nv,)) from the engine with q (nq,), v (nv,), τ (nv,) handed
+        over without conversion, or None if the engine cannot take them."""
+
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """Names of the moving joints (free root excluded) the engine reads from the
+        as-is file of ``model``."""
+
+
+@runtime_checkable
+class HasNativeContact(Protocol):
+    """q (N, 7) [m, quaternion xyzw], v (N, 6) [m/s, rad/s] of one floating body over t
+    (N,) [s] under the engine's own contact model on the declared contact geometry,
+    force_W(t) (3,) [N] applied at the body's origin."""
+
+    NATIVE_CONTACT_VARIANTS: tuple  # (label, settings) compared side by side
+
+    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+        """{"t" (N,), "q" (N, 7), "v" (N, 6) canonical, "settings", "statement"} over
+        [0, t_end] [s] from canonical (q0 (7,), v0 (6,))."""
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        """(settings, one-line statement of the contact law)."""
+
+
+@runtime_checkable
+class HasStickingContact(Protocol):
+    """v̇ (nv,) [m/s², rad/s²] and contact force λ_W (3,) [N] with one material point
+    [m] of a body held fixed: the engine's exact sticking (bilateral) contact."""
+
+    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W) -> tuple:
+        """(v̇ (nv,), λ_W (3,) or None) with the point p_WF + offset_W (3,) [m] of
+        ``frame``'s body held fixed."""
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        """(settings, one-line statement of the contact law)."""
+
+
+@runtime_checkable
+class HasContactFrameKinematics(Protocol):
+    """p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes: frame origins from
+    an engine with no frame_pose/frame_jacobian of its own."""
+
+    def contact_frame_kinematics(self, q, frames) -> tuple:
+        """(p_WF (k, 3), J_WF (k, 6, nv)) of k frame origins at q (nq,)."""
+
+
+@runtime_checkable
+class HasNativeRollout(Protocol):
+    """Q (N, nq), V (N, nv) [canonical units] on knots t (N,) [s], stepped by the engine's
+    own integrator with controls τ (nv,) [N, N·m]."""
+
+    def native_describe(self, settings=None) -> tuple:
+        """(settings, one-line statement) of ``native_rollout``; ValueError for settings
+        the engine does not take."""
+
+    def native_rollout(self, q0, v0, t, controls, settings=None) -> tuple:
+        """(Q (N, nq), V (N, nv)) on the knots t (N,) [s]; controls(k, t) → τ (nv,)
+        canonical, the interpolant of grid interval k."""
+
+
+@runtime_checkable
+class HasWorldConstraintStep(Protocol):
+    """dt [s]: one step of a known crash (a constraint on the world body), for the
+    sweep's crash isolation; run it only in a process that may be lost."""
+
+    def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
+        """{"advanced_to_s": t [s]} if the engine does not crash."""
+
+
+@runtime_checkable
+class HasMjcfReader(Protocol):
+    """FixtureSpec [SI: m, kg, kg·m², rad] of an MJCF file as the engine compiles it."""
+
+    @staticmethod
+    def mjcf_to_spec(path: str, floating: bool = False) -> tuple:
+        """(FixtureSpec, notes) of the MJCF at ``path``."""
+
+
+# ----- the interface every adapter implements --------------------------------------------
+@runtime_checkable
+class EngineAdapter(HasDerivatives, HasConstrainedDynamics, HasReadback, Protocol):
+    """q (nq,), v (nv,), τ (nv,) canonical [m, rad, m/s, rad/s, N, N·m]: the quantities
+    every engine answers (or refuses with NotProvided), plus the capabilities all four
+    adapters share (derivatives, constrained dynamics, read-back)."""
+
+    name: str          # "mujoco", "pinocchio", "crocoddyl", "drake"
+    version: str       # the engine package version
+    model: PreparedModel
+    provides: dict     # quantity -> one-line statement of which engine API computes it
+    NATIVE_CONTACT_VARIANTS: tuple  # (label, settings) of native contact compared
+
+    @property
+    def nq(self) -> int: ...
+    @property
+    def nv(self) -> int: ...
+    @property
+    def joint_names(self) -> list: ...
+
+    def neutral(self) -> np.ndarray:
+        """q (nq,) at rest, from the engine's own neutral configuration."""
+
+    def random_state(self, rng: np.random.Generator) -> tuple:
+        """(q (nq,), v (nv,)) valid for the model; the same sampler for every engine."""
+
+    def group_inertias(self) -> dict:
+        """{joint: (10,) [m kg, c_W m (3), I_W kg·m² (6: xx yy zz xy xz yz)]} of the rigid
+        group each joint carries, at neutral, as the engine holds it after loading."""
+
+    def frame_pose(self, q: np.ndarray, frame: str) -> np.ndarray:
+        """(12,) [p_WF (3) m, R_WF (9, row-major)] of a named frame."""
+
+    def frame_poses(self, q: np.ndarray, frames) -> np.ndarray:
+        """(k, 12) poses of k frames at one q."""
+
+    def frame_jacobian(self, q: np.ndarray, frame: str) -> np.ndarray:
+        """J_WF (6, nv): v → [linear velocity of F's origin; ω_F], world axes."""
+
+    def frame_jacobians(self, q: np.ndarray, frames) -> np.ndarray:
+        """(k, 6, nv) Jacobians of k frames at one q."""
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """M (nv, nv) [kg, kg·m, kg·m²], armature included."""
+
+    def bias_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """h (nv,) [N, N·m]: Coriolis, centrifugal and gravity terms (no damping)."""
+
+    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+        """v̇ (nv,) [m/s², rad/s²] solving M v̇ + h = τ − D v."""
+
+    def inverse_dynamics(self, q, v, vdot) -> np.ndarray:
+        """τ (nv,) [N, N·m] = M v̇ + h + D v."""
+
+    def integrate(self, q, v, dt: float) -> np.ndarray:
+        """q (nq,) after moving along constant v for dt [s] (manifold-aware)."""
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        """(settings, one-line statement) of the engine's own contact model."""
+
+
+class AdapterBase:
+    """Shared plumbing: the canonical layout and index maps built from joint names, and the
+    defaults of an engine without an API of its own for dynamics derivatives."""
+
+    name = "base"
+    # (label, settings) of the native contact variants compared side by side
+    NATIVE_CONTACT_VARIANTS: tuple = (("defaults", {}),)
+    version = "0"
+    # how forward/inverse_dynamics_derivatives are computed ("analytical",
+    # "automatic_differentiation" or "finite_difference"; "none": not provided), which picks
+    # the tolerance class of harness/stages/derivatives.py
+    derivatives_method = "none"
+
+    def __init__(self, model: PreparedModel):
+        self.model = model
+        self.layout = model.layout
+
+    @property
+    def nq(self) -> int:
+        return self.layout.nq
+
+    @property
+    def nv(self) -> int:
+        return self.layout.nv
+
+    @property
+    def joint_names(self) -> list:
+        return self.layout.joint_names
+
+    def neutral(self) -> np.ndarray:  # overridden where the engine has its own
+        return self.layout.neutral()
+
+    def random_state(self, rng: np.random.Generator):
+        """(q, v) valid for the model; same sampler for every engine."""
+        return self.layout.random_q(rng), rng.normal(size=self.nv)
+
+    def frame_poses(self, q, frames) -> np.ndarray:
+        """(k, 12) poses of several frames at one q (adapters may compute FK once)."""
+        return np.stack([self.frame_pose(q, f) for f in frames])
+
+    def frame_jacobians(self, q, frames) -> np.ndarray:
+        """(k, 6, nv) Jacobians of several frames at one q."""
+        return np.stack([self.frame_jacobian(q, f) for f in frames])
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical; ∂/∂q w.r.t. the tangent δ of
+        q ⊕ δ = integrate(q, δ, 1); damping as in forward_dynamics (M v̇ + h = τ − D v).
+        Default: NotProvided (no engine API)."""
+        raise NotProvided(self.name, "forward dynamics derivatives", "no engine API")
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical, of τ = M v̇ + h + D v.
+        Default: NotProvided (no engine API)."""
+        raise NotProvided(self.name, "inverse dynamics derivatives", "no engine API")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.version} model={self.model.name}>"

@@ -1,0 +1,160 @@
+"""Constrained rollouts over the KKT accelerations of one engine, with drift measured.
+
+Dimension legend: nq, nv canonical; m constraint rows; T knots.
+
+State x = (q, v); classical RK4 with step dt [s] on the accelerations of the saddle system
+(harness/stages/constrained/constraints.py) with the acceleration-level constraint
+
+    J v̇ + J̇v + 2 α J v + β² g(q) = 0        (Baumgarte: α [1/s], β [1/s]; none: α = β = 0)
+
+and, for ``projection``, after every step: q ← Gauss–Newton onto g(q) = 0 (minimum-norm
+steps, constraints.py solve_manifold) and v ← v − M⁻¹Jᵀ(J M⁻¹ Jᵀ)⁻¹ J v (the
+M-orthogonal projection onto ker J: the kinetic-energy-nearest admissible velocity).
+Redundant rows are dropped as in stage 3. τ(t) = 0 (free motion under gravity with the
+canonical joint damping −D v). Drift ‖g‖∞ [m | rad] and ‖J v‖∞ [m/s | rad/s] at every knot.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from harness.core.records import compare, inform
+from harness.core.tolerances import lookup
+from harness.stages.constrained import constraints as C
+from harness.stages.constrained.constraints import NAME, damping_vector
+
+MODES = ("none", "baumgarte", "projection")
+BAUMGARTE = {"alpha": 10.0, "beta": 10.0}  # [1/s] stated in the records
+DURATION, DT = 0.5, 1e-2  # [s] the stage-3 rollout: long and coarse enough to drift
+
+
+def _terms(spec, adapter, q, v, D, need_g=True):
+    frames = C.constraint_frames(spec)
+    Jf, af = adapter.frame_jacobian_drift(q, v, frames)
+    J, drift = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, af)))
+    g = C.residual(spec, dict(zip(frames, adapter.frame_poses(q, frames)))) if need_g \
+        else np.zeros(J.shape[0])
+    M = adapter.mass_matrix(q)
+    f = -adapter.bias_forces(q, v) - D * v
+    return J, drift, g, M, f
+
+
+def acceleration(spec, adapter, q, v, D, alpha=0.0, beta=0.0, keep=None):
+    """v̇ (nv,) of the (Baumgarte-stabilised) KKT system at τ = 0; ``keep``: the kept-row
+    mask (m,) (default: detected at this state)."""
+    J, drift, g, M, f = _terms(spec, adapter, q, v, D, need_g=beta != 0.0)
+    keep = C.independent_rows(J) if keep is None else keep
+    vdot, _ = C.kkt_solve(M, f, J, drift + 2.0 * alpha * (J @ v) + beta ** 2 * g, keep)
+    return vdot
+
+
+def project(spec, adapter, q, v):
+    """(q, v) projected onto g = 0 and ker J (M-orthogonally)."""
+    frames = C.constraint_frames(spec)
+    q = C.solve_manifold(spec, adapter, q)
+    Jf, _ = adapter.frame_jacobian_drift(q, v, frames)
+    J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
+    J = J[C.independent_rows(J)]
+    M = adapter.mass_matrix(q)
+    MiJt = np.linalg.solve(M, J.T)
+    return q, v - MiJt @ np.linalg.solve(J @ MiJt, J @ v)
+
+
+def rollout(spec, layout, adapter, q0, v0, mode: str, duration=DURATION, dt=DT):
+    """(t (T,), Q (T, nq), V (T, nv), drift (T, 2) = [‖g‖∞, ‖J v‖∞]) of one rollout."""
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    D = damping_vector(layout)
+    ab = BAUMGARTE if mode == "baumgarte" else {"alpha": 0.0, "beta": 0.0}
+    n = int(round(duration / dt))
+    t = np.arange(n + 1) * dt
+    Q, V = np.empty((n + 1, len(q0))), np.empty((n + 1, len(v0)))
+    q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    Q[0], V[0] = q, v
+
+    # the dependent rows are structural (the planar four-bar's y row): detected once at
+    # the initial state and kept for the whole run
+    J0, _, _, _, _ = _terms(spec, adapter, q, v, D)
+    keep = C.independent_rows(J0)
+
+    def f(q, v):
+        return v, acceleration(spec, adapter, q, v, D, ab["alpha"], ab["beta"], keep)
+
+    for k in range(n):
+        k1q, k1v = f(q, v)
+        k2q, k2v = f(adapter.integrate(q, k1q, dt / 2), v + dt / 2 * k1v)
+        k3q, k3v = f(adapter.integrate(q, k2q, dt / 2), v + dt / 2 * k2v)
+        k4q, k4v = f(adapter.integrate(q, k3q, dt), v + dt * k3v)
+        q = adapter.integrate(q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6.0, dt)
+        v = v + dt / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        if mode == "projection":
+            q, v = project(spec, adapter, q, v)
+        Q[k + 1], V[k + 1] = q, v
+    drift = np.empty((n + 1, 2))
+    for k in range(n + 1):
+        J, _, g, _, _ = _terms(spec, adapter, Q[k], V[k], D)
+        drift[k] = np.abs(g).max(), np.abs(J @ V[k]).max()
+    return t, Q, V, drift
+
+
+def stage_rows(model, adapter, engine: str, q0, v0, arrays: dict) -> list:
+    """Stage-3 rollout records for one model with ``engine``: drift without stabilisation
+    and with Baumgarte (informational), with projection (passed/failed against 0)."""
+
+    fx, out = model.name, []
+    for mode in MODES:
+        pre = f"out/{fx}/{NAME}/rollout/{mode}"
+        t, Q, V, drift = rollout(model.spec, model.layout, adapter, q0, v0, mode)
+        arrays[f"{pre}/t"] = t
+        arrays[f"{pre}/drift/{engine}"] = drift
+        arrays[f"{pre}/drift/declared"] = np.zeros_like(drift)
+        lkey = f"labels/{fx}/{NAME}/rollout/knots"
+        arrays[lkey] = np.array([f"t = {x:.2f} s" for x in t])
+        how = (f"{engine} KKT accelerations, RK4 dt {DT:g} s over {DURATION:g} s from state 0, "
+               f"τ = 0; drift rows [‖g‖∞, ‖Jv‖∞]")
+        if mode == "projection":
+            rec = compare(f"{fx}/{NAME}/rollout_projection/declared~{engine}", NAME, fx,
+                          "rollout_projection", "declared", engine,
+                          arrays[f"{pre}/drift/declared"], drift,
+                          lookup(NAME, "rollout_projection"), f"{pre}/drift/declared",
+                          f"{pre}/drift/{engine}", arrays[lkey], lkey)
+            rec.reason = how + "; position (Gauss-Newton) and velocity (M-orthogonal) " \
+                               "projection after every step"
+        else:
+            law = (f"Baumgarte α = {BAUMGARTE['alpha']:g} /s, β = {BAUMGARTE['beta']:g} /s"
+                   if mode == "baumgarte" else "no stabilisation")
+            rec = inform(f"{fx}/{NAME}/rollout_drift_{mode}/declared~{engine}", NAME, fx,
+                         f"rollout_drift_{mode}", "declared", engine,
+                         arrays[f"{pre}/drift/declared"], drift, f"{pre}/drift/declared",
+                         f"{pre}/drift/{engine}", arrays[lkey], lkey,
+                         reason=f"{how}; {law} (drift measured, not scored)")
+        out.append(rec)
+    return out
+
+
+def drift_plot(fx: str, arrays: dict) -> str:
+    """Inline SVG: ‖g‖∞ and ‖J v‖∞ over the rollout for each mode ('' if absent)."""
+    from harness.core.figures import svg_figure
+
+    runs = {}
+    for mode in MODES:
+        pre = f"out/{fx}/{NAME}/rollout/{mode}"
+        keys = [k for k in arrays if k.startswith(f"{pre}/drift/") and
+                not k.endswith("/declared")]
+        if keys and f"{pre}/t" in arrays:
+            runs[mode] = (arrays[f"{pre}/t"], arrays[keys[0]], keys[0].rsplit("/", 1)[1])
+    if not runs:
+        return ""
+
+    def draw(fig):
+        axes = fig.subplots(1, 2)
+        for mode, (t, d, eng) in runs.items():
+            for ax, col in zip(axes, (0, 1)):
+                ax.semilogy(t, np.maximum(d[:, col], 1e-18), label=f"{mode} ({eng})")
+        for ax, title in zip(axes, ("‖g(q)‖∞ [m | rad]", "‖J v‖∞ [m/s | rad/s]")):
+            ax.set_title(f"{fx}: {title}", fontsize=9)
+            ax.set_xlabel("t [s]", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.legend(fontsize=7)
+
+    return svg_figure(draw, (9, 2.8))

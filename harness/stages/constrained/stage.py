@@ -1,0 +1,293 @@
+"""Stage 3, constrained dynamics of holonomic loops (fixtures with ``spec.constraints``).
+
+Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py).
+
+States: q on the constraint manifold (Gauss–Newton from the fixture's q_init ⊕ a seeded
+N(0, 0.3²) perturbation, sample 0 unperturbed), v = a seeded random combination of an
+orthonormal basis of ker J, τ ~ N(0, 1); all computed with the *reference engine* (the
+first engine, in the run's order, whose frame poses and constraint terms work), named in
+the records' reasons.
+
+Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift),
+M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own (Crocoddyl)
+gives f = M · forward_dynamics(τ), its own free dynamics), the kept rows (redundancy,
+constraints.py independent_rows), and the KKT answer (v̇ (N, nv), λ (N, m), 0 on
+dropped rows). Records:
+
+* engine pairs (passed/failed, gated like stages 0-2): constraint_jacobian,
+  constraint_drift, independent_rows, constrained_vdot, constraint_multipliers;
+* declared~engine (against 0): constraint_residual ‖g‖∞, constraint_velocity ‖Jv‖∞,
+  constraint_acceleration ‖Jv̇ + J̇v‖∞, each (N, 1);
+* dependent_rows (informational note per engine) naming the rows dropped;
+* native solvers (``adapter.native_constrained``), each against the same engine's KKT
+  answer: exact solvers → native_vdot / native_lambda, passed/failed; soft or
+  velocity-level solvers → native_vdot informational (their law and parameters in the
+  reason; the error is shown, never scored);
+* constrained rollouts (harness/stages/constrained/rollout.py) with the reference engine:
+  rollout_drift_{none,baumgarte} informational, rollout_projection passed/failed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from harness.core.errors import NotProvided
+from harness.core.records import Record, compare, inform
+from harness.core.tolerances import lookup
+from harness.model.protocol import HasConstrainedDynamics
+from harness.stages.constrained import constraints as C
+from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
+
+PERTURBATION = 0.3  # [rad | m] std of the perturbation of q_init before Gauss-Newton
+PAIR_QUANTITIES = ("constraint_jacobian", "constraint_drift", "independent_rows",
+                   "constrained_vdot", "constraint_multipliers")
+ZERO_QUANTITIES = ("constraint_residual", "constraint_velocity", "constraint_acceleration")
+
+
+def reference_engine(spec, adapters: dict, engines: list):
+    """(name, adapter) of the first engine whose frame poses and constraint terms work."""
+    frames = C.constraint_frames(spec)
+    q0 = np.asarray(spec.q_init, dtype=float)
+    why = []
+    for e in engines:
+        a = adapters.get(e)
+        if a is None:
+            continue
+        try:
+            a.frame_poses(q0, frames)
+            a.frame_jacobian_drift(q0, np.zeros(a.nv), frames)
+            return e, a
+        except NotProvided as err:
+            why.append(f"{e}: {err.why}")
+        except Exception as err:  # noqa: BLE001 - tried in turn, all reasons reported
+            why.append(f"{e}: {type(err).__name__}: {err}")
+    raise RuntimeError("no engine can sample the constraint manifold (" + "; ".join(why) + ")")
+
+
+def sample_states(spec, ref, n: int, rng: np.random.Generator):
+    """(Q (n, nq), V (n, nv), TAU (n, nv)) on the manifold, with ``ref``'s own kinematics."""
+    frames = C.constraint_frames(spec)
+    q0 = np.asarray(spec.q_init, dtype=float)
+    Q, V, TAU = [], [], []
+    for i in range(n):
+        dq = rng.normal(scale=PERTURBATION, size=ref.nv) if i else np.zeros(ref.nv)
+        q = C.solve_manifold(spec, ref, ref.integrate(q0, dq, 1.0))
+        Jf, _ = ref.frame_jacobian_drift(q, np.zeros(ref.nv), frames)
+        J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
+        B = C.null_space(J)
+        Q.append(q)
+        V.append(B @ rng.normal(size=B.shape[1]))
+        TAU.append(rng.normal(size=ref.nv))
+    return np.array(Q), np.array(V), np.array(TAU)
+
+
+def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
+    """Everything stage 3 needs from one engine (its own APIs only); raises NotProvided /
+    other errors for the caller to record. Keys: J, drift, keep, vdot, lam, f, M, and
+    g (or None with ``g_why``), plus ``f_api`` saying how f was obtained."""
+    frames = C.constraint_frames(spec)
+    D = damping_vector(layout)
+    N = Q.shape[0]
+    out = {k: [] for k in ("J", "drift", "keep", "vdot", "lam", "f", "M", "g")}
+    g_why, f_api = "", "τ − h − D v (bias_forces)"
+    for k in range(N):
+        q, v, tau = Q[k], V[k], TAU[k]
+        Jf, af = adapter.frame_jacobian_drift(q, v, frames)
+        J, drift = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, af)))
+        M = adapter.mass_matrix(q)
+        try:
+            f = tau - adapter.bias_forces(q, v) - D * v
+        except NotProvided:
+            f = M @ adapter.forward_dynamics(q, v, tau)
+            f_api = "M · forward_dynamics(τ) (the engine has no h of its own)"
+        keep = C.independent_rows(J)
+        vdot, lam = C.kkt_solve(M, f, J, drift, keep)
+        if not g_why:
+            try:
+                out["g"].append(C.residual(spec, dict(zip(frames,
+                                                          adapter.frame_poses(q, frames)))))
+            except NotProvided as err:
+                g_why = err.why
+        for key, val in (("J", J), ("drift", drift), ("keep", keep), ("vdot", vdot),
+                         ("lam", lam), ("f", f), ("M", M)):
+            out[key].append(val)
+    res = {k: np.array(v) for k, v in out.items() if k != "g"}
+    res["g"] = None if g_why else np.array(out["g"])
+    res["g_why"], res["f_api"] = g_why, f_api
+    return res
+
+
+def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: dict,
+              blocked_pair: dict, blocked_engine: dict, progress=None) -> list:
+    """Stage-3 records for one model (empty if it has no constraints); fills ``arrays``."""
+    spec, fx = model.spec, model.name
+    if not spec.constraints:
+        return []
+    records = []
+    pre = f"out/{fx}/{NAME}"
+    labels = np.array([f"state {i}" for i in range(samples)])
+    lkey = f"labels/{fx}/{NAME}/state"
+    arrays[lkey] = labels
+    arrays[f"labels/{fx}/{NAME}/rows"] = np.array(C.row_labels(spec))
+    live = [e for e in engines if e in adapters and e not in blocked_engine]
+    try:
+        ref_name, ref = reference_engine(spec, adapters, live)
+        Q, V, TAU = sample_states(spec, ref, samples, rng)
+    except (RuntimeError, ValueError) as err:
+        return [Record(id=f"{fx}/{NAME}/states", stage=NAME, fixture=fx, quantity="states",
+                       engine_a="", engine_b="", status="error",
+                       reason=f"cannot sample the constraint manifold: {err}")]
+    for k, a in (("q", Q), ("v", V), ("tau", TAU)):
+        arrays[f"in/{fx}/{NAME}/{k}"] = a
+    terms = {}
+    for e in live:
+        if progress:
+            progress(f"{fx}: stage {NAME}: {e}")
+        try:
+            terms[e] = engine_terms(spec, model.layout, adapters[e], Q, V, TAU)
+        except NotProvided as err:
+            records.append(_single(fx, "constrained_vdot", e, "not_provided", err.why))
+            continue
+        except Exception as err:  # noqa: BLE001 - an engine raised: recorded, never hidden
+            records.append(_single(fx, "constrained_vdot", e, "error",
+                                   f"{type(err).__name__}: {err}"))
+            continue
+        t = terms[e]
+        for qty, arr in (("constraint_jacobian", t["J"]), ("constraint_drift", t["drift"]),
+                         ("independent_rows", t["keep"].astype(float)),
+                         ("constrained_vdot", t["vdot"]),
+                         ("constraint_multipliers", t["lam"])):
+            arrays[f"{pre}/{qty}/{e}"] = arr
+        acc = np.abs(np.einsum("nmv,nv->nm", t["J"], t["vdot"]) + t["drift"]).max(axis=1)
+        vel = np.abs(np.einsum("nmv,nv->nm", t["J"], V)).max(axis=1)
+        zeros = {"constraint_velocity": vel, "constraint_acceleration": acc}
+        if t["g"] is not None:
+            zeros["constraint_residual"] = np.abs(t["g"]).max(axis=1)
+        else:
+            records.append(_single(fx, "constraint_residual", e, "not_provided", t["g_why"]))
+        for qty, val in zeros.items():
+            key = f"{pre}/{qty}/{e}"
+            arrays[key] = val[:, None]
+            dkey = f"{pre}/{qty}/declared"
+            arrays[dkey] = np.zeros((samples, 1))
+            records.append(compare(f"{fx}/{NAME}/{qty}/declared~{e}", NAME, fx, qty,
+                                   "declared", e, arrays[dkey], arrays[key],
+                                   lookup(NAME, qty), dkey, key, labels, lkey))
+        dropped = ~t["keep"]
+        if dropped.any():
+            rl = C.row_labels(spec)
+            names = [f"{rl[i]} (in {int(dropped[:, i].sum())} of {samples} states)"
+                     for i in range(len(rl)) if dropped[:, i].any()]
+            ranks = sorted({int(x) for x in t["keep"].sum(axis=1)})
+            records.append(Record(
+                id=f"{fx}/{NAME}/dependent_rows/{e}", stage=NAME, fixture=fx,
+                quantity="dependent_rows", engine_a=e, engine_b="", status="informational",
+                n_samples=samples,
+                reason=f"dependent constraint rows detected (SVD rank {ranks} of "
+                       f"{len(rl)} rows, threshold constrained/rank) and removed before the "
+                       f"solve (λ = 0 there): {', '.join(names)}; {t['f_api']}"))
+    # engine pairs
+    import itertools
+
+    for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
+        why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
+              (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or \
+            blocked_pair.get((a, b))
+        for qty in PAIR_QUANTITIES:
+            rid = f"{fx}/{NAME}/{qty}/{a}~{b}"
+            if why:
+                records.append(Record(id=rid, stage=NAME, fixture=fx, quantity=qty,
+                                      engine_a=a, engine_b=b, status="not_scored",
+                                      reason=why))
+                continue
+            if a not in terms or b not in terms:
+                continue
+            ka, kb = f"{pre}/{qty}/{a}", f"{pre}/{qty}/{b}"
+            records.append(compare(rid, NAME, fx, qty, a, b, arrays[ka], arrays[kb],
+                                   lookup(NAME, qty), ka, kb, labels, lkey))
+    # native solvers
+    for e in terms:
+        records += _native_rows(model, adapters[e], e, terms[e], Q, V, TAU, arrays, labels,
+                                lkey, progress)
+    # constrained rollouts (drift): reference engine
+    from harness.stages.constrained import rollout as constrained_rollout
+
+    if ref_name in terms:
+        records += constrained_rollout.stage_rows(model, ref, ref_name, Q[0], V[0], arrays)
+    return records
+
+
+def _single(fx, qty, e, status, reason):
+    return Record(id=f"{fx}/{NAME}/{qty}/{e}", stage=NAME, fixture=fx, quantity=qty,
+                  engine_a=e, engine_b="", status=status, reason=reason)
+
+
+def _native_rows(model, adapter, e, t, Q, V, TAU, arrays, labels, lkey, progress):
+    fx = model.name
+    pre = f"out/{fx}/{NAME}"
+    if not isinstance(adapter, HasConstrainedDynamics):
+        return [_single(fx, "native_vdot", e, "not_provided",
+                        "the adapter exposes no constrained solver of the engine's own")]
+    if progress:
+        progress(f"{fx}: stage {NAME}: {e} native solver")
+    problem = C.NativeProblem(model.spec, Q, V, TAU, t["J"], t["drift"], t["keep"])
+    try:
+        results = adapter.native_constrained(problem)
+    except NotProvided as err:
+        return [_single(fx, "native_vdot", e, "not_provided", err.why)]
+    except Exception as err:  # noqa: BLE001 - e.g. Drake SAP's subprocess crashed
+        return [_single(fx, "native_vdot", e, "error", f"{type(err).__name__}: "
+                        f"{' '.join(str(err).split())}")]
+    out = []
+    kkt_v, kkt_l = f"{pre}/constrained_vdot/{e}", f"{pre}/constraint_multipliers/{e}"
+    for r in results:
+        who = f"{e}:{r['solver']}"
+        kv = f"{pre}/native_vdot/{who}"
+        arrays[kv] = np.asarray(r["vdot"], dtype=float)
+        if r["exact"]:
+            rec = compare(f"{fx}/{NAME}/native_vdot/{who}", NAME, fx, "native_vdot", who, "",
+                          arrays[kv], arrays[kkt_v], lookup(NAME, "native_vdot"), kv, kkt_v,
+                          labels, lkey)
+            rec.reason = f"exact native solver vs {e}'s KKT answer — {r['law']}"
+            out.append(rec)
+            if r["lam"] is not None:
+                kl = f"{pre}/native_lambda/{who}"
+                arrays[kl] = np.asarray(r["lam"], dtype=float)
+                rec = compare(f"{fx}/{NAME}/native_lambda/{who}", NAME, fx, "native_lambda",
+                              who, "", arrays[kl], arrays[kkt_l],
+                              lookup(NAME, "native_lambda"), kl, kkt_l, labels, lkey)
+                rec.reason = f"exact native solver vs {e}'s KKT multipliers — {r['law']}"
+                out.append(rec)
+        else:
+            out.append(inform(f"{fx}/{NAME}/native_vdot/{who}", NAME, fx, "native_vdot",
+                              who, "", arrays[kv], arrays[kkt_v], kv, kkt_v, labels, lkey,
+                              reason=f"soft/velocity-level native solver vs {e}'s exact KKT "
+                                     f"answer (informational, never tuned) — {r['law']}"))
+    return out
+
+
+# ----- report ------------------------------------------------------------------------------
+def report_context(manifest, records, arrays, timings=None) -> list:
+    """Per constraint fixture: pair rows, diagnostics, notes, native rows, drift plot."""
+    if not any(r.stage == NAME for r in records):
+        return []
+    from harness.stages.constrained import rollout as constrained_rollout
+
+    out = []
+    fixtures = [f["name"] for f in manifest["fixtures"]]
+    for fx in fixtures:
+        recs = [r for r in records if r.stage == NAME and r.fixture == fx]
+        if not recs:
+            continue
+        rows = arrays.get(f"labels/{fx}/{NAME}/rows")
+        out.append({
+            "fixture": fx,
+            "rows": [str(x) for x in rows] if rows is not None else [],
+            "pairs": [r for r in recs if r.engine_b and r.engine_a != "declared"],
+            "diagnostics": [r for r in recs if r.engine_a == "declared"],
+            "notes": [r for r in recs if r.quantity == "dependent_rows"],
+            "native": [r for r in recs if r.quantity.startswith("native_")
+                       or (r.quantity == "constrained_vdot" and not r.engine_b)],
+            "rollout": [r for r in recs if r.quantity.startswith("rollout_")],
+            "plot": constrained_rollout.drift_plot(fx, arrays),
+        })
+    return out

@@ -1,0 +1,214 @@
+"""The contact part of a parity run and its report section (engine-blind).
+
+Dimension legend: S elements of an analytic quantity (each a sample of its record);
+N samples of a plotted series.
+
+``run`` (called by ``harness parity --stages contact`` after the stage runner) adds, for
+every contact fixture in the run and every engine:
+
+* records (stage ``contact``, engine_a ``analytic``) of each analytic fixture of
+  harness/stages/contact/cases.py against its closed form, on that engine's M, forward
+  dynamics and kinematics — arrays ``out/FIXTURE/contact/CASE.QTY/{analytic,ENGINE}``,
+  so ``harness verify`` recomputes them; the saltation check (FD vs Φ⁺ Ξ Φ⁻) on the first
+  engine;
+* explanatory arrays (no verdicts): ``contact/native/json`` (native rows with their law
+  statements, harness/stages/contact/native.py), ``contact/dt_table/json`` (stick-to-slip time
+  against dt), ``contact/diagnostics/json`` (per-interval diagnostics) and
+  ``contact/series/NAME/{t,penetration_m,energy_J}`` for the plots.
+
+``report_context(records, arrays)`` rebuilds the section from a bundle alone.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from harness.core.records import compare
+from harness.core.tolerances import lookup
+
+CONTACT_FIXTURES = ("ball", "box", "rod")
+
+
+def _rows_for(adapter):
+    from harness.stages.contact import cases as cf
+
+    fx = adapter.model.name
+    if fx == "ball":
+        rows = cf.ball_drop(adapter)[0] + cf.rolling(adapter)
+        moving = cf.rolling(adapter, v_roll=0.5)
+        for r in moving:
+            r["case"] = "rolling_moving"
+        rows += moving + cf.separation(adapter) + cf.grazing(adapter) + cf.oblique(adapter)
+        return rows
+    if fx == "box":
+        rows, _ = cf.block_ramp(adapter, dt=0.01)
+        r0 = rows[0]
+        dt = r0["dt_s"]
+        r0.update(quantity="stick_to_slip_samples",
+                  analytic=[a / dt for a in r0["analytic"]],
+                  measured=[m / dt for m in r0["measured"]])
+        return rows
+    if fx == "rod":
+        rows, _ = cf.rod_flat(adapter)
+        tilted, _ = cf.rod_flat(adapter, tilt=0.05)
+        first = tilted[0]["order"][0][0] if tilted[0]["order"] else -1
+        rows.append({"case": "rod_tilted", "quantity": "first_contact_index",
+                     "analytic": [1.0], "measured": [float(first)]})
+        return rows
+    return []
+
+
+def run(models, engines, progress=None):
+    """(records, arrays) of the analytic contact fixtures and the explanatory arrays."""
+    from harness.model import registry
+
+    records, arrays = [], {}
+    contact_models = [m for m in models if m.name in CONTACT_FIXTURES]
+    if not contact_models:
+        return records, arrays
+    first_adapter = {}
+    for model in contact_models:
+        fx = model.name
+        for e in engines:
+            if progress:
+                progress(f"{fx}: analytic contact fixtures on {e}")
+            a = registry.adapter_class(e)(model)
+            first_adapter.setdefault(fx, a)
+            for row in _rows_for(a):
+                q = f"{row['case']}.{row['quantity']}"
+                ka = f"out/{fx}/contact/{q}/analytic"
+                kb = f"out/{fx}/contact/{q}/{e}"
+                kl = f"labels/{fx}/contact/{q}"
+                A = np.asarray(row["analytic"], dtype=float).reshape(-1)
+                B = np.asarray(row["measured"], dtype=float).reshape(-1)
+                if A.shape != B.shape:
+                    B = np.full(A.shape, np.nan)
+                arrays[ka], arrays[kb] = A, B
+                arrays[kl] = np.array([f"{q}[{i}]" for i in range(A.size)])
+                records.append(compare(f"{fx}/contact/{q}/analytic~{e}", "contact", fx, q,
+                                       "analytic", e, A, B, lookup("contact", q), ka, kb,
+                                       arrays[kl], kl))
+    if "ball" in first_adapter:
+        records += _saltation(first_adapter["ball"], arrays)
+        arrays.update(_diagnostics(first_adapter["ball"]))
+    if "box" in first_adapter:
+        from harness.stages.contact.cases import block_dt_table
+
+        arrays["contact/dt_table/json"] = np.array(json.dumps(
+            block_dt_table(first_adapter["box"], dts=(0.1, 0.05, 0.02, 0.01, 0.005, 0.002))))
+    if progress:
+        progress("contact: native contact side by side")
+    from harness.stages.contact.native import side_by_side
+
+    native = side_by_side(engines=tuple(engines),
+                          cases=tuple(c for c, f in (("rolling_push", "ball"),
+                                                     ("ball_drop", "ball"),
+                                                     ("block_ramp", "box"))
+                                      if f in first_adapter))
+    keep = []
+    for i, r in enumerate(native):
+        series = r.pop("series", None)
+        if series is not None and r["case"] == "ball_drop":
+            name = f"native {r['engine']} {r['variant']}"
+            for k, v in series.items():
+                arrays[f"contact/series/{name}/{k}"] = np.asarray(v, dtype=float)
+        keep.append(r)
+    arrays["contact/native/json"] = np.array(json.dumps(keep, default=float))
+    return records, arrays
+
+
+def _saltation(adapter, arrays):
+    from fixtures.contact_catalog import scene
+    from harness.model.hybrid import saltation_check
+
+    r = saltation_check(adapter, scene("ball"), np.array([0, 0, 0.4, 0, 0, 0, 1.0]),
+                        np.array([0.8, -0.3, -0.5, 0, 0, 0]), 0.45, 0.7, 0.05)
+    fx, e, q = "ball", adapter.name, "saltation.flow_jacobian"
+    ka, kb, kl = f"out/{fx}/contact/{q}/fd", f"out/{fx}/contact/{q}/{e}", f"labels/{fx}/contact/{q}"
+    arrays[ka], arrays[kb] = r["fd"][None], r["predicted"][None]
+    arrays[kl] = np.array([f"oblique impact, t_e {r['t_event']:.6f} s, denominator "
+                           f"{r['denominator']:.4g} m/s, cond(Ξ) {r['cond']:.3g}"])
+    return [compare(f"{fx}/contact/{q}/fd~{e}", "contact", fx, q, "finite_difference", e,
+                    arrays[ka], arrays[kb], lookup("contact", "saltation.flow_jacobian"),
+                    ka, kb, arrays[kl], kl)]
+
+
+def _diagnostics(adapter):
+    """Per-interval diagnostics and plotted series: the rigid hybrid drop (e 0.8) and the
+    shared law's compliant drop, both from 0.5 m."""
+    from fixtures.contact_catalog import scene
+    from harness.model.contact_law import ContactLaw
+    from harness.stages.contact.cases import ball_drop
+    from harness.stages.contact.diagnostics import interval_diagnostics, shared_law_rollout
+
+    sc = scene("ball")
+    out = {}
+    _, run = ball_drop(adapter)
+    rigid = interval_diagnostics(run.t, run.phi, run.impacts(), run.E)
+    out["contact/series/rigid hybrid (e 0.8)/t"] = run.t
+    out["contact/series/rigid hybrid (e 0.8)/penetration_m"] = np.maximum(-run.phi.min(axis=1), 0)
+    out["contact/series/rigid hybrid (e 0.8)/energy_J"] = run.E
+    law = ContactLaw(**sc.law_params())
+    rec = shared_law_rollout(adapter, sc, law, np.array([0, 0, 0.6, 0, 0, 0, 1.0]),
+                             np.array([0.3, 0, 0, 0, 0, 0]), 0.7, 2e-4)
+    # intervals: contact onsets and separations of the compliant run
+    on = rec["phi"].min(axis=1) < 0
+    edges = [rec["t"][0]] + list(rec["t"][1:][on[1:] != on[:-1]]) + [rec["t"][-1]]
+    compliant = interval_diagnostics(rec["t"], rec["phi"], [], rec["E"], rec["f_n"],
+                                     rec["f_t"], rec["v_t"], law.mu_static, rec["P"], edges,
+                                     mu_slide=law.mu_dynamic)
+    name = "shared law (semi-implicit Euler 2e-4 s)"
+    out[f"contact/series/{name}/t"] = rec["t"]
+    out[f"contact/series/{name}/penetration_m"] = np.maximum(-rec["phi"].min(axis=1), 0)
+    out[f"contact/series/{name}/energy_J"] = rec["E"]
+    out["contact/diagnostics/json"] = np.array(json.dumps(
+        {"rigid hybrid drop, e 0.8 (" + adapter.name + ")": rigid,
+         "shared-law drop with 0.3 m/s slide (" + adapter.name + "), " + law.statement():
+             compliant},
+        default=float))
+    return out
+
+
+# ----- report ------------------------------------------------------------------------------
+def _plot(series, key, ylabel, logy=False):
+    from harness.core.figures import svg_figure
+
+    def draw(fig):
+        ax = fig.add_subplot(111)
+        for name, s in series.items():
+            if key in s:
+                ax.plot(s["t"], s[key], label=name, lw=1)
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("symlog", linthresh=1e-7)
+        ax.legend(fontsize=6)
+        ax.grid(alpha=0.3)
+
+    return svg_figure(draw, (7.0, 3.2))
+
+
+def report_context(manifest, records, arrays, timings=None):
+    """Dict for templates/contact_section.html.j2, or None when the bundle has no contact
+    part."""
+    if arrays is None or "contact/native/json" not in arrays and not any(
+            r.stage == "contact" for r in records):
+        return None
+    series = {}
+    for k, v in arrays.items():
+        if k.startswith("contact/series/"):
+            name, field = k[len("contact/series/"):].rsplit("/", 1)
+            series.setdefault(name, {})[field] = np.asarray(v)
+
+    def js(key):
+        return json.loads(str(arrays[key])) if key in arrays else None
+
+    analytic = sorted((r for r in records if r.stage == "contact" and r.engine_a in
+                       ("analytic", "finite_difference")), key=lambda r: r.id)
+    return {"analytic": analytic, "native": js("contact/native/json") or [],
+            "dt_table": js("contact/dt_table/json") or [],
+            "diagnostics": js("contact/diagnostics/json") or {},
+            "penetration_plot": _plot(series, "penetration_m", "penetration [m]", True)
+            if series else "",
+            "energy_plot": _plot(series, "energy_J", "energy E = T + V [J]") if series else ""}

@@ -1,0 +1,147 @@
+"""A swing run end to end: the fit (harness/swing/pipeline.py), the replay of its
+candidate in every engine (a callback from the composition root), the checks against the
+tolerance table, and the output folder written atomically.
+
+Units: positions m (reported in mm), speeds m/s, forces N, moments N·m, times s.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.io import check_output_folder, write_json_atomic
+from harness.core.tolerances import lookup
+from harness.model import candidate
+from harness.swing import pipeline
+from harness.swing import report as swing_report
+
+
+@dataclass
+class SwingOutcome:
+    """``path``: the output folder; ``checks``: [{name, value, target, ok}] with ok None for
+    a figure reported without a threshold; ``summary``: fit.json's document."""
+
+    path: Path
+    checks: list
+    summary: dict
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(c["ok"] is not False for c in self.checks) else 1
+
+    @property
+    def report(self) -> Path:
+        return self.path / "index.html"
+
+
+def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
+          cutoff_hz: float | None = None, replay_fn=None, progress=None) -> SwingOutcome:
+    """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
+    method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
+    after the fit) → ``out``/index.html. exit_code 0 if every swing check is met and the
+    replay's records pass, 1 otherwise; BadInput for bad input."""
+    out = check_output_folder(Path(out).resolve(), "fit/fit.json", "a swing output folder")
+    say = progress or (lambda msg: None)
+    settings = pipeline.QUICK if quick else pipeline.SwingSettings()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    try:
+        summary, cpath, model, arrays, joints = pipeline.fit_capture(
+            capture_path, tmp, settings, up=up, cutoff_hz=cutoff_hz, say=say)
+        replay_records = []
+        ok_replay = True
+        if replay_fn is not None:
+            cand = candidate.load(cpath)
+            case_name, result = replay_fn(cand, pipeline.reintegration_method(settings),
+                                          tmp / "replay")
+            replay_records = [r for r in result.records if r.stage == "replay"]
+            ok_replay = all(r.status == "passed" for r in result.records
+                            if r.status not in ("not_provided",))
+            arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case_name,
+                                                               arrays["markers_replay"])
+            engine_dev = pipeline.engine_replay_deviation(arrays["engine_markers"],
+                                                          arrays["markers_replay"])
+            grip = pipeline.engine_grip_closure(
+                result.arrays, case_name, list(cand.model.frames),
+                [(a, b) for a, b, _ in pipeline.GRIP_PAIRS])
+            summary["replay"] = {"method": pipeline.reintegration_method(settings).settings(),
+                                 "grip_closure_max_m": grip,
+                                 "engine_marker_deviation_m": {
+                                     e: {"rms": r_, "max": m_}
+                                     for e, (r_, m_) in engine_dev.items()}}
+            write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
+        f = summary["fit"]
+        rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
+        fit_wall_s = summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + f["wall_s"]
+        checks = [
+            {"name": "marker RMSE, top → impact (tracked markers)",
+             "value": f"{1e3 * rmse:.1f} mm",
+             "target": f"≤ {1e3 * lookup('swing', 'marker_rmse').atol:.0f} mm",
+             "ok": rmse <= lookup("swing", "marker_rmse").atol},
+            {"name": "torque interpolation defects (relative)",
+             "value": f"{f['defects']['max_rel']:.2e} ({f['defects']['worst_joint']})",
+             "target": f"≤ {lookup('swing', 'defects').rtol:g}",
+             "ok": f["defects"]["max_rel"] <= lookup("swing", "defects").rtol},
+            {"name": "open-loop reintegration within the marker RMSE",
+             "value": (f"diverged (a marker {pipeline.DIVERGED_M:g} m off) at "
+                       f"{summary['reintegration']['diverged_at_s']:.3f} s; "
+                       if summary["reintegration"]["diverged_at_s"] is not None else
+                       f"RMS {1e3 * summary['reintegration']['whole_window_rms_m']:.3g} mm; ")
+                      + f"within the marker RMSE for the first "
+                      f"{summary['reintegration']['within_marker_rmse_until_s']:.3f} s; "
+                      f"per {summary['reintegration']['segments']['frames_per_segment']}-frame "
+                      f"segment worst {1e3 * summary['reintegration']['segments']['max_m']:.3g} mm",
+             "target": f"≤ {1e3 * rmse:.1f} mm over the window",
+             "ok": summary["reintegration"]["whole_window_rms_m"] <= rmse},
+            {"name": "fit wall time (calibration + IK + fit)",
+             "value": f"{fit_wall_s:.0f} s",
+             "target": f"≤ {lookup('swing', 'fit_wall_s').atol:.0f} s",
+             "ok": fit_wall_s <= lookup("swing", "fit_wall_s").atol},
+            {"name": "club-head speed at impact, fitted vs measured",
+             "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
+                      f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
+             "target": "reported, no threshold", "ok": None},
+        ]
+        if replay_fn is not None:
+            dev = summary["replay"]["engine_marker_deviation_m"]
+            checks.append({"name": "each engine's open-loop replay within the marker RMSE "
+                                   "over the whole window",
+                           "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.3g} mm (max "
+                                              f"{1e3 * d['max']:.3g})" for e, d in dev.items())
+                           or "no engine replayed",
+                           "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
+                           "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})
+            fit_closure = summary["fit"]["closure_max_m"]
+            checks.append({"name": "grip closure (right hand on the club) in each engine's "
+                                   "replay; kinematic in the fit, no constraint force",
+                           "value": "; ".join(f"{e} {1e3 * g:.1f} mm" for e, g in grip.items())
+                           + f" (fit {1e3 * fit_closure:.1f} mm)",
+                           "target": "reported, no threshold", "ok": None})
+            pr = summary["fit"]["pelvis_residual_peak"]
+            checks.append({"name": "feet: not modelled; the pelvis residual wrench stands for "
+                                   "the legs",
+                           "value": f"peak |F| {pr['force_N']:.0f} N (vertical "
+                                    f"{pr['vertical_force_N']:.0f} N), |M| "
+                                    f"{pr['moment_Nm']:.0f} N·m",
+                           "target": "reported, no threshold", "ok": None})
+            checks.append({"name": "replay records of every engine pair pass",
+                           "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
+                                    f"{len(replay_records)} replay rows pass",
+                           "target": "all", "ok": ok_replay})
+        html = swing_report.render(summary, arrays, joints, checks, replay_records,
+                                   title=f"Swing fit: {capture_path}")
+        (tmp / "index.html").write_text(html)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return SwingOutcome(out, checks, summary)
