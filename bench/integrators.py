@@ -6,9 +6,10 @@
 For each fixture a synthetic candidate (harness.stages.replay.stage.synthesize: PD
 tracking on a fixed base, torque-free tumbling on a free root) is integrated by the
 harness's semi-implicit Euler, RK4 and DOP853 over each engine's forward dynamics, and by
-each engine's own stepping, at a range of steps / tolerances. Error: max over knots and coordinates of
-|x − x_ref| against DOP853 at rtol = atol = 1e-13 with Pinocchio's dynamics. Wall time:
-the rollout only (adapter construction excluded), median of --repeat runs.
+each engine's own stepping, at a range of steps / tolerances. Error: max over knots and
+coordinates of |x − x_ref| against DOP853 at rtol = atol = 1e-13 with Pinocchio's
+dynamics. Wall time: the rollout only (adapter construction excluded), median of --repeat
+runs.
 """
 from __future__ import annotations
 
