@@ -99,7 +99,7 @@ TABLE: dict = {
         "trigonometric round-off only."),
     ("conformance", "analytic"): Tolerance(0.0, 1e-12, "Closed-form solutions (pendulum, "
         "Newton-Euler free body) evaluated in numpy: only round-off differs."),
-    ("conformance", "crocoddyl_vs_aba"): Tolerance(0.0, 1e-12, "Crocoddyl forward "
+    ("conformance", "abi_forward_dynamics"): Tolerance(0.0, 1e-12, "Crocoddyl forward "
         "dynamics must equal pin.aba (guards the pin 4.1/crocoddyl 3.2.1 ABI mismatch "
         "that silently drops gravity: errors of 10-55 rad/s²)."),
     ("conformance", "lie_jacobian"): Tolerance(1e-11, 0.0, "SE(3) dexp⁻¹ "

@@ -27,7 +27,7 @@ def test_crocoddyl_forward_dynamics_equals_aba_with_gravity(fixture):
         v, u = rng.normal(size=pm.nv), rng.normal(size=pm.nv)
         dam.calc(data, np.concatenate([q, v]), u)
         ref = pin.aba(pm, pd, q, v, u)
-        assert_close(data.xout, ref, "conformance", "crocoddyl_vs_aba", fixture)
+        assert_close(data.xout, ref, "conformance", "abi_forward_dynamics", fixture)
         # gravity really is in both: switching it off must change the answer
         g = pm.gravity.linear.copy()
         pm.gravity.linear = np.zeros(3)
