@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE .venv/bin/python bench/integrators.py \
         [--fixture chain7,free_body] [--duration 1.0] [--svg OUT.svg]
 
-For each fixture a synthetic candidate (harness.stages.replay.stage.synthesize: PD
+For each fixture a synthetic candidate (harness.stages.replay.synth.synthesize: PD
 tracking on a fixed base, torque-free tumbling on a free root) is integrated by the
 harness's semi-implicit Euler, RK4 and DOP853 over each engine's forward dynamics, and by
 each engine's own stepping, at a range of steps / tolerances. Error: max over knots and
@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from harness.model import registry  # noqa: E402
 from harness.model.integrators import Method, rollout  # noqa: E402
 from harness.model.prepared import prepare_fixture  # noqa: E402
-from harness.stages.replay.stage import synthesize  # noqa: E402
+from harness.stages.replay.synth import synthesize  # noqa: E402
 
 HARNESS = {"semi_implicit_euler": [Method("semi_implicit_euler", dt=d)
                                    for d in (4e-3, 2e-3, 1e-3, 5e-4)],

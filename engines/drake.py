@@ -17,6 +17,8 @@ T = diag(R_WB, R_WB); a_o = T (a + c), h_o = T (h − M c), τ_o = T τ, J = J_o
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from harness.core.conventions import (
@@ -47,6 +49,18 @@ def drake_version() -> str:
 
 
 SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (native_constrained)
+
+
+class _ParserWarnings(logging.Handler):
+    """Collects what Drake's parser logs (its warnings reach Python's ``drake`` logger) as
+    one-line texts, instead of letting them print: the read-back reports them."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(" ".join(record.getMessage().split()))
 
 
 class DrakeAdapter(AdapterBase):
@@ -228,6 +242,10 @@ class DrakeAdapter(AdapterBase):
         refuses every constraint when evaluated."""
         plant = MultibodyPlant(0.0)
         self._as_is_notes = ["as-is: Drake's parser defaults; continuous-time plant"]
+        heard = _ParserWarnings()
+        log = logging.getLogger("drake")
+        log.addHandler(heard)
+        propagate, log.propagate = log.propagate, False
         try:
             parser = Parser(plant)
             if src.kind == "urdf":
@@ -237,6 +255,13 @@ class DrakeAdapter(AdapterBase):
             root = plant.GetBodyByName(model.spec.root)
         except RuntimeError as e:
             raise ModelRejected("drake", f"{src.kind.upper()} rejected: {e}") from None
+        finally:
+            log.removeHandler(heard)
+            log.propagate = propagate
+        self._as_is_warnings = list(heard.lines)
+        if heard.lines:
+            self._as_is_notes.append(f"{len(heard.lines)} parser warning(s): "
+                                     + " | ".join(heard.lines))
         has_parent = any(plant.get_joint(j).child_body().index() == root.index()
                          for j in plant.GetJointIndices())
         if not has_parent:
@@ -278,8 +303,8 @@ class DrakeAdapter(AdapterBase):
 
     def readback(self) -> dict:
         """The plant as Drake holds it after Finalize, at the canonical neutral q (format:
-        harness/stages/diagnosis/stage.py): every body's spatial inertia and pose, every canonical
-        joint's axis, frame, limits (not enforced by a continuous plant), damping (applied
+        harness/stages/diagnosis/__init__.py): every body's spatial inertia and pose, every
+        canonical joint's axis, frame, limits (not enforced by a continuous plant), damping (applied
         by Drake) and reflected rotor inertia."""
         from pydrake.multibody.tree import BodyIndex
 
@@ -333,17 +358,39 @@ class DrakeAdapter(AdapterBase):
                 "bodies": bodies, "joints": joints, "couplings": {},
                 "nq_native": int(plant.num_positions()),
                 "nv_native": int(plant.num_velocities()),
-                "notes": list(getattr(self, "_as_is_notes", []))}
+                "notes": list(getattr(self, "_as_is_notes", [])),
+                "warnings": list(getattr(self, "_as_is_warnings", []))}
 
     def ablated(self, changes: dict):
-        """A new adapter with ``damping=0`` (every joint's damping in the context) or
-        ``armature=0`` (every actuator's rotor inertia); a continuous plant applies no
-        friction, limits or couplings, so removing them changes nothing."""
-        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings"}
+        """A new adapter with ``damping=0`` (every joint's damping in the context),
+        ``armature=0`` (every actuator's rotor inertia) or ``inertials={body: (m, com_W,
+        I_W) at the canonical neutral}`` (the body's spatial inertia parameters in the
+        context); a continuous plant applies no friction, limits or couplings, so removing
+        them changes nothing."""
+        from pydrake.multibody.tree import RotationalInertia, SpatialInertia
+
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
+                                  "inertials"}
         if unknown:
             raise ValueError(f"drake: cannot ablate {sorted(unknown)}")
         new = type(self)(self.model)
         plant, ctx = new._plant, new._ctx
+        if changes.get("inertials"):
+            at = plant.CreateDefaultContext()
+            plant.SetPositions(at, new._drake_q(new.layout.neutral()))
+            for name, (m, c, I) in changes["inertials"].items():
+                body = plant.GetBodyByName(name)
+                X = plant.EvalBodyPoseInWorld(at, body)
+                R, p = X.rotation().matrix(), X.translation()
+                if not m > 0:
+                    M = SpatialInertia.Zero()
+                else:
+                    Ib = R.T @ np.asarray(I, dtype=float) @ R
+                    M = SpatialInertia.MakeFromCentralInertia(
+                        float(m), R.T @ (np.asarray(c, dtype=float) - p),
+                        RotationalInertia(Ib[0, 0], Ib[1, 1], Ib[2, 2], Ib[0, 1], Ib[0, 2],
+                                          Ib[1, 2]))
+                body.SetSpatialInertiaInBodyFrame(ctx, M)
         if "damping" in changes:
             for j in plant.GetJointIndices():
                 joint = plant.get_joint(j)
@@ -809,7 +856,7 @@ class DrakeAdapter(AdapterBase):
                 "applied generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces "
                 "constraints at velocity level (no J̇v, a compliant regularisation): not the "
                 "exact KKT answer. Run in a separate process (fork server): SAP segfaults on "
-                "constraints involving the world body (ENGINE_NOTES.md)")
+                "constraints involving the world body (measured: docs/engines.md)")
 
     def native_constrained(self, problem):
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash

@@ -33,6 +33,9 @@ try:
 except Exception as e:  # pragma: no cover - reported by the registry
     mujoco = None
     _IMPORT_ERROR = e
+else:  # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT in the
+    # working directory; its warnings stay counted in mjData.warning
+    mujoco.set_mju_user_warning(lambda msg: None)
 
 
 # MuJoCo 4.0.0 has mjd_inverseFD (finite-differenced ∂qfrc_inverse/∂(qpos, qvel, qacc))
@@ -40,6 +43,22 @@ except Exception as e:  # pragma: no cover - reported by the registry
 # derivative, so ∂v̇/∂· comes from mjd_inverseFD by the implicit-function theorem:
 # ∂v̇/∂x = −M⁻¹ ∂τ/∂x at v̇ = forward_dynamics(q, v, τ), ∂v̇/∂τ = M⁻¹.
 MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/core/tolerances.py
+
+def _mark_body_frames(spec) -> None:
+    """Add a massless site named after every body of an MjSpec (unless a site has that
+    name): fusestatic moves a fused body's sites onto the body it is fused into, so its
+    frame stays readable (frame_pose / frame_jacobian look bodies up first, then sites)."""
+    names, stack = set(), [spec.worldbody]
+    bodies = []
+    while stack:
+        b = stack.pop()
+        bodies.append(b)
+        names.update(s.name for s in b.sites)
+        stack.extend(b.bodies)
+    for b in bodies[1:]:
+        if b.name and b.name not in names:
+            b.add_site(name=b.name)
+
 
 _AS_IS_PROVIDES = {
     "forward_dynamics": "mj_forward with MuJoCo's defaults: passive damping, joint limits, "
@@ -53,7 +72,7 @@ class MujocoAdapter(AdapterBase):
     name = "mujoco"
     # native contact variants compared side by side: the defaults and a stiff setting
     NATIVE_CONTACT_VARIANTS = (("defaults", {}),
-                               ("stiff (ENGINE_NOTES)", {"solref": (0.004, 1.0),
+                               ("stiff (solref 4 ms)", {"solref": (0.004, 1.0),
                                                          "solimp": (0.99, 0.99, 0.001, 0.5,
                                                                     2.0)}))
 
@@ -196,8 +215,10 @@ class MujocoAdapter(AdapterBase):
         As-is (``model.as_is_file('mujoco')`` names the user's file): MuJoCo's own defaults
         — for a URDF fusestatic, inertiafromgeom auto, limits, frictionloss and mimic
         equalities as soft constraints; for an MJCF whatever its compiler says. Only
-        contacts are disabled (stages 0-2 are contact-free) and a free root is named
-        ``root_joint`` (added to a URDF's root body when the model is declared floating)."""
+        contacts are disabled (stages 0-2 are contact-free), a free root is named
+        ``root_joint`` (added to a URDF's root body when the model is declared floating),
+        and every body carries a massless site of its own name (``_mark_body_frames``), so
+        the frame of a body MuJoCo fuses into its parent (or the world) is still there."""
         from harness.core.spec import FREE_JOINT_NAME
 
         self._as_is = src = as_is_source(model, self.name)
@@ -211,6 +232,7 @@ class MujocoAdapter(AdapterBase):
         try:
             spec = (mujoco.MjSpec.from_string(src.text) if src.kind == "urdf"
                     else mujoco.MjSpec.from_file(src.path))
+            _mark_body_frames(spec)
             root = spec.worldbody.first_body()
             if model.spec.floating and root is not None:
                 free = [j for j in root.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]
@@ -243,7 +265,7 @@ class MujocoAdapter(AdapterBase):
 
     def readback(self) -> dict:
         """The compiled model as MuJoCo holds it, at the canonical neutral q, world axes
-        (format: harness/stages/diagnosis/stage.py): every body MuJoCo keeps (fused
+        (format: harness/stages/diagnosis/__init__.py): every body MuJoCo keeps (fused
         static bodies are gone), every canonical joint with the damping, frictionloss, armature
         and limits MuJoCo will apply, and the joint equalities (mimic) it enforces."""
         m, d = self._m, self._d

@@ -100,7 +100,7 @@ def _about_origin(m, c, Ic):
 def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
                        notes=()) -> dict:
     """Read-back of a pin.Model at the canonical neutral q (format:
-    harness/stages/diagnosis/stage.py).
+    harness/stages/diagnosis/__init__.py).
 
     Pinocchio merges a link welded by a fixed joint into its joint's body
     (``model.inertias``) but keeps the link's own inertia on the fixed joint's frame (a
@@ -179,6 +179,44 @@ def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
     return {"engine": engine, "api": api, "bodies": bodies, "joints": joints,
             "couplings": {}, "nq_native": int(pm.nq), "nv_native": int(pm.nv),
             "notes": list(notes)}
+
+
+def pinocchio_set_inertials(pm, layout, qidx, inertials: dict) -> None:
+    """Give bodies of ``pm`` new inertias in place (an ablation): ``inertials`` {body:
+    (m kg, com_W (3) m, I_W (3x3) kg·m² about the com)} at the canonical neutral q, world
+    axes. The difference to what the read-back shows for the body is added to the inertia
+    of the joint that carries it (where the dynamics read it), and the frame holding the
+    link's own inertia (if any) is updated so that the read-back shows the new value."""
+    rb = pinocchio_readback(pm, layout, qidx, False, "", "")["bodies"]
+    d = pm.createData()
+    q = np.empty(pm.nq)
+    q[qidx] = layout.neutral()
+    pin.framesForwardKinematics(pm, d, q)
+
+    def local(X, item):  # (m, com_W, I_W) → pin.Inertia in frame X
+        m, c, I = item
+        R = X.rotation
+        return pin.Inertia(float(m), X.actInv(np.asarray(c, dtype=float)),
+                           R.T @ np.asarray(I, dtype=float) @ R)
+
+    for name, want in inertials.items():
+        if not pm.existFrame(name, pin.BODY):
+            raise ValueError(f"pinocchio: no body {name}")
+        fid = pm.getFrameId(name, pin.BODY)
+        f = pm.frames[fid]
+        now = rb[name]
+        jid = f.parentJoint
+        if jid > 0:
+            X = d.oMi[jid]
+            pm.inertias[jid] = (pin.Inertia(pm.inertias[jid]) + local(X, want)
+                                - local(X, (now["mass"], now["com_W"], now["I_W"])))
+        par = f.parentFrame if 0 <= f.parentFrame < len(pm.frames) else fid
+        for c in (fid, par):
+            fr = pm.frames[c]
+            if fr.inertia.mass > 0 or np.any(fr.inertia.inertia):
+                fr.inertia = local(d.oMf[c], want)
+                pm.frames[c] = fr
+                break
 
 
 def pinocchio_as_is_joints(model, engine: str) -> list:
@@ -279,10 +317,11 @@ class PinocchioAdapter(AdapterBase):
 
     def ablated(self, changes: dict):
         """A new adapter with one known cause removed: ``damping=0`` (no −D v),
-        ``armature=0`` (model.armature). Pinocchio applies no friction, limits or
-        couplings, so removing them changes nothing; inertials/placements cannot be
-        changed here (ValueError)."""
-        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings"}
+        ``armature=0`` (model.armature), ``inertials={body: (m, com_W, I_W) at neutral}``
+        (pinocchio_set_inertials). Pinocchio applies no friction, limits or couplings, so
+        removing them changes nothing; placements cannot be changed here (ValueError)."""
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
+                                  "inertials"}
         if unknown:
             raise ValueError(f"pinocchio: cannot ablate {sorted(unknown)}")
         new = type(self)(self.model)
@@ -290,6 +329,9 @@ class PinocchioAdapter(AdapterBase):
             new._damped = False
         if "armature" in changes:
             new._m.armature = np.zeros(new._m.nv)
+        if changes.get("inertials"):
+            pinocchio_set_inertials(new._m, new.layout, new._qidx, changes["inertials"])
+            new._d = new._m.createData()
         return new
 
     # ----- native contact (harness/stages/contact/native.py) --------------------------------------

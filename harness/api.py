@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from harness.core.errors import BadInput, EngineUnavailable
-from harness.core.io import check_output_folder, write_text_atomic
+from harness.core.io import check_output_file, claims_output, output_folder, write_text_atomic
 from harness.core.records import Record
+from harness.core.strict import check_run_size
 from harness.core.verdict import Verdict, judge
 from harness.evidence import bundle as evidence
 from harness.model import registry
@@ -63,13 +64,34 @@ class Outcome:
         return self.path / "index.html"
 
 
+@dataclass
+class Diagnosis(Outcome):
+    """The outcome of ``diagnose``: a bundle whose job is to explain differences, so its
+    exit code follows the diagnosis rule (``explained``), not the parity verdict."""
+
+    @property
+    def explained(self) -> bool:
+        """True when every row of the bundle that failed, raised or went unscored —
+        stages 0-2 and the diagnosis's as-is rows — is explained by a named cause (an
+        unscored row: by the causes of the rows that blocked it), and every engine loaded
+        the file."""
+        sums = diagnosis_summaries(self)
+        return bool(sums) and all(s["explained"] for s in sums)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when ``explained``, else 1."""
+        return 0 if self.explained else 1
+
+
 def evidence_hooks() -> evidence.Hooks:
     """The stages' recompute hooks and manifest-section checks, for the evidence layer."""
     return evidence.Hooks(
         recompute={s.name: s.recompute for s in STAGES if s.recompute is not None},
         sections={s.manifest_key: s.manifest_problem for s in STAGES
                   if s.manifest_key and s.manifest_problem is not None},
-        thresholds={s.manifest_key: s.thresholds for s in STAGES if s.manifest_key})
+        thresholds={s.manifest_key: s.thresholds for s in STAGES if s.manifest_key},
+        stages=tuple(s for s in STAGES if s.sampled))  # in the runner's order
 
 
 def judge_records(records: Iterable[Record]) -> Verdict:
@@ -89,7 +111,8 @@ def select_engines(names: str | Sequence[str] | None = None,
     EngineUnavailable for a missing engine not in ``allow_missing``."""
     text = names if names is None or isinstance(names, str) else ",".join(names)
     wanted = registry.parse_engines(text)
-    allowed = set(registry.parse_engines(",".join(allow_missing))) if allow_missing else set()
+    allowed = set(registry.parse_engines(",".join(allow_missing), "--allow-missing")) \
+        if allow_missing else set()
     run, missing = [], {}
     for e in wanted:
         info = registry.probe(e)
@@ -169,6 +192,7 @@ def load_as_is_models(paths: Sequence[str], floating: bool = False,
 
 
 # ----- the staged comparison ------------------------------------------------------------
+@claims_output(evidence.OUTPUT)  # the --out rule checked and the folder locked first
 def run(models: list, *, out, title: str = "Engine parity report",
         engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
         stages: Sequence[str] | None = None, samples: int = 10, seed: int = 0,
@@ -187,7 +211,9 @@ def run(models: list, *, out, title: str = "Engine parity report",
         raise BadInput("--seed", f"must be >= 0, got {seed}")
     if not (beyond_limits == beyond_limits and 0.0 <= beyond_limits <= 10.0):
         raise BadInput("--beyond-limits", f"must be between 0 and 10, got {beyond_limits}")
-    out = check_output_folder(out, "manifest.json", "an evidence bundle")
+    check_run_size(models, len(run_engines), samples, "derivatives" in stage_list)
+    if junit:
+        check_output_file(junit, "--junit")
     command_line = list(command_line) if command_line is not None else \
         ["harness", *sys.argv[1:]]
     result = runner.run(models, run_engines, stage_list, samples=samples, seed=seed,
@@ -200,18 +226,18 @@ def run(models: list, *, out, title: str = "Engine parity report",
         result.arrays.update(carr)
     as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
     if as_is:  # why the engines disagree (stage "diagnosis")
-        from harness.stages.diagnosis import stage as diagnosis
+        from harness.stages.diagnosis import ablation
 
-        dr = diagnosis.run(as_is, run_engines, samples=samples, seed=seed,
+        dr = ablation.run(as_is, run_engines, samples=samples, seed=seed,
                            beyond_limits=beyond_limits, progress=say)
         result.records += dr.records
         result.arrays.update(dr.arrays)
     replay_info, extra, timings = None, {}, None
     if replay_cases:
-        from harness.stages.replay import stage as replay_stage
+        from harness.stages.replay import run as replay_run
 
         cases = replay_cases() if callable(replay_cases) else replay_cases
-        rr = replay_stage.run(cases, run_engines, result.records, progress=say)
+        rr = replay_run.run(cases, run_engines, result.records, progress=say)
         result.records += rr.records
         result.arrays.update(rr.arrays)
         replay_info, timings = rr.info, rr.timings
@@ -261,10 +287,14 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
 def diagnose(model: str, *, out="reports/diagnose", floating: bool = False,
              engine_files: dict | None = None, beyond_limits: float = 0.0,
              repair_inertia: bool = False, **kw) -> Outcome:
-    """``parity(urdf=model, as_is=True)`` on one file: why the engines disagree."""
+    """``parity(urdf=model, as_is=True)`` on one file: why the engines disagree. The
+    exit code is the diagnosis's (``Diagnosis.explained``): 0 only when every difference in
+    the bundle has a named cause and no row went unscored for any other reason."""
     models = load_as_is_models([str(model)], floating, engine_files, repair_inertia)
     kw.setdefault("title", f"Why the engines disagree: {model}")
-    return run(models, out=out, beyond_limits=beyond_limits, **kw)
+    o = run(models, out=out, beyond_limits=beyond_limits, **kw)
+    return Diagnosis(o.path, o.records, o.arrays, o.manifest, o.verdict, o.missing,
+                     o.timings)
 
 
 def qualify(profile: str = "ci", *, out, samples: int | None = None,
@@ -273,7 +303,7 @@ def qualify(profile: str = "ci", *, out, samples: int | None = None,
     opt-in derivatives and 100 samples), plus the qualification replay cases."""
     from fixtures import catalog
     from harness.model.prepared import prepare_fixture
-    from harness.stages.replay import stage as replay_stage
+    from harness.stages.replay.synth import qualify_cases
 
     if profile not in PROFILES:
         raise BadInput("--profile", f"unknown profile {profile!r} (known: "
@@ -285,7 +315,7 @@ def qualify(profile: str = "ci", *, out, samples: int | None = None,
     return run(models, out=out, title=f"Qualification ({profile} profile)",
                stages=stage_list, samples=prof["samples"] if samples is None else samples,
                contact_suite=True,
-               replay_cases=lambda: replay_stage.qualify_cases(coarse=coarse_replay), **kw)
+               replay_cases=lambda: qualify_cases(coarse=coarse_replay), **kw)
 
 
 def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 1e-3,
@@ -296,15 +326,14 @@ def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 
     or dop853 (``rtol``, ``atol``)."""
     from harness.model import candidate as cd
     from harness.model.integrators import Method
-    from harness.stages.replay import stage as replay_stage
+    from harness.stages.replay.cases import Case, safe_case_name
 
     cand = candidate if isinstance(candidate, cd.Candidate) else cd.load(candidate)
     if method == "dop853":
         m = Method("dop853", rtol=_positive(rtol, "--rtol"), atol=_positive(atol, "--atol"))
     else:
         m = Method(method, dt=_positive(dt, "--dt"))
-    case = replay_stage.Case(replay_stage.safe_case_name(cand.model.name), cand, score, m,
-                             native=native)
+    case = Case(safe_case_name(cand.model.name), cand, score, m, native=native)
     kw.setdefault("title", f"Replay of {cand.path or cand.model.name}")
     return run([cand.model], out=out, replay_cases=[case], **kw)
 
@@ -325,7 +354,7 @@ def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
     from fixtures import catalog
     from harness.model import candidate as cd
     from harness.model.prepared import prepare_fixture
-    from harness.stages.replay import stage as replay_stage
+    from harness.stages.replay.synth import synthesize
 
     if fixture not in catalog.names():
         raise BadInput("FIXTURE", f"unknown fixture {fixture!r} (known: "
@@ -336,10 +365,9 @@ def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
     for vals, n, what in ((q0, model.layout.nq, "--q0"), (v0, model.layout.nv, "--v0")):
         if vals is not None and len(vals) != n:
             raise BadInput(what, f"needs {n} numbers for {fixture}, got {len(vals)}")
-    cand = replay_stage.synthesize(model, law, duration=_positive(duration, "--duration"),
-                                   grid_dt=_positive(grid_dt, "--grid-dt"),
-                                   interpolation=interpolation, seed=seed, engine=engine,
-                                   q0=q0, v0=v0)
+    cand = synthesize(model, law, duration=_positive(duration, "--duration"),
+                      grid_dt=_positive(grid_dt, "--grid-dt"), interpolation=interpolation,
+                      seed=seed, engine=engine, q0=q0, v0=v0)
     return cd.save(cand, out), cand
 
 
@@ -392,6 +420,8 @@ def report(bundle, out=None, baseline=None) -> tuple:
     the changes since it. Returns (path written, changes or None)."""
     from harness.evidence import baseline as baseline_mod
 
+    if out:
+        check_output_file(out, "--out")
     folder = Path(bundle)
     if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
         from harness.sweep.report import rerender
@@ -413,21 +443,24 @@ def report(bundle, out=None, baseline=None) -> tuple:
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------
 def first_differing(outcome: Outcome) -> list:
     """[(record, label of its first differing element)] of stage 0 rows that differ."""
-    from harness.stages.diagnosis import stage as diagnosis
+    from harness.stages.diagnosis import summary
 
-    return diagnosis.first_differing([r for r in outcome.records if r.stage != "diagnosis"],
+    return summary.first_differing([r for r in outcome.records if r.stage != "diagnosis"],
                                      outcome.arrays)
 
 
 def diagnosis_summaries(outcome: Outcome) -> list:
-    """Per as-is model: the differences, their named causes and shares, and lines to print
-    (``lines``); ``explained`` is False when a difference has no named cause."""
-    from harness.stages.diagnosis import stage as diagnosis
+    """Per as-is model: the differences, their named causes and shares, every row of the
+    bundle that differs with its causes (``rows``), and lines to print (``lines``);
+    ``explained`` is False when a difference or a row has no named cause, or an engine
+    could not load the file."""
+    from harness.stages.diagnosis import summary
 
     out = []
-    for s in diagnosis.summarise(outcome.records, outcome.arrays):
-        out.append({**s, "lines": list(diagnosis.format_summary(s)),
-                    "explained": not (s["unexplained"] or s["failed"])})
+    for s in summary.summarise(outcome.records, outcome.arrays):
+        out.append({**s, "lines": list(summary.format_summary(s)),
+                    "explained": not (s["unexplained"] or s["failed"]
+                                      or s["rows_unexplained"])})
     return out
 
 
@@ -439,11 +472,12 @@ def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, se
     from harness.fit import bundle as fit_bundle
     from harness.report import fit as fit_report
 
-    fit_bundle.check_out(out)  # before the fit, not after it
-    result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
-                            process_noise=process_noise)
-    html = fit_report.render(result["json"], result["arrays"])
-    return fit_bundle.write(out, result, html), result["json"]
+    # the --out rule checked before the fit, and the folder locked until it is written
+    with output_folder(out, fit_bundle.OUTPUT) as out:
+        result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
+                                process_noise=process_noise)
+        html = fit_report.render(result["json"], result["arrays"])
+        return fit_bundle.write(out, result, html), result["json"]
 
 
 def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
@@ -468,10 +502,9 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     from harness.swing import run as swing_run
 
     def replay_fn(cand, method, folder):
-        from harness.stages.replay import stage as replay_stage
+        from harness.stages.replay.cases import Case, safe_case_name
 
-        case = replay_stage.Case(replay_stage.safe_case_name(cand.model.name), cand,
-                                 "horizon", method, native=False)
+        case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
         o = run([cand.model], out=folder, title=f"Replay of the swing fit ({capture_path})",
                 engines=engines, allow_missing=allow_missing, samples=4, seed=0,
                 replay_cases=[case], progress=progress)
@@ -481,7 +514,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                            replay_fn=replay_fn if replay else None, progress=progress)
 
 
-# name -> module with grid, run_case, crash_case
+# name -> module with grid, run_case, crash_case and scorer (the module judging its cases)
 SWEEPS = {"contact": "harness.sweep.contact"}
 
 
@@ -507,12 +540,12 @@ def sweep(name: str, *, out, backend: str | None = None, workers: int | None = N
         name, mod.grid, mod.run_case, getattr(mod, "crash_case", None), out=out,
         backend=backend, workers=workers, scheduler=scheduler, quick=quick, quiet=quiet,
         include_crash=include_crash, timeout_s=timeout_s, aggregate=aggregate,
-        axes=list(axes) if axes else None,
+        axes=list(axes) if axes else None, scorer=getattr(mod, "scorer", None),
         command_line=list(command_line) if command_line else ["harness", *sys.argv[1:]])
 
 
-__all__ = ["BY_NAME", "PROFILES", "Outcome", "capture", "diagnose", "diagnosis_summaries",
-           "engines", "evidence_hooks", "first_differing", "fit", "judge_records",
-           "load_as_is_models", "load_models", "make_candidate", "parity", "qualify",
-           "read_bundle", "render_report", "replay", "report", "run", "save_candidate",
+__all__ = ["BY_NAME", "PROFILES", "Diagnosis", "Outcome", "capture", "diagnose",
+           "diagnosis_summaries", "engines", "evidence_hooks", "first_differing", "fit",
+           "judge_records", "load_as_is_models", "load_models", "make_candidate", "parity",
+           "qualify", "read_bundle", "render_report", "replay", "report", "run", "save_candidate",
            "select_engines", "sweep", "swing", "synth", "verify"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness import api
 from harness.core.errors import BadInput, HarnessError
+from harness.core.records import error_text
 from harness.core.version import __version__
 
 
@@ -80,8 +81,8 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
           + (f", {c['unconverged']} unconverged" if c["unconverged"] else "")
           + (f", {c['informational']} informational (measured, no verdict)"
              if c["informational"] else ""))
-    if v.worst is not None:
-        print(f"worst relative error: {v.worst.max_rel:.3e} ({v.worst.id})")
+    if v.n_scored:
+        print(v.headline)
     scored = [r for r in records if r.max_rel is not None]
     der = [r for r in scored if r.stage == "derivatives"]
     traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
@@ -102,8 +103,9 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
     first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
         if r.status in ("failed", "error", "not_scored", "unconverged"):
+            err = error_text(r, 3) if r.max_abs is not None else ""
             print(f"  {r.status.upper():11s} {r.id}"
-                  + (f"  max_rel {r.max_rel:.3e}" if r.max_rel is not None else "")
+                  + (f"  {'' if r.max_rel is None else 'max_rel '}{err}" if err else "")
                   + (f"  first differing: {first[r.id]}" if r.id in first else "")
                   + (f"  ({r.reason})" if r.reason else ""))
     print(f"report: {o.report}")
@@ -112,15 +114,18 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
 
 def _print_diagnosis(o: api.Outcome, brief: bool = False) -> int:
     """Print the diagnosis of the as-is models; 0 if every difference is explained by a
-    named cause and every engine loaded, else 1."""
+    named cause and every engine loaded, else 1 (``api.Diagnosis.explained``)."""
     rc = 0
     firsts = api.first_differing(o)
     for s in api.diagnosis_summaries(o):
-        if firsts:
-            print(f"{s['fixture']}: stage 0, first differing element per record:")
-            for r, label in firsts:
-                if r.fixture == s["fixture"] and (not brief or r.engine_a == "declared"):
-                    print(f"  {r.quantity:17s} {r.engine_a}~{r.engine_b}: {label}")
+        mine = [(r, label) for r, label in firsts if r.fixture == s["fixture"]
+                and (not brief or r.engine_a == "declared")]
+        if mine:
+            print(f"{s['fixture']}: stage 0, first differing element per record (tree "
+                  "order; the record's largest difference where it is elsewhere):")
+            for r, label in mine:
+                worst = f" (largest at {r.worst_label})" if r.worst_label != label else ""
+                print(f"  {r.quantity:17s} {r.engine_a}~{r.engine_b}: {label}{worst}")
         for line in s["lines"]:
             print(line)
         if not s["explained"]:
@@ -150,9 +155,12 @@ def cmd_diagnose(args) -> int:
     """``harness diagnose MODEL``: ``parity --as-is`` on one file, printing why the engines
     disagree (exit 0: every difference explained by a named cause; 1: something is not)."""
     o = api.diagnose(args.model, out=args.out, floating=args.floating,
+                     repair_inertia=args.repair_inertia,
                      engine_files=_engine_files(args.engine_file),
                      beyond_limits=args.beyond_limits, samples=args.samples, **_run_kw(args))
-    return _summarise(o, diagnosis_only=True)
+    _print_diagnosis(o, brief=True)
+    print(f"report: {o.report}")
+    return o.exit_code
 
 
 def cmd_qualify(args) -> int:
@@ -220,6 +228,10 @@ def cmd_verify(args) -> int:
 def cmd_capture(args) -> int:
     """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
     optional filter) and detect the swing events; prints a summary, --json writes it all."""
+    if args.json:  # before any work
+        from harness.core.io import check_output_file
+
+        check_output_file(args.json, "--json")
     cap, ev, rep = api.capture(args.capture, up=args.up, cutoff_hz=args.cutoff)
     print(f"{cap.source}: {cap.n_frames} frames at {cap.rate_hz:g} Hz "
           f"({cap.n_frames / cap.rate_hz:.3f} s), units {cap.units_in_file!r}, up axis "
@@ -346,6 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
     dg.add_argument("model", metavar="MODEL", help="a URDF or MJCF file")
     dg.add_argument("--floating", action="store_true", help="add a free root joint")
     dg.add_argument("--samples", type=int, default=10, help="random states (default 10)")
+    dg.add_argument("--repair-inertia", action="store_true",
+                    help="replace non-physical URDF inertias by the nearest physical ones in "
+                         "the declared model, and report which engine refuses, warns about "
+                         "or silently accepts the file's own")
     _as_is_options(dg, with_flag=False)
     _common(dg, out_default="reports/diagnose")
     q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass")
@@ -454,7 +470,51 @@ COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify
             "swing": cmd_swing, "sweep": cmd_sweep, "fit": cmd_fit}
 
 
+class _ReaderGone:
+    """sys.stdout / sys.stderr as they were, except that once the reader has gone
+    (``harness … | head -1``) the rest of the output goes to /dev/null: the command runs on
+    to its own exit code, with no traceback and no internal error."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_devnull()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_devnull()
+
+    def _to_devnull(self):
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, self._stream.fileno())
+            os.close(fd)
+        except (OSError, ValueError, AttributeError):  # no file descriptor: nothing to do
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv=None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _ReaderGone(streams[0]), _ReaderGone(streams[1])
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.cmd](args)

@@ -47,6 +47,23 @@ def assert_close(a, b, stage: str, quantity: str, what: str = ""):
                 f"atol {tol.atol} rtol {tol.rtol} ({stage}/{quantity})")
 
 
+def tol_kw(stage: str, quantity: str) -> dict:
+    """rtol and atol of a table entry, as keywords of np.testing.assert_allclose."""
+    t = lookup(stage, quantity)
+    return {"rtol": t.rtol, "atol": t.atol}
+
+
+def assert_known(records, complete: bool = True):
+    """Every record as harness/core/known_disagreements.toml says: a listed record has its
+    entry's status (a listed one that passes is stale), any other record passed, and
+    (``complete``) every entry within the records' stages, fixtures, quantities and
+    engines matched one of them."""
+    from harness.core import known
+
+    problems = known.check(records, complete)
+    assert not problems, "\n".join(problems)
+
+
 def assert_bad_input(load, path: str, expected: str):
     """load(path) raises BadInput naming ``path``, on one line, with ``expected`` in it."""
     from harness.core.errors import BadInput

@@ -30,6 +30,7 @@ import numpy as np
 from harness.capture.c3d import read_c3d
 from harness.capture.markerset import DRIVER_SWING, MarkerSet
 from harness.core.errors import BadInput
+from harness.core.strict import holds_warnings
 from harness.core.tolerances import lookup
 
 # Proper rotations (det +1, integer entries) taking each signed file axis onto +z.
@@ -172,9 +173,11 @@ def _infer_up(where, X, labels, ms: MarkerSet):
                   f"{align:.3f} aligned)")
 
 
+@holds_warnings
 def ingest(path, markerset: MarkerSet = DRIVER_SWING, up: str = "auto",
            cutoff_hz: float | None = None) -> Capture:
-    """Read and validate a capture. Raises BadInput naming the file on any problem."""
+    """Read and validate a capture. Raises BadInput naming the file on any problem (alone:
+    numpy's warnings on the way are dropped with it)."""
     where = str(path)
     if up not in UP_CHOICES:
         raise BadInput("--up", f"{up!r} is not one of {', '.join(UP_CHOICES)}")

@@ -5,6 +5,14 @@ Exit codes (harness/cli.py): BadInput and EngineUnavailable → 2; a failed comp
 from __future__ import annotations
 
 
+def printable(text) -> str:
+    """``text`` with every control character (ANSI escapes, carriage returns, NUL, …)
+    written as a Python escape (``\\x1b``), so that a name read from a file can never
+    drive the terminal it is printed on; other characters (unicode included) unchanged."""
+    return "".join(c if c.isprintable() or c == " " else
+                   c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
 class HarnessError(Exception):
     """Base class; ``str(e)`` is the one-line message shown to the user."""
 
@@ -15,8 +23,9 @@ class BadInput(HarnessError):
     """An input file, option or value is wrong. ``where`` names the file or option."""
 
     def __init__(self, where: str, problem: str):
-        self.where = str(where)
-        self.problem = " ".join(str(problem).split())  # one line, always
+        self.where = printable(where)
+        # one line, always; no raw control characters from a file
+        self.problem = printable(" ".join(str(problem).split()))
         super().__init__(f"{self.where}: {self.problem}")
 
 

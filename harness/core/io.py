@@ -1,11 +1,23 @@
-"""Files on disk: content hashes and atomic writes (temp file or folder beside the target,
-fsync, rename), and the rule for which output folders may be replaced.
+"""Files on disk: content hashes, atomic writes (temp file or folder beside the target,
+fsync, rename) and the one rule for which output folders may be replaced.
 
 No units. Every writer either leaves the old file/folder intact or replaces it whole.
+
+The output-folder rule (``check_output_folder``): the harness replaces only a folder that
+is absent, empty, or one it wrote itself: its marker file (e.g. ``manifest.json``) parses
+with that kind's own schema and the folder holds nothing but the files and subfolders that
+kind writes (no other name, no symbolic link). A writer holds an exclusive lock
+(``fcntl.flock`` on ``.NAME.lock`` beside the folder, removed afterwards) from the check
+before any work to the swap, and the rule is checked again at the swap, so a folder that
+appeared meanwhile is never swapped out, and a second writer is refused.
 """
 from __future__ import annotations
 
 import ctypes
+import errno
+import fcntl
+import functools
+import glob
 import hashlib
 import io
 import json
@@ -13,7 +25,10 @@ import os
 import shutil
 import tempfile
 import zipfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -28,20 +43,202 @@ def array_sha256(a: np.ndarray) -> str:
     return h.hexdigest()
 
 
-# ----- atomic folder write --------------------------------------------------------------
-_RENAME_EXCHANGE = 2
+# ----- the output-folder rule ---------------------------------------------------------
+MARKER_MAX_BYTES = 64 * 2 ** 20  # a marker file larger than this is no harness marker
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2); False if unsupported."""
+@dataclass(frozen=True)
+class OutputKind:
+    """One kind of output folder the harness writes. ``what``: its name in messages ("an
+    evidence bundle"); ``marker``: the relative path of the file that identifies it
+    ("manifest.json", "fit/fit.json"); ``recognise(path)``: raises unless the file at
+    ``path`` parses with this kind's own schema; ``files``: the names of the files it may
+    hold; ``folders``: {name: OutputKind} of the subfolders it may hold (a swing's ``fit``
+    and ``replay``)."""
+
+    what: str
+    marker: str
+    recognise: Callable[[Path], object]
+    files: frozenset
+    folders: dict = field(default_factory=dict)
+
+
+def _not_ours(folder: Path, kind: OutputKind, prefix: str = "") -> str:
+    """"" if ``folder`` is empty or holds only what ``kind`` writes with a marker of that
+    kind; else the first reason it is not (a relative path and what is wrong with it)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as e:
+        return f"{prefix or '.'} cannot be listed ({e.strerror})"
+    if not entries:
+        return ""
+    for e in entries:
+        rel = prefix + e.name
+        if e.is_symlink():
+            return f"it holds {rel}, a symbolic link the harness does not write"
+        if e.name in kind.files and e.is_file(follow_symlinks=False):
+            continue
+        if e.name in kind.folders and e.is_dir(follow_symlinks=False):
+            problem = _not_ours(Path(e.path), kind.folders[e.name], rel + "/")
+            if problem:
+                return problem
+            continue
+        return f"it holds {rel}{'/' if e.is_dir(follow_symlinks=False) else ''}, which the " \
+               f"harness does not write there"
+    marker = folder / kind.marker
+    rel = prefix + kind.marker
+    try:
+        if not marker.is_file() or marker.stat().st_size > MARKER_MAX_BYTES:
+            return f"it has no {rel} of its own"
+        kind.recognise(marker)
+    except BadInput as e:
+        return f"{rel}: {_short(e.problem)}"
+    except Exception as e:  # any failure to recognise the marker: not ours, refuse
+        return f"{rel}: {_short(f'{type(e).__name__}: {e}')}"
+    return ""
+
+
+def _short(text: str, n: int = 100) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def check_output_folder(out, kind: OutputKind) -> Path:
+    """``out`` resolved if the harness may write that folder: absent, empty, or ``kind``'s
+    own (its marker parses with its schema and it holds nothing else; ``_not_ours``);
+    BadInput otherwise, with nothing touched. Checked before any work and again at the
+    swap."""
+    shown = str(out)
+    path = Path(out).resolve()
+    if path == path.parent:
+        raise BadInput(shown, "is a filesystem root, not an output folder")
+    if os.path.lexists(path) and not path.is_dir():
+        raise BadInput(shown, "exists and is not a folder")
+    if path.is_dir():
+        problem = _not_ours(path, kind)
+        if problem:
+            raise BadInput(shown, f"is not {kind.what}; refusing to replace it ({problem}); "
+                                  "remove it or choose another folder")
+    return path
+
+
+def check_output_file(path, option: str) -> Path:
+    """``path`` if one file can be written there atomically (JUnit XML, a JSON report, an
+    HTML page): not a folder, not a special file, and its nearest existing parent a folder
+    this process can create files in (probed with a file created and removed at once).
+    BadInput naming ``option`` otherwise. Checked before any work."""
+    p = Path(path)
+    shown = f"{option} {path}"
+    if p.is_dir():
+        raise BadInput(shown, "is a folder; name a file")
+    if os.path.lexists(p) and not p.is_file():
+        raise BadInput(shown, "exists and is not a regular file")
+    parent = Path(os.path.abspath(p)).parent
+    while not os.path.lexists(parent):
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BadInput(shown, f"{parent} is not a folder")
+    probe = parent / f".{p.name}.tmp-{os.getpid()}-probe"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as e:
+        raise BadInput(shown, f"cannot write in {parent} ({e.strerror})")
+    return p
+
+
+# ----- the writer's lock ------------------------------------------------------------------
+_HELD: dict = {}  # resolved output folder -> lock file descriptor held by this process
+
+
+def _lock(path: Path, shown: str) -> int:
+    """An exclusive flock on ``.NAME.lock`` beside ``path`` (parents created); BadInput if
+    another writer holds it or the place is not writable."""
+    parent = path.parent
+    while not os.path.lexists(parent):
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BadInput(shown, f"{parent} is not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadInput(shown, f"cannot create its parent folder ({e.strerror or e})")
+    lock = path.parent / f".{path.name}.lock"
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as e:
+            raise BadInput(shown, f"cannot write there ({e.strerror or e})")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise BadInput(shown, "another harness run is writing this folder now; wait "
+                                      "for it to finish or choose another folder")
+            raise BadInput(shown, f"cannot lock {lock.name} ({e.strerror or e})")
+        try:  # the file may have been removed by the previous holder between open and lock
+            st = os.stat(lock)
+            held = (st.st_ino, st.st_dev) == (os.fstat(fd).st_ino, os.fstat(fd).st_dev)
+        except FileNotFoundError:
+            held = False
+        if held:
+            return fd
+        os.close(fd)
+
+
+def _unlock(path: Path, fd: int):
+    try:
+        os.unlink(path.parent / f".{path.name}.lock")
+    except OSError:
+        pass
+    os.close(fd)
+
+
+@contextmanager
+def output_folder(out, kind: OutputKind):
+    """``with output_folder(out, kind) as path:`` the output folder checked by the rule
+    and locked for this writer until the block ends (BadInput before the block if it may
+    not be written or another writer holds it). Writes inside go through
+    ``write_folder_atomic`` or ``swap_in``, which check the rule again at the swap."""
+    path = check_output_folder(out, kind)
+    fd = _lock(path, str(out))
+    try:
+        check_output_folder(out, kind)  # again, now that no other writer can change it
+        _HELD[path] = fd
+        yield path
+    finally:
+        _HELD.pop(path, None)
+        _unlock(path, fd)
+
+
+def claims_output(kind: OutputKind):
+    """Decorator: the function's ``out`` keyword argument held as ``output_folder(out,
+    kind)`` for the whole call (the function receives the resolved path)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def claimed(*args, out, **kw):
+            with output_folder(out, kind) as path:
+                return fn(*args, out=path, **kw)
+        return claimed
+    return wrap
+
+
+# ----- atomic folder write ----------------------------------------------------------------
+_RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
+
+
+def _renameat2(a: Path, b: Path, flags: int) -> int:
+    """renameat2(a, b, flags) (Linux): 0 on success, else the errno (ENOSYS if the call
+    is missing)."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
-        return False
+        return errno.ENOSYS
     AT_FDCWD = -100
-    rc = fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
+    if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), flags) == 0:
+        return 0
+    return ctypes.get_errno() or errno.EIO
 
 
 def _fsync_dir(path: Path):
@@ -55,66 +252,151 @@ def _fsync_dir(path: Path):
         pass
 
 
-def _remove_stale_temps(out: Path):
-    """Delete temporary folders left by a writer that was killed (its pid is gone)."""
-    for p in out.parent.glob(f".{out.name}.tmp-*"):
+def _umask() -> int:
+    """The process umask, read without changing it where Linux reports it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _remove_stale_temps(target: Path):
+    """Delete the temporary files and folders (``.NAME.tmp-PID-…``, ``.NAME.old-PID``) of
+    writers of ``target`` that were killed (their pid is gone)."""
+    name = glob.escape(target.name)
+    for p in list(target.parent.glob(f".{name}.tmp-*")) + \
+            list(target.parent.glob(f".{name}.old-*")):
         try:
-            pid = int(p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0])
-        except (IndexError, ValueError):
+            pid = int(p.name[len(target.name) + 6:].split("-", 1)[0])
+        except ValueError:
             continue
         try:
             os.kill(pid, 0)
-            alive = True
+            continue  # alive (or not ours to judge)
         except ProcessLookupError:
-            alive = False
+            pass
         except PermissionError:
-            alive = True
-        if not alive and p.is_dir():
+            continue
+        if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                p.unlink()
+            except OSError:
+                pass
 
 
-def write_folder_atomic(out: Path, files: dict) -> Path:
-    """Write {filename: bytes} as folder ``out``, atomically replacing any old one."""
-    out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise BadInput(str(out), "exists and is not a folder")
+def temp_folder(out: Path) -> Path:
+    """A new empty folder ``.NAME.tmp-PID-…`` beside ``out`` (after removing those of dead
+    writers), with the permissions of a folder made under the process umask."""
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
+    return tmp
+
+
+def swap_in(tmp: Path, out: Path, kind: OutputKind, shown: str | None = None) -> Path:
+    """Put the finished folder ``tmp`` in place of ``out`` atomically: a rename if ``out`` is
+    absent, else (the rule checked again first) ``renameat2(RENAME_EXCHANGE)`` and the old
+    folder, checked once more now that nobody can add to it, deleted (or swapped back and
+    BadInput if something appeared in it). Two renames only where renameat2 is missing.
+    ``tmp`` is consumed or left for the caller to remove on an exception."""
+    out = Path(out)
+    shown = shown or str(out)
+    problem = _not_ours(tmp, kind)
+    if problem:  # the harness must be able to replace what it writes
+        raise RuntimeError(f"the new {kind.what} does not pass the output-folder rule: "
+                           f"{problem}")
+    _fsync_dir(tmp)
+    err = _renameat2(tmp, out, _RENAME_NOREPLACE)
+    if err in (errno.ENOSYS, errno.EINVAL):
+        try:
+            os.rename(tmp, out)  # replaces only an empty folder
+            err = 0
+        except OSError as e:
+            err = e.errno
+    if err == 0:
+        _fsync_dir(out.parent)
+        return out
+    if err not in (errno.EEXIST, errno.ENOTEMPTY):
+        raise OSError(err, os.strerror(err), str(out))
+    check_output_folder(out, kind)  # it appeared or changed during the run
+    err = _renameat2(tmp, out, _RENAME_EXCHANGE)
+    if err == 0:
+        problem = _not_ours(tmp, kind)  # tmp now holds the old folder
+        if problem:
+            if _renameat2(tmp, out, _RENAME_EXCHANGE) == 0:
+                raise BadInput(shown, f"changed while the harness was writing it "
+                                      f"({problem}); left as it was")
+            kept = out.with_name(f"{out.name}.kept-{os.getpid()}")
+            os.rename(tmp, kept)  # never delete what is not ours
+            raise BadInput(shown, f"changed while the harness was writing it ({problem}); "
+                                  f"the old folder is now {kept}")
+        shutil.rmtree(tmp)
+    elif err in (errno.ENOSYS, errno.EINVAL):  # no renameat2: old kept until the new is in
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+        os.rename(tmp, out)
+        shutil.rmtree(old)
+    else:
+        raise OSError(err, os.strerror(err), str(out))
+    _fsync_dir(out.parent)
+    return out
+
+
+def write_folder_atomic(out: Path, files: dict, kind: OutputKind) -> Path:
+    """Write {filename: bytes} as folder ``out`` of ``kind``, atomically replacing an old
+    one only if the output-folder rule allows it. Under the caller's ``output_folder`` lock
+    if it holds one, else its own."""
+    path = Path(out).resolve()
+    if path in _HELD:
+        return _write_folder(path, files, kind, str(out))
+    with output_folder(out, kind) as path:
+        return _write_folder(path, files, kind, str(out))
+
+
+def _write_folder(out: Path, files: dict, kind: OutputKind, shown: str) -> Path:
+    tmp = temp_folder(out)
     try:
         for name, blob in files.items():
             with open(tmp / name, "wb") as fh:
                 fh.write(blob)
                 fh.flush()
                 os.fsync(fh.fileno())
-        _fsync_dir(tmp)
-        if out.exists():
-            if _exchange(tmp, out):
-                shutil.rmtree(tmp)  # tmp now holds the old bundle
-            else:  # fallback: two renames, old kept until the new one is in place
-                old = out.with_name(f".{out.name}.old-{os.getpid()}")
-                os.rename(out, old)
-                os.rename(tmp, out)
-                shutil.rmtree(old)
-        else:
-            os.rename(tmp, out)
-        _fsync_dir(out.parent)
-    except BaseException:
+        return swap_in(tmp, out, kind, shown)
+    finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
 
 
 def write_bytes_atomic(path, data: bytes) -> Path:
-    """Write one file atomically (temp file beside it + fsync + rename)."""
+    """Write one file atomically (temp file beside it + fsync + rename); nothing is left
+    behind if it fails. BadInput if ``path`` is a folder."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    if path.is_dir():
+        raise BadInput(str(path), "is a folder; name a file")
+    _remove_stale_temps(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+        with open(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
     return path
 
 
@@ -148,15 +430,3 @@ def npz_bytes(arrays: dict) -> bytes:
     return buf.getvalue()
 
 
-def check_output_folder(out, marker: str, what: str) -> Path:
-    """``out`` as a Path if the harness may write there: absent, an empty folder, or a
-    folder it wrote earlier (one holding ``marker``, e.g. "manifest.json" for an evidence
-    bundle, "fit.json" for a fit bundle); BadInput otherwise (``what`` names the kind in
-    the message). Checked before any work, so a run never ends in a refusal."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise BadInput(str(out), "exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / marker).exists():
-        raise BadInput(str(out), f"is a non-empty folder that is not {what}; refusing to "
-                                 "replace it")
-    return out

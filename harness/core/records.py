@@ -17,6 +17,14 @@ Statuses:
                    a note (dependent constraint rows): the numbers are shown, never scored
 Only ``passed``, ``failed``, ``unconverged`` and ``informational`` rows carry numbers;
 ``passed`` is null unless the status is passed or failed.
+
+Numbers: ``max_abs`` is the largest |a − b| over samples, in the quantity's SI unit
+(``unit_of``); ``max_rel`` the largest |a − b| / max(|a|, |b|) per sample. The relative
+error of a sample that compares a nonzero value with an exact zero (a check against zero:
+a constraint residual, an analytic velocity of 0, an energy balance with no work done) is
+undefined; a record with such a sample has ``max_rel`` null and ``max_abs`` set, and is
+judged and shown by its absolute error against ``atol``. Both null on a compared row:
+non-finite values (``reason`` says so).
 """
 from __future__ import annotations
 
@@ -82,7 +90,12 @@ class Record:
 
 
 def measure(a: np.ndarray, b: np.ndarray, tol: Tolerance):
-    """(max_abs, max_rel, worst sample index, passed) for arrays of shape (S, ...)."""
+    """(max_abs, max_rel, worst sample index, passed) for arrays of shape (S, ...).
+
+    max_abs and max_rel are inf when a value is non-finite; max_rel is NaN when the relative
+    error is undefined: some sample compares a nonzero value with an exact zero (every entry
+    of one side 0, not of the other). The verdict is err ≤ atol + rtol·scale per sample
+    either way."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape:
@@ -92,11 +105,13 @@ def measure(a: np.ndarray, b: np.ndarray, tol: Tolerance):
         raise ValueError("no samples")
     da = np.abs(a - b).reshape(S, -1)
     err = da.max(axis=1)
-    scale = np.maximum(np.abs(a).reshape(S, -1).max(axis=1), np.abs(b).reshape(S, -1).max(axis=1))
+    sa, sb = np.abs(a).reshape(S, -1).max(axis=1), np.abs(b).reshape(S, -1).max(axis=1)
+    scale = np.maximum(sa, sb)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, err / np.where(scale > 0, scale, 1.0),
                        np.where(err > 0, np.inf, 0.0))
     finite = np.all(np.isfinite(a)) and np.all(np.isfinite(b))
+    against_zero = bool(np.any((sa == 0) != (sb == 0)))
     ok = err <= tol.atol + tol.rtol * scale
     passed = bool(finite and np.all(ok))
     # worst sample: the one furthest beyond its bound (by ratio err / bound)
@@ -104,26 +119,53 @@ def measure(a: np.ndarray, b: np.ndarray, tol: Tolerance):
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
                          np.where(err > 0, np.inf, 0.0))
-    ratio = np.where(np.isnan(ratio), np.inf, ratio)
-    worst = int(np.argmax(ratio))
+    ratio = np.where(np.isnan(ratio) | np.isnan(err) | np.isnan(bound), np.inf, ratio)
+    worst = int(np.argmax(ratio))  # a non-finite sample is the worst: it is named
     max_abs = float(np.nanmax(err)) if finite else float("inf")
-    max_rel = float(np.nanmax(rel)) if finite else float("inf")
+    max_rel = (float("inf") if not finite else float("nan") if against_zero
+               else float(np.nanmax(rel)))
     return max_abs, max_rel, worst, passed
+
+
+def _numbers(max_abs, max_rel):
+    """Record fields (max_abs, max_rel) of measure's numbers: both None when a value is
+    non-finite; max_rel None when it is undefined (a check against zero)."""
+    if not np.isfinite(max_abs):
+        return None, None
+    return max_abs, (max_rel if np.isfinite(max_rel) else None)
 
 
 def compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a, key_b,
             labels=None, key_labels="") -> Record:
     max_abs, max_rel, worst, passed = measure(a, b, tol)
-    finite = np.isfinite(max_abs) and np.isfinite(max_rel)
+    finite = bool(np.isfinite(max_abs))
+    max_abs, max_rel = _numbers(max_abs, max_rel)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b,
                   status="passed" if passed else "failed", passed=passed,
-                  max_abs=max_abs if finite else None, max_rel=max_rel if finite else None,
+                  max_abs=max_abs, max_rel=max_rel,
                   atol=tol.atol, rtol=tol.rtol,
                   n_samples=int(np.asarray(a).shape[0]), worst_sample=worst,
                   worst_label=str(labels[worst]) if labels is not None else f"sample {worst}",
                   key_a=key_a, key_b=key_b, key_labels=key_labels,
-                  reason="" if finite else "non-finite values in an engine's output")
+                  reason=("non-finite values in an engine's output" if not finite else
+                          "" if passed else failure_text(stage, quantity, a, b, tol, worst,
+                                                         labels)))
+
+
+def failure_text(stage, quantity, a, b, tol, worst, labels=None) -> str:
+    """Why a finite comparison failed, from its worst sample: "|Δ| E UNIT at LABEL exceeds
+    its bound B = atol A + rtol R × S" (S the larger max|·| of the two sides there). Every
+    failed record carries it, so no failure is written without a reason."""
+    a = np.asarray(a, dtype=float)[worst]
+    b = np.asarray(b, dtype=float)[worst]
+    err = float(np.abs(a - b).max(initial=0.0))
+    scale = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0)))
+    unit = unit_of(stage, quantity)
+    label = str(labels[worst]) if labels is not None else f"sample {worst}"
+    return (f"|Δ| {err:.3g}{' ' + unit if unit else ''} at {label} exceeds its bound "
+            f"{tol.atol + tol.rtol * scale:.3g} = atol {tol.atol:g} + rtol {tol.rtol:g} × "
+            f"{scale:.3g}")
 
 
 def inform(rid, stage, fixture, quantity, engine_a, engine_b, a, b, key_a, key_b,
@@ -131,12 +173,82 @@ def inform(rid, stage, fixture, quantity, engine_a, engine_b, a, b, key_a, key_b
     """An ``informational`` record: the same numbers as ``compare`` (max_abs, max_rel,
     worst sample), no tolerance and no verdict (``passed`` None)."""
     max_abs, max_rel, worst, _ = measure(a, b, Tolerance(0.0, 0.0, ""))
-    finite = np.isfinite(max_abs) and np.isfinite(max_rel)
+    finite = bool(np.isfinite(max_abs))
+    max_abs, max_rel = _numbers(max_abs, max_rel)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b, status="informational",
-                  passed=None, max_abs=max_abs if finite else None,
-                  max_rel=max_rel if finite else None, atol=None, rtol=None,
+                  passed=None, max_abs=max_abs, max_rel=max_rel, atol=None, rtol=None,
                   n_samples=int(np.asarray(a).shape[0]), worst_sample=worst,
                   worst_label=str(labels[worst]) if labels is not None else f"sample {worst}",
                   key_a=key_a, key_b=key_b, key_labels=key_labels,
                   reason=reason if finite else (reason + "; non-finite values").strip("; "))
+
+
+# ----- units and the text of a record's error ---------------------------------------------
+# SI unit of max_abs per (stage, quantity); "a | b" when a quantity mixes coordinate kinds
+# (translation | rotation). Contact quantities carry their unit as a name suffix (_mps ...).
+_RIGID = "N | N·m"
+UNITS: dict = {
+    ("model_identity", "total_mass"): "kg",
+    ("model_identity", "group_inertia"): "kg, kg·m, kg·m²",
+    ("model_identity", "body_inertia"): "kg, kg·m, kg·m²",
+    ("model_identity", "mass_matrix_neutral"): "kg | kg·m | kg·m²",
+    ("model_identity", "joint_axis"): "1 (unit vector)",
+    ("model_identity", "joint_placement"): "m | 1 (rotation entries)",
+    ("model_identity", "joint_limits"): "m | rad",
+    ("model_identity", "joint_damping"): "N·s/m | N·m·s/rad",
+    ("model_identity", "joint_friction"): _RIGID,
+    ("model_identity", "joint_armature"): "kg | kg·m²",
+    ("kinematics", "frame_pose"): "m | 1 (rotation entries)",
+    ("kinematics", "frame_jacobian"): "m/s | rad/s per unit velocity",
+    ("dynamics", "mass_matrix"): "kg | kg·m | kg·m²",
+    ("dynamics", "bias_forces"): _RIGID,
+    ("dynamics", "forward_dynamics"): "m/s² | rad/s²",
+    ("dynamics", "inverse_dynamics"): _RIGID,
+    ("constrained", "constraint_residual"): "m | rad",
+    ("constrained", "constraint_velocity"): "m/s | rad/s",
+    ("constrained", "constraint_acceleration"): "m/s² | rad/s²",
+    ("constrained", "rollout_projection"): "m | rad, m/s | rad/s",
+    ("constrained", "rollout_drift_none"): "m | rad, m/s | rad/s",
+    ("constrained", "rollout_drift_baumgarte"): "m | rad, m/s | rad/s",
+    ("constrained", "constrained_vdot"): "m/s² | rad/s²",
+    ("constrained", "native_vdot"): "m/s² | rad/s²",
+    ("constrained", "constraint_multipliers"): _RIGID,
+    ("constrained", "native_lambda"): _RIGID,
+    ("contact", "contact_force"): "N",
+    ("contact", "generalized_contact_force"): _RIGID,
+    ("contact", "contact_acceleration"): "m/s² | rad/s²",
+    ("replay", "trajectory"): "m | rad, m/s | rad/s",
+    ("replay", "refinement"): "m | rad, m/s | rad/s",
+    ("replay", "native"): "m | rad, m/s | rad/s",
+    ("replay", "energy_balance"): "J",
+    ("replay", "convergence_order"): "1",
+}
+_SUFFIX_UNITS = (("_mps2", "m/s²"), ("_radps", "rad/s"), ("_mps", "m/s"), ("_Ns", "N·s"),
+                 ("_N", "N"), ("_J", "J"), ("_m", "m"), ("_s", "s"))
+
+
+def unit_of(stage: str, quantity: str) -> str:
+    """SI unit of a record's max_abs (and atol), or "" when the table does not know it."""
+    if (stage, quantity) in UNITS:
+        return UNITS[(stage, quantity)]
+    tail = quantity.rsplit(".", 1)[-1]
+    for suffix, unit in _SUFFIX_UNITS:
+        if tail.endswith(suffix):
+            return unit
+    return ""
+
+
+def error_text(r: Record, digits: int = 2) -> str:
+    """A record's own error as a reader should see it: the relative error where it is
+    defined; the absolute error with its unit where it is not (a check against zero,
+    "|Δ| 4.84e-15 m/s (against 0)"); "non-finite" for a compared row with non-finite
+    values; "—" for a row without numbers."""
+    if r.max_rel is not None:
+        return f"{r.max_rel:.{digits}e}"
+    if r.max_abs is not None:
+        unit = unit_of(r.stage, r.quantity)
+        return f"|Δ| {r.max_abs:.{digits}e}{' ' + unit if unit else ''} (against 0)"
+    if r.status in ("failed", "unconverged", "informational") and r.key_a:
+        return "non-finite"
+    return "—"

@@ -20,11 +20,14 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 
 from harness.core.errors import BadInput
+from harness.core.strict import model_size_problem
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 FREE_JOINT_NAME = "root_joint"
@@ -32,9 +35,10 @@ FREE_JOINT_NAME = "root_joint"
 # anything but an identity weld (a spec has no root pose).
 WORLD_BODY = "world_"
 # Names are matched across engines and shown in reports (always escaped), so any text is
-# allowed — markup and unicode included — except control characters, surrounding
-# whitespace and the empty string; at most 200 characters.
-_NAME_RE = re.compile(r"^(?=.{1,200}$)(?!\s)[^\x00-\x1f\x7f]*(?<!\s)$", re.S)
+# allowed — markup and unicode included — except control characters (C0 and C1: a name
+# never carries a terminal escape), surrounding whitespace and the empty string; at most
+# 200 characters.
+_NAME_RE = re.compile(r"^(?=.{1,200}$)(?!\s)[^\x00-\x1f\x7f-\x9f]*(?<!\s)$", re.S)
 
 
 def inertia_problem(I: np.ndarray) -> str:
@@ -169,39 +173,61 @@ class FixtureSpec:
     q_init: tuple = ()
 
     # ----- structure -------------------------------------------------------------
+    # Every walk over the tree is iterative (a chain of any length needs no recursion) and
+    # uses maps built once per spec (cached in the instance; dataclass fields unchanged).
+    @cached_property
+    def _body_map(self) -> dict:
+        return {b.name: b for b in self.bodies}
+
+    @cached_property
+    def _children_map(self) -> dict:
+        out: dict = {}
+        for j in self.joints:
+            out.setdefault(j.parent, []).append(j)
+        return out
+
+    @cached_property
+    def _parent_map(self) -> dict:
+        out: dict = {}
+        for j in self.joints:
+            out.setdefault(j.child, j)
+        return out
+
     def body(self, name: str) -> Body:
-        for b in self.bodies:
-            if b.name == name:
-                return b
-        raise KeyError(name)
+        b = self._body_map.get(name)
+        if b is None:
+            raise KeyError(name)
+        return b
 
     @property
     def root(self) -> str:
-        children = {j.child for j in self.joints}
+        children = self._parent_map
         roots = [b.name for b in self.bodies if b.name not in children]
         return roots[0]
 
     def parent_joint(self, body: str) -> Joint | None:
-        for j in self.joints:
-            if j.child == body:
-                return j
-        return None
+        return self._parent_map.get(body)
 
     def children(self, body: str) -> list:
-        return [j for j in self.joints if j.parent == body]
+        return list(self._children_map.get(body, ()))
+
+    def depth_first(self) -> list:
+        """Body names depth first from the root, children in declaration order (the order
+        of a recursive walk), computed with an explicit stack."""
+        out, stack, seen = [], [self.root], set()
+        while stack:
+            b = stack.pop()
+            if b in seen:  # a loop (validate reports it); never walk it twice
+                continue
+            seen.add(b)
+            out.append(b)
+            stack.extend(j.child for j in reversed(self._children_map.get(b, ())))
+        return out
 
     def moving_joints(self) -> list:
         """Non-fixed joints in canonical (depth-first, declaration) order."""
-        out = []
-
-        def walk(b):
-            for j in self.children(b):
-                if j.type != "fixed":
-                    out.append(j)
-                walk(j.child)
-
-        walk(self.root)
-        return out
+        parent = self._parent_map
+        return [parent[b] for b in self.depth_first()[1:] if parent[b].type != "fixed"]
 
     def all_frame_names(self) -> list:
         """Every pose compared in stage 1: each body frame, then each named frame."""
@@ -230,6 +256,12 @@ class FixtureSpec:
         names = [b.name for b in self.bodies]
         if not names:
             raise ValueError("model has no bodies")
+        # the supported model size, before anything grows with it
+        nv = sum(1 for j in self.joints if getattr(j, "type", None) != "fixed") \
+            + (6 if self.floating else 0)
+        size = model_size_problem(len(self.bodies), nv)
+        if size:
+            raise ValueError(size)
         jnames = [j.name for j in self.joints]
         fnames = [f.name for f in self.frames]
         everything = names + fnames
@@ -238,11 +270,12 @@ class FixtureSpec:
                 raise ValueError(f"name {n!r} is not allowed (empty, over 200 characters, "
                                  "control characters or surrounding whitespace)")
         for kind, lst in (("body/frame", everything), ("joint", jnames)):
-            dup = sorted({n for n in lst if lst.count(n) > 1})
+            dup = sorted(n for n, c in Counter(lst).items() if c > 1)
             if dup:
                 raise ValueError(f"duplicate {kind} name(s): {', '.join(dup)}")
         if FREE_JOINT_NAME in jnames:
             raise ValueError(f"joint name {FREE_JOINT_NAME!r} is reserved for the free root")
+        bad_inertia = []
         for b in self.bodies:
             if not (math.isfinite(b.mass) and b.mass >= 0):
                 raise ValueError(f"body {b.name}: mass must be finite and >= 0, got {b.mass}")
@@ -251,12 +284,18 @@ class FixtureSpec:
             if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
                 raise ValueError(f"body {b.name}: inertia is not symmetric")
             if b.mass == 0 and np.any(inertia):
-                raise ValueError(f"body {b.name}: mass is 0 but the inertia is not zero")
+                bad_inertia.append(f"body {b.name}: mass is 0 but the inertia is not zero")
+                continue
             problem = inertia_problem(inertia)
             if problem:
-                raise ValueError(f"body {b.name}: {problem}")
+                bad_inertia.append(f"body {b.name}: {problem}")
+        if bad_inertia:  # every offending body, not only the first
+            raise ValueError(("" if len(bad_inertia) == 1 else
+                              f"{len(bad_inertia)} bodies have non-physical inertias: ")
+                             + "; ".join(bad_inertia))
+        name_set = set(names)
         children = [j.child for j in self.joints]
-        dup = sorted({c for c in children if children.count(c) > 1})
+        dup = sorted(c for c, k in Counter(children).items() if k > 1)
         if dup:
             raise ValueError(f"body {dup[0]} has more than one parent joint")
         for j in self.joints:
@@ -264,7 +303,7 @@ class FixtureSpec:
                 raise ValueError(f"joint {j.name}: unsupported type {j.type!r} "
                                  f"(supported: {', '.join(JOINT_TYPES)})")
             for end in (j.parent, j.child):
-                if end not in names:
+                if end not in name_set:
                     raise ValueError(f"joint {j.name}: unknown body {end!r}")
             _vec(j.xyz, 3, f"joint {j.name} xyz")
             _vec(j.rpy, 3, f"joint {j.name} rpy")
@@ -284,33 +323,36 @@ class FixtureSpec:
                 raise ValueError(f"joint {j.name}: lower limit must be below upper")
             if j.type == "continuous" and j.lower is not None:
                 raise ValueError(f"joint {j.name}: continuous joints have no limits")
-        roots = [n for n in names if n not in set(children)]
+        child_set = set(children)
+        roots = [n for n in names if n not in child_set]
         if len(roots) != 1:
-            raise ValueError(f"model must be one tree with one root body, found roots {roots}")
+            raise ValueError("model must be one tree with one root body, found roots "
+                             + ", ".join(roots[:5]) + (", …" if len(roots) > 5 else ""))
         # acyclic: every body reachable from the root
         seen, stack = set(), [roots[0]]
         while stack:
             b = stack.pop()
             seen.add(b)
-            stack.extend(j.child for j in self.joints if j.parent == b)
+            stack.extend(j.child for j in self._children_map.get(b, ()) if j.child not in seen)
         if seen != set(names):
             raise ValueError("joints form a loop: " + ", ".join(sorted(set(names) - seen)))
         for f in self.frames:
-            if f.body not in names:
+            if f.body not in name_set:
                 raise ValueError(f"frame {f.name}: unknown body {f.body!r}")
             _vec(f.xyz, 3, f"frame {f.name} xyz")
             _vec(f.rpy, 3, f"frame {f.name} rpy")
         _vec(self.gravity, 3, "gravity")
         self._validate_constraints()
         # every moving joint must move some mass, or M is singular
+        subtree, rigid = self._masses()
         for j in self.moving_joints():
-            if self._rigid_group_mass(j.child) <= 0 and self._subtree_mass(j.child) <= 0:
+            if rigid[j.child] <= 0 and subtree[j.child] <= 0:
                 raise ValueError(f"joint {j.name} moves only massless bodies: "
                                  "the mass matrix would be singular")
         if not self.floating and not self.moving_joints():
             raise ValueError("nothing moves: the model has no joints with degrees of "
                              "freedom (use --floating for a free-flying body)")
-        if self.floating and self._subtree_mass(self.root) <= 0:
+        if self.floating and subtree[self.root] <= 0:
             raise ValueError("floating model has no mass")
 
     def _validate_constraints(self):
@@ -346,12 +388,19 @@ class FixtureSpec:
             nq = sum(2 if j.type == "continuous" else 1 for j in self.moving_joints())
             _vec(self.q_init, nq, "q_init")
 
-    def _subtree_mass(self, body: str) -> float:
-        return self.body(body).mass + sum(self._subtree_mass(j.child) for j in self.children(body))
-
-    def _rigid_group_mass(self, body: str) -> float:
-        return self.body(body).mass + sum(
-            self._rigid_group_mass(j.child) for j in self.children(body) if j.type == "fixed")
+    def _masses(self) -> tuple:
+        """({body: mass of its subtree}, {body: mass of its rigid group (itself and the
+        bodies welded below it)}) [kg], accumulated from the leaves up."""
+        order = self.depth_first()
+        subtree = {b: self.body(b).mass for b in order}
+        rigid = dict(subtree)
+        parent = self._parent_map
+        for b in reversed(order[1:]):
+            j = parent[b]
+            subtree[j.parent] += subtree[b]
+            if j.type == "fixed":
+                rigid[j.parent] += rigid[b]
+        return subtree, rigid
 
 
 # ----- contact geometry (k contact candidates of a scene against one plane) ----------

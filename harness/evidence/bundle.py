@@ -9,29 +9,46 @@
 * records.json — list of records (harness/core/records.py), one per comparison.
 * manifest ``replay`` — for bundles with stage 5: per replay case the candidate (hashes,
   provenance), the integrator settings of every run and the observer engine
-  (harness/stages/replay/stage.py validates it); ``{}`` otherwise.
+  (the replay stage validates it, harness/stages/replay/cases.py); ``{}`` otherwise.
 
 One schema, validated strictly on read: unknown or missing fields are errors. Writes
 are atomic: the bundle is built in a temporary sibling folder and swapped in with one
 rename (an existing bundle is exchanged atomically with ``renameat2(RENAME_EXCHANGE)``
 on Linux, then deleted), so a reader sees the old bundle or the new one, never a mix.
-``verify`` recomputes every record from the arrays and reports any difference.
+``verify`` recomputes every record from the arrays and reports any difference; it also
+checks the rows against the run's plan (fixtures, engines, samples, gating) and the
+manifest's tolerances against the table, so a bundle cannot be laundered by editing its
+files and updating their hashes. Files are read bounded (harness/core/strict.py):
+arrays.npz is hashed before it is decompressed.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import platform
+import re
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from harness.core.errors import BadInput
-from harness.core.io import array_sha256, npz_bytes, write_folder_atomic
+from harness.core.io import OutputKind, array_sha256, npz_bytes, write_folder_atomic
 from harness.core.records import Record, compare
+from harness.core.strict import (
+    MAX_JSON_BYTES,
+    MAX_NPZ_FILE_BYTES,
+    holds_warnings,
+    is_int,
+    loads_json,
+    npz_arrays,
+    read_json,
+    read_regular,
+    sha256_bytes,
+)
 from harness.core.tolerances import TABLE, TABLE_VERSION, Tolerance
 from harness.core.version import __version__
 
@@ -48,6 +65,21 @@ FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "j
                 "provides", "notes"}
 
 
+def _recognise(path: Path):
+    """BadInput unless ``path`` is a manifest.json of this schema with its own seal intact
+    (the output-folder rule, harness/core/io.py: only such a bundle may be replaced)."""
+    m = read_json(path, "bundle manifest (JSON)")
+    _check_manifest(path, m, Hooks())
+    if manifest_digest(m) != m["manifest_sha256"]:
+        raise BadInput(str(path), "manifest_sha256 differs: the manifest was edited")
+
+
+# what a bundle folder may hold (timings.json: the replay stage's wall times, not evidence)
+OUTPUT = OutputKind("an evidence bundle", "manifest.json", _recognise,
+                    frozenset({"manifest.json", "arrays.npz", "records.json", "index.html",
+                               "timings.json"}))
+
+
 @dataclass(frozen=True)
 class Hooks:
     """What the stages lend the evidence layer, which imports no stage (the composition root
@@ -56,11 +88,14 @@ class Hooks:
     recompute: {stage: (record, arrays, records_by_id) -> Record} for rows whose verdict is
     more than a comparison of two arrays; sections: {manifest key: (section) -> problem or
     ""}, the strict check of a stage's manifest section; thresholds: {manifest key: table
-    quantities the section uses (recorded in the manifest)}."""
+    quantities the section uses (recorded in the manifest)}; stages: the sampled stages in
+    the runner's order (objects with ``name``, ``quantities``, ``run``, ``applies``), from
+    which ``verify`` derives the rows a run must hold."""
 
     recompute: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)
     thresholds: dict = field(default_factory=dict)
+    stages: tuple = ()
 
 
 def git_commit() -> str:
@@ -80,10 +115,7 @@ def _records_blob(records) -> bytes:
 def build_manifest(result, unavailable: dict, command_line: list, hooks: Hooks,
                    replay: dict | None = None) -> dict:
     """``replay``: the replay section (the replay stage's info) or None."""
-    used = {(r.stage, r.quantity) for r in result.records if (r.stage, r.quantity) in TABLE}
-    if replay:
-        used |= {("replay", q) for q in hooks.thresholds["replay"]}
-    used = sorted(used)
+    used = tolerances_used(result.records, replay, hooks)
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "kind": "parity" if not replay else "parity+replay",
@@ -136,7 +168,7 @@ def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hook
     if html is not None:
         files["index.html"] = html.encode()
     files.update(extra_files or {})
-    return write_folder_atomic(Path(out), files)
+    return write_folder_atomic(Path(out), files, OUTPUT)
 
 
 # ----- strict read ----------------------------------------------------------------------
@@ -145,35 +177,59 @@ class Bundle:
         self.path, self.manifest, self.records, self.arrays = path, manifest, records, arrays
 
 
+@holds_warnings
 def read_bundle(path, hooks: Hooks) -> Bundle:
-    path = Path(path)
+    """The bundle at ``path``, read and validated strictly: BadInput on anything malformed
+    and on any file that differs from the manifest's hashes (``verify`` reports those as
+    mismatches instead)."""
+    return _read(Path(path), hooks, None)
+
+
+def _read(path: Path, hooks: Hooks, problems: list | None) -> Bundle:
+    """``problems`` None: strict (read_bundle). A list: a file whose hash differs from the
+    manifest is a problem appended to it, not an error; a tampered arrays.npz is then not
+    decompressed (``arrays`` None)."""
+    def differs(where, what):
+        if problems is None:
+            raise BadInput(where, what)
+        problems.append(f"{Path(where).name}: {what}")
+
     if not path.is_dir():
         raise BadInput(str(path), "is not a bundle folder")
     for name in ("manifest.json", "records.json", "arrays.npz"):
-        if not (path / name).is_file():
+        if not (path / name).exists():
             raise BadInput(str(path), f"missing {name}")
+    mpath = path / "manifest.json"
+    manifest = read_json(mpath, "bundle manifest (JSON)")
+    _check_manifest(mpath, manifest, hooks)
     try:
-        manifest = json.loads((path / "manifest.json").read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(str(path / "manifest.json"), f"not valid JSON ({e})")
-    _check_manifest(path / "manifest.json", manifest, hooks)
-    raw = (path / "records.json").read_bytes()
+        digest = manifest_digest(manifest)
+    except (TypeError, ValueError) as e:
+        raise BadInput(str(mpath), f"not canonical JSON ({e})")
+    if digest != manifest["manifest_sha256"]:
+        differs(str(mpath), "manifest_sha256 differs: the manifest was edited after it was "
+                            "written")
+    rpath = path / "records.json"
+    raw = read_regular(rpath, "a records file", MAX_JSON_BYTES)
+    rows = loads_json(raw, str(rpath), "records JSON")
     try:
-        rows = json.loads(raw)
         if not isinstance(rows, list):
             raise ValueError("records.json must hold a list")
         records = [Record.from_json(r) if isinstance(r, dict) else _bad_row(r) for r in rows]
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, TypeError) as e:
-        raise BadInput(str(path / "records.json"), str(e))
-    if hashlib.sha256(raw).hexdigest() != manifest["records_sha256"]:
-        raise BadInput(str(path / "records.json"), "sha256 differs from the manifest")
-    try:
-        with np.load(path / "arrays.npz", allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except Exception as e:  # any failure to parse the archive (zlib, zip, npy header)
-        raise BadInput(str(path / "arrays.npz"), f"unreadable ({type(e).__name__}: {e})")
+    except (ValueError, TypeError) as e:
+        raise BadInput(str(rpath), str(e))
+    if sha256_bytes(raw) != manifest["records_sha256"]:
+        differs(str(rpath), "sha256 differs from the manifest: the records were edited "
+                            "after they were written")
+    apath = path / "arrays.npz"
+    blob = read_regular(apath, "an arrays archive", MAX_NPZ_FILE_BYTES)
+    if sha256_bytes(blob) != manifest["arrays_file_sha256"]:  # before decompressing it
+        differs(str(apath), "file sha256 differs from the manifest (changed after it was "
+                            "written); not decompressed")
+        return Bundle(path, manifest, records, None)
+    arrays = npz_arrays(blob, str(apath))
     if set(arrays) != set(manifest["arrays_sha256"]):
-        raise BadInput(str(path / "arrays.npz"), "array names differ from the manifest")
+        raise BadInput(str(apath), "array names differ from the manifest")
     return Bundle(path, manifest, records, arrays)
 
 
@@ -181,7 +237,13 @@ def _bad_row(r):
     raise ValueError(f"record is not an object: {str(r)[:40]!r}")
 
 
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _check_manifest(where, m, hooks: Hooks):
+    """The manifest's structure (types of every field, nested ones included). Its hash is
+    checked by the caller."""
     if not isinstance(m, dict):
         raise BadInput(str(where), "manifest must be an object")
     unknown, missing = set(m) - MANIFEST_KEYS, MANIFEST_KEYS - set(m)
@@ -193,34 +255,61 @@ def _check_manifest(where, m, hooks: Hooks):
     if m["schema_version"] != SCHEMA_VERSION:
         raise BadInput(str(where), f"schema version {m['schema_version']!r}, this harness "
                                    f"reads {SCHEMA_VERSION}")
-    if not isinstance(m["fixtures"], list) or not all(
-            isinstance(f, dict) and set(f) == FIXTURE_KEYS for f in m["fixtures"]):
-        raise BadInput(str(where), "fixtures entries have unknown or missing fields")
+    fixture_types = {"name": str, "source": str, "digest": str, "nq": int, "nv": int,
+                     "floating": bool, "frames": list, "joints": list, "provides": dict,
+                     "notes": list}
+    for f in m["fixtures"]:
+        if not isinstance(f, dict) or set(f) != FIXTURE_KEYS:
+            raise BadInput(str(where), "fixtures entries have unknown or missing fields")
+        for k, t in fixture_types.items():
+            if not isinstance(f[k], t) or (t is int and not is_int(f[k])):
+                raise BadInput(str(where), f"fixture field {k} must be {t.__name__}")
+        if not all(isinstance(x, str) for x in f["frames"] + f["joints"] + f["notes"]) or \
+                not all(isinstance(v, dict) for v in f["provides"].values()):
+            raise BadInput(str(where), f"fixture {f['name']}: frames, joints and notes must "
+                                       "be strings, provides objects")
+    names = [f["name"] for f in m["fixtures"]]
+    if len(set(names)) != len(names):
+        raise BadInput(str(where), "two fixtures have the same name")
     if not all(isinstance(v, str) for v in m["arrays_sha256"].values()):
         raise BadInput(str(where), "arrays_sha256 values must be strings")
+    if not all(isinstance(v, str) for v in m["engines"].values()):
+        raise BadInput(str(where), "engines values must be version strings")
+    for k, e in m["tolerances"].items():
+        if not (isinstance(e, dict) and set(e) == {"atol", "rtol", "reason"}
+                and _number(e["atol"]) and _number(e["rtol"]) and isinstance(e["reason"], str)):
+            raise BadInput(str(where), f"tolerances entry {k!r} must be {{atol, rtol, reason}}")
     for key, check in hooks.sections.items():
         if m.get(key):
             problem = check(m[key])
             if problem:
                 raise BadInput(str(where), f"{key} section: {problem}")
-    try:
-        digest = manifest_digest(m)
-    except (TypeError, ValueError) as e:
-        raise BadInput(str(where), f"not canonical JSON ({e})")
-    if digest != m["manifest_sha256"]:
-        raise BadInput(str(where), "manifest_sha256 differs: the manifest was edited")
 
 
 # ----- verify ---------------------------------------------------------------------------
 def verify(path, hooks: Hooks) -> list:
-    """Recompute every record of a bundle; return a list of one-line problems (empty if
-    the bundle is consistent). Raises BadInput if the bundle cannot be read."""
-    b = read_bundle(path, hooks)
-    problems = []
-    if hashlib.sha256((Path(path) / "arrays.npz").read_bytes()).hexdigest() != \
-            b.manifest["arrays_file_sha256"]:
-        problems.append("arrays.npz: file sha256 differs from the manifest (changed after "
-                        "it was written)")
+    """Recompute every record of a bundle and check the bundle against itself; return a
+    list of one-line problems (empty if the bundle is consistent). Raises BadInput only if
+    the bundle cannot be read (a file missing or malformed); an edited manifest, records or
+    arrays file is a problem in the list.
+
+    Checked: the hash of every file and array; every row whose arrays are in the bundle is
+    recomputed, whatever status it claims; the rows of the sampled stages are the rows the
+    run's fixtures, engines and gating imply (none missing, none added, ``not_scored``
+    exactly where an earlier stage failed, with that reason); sample counts and labels; the
+    manifest's tolerance entries and every row's tolerance against the table."""
+    with warnings.catch_warnings():  # numpy on hostile numbers: the problems say it all
+        warnings.simplefilter("ignore")
+        return _verify(Path(path), hooks)
+
+
+def _verify(path: Path, hooks: Hooks) -> list:
+    problems: list = []
+    b = _read(path, hooks, problems)
+    if b.arrays is None:
+        problems.append(f"{len(b.records)} records not recomputed: arrays.npz does not "
+                        "match its manifest")
+        return problems
     for k, a in b.arrays.items():
         if array_sha256(a) != b.manifest["arrays_sha256"][k]:
             users = [r.id for r in b.records if k in (r.key_a, r.key_b, r.key_labels)]
@@ -229,24 +318,74 @@ def verify(path, hooks: Hooks) -> list:
     ids = [r.id for r in b.records]
     if len(set(ids)) != len(ids):
         problems.append("duplicate record ids")
+    problems += _tolerance_problems(b.manifest, b.records, hooks)
+    problems += _record_problems(b, hooks)
+    problems += _plan_problems(b.manifest, b.records, b.arrays, hooks)
+    return problems
+
+
+def tolerances_used(records, replay: dict | None, hooks: Hooks) -> list:
+    """Sorted (stage, quantity) table keys a bundle's manifest lists: those of its records,
+    and the replay section's thresholds."""
+    used = {(r.stage, r.quantity) for r in records if (r.stage, r.quantity) in TABLE}
+    if replay:
+        used |= {("replay", q) for q in hooks.thresholds["replay"]}
+    return sorted(used)
+
+
+def _tolerance_problems(manifest, records, hooks: Hooks) -> list:
+    """The manifest's tolerance entries against the table: the same keys as the records
+    use, the same atol and rtol (and, for the same table version, the same reason)."""
+    out = []
+    same_version = manifest["tolerance_table_version"] == TABLE_VERSION
+    listed = manifest["tolerances"]
+    want = {f"{s}/{q}": TABLE[(s, q)] for s, q in
+            tolerances_used(records, manifest["replay"], hooks)}
+    for k in sorted(set(listed) - set(want)):
+        out.append(f"manifest tolerances: entry {k} is used by no record")
+    for k in sorted(set(want) - set(listed)):
+        out.append(f"manifest tolerances: entry {k} used by the records is missing")
+    for k in sorted(set(want) & set(listed)):
+        e, t = listed[k], want[k]
+        if (e["atol"], e["rtol"]) != (t.atol, t.rtol):
+            out.append(f"manifest tolerance {k}: atol {e['atol']!r}, rtol {e['rtol']!r}; "
+                       f"table {TABLE_VERSION} has atol {t.atol!r}, rtol {t.rtol!r}")
+        elif same_version and e["reason"] != t.reason:
+            out.append(f"manifest tolerance {k}: reason differs from table {TABLE_VERSION}")
+    return out
+
+
+def _record_problems(b: Bundle, hooks: Hooks) -> list:
+    """Every row recomputed from its arrays (whatever status it claims)."""
+    problems = []
     by_id = {r.id: r for r in b.records}
+    with_informational = {st.name for st in hooks.stages if st.run is not None}
     for r in b.records:
         if r.status == "informational":  # stage 3: numbers without a verdict
+            if hooks.stages and r.stage not in with_informational:
+                problems.append(f"record {r.id}: status informational in stage {r.stage}, "
+                                "whose rows always carry a verdict")
+                continue
             problems += _verify_informational(r, b.arrays)
             continue
         if r.status not in ("passed", "failed", "unconverged"):
             if r.passed is not None or r.max_abs is not None:
                 problems.append(f"record {r.id}: status {r.status} carries a verdict")
+            elif r.key_a and r.key_b and r.key_a in b.arrays and r.key_b in b.arrays:
+                problems.append(_claims_no_comparison(r, b.arrays))
             continue
+        if r.atol is None or r.rtol is None:
+            problems.append(f"record {r.id}: status {r.status} without a tolerance")
+            continue
+        table_tol = TABLE.get((r.stage, r.quantity))
+        if table_tol is None or (table_tol.atol, table_tol.rtol) != (r.atol, r.rtol):
+            problems.append(f"record {r.id}: tolerance (atol {r.atol!r}, rtol {r.rtol!r}) "
+                            f"differs from table {TABLE_VERSION}")
         recompute_record = hooks.recompute.get(r.stage)
         if recompute_record is not None:  # e.g. replay: windows, gates, derived quantities
-            table_tol = TABLE.get((r.stage, r.quantity))
-            if (table_tol is None or (table_tol.atol, table_tol.rtol) != (r.atol, r.rtol)) \
-                    and b.manifest["tolerance_table_version"] == TABLE_VERSION:
-                problems.append(f"record {r.id}: tolerance differs from table {TABLE_VERSION}")
             try:
                 again = recompute_record(r, b.arrays, by_id)
-            except (KeyError, ValueError, IndexError) as e:
+            except Exception as e:  # noqa: BLE001 - a hook on hostile data: a problem
                 problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
                 continue
             if again.to_json() != r.to_json():
@@ -263,18 +402,13 @@ def verify(path, hooks: Hooks) -> list:
             problems.append(f"record {r.id}: array {e} missing")
             continue
         tol = Tolerance(r.atol, r.rtol, "")
-        table_tol = TABLE.get((r.stage, r.quantity))
-        if table_tol is None or (table_tol.atol, table_tol.rtol) != (r.atol, r.rtol):
-            if b.manifest["tolerance_table_version"] == TABLE_VERSION:
-                problems.append(f"record {r.id}: tolerance differs from table "
-                                f"{TABLE_VERSION}")
         try:
             again = compare(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b,
                             a, c, tol, r.key_a, r.key_b, labels, r.key_labels)
-        except ValueError as e:
-            problems.append(f"record {r.id}: {e}")
+        except (ValueError, IndexError, TypeError) as e:
+            problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
             continue
-        if r.stage == "constrained" and not again.reason:
+        if r.stage == "constrained" and (not again.reason or again.status == "failed"):
             again.reason = r.reason  # stage 3 rows state their solver's law (not computed)
         if again.to_json() != r.to_json():
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
@@ -282,6 +416,24 @@ def verify(path, hooks: Hooks) -> list:
                               for k in diff[:3])
             problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ ({moved})")
     return problems
+
+
+def _claims_no_comparison(r, arrays) -> str:
+    """A row that claims no comparison was made while it names two arrays in the bundle:
+    the comparison, recomputed with the table's tolerance."""
+    tol = TABLE.get((r.stage, r.quantity))
+    if tol is None:
+        return (f"record {r.id}: status {r.status}, but its arrays {r.key_a} and {r.key_b} "
+                "are in the bundle")
+    try:
+        again = compare(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b,
+                        arrays[r.key_a], arrays[r.key_b], tol, r.key_a, r.key_b)
+        got = again.status + (f" (max_rel {again.max_rel:.3g})"
+                              if again.max_rel is not None else "")
+    except (ValueError, IndexError, TypeError) as e:
+        got = f"not comparable ({e})"
+    return (f"record {r.id}: status {r.status}, but its arrays are in the bundle; "
+            f"recomputed: {got}")
 
 
 def _verify_informational(r, arrays) -> list:
@@ -298,9 +450,234 @@ def _verify_informational(r, arrays) -> list:
         labels = arrays[r.key_labels] if r.key_labels else None
     except KeyError as e:
         return [f"record {r.id}: array {e} missing"]
-    again = inform(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, c,
-                   r.key_a, r.key_b, labels, r.key_labels, r.reason.split("; non-finite")[0])
+    try:
+        again = inform(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, c,
+                       r.key_a, r.key_b, labels, r.key_labels,
+                       r.reason.split("; non-finite")[0])
+    except (ValueError, IndexError, TypeError) as e:
+        return [f"record {r.id}: {e}"]
     if again.to_json() != r.to_json():
         diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
         return [f"record {r.id}: recomputed {', '.join(diff)} differ"]
     return []
+
+
+# ----- the run's plan -------------------------------------------------------------------
+DECLARED = "declared"  # the stage runner's name for the declared model (engine_a)
+_STATE_LABEL = re.compile(r"^state (\d+)(?: / (.*))?$", re.S)
+
+
+def _split_id(r) -> tuple:
+    """(stage, quantity, rest) of a row id ``FIXTURE/STAGE/QUANTITY/REST``."""
+    tail = r.id[len(r.fixture) + 1:] if r.id.startswith(r.fixture + "/") else ""
+    parts = tail.split("/", 2)
+    return tuple(parts) if len(parts) == 3 else ("", "", "")
+
+
+def _gate(rows, blocked_engine: dict, blocked_pair: dict) -> None:
+    """Update the gating with a stage's rows exactly as the stage runner does
+    (harness/stages/runner.py): a failed or raising row blocks its engine (a row against
+    the declared model, or of one engine) or its pair in every later stage."""
+    for r in rows:
+        if r.status in ("failed", "error"):
+            msg = (f"stage {r.stage} {r.quantity} "
+                   + (f"failed (max_rel {r.max_rel:.3g})" if r.max_rel is not None
+                      else r.status))
+            if r.engine_a == DECLARED:
+                blocked_engine.setdefault(r.engine_b, f"disagrees with the declared "
+                                                      f"model: {msg}")
+            elif r.engine_b == "":
+                blocked_engine.setdefault(r.engine_a, msg)
+            else:
+                blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
+
+
+def _why(a, b, blocked_engine, blocked_pair) -> str:
+    return ((blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or
+            (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or
+            blocked_pair.get((a, b)) or "")
+
+
+def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
+    """The rows of the sampled stages against what the manifest's fixtures and engines, the
+    samples and the gating imply (``hooks.stages``: the sampled stages in run order)."""
+    if not hooks.stages:
+        return []
+    out = []
+    engines = list(manifest["engines"])
+    S = manifest["samples"]
+    by_id = {r.id: r for r in records}
+    known = {f["name"] for f in manifest["fixtures"]}
+    for r in records:
+        if r.stage in {st.name for st in hooks.stages} and r.fixture not in known:
+            out.append(f"record {r.id}: fixture {r.fixture} is not in the manifest")
+    for f in manifest["fixtures"]:
+        fx = f["name"]
+        rows = [r for r in records if r.fixture == fx]
+        for k in ("q", "v", "tau", "vdot"):
+            a = arrays.get(f"in/{fx}/{k}")
+            if a is None or a.ndim != 2 or a.shape[0] != S:
+                out.append(f"{fx}: input in/{fx}/{k} is missing or does not hold the "
+                           f"manifest's {S} samples")
+        load_fail = {r.engine_a: r.reason for r in rows
+                     if r.id == f"{fx}/model_identity/load/{r.engine_a}"
+                     and r.status == "error"}
+        loaded = [e for e in engines if e not in load_fail]
+        if set(f["provides"]) != set(loaded):
+            out.append(f"{fx}: engines that loaded the model ({', '.join(loaded)}) differ "
+                       f"from those the manifest lists APIs for ({', '.join(f['provides'])})")
+        blocked_engine = {e: f"failed to load: {w}" for e, w in load_fail.items()}
+        blocked_pair: dict = {}
+        for st in hooks.stages:
+            names = {q.name for q in st.quantities}
+            st_rows = [r for r in rows if r.stage == st.name and not
+                       (r.quantity == "load" and r.id.endswith(f"/load/{r.engine_a}"))]
+            if st.quantities:
+                own = [r for r in st_rows if _split_id(r)[1] in names]
+                if own or any(f"labels/{fx}/{q.name}" in arrays for q in st.quantities):
+                    out += _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id,
+                                       blocked_engine, blocked_pair)
+                own_ids = {r.id for r in own}
+                out += _closed_form_rows(fx, st, [r for r in st_rows if r.id not in own_ids],
+                                         engines)
+                _gate(own, blocked_engine, blocked_pair)
+            else:  # a stage with its own runner: its pair rows follow the same gating
+                for r in st_rows:
+                    if r.engine_a in loaded and r.engine_b in loaded:
+                        why = _why(r.engine_a, r.engine_b, blocked_engine, blocked_pair)
+                        if r.status == "not_scored" and r.reason != why:
+                            out.append(f"record {r.id}: not_scored "
+                                       + (f"with reason {r.reason!r}, the gating gives "
+                                          f"{why!r}" if why else
+                                          "although no earlier row of the pair failed"))
+                        elif r.status != "not_scored" and why:
+                            out.append(f"record {r.id}: {r.status} although {why}")
+                _gate(st_rows, blocked_engine, blocked_pair)
+    # a run evaluates the same stages on every model (a stage limited to some models by
+    # its ``applies`` rule excepted): one fixture without a stage the others have lost it
+    for st in hooks.stages:
+        if not st.quantities or st.applies is not None:
+            continue
+        have = [f["name"] for f in manifest["fixtures"] if any(
+            f"labels/{f['name']}/{q.name}" in arrays for q in st.quantities)]
+        if have:
+            for f in manifest["fixtures"]:
+                if f["name"] not in have:
+                    out.append(f"{f['name']}: no rows of stage {st.name}, which the run "
+                               f"evaluated on {', '.join(have)}")
+    return out
+
+
+def _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id, blocked_engine,
+                blocked_pair) -> list:
+    """Problems of one sampled stage's rows on fixture ``fx`` (the stage runner's rows:
+    per quantity, each live engine's output or a row saying why not; the declared and
+    reference rows of each output; every engine pair, scored or not_scored)."""
+    out, expected = [], {}
+    for q in st.quantities:
+        lkey = f"labels/{fx}/{q.name}"
+        labels = arrays.get(lkey)
+        if labels is None:
+            out.append(f"{fx}/{st.name}/{q.name}: labels {lkey} missing")
+            continue
+        out += _label_problems(fx, f, q.name, labels, S)
+        outs = []
+        for e in loaded:
+            okey, sid = f"out/{fx}/{q.name}/{e}", f"{fx}/{st.name}/{q.name}/{e}"
+            have, single = okey in arrays, by_id.get(sid)
+            if e in blocked_engine:
+                if have:
+                    out.append(f"{fx}/{st.name}/{q.name}: {e} has an output although "
+                               f"{e} {blocked_engine[e]}")
+                continue
+            if have and arrays[okey].shape[:1] != labels.shape[:1]:
+                out.append(f"array {okey}: {arrays[okey].shape[:1]} samples, its labels "
+                           f"{labels.shape[:1]}")
+            if single is not None:
+                expected[sid] = "single"
+                if have:
+                    out.append(f"record {sid}: status {single.status}, but {e}'s output "
+                               f"{okey} is in the bundle")
+                elif single.status not in ("not_provided", "error"):
+                    out.append(f"record {sid}: status {single.status}; a row of one engine "
+                               "is not_provided or error")
+                elif single.status == "not_provided" and q.needs in f["provides"].get(e, {}):
+                    out.append(f"record {sid}: not_provided, but the manifest names {e}'s "
+                               f"API for {q.needs}: {f['provides'][e][q.needs]!r}")
+            elif not have:
+                out.append(f"{fx}/{st.name}/{q.name}: no output of {e} and no row saying "
+                           "why (a row is missing)")
+            if have:
+                outs.append(e)
+        if q.declared is not None and outs:
+            if f"out/{fx}/{q.name}/{DECLARED}" not in arrays:
+                out.append(f"{fx}/{st.name}/{q.name}: the declared value is missing")
+            for e in outs:
+                expected[f"{fx}/{st.name}/{q.name}/{DECLARED}~{e}"] = "scored"
+        if q.reference is not None:
+            for e in outs:
+                expected[f"{fx}/{st.name}/{q.name}/{q.reference_name}~{e}"] = "reference"
+        for i, a in enumerate(loaded):
+            for b in loaded[i + 1:]:
+                rid = f"{fx}/{st.name}/{q.name}/{a}~{b}"
+                why = _why(a, b, blocked_engine, blocked_pair)
+                if why:
+                    expected[rid] = ("not_scored", why)
+                elif a in outs and b in outs:
+                    expected[rid] = "scored"
+    for rid, want in expected.items():
+        r = by_id.get(rid)
+        if want == "single":
+            continue
+        if r is None:
+            out.append(f"record {rid} is missing (the run's fixtures, engines and stages "
+                       "imply it)")
+        elif want == "scored" and r.status not in ("passed", "failed"):
+            out.append(f"record {rid}: status {r.status}; both engines' outputs are in the "
+                       "bundle and nothing earlier blocks the pair, so it is scored")
+        elif want == "reference" and r.status not in ("passed", "failed", "error"):
+            out.append(f"record {rid}: status {r.status}; the engine's output is in the "
+                       "bundle, so it is scored against its reference")
+        elif isinstance(want, tuple) and (r.status, r.reason) != want:
+            out.append(f"record {rid}: {r.status} ({r.reason!r}); the gating gives "
+                       f"not_scored ({want[1]!r})")
+    for r in own:
+        if r.id not in expected:
+            out.append(f"record {r.id}: not a row the run's fixtures, engines and gating "
+                       "produce")
+    return out
+
+
+def _label_problems(fx, f, qname, labels, S) -> list:
+    """Sample labels "state i" / "state i / frame" of a per-sample quantity: every state
+    0 … S−1 in order, each with every frame of the fixture (a sample cut from the arrays
+    is a problem, not a smaller run)."""
+    texts = [str(x) for x in np.asarray(labels).reshape(-1)]
+    m = [_STATE_LABEL.match(t) for t in texts]
+    if not texts or not all(m):
+        return []  # labelled by body or joint (stage 0): not per sample
+    k = len(texts) // S if S else 0
+    frames = [mm.group(2) for mm in m]
+    want_frames = f["frames"] if frames[0] is not None else [None]
+    ok = (k >= 1 and len(texts) == S * k and k == len(want_frames) and
+          all(int(mm.group(1)) == i // k for i, mm in enumerate(m)) and
+          all(fr == want_frames[i % k] for i, fr in enumerate(frames)))
+    return [] if ok else [f"labels/{fx}/{qname}: not the {S} samples (and the fixture's "
+                          "frames) of the manifest"]
+
+
+def _closed_form_rows(fx, st, rows, engines) -> list:
+    """Rows of a sampled stage outside its quantities (e.g. analytic fixtures against a
+    closed form, one row per engine): against one reference, every quantity has the same
+    engines (a row deleted from one quantity is missing there)."""
+    out, groups = [], {}
+    for r in rows:
+        groups.setdefault(r.engine_a, {}).setdefault(r.quantity, set()).add(r.engine_b)
+    for ref, per in sorted(groups.items()):
+        every = set().union(*per.values())
+        for q, have in sorted(per.items()):
+            missing = [e for e in engines if e in every - have]
+            if missing:
+                out.append(f"{fx}/{st.name}/{q}: no {ref}~ row for {', '.join(missing)} "
+                           "(a row is missing)")
+    return out

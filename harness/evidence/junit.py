@@ -12,10 +12,11 @@ Mapping (a record that does not pass is never reported as a passing test):
 """
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
+
+from harness.core.io import write_bytes_atomic
 
 
 def _detail(r) -> str:
@@ -26,6 +27,10 @@ def _detail(r) -> str:
     elif r.max_rel is not None:
         parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e} "
                      f"(atol {r.atol:g}, rtol {r.rtol:g}); worst: {r.worst_label}")
+    elif r.max_abs is not None:  # a check against zero: its relative error is undefined
+        parts.append(f"max_abs {r.max_abs:.3e} against 0 (no relative error"
+                     + (f"; atol {r.atol:g}" if r.atol is not None else "")
+                     + f"); worst: {r.worst_label}")
     if r.reason:
         parts.append(r.reason)
     return "; ".join(parts) or r.status
@@ -77,10 +82,8 @@ def to_junit(records, unavailable: dict, name: str = "harness") -> bytes:
 
 
 def write_junit(path, records, unavailable: dict) -> Path:
-    """Write atomically (temp file + rename)."""
+    """Write atomically (temp file + rename, harness/core/io.py): nothing is left behind
+    if it fails."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(to_junit(records, unavailable))
-    os.replace(tmp, path)
-    return path
+    return write_bytes_atomic(path, to_junit(records, unavailable))

@@ -24,12 +24,30 @@ from pathlib import Path
 import numpy as np
 
 from harness.core.errors import BadInput
-from harness.core.io import check_output_folder, npz_bytes, write_folder_atomic
+from harness.core.io import OutputKind, npz_bytes, write_folder_atomic
+from harness.core.strict import read_json
 from harness.fit import problems as P
 from harness.fit.collocation import METHODS, SPEED_OPTIONS
 
 SCHEMA = "harness-fit"
 SCHEMA_VERSION = 1
+FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
+            "process_noise", "ipopt", "converged", "parameters", "objective_components",
+            "objective_weights", "max_dynamics_residual", "history", "candidate",
+            "state_names", "command_line", "created"}
+
+
+def _recognise(path: Path):
+    """BadInput unless ``path`` is a fit.json of this schema (its id, version and fields)."""
+    doc = read_json(path)
+    if not isinstance(doc, dict) or set(doc) != FIT_KEYS or doc["schema"] != SCHEMA \
+            or doc["schema_version"] != SCHEMA_VERSION:
+        raise BadInput(str(path), f"not a {SCHEMA} v{SCHEMA_VERSION} document")
+
+
+# what a fit bundle folder may hold (the output-folder rule, harness/core/io.py)
+OUTPUT = OutputKind("a fit bundle", "fit.json", _recognise,
+                    frozenset({"fit.json", "arrays.npz", "index.html"}))
 
 
 def fixture_pendulum_p() -> tuple:
@@ -127,14 +145,8 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     return {"json": doc, "arrays": arrays}
 
 
-def check_out(out) -> Path:
-    """BadInput unless ``out`` is absent, empty, or an earlier fit bundle."""
-    return check_output_folder(out, "fit.json", "a fit bundle")
-
-
 def write(out, result: dict, html: str) -> Path:
     """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html), atomically."""
-    out = check_out(out)
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode()}
-    return write_folder_atomic(out, files)
+    return write_folder_atomic(out, files, OUTPUT)

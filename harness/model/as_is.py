@@ -23,6 +23,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
 
@@ -55,12 +57,16 @@ class AsIsModel(PreparedModel):
     harness parses it: layout, reference values); ``files`` ((engine | '*', AsIsFile), …)
     what each engine parses; ``declared_friction`` ((joint, N·m | N), …) and ``mimic``
     ((follower, leader, multiplier, offset), …) what the file declares beyond the spec;
-    ``geometry`` links carrying primitive collision geometry."""
+    ``geometry`` links carrying primitive collision geometry; ``nonphysical`` ((link,
+    I (9,) kg·m² about the com in the link frame, line of its <inertial> in the file), …)
+    the file's own non-physical inertias, which the declared model repaired
+    (``repair_inertia``) and which every engine parses as written."""
 
     files: tuple = ()
     declared_friction: tuple = ()
     mimic: tuple = ()
     geometry: tuple = ()
+    nonphysical: tuple = ()
 
     def as_is_file(self, engine: str):
         d = dict(self.files)
@@ -126,18 +132,59 @@ def _kind(path: str) -> str:
 def prepare_urdf_text(text: str) -> str:
     """A URDF's text without ``<visual>`` elements and without ``<collision>`` elements
     whose geometry is a mesh (the one change as-is mode makes to what engines parse)."""
+    def blank(m):  # keep the line count: engines' messages cite the user's line numbers
+        return "\n" * m.group(0).count("\n")
+
     text = re.sub(r"<visual\b[^>]*/>", "", text)
-    text = re.sub(r"<visual\b.*?</visual>", "", text, flags=re.S)
+    text = re.sub(r"<visual\b.*?</visual>", blank, text, flags=re.S)
 
     def drop_mesh(m):
-        return "" if re.search(r"<mesh\b", m.group(0)) else m.group(0)
+        return blank(m) if re.search(r"<mesh\b", m.group(0)) else m.group(0)
 
     return re.sub(r"<collision\b.*?</collision>", drop_mesh, text, flags=re.S)
 
 
+def _nonphysical(raw: str, root) -> tuple:
+    """((link, I (9,) about the com in the link frame, line of its <inertial>), …) of the
+    links whose written inertia is not physical (not PSD, triangle inequality, or rotational
+    inertia on a massless link): what --repair-inertia replaced in the declared model."""
+    from harness.core.conventions import rpy_to_matrix
+    from harness.core.spec import inertia_problem
+
+    lines = [(raw.count("\n", 0, m.start()) + 1, m.group(1)) for m in
+             re.finditer(r"<link\b[^>]*?\bname\s*=\s*[\"']([^\"']*)[\"']", raw)]
+    inertia_lines = [raw.count("\n", 0, m.start()) + 1
+                     for m in re.finditer(r"<inertial\b", raw)]
+    out = []
+    for link in root.findall("link"):
+        el = link.find("inertial")
+        i = el.find("inertia") if el is not None else None
+        if i is None:
+            continue
+        try:
+            I = np.array([[float(i.get(a, "0")) for a in row] for row in (
+                ("ixx", "ixy", "ixz"), ("ixy", "iyy", "iyz"), ("ixz", "iyz", "izz"))])
+            m = el.find("mass")
+            mass = float(m.get("value", "0")) if m is not None else 0.0
+            o = el.find("origin")
+            rpy = [float(x) for x in (o.get("rpy") or "0 0 0").split()] if o is not None \
+                else [0.0, 0.0, 0.0]
+        except (TypeError, ValueError):
+            continue  # the importer has named the problem already
+        if not (inertia_problem(I) or (mass == 0.0 and np.any(I))):
+            continue
+        R = rpy_to_matrix(rpy)
+        name = link.get("name")
+        start = next((ln for ln, n in lines if n == name), 0)
+        line = next((ln for ln in inertia_lines if ln >= start), 0)
+        out.append((name, tuple(float(x) for x in (R @ I @ R.T).reshape(-1)), line))
+    return tuple(out)
+
+
 def _urdf_facts(path: str):
     """(text without mimic tags, mimic relations, friction per joint, links with primitive
-    collision geometry) of a URDF, read with ElementTree (never evaluated)."""
+    collision geometry, non-physical inertias) of a URDF, read with ElementTree (never
+    evaluated)."""
     raw = open(path, "rb").read().decode("utf-8-sig")
     root = ET.fromstring(raw)  # the importer has checked the file (no DTD, well formed)
     mimic, friction, geometry = [], [], []
@@ -171,7 +218,7 @@ def _urdf_facts(path: str):
                 break
     no_mimic = re.sub(r"<mimic\b[^>]*/>", "", raw)
     no_mimic = re.sub(r"<mimic\b.*?</mimic>", "", no_mimic, flags=re.S)
-    return no_mimic, tuple(mimic), tuple(friction), tuple(geometry)
+    return no_mimic, tuple(mimic), tuple(friction), tuple(geometry), _nonphysical(raw, root)
 
 
 def load_as_is(path: str, floating: bool = False, engine_files: dict | None = None,
@@ -189,10 +236,10 @@ def load_as_is(path: str, floating: bool = False, engine_files: dict | None = No
              "disables contacts and removes constraints an engine's continuous-time "
              "dynamics refuse "
              "(harness/model/as_is.py)"]
-    mimic = friction = geometry = ()
+    mimic = friction = geometry = nonphysical = ()
     if kind == "urdf":
         load_urdf_with_notes(path, floating, repair_inertia)  # errors name the user's file
-        no_mimic, mimic, friction, geometry = _urdf_facts(path)
+        no_mimic, mimic, friction, geometry, nonphysical = _urdf_facts(path)
         tmp = os.path.join(_tmpdir(), f"nomimic-{os.getpid()}-{os.path.basename(path)}")
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(no_mimic)
@@ -216,7 +263,7 @@ def load_as_is(path: str, floating: bool = False, engine_files: dict | None = No
     for engine, p in sorted((engine_files or {}).items()):
         from harness.model import registry
 
-        registry.probe(engine)  # BadInput for an unknown engine
+        registry.probe(engine, "--engine-file")  # BadInput for an unknown engine
         k = _kind(str(p))
         t = open(p, "rb").read().decode("utf-8-sig")
         files.append((engine, AsIsFile(str(p), k, prepare_urdf_text(t) if k == "urdf"
@@ -226,4 +273,5 @@ def load_as_is(path: str, floating: bool = False, engine_files: dict | None = No
 
     sha = hashlib.sha256(open(path, "rb").read()).hexdigest()
     return AsIsModel(spec, path, sha, tuple(notes), files=tuple(files),
-                     declared_friction=friction, mimic=mimic, geometry=geometry)
+                     declared_friction=friction, mimic=mimic, geometry=geometry,
+                     nonphysical=nonphysical if repair_inertia else ())

@@ -62,13 +62,22 @@ import math
 import os
 import re
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from harness.core.errors import BadInput
+from harness.core.strict import (
+    MAX_JSON_BYTES,
+    MAX_MODEL_FILE_BYTES,
+    MAX_NPZ_FILE_BYTES,
+    holds_warnings,
+    is_int,
+    loads_json,
+    npz_arrays,
+    read_regular,
+)
 
 SCHEMA = "harness-candidate"
 SCHEMA_VERSION = 1
@@ -309,10 +318,6 @@ def _string(where, what, x) -> str:
     return x
 
 
-def _reject_constant(c):
-    raise ValueError(f"{c} is not allowed (JSON has no NaN or infinity)")
-
-
 def _resolve_model(where, ref, base: Path):
     from fixtures import catalog
     from harness.model.prepared import PreparedModel, prepare_fixture
@@ -338,10 +343,8 @@ def _resolve_model(where, ref, base: Path):
         if not isinstance(ref["floating"], bool):
             raise BadInput(where, "model.floating must be true or false")
         path = (base / rel) if not os.path.isabs(rel) else Path(rel)
-        try:
-            blob = path.read_bytes()
-        except OSError as e:
-            raise BadInput(where, f"model file {path}: {e.strerror or e}")
+        blob = read_regular(path, f"an {kind.upper()} file", MAX_MODEL_FILE_BYTES,
+                            where=f"{where}: model file {path}")
         sha = hashlib.sha256(blob).hexdigest()
         if sha != ref["sha256"]:
             raise BadInput(where, f"model file {path}: sha256 {sha[:12]}… differs from the "
@@ -404,22 +407,17 @@ def _check_array(where, name, a, shape):
 
 
 # ----- load / save ------------------------------------------------------------------------------
+@holds_warnings
 def load(path) -> Candidate:
     """Read and validate a candidate manifest (and its arrays); raise BadInput(path, ...)."""
     path = Path(path)
     where = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise BadInput(where, e.strerror or str(e))
-    try:
-        m = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as e:
-        raise BadInput(where, f"not a valid JSON candidate manifest ({e})")
+    raw = read_regular(path, "a candidate manifest", MAX_JSON_BYTES)
+    m = loads_json(raw, where, "JSON candidate manifest")
     _fields(where, "candidate", m, _TOP)
     if m["schema"] != SCHEMA:
         raise BadInput(where, f"schema is {m['schema']!r}, expected {SCHEMA!r}")
-    if m["schema_version"] != SCHEMA_VERSION:
+    if not is_int(m["schema_version"]) or m["schema_version"] != SCHEMA_VERSION:
         raise BadInput(where, f"schema_version {m['schema_version']!r}; this harness reads "
                               f"{SCHEMA_VERSION}")
     model = _resolve_model(where, m["model"], path.parent)
@@ -442,25 +440,35 @@ def load(path) -> Candidate:
         raise BadInput(where, f"arrays: unknown {unknown}, missing {missing}")
     for k, e in entries.items():
         _fields(where, f"arrays.{k}", e, _ARRAY_ENTRY)
+        if not (isinstance(e["shape"], list) and all(is_int(n) and n >= 0 for n in e["shape"])
+                and isinstance(e["dtype"], str) and isinstance(e["sha256"], str)):
+            raise BadInput(where, f"arrays.{k}: shape must be a list of sizes, dtype and "
+                                  "sha256 strings")
+    # the shapes the model implies, checked before the arrays file is opened (N knots free)
+    t_shape = entries["t"]["shape"]
+    N = t_shape[0] if len(t_shape) == 1 else None
+    want = {"q0": [lay.nq], "v0": [lay.nv], "t": t_shape if N is not None else ["N"],
+            "tau": [N if N is not None else "N", lay.nv]}
+    for k in ARRAY_NAMES:
+        if entries[k]["shape"] != want[k]:
+            raise BadInput(where, f"array {k}: shape {entries[k]['shape']}, expected "
+                                  f"{want[k]}".replace("'N'", "N"))
     afile = _string(where, "arrays_file", m["arrays_file"])
     if os.path.isabs(afile) or ".." in Path(afile).parts:
         raise BadInput(where, "arrays_file must be a file name next to the manifest")
     apath = path.parent / afile
-    try:
-        with np.load(apath, allow_pickle=False) as z:
-            stored = {k: z[k] for k in z.files}
-    except FileNotFoundError:
+    if not os.path.lexists(apath):
         raise BadInput(str(apath), "arrays file is missing")
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-        raise BadInput(str(apath), f"unreadable arrays file ({' '.join(str(e).split())})")
-    if set(stored) != set(ARRAY_NAMES):
-        raise BadInput(str(apath), f"holds arrays {sorted(stored)}, the manifest lists "
-                                   f"{sorted(ARRAY_NAMES)}")
+    blob = read_regular(apath, "an arrays file", MAX_NPZ_FILE_BYTES)
+    try:  # each member's header checked against the manifest before it is decompressed
+        stored = npz_arrays(blob, str(apath), expect={
+            k: (entries[k]["dtype"], entries[k]["shape"]) for k in ARRAY_NAMES})
+    except BadInput as e:
+        plain = e.problem.startswith("holds arrays") or "differs from the manifest" in e.problem
+        raise BadInput(str(apath), e.problem if plain else
+                       f"unreadable arrays file ({e.problem})") from None
     for k in ARRAY_NAMES:
         e, a = entries[k], stored[k]
-        if list(a.shape) != e["shape"] or a.dtype.name != e["dtype"]:
-            raise BadInput(str(apath), f"array {k}: {a.dtype.name} {list(a.shape)} differs "
-                                       f"from the manifest's {e['dtype']} {e['shape']}")
         if array_sha256(a) != e["sha256"]:
             raise BadInput(str(apath), f"array {k}: sha256 differs from the manifest")
     if stored["t"].ndim != 1:

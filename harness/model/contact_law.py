@@ -25,10 +25,14 @@ The law (every parameter SI, validated):
       μ(s) = μ_s x (2 − x)                          x ≤ 1   (0 → μ_s, C¹ at x = 1)
       μ(s) = μ_s − (μ_s − μ_d) t² (3 − 2t),  t = (x − 1)/2,    1 < x < 3
       μ(s) = μ_d                                     x ≥ 3
-      f_t = −(μ(s) f_n + b s) v_t / s   (f_t = 0 at s = 0)
+      f_t = −min(μ(s) f_n + b s, μ_s f_n) v_t / s   (f_t = 0 at s = 0)
   μ_s ``mu_static`` ≥ μ_d ``mu_dynamic`` ≥ 0 [1], b ``viscous`` [N·s/m] ≥ 0.
-  Limits: s ≫ v_s gives |f_t| = μ_d f_n + b s (Coulomb sliding); s = v_s gives μ_s f_n
-  (the static peak); s → 0 gives the linear law f_t ≈ −(2 μ_s f_n / v_s) v_t.
+  The friction cone holds: |f_t| ≤ μ_s f_n always, so there is no tangential force
+  without a normal force (a penetrating contact that separates faster than 1/d has
+  f_n = 0 and f_t = 0); the viscous term acts only inside the cone.
+  Limits: s ≫ v_s gives |f_t| = min(μ_d f_n + b s, μ_s f_n) (Coulomb sliding plus viscous,
+  capped by the cone); s = v_s gives μ_s f_n (the static peak); s → 0 gives the linear law
+  f_t ≈ −(2 μ_s f_n / v_s + b) v_t.
 
 The forces enter the dynamics as generalized forces τ_c = Σ_i J_Ciᵀ f_i, through the
 engine's own forward dynamics: v̇ = FD(q, v, τ + τ_c).
@@ -104,11 +108,15 @@ class ContactLaw:
         d.pop("where")
         return d
 
-    def statement(self) -> str:
+    def statement(self, mu_text: str | None = None) -> str:
+        """The law in one line with its parameters (``mu_text`` replaces the μ_s, μ_d
+        values, e.g. where they vary per case)."""
+        mu = mu_text or f"μ_s = {self.mu_static:g}, μ_d = {self.mu_dynamic:g}"
         return (f"shared law (harness/model/contact_law.py): Hunt–Crossley f_n = max(0, k δ^n "
                 f"(1 + d δ̇)), k = {self.stiffness:g} N/m^{self.exponent:g}, n = "
                 f"{self.exponent:g}, d = {self.damping:g} s/m; regularised Coulomb–Stribeck "
-                f"μ_s = {self.mu_static:g}, μ_d = {self.mu_dynamic:g}, viscous b = "
+                f"friction |f_t| = min(μ(s) f_n + b s, μ_s f_n) inside the cone |f_t| ≤ μ_s "
+                f"f_n (no friction without normal force), {mu}, viscous b = "
                 f"{self.viscous:g} N·s/m, v_s = {self.v_reg:g} m/s")
 
     # ----- forces ------------------------------------------------------------------------
@@ -127,10 +135,13 @@ class ContactLaw:
         return np.where(x <= 1.0, self.mu_static * x * (2.0 - x), mid)
 
     def friction_force(self, v_t, f_n):
-        """f_t (k, 3) [N] from slip velocities v_t (k, 3) [m/s] and f_n (k,) [N]."""
+        """f_t (k, 3) [N] from slip velocities v_t (k, 3) [m/s] and f_n (k,) [N] ≥ 0:
+        magnitude min(μ(s) f_n + b s, μ_s f_n), inside the friction cone."""
         v_t = np.atleast_2d(np.asarray(v_t, dtype=float))
         s = np.linalg.norm(v_t, axis=1)
-        mag = self.friction_coefficient(s) * np.asarray(f_n) + self.viscous * s
+        f_n = np.maximum(np.asarray(f_n, dtype=float), 0.0)
+        mag = np.minimum(self.friction_coefficient(s) * f_n + self.viscous * s,
+                         self.mu_static * f_n)
         with np.errstate(divide="ignore", invalid="ignore"):
             unit = np.where(s[:, None] > 0, v_t / np.where(s > 0, s, 1.0)[:, None], 0.0)
         return -mag[:, None] * unit
@@ -154,6 +165,45 @@ def hunt_crossley_rebound(v_in: float, damping: float) -> float:
     if g(hi) < 0:
         return hi
     return brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+
+
+def hunt_crossley_duration(v_in: float, mass: float, stiffness: float, exponent: float,
+                           damping: float) -> float:
+    """Contact duration T_c [s] of a free Hunt–Crossley impact of a mass [kg] at v_in
+    [m/s] > 0 (k [N/m^n], n [1], d [s/m]): from first touch to separation at −v_out.
+
+    Phase plane: m u du/dδ = −k δ^n (1 + d u) with u = δ̇ gives
+    δ(u) = [(n+1) m (H(v_in) − H(u)) / k]^{1/(n+1)}, H(u) = u/d − ln(1 + d u)/d²
+    (u²/2 when d = 0), and dt = −m du / (k δ(u)^n (1 + d u)), so
+        T_c = ∫_{−v_out}^{v_in} m du / (k δ(u)^n (1 + d u)),
+    whose integrand has an integrable (u − end)^{−n/(n+1)} singularity at both ends
+    (quadrature with those algebraic weights). d = 0, n = 1.5: T_c = 2.9432 δ_max / v_in
+    (the Hertz duration)."""
+    from scipy.integrate import quad
+
+    v_in, m, k, n, d = (float(x) for x in (v_in, mass, stiffness, exponent, damping))
+    v_out = hunt_crossley_rebound(v_in, d)
+    a = n / (n + 1.0)
+
+    def dH(u):  # H(v_in) − H(u) = H(−v_out) − H(u) ≥ 0, from the nearer end (no cancellation)
+        e = v_in if u >= 0.0 else -v_out
+        x = e - u
+        if d == 0.0:
+            return 0.5 * x * (e + u)
+        return x / d - math.log1p(d * x / (1.0 + d * u)) / (d * d)
+
+    def smooth(u):  # the integrand times ((u + v_out)(v_in − u))^a, finite at both ends
+        if u >= v_in:    # ΔH → H'(v_in) (v_in − u), H'(u) = u / (1 + d u)
+            ratio = (v_in + v_out) * (1.0 + d * v_in) / ((n + 1.0) * m * v_in / k)
+        elif u <= -v_out:
+            ratio = (v_in + v_out) * (1.0 - d * v_out) / ((n + 1.0) * m * v_out / k)
+        else:
+            ratio = (u + v_out) * (v_in - u) / ((n + 1.0) * m * dH(u) / k)
+        return m / (k * (1.0 + d * u)) * ratio ** a
+
+    val, _ = quad(smooth, -v_out, v_in, weight="alg", wvar=(-a, -a), limit=200, epsabs=0.0,
+                  epsrel=1e-10)
+    return float(val)
 
 
 # ----- geometry --------------------------------------------------------------------------

@@ -9,12 +9,21 @@ Flow between events: RK4 of harness/model/integrators.py on the engine's forward
 v̇ = FD(q, v, τ(t)) (no contact force while every gap φ_i > 0).
 
 Event location: after each step of size h the gaps φ_i (and rates φ̇_i = n·J_Ci v) are
-evaluated at both ends; candidate i crosses if φ_i(end) < 0, or — grazing inside the step
-— if the cubic Hermite interpolant of φ_i (values and rates at both ends) dips below zero;
-the crossing fraction s ∈ (0, 1] is then found by Brent's method (scipy brentq, xtol
-``("contact", "event_time")`` in harness/core/tolerances.py) on φ_i(Φ_{s·h}(x)), where Φ_{s·h} is
-one RK4 step of length s·h from the step start: the event lies exactly on the discrete
-flow, so flow-map derivatives across it are smooth.
+evaluated at both ends, and the cubic Hermite interpolant of φ_i (values and rates at both
+ends; exact for free flight, which is quadratic in t) is sampled at its extrema inside the
+step. Candidate i enters the plane in the step when the interpolant goes from ≥ 0 to < 0:
+a sign change between the ends, a dip below zero between two positive ends (grazing),
+or — for a contact that starts the step at round-off inside the plane after an impact —
+a rise above zero followed by a fall below it (a short bounce inside one step). The
+bracket [s_lo, s_hi] is checked on the flow and the crossing fraction s found by Brent's
+method (scipy brentq, xtol ``("contact", "event_time")`` in harness/core/tolerances.py) on
+φ_i(Φ_{s·h}(x)), where Φ_{s·h} is one RK4 step of length s·h from the step start: the event
+lies exactly on the discrete flow, so flow-map derivatives across it are smooth. An apex
+(φ̇ crossing + → −) is located the same way, before an impact in the same step.
+
+Missed events are never silent: a step that ends with a gap below
+−``("contact", "missed_event_depth")`` and no impact located in it is recorded in
+``HybridRun.missed`` (time, candidate, gap).
 
 Simultaneity policy: every candidate whose gap at the located event time is within
 ``("contact", "simultaneity")`` [m] of zero and which approaches (φ̇ < 0) takes part in
@@ -132,7 +141,9 @@ class Event:
 class HybridRun:
     """t (N,) [s]; q (N, nq); v (N, nv); phi (N, k) [m]; E (N,) [J]; events (time order);
     nsteps; wall_s [s]; rest: True when the run stopped because the bounce speed fell below
-    rest_speed (a resting contact, not integrated by this rigid-impact model)."""
+    rest_speed (a resting contact, not integrated by this rigid-impact model); missed:
+    [(t [s], candidate, φ [m])] of steps that ended inside the plane with no located
+    impact (module docstring; empty for a sound run)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -143,6 +154,7 @@ class HybridRun:
     nsteps: int
     wall_s: float
     rest: bool = False
+    missed: list = field(default_factory=list)
 
     def impacts(self):
         return [e for e in self.events if e.kind == "impact"]
@@ -151,20 +163,36 @@ class HybridRun:
         return [e for e in self.events if e.kind == "apex"]
 
 
-def _hermite_dips(f0, d0, f1, d1, h):
-    """Fraction s* ∈ (0, 1) where the cubic Hermite interpolant of φ on a step (values
-    f0, f1 [m], rates d0, d1 [m/s], step h [s]) is minimal and negative, else None."""
+def _hermite(f0, d0, f1, d1, h):
+    """(p, extrema): the cubic Hermite interpolant p(s) of φ on a step (values f0, f1 [m],
+    rates d0, d1 [m/s], step h [s]; s ∈ [0, 1]) and its extrema inside (0, 1), sorted."""
     m0, m1 = d0 * h, d1 * h
     # p(s) = a s³ + b s² + c s + f0
     a = 2 * f0 + m0 - 2 * f1 + m1
     b = -3 * f0 - 2 * m0 + 3 * f1 - m1
     c = m0
     roots = np.roots([3 * a, 2 * b, c]) if abs(a) + abs(b) > 0 else np.array([])
-    for s in sorted(r.real for r in np.atleast_1d(roots) if abs(r.imag) < 1e-14):
-        if 0 < s < 1:
-            val = ((a * s + b) * s + c) * s + f0
-            if val < 0 and 6 * a * s + 2 * b > 0:
-                return s
+    ext = sorted(float(r.real) for r in np.atleast_1d(roots)
+                 if abs(r.imag) < 1e-14 and 0 < r.real < 1)
+    return (lambda s: ((a * s + b) * s + c) * s + f0), ext
+
+
+def _entry_bracket(f0, d0, f1, d1, h):
+    """(s_lo, s_hi) ⊂ [0, 1] around the first entry of φ into the plane within a step
+    (the Hermite interpolant ≥ 0 at s_lo, < 0 at s_hi), or None. A step that starts
+    inside the plane (f0 < 0: round-off after an impact) enters only after it has risen
+    above zero."""
+    p, ext = _hermite(f0, d0, f1, d1, h)
+    nodes = [0.0, *ext, 1.0]
+    vals = [f0, *(p(x) for x in ext), f1]
+    k = 0
+    if f0 < 0:
+        k = next((j for j in range(1, len(nodes)) if vals[j] > 0), None)
+        if k is None:
+            return None
+    for j in range(k + 1, len(nodes)):
+        if vals[j] < 0:
+            return nodes[j - 1], nodes[j]
     return None
 
 
@@ -197,6 +225,8 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
         raise ValueError(f"restitution must be in [0, 1], got {restitution}")
     fl = _Flow(adapter, scene, tau_fn)
     xtol, sim_tol = _tol("event_time"), _tol("simultaneity")
+    depth_tol = _tol("missed_event_depth")
+    missed = []
     t, q, v = 0.0, np.array(q0, dtype=float), np.array(v0, dtype=float)
     T, Q, V, P, E, evs = [t], [q], [v], [], [], []
     phi, dphi, _ = fl.gaps(q, v)
@@ -211,31 +241,28 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
             phi1, dphi1, _ = fl.gaps(q1, v1)
             hits = []
             for i in range(phi.size):
-                if phi[i] < 0 and dphi[i] >= 0:
-                    continue  # leaving after an impact (round-off inside the plane)
-                if phi1[i] < 0:
-                    hi = 1.0
-                else:
-                    hi = _hermite_dips(phi[i], dphi[i], phi1[i], dphi1[i], h)
-                    if hi is None:
-                        continue
+                bracket = _entry_bracket(phi[i], dphi[i], phi1[i], dphi1[i], h)
+                if bracket is None:
+                    continue
 
                 def g(s, i=i):
                     qs, vs = fl.step(q, v, t, s * h)
                     return fl.gaps(qs, vs)[0][i]
 
+                lo, hi = bracket
                 if g(hi) >= 0:
-                    continue  # the Hermite dip was not on the flow
-                lo = 0.0 if phi[i] >= 0 else 1e-12
+                    continue  # the Hermite entry was not on the flow
                 if g(lo) < 0:
-                    continue
+                    continue  # still inside at lo: it never left the plane
                 hits.append((brentq(g, lo, hi, xtol=xtol / h, rtol=4 * np.finfo(float).eps), i))
             apex = None
-            if apex_of is not None and dphi[apex_of] > 0 >= dphi1[apex_of] and not hits:
+            if apex_of is not None and dphi[apex_of] > 0:
                 def gd(s):
                     qs, vs = fl.step(q, v, t, s * h)
                     return fl.gaps(qs, vs)[1][apex_of]
-                apex = brentq(gd, 0.0, 1.0, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
+                s_end = min(hits)[0] if hits else 1.0
+                if (gd(s_end) if hits else dphi1[apex_of]) <= 0:
+                    apex = brentq(gd, 0.0, s_end, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
             if apex is not None:
                 qa, va = fl.step(q, v, t, apex * h)
                 pa = fl.gaps(qa, va)[0]
@@ -271,6 +298,8 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
                 E.append(ev.E_plus)
                 continue
             phi, dphi = phi1, dphi1
+            for i in np.flatnonzero(phi1 < -depth_tol):
+                missed.append((t + h, int(i), float(phi1[i])))
         else:
             phi, dphi, _ = fl.gaps(q1, v1)
         t, q, v = t + h, q1, v1
@@ -280,7 +309,7 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
         P.append(phi)
         E.append(energy(adapter, q, v))
     return HybridRun(np.array(T), np.array(Q), np.array(V), np.array(P), np.array(E), evs,
-                     nsteps, time.perf_counter() - start, rest)
+                     nsteps, time.perf_counter() - start, rest, missed)
 
 
 # ----- saltation ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Pieces shared by the URDF and MJCF importers (engine-blind; no units involved).
 
 * ``read_model_file(path, kind)``: the raw bytes of a user's model file after the checks
-  both importers make (exists, readable, not empty, UTF-8, no ``<!DOCTYPE``/``<!ENTITY``:
-  no entity expansion); BadInput(path, problem) otherwise.
+  both importers make (exists, a regular file — not a FIFO or a device such as
+  ``/dev/zero`` — of at most ``MAX_MODEL_FILE_BYTES`` (harness/core/strict.py), not
+  empty, UTF-8, no ``<!DOCTYPE``/``<!ENTITY``: no entity expansion); BadInput(path,
+  problem) otherwise.
 * ``sanitise_model_name``: the model's name as ``spec.name`` (the only name the importers
   ever rewrite: no engine matches on it).
 """
@@ -12,19 +14,12 @@ import os
 import re
 
 from harness.core.errors import BadInput
+from harness.core.strict import MAX_MODEL_FILE_BYTES, read_regular
 
 
 def read_model_file(path: str, kind: str) -> bytes:
     """Bytes of the model file at ``path``; ``kind`` ("URDF", "MJCF") words the errors."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise BadInput(path, "file not found") from None
-    except IsADirectoryError:
-        raise BadInput(path, f"is a directory, not an {kind} file") from None
-    except OSError as e:
-        raise BadInput(path, f"cannot read the file: {e.strerror or e}") from None
+    raw = read_regular(path, f"an {kind} file", MAX_MODEL_FILE_BYTES)
     if not raw.strip():
         raise BadInput(path, "file is empty")
     try:

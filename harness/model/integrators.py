@@ -21,8 +21,13 @@ Methods (``Method.name``):
   chart, re-centred at every output knot; ``rtol``/``atol`` are SciPy's.
 
 Every method integrates from knot to knot of the candidate's grid; a fixed-step method
-takes ceil(Δt_k / dt) equal steps inside each interval, and the controls of interval k are
-its own interpolant (so a zero-order-hold jump never falls inside a step).
+takes n_k = ceil(Δt_k / dt) equal steps inside each interval (``steps_per_interval``), and
+the controls of interval k are its own interpolant (so a zero-order-hold jump never falls
+inside a step). The *effective step* h_k = Δt_k / n_k is what the method actually takes:
+dt only bounds it, and a dt longer than an interval still takes one step of Δt_k. Runs
+are labelled and refined by the effective step (``Method.label_on``, ``Method.refined``),
+so a refined run is always a different, finer discretisation: halving dt changes nothing
+when dt ≥ 2 Δt_k.
 
 Alongside the state every method integrates the work done on the system,
 W = [∫ τᵀ v dt (applied), ∫ vᵀ D v dt (dissipated by joint damping D)] [J], with the same
@@ -73,27 +78,74 @@ class Method:
     def order(self) -> int:
         return ORDERS[self.name]
 
-    def refined(self) -> "Method":
-        """The same method with the step halved or rtol/atol tightened 100× (rtol not
-        below DOP853_MIN_RTOL, where SciPy would clamp it silently)."""
+    def steps(self, t) -> np.ndarray:
+        """(N − 1,) steps taken in each interval of the knots t (N,) [s] (fixed-step)."""
+        self._fixed_step()
+        return np.array([steps_per_interval(float(d), self.dt)
+                         for d in np.diff(np.asarray(t, dtype=float))], dtype=int)
+
+    def effective_steps(self, t) -> np.ndarray:
+        """(N − 1,) [s] the step h_k = Δt_k / n_k actually taken in each interval of t."""
+        return np.diff(np.asarray(t, dtype=float)) / self.steps(t)
+
+    def effective_dt(self, t) -> float:
+        """[s] the largest step actually taken on the knots t (≤ dt)."""
+        return float(self.effective_steps(t).max())
+
+    def refined(self, t=None) -> "Method":
+        """The same method refined: rtol/atol tightened 100× (dop853; rtol not below
+        DOP853_MIN_RTOL, where SciPy would clamp it silently), or a step that is at most
+        half the effective step of every interval of the knots ``t`` [s]: dt/2 when dt
+        divides the intervals, else half the smallest effective step (so each interval
+        takes at least twice the steps). Without ``t``: dt halved, which leaves an
+        interval no longer than dt/2 at the one step it took before."""
         if self.name == "dop853":
             return replace(self, rtol=max(self.rtol * REFINE_TOL, DOP853_MIN_RTOL),
                            atol=self.atol * REFINE_TOL)
-        return replace(self, dt=self.dt * REFINE_DT)
+        if t is None or len(t) < 2:
+            return replace(self, dt=self.dt * REFINE_DT)
+        h = float(self.effective_steps(t).min())
+        base = self.dt if h >= self.dt * (1.0 - 1e-9) else h
+        return replace(self, dt=base * REFINE_DT)
 
     @property
     def label(self) -> str:
+        """Name and settings as given (dt is the largest step; see ``label_on``)."""
         if self.name == "dop853":
             return f"dop853_rtol={self.rtol:g}_atol={self.atol:g}"
         return f"{self.name}_dt={self.dt:g}"
 
-    def settings(self) -> dict:
+    def label_on(self, t) -> str:
+        """The label of a run on the knots t: a fixed-step method by its effective step
+        (the largest step it takes), e.g. rk4_dt=0.01 for dt = 0.05 on a 0.01 s grid."""
+        if self.name == "dop853":
+            return self.label
+        return f"{self.name}_dt={self.effective_dt(t):g}"
+
+    def settings(self, t=None) -> dict:
+        """Integrator, order and dt [s] or rtol/atol; on the knots ``t`` also the effective
+        step [s] (largest step taken) and the range of steps per interval."""
         d = {"integrator": self.name, "order": self.order}
         if self.name == "dop853":
             d.update(rtol=self.rtol, atol=self.atol)
         else:
             d.update(dt=self.dt)
+            if t is not None and len(t) >= 2:
+                n = self.steps(t)
+                d.update(effective_dt=self.effective_dt(t),
+                         steps_per_interval=[int(n.min()), int(n.max())])
         return d
+
+    def _fixed_step(self):
+        if self.name == "dop853":
+            raise ValueError("dop853 is adaptive: it has no fixed step")
+
+
+def steps_per_interval(span: float, dt: float) -> int:
+    """Equal steps a fixed-step method takes over one knot interval of length span [s]
+    with largest step dt [s]: ceil(span / dt), at least 1 (a 1e-9 slack absorbs the
+    round-off of span, so 0.01 / 0.001 is 10 steps, not 11)."""
+    return max(1, int(math.ceil(span / dt - 1e-9)))
 
 
 @dataclass
@@ -224,7 +276,7 @@ def rollout(adapter, q0, v0, controls, method: Method, damping=None) -> Rollout:
         if method.name == "dop853":
             q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, method.rtol, method.atol)
         else:
-            n = max(1, int(math.ceil((tb - ta) / method.dt - 1e-9)))
+            n = steps_per_interval(tb - ta, method.dt)
             h = (tb - ta) / n
             step = _rk4_step if method.name == "rk4" else _euler_step
             for i in range(n):

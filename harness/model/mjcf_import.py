@@ -41,22 +41,32 @@ constraints; flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
 (``density``/``viscosity``); more than one body tree at ``<worldbody>``; an unnamed body
 or unnamed moving joint; a body named ``world_`` when the world body must be kept;
 names outside ``[A-Za-z_][A-Za-z0-9_.-]*``; anything MuJoCo itself refuses to compile;
-a ``<!DOCTYPE``/``<!ENTITY`` declaration.
+a ``<!DOCTYPE``/``<!ENTITY`` declaration; more bodies than the harness supports
+(``MAX_BODIES``, harness/core/strict.py: counted in the file before MuJoCo compiles it).
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
+from harness.core.errors import BadInput
 from harness.core.spec import FixtureSpec
+from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model.import_common import read_model_file, sanitise_model_name
 
 
+@holds_warnings
 def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple:
     """(FixtureSpec, notes): the MJCF at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content."""
     path = str(path)
-    read_model_file(path, "MJCF")
+    raw = read_model_file(path, "MJCF")
+    # the supported size, checked before the engine's compiler sees the file
+    bodies = len(re.findall(rb"<body[\s>/]", re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)))
+    if bodies > MAX_BODIES:
+        raise BadInput(path, f"{bodies} <body> elements: the harness supports at most "
+                             f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
     from harness.model import registry
 
     # the MJCF compiler of the engine whose adapter reads MJCF back into a spec

@@ -57,14 +57,10 @@ class PreparedModel:
         """{body: (p_WB (3,), R_WB (3x3))} at the neutral configuration."""
         spec = self.spec
         out = {spec.root: (np.zeros(3), np.eye(3))}
-
-        def walk(b):
-            p, R = out[b]
-            for j in spec.children(b):
-                out[j.child] = (p + R @ np.array(j.xyz), R @ rpy_to_matrix(j.rpy))
-                walk(j.child)
-
-        walk(spec.root)
+        for b in spec.depth_first()[1:]:  # parents first, no recursion
+            j = spec.parent_joint(b)
+            p, R = out[j.parent]
+            out[b] = (p + R @ np.array(j.xyz), R @ rpy_to_matrix(j.rpy))
         return out
 
     def declared_group_inertias(self) -> dict:
@@ -74,11 +70,12 @@ class PreparedModel:
         spec, poses = self.spec, self.body_poses_at_neutral()
         out = {}
 
-        def group(body):
-            members = [body]
-            for j in spec.children(body):
-                if j.type == "fixed":
-                    members += group(j.child)
+        def group(body):  # the body and every body welded below it, depth first
+            members, stack = [], [body]
+            while stack:
+                b = stack.pop()
+                members.append(b)
+                stack.extend(j.child for j in reversed(spec.children(b)) if j.type == "fixed")
             return members
 
         heads = [(s.name, spec.root if s.type == "free" else

@@ -96,7 +96,7 @@ class HasReadback(Protocol):
     """Read-back at the canonical neutral q [SI: kg, m, kg·m², N·m·s/rad, rad], world axes:
     the model as the engine compiled it, ablations of known causes, and the engine's
     answer (M (nv, nv), v̇ (nv,)) to canonical arrays handed over unconverted. The
-    read-back format is described in harness/stages/diagnosis/stage.py."""
+    read-back format is described in harness/stages/diagnosis/__init__.py."""
 
     def readback(self) -> dict:
         """{"engine", "api", "notes", "nq_native", "nv_native", "bodies", "joints",

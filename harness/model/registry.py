@@ -29,9 +29,11 @@ class EngineInfo:
 _cache: dict = {}
 
 
-def probe(name: str) -> EngineInfo:
+def probe(name: str, option: str = "--engines") -> EngineInfo:
+    """Whether engine ``name`` is available here (cached); BadInput naming ``option`` (the
+    option or file that named the engine) for an unknown name."""
     if name not in ENGINES:
-        raise BadInput("--engines", f"unknown engine {name!r} (known: {', '.join(ENGINES)})")
+        raise BadInput(option, f"unknown engine {name!r} (known: {', '.join(ENGINES)})")
     if name in _cache:
         return _cache[name]
     entry = _TABLE[name]
@@ -61,17 +63,18 @@ def adapter_class(name: str):
     return getattr(importlib.import_module(entry.module), entry.cls)
 
 
-def parse_engines(text: str | None) -> list:
-    """'mujoco,drake' → ['mujoco', 'drake']; None or 'all' → every known engine."""
+def parse_engines(text: str | None, option: str = "--engines") -> list:
+    """'mujoco,drake' → ['mujoco', 'drake']; None or 'all' → every known engine. Errors
+    name ``option``, the option the list came from (``--engines``, ``--allow-missing``)."""
     if text is None or text.strip() == "all":
         return list(ENGINES)
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
-        raise BadInput("--engines", "no engine named")
+        raise BadInput(option, "no engine named")
     for n in names:
-        probe(n)  # raises BadInput for unknown names
+        probe(n, option)  # raises BadInput for unknown names
     if len(set(names)) != len(names):
-        raise BadInput("--engines", "an engine is named twice")
+        raise BadInput(option, "an engine is named twice")
     return names
 
 

@@ -46,9 +46,14 @@ the ones that changed something in a given file):
 * A ``<!DOCTYPE`` or ``<!ENTITY`` declaration is rejected (no entity expansion); the
   file must be UTF-8; unexpanded xacro elements are rejected (run xacro first).
 
-Finally ``FixtureSpec.validate(where=path)`` checks the rest: one tree, unique names,
-mass ≥ 0, inertia symmetric, PSD and satisfying the triangle inequality, and no moving
-joint that moves only massless bodies. Every failure is ``BadInput(path, problem)``.
+Non-physical inertias are collected over the whole file: the one-line error names every
+offending link, not only the first. More ``<link>`` elements than the harness supports
+(``MAX_BODIES``, harness/core/strict.py) are refused before any link is read.
+
+Finally ``FixtureSpec.validate(where=path)`` checks the rest: the supported model size,
+one tree, unique names, mass ≥ 0, inertia symmetric, PSD and satisfying the triangle
+inequality, and no moving joint that moves only massless bodies. Every failure is
+``BadInput(path, problem)``.
 """
 from __future__ import annotations
 
@@ -71,6 +76,7 @@ from harness.core.spec import (
     inertia_problem,
 )
 from harness.core.spec import repair_inertia as _physical_inertia
+from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model.import_common import read_model_file, sanitise_model_name
 
 WORLD_LINK = "world"
@@ -140,7 +146,9 @@ def _read_root(path: str) -> ET.Element:
 
 
 def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
-               notes: list | None = None) -> Body:
+               notes: list | None = None, bad: list | None = None) -> Body:
+    """The link as a Body. A non-physical inertia is repaired (``repair``, with a note),
+    appended to ``bad`` (the caller names every offending link at once) or raised."""
     inertial = el.find("inertial")
     if inertial is None:
         return Body(name, 0.0)
@@ -165,16 +173,23 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
                         [vals["ixz"], vals["iyz"], vals["izz"]]])
     if mass == 0.0 and np.any(inertia):
         if not repair:
-            raise r.bad(f"{what}: mass is 0 but the inertia is not zero; a massless link "
-                        "cannot have rotational inertia (engines disagree on such links: "
-                        "some keep the inertia, some drop it); --repair-inertia drops it")
+            why = (f"{what}: mass is 0 but the inertia is not zero; a massless link "
+                   "cannot have rotational inertia (engines disagree on such links: "
+                   "some keep the inertia, some drop it)")
+            if bad is None:
+                raise r.bad(f"{why}; --repair-inertia drops it")
+            bad.append(why)
+            return Body(name, 0.0)
         notes.append(f"link {name}: mass 0 with non-zero inertia; inertia set to 0 "
                      "(--repair-inertia)")
         inertia = np.zeros((3, 3))
     problem = inertia_problem(inertia)
     if problem and not repair:
-        raise r.bad(f"{what}: {problem}; --repair-inertia projects it onto the nearest "
-                    "physical inertia")
+        if bad is None:
+            raise r.bad(f"{what}: {problem}; --repair-inertia projects it onto the nearest "
+                        "physical inertia")
+        bad.append(f"{what}: {problem}")
+        return Body(name, mass, com)
     if problem:
         fixed = _physical_inertia(inertia)
         notes.append(f"link {name}: {problem}; replaced by the nearest physical inertia "
@@ -249,6 +264,7 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
     return out
 
 
+@holds_warnings
 def load_urdf_with_notes(path: str, floating: bool = False,
                          repair_inertia: bool = False) -> tuple:
     """(FixtureSpec, notes): the URDF at ``path`` [SI units] as a validated spec, and one
@@ -263,8 +279,12 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     root = _read_root(path)
     notes: list = []
 
-    bodies, body_els = [], {}
-    for el in root.findall("link"):
+    links = root.findall("link")
+    if len(links) > MAX_BODIES + 1:  # (+1: a link "world" is not a body)
+        raise r.bad(f"{len(links)} <link> elements: the harness supports at most "
+                    f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
+    bodies, body_els, bad_inertia = [], {}, []
+    for el in links:
         n = el.get("name")
         if n == WORLD_LINK:
             if WORLD_LINK in body_els:
@@ -275,7 +295,15 @@ def load_urdf_with_notes(path: str, floating: bool = False,
         if n in body_els:
             raise r.bad(f"duplicate link name: {n}")
         body_els[n] = el
-        bodies.append(_read_link(r, el, n, repair_inertia, notes))
+        bodies.append(_read_link(r, el, n, repair_inertia, notes, bad_inertia))
+    if len(bad_inertia) == 1:
+        raise r.bad(f"{bad_inertia[0]}; --repair-inertia "
+                    + ("drops it" if "mass is 0" in bad_inertia[0] else
+                       "projects it onto the nearest physical inertia"))
+    if bad_inertia:  # every offending link in the one line, not only the first
+        raise r.bad(f"{len(bad_inertia)} links have non-physical inertias: "
+                    + "; ".join(bad_inertia) + "; --repair-inertia replaces each by the "
+                    "nearest physical inertia")
     if not bodies:
         raise r.bad("no <link> elements (nothing to simulate)")
 

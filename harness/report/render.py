@@ -2,10 +2,11 @@
 scripts, no network), rendered with Jinja2 with autoescaping on, so names from user
 models (joints, frames, files) always render as text.
 
-Sections: summary verdict; the stage ladder (fixture × stage × engine pair, worst
-relative error and verdict); per-stage plots of every record's max_rel against its
-tolerance; per-quantity records; what each engine computed each quantity with;
-not-provided and not-scored rows with their reasons; provenance.
+Sections: summary verdict and headline (harness.core.verdict); the stage ladder (fixture ×
+stage × engine pair: verdict, the quantity that decided it and that quantity's own
+error); per-stage plots of every record's max_rel against its tolerance; per-quantity
+records; what each engine computed each quantity with; not-provided and not-scored rows
+with their reasons; provenance.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from harness.core.records import error_text, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH
 
@@ -27,18 +29,33 @@ VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "info
 
 
 def _cell(records):
-    """Verdict and worst error for the records of one ladder cell. The worst error is
-    taken over the pair's own comparisons only; single-engine rows (not provided,
-    errors, replay refinement and energy balance) contribute their verdict, not their
-    number (an energy residual compared with 0 has relative error 1 by construction)."""
+    """Verdict of one ladder cell, the row that decides it and that row's own error.
+
+    The verdict is the worst status among the cell's records (VERDICT_ORDER). The cell
+    names the quantity (and, for a single-engine row, the engine) of the row that decided
+    it and shows that row's own error (``error_text``: relative, or |Δ| with its unit for a
+    check against zero), never a number taken from other rows: a pair whose trajectories
+    agree to 1e-13 but whose energy-balance row failed shows the energy balance and its
+    error. Among the rows with the cell's verdict the deciding row is: one with non-finite
+    values, else the largest relative error, else the largest |Δ| / atol; a passing cell
+    looks at the pair's own comparisons first (single-engine rows, such as a replay's
+    refinement and energy balance, decide only a cell they fail)."""
     statuses = {r.status for r in records}
-    for s in VERDICT_ORDER:
-        if s in statuses:
-            verdict = s
-            break
-    rels = [r.max_rel for r in records if r.max_rel is not None and r.engine_b != ""]
-    worst = max(rels) if rels else None
-    return {"verdict": verdict, "worst": worst, "n": len(records),
+    verdict = next(s for s in VERDICT_ORDER if s in statuses)
+    mine = [r for r in records if r.status == verdict]
+    pool = ([r for r in mine if r.engine_b != ""] or mine) if verdict == "passed" else mine
+
+    def rank(r):
+        if r.max_abs is None:  # non-finite (a compared row) or no numbers at all
+            return (2, 0.0) if r.key_a and r.status == "failed" else (-1, 0.0)
+        if r.max_rel is not None:
+            return (1, r.max_rel)
+        return (0, r.max_abs / r.atol if r.atol else r.max_abs)
+
+    row = max(pool, key=rank)
+    return {"verdict": verdict, "quantity": row.quantity,
+            "who": "" if row.engine_b else row.engine_a, "error": error_text(row),
+            "n": len(records), "n_verdict": len(mine),
             "reasons": sorted({r.reason for r in records if r.reason})[:3]}
 
 
@@ -131,6 +148,23 @@ def _fmt(x):
 ENV.filters["sci"] = _fmt
 
 
+def _abs_text(r):
+    """A record's max_abs with its SI unit (record tables)."""
+    unit = unit_of(r.stage, r.quantity) if r.max_abs is not None else ""
+    return _fmt(r.max_abs) + (f" {unit}" if unit else "")
+
+
+def _rel_text(r):
+    """A record's max_rel; "undefined (against 0)" for a check against zero."""
+    if r.max_rel is None and r.max_abs is not None:
+        return "undefined (against 0)"
+    return _fmt(r.max_rel)
+
+
+ENV.filters["abs_text"] = _abs_text
+ENV.filters["rel_text"] = _rel_text
+
+
 def render(manifest: dict, records: list, title: str = "Engine parity report",
            arrays: dict | None = None, baseline=None, *, sections: dict,
            stage_order: list, in_headline) -> str:
@@ -155,7 +189,7 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     ctx = {name: c for name, (_, c) in sections.items()}
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
-        qualified=v.qualified, worst=v.worst_rel, n_scored=v.n_scored,
+        qualified=v.qualified, headline=v.headline, n_scored=v.n_scored,
         stages=by_stage, fixtures=manifest["fixtures"], replay=ctx.get("replay", []),
         diagnosis=ctx.get("diagnosis", []), baseline=baseline,
         growth=GROWTH, floor=FLOOR, contact=ctx.get("contact"),

@@ -30,8 +30,11 @@ from harness.stages.base import Stage
 from harness.stages.constrained import stage as constrained
 from harness.stages.contact import stage as contact
 from harness.stages.contact import suite as contact_suite
-from harness.stages.diagnosis import stage as diagnosis
-from harness.stages.replay import stage as replay
+from harness.stages.diagnosis import summary as diagnosis_summary
+from harness.stages.diagnosis.causes import NAME as DIAGNOSIS
+from harness.stages.replay import cases as replay_cases
+from harness.stages.replay import recompute as replay_recompute
+from harness.stages.replay import report as replay_report
 
 
 def _not_against_declared(r) -> bool:  # stage 3's diagnostics against 0
@@ -49,7 +52,7 @@ def _never(r) -> bool:
 STAGES: tuple[Stage, ...] = (
     Stage(identity.NAME, 0, identity.QUANTITIES),
     Stage(kinematics.NAME, 1, kinematics.QUANTITIES),
-    Stage(dynamics.NAME, 2, dynamics.QUANTITIES),
+    Stage(dynamics.NAME, 2, dynamics.QUANTITIES, recompute=dynamics.recompute),
     # evaluated by run_stage: its states live on the constraint manifold
     Stage(constrained.NAME, 3, run=constrained.run_stage,
           report_section=constrained.report_context, template="constrained_section.html.j2",
@@ -59,11 +62,13 @@ STAGES: tuple[Stage, ...] = (
           in_headline=_not_against_closed_form),
     # finite-difference engines have their own, looser bound: own headline line, opt-in
     Stage(derivatives.NAME, 6, derivatives.QUANTITIES, opt_in=True, in_headline=_never),
-    Stage(replay.NAME, 5, recompute=replay.recompute_record, manifest_key="replay",
-          manifest_problem=replay.manifest_section_problem, thresholds=replay.THRESHOLDS,
-          report_section=replay.report_context, template="replay_section.html.j2",
+    Stage(replay_cases.NAME, 5, recompute=replay_recompute.recompute_record,
+          manifest_key="replay", manifest_problem=replay_cases.manifest_section_problem,
+          thresholds=replay_cases.THRESHOLDS, report_section=replay_report.report_context,
+          template="replay_section.html.j2",
           in_headline=_never),
-    Stage(diagnosis.NAME, None, report_section=diagnosis.report_context,
+    Stage(DIAGNOSIS, None, recompute=dynamics.recompute,
+          report_section=diagnosis_summary.report_context,
           template="diagnose_section.html.j2", in_headline=_never),
 )
 BY_NAME = {s.name: s for s in STAGES}

@@ -3,14 +3,28 @@
 * mass_matrix (N, nv, nv); bias_forces (N, nv) h(q, v) without damping;
 * forward_dynamics (N, nv) v̇ for the sampled τ; inverse_dynamics (N, nv) τ for the
   sampled v̇ (both with the canonical damping −D v).
+
+Conditioning. v̇ = M⁻¹(τ − h) is a solve: two exact engines that agree on M and h to
+round-off still differ in v̇ by up to ~cond(M)·eps relative. The runner records cond(M)
+per sampled state (``cond/<fixture>/mass_matrix``, (N,): the largest 2-norm condition
+number of the engines' M there) and scores forward_dynamics per state against
+    atol + max(rtol, min(f · cond(M_s), cap)) · scale_s
+(f, cap: the table's ``dynamics/conditioned_forward_dynamics``; atol, rtol: the row's
+own). The row's reason states cond(M) and the bound wherever the conditioning raised it,
+and ``recompute`` (the stage's ``verify`` hook, also the diagnosis's) recomputes it from
+the stored arrays.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from harness.core.records import Record, compare, unit_of
+from harness.core.tolerances import Tolerance, lookup
 from harness.stages.base import Quantity, state_labels
 
 NAME = "dynamics"
+# quantity -> the matrix quantity (same stage, same states) whose conditioning it carries
+CONDITIONED = {"forward_dynamics": "mass_matrix"}
 
 
 def _each(fn):
@@ -29,3 +43,101 @@ QUANTITIES = (
              _each(lambda a, k, i: a.inverse_dynamics(i.q[k], i.v[k], i.vdot[k])),
              state_labels, None, "inverse_dynamics"),
 )
+
+
+# ----- conditioning-aware scoring of v̇ ------------------------------------------------------
+def cond_key(out_key: str, quantity: str) -> str:
+    """The cond(M) array of the states behind the output array ``out_key``
+    ("out/<fixture>[/…]/<quantity>/<engine>" → "cond/<fixture>[/…]/<matrix quantity>")."""
+    head = out_key.rsplit(f"/{quantity}/", 1)[0]
+    return "cond/" + head.split("/", 1)[1] + "/" + CONDITIONED[quantity]
+
+
+def condition_numbers(matrices) -> np.ndarray:
+    """(N,) per state, the largest 2-norm condition number σ_max/σ_min over the engines'
+    (N, n, n) matrices (inf where one is singular)."""
+    out = None
+    for M in matrices:
+        M = np.asarray(M, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = np.array([np.linalg.cond(m) if m.size and np.all(np.isfinite(m)) else np.inf
+                          for m in M])
+        c = np.where(np.isnan(c), np.inf, c)
+        out = c if out is None else np.maximum(out, c)
+    return out
+
+
+def conditioned_compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b,
+                        tol: Tolerance, key_a, key_b, labels, key_labels,
+                        cond) -> Record:
+    """``compare`` with the per-state bound atol + max(rtol, min(f·cond_s, cap))·scale_s
+    (module docstring); max_abs and max_rel are compare's. The reason states the bound
+    wherever cond(M) raised it, and the failure, if any."""
+    rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
+                  key_b, labels, key_labels)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    cond = np.asarray(cond, dtype=float)
+    S = a.shape[0]
+    if cond.shape != (S,):
+        raise ValueError(f"{rid}: cond(M) has shape {cond.shape}, expected ({S},)")
+    if not np.all(np.isfinite(a)) or not np.all(np.isfinite(b)):
+        return rec  # non-finite: compare's verdict and reason stand
+    cfg = lookup(NAME, "conditioned_forward_dynamics")
+    err = np.abs(a - b).reshape(S, -1).max(axis=1)
+    scale = np.maximum(np.abs(a).reshape(S, -1).max(axis=1),
+                       np.abs(b).reshape(S, -1).max(axis=1))
+    rt = np.maximum(tol.rtol, np.minimum(cfg.rtol * cond, cfg.atol))
+    bound = tol.atol + rt * scale
+    ok = err <= bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
+                         np.where(err > 0, np.inf, 0.0))
+    w = int(np.argmax(ratio))
+    label = (lambda k: str(labels[k]) if labels is not None else f"sample {k}")  # noqa: E731
+    passed = bool(np.all(ok))
+    rec.passed, rec.status = passed, "passed" if passed else "failed"
+    rec.worst_sample, rec.worst_label = w, label(w)
+    parts = []
+    unit = unit_of(stage, quantity)
+    if not passed:
+        parts.append(f"|Δ| {err[w]:.3g}{' ' + unit if unit else ''} at {label(w)} exceeds "
+                     f"its bound {bound[w]:.3g} (relative {rt[w]:.3g} at cond(M) "
+                     f"{cond[w]:.3g})")
+    raised = rt > tol.rtol
+    if np.any(raised):
+        k = int(np.argmax(cond))
+        capped = int(np.sum(cfg.rtol * cond >= cfg.atol))
+        parts.append(
+            f"v̇ carries cond(M)·eps: bound per state atol + max(rtol {tol.rtol:g}, "
+            f"min({cfg.rtol:.3g} × cond(M), {cfg.atol:g})) × max|v̇|; cond(M) up to "
+            f"{cond[k]:.3g} ({label(k)}), relative bound there {rt[k]:.3g}; raised on "
+            f"{int(raised.sum())} of {S} states"
+            + (f", capped on {capped} (v̇ keeps fewer than {-np.log10(cfg.atol):.0f} "
+               "significant digits there)" if capped else ""))
+    rec.reason = "; ".join(parts)
+    return rec
+
+
+def recompute(r: Record, arrays: dict, records_by_id: dict) -> Record:
+    """A stage-2 (or diagnosis) row computed again from the stored arrays: ``compare``, or
+    for a conditioned quantity with its cond(M) array ``conditioned_compare`` — after
+    checking that array against the condition numbers of the stored matrices (KeyError /
+    ValueError when an array is missing or does not match)."""
+    a, b = arrays[r.key_a], arrays[r.key_b]
+    labels = arrays[r.key_labels] if r.key_labels else None
+    tol = Tolerance(r.atol, r.rtol, "")
+    args = (r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, b, tol,
+            r.key_a, r.key_b, labels, r.key_labels)
+    base = r.quantity.split("/", 1)[0]
+    if base not in CONDITIONED or cond_key(r.key_a, base) not in arrays:
+        return compare(*args)
+    ck = cond_key(r.key_a, base)
+    prefix = "out/" + ck.split("/", 1)[1] + "/"
+    again = condition_numbers([v for k, v in sorted(arrays.items()) if k.startswith(prefix)
+                               and k.count("/") == prefix.count("/")])
+    stored = np.asarray(arrays[ck], dtype=float)
+    if again is None or again.shape != stored.shape or not np.all(
+            (again == stored) | (np.abs(again - stored) <= 1e-6 * np.abs(stored))):
+        raise ValueError(f"{ck} differs from the condition numbers of the stored "
+                         f"{CONDITIONED[base]} arrays")
+    return conditioned_compare(*args, stored)

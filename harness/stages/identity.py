@@ -2,17 +2,25 @@
 
 * total_mass (1, 1) [kg]: mass of everything that moves.
 * group_inertia (n_joints, 10): per joint, the rigid group it carries at neutral:
-  [m kg, c_W m (3), I_W kg·m² about c (xx yy zz xy xz yz)]; labelled by joint name.
+  [m kg, c_W m (3), I_W kg·m² about c (xx yy zz xy xz yz)]; labelled by joint name (c_W 0
+  for a massless group, e.g. the virtual link between two joints of a ball joint).
 * mass_matrix_neutral (1, nv, nv): M at the engine's own neutral configuration.
 
 Read-back, element by element (``adapter.readback()``: the compiled model as the engine
 holds it, at the canonical neutral q, world axes), each labelled by its body or joint so
 that a failed record names the element (its first differing element is named by
-harness/stages/diagnosis/stage.py ``first_differing``):
+harness/stages/diagnosis/summary.py ``first_differing``):
 
-* body_inertia (n_bodies, 10): dynamic parameters [m, m·(c − o) (3), I_o (6)] of every
-  body as the engine keeps it, world axes, about the body frame's origin o (a body an
-  engine fused into another one is NaN: missing); 0 for massless bodies.
+* body_inertia (n_groups, 10): dynamic parameters [m, m·(c − o) (3), I_o (6)] of every
+  rigid group — a body whose joint moves (or the floating root) and every body fixed to
+  it — as the engine keeps it, world axes, about the head body's frame origin o; labelled
+  by the head body (and the massive bodies fixed to it: "panda_link7 (with panda_hand)").
+  The parameters are linear, so the row is the sum over the group's bodies the engine
+  holds: an engine that fused a fixed body into its parent (MuJoCo's importer) and one
+  that keeps it separately give the same row, and a massless frame link counts as 0.
+  Bodies welded to the world (a fixed root and what is fixed to it) move with nothing and
+  form no row (total_mass counts only what moves, too). A group whose head the engine
+  lacks is NaN (missing).
 * joint_axis (n_joints, 3): axis in world axes (0 for the free root).
 * joint_placement (n_joints, 12): [p_WJ m (3), R_WJ (9, row-major)] of the joint frame.
 * joint_limits (n_joints, 3): [bounded 0/1, lower, upper] (0, 0 when unbounded; the
@@ -33,14 +41,22 @@ from harness.stages.base import Quantity
 NAME = "model_identity"
 
 
+def _massless_com_zero(rows: np.ndarray) -> np.ndarray:
+    """A group without mass has no centre of mass: engines report a point of their own
+    choosing there (the joint origin, half-way to it, …), so its c_W is compared as 0."""
+    rows = np.array(rows, dtype=float)
+    rows[~(rows[:, 0] > 0), 1:4] = 0.0
+    return rows
+
+
 def _groups(adapter, inputs):
     gi = adapter.group_inertias()
-    return np.stack([gi[n] for n in adapter.layout.joint_names])
+    return _massless_com_zero(np.stack([gi[n] for n in adapter.layout.joint_names]))
 
 
 def _declared_groups(model):
     gi = model.declared_group_inertias()
-    return np.stack([gi[n] for n in model.layout.joint_names])
+    return _massless_com_zero(np.stack([gi[n] for n in model.layout.joint_names]))
 
 
 def _total(adapter, inputs):
@@ -57,15 +73,7 @@ def compared_bodies(model) -> list:
     is the one nearest the root): every spec body but the stand-in for the world."""
     from harness.core.spec import WORLD_BODY
 
-    spec, out = model.spec, []
-
-    def walk(b):
-        out.append(b)
-        for j in spec.children(b):
-            walk(j.child)
-
-    walk(spec.root)
-    return [b for b in out if b != WORLD_BODY]
+    return [b for b in model.spec.depth_first() if b != WORLD_BODY]
 
 
 def readback(adapter) -> dict:
@@ -105,15 +113,17 @@ def declared_readback(model) -> dict:
             "couplings": dict((f, l) for f, l, *_ in getattr(model, "mimic", ()) or ())}
 
 
-def body_row(b: dict) -> np.ndarray:
-    """(10,) dynamic parameters of one body, world axes, about the body frame's origin o:
-    [m, m (c − o) (3), I_o (6: xx yy zz xy xz yz)] with I_o = I_c + m (|d|² 1 − d dᵀ),
-    d = c − o. The dynamics are linear in these numbers, so they weigh a com error by the
-    mass it moves (a 1e-6 kg placeholder link's com is not amplified by 1/m)."""
+def body_row(b: dict, origin=None) -> np.ndarray:
+    """(10,) dynamic parameters of one body, world axes, about the point o (default: the
+    body frame's origin) [m]: [m, m (c − o) (3), I_o (6: xx yy zz xy xz yz)] with
+    I_o = I_c + m (|d|² 1 − d dᵀ), d = c − o. The dynamics are linear in these numbers, so
+    they weigh a com error by the mass it moves (a 1e-6 kg placeholder link's com is not
+    amplified by 1/m), and the rows of bodies about one point add up to their union's."""
     m = float(b["mass"])
     if not m > 0:
         return np.zeros(10)
-    dv = np.asarray(b["com_W"], dtype=float) - np.asarray(b["X_WB"])[:3, 3]
+    o = np.asarray(b["X_WB"])[:3, 3] if origin is None else np.asarray(origin, dtype=float)
+    dv = np.asarray(b["com_W"], dtype=float) - o
     I = np.asarray(b["I_W"]) + m * (dv @ dv * np.eye(3) - np.outer(dv, dv))
     return np.array([m, *(m * dv), I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])
 
@@ -133,9 +143,54 @@ JOINT_FIELDS = {  # quantity -> (width, row of one read-back joint)
 }
 
 
-def body_rows(rb: dict, names) -> np.ndarray:
-    return np.stack([body_row(rb["bodies"][n]) if n in rb["bodies"] else np.full(10, np.nan)
-                     for n in names])
+def body_groups(model) -> list:
+    """[(head, [bodies of its group])] in depth-first order of the heads: a group is a
+    body whose parent joint moves (or the floating root) with every body fixed to it,
+    directly or through other fixed bodies. Bodies welded to the world form no group."""
+    spec = model.spec
+    groups, order = {}, []
+    for b in compared_bodies(model):
+        h = b
+        while True:
+            j = spec.parent_joint(h)
+            if j is None:  # the root: a group if it floats, else welded to the world
+                h = h if spec.floating else None
+                break
+            if j.type != "fixed":
+                break
+            h = j.parent
+        if h is None:
+            continue
+        if h not in groups:
+            groups[h] = []
+            order.append(h)
+        groups[h].append(b)
+    return [(h, groups[h]) for h in order]
+
+
+def group_labels(model) -> list:
+    """One label per body group: the head's name, with the massive bodies fixed to it."""
+    out = []
+    for h, members in body_groups(model):
+        heavy = [b for b in members if b != h and model.spec.body(b).mass > 0]
+        out.append(f"{h} (with {', '.join(heavy)})" if heavy else h)
+    return out
+
+
+def body_rows(rb: dict, groups) -> np.ndarray:
+    """(n_groups, 10) group rows of one read-back: per group, the sum of the rows of the
+    bodies the engine holds, about the head body's frame origin (NaN if the engine does
+    not hold the head)."""
+    rows = []
+    for h, members in groups:
+        head = rb["bodies"].get(h)
+        if head is None:
+            rows.append(np.full(10, np.nan))
+            continue
+        o = np.asarray(head["X_WB"])[:3, 3]
+        rows.append(sum((body_row(rb["bodies"][b], o) for b in members if b in rb["bodies"]),
+                        np.zeros(10)))
+    return np.stack(rows)
 
 
 def joint_rows(rb: dict, names, quantity: str) -> np.ndarray:
@@ -158,8 +213,8 @@ QUANTITIES = (
              _declared_groups, "group_inertias"),
     Quantity("mass_matrix_neutral", lambda a, i: a.mass_matrix(a.neutral())[None],
              lambda m, i: ["neutral"], None, "mass_matrix"),
-    Quantity("body_inertia", lambda a, i: body_rows(readback(a), compared_bodies(a.model)),
-             lambda m, i: compared_bodies(m),
-             lambda m: body_rows(declared_readback(m), compared_bodies(m)), "readback"),
+    Quantity("body_inertia", lambda a, i: body_rows(readback(a), body_groups(a.model)),
+             lambda m, i: group_labels(m),
+             lambda m: body_rows(declared_readback(m), body_groups(m)), "readback"),
     *(_joint_quantity(q) for q in JOINT_FIELDS),
 )

@@ -6,6 +6,11 @@ that pair at stages < k passed, and neither engine failed against the declared m
 stage 0 (nor failed to load or raised). Otherwise the pair gets ``not_scored`` rows whose
 reason names the first failed record. An engine with no API for a quantity gets one
 ``not_provided`` row (its pairs for that quantity are absent, not passed).
+
+Every failed row says why (``compare``: its worst sample's error against its bound). A
+quantity that carries the conditioning of a matrix of the same stage (v̇ and M: harness/
+stages/dynamics.py ``CONDITIONED``) is scored against a bound that grows with cond(M),
+and cond(M) per state is stored beside it (``cond/<fixture>/mass_matrix``).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.stages import SAMPLED
+from harness.stages import dynamics as conditioning
 from harness.stages.base import Inputs, fixture_rng  # noqa: F401  (part of the runner's API)
 
 DECLARED = "declared"
@@ -116,6 +122,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                 stage_records = st.run(
                     model, adapters, engines, samples, fixture_rng(seed, f"{fx}/{stage_name}"),
                     arrays, blocked_pair, blocked_engine, progress)
+            stage_outs = {}  # quantity -> {engine: array}, for the conditioning of v̇
             for qty in quantities:
                 tol = lookup(stage_name, qty.name)
                 labels = np.array(qty.labels(model, inputs))
@@ -140,6 +147,16 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                             id=f"{fx}/{stage_name}/{qty.name}/{e}", stage=stage_name,
                             fixture=fx, quantity=qty.name, engine_a=e, engine_b="",
                             status="error", reason=f"{type(err).__name__}: {err}"))
+                stage_outs[qty.name] = outs
+                score = compare
+                matrix = conditioning.CONDITIONED.get(qty.name)
+                if matrix and stage_outs.get(matrix):  # e.g. v̇ carries cond(M)·eps
+                    ckey = conditioning.cond_key(f"out/{fx}/{qty.name}/-", qty.name)
+                    arrays[ckey] = conditioning.condition_numbers(
+                        [stage_outs[matrix][e] for e in sorted(stage_outs[matrix])])
+
+                    def score(*args, _c=arrays[ckey]):
+                        return conditioning.conditioned_compare(*args, _c)
                 if qty.declared is not None:
                     dkey = f"out/{fx}/{qty.name}/{DECLARED}"
                     arrays[dkey] = np.asarray(qty.declared(model), dtype=float)
@@ -182,7 +199,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                     if qty.variant is not None:  # tolerance of the pair's methods
                         qn = qty.name + qty.variant(adapters[a], adapters[b])
                         ptol = lookup(stage_name, qn)
-                    stage_records.append(compare(
+                    stage_records.append(score(
                         rid, stage_name, fx, qn, a, b, outs[a], outs[b], ptol,
                         f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
             # gate the next stages on this one

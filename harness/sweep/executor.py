@@ -7,17 +7,23 @@ JSON-serialisable scalar metrics (SI units, names carry non-SI suffixes). numpy 
 NaN/inf metrics are recorded as null.
 
 ``run_sweep(run_case, cases, backend="local"|"dask", workers=W, scheduler=ADDRESS,
-progress=callable, timeout_s=...) -> SweepResult`` runs every case and records one row
-per case with a status:
+progress=callable, timeout_s=..., isolate=case_ids) -> SweepResult`` runs every case and
+records one row per case with a status:
 
 * ``ok``       run_case returned metrics;
 * ``error``    run_case raised a Python exception (message recorded) or returned
                something that is not a dict of JSON scalars;
 * ``crashed``  the process running the case died (segfault, abort, os._exit): the reason
-               names the signal or exit code (local) or Dask's KilledWorker message;
+               names the signal or exit code (local) or Dask's KilledWorker message; or an
+               *isolated* case (``isolate``: a case known to crash) raised — native code
+               fails either way (a C++ exception such as std::bad_alloc reaches Python as
+               an exception, MemoryError, instead of a signal), and the reason says which;
 * ``timeout``  the case ran longer than ``timeout_s`` and its process was killed.
 
 The sweep always goes on: a crash costs the process that ran the case, never the sweep.
+Local backend: a worker process is never reused after a case that did not finish ok
+(crashed, raised, timed out: an exception out of C++ may leave its heap corrupt), and an
+isolated case runs in a fresh worker that is discarded after it, whatever happens.
 Rows are ordered by case_id, whatever the completion order.
 
 Backends
@@ -26,9 +32,10 @@ Backends
 server preloads run_case's module, so a restarted worker starts in ~tens of ms without
 re-importing engines); cases are handed out one at a time over a pipe; the parent waits
 on every worker's pipe and process sentinel. A worker that dies mid-case is recorded as
-``crashed`` with its exit status and replaced; one that dies before it reported ready is
-a start failure of the sweep (RuntimeError), never blamed on a case. ProcessPoolExecutor
-is not used: one worker crash breaks the whole pool (BrokenProcessPool).
+``crashed`` with its exit status and replaced; one whose case raised or timed out is
+replaced too; one that dies before it reported ready is a start failure of the sweep
+(RuntimeError), never blamed on a case. ProcessPoolExecutor is not used: one worker crash
+breaks the whole pool (BrokenProcessPool).
 
 ``dask``: distributed. ``scheduler=ADDRESS`` connects to a running scheduler; otherwise a
 ``LocalCluster(n_workers=W, threads_per_worker=1, processes=True)`` is started with
@@ -39,7 +46,10 @@ as few innocent suspects as possible). A remote scheduler applies its own config
 Timeouts on Dask: a watchdog thread in the worker logs a ``harness-sweep-timeout``
 event and kills its own worker process (a running C++ call cannot be interrupted in a
 thread); the case is then recorded as ``timeout``. With allowed-failures 1 the scheduler
-retries it once first, so a timed-out case costs up to 2 × timeout_s.
+retries it once first, so a timed-out case costs up to 2 × timeout_s. A Dask worker whose
+case raised stays in service (Dask restarts only a worker that died): run cases that may
+fail in native code on the local backend, or mark them ``isolate``d so that their failure
+is at least classified as a crash.
 """
 from __future__ import annotations
 
@@ -227,13 +237,21 @@ class _Tracker:
 # ----- entry point ----------------------------------------------------------------------
 def run_sweep(run_case, cases, backend: str = "local", workers: int | None = None,
               scheduler: str | None = None, progress=None,
-              timeout_s: float = DEFAULT_TIMEOUT_S) -> SweepResult:
+              timeout_s: float = DEFAULT_TIMEOUT_S, isolate=()) -> SweepResult:
     """Run ``run_case`` on every case (C), return a SweepResult (rows by case_id).
 
     run_case must be a module-level function (it is sent to other processes by name).
     workers: W processes (default: os.cpu_count()); scheduler: a Dask scheduler address
-    (backend dask only; ``workers`` is then ignored); timeout_s [s] per case."""
+    (backend dask only; ``workers`` is then ignored); timeout_s [s] per case; isolate:
+    case_ids of cases expected to crash (module docstring: a fresh process each, and an
+    exception counts as a crash)."""
     cases = validate_cases(cases)
+    known = {c["case_id"] for c in cases}
+    isolate = {_plain(x) for x in isolate}
+    if isolate - known:
+        raise BadInput("isolate", f"case_ids {sorted(map(str, isolate - known))} are not in "
+                                  "the grid")
+    iso = {i for i, c in enumerate(cases) if c["case_id"] in isolate}
     if backend not in BACKENDS:
         raise BadInput("--backend", f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if scheduler is not None and backend != "dask":
@@ -253,9 +271,9 @@ def run_sweep(run_case, cases, backend: str = "local", workers: int | None = Non
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
     if backend == "local":
-        info = _run_local(run_case, cases, workers, float(timeout_s), tracker)
+        info = _run_local(run_case, cases, workers, float(timeout_s), tracker, iso)
     else:
-        info = _run_dask(run_case, cases, workers, scheduler, float(timeout_s), tracker)
+        info = _run_dask(run_case, cases, workers, scheduler, float(timeout_s), tracker, iso)
     wall = time.perf_counter() - t0
     rows = sorted(tracker.rows.values(), key=lambda r: _sort_key(r["case_id"]))
     info.update(timeout_s=float(timeout_s))
@@ -296,6 +314,7 @@ class _Slot:
         self.job = None      # index of the case in flight
         self.t_start = 0.0
         self.ready = False   # the worker has started (its "ready" message arrived)
+        self.used = 0        # cases handed to this process
 
     def kill(self):
         try:
@@ -316,7 +335,12 @@ def _local_context(run_case):
     return ctx, method
 
 
-def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
+def _raised_reason(payload, worker: str = "its worker process was discarded") -> str:
+    return (f"raised {payload} — an isolated case (known to crash) failing by an exception "
+            f"(e.g. a C++ exception out of native code) instead of a signal; {worker}")
+
+
+def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) -> dict:
     ctx, method = _local_context(run_case)
     n = min(workers, len(cases))
     pending = list(range(len(cases)))[::-1]   # pop() hands out cases in grid order
@@ -326,12 +350,15 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
     def hand_out(slot):
         if pending:
             i = pending.pop()
+            if i in iso and slot.used:  # an isolated case starts in a fresh process
+                slot = replace(slot)
             try:
                 slot.parent.send((i, cases[i]))
             except OSError:  # the worker exited between cases: replace it, not a crash
                 slot = replace(slot)
                 slot.parent.send((i, cases[i]))
             slot.job, slot.t_start = i, time.monotonic()
+            slot.used += 1
         else:
             slot.job = None
 
@@ -371,9 +398,13 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
                     _, kind, payload, wall = result
                     if kind == "ok":
                         tracker.add(_row(case, "ok", payload, wall_s=wall))
+                    elif s.job in iso:
+                        tracker.add(_row(case, "crashed", reason=_raised_reason(payload),
+                                         wall_s=wall))
                     else:
                         tracker.add(_row(case, "error", reason=payload, wall_s=wall))
-                    hand_out(s)
+                    # never reuse a process after a failure (or after an isolated case)
+                    hand_out(replace(s) if kind != "ok" or s.job in iso else s)
                 elif not s.proc.is_alive():
                     s.proc.join(5)
                     if not s.ready:
@@ -404,7 +435,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker) -> dict:
 
 
 # ----- dask backend ---------------------------------------------------------------------
-def _dask_task(run_case, case, timeout_s, token):
+def _dask_task(run_case, case, timeout_s, token, isolated=False):
     """Runs inside a Dask worker: (kind, payload, wall_s). A watchdog kills the worker
     process if the case outlives timeout_s (logged first as a TIMEOUT_TOPIC event)."""
     import threading
@@ -430,7 +461,11 @@ def _dask_task(run_case, case, timeout_s, token):
         return ("error", problem, time.perf_counter() - t0) if problem else \
             ("ok", m, time.perf_counter() - t0)
     except Exception as e:
-        return ("error", f"{type(e).__name__}: {e}", time.perf_counter() - t0)
+        reason = f"{type(e).__name__}: {e}"
+        if isolated:
+            return ("crashed", _raised_reason(reason, "the Dask worker stays in service"),
+                    time.perf_counter() - t0)
+        return ("error", reason, time.perf_counter() - t0)
     finally:
         done.set()
 
@@ -468,7 +503,7 @@ def _scheduler_allowed_failures(dask_scheduler=None):
     return int(dask_scheduler.allowed_failures)
 
 
-def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
+def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker, iso=frozenset()) -> dict:
     import dask
     from distributed import Client, as_completed
 
@@ -507,7 +542,7 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
         futures = {}
         token = f"{os.getpid()}-{time.time_ns()}"  # this sweep's tasks and events
         for i, c in enumerate(cases):
-            f = client.submit(_dask_task, run_case, c, timeout_s, token, pure=False,
+            f = client.submit(_dask_task, run_case, c, timeout_s, token, i in iso, pure=False,
                               key=f"harness-sweep-{token}-{i}")
             futures[f] = i
         for f in as_completed(list(futures)):
@@ -530,7 +565,7 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker) -> dict:
                 if kind == "ok":
                     tracker.add(_row(case, "ok", payload, wall_s=wall))
                 else:
-                    tracker.add(_row(case, "error", reason=payload, wall_s=wall))
+                    tracker.add(_row(case, kind, reason=payload, wall_s=wall))
             f.release()
     finally:
         client.close()

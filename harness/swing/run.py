@@ -6,17 +6,38 @@ Units: positions m (reported in mm), speeds m/s, forces N, moments N·m, times s
 """
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.io import check_output_folder, write_json_atomic
+from harness.core.errors import BadInput
+from harness.core.io import OutputKind, claims_output, swap_in, temp_folder, write_json_atomic
+from harness.core.strict import read_json
 from harness.core.tolerances import lookup
+from harness.evidence import bundle as evidence
 from harness.model import candidate
 from harness.swing import pipeline
 from harness.swing import report as swing_report
+
+# fit/fit.json: the swing summary (harness/swing/pipeline.py fit_capture), "replay" added
+# when the candidate was replayed in the engines
+SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "fit",
+                "identifiability", "reintegration", "wall_s", "candidate", "trajectory"}
+
+
+def _recognise(path: Path):
+    """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
+    doc = read_json(path)
+    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {"replay"}:
+        raise BadInput(str(path), "not a swing summary")
+
+
+# what a swing output folder may hold (the output-folder rule, harness/core/io.py)
+FIT = OutputKind("a swing fit", "fit.json", _recognise,
+                 frozenset({"fit.json", "golfer.urdf", "candidate.json", "candidate.npz",
+                            "trajectory.npz"}))
+OUTPUT = OutputKind("a swing output folder", "fit/fit.json", _recognise,
+                    frozenset({"index.html"}), {"fit": FIT, "replay": evidence.OUTPUT})
 
 
 @dataclass
@@ -37,17 +58,16 @@ class SwingOutcome:
         return self.path / "index.html"
 
 
+@claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, replay_fn=None, progress=None) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. exit_code 0 if every swing check is met and the
     replay's records pass, 1 otherwise; BadInput for bad input."""
-    out = check_output_folder(Path(out).resolve(), "fit/fit.json", "a swing output folder")
     say = progress or (lambda msg: None)
     settings = pipeline.QUICK if quick else pipeline.SwingSettings()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         summary, cpath, model, arrays, joints = pipeline.fit_capture(
             capture_path, tmp, settings, up=up, cutoff_hz=cutoff_hz, say=say)
@@ -134,13 +154,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         html = swing_report.render(summary, arrays, joints, checks, replay_records,
                                    title=f"Swing fit: {capture_path}")
         (tmp / "index.html").write_text(html)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
+        swap_in(tmp, out, OUTPUT)  # the rule checked again, then one atomic exchange
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,7 +1,7 @@
 """Contact conformance (stage "contact"): every engine's contact-point kinematics against
 the closed form of a floating rigid body, and the shared-law contact forces, generalized
 forces and accelerations of every engine against every other on the seeded contact
-states (issue 3: ≤ 1e-10 relative)."""
+states (the parity claim: ≤ 1e-10 relative)."""
 from __future__ import annotations
 
 import itertools

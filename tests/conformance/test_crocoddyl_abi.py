@@ -1,4 +1,4 @@
-"""Guard for the pin/crocoddyl ABI trap (ENGINE_NOTES.md): with pin 4.1.0, crocoddyl
+"""Guard for the pin/crocoddyl ABI trap (docs/engines.md): with pin 4.1.0, crocoddyl
 3.2.1 imports fine and its forward dynamics silently drops gravity. Crocoddyl's own
 DifferentialActionModelFreeFwdDynamics must equal pin.aba *with gravity* here."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dynamics derivatives of every adapter (issue 8, item 2), on every catalog fixture:
+"""Dynamics derivatives of every adapter (stage 6), on every catalog fixture:
 against central differences of the same engine's own forward/inverse dynamics (the
 tolerance of the engine's method), across engines, and through the stage runner. A
 missing damping term must fail the check (it can fail)."""

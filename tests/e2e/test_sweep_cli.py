@@ -40,7 +40,8 @@ def test_cli_sweep_with_crash_progress_and_output(tmp_path):
     assert "expected crashed: case 10000: worker process killed by SIGSEGV" in proc.stdout
     assert f"report: {out.resolve() / 'index.html'}" in proc.stdout
     doc = json.loads((out / "sweep.json").read_text())
-    assert doc["schema_version"] == 1 and doc["name"] == NAME
+    assert doc["schema_version"] == 2 and doc["name"] == NAME
+    assert doc["scoring"] is None  # the test sweep has no bounds: statuses decide alone
     assert doc["counts"] == {"ok": 200, "error": 0, "crashed": 1, "timeout": 0}
     assert doc["expected"] == [{"case_id": 10000, "status": "crashed"}]
     assert doc["unexpected"] == []

@@ -2,19 +2,30 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 from conftest import ROOT, run_cli
 
 from harness.core.tolerances import lookup
+from harness.swing.run import SUMMARY_KEYS
 
 CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
 
 
 def test_swing_quick_on_the_bundled_capture(tmp_path):
     out = tmp_path / "swing"
+    (out / "fit").mkdir(parents=True)  # an earlier swing's folder, replaced whole
+    (out / "fit" / "fit.json").write_text(json.dumps(dict.fromkeys(SUMMARY_KEYS, {})))
+    (out / "index.html").write_text("earlier")
     p = run_cli("swing", CAPTURE, "--quick", "--out", out, "--quiet", timeout=1500)
     assert p.returncode in (0, 1), p.stderr
     assert "Traceback" not in p.stderr
+    # swapped in whole, honouring the umask (not a temporary folder's 0700), nothing beside
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+    assert [x.name for x in tmp_path.iterdir()] == ["swing"]
     fit = json.loads((out / "fit" / "fit.json").read_text())
     # checks recomputed here from the stored numbers, not read from the report's verdicts
     rmse = fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"]

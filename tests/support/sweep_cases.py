@@ -10,6 +10,15 @@ Special cases: ``crash_case()`` steps Drake's SAP solver with a world ball const
 which segfaults the worker process (engines/drake.py sap_world_ball_constraint_step);
 ``error_case()`` has dt_s = 0, which run_case rejects with ValueError;
 ``slow_case()`` needs 2·10⁷ steps, minutes (for the timeout test).
+
+Failure modes (``failing_case``): a case fails as ``fail`` says — ``segv`` (SIGSEGV),
+``abort`` (os.abort, SIGABRT: what an uncaught C++ exception does), ``cxx`` (raises
+MemoryError("std::bad_alloc"), which is how a C++ std::bad_alloc reaches Python through
+pybind11), ``exit`` (os._exit(3)) — after writing "process-id clock" to ``pid_dir``/case_id;
+other cases return {"pid", "t_ns"}, so a test can tell which process ran what, and when
+(t_ns: CLOCK_MONOTONIC [ns], one clock for every process of the machine).
+``contact_lost_damping`` is the contact sweep's case with the damping term lost from the
+law the rollout uses (a real defect for the verdicts to catch).
 """
 from __future__ import annotations
 
@@ -108,3 +117,34 @@ def numpy_case(case: dict) -> dict:
     """Metrics as numpy scalars (what engine code often returns)."""
     return {"n": np.int64(case["case_id"]), "flag": np.bool_(True),
             "x_m": np.float64(case["case_id"]) / 4}
+
+
+def failing_case(case: dict) -> dict:
+    """Fails the way ``case["fail"]`` says (module docstring), else {"pid": process id,
+    "t_ns": monotonic clock [ns]}."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    how = case.get("fail")
+    if how:
+        Path(case["pid_dir"], str(case["case_id"])).write_text(
+            f"{os.getpid()} {time.monotonic_ns()}")
+    if how == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif how == "abort":
+        os.abort()
+    elif how == "cxx":
+        raise MemoryError("std::bad_alloc")
+    elif how == "exit":
+        os._exit(3)
+    return {"pid": os.getpid(), "t_ns": time.monotonic_ns()}
+
+
+def contact_lost_damping(case: dict) -> dict:
+    """The contact sweep's metrics of ``case`` from a rollout whose law lost its damping
+    (d = 0), measured against the declared law's closed forms."""
+    from harness.sweep import contact
+
+    return contact.simulate(case, law_overrides={"damping": 0.0})

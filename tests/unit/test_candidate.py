@@ -15,7 +15,7 @@ from harness.core.tolerances import lookup
 from harness.model import candidate as cd
 from harness.model.integrators import Method
 from harness.model.prepared import prepare_fixture
-from harness.stages.replay.stage import Case
+from harness.stages.replay.cases import Case
 from tests.conftest import assert_close
 
 

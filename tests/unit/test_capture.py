@@ -149,7 +149,7 @@ def test_events_of_a_synthetic_swing(tmp_path, swing):
 
 
 def test_bundled_capture_as_its_notes_describe_it():
-    """shared/data/swing/README.md: 654 frames at 360 Hz, Y up, Marker_0 jumps metres
+    """data/swing/README.md: 654 frames at 360 Hz, Y up, Marker_0 jumps metres
     between frames (≈ 1360 m/s), RShoulderTop in ≈ 20 % of frames, club head peak ≈ 50 m/s."""
     cap = ingest(BUNDLED)
     assert cap.n_frames == 654 and cap.rate_hz == 360.0 and cap.up_axis == "+y"

@@ -21,7 +21,8 @@ def _all_pass(rows):
 
 
 def test_newton_restitution_theory_example():
-    """Unit mass at −2 m/s, e = 0.5 → +1 m/s; kinetic energy 2 J → 0.5 J (THEORY.md)."""
+    """Unit mass at −2 m/s, e = 0.5 → +1 m/s; kinetic energy 2 J → 0.5 J (Newton's law of
+    restitution, v⁺ = −e v⁻, worked by hand)."""
     p = impact_impulses(np.array([[1.0]]), np.array([-2.0]), 0.5)
     assert_close(p, [3.0], "conformance", "analytic")
     assert_close(-2.0 + p[0], 1.0, "conformance", "analytic")

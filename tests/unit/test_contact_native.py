@@ -20,7 +20,7 @@ def test_native_rows_present_with_statements():
     for r in rows:
         by_engine.setdefault(r["engine"], []).append(r)
     # Pinocchio constraintDynamics and Crocoddyl's contact forward dynamics: exact native
-    # solvers (issue 3: rolling a_x within 1e-9)
+    # solvers (rolling a_x within the contact/rolling bound, 1e-9 relative)
     for e, api in (("pinocchio", "constraintDynamics"),
                    ("crocoddyl", "DifferentialActionModelContactFwdDynamics")):
         (row,) = by_engine[e]

@@ -1,4 +1,4 @@
-"""Diagnosis of engine disagreements (harness/diagnose.py) on real engines.
+"""Diagnosis of engine disagreements (harness/stages/diagnosis/) on real engines.
 
 Each known cause of the catalogue is injected alone into a small arm (a user's file
 loaded as-is, or one engine given its own file, as users do) and must be detected, named
@@ -9,6 +9,7 @@ read-back must name the first differing element of a corrupted model.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -17,16 +18,21 @@ import pytest
 
 from fixtures import catalog
 from fixtures.export import to_mjcf, to_urdf
+from harness.core import known
 from harness.core.spec import Body, FixtureSpec, Joint
 from harness.core.tolerances import lookup
 from harness.model.as_is import load_as_is
 from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import runner
-from harness.stages.diagnosis import stage as diagnose
-from tests.conftest import ENGINES
+from harness.stages.diagnosis import ablation as diag_ablation
+from harness.stages.diagnosis import causes as diag_causes
+from harness.stages.diagnosis import summary as diag_summary
+from tests.conftest import ENGINES, assert_known
 
 _I = catalog._inertia
 EXPLAINS = 1 - lookup("diagnosis", "explained_share").atol
+# engines that, loaded as-is, hold joint damping without applying it (known disagreement)
+NO_DAMPING = set(known.entry("as_is_damping_not_applied").engines)
 
 
 def arm(damping=0.0, armature=0.0, rotated=True, base_mass=0.0, extra=(), floating=False):
@@ -63,7 +69,7 @@ def _drop_j2(spec):
 def _wrong_merge(spec, body, child, xyz):
     """``child`` (welded to ``body`` by a rotated fixed joint at ``xyz``) merged into
     ``body`` the wrong way: the fixed joint's rotation dropped (the child's com at xyz + c,
-    its inertia unrotated). Written independently of harness/diagnose.py."""
+    its inertia unrotated). Written independently of harness/stages/diagnosis/."""
     b, c = spec.body(body), spec.body(child)
     p = np.array(xyz)
     m = b.mass + c.mass
@@ -139,6 +145,16 @@ def build(cause, tmp):
         text = to_urdf(arm())
         other = _write(tmp, "arm_mujoco.xml", _mujoco_roundtrip_xml(text))
         return _write(tmp, "arm.urdf", text), {"engine_files": {"mujoco": other}}, {}
+    if cause == "nonphysical":  # l2's inertia violates the triangle inequality (0.01 + 0.01
+        # < 0.05); MuJoCo would refuse the URDF, so it reads the user's repaired MJCF
+        from harness.model.urdf_import import load_urdf
+
+        text = re.sub(r'(<link name="l2">.*?<inertia )[^/]*/>',
+                      r'\1ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.05"/>',
+                      to_urdf(arm()), count=1, flags=re.S)
+        path = _write(tmp, "bad_l2.urdf", text)
+        mj = _write(tmp, "bad_l2_repaired.xml", to_mjcf(load_urdf(path, repair_inertia=True)))
+        return path, {"repair_inertia": True, "engine_files": {"mujoco": mj}}, {}
     raise KeyError(cause)
 
 
@@ -153,6 +169,7 @@ INJECTED = {  # cause -> (engines the read-back must name, elements it must name
     "dropped": ({"mujoco"}, {"j2"}),
     "conventions": (set(ENGINES), {"root_joint"}),
     "precision": ({"mujoco"}, {"l1", "l2", "l3"}),
+    "nonphysical": (set(ENGINES), {"l2"}),
 }
 _cache: dict = {}
 
@@ -162,13 +179,13 @@ def diagnosis(cause, tmp_path_factory):
         tmp = tmp_path_factory.mktemp(cause)
         path, load_kw, run_kw = build(cause, tmp)
         model = load_as_is(path, **load_kw)
-        res = diagnose.run([model], ENGINES, samples=6, seed=3, **run_kw)
+        res = diag_ablation.run([model], ENGINES, samples=6, seed=3, **run_kw)
         _cache[cause] = (res, res.summaries[0])
     return _cache[cause]
 
 
 def test_every_catalogue_cause_has_an_injection():
-    assert set(INJECTED) == set(diagnose.CATALOGUE) - {"other"}
+    assert set(INJECTED) == set(diag_causes.CATALOGUE) - {"other"}
 
 
 @pytest.mark.parametrize("cause", sorted(INJECTED))
@@ -177,7 +194,7 @@ def test_injected_cause_is_detected_named_and_explains_the_difference(cause,
     res, s = diagnosis(cause, tmp_path_factory)
     assert not s["failed"], s["failed"]
     assert [f["cause"] for f in s["findings"]] == [cause], \
-        "\n".join(diagnose.format_summary(s))
+        "\n".join(diag_summary.format_summary(s))
     f = s["findings"][0]
     engines, elements = INJECTED[cause]
     assert set(f["engines"]) == engines and elements <= set(f["elements"]), f
@@ -213,8 +230,9 @@ def test_the_shares_are_recomputed_from_records_only(tmp_path_factory):
         assert e["share"] == 1 - r1.max_abs / r0.max_abs
         for key0, key1, engine in ((r0.key_a, r1.key_a, a), (r0.key_b, r1.key_b, b)):
             same = np.array_equal(res.arrays[key0], res.arrays[key1])
-            assert same == (engine in ("pinocchio", "crocoddyl")), (engine, e)  # ablated
-            # only where damping was applied
+            # ablated only where damping was applied: not in the engines that, as-is, hold
+            # damping without applying it (a known disagreement)
+            assert same == (engine in NO_DAMPING), (engine, e)
 
 
 def test_damping_evidence_says_who_holds_it_and_who_applies_it(tmp_path_factory):
@@ -233,13 +251,18 @@ def test_limits_inside_the_limits_are_a_note_not_a_cause(tmp_path_factory):
 def test_a_difference_outside_the_catalogue_is_named_and_left_unexplained(tmp_path):
     """Pinocchio's MJCF parser reads extrinsic Euler angles (eulerseq="XYZ") in another
     order: the tilted joint frames differ. Not in the catalogue: named, not explained."""
-    path = _write(tmp_path, "tilted.xml", to_mjcf(arm(base_mass=2.0)))
-    s = diagnose.run([load_as_is(path)], ENGINES, samples=4).summaries[0]
+    spec = dataclasses.replace(arm(base_mass=2.0), name="tilted_arm")
+    path = _write(tmp_path, "tilted.xml", to_mjcf(spec))
+    res = diag_ablation.run([load_as_is(path)], ENGINES, samples=4)
+    s = res.summaries[0]
+    # the failing rows are exactly the known disagreement's (pairs across the two parsers)
+    assert_known(res.records)
+    side = set(known.entry("pinocchio_mjcf_euler_sequence").engines)
     other = [f for f in s["findings"] if f["cause"] == "other"]
-    assert other and set(other[0]["engines"]) == {"pinocchio", "crocoddyl"}
+    assert other and set(other[0]["engines"]) == side
     assert "l2" in other[0]["elements"] and "j2" in other[0]["elements"]
     assert s["unexplained"] and {u["pair"].split("~")[0] for u in s["unexplained"]} | \
-        {u["pair"].split("~")[1] for u in s["unexplained"]} >= {"pinocchio", "crocoddyl"}
+        {u["pair"].split("~")[1] for u in s["unexplained"]} >= side
 
 
 # ----- stage 0 read-back: the first differing element ----------------------------------
@@ -275,7 +298,7 @@ def test_stage0_readback_names_the_first_differing_element(edit, quantity, eleme
               and r.engine_b == "mujoco" and r.engine_a == "declared"}
     assert quantity in failed
     firsts = {(r.quantity, r.engine_a, r.engine_b): label
-              for r, label in diagnose.first_differing(res.records, res.arrays)}
+              for r, label in diag_summary.first_differing(res.records, res.arrays)}
     assert firsts[(quantity, "declared", "mujoco")] == element
     assert not any(r.status == "failed" for r in res.records
                    if "mujoco" not in (r.engine_a, r.engine_b))

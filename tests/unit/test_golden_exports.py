@@ -23,7 +23,8 @@ def test_no_stray_golden_files():
 @pytest.mark.parametrize("name", catalog.names())
 def test_export_is_deterministic_and_full_precision(name):
     """Same spec, same bytes; and every inertial number reads back bit-identical from
-    both files (no 6-significant-digit round trip, ENGINE_NOTES.md)."""
+    both files (no round trip through ~6 significant digits, as MuJoCo's XML writer
+    does)."""
     import xml.etree.ElementTree as ET
 
     spec = catalog.get(name)

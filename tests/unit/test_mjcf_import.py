@@ -3,7 +3,7 @@ catalog round trip through to_mjcf, a hand-written MJCF checked against its decl
 physics, four-engine parity of the imported models, and every rejected construct.
 
 Tolerances: engine parity uses the tolerance table (tests/conftest.assert_close); the
-import constants below are local for now (the lead moves them into the table).
+import comparisons below look theirs up in the same table (group "import").
 """
 from __future__ import annotations
 
@@ -23,13 +23,13 @@ from harness.core.spec import WORLD_BODY
 from harness.core.tolerances import lookup
 from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
-from tests.conftest import assert_bad_input
+from tests.conftest import assert_bad_input, tol_kw
 from tests.unit.test_urdf_import import _four_engine_parity
 
 # MuJoCo stores inertias as principal moments + a quaternion (an eigen-decomposition) and
 # poses as quaternions: reading them back costs a few ulps of the largest entry.
-GROUP_INERTIA_ATOL = lookup("import", "group_inertia_mjcf").atol  # [kg, m, kg·m²]
-POSE_ATOL = 1e-14              # positions [m] and rotation-matrix entries
+GROUP_INERTIA = tol_kw("import", "group_inertia_mjcf")  # [kg, m, kg·m²]
+POSE = tol_kw("import", "mjcf_pose")  # positions [m], rotation entries, axes
 
 
 def _write(tmp_path, text, name="model.xml"):
@@ -67,17 +67,15 @@ def test_catalog_round_trip(tmp_path, name):
         want_type = "revolute" if j.type == "continuous" else j.type
         assert (k.type, k.parent, k.child, k.lower, k.upper, k.damping, k.armature) == \
                (want_type, j.parent, j.child, j.lower, j.upper, j.damping, j.armature)
-        np.testing.assert_allclose(k.xyz, j.xyz, rtol=0, atol=POSE_ATOL)
-        np.testing.assert_allclose(rpy_to_matrix(k.rpy), rpy_to_matrix(j.rpy), rtol=0,
-                                   atol=POSE_ATOL)
+        np.testing.assert_allclose(k.xyz, j.xyz, **POSE)
+        np.testing.assert_allclose(rpy_to_matrix(k.rpy), rpy_to_matrix(j.rpy), **POSE)
         if j.type != "fixed":  # a weld has no axis (importers fill in their default)
-            np.testing.assert_allclose(k.axis, j.axis, rtol=0, atol=POSE_ATOL)
+            np.testing.assert_allclose(k.axis, j.axis, **POSE)
     want = PreparedModel(spec, "fixture").declared_group_inertias()
     have = PreparedModel(back, path).declared_group_inertias()
     assert want.keys() == have.keys()
     for jn in want:
-        np.testing.assert_allclose(have[jn], want[jn], rtol=0, atol=GROUP_INERTIA_ATOL,
-                                   err_msg=jn)
+        np.testing.assert_allclose(have[jn], want[jn], **GROUP_INERTIA, err_msg=jn)
     _four_engine_parity(PreparedModel(back, path))
 
 
@@ -121,38 +119,39 @@ def test_hand_written_mjcf_matches_its_declared_physics(tmp_path):
     j = {j.name: j for j in spec.joints}
     weld = spec.parent_joint("base")
     assert (weld.type, weld.parent) == ("fixed", WORLD_BODY)
-    np.testing.assert_allclose(weld.xyz, (0, 0, 1), rtol=0, atol=POSE_ATOL)
-    np.testing.assert_allclose(rpy_to_matrix(weld.rpy), _rz(np.pi / 2), rtol=0, atol=POSE_ATOL)
+    np.testing.assert_allclose(weld.xyz, (0, 0, 1), **POSE)
+    np.testing.assert_allclose(rpy_to_matrix(weld.rpy), _rz(np.pi / 2), **POSE)
     sh = j["shoulder"]
     assert sh.type == "revolute"
-    np.testing.assert_allclose((sh.lower, sh.upper), (-np.pi / 2, np.pi / 4), rtol=0,
-                               atol=1e-15)
-    np.testing.assert_allclose(sh.axis, (0, 2 ** -0.5, 2 ** -0.5), rtol=0, atol=POSE_ATOL)
+    np.testing.assert_allclose((sh.lower, sh.upper), (-np.pi / 2, np.pi / 4),
+                               **tol_kw("import", "mjcf_limits"))
+    np.testing.assert_allclose(sh.axis, (0, 2 ** -0.5, 2 ** -0.5), **POSE)
     assert (sh.damping, sh.armature) == (0.2, 0.01)
-    np.testing.assert_allclose(rpy_to_matrix(sh.rpy), _quat(0.9, 0.1, 0.2, 0.3), rtol=0,
-                               atol=POSE_ATOL)
+    np.testing.assert_allclose(rpy_to_matrix(sh.rpy), _quat(0.9, 0.1, 0.2, 0.3), **POSE)
     wr = j["wrist"]
     assert (wr.type, wr.lower, wr.upper) == ("prismatic", None, None)
     # inertia from its quat-rotated principal moments, in the body frame
     R = _quat(0.8, 0.0, 0.6, 0.0)
     arm = spec.body("arm")
+    inertia = tol_kw("import", "mjcf_inertia")  # [kg·m²]
     np.testing.assert_allclose(arm.inertia_matrix, R @ np.diag([0.01, 0.02, 0.025]) @ R.T,
-                               rtol=0, atol=1e-17)
+                               **inertia)
     assert arm.mass == 1.5 and arm.com == (0.2, 0.01, 0.0)
     # the box geom's inertia (MuJoCo's inertiafromgeom), density 1000
     hand = spec.body("hand")
     a, b, c = 0.05, 0.04, 0.03
     m = 1000 * 8 * a * b * c
-    assert hand.mass == pytest.approx(m, rel=1e-14)
+    mass_tol = lookup("import", "mjcf_geom_mass")
+    assert hand.mass == pytest.approx(m, rel=mass_tol.rtol, abs=mass_tol.atol)
     np.testing.assert_allclose(hand.inertia_matrix,
                                np.diag([m / 3 * (b * b + c * c), m / 3 * (a * a + c * c),
-                                        m / 3 * (a * a + b * b)]), rtol=0, atol=1e-17)
+                                        m / 3 * (a * a + b * b)]), **inertia)
     # sites: intrinsic xyz euler (MuJoCo's default eulerseq) = Rx Ry Rz; the world site
     # goes to the world body the importer keeps
     f = {f.name: f for f in spec.frames}
     d = np.deg2rad
     np.testing.assert_allclose(rpy_to_matrix(f["tip"].rpy), _rx(d(10)) @ _ry(d(20)) @ _rz(d(30)),
-                               rtol=0, atol=POSE_ATOL)
+                               **POSE)
     assert f["tip"].body == "arm" and f["world_marker"].body == WORLD_BODY
     _four_engine_parity(PreparedModel(spec, path))
 
@@ -252,7 +251,8 @@ def test_matrix_to_quat_helper_round_trips():
     """The conversions the MJCF reader relies on (quat → matrix → rpy → matrix)."""
     from harness.core.conventions import matrix_to_rpy
 
+    rot = tol_kw("import", "rotation_roundtrip")
     for q in ([0.9, 0.1, 0.2, 0.3], [0.0, 1.0, 0.0, 0.0], [0.5, -0.5, 0.5, 0.5]):
         R = _quat(*q)
-        np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(R)), R, rtol=0, atol=1e-15)
-        np.testing.assert_allclose(_quat(*matrix_to_quat_wxyz(R)), R, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(R)), R, **rot)
+        np.testing.assert_allclose(_quat(*matrix_to_quat_wxyz(R)), R, **rot)

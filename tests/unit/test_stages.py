@@ -10,7 +10,7 @@ import pytest
 from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import runner
-from tests.conftest import ENGINES, FIXTURES
+from tests.conftest import ENGINES, FIXTURES, assert_known
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +21,9 @@ def catalog_run():
 def test_catalog_all_stages_pass_on_all_engines(catalog_run):
     recs = catalog_run.records
     scored = [r for r in recs if r.status in ("passed", "failed")]
-    bad = [r.id for r in recs if r.status in ("failed", "error", "not_scored")]
-    assert not bad, bad
+    # every row passes but the known disagreements (not_provided rows of engines without an
+    # API of their own), each with its listed status and reason
+    assert_known(recs)
     assert len(scored) > 200
     for r in scored:
         assert r.max_rel <= lookup(r.stage, r.quantity).rtol
@@ -61,13 +62,13 @@ def test_corrupted_inertia_in_one_engine_fails_stage0_and_gates_later_stages():
     assert by_id["chain7/model_identity/group_inertia/declared~mujoco"].status == "failed"
     assert by_id["chain7/model_identity/group_inertia/declared~drake"].status == "passed"
     assert by_id["chain7/model_identity/group_inertia/declared~mujoco"].worst_label == "j3"
-    for r in res.records:
-        involves = "mujoco" in (r.engine_a, r.engine_b)
-        if r.stage in ("kinematics", "dynamics") and involves:
+    later = [r for r in res.records if r.stage in ("kinematics", "dynamics")]
+    for r in later:
+        if "mujoco" in (r.engine_a, r.engine_b):
             assert r.status == "not_scored", r.id
             assert "declared" in r.reason
-        elif r.stage in ("kinematics", "dynamics") and r.status != "not_provided":
-            assert r.status == "passed", r.id
+    # the other engines are untouched: they pass, but for their known disagreements
+    assert_known([r for r in later if "mujoco" not in (r.engine_a, r.engine_b)])
 
 
 def test_stage_selection_and_seed_determinism():

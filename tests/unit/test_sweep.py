@@ -68,7 +68,8 @@ def test_local_sweep_200_cases_with_crash(independent):
     reason = by_id[sc.crash_case()["case_id"]]["reason"]
     assert "SIGSEGV" in reason, reason
     assert result.counts() == {"ok": 200, "error": 1, "crashed": 1, "timeout": 0}
-    assert result.backend["name"] == "local" and result.backend["worker_restarts"] == 1
+    # replaced: the crashed worker and the one whose case raised (never reused)
+    assert result.backend["name"] == "local" and result.backend["worker_restarts"] == 2
     out = lines.getvalue().splitlines()
     assert len(out) == len(cases)  # interval 0: one line per finished case
     assert out[-1].startswith("sweep: 202/202 done, 1 crashed, 1 errors, 0 timeouts")

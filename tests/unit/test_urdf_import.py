@@ -20,15 +20,14 @@ from fixtures.export import FRAME_JOINT_SUFFIX, to_urdf
 from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput, NotProvided
 from harness.core.spec import WORLD_BODY
-from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.urdf_import import load_urdf, load_urdf_with_notes
-from tests.conftest import assert_bad_input, assert_close
+from tests.conftest import assert_bad_input, assert_close, tol_kw
 
 # Round trip through our own URDF export: numbers are written with repr, so they must
 # come back to the last bit or within a few ulps (rotation of inertias, axis norm).
-ROUNDTRIP_ATOL = lookup("import", "roundtrip").atol          # body/joint fields [SI]
-GROUP_INERTIA_ATOL = lookup("import", "group_inertia_urdf").atol  # [kg, m, kg·m²]
+ROUNDTRIP = tol_kw("import", "roundtrip")          # body/joint fields [SI]
+GROUP_INERTIA = tol_kw("import", "group_inertia_urdf")  # [kg, m, kg·m²]
 
 
 def _write(tmp_path, text, name="robot.urdf", mode="w"):
@@ -66,9 +65,9 @@ def test_catalog_round_trip(tmp_path, name):
                                              + [f.name for f in spec.frames])
     for b in spec.bodies:
         c = got[b.name]
-        assert abs(c.mass - b.mass) <= ROUNDTRIP_ATOL
-        np.testing.assert_allclose(c.com, b.com, rtol=0, atol=ROUNDTRIP_ATOL)
-        np.testing.assert_allclose(c.inertia, b.inertia, rtol=0, atol=ROUNDTRIP_ATOL)
+        assert abs(c.mass - b.mass) <= ROUNDTRIP["atol"] + ROUNDTRIP["rtol"] * b.mass
+        np.testing.assert_allclose(c.com, b.com, **ROUNDTRIP)
+        np.testing.assert_allclose(c.inertia, b.inertia, **ROUNDTRIP)
     joints = {j.name: j for j in back.joints}
     for j in spec.joints:
         k = joints[j.name]
@@ -76,21 +75,19 @@ def test_catalog_round_trip(tmp_path, name):
                (j.type, j.parent, j.child, j.lower, j.upper, j.damping)
         # a weld has no axis (importers fill in their default)
         for field in ("xyz", "rpy") + (("axis",) if j.type != "fixed" else ()):
-            np.testing.assert_allclose(getattr(k, field), getattr(j, field), rtol=0,
-                                       atol=ROUNDTRIP_ATOL)
+            np.testing.assert_allclose(getattr(k, field), getattr(j, field), **ROUNDTRIP)
         assert k.armature == 0.0  # URDF has no armature
     for f in spec.frames:
         assert got[f.name].mass == 0.0 and not any(got[f.name].inertia)
         k = joints[f.name + FRAME_JOINT_SUFFIX]
         assert (k.type, k.parent, k.child) == ("fixed", f.body, f.name)
-        np.testing.assert_allclose(k.xyz, f.xyz, rtol=0, atol=ROUNDTRIP_ATOL)
-        np.testing.assert_allclose(k.rpy, f.rpy, rtol=0, atol=ROUNDTRIP_ATOL)
+        np.testing.assert_allclose(k.xyz, f.xyz, **ROUNDTRIP)
+        np.testing.assert_allclose(k.rpy, f.rpy, **ROUNDTRIP)
     want = PreparedModel(spec, "fixture").declared_group_inertias()
     have = PreparedModel(back, path).declared_group_inertias()
     assert want.keys() == have.keys()
     for jn in want:
-        np.testing.assert_allclose(have[jn], want[jn], rtol=0, atol=GROUP_INERTIA_ATOL,
-                                   err_msg=jn)
+        np.testing.assert_allclose(have[jn], want[jn], **GROUP_INERTIA, err_msg=jn)
 
 
 # ----- 2. real robots through all four engines ---------------------------------------------
@@ -198,8 +195,8 @@ def test_inertial_rpy_rotates_the_inertia_into_the_link_frame(tmp_path):
                  _joint("j", "a", "b"))
     spec = load_urdf(_write(tmp_path, text))
     R = rpy_to_matrix(rpy)
-    np.testing.assert_allclose(spec.body("b").inertia_matrix, R @ I @ R.T, rtol=0,
-                               atol=lookup("import", "rotated_inertia").atol)
+    np.testing.assert_allclose(spec.body("b").inertia_matrix, R @ I @ R.T,
+                               **tol_kw("import", "rotated_inertia"))
     assert spec.body("b").com == (0.1, 0.2, 0.3)
     _four_engine_parity(PreparedModel(spec, "synthetic"))
 
@@ -210,8 +207,7 @@ def test_axis_default_and_normalisation(tmp_path):
     spec = load_urdf(_write(tmp_path, text))
     j = {j.name: j for j in spec.joints}
     assert j["j1"].axis == (1.0, 0.0, 0.0)
-    np.testing.assert_allclose(j["j2"].axis, (0.0, 0.6, 0.8), rtol=0,
-                               atol=lookup("import", "axis").atol)
+    np.testing.assert_allclose(j["j2"].axis, (0.0, 0.6, 0.8), **tol_kw("import", "axis"))
 
 
 def test_limits_and_joint_types(tmp_path):

@@ -8,7 +8,9 @@ Per interval (``interval_diagnostics``):
 * max and RMS penetration [m] over samples, δ = max(0, −φ);
 * complementarity product max |φ_i λ_i| [N·m] (0 for rigid contact; a compliant law
   has φ < 0 while λ > 0, so it is its penetration times force);
-* friction-cone violation max(|f_t| − μ f_n, 0) [N];
+* friction-cone violation max(|f_t| − μ f_n, 0) [N], and a flag in ``flags`` when it
+  exceeds ``("contact", "friction_cone")`` (the shared law keeps the cone; a force from
+  elsewhere, e.g. viscous friction without normal force, is named there);
 * maximum-dissipation violation max(μ f_n |v_t| + f_t·v_t, 0) [W] over slipping
   samples: 0 when friction opposes the slip at full strength (Coulomb sliding); the
   regularised law's creep below v_s shows as a positive value;
@@ -39,6 +41,29 @@ def cone_violation(f_n, f_t, mu) -> float:
     return float(np.max(np.maximum(ft - mu * np.asarray(f_n), 0.0))) if ft.size else 0.0
 
 
+def cone_flags(t, f_n, f_t, mu) -> list:
+    """One line per candidate whose friction leaves the cone |f_t| ≤ μ f_n by more than
+    ``("contact", "friction_cone")`` at any sample: how far [N], at how many samples, the
+    first time [s] and f_n there. t (N,) [s], f_n (N, k) [N], f_t (N, k, 3) [N]."""
+    from harness.core.tolerances import lookup
+
+    tol = lookup("contact", "friction_cone")
+    f_n = np.asarray(f_n, dtype=float).reshape(len(t), -1)
+    ft = np.linalg.norm(np.asarray(f_t, dtype=float).reshape(len(t), f_n.shape[1], 3), axis=-1)
+    excess = ft - mu * f_n
+    bad = excess > tol.atol + tol.rtol * mu * np.abs(f_n)
+    out = []
+    for i in range(f_n.shape[1]):
+        idx = np.flatnonzero(bad[:, i])
+        if idx.size:
+            j = idx[0]
+            out.append(f"friction outside the cone at candidate {i}: |f_t| exceeds μ f_n by "
+                       f"up to {float(excess[idx, i].max()):.3g} N at {idx.size} sample(s), "
+                       f"first at t = {float(t[j]):.6g} s with f_n = {float(f_n[j, i]):.3g} N"
+                       f" and |f_t| = {float(ft[j, i]):.3g} N")
+    return out
+
+
 def max_dissipation_violation(f_n, f_t, v_t, mu) -> float:
     f_t, v_t = np.asarray(f_t), np.asarray(v_t)
     s = np.linalg.norm(v_t, axis=-1)
@@ -51,7 +76,8 @@ def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0
                          P_contact=None, edges=None, mu_slide=None) -> list:
     """[{t0_s, t1_s, max_penetration_m, rms_penetration_m, complementarity_Nm,
     cone_violation_N, max_dissipation_violation_W, impulse_Ns, events, ordered,
-    energy_jump_J, energy_drop_J, contact_work_J, impact_loss_J, budget_residual_J}].
+    energy_jump_J, energy_drop_J, contact_work_J, impact_loss_J, budget_residual_J,
+    flags}] (flags: violations named in one line each, cone_flags).
     t (N,), phi (N, k), E (N,) [J]; f_n (N, k), f_t/v_t (N, k, 3) for a compliant law;
     P_contact (N,) [W] contact power f·v_C; events with .t, .p, .E_minus, .E_plus.
     mu: the cone's coefficient (the law's largest, μ_s); mu_slide: the sliding coefficient
@@ -74,10 +100,11 @@ def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0
                "max_dissipation_violation_W": 0.0,
                "impulse_Ns": float(sum(np.abs(e.p).sum() for e in evs)),
                "events": times, "ordered": times == sorted(times),
-               "energy_jump_J": [float(e.E_plus - e.E_minus) for e in evs]}
+               "energy_jump_J": [float(e.E_plus - e.E_minus) for e in evs], "flags": []}
         if f_n is not None:
             row["complementarity_Nm"] = complementarity(np.asarray(phi)[w], np.asarray(f_n)[w])
             row["cone_violation_N"] = cone_violation(np.asarray(f_n)[w], np.asarray(f_t)[w], mu)
+            row["flags"] += cone_flags(t[w], np.asarray(f_n)[w], np.asarray(f_t)[w], mu)
             row["max_dissipation_violation_W"] = max_dissipation_violation(
                 np.asarray(f_n)[w], np.asarray(f_t)[w], np.asarray(v_t)[w], mu_slide)
         Ew = np.asarray(E)[w]

@@ -1,0 +1,353 @@
+"""Strict, bounded reading of the files a user hands the harness, and the model size it
+supports.
+
+Every reader here refuses before it reads or allocates more than its limit, with one line
+naming the file and the problem (``BadInput``, CLI exit 2):
+
+* only **regular files** are read: a directory, a FIFO, a socket or a device
+  (``/dev/zero``) is refused without reading from it (a FIFO is opened non-blocking, so
+  a pipe with no writer never hangs the harness);
+* **sizes** are capped per kind of file (``MAX_*_BYTES`` below) from ``fstat`` before
+  reading, and the read itself stops one byte past the cap (a file that grows is refused
+  too);
+* **JSON** (``loads_json``): UTF-8, nesting at most ``MAX_JSON_DEPTH`` deep (checked by a
+  linear scan before parsing, so deep nesting is refused, never a RecursionError), no
+  key repeated inside one object (``{"a": 1, "a": 2}`` is refused, not "last wins"), no
+  ``NaN``/``Infinity``;
+* **.npz archives** (``npz_arrays``): each member's .npy header (dtype, shape) is read
+  and its size checked against ``MAX_ARRAY_BYTES`` (and the sum against
+  ``MAX_ARRAYS_TOTAL_BYTES``) before anything is allocated; exactly the bytes the header
+  declares are decompressed, and a member holding more (a zip bomb behind a small
+  header) is refused after one byte more. Callers that hold the archive's sha256 check
+  it before calling (``sha256_bytes``), so a tampered archive is never decompressed.
+  Numeric, boolean and string dtypes only (no pickles, no object arrays);
+* ``is_int``: an integer that is not a bool (JSON ``true`` is not the number 1).
+
+Model size (checked by ``FixtureSpec.validate``, so before any engine loads the model):
+at most ``MAX_BODIES`` bodies and ``MAX_NV`` degrees of freedom. The bound on nv comes
+from the engines' workspaces, which grow as nv³ (one engine's per-model workspace is
+about 64·nv³ bytes: 0.5 GB at nv = 200, 1.1 GB at nv = 256, 8 GB at nv = 500).
+``run_array_bytes`` estimates what a run of the sampled stages allocates for its arrays;
+``check_run_size`` refuses a run whose estimate exceeds ``MAX_RUN_ARRAY_BYTES`` before
+any engine is called.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import stat
+import warnings
+import zipfile
+from contextlib import contextmanager
+from functools import wraps
+
+import numpy as np
+
+from harness.core.errors import BadInput
+
+MiB, GiB = 1 << 20, 1 << 30
+MAX_MODEL_FILE_BYTES = 64 * MiB      # a URDF or MJCF file
+MAX_JSON_BYTES = 256 * MiB           # a manifest, records.json, a candidate manifest
+MAX_JSON_DEPTH = 64                  # nesting of arrays/objects in any JSON input
+MAX_NPZ_FILE_BYTES = 4 * GiB         # a bundle's or a candidate's .npz file
+MAX_ARRAY_BYTES = 1 * GiB            # one array of an .npz, as its header declares it
+MAX_ARRAYS_TOTAL_BYTES = 4 * GiB     # all arrays of one .npz together
+MAX_NPZ_MEMBERS = 1_000_000          # arrays in one .npz
+MAX_C3D_BYTES = 1 * GiB              # a C3D capture
+MAX_BODIES = 512                     # bodies of one model (welded ones included)
+MAX_NV = 256                         # degrees of freedom of one model
+MAX_RUN_ARRAY_BYTES = 4 * GiB        # estimated arrays of one run (run_array_bytes)
+_NPY_DTYPE_KINDS = "biufcUS"         # bool, ints, floats, complex, unicode, bytes
+
+
+@contextmanager
+def warnings_held():
+    """Warnings (numpy's, a library's) raised inside are held back: dropped when the block
+    raises — its one-line error is all the user sees — and issued again when it ends
+    normally."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def holds_warnings(fn):
+    """``fn`` run inside ``warnings_held``."""
+    @wraps(fn)
+    def inner(*args, **kwargs):
+        with warnings_held():
+            return fn(*args, **kwargs)
+    return inner
+
+
+def is_int(v) -> bool:
+    """True for a JSON integer (``true``/``false`` are not integers)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _human(n: int) -> str:
+    for unit, size in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", GiB), ("MiB", MiB),
+                       ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def open_regular(path, what: str, max_bytes: int, where: str | None = None):
+    """The regular file at ``path`` opened for binary reading (the caller closes it), after
+    the checks: it exists, is a regular file (a FIFO is opened non-blocking, so it never
+    hangs), at most ``max_bytes`` long (``what`` words the limit, e.g. "a URDF file");
+    BadInput(``where`` or path, problem) otherwise."""
+    where = str(path) if where is None else where
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError as e:
+        raise BadInput(where, f"file not found ({e.strerror})") from None
+    except IsADirectoryError:
+        raise BadInput(where, f"is a directory, not {what}") from None
+    except OSError as e:
+        raise BadInput(where, f"cannot read the file: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise BadInput(where, f"is a directory, not {what}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                    "a character device" if stat.S_ISCHR(st.st_mode) else
+                    "a block device" if stat.S_ISBLK(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise BadInput(where, f"is {kind}; only regular files are read")
+        if st.st_size > max_bytes:
+            raise BadInput(where, f"is {_human(st.st_size)}, over the {_human(max_bytes)} "
+                                  f"limit for {what}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path, what: str, max_bytes: int, where: str | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (``open_regular``'s checks), reading at
+    most ``max_bytes`` (a file that grows past it while read is refused too)."""
+    where = str(path) if where is None else where
+    with open_regular(path, what, max_bytes, where) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            raw = fh.read(size + 1)
+            if size < len(raw) <= max_bytes:  # it grew since fstat: read on to the limit
+                raw += fh.read(max_bytes + 1 - len(raw))
+        except OSError as e:
+            raise BadInput(where, f"cannot read the file: {e.strerror or e}") from None
+    if len(raw) > max_bytes:
+        raise BadInput(where, f"grew past the {_human(max_bytes)} limit for {what} while it "
+                              "was read")
+    return raw
+
+
+def check_regular(path, what: str, max_bytes: int, where: str | None = None) -> None:
+    """The checks of ``read_regular`` without keeping the bytes: for files a library opens
+    by path after the harness has looked at them."""
+    read_regular(path, what, max_bytes, where)
+
+
+def sha256_bytes(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()
+
+
+# ----- JSON ----------------------------------------------------------------------------
+def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
+    """'' if no array/object in ``text`` is nested deeper than ``limit``, else why
+    (a linear scan that skips strings; the parser never sees deeper input)."""
+    depth, in_str, esc = 0, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return (f"nested deeper than {limit} levels (at character {i}); "
+                        "no harness file needs that")
+        elif ch in "]}":
+            depth -= 1
+    return ""
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} appears twice in one object (a repeated key "
+                             "would silently override the first)")
+        out[k] = v
+    return out
+
+
+def _no_constant(c):
+    raise ValueError(f"{c} is not allowed (JSON has no NaN or infinity)")
+
+
+def loads_json(raw, where: str, what: str = "JSON"):
+    """The JSON value in ``raw`` (bytes or str), strictly: UTF-8, nesting at most
+    MAX_JSON_DEPTH, no repeated keys, no NaN/Infinity; BadInput(where, ...) otherwise."""
+    if isinstance(raw, (bytes, bytearray)):
+        try:
+            text = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BadInput(where, f"not a valid {what}: not UTF-8 (invalid byte at offset "
+                                  f"{e.start})") from None
+    else:
+        text = raw
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    problem = json_depth_problem(text)
+    if problem:
+        raise BadInput(where, f"not a valid {what}: {problem}")
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates,
+                          parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        raise BadInput(where, f"not a valid {what} ({' '.join(str(e).split())})") from None
+
+
+def read_json(path, what: str = "JSON", max_bytes: int = MAX_JSON_BYTES,
+              where: str | None = None):
+    """``loads_json`` of a regular file of at most ``max_bytes``."""
+    where = str(path) if where is None else where
+    return loads_json(read_regular(path, f"a {what} file", max_bytes, where), where, what)
+
+
+# ----- .npz ----------------------------------------------------------------------------
+def _npy_header(fh, where, name):
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fh)
+    if version in ((2, 0), (3, 0)):
+        return np.lib.format.read_array_header_2_0(fh)
+    raise BadInput(where, f"array {name}: unsupported .npy format version {version}")
+
+
+def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
+               max_total_bytes: int = MAX_ARRAYS_TOTAL_BYTES, expect: dict | None = None
+               ) -> dict:
+    """{name: array} of the .npz archive in ``blob``, read without trusting it: every
+    member's .npy header is checked (dtype numeric/bool/string; declared size within
+    ``max_array_bytes``, all together within ``max_total_bytes``; ``expect`` {name:
+    (dtype name, shape)} if given: exactly these) before its data is decompressed, and
+    exactly the declared bytes are read. BadInput(where, problem) otherwise."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(blob))
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
+        raise BadInput(where, f"not an .npz archive ({' '.join(str(e).split())})") from None
+    out, total = {}, 0
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_NPZ_MEMBERS:
+            raise BadInput(where, f"holds {len(infos)} arrays, over the limit of "
+                                  f"{MAX_NPZ_MEMBERS}")
+        for info in infos:
+            if not info.filename.endswith(".npy") or info.is_dir():
+                raise BadInput(where, f"member {info.filename[:80]!r} is not an .npy array")
+            name = info.filename[:-4]
+            if name in out:
+                raise BadInput(where, f"array {name[:80]!r} appears twice")
+            try:
+                with zf.open(info) as fh:
+                    shape, fortran, dtype = _npy_header(fh, where, name)
+                    if dtype.hasobject or dtype.kind not in _NPY_DTYPE_KINDS \
+                            or dtype.fields is not None or dtype.subdtype is not None:
+                        raise BadInput(where, f"array {name}: dtype {dtype} is not numeric, "
+                                              "boolean or text (no pickles)")
+                    if expect is not None and name in expect:
+                        want_dtype, want_shape = expect[name]
+                        if dtype.name != want_dtype or list(shape) != list(want_shape):
+                            raise BadInput(where, f"array {name}: {dtype.name} "
+                                                  f"{list(shape)} differs from the "
+                                                  f"manifest's {want_dtype} "
+                                                  f"{list(want_shape)}")
+                    nbytes = math.prod(int(s) for s in shape) * dtype.itemsize
+                    if nbytes > max_array_bytes:
+                        raise BadInput(where, f"array {name}: its header declares "
+                                              f"{list(shape)} {dtype} = {_human(nbytes)}, "
+                                              f"over the {_human(max_array_bytes)} limit "
+                                              "per array")
+                    total += nbytes
+                    if total > max_total_bytes:
+                        raise BadInput(where, f"arrays over {_human(max_total_bytes)} in "
+                                              f"total (at {name}); the limit per archive")
+                    buf = bytearray(nbytes)
+                    view, got = memoryview(buf), 0
+                    while got < nbytes:
+                        n = fh.readinto(view[got:])
+                        if not n:
+                            break
+                        got += n
+                    if got != nbytes:
+                        raise BadInput(where, f"array {name}: {got} bytes of data, its "
+                                              f"header declares {nbytes}")
+                    if fh.read(1):
+                        raise BadInput(where, f"array {name}: more data than its header "
+                                              "declares")
+            except BadInput:
+                raise
+            except Exception as e:  # zlib, zip CRC, malformed header: the archive is bad
+                raise BadInput(where, f"array {name}: unreadable ({type(e).__name__}: "
+                                      f"{' '.join(str(e).split())[:200]})") from None
+            if nbytes == 0:  # no elements (or zero-width strings)
+                out[name] = np.zeros(shape, dtype=dtype)
+            else:
+                out[name] = np.frombuffer(buf, dtype=dtype).reshape(
+                    shape, order="F" if fortran else "C")
+    if expect is not None and set(out) != set(expect):
+        raise BadInput(where, f"holds arrays {sorted(out)}, the manifest lists "
+                              f"{sorted(expect)}")
+    return out
+
+
+# ----- model and run size ----------------------------------------------------------------
+def model_size_problem(n_bodies: int, nv: int) -> str:
+    """'' if a model of ``n_bodies`` bodies and ``nv`` degrees of freedom is within the
+    supported size, else a one-line reason."""
+    if n_bodies > MAX_BODIES:
+        return (f"{n_bodies} bodies: the harness supports at most {MAX_BODIES} bodies per "
+                "model (harness/core/strict.py)")
+    if nv > MAX_NV:
+        return (f"{nv} degrees of freedom: the harness supports at most {MAX_NV} (an "
+                f"engine's workspace grows as nv³, about {_human(64 * nv ** 3)} here)")
+    return ""
+
+
+def run_array_bytes(nv: int, n_frames: int, samples: int, n_engines: int,
+                    derivatives: bool = False) -> int:
+    """Bytes [B] the arrays of the sampled stages of one model take, estimated from above:
+    per engine and sample, frame poses (k·12) and Jacobians (k·6·nv) for k frames, M (nv²),
+    four nv-vectors, and with the derivatives stage four nv×nv blocks (analytic and
+    reference); every array is held about three times (the run's dict, the archive built
+    for the manifest hash, the archive written)."""
+    per = n_frames * (12 + 6 * nv) + nv * nv + 4 * nv + (8 * nv * nv if derivatives else 0)
+    return 3 * 8 * samples * (n_engines + 1) * per
+
+
+def check_run_size(models, n_engines: int, samples: int, derivatives: bool = False) -> None:
+    """BadInput naming the model (its source) when the arrays a run would allocate exceed
+    MAX_RUN_ARRAY_BYTES; ``models``: objects with ``source``, ``layout.nv``, ``frames``."""
+    total = 0
+    for m in models:
+        need = run_array_bytes(m.layout.nv, len(m.frames), samples, n_engines, derivatives)
+        total += need
+        if total > MAX_RUN_ARRAY_BYTES:
+            raise BadInput(str(m.source), f"a run of {samples} samples on {n_engines} engines "
+                                          f"would allocate about {_human(total)} of arrays, "
+                                          f"over the {_human(MAX_RUN_ARRAY_BYTES)} limit "
+                                          "(fewer --samples, or fewer models per run)")
