@@ -92,3 +92,33 @@ def judge(records: Iterable[Record], in_headline: Callable[[Record], bool]) -> V
     non_finite = tuple(r for r in scored if r.status == "failed" and r.max_abs is None
                        and r.key_a and in_headline(r))
     return Verdict(counts, len(scored), worst, non_finite)
+
+
+# ----- gating: a later stage of a pair is scored only where its earlier stages agree ------
+DECLARED = "declared"  # engine_a of a row compared with the model as declared
+
+
+def block_on(rows, blocked_engine: dict, blocked_pair: dict) -> None:
+    """Record in ``blocked_engine`` {engine: why} and ``blocked_pair`` {(a, b): why} what
+    ``rows`` of one stage block in every later stage: a failed or raising row against the
+    declared model, or of one engine, blocks that engine; one of a pair blocks the pair.
+    The first reason is kept. Used by the stage runner and, identically, by ``verify``."""
+    for r in rows:
+        if r.status in ("failed", "error"):
+            msg = (f"stage {r.stage} {r.quantity} "
+                   + (f"failed (max_rel {r.max_rel:.3g})" if r.max_rel is not None
+                      else r.status))
+            if r.engine_a == DECLARED:
+                blocked_engine.setdefault(r.engine_b, f"disagrees with the declared "
+                                                      f"model: {msg}")
+            elif r.engine_b == "":
+                blocked_engine.setdefault(r.engine_a, msg)
+            else:
+                blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
+
+
+def blocked_why(a: str, b: str, blocked_engine: dict, blocked_pair: dict) -> str:
+    """Why the pair (a, b) is not scored ("" if it is)."""
+    return ((blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or
+            (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or
+            blocked_pair.get((a, b)) or "")

@@ -50,6 +50,7 @@ from harness.core.strict import (
     sha256_bytes,
 )
 from harness.core.tolerances import TABLE, TABLE_VERSION, Tolerance
+from harness.core.verdict import DECLARED, block_on, blocked_why
 from harness.core.version import __version__
 
 SCHEMA_VERSION = 2  # 2: "replay" manifest key (stage 5)
@@ -463,7 +464,6 @@ def _verify_informational(r, arrays) -> list:
 
 
 # ----- the run's plan -------------------------------------------------------------------
-DECLARED = "declared"  # the stage runner's name for the declared model (engine_a)
 _STATE_LABEL = re.compile(r"^state (\d+)(?: / (.*))?$", re.S)
 
 
@@ -472,30 +472,6 @@ def _split_id(r) -> tuple:
     tail = r.id[len(r.fixture) + 1:] if r.id.startswith(r.fixture + "/") else ""
     parts = tail.split("/", 2)
     return tuple(parts) if len(parts) == 3 else ("", "", "")
-
-
-def _gate(rows, blocked_engine: dict, blocked_pair: dict) -> None:
-    """Update the gating with a stage's rows exactly as the stage runner does
-    (harness/stages/runner.py): a failed or raising row blocks its engine (a row against
-    the declared model, or of one engine) or its pair in every later stage."""
-    for r in rows:
-        if r.status in ("failed", "error"):
-            msg = (f"stage {r.stage} {r.quantity} "
-                   + (f"failed (max_rel {r.max_rel:.3g})" if r.max_rel is not None
-                      else r.status))
-            if r.engine_a == DECLARED:
-                blocked_engine.setdefault(r.engine_b, f"disagrees with the declared "
-                                                      f"model: {msg}")
-            elif r.engine_b == "":
-                blocked_engine.setdefault(r.engine_a, msg)
-            else:
-                blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
-
-
-def _why(a, b, blocked_engine, blocked_pair) -> str:
-    return ((blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or
-            (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or
-            blocked_pair.get((a, b)) or "")
 
 
 def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
@@ -540,11 +516,11 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
                 own_ids = {r.id for r in own}
                 out += _closed_form_rows(fx, st, [r for r in st_rows if r.id not in own_ids],
                                          engines)
-                _gate(own, blocked_engine, blocked_pair)
+                block_on(own, blocked_engine, blocked_pair)
             else:  # a stage with its own runner: its pair rows follow the same gating
                 for r in st_rows:
                     if r.engine_a in loaded and r.engine_b in loaded:
-                        why = _why(r.engine_a, r.engine_b, blocked_engine, blocked_pair)
+                        why = blocked_why(r.engine_a, r.engine_b, blocked_engine, blocked_pair)
                         if r.status == "not_scored" and r.reason != why:
                             out.append(f"record {r.id}: not_scored "
                                        + (f"with reason {r.reason!r}, the gating gives "
@@ -552,7 +528,7 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
                                           "although no earlier row of the pair failed"))
                         elif r.status != "not_scored" and why:
                             out.append(f"record {r.id}: {r.status} although {why}")
-                _gate(st_rows, blocked_engine, blocked_pair)
+                block_on(st_rows, blocked_engine, blocked_pair)
     # a run evaluates the same stages on every model (a stage limited to some models by
     # its ``applies`` rule excepted): one fixture without a stage the others have lost it
     for st in hooks.stages:
@@ -620,7 +596,7 @@ def _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id, blocked_engin
         for i, a in enumerate(loaded):
             for b in loaded[i + 1:]:
                 rid = f"{fx}/{st.name}/{q.name}/{a}~{b}"
-                why = _why(a, b, blocked_engine, blocked_pair)
+                why = blocked_why(a, b, blocked_engine, blocked_pair)
                 if why:
                     expected[rid] = ("not_scored", why)
                 elif a in outs and b in outs:

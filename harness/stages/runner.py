@@ -22,12 +22,11 @@ import numpy as np
 from harness.core.errors import BadInput, EngineUnavailable, ModelRejected, NotProvided
 from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
+from harness.core.verdict import DECLARED, block_on, blocked_why
 from harness.model import registry
 from harness.stages import SAMPLED
 from harness.stages import dynamics as conditioning
 from harness.stages.base import Inputs, fixture_rng  # noqa: F401  (part of the runner's API)
-
-DECLARED = "declared"
 
 
 @dataclass
@@ -185,9 +184,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                             f"out/{fx}/{qty.name}/{e}", labels, lkey))
                 for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
                     rid = f"{fx}/{stage_name}/{qty.name}/{a}~{b}"
-                    why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
-                          (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or \
-                          blocked_pair.get((a, b))
+                    why = blocked_why(a, b, blocked_engine, blocked_pair)
                     if why:
                         stage_records.append(Record(id=rid, stage=stage_name, fixture=fx,
                                                     quantity=qty.name, engine_a=a, engine_b=b,
@@ -203,17 +200,6 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
                         rid, stage_name, fx, qn, a, b, outs[a], outs[b], ptol,
                         f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
             # gate the next stages on this one
-            for r in stage_records:
-                if r.status == "failed" or r.status == "error":
-                    msg = (f"stage {stage_name} {r.quantity} "
-                           + (f"failed (max_rel {r.max_rel:.3g})" if r.max_rel is not None
-                              else r.status))
-                    if r.engine_a == DECLARED:
-                        blocked_engine.setdefault(r.engine_b, f"disagrees with the declared "
-                                                              f"model: {msg}")
-                    elif r.engine_b == "":
-                        blocked_engine.setdefault(r.engine_a, msg)
-                    else:
-                        blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
+            block_on(stage_records, blocked_engine, blocked_pair)
             records += stage_records
     return RunResult(records, arrays, fixtures, versions, samples, seed)
