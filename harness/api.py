@@ -459,8 +459,7 @@ def diagnosis_summaries(outcome: Outcome) -> list:
     out = []
     for s in summary.summarise(outcome.records, outcome.arrays):
         out.append({**s, "lines": list(summary.format_summary(s)),
-                    "explained": not (s["unexplained"] or s["failed"]
-                                      or s["rows_unexplained"])})
+                    "explained": summary.is_explained(s)})
     return out
 
 

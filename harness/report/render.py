@@ -215,4 +215,6 @@ def bundle_title_and_timings(bundle) -> tuple:
     if len(cmd) > 1 and cmd[1] == "qualify":
         prof = cmd[cmd.index("--profile") + 1] if "--profile" in cmd[:-1] else "ci"
         title = f"Qualification ({prof} profile)"
+    elif len(cmd) > 1 and cmd[1] == "diagnose" and bundle.manifest["fixtures"]:
+        title = f"Why the engines disagree: {bundle.manifest['fixtures'][0]['source']}"
     return title, timings

@@ -76,6 +76,11 @@ def test_panda_diagnose_explains_every_row_while_parity_as_is_exits_1(tmp_path):
     assert "panda_link7 (with panda_hand)" in [
         str(x) for x in o.arrays["labels/panda/body_inertia"]]
     assert o.exit_code == 0
+    # the report says what the exit code says: explained, and not qualified as parity
+    html = (tmp_path / "d" / "index.html").read_text()
+    banner = re.search(r'id="diagnosis-verdict">([^<]*)<', html).group(1)
+    assert banner == "every difference is explained by a named cause"
+    assert re.search(r'id="verdict">([^<]*)<', html).group(1) == "parity: not qualified"
     # the same file through `parity --as-is`: the parity verdict, exit 1
     p = run_cli("parity", "--as-is", "--urdf", _erd(PANDA), "--out", tmp_path / "p",
                 "--samples", "2", "--quiet")

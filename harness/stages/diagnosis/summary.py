@@ -344,6 +344,13 @@ def format_summary(summary: dict) -> list:
     return lines
 
 
+def is_explained(summary: dict) -> bool:
+    """The diagnosis rule, in one place: a model's differences are explained when every
+    difference and every row that failed, raised or went unscored has a named cause and
+    every engine loaded the file (``harness diagnose`` exits 0 only then)."""
+    return not (summary["unexplained"] or summary["failed"] or summary["rows_unexplained"])
+
+
 def report_context(manifest, records, arrays, timings=None) -> list:
     """'Why the engines disagree', computed from the bundle's records and arrays; [] when
     the bundle has no diagnosis."""
@@ -359,5 +366,6 @@ def report_context(manifest, records, arrays, timings=None) -> list:
                       for r, label in firsts if r.fixture == s["fixture"]]
         s["records"] = sorted((r for r in records if r.stage == NAME
                                and r.fixture == s["fixture"]), key=lambda r: r.id)
+        s["explained"] = is_explained(s)
         out.append(s)
     return out
