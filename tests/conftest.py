@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 from fixtures import catalog  # noqa: E402
 from harness.core.tolerances import lookup  # noqa: E402
 from harness.model import registry  # noqa: E402
-from harness.model.prepared import prepare_fixture  # noqa: E402
+from harness.model.prepared import PreparedModel, prepare_fixture  # noqa: E402
 
 ENGINES = list(registry.ENGINES)
 FIXTURES = catalog.names()
@@ -84,3 +86,18 @@ def run_cli(*args, cwd=None, timeout=600):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@dataclass(frozen=True)
+class EditedMjcfModel(PreparedModel):
+    """The same model, except that the MJCF the harness exports is edited (old → new):
+    gives one engine a model that differs in one known way, for tests of what the harness
+    reports about a difference."""
+
+    edit: tuple = ("", "")
+
+    @cached_property
+    def mjcf(self) -> str:
+        text = super().mjcf
+        assert text.count(self.edit[0]) == 1, self.edit[0]
+        return text.replace(*self.edit)

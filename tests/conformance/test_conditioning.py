@@ -7,8 +7,6 @@ always says why."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pytest
@@ -19,7 +17,7 @@ from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages import dynamics, runner
-from tests.conftest import ENGINES, assert_close
+from tests.conftest import ENGINES, EditedMjcfModel, assert_close
 
 BAD = ("failed", "error", "not_scored", "unconverged")
 
@@ -159,27 +157,14 @@ def test_the_conditioned_bound_still_fails_a_physical_difference(chain_run, tmp_
         dynamics.recompute(r, arrays, {})
 
 
-@dataclass(frozen=True)
-class _MujocoFile(PreparedModel):
-    """The same model, MuJoCo's MJCF edited (old → new)."""
-
-    edit: tuple = ("", "")
-
-    @cached_property
-    def mjcf(self) -> str:
-        text = super().mjcf
-        assert text.count(self.edit[0]) == 1, self.edit[0]
-        return text.replace(*self.edit)
-
-
 def test_every_failed_record_has_a_reason(tmp_path):
     """The runner never writes a failed record without a reason: MuJoCo given a heavier
     link (stage 0 fails) or a weaker gravity (stage 2 fails: h, v̇, τ). Before, such rows
     failed with an empty reason."""
     spec = prepare_fixture("double_pendulum").spec
-    heavy = _MujocoFile(dataclasses.replace(spec, name="heavier"), "test",
+    heavy = EditedMjcfModel(dataclasses.replace(spec, name="heavier"), "test",
                         edit=('mass="0.8"', 'mass="0.9"'))
-    weak = _MujocoFile(dataclasses.replace(spec, name="gravity"), "test",
+    weak = EditedMjcfModel(dataclasses.replace(spec, name="gravity"), "test",
                        edit=('gravity="0 0 -9.81"', 'gravity="0 0 -9.8"'))
     o = api.run([heavy, weak], out=tmp_path / "a", stages=["0", "1", "2"], samples=2,
                 engines=["mujoco", "pinocchio"])

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pytest
@@ -22,12 +20,12 @@ from harness.core import known
 from harness.core.spec import Body, FixtureSpec, Joint
 from harness.core.tolerances import lookup
 from harness.model.as_is import load_as_is
-from harness.model.prepared import PreparedModel, prepare_fixture
+from harness.model.prepared import prepare_fixture
 from harness.stages import runner
 from harness.stages.diagnosis import ablation as diag_ablation
 from harness.stages.diagnosis import causes as diag_causes
 from harness.stages.diagnosis import summary as diag_summary
-from tests.conftest import ENGINES, assert_known
+from tests.conftest import ENGINES, EditedMjcfModel, assert_known
 
 _I = catalog._inertia
 EXPLAINS = 1 - lookup("diagnosis", "explained_share").atol
@@ -265,20 +263,6 @@ def test_a_difference_outside_the_catalogue_is_named_and_left_unexplained(tmp_pa
         {u["pair"].split("~")[1] for u in s["unexplained"]} >= side
 
 
-# ----- stage 0 read-back: the first differing element ----------------------------------
-@dataclass(frozen=True)
-class _MujocoFile(PreparedModel):
-    """The same model, except that MuJoCo's MJCF is edited (old → new)."""
-
-    edit: tuple = ("", "")
-
-    @cached_property
-    def mjcf(self) -> str:
-        text = super().mjcf
-        assert text.count(self.edit[0]) == 1
-        return text.replace(*self.edit)
-
-
 @pytest.mark.parametrize("edit,quantity,element", [
     (('mass="1.8"', 'mass="1.818"'), "body_inertia", "link3"),
     (('name="j7" type="hinge" axis="0 0 1"', 'name="j7" type="hinge" axis="0 0 -1"'),
@@ -292,7 +276,7 @@ def test_stage0_readback_names_the_first_differing_element(edit, quantity, eleme
     good = prepare_fixture("chain7")
     if edit[0] not in good.mjcf:
         pytest.fail(f"chain7's MJCF no longer contains {edit[0]!r}: update the test")
-    bad = _MujocoFile(good.spec, "fixture:chain7 (edited)", edit=edit)
+    bad = EditedMjcfModel(good.spec, "fixture:chain7 (edited)", edit=edit)
     res = runner.run([bad], ["mujoco", "pinocchio", "drake"], stages=["0"], samples=2)
     failed = {r.quantity for r in res.records if r.status == "failed"
               and r.engine_b == "mujoco" and r.engine_a == "declared"}

@@ -8,18 +8,16 @@ or silently accepts a file's non-physical inertia."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from harness import api
 from harness.core.records import measure
 from harness.core.tolerances import lookup
-from harness.model.prepared import PreparedModel, prepare_fixture
+from harness.model.prepared import prepare_fixture
 from harness.stages import runner
 from harness.stages.diagnosis import summary as diag_summary
-from tests.conftest import ROOT, assert_close, run_cli
+from tests.conftest import ROOT, EditedMjcfModel, assert_close, run_cli
 
 GOLDEN_DP = ROOT / "fixtures" / "golden" / "double_pendulum.urdf"
 BAD = ("failed", "error", "not_scored", "unconverged")
@@ -87,19 +85,6 @@ def test_panda_diagnose_explains_every_row_while_parity_as_is_exits_1(tmp_path):
     assert p.returncode == 1, p.stdout + p.stderr
 
 
-@dataclass(frozen=True)
-class _MujocoFile(PreparedModel):
-    """The same model, MuJoCo's MJCF edited (old → new)."""
-
-    edit: tuple = ("", "")
-
-    @cached_property
-    def mjcf(self) -> str:
-        text = super().mjcf
-        assert text.count(self.edit[0]) == 1, self.edit[0]
-        return text.replace(*self.edit)
-
-
 def test_diagnose_exits_1_on_a_difference_outside_the_catalogue(tmp_path):
     """MuJoCo is given its own file in which `lower` weighs 0.9 kg instead of 0.8: named
     ('other'), not explained, exit 1 — and printed row by row."""
@@ -120,7 +105,7 @@ def test_a_missing_body_is_named_once_first_differing_and_worst(tmp_path):
     """MuJoCo's MJCF renames link3: its group row is missing (NaN). The record's worst
     label and the first differing element are the same body (the NaN row was ranked last,
     so the two named different elements)."""
-    bad = _MujocoFile(prepare_fixture("chain7").spec, "chain7 (link3 renamed)",
+    bad = EditedMjcfModel(prepare_fixture("chain7").spec, "chain7 (link3 renamed)",
                       edit=('<body name="link3"', '<body name="link3_renamed"'))
     res = runner.run([bad], ["mujoco", "pinocchio"], stages=["0"], samples=1)
     (r,) = [r for r in res.records if r.id.endswith("/body_inertia/declared~mujoco")]
