@@ -212,7 +212,7 @@ METRICS = {
     "tangential_err_mps": ("m/s", "v_t,out − v_t,out^C: the centre's tangential velocity at "
                            "separation against the Coulomb closed form (sliding: v_t,in − "
                            "μ P/m; sticking: 5/7 v_t,in)", "sweep_tangential",
-                           "|·| ≤ atol + rtol · v_t,in"),
+                           "|·| ≤ atol · v_t,in"),
     "penetration_err_rel": ("1", "|δ_max − δ_max^HC| / δ_max^HC: the deepest penetration "
                             "sampled at the step ends against the closed-form maximum",
                             "sweep_penetration", "≤ atol"),
