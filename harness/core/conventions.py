@@ -38,6 +38,10 @@ NV = {"free": 6, "revolute": 1, "prismatic": 1, "continuous": 1}
 UNBOUNDED_ANGLE = (-np.pi, np.pi)
 UNBOUNDED_PRISMATIC = (-1.0, 1.0)
 FREE_POSITION_BOX = (-1.0, 1.0)
+# A declared range wider than this [rad | m] is not a physical position limit (exporters
+# write 1e16 or 1e308 for "none"): such a joint is sampled in the unbounded box above,
+# inside its limits, so that engines are compared at physical positions.
+MAX_SAMPLED_SPAN = 1e3
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,8 @@ class Layout:
         return q
 
     def random_q(self, rng: np.random.Generator) -> np.ndarray:
-        """A valid q: inside limits (or the unbounded sampling box), unit quaternion."""
+        """A valid q: inside limits (or the unbounded sampling box; a range wider than
+        MAX_SAMPLED_SPAN is sampled in the box too), unit quaternions."""
         q = np.empty(self.nq)
         for s in self.slots:
             if s.type == "free":
@@ -127,8 +132,13 @@ class Layout:
                 th = rng.uniform(*UNBOUNDED_ANGLE)
                 q[s.iq:s.iq + 2] = (np.cos(th), np.sin(th))
             else:
-                lo, hi = (s.lower, s.upper) if s.lower is not None else (
-                    UNBOUNDED_ANGLE if s.type == "revolute" else UNBOUNDED_PRISMATIC)
+                box = UNBOUNDED_ANGLE if s.type == "revolute" else UNBOUNDED_PRISMATIC
+                lo, hi = (s.lower, s.upper) if s.lower is not None else box
+                if not hi - lo <= MAX_SAMPLED_SPAN:  # inf or NaN included
+                    lo, hi = max(lo, box[0]), min(hi, box[1])
+                    if not lo < hi:  # the box lies outside the limits: a box-wide window
+                        lo, hi = (s.lower, s.lower + box[1] - box[0]) if s.lower > box[0] \
+                            else (s.upper - (box[1] - box[0]), s.upper)
                 q[s.iq] = rng.uniform(lo, hi)
         return q
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_cli
 
 from harness import api
 from harness.capture.ingest import ingest
@@ -26,6 +25,7 @@ from harness.core.spec import Body, FixtureSpec, Joint
 from harness.core.strict import MAX_BODIES, MAX_NV, loads_json, npz_arrays
 from harness.model import candidate as cd
 from harness.model.urdf_import import load_urdf, load_urdf_with_notes
+from tests.conftest import ROOT, run_cli
 
 GOLDEN = ROOT / "fixtures" / "golden" / "double_pendulum.urdf"
 DRIVER = ROOT / "data" / "swing" / "driver.c3d"
@@ -285,3 +285,26 @@ def test_capture_labels_are_escaped_and_warnings_are_not_printed(tmp_path):
         e = _bad(ingest, str(path))
     assert "cannot infer the up axis" in e.problem
     assert not caught, [str(w.message) for w in caught]
+
+
+def test_limits_of_plus_minus_1e308_are_sampled_at_physical_positions(tmp_path):
+    """A URDF whose limits say "none" with ±1e308 (their span overflows to inf) ended in
+    an internal error (OverflowError, exit 3). Such a joint is sampled in the unbounded box
+    inside its limits, and the engines are compared there."""
+    from harness.core.conventions import MAX_SAMPLED_SPAN, UNBOUNDED_ANGLE
+
+    text = (ROOT / "fixtures" / "golden" / "double_pendulum.urdf").read_text()
+    import re
+
+    text, n = re.subn(r'lower="[^"]*"', 'lower="-1e308"', text)
+    text, m = re.subn(r'upper="[^"]*"', 'upper="1e308"', text)
+    assert n and m
+    path = tmp_path / "huge_limits.urdf"
+    path.write_text(text)
+    r = run_cli("parity", "--urdf", path, "--out", tmp_path / "b", "--samples", "3",
+                "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
+    b = api.read_bundle(tmp_path / "b")
+    q = b.arrays["in/double_pendulum/q"]
+    assert np.all((q >= UNBOUNDED_ANGLE[0]) & (q <= UNBOUNDED_ANGLE[1])), q
+    assert MAX_SAMPLED_SPAN < 1e308
