@@ -463,6 +463,55 @@ def diagnosis_summaries(outcome: Outcome) -> list:
     return out
 
 
+# ----- summaries (the CLI's --json) ------------------------------------------------------
+def plain(x):
+    """``x`` as JSON data: paths as text, tuples as lists, non-finite floats as None."""
+    import math
+
+    if isinstance(x, dict):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, Path):
+        return str(x)
+    if hasattr(x, "item") and callable(x.item) and getattr(x, "ndim", 1) == 0:
+        x = x.item()  # a numpy scalar
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def verdict_summary(v: Verdict) -> dict:
+    """A verdict as data: records per status, qualified, the number of scored rows, the
+    headline sentence, and the headline row (id and worst relative error, or None)."""
+    return {"counts": dict(v.counts), "qualified": v.qualified, "n_scored": v.n_scored,
+            "headline": v.headline, "worst_rel": plain(v.worst_rel),
+            "worst_id": v.worst.id if v.worst is not None else None}
+
+
+def outcome_summary(o: Outcome) -> dict:
+    """What a staged run wrote: the bundle and report paths, the engines run (with their
+    versions) and missing, the number of records in the bundle (diagnosis rows included;
+    ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
+    trajectory error [the state's units] and, for a diagnosis, whether every difference is
+    explained."""
+    traj = [r for r in o.records if r.stage == "replay" and r.quantity == "trajectory"
+            and r.max_abs is not None]
+    d = {"bundle": str(o.path), "report": str(o.report), "n_records": len(o.records),
+         "engines": dict(o.manifest.get("engines", {})), "missing_engines": dict(o.missing),
+         "verdict": verdict_summary(o.verdict)}
+    if traj:
+        w = max(traj, key=lambda r: r.max_abs)
+        d["replay_worst_trajectory"] = {"id": w.id, "max_abs": plain(w.max_abs)}
+    sums = diagnosis_summaries(o) if any(r.stage == "diagnosis" for r in o.records) else []
+    if sums:
+        d["diagnosis"] = [{"fixture": s["fixture"], "explained": s["explained"],
+                           "lines": s["lines"]} for s in sums]
+    if isinstance(o, Diagnosis):
+        d["explained"] = o.explained
+    return d
+
+
 # ----- fitter, capture, swing, sweeps -----------------------------------------------------
 def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, seed: int = 0,
         p0: float | None = None, process_noise: bool = False) -> tuple:
@@ -513,6 +562,21 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                            replay_fn=replay_fn if replay else None, progress=progress)
 
 
+def backend_text(name: str | None, workers: int | None, scheduler: str | None = None) -> str:
+    """Which backend runs a sweep, in words: "backend local (2 processes)", "Dask
+    LocalCluster (2 workers)" or "Dask scheduler ADDRESS (N workers)". ``workers`` None:
+    the default, one per CPU (a remote scheduler's own workers are counted after it ran)."""
+    import os
+
+    if scheduler is not None or name == "dask":
+        n = workers if workers is not None else max(1, os.cpu_count() or 1)
+        if scheduler is not None:
+            return f"Dask scheduler {scheduler}" + (f" ({n} workers)" if workers else "")
+        return f"Dask LocalCluster ({n} worker{'s' if n != 1 else ''})"
+    n = workers if workers is not None else max(1, os.cpu_count() or 1)
+    return f"backend local ({n} process{'es' if n != 1 else ''})"
+
+
 # name -> module with grid, run_case, crash_case and scorer (the module judging its cases)
 SWEEPS = {"contact": "harness.sweep.contact"}
 
@@ -543,8 +607,9 @@ def sweep(name: str, *, out, backend: str | None = None, workers: int | None = N
         command_line=list(command_line) if command_line else ["harness", *sys.argv[1:]])
 
 
-__all__ = ["BY_NAME", "PROFILES", "Diagnosis", "Outcome", "capture", "diagnose",
+__all__ = ["BY_NAME", "PROFILES", "Diagnosis", "Outcome", "backend_text", "capture", "diagnose",
            "diagnosis_summaries", "engines", "evidence_hooks", "first_differing", "fit",
-           "judge_records", "load_as_is_models", "load_models", "make_candidate", "parity",
+           "judge_records", "load_as_is_models", "load_models", "make_candidate",
+           "outcome_summary", "parity", "plain",
            "qualify", "read_bundle", "render_report", "replay", "report", "run", "save_candidate",
-           "select_engines", "sweep", "swing", "synth", "verify"]
+           "select_engines", "sweep", "swing", "synth", "verdict_summary", "verify"]

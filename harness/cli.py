@@ -6,18 +6,25 @@ capture | swing | sweep | fit`` (also ``python -m harness``; ``harness --version
 Exit codes: 0 every scored comparison passed (or the command succeeded); 1 a comparison
 failed, an engine raised, or a stage could not be scored; 2 bad input or an engine
 unavailable (unless ``--allow-missing ENGINE``); 3 an internal error. Errors are one line
-on stderr; set HARNESS_DEBUG=1 to see tracebacks.
+on stderr; set HARNESS_DEBUG=1 to see tracebacks. Warnings raised while a command runs
+(Python ``warnings``, and ``logging`` records at WARNING or above) are printed once each at
+the end, on stderr, with how many times they occurred; ``--quiet`` prints only their number.
+``--json FILE`` (every command that runs something) writes a summary of the run.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
+import warnings
+from collections import Counter
 from pathlib import Path
 
 from harness import api
 from harness.core.errors import BadInput, HarnessError
+from harness.core.io import check_output_file, write_json_atomic
 from harness.core.records import error_text
 from harness.core.version import __version__
 
@@ -32,6 +39,61 @@ class _Parser(argparse.ArgumentParser):
 
 def _err(msg: str):
     sys.stderr.write(f"harness: error: {msg}\n")
+
+
+class _Warnings(logging.Handler):
+    """Every Python warning and every logging record at WARNING or above that reaches the
+    root logger while a command runs, counted by its one-line text (in order of first
+    occurrence). Nothing here knows which library warned."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.counts: Counter = Counter()
+
+    def add(self, text) -> None:
+        self.counts[" ".join(str(text).split())] += 1
+
+    def emit(self, record) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # a malformed record: its raw text
+            msg = str(record.msg)
+        self.add(msg if record.name == "root" else f"{record.name}: {msg}")
+
+    def _show(self, message, category, filename, lineno, file=None, line=None):
+        self.add(f"{category.__name__}: {message}")
+
+    def __enter__(self):
+        self._caught = warnings.catch_warnings()
+        self._caught.__enter__()
+        # every occurrence is counted: actions that show a warning once become "always"
+        warnings.filters[:] = [("always", *f[1:]) if f[0] in ("default", "module", "once")
+                               else f for f in warnings.filters]
+        warnings.simplefilter("always", append=True)  # the default action, counted too
+        warnings.showwarning = self._show
+        logging.getLogger().addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger().removeHandler(self)
+        self._caught.__exit__(*exc)
+        return False
+
+    def print(self, quiet: bool) -> None:
+        """Each distinct warning once with its count, on stderr; ``quiet``: one line with
+        their number only."""
+        if not self.counts:
+            return
+        if quiet:
+            n = sum(self.counts.values())
+            sys.stderr.write(f"harness: {n} warning{'s' if n != 1 else ''} "
+                             f"({len(self.counts)} distinct) not shown (--quiet)\n")
+            return
+        for text, n in self.counts.items():
+            sys.stderr.write(f"harness: warning: {text} (×{n})\n")
+
+    def summary(self) -> list:
+        return [{"message": text, "count": n} for text, n in self.counts.items()]
 
 
 def _progress(quiet):
@@ -135,7 +197,11 @@ def _print_diagnosis(o: api.Outcome, brief: bool = False) -> int:
 
 # ----- commands ---------------------------------------------------------------------------
 def cmd_engines(args) -> int:
-    for info in api.engines():
+    infos = api.engines()
+    args.summary = {"engines": [{"name": i.name, "version": i.version,
+                                 "available": i.available, "reason": i.reason or None}
+                                for i in infos]}
+    for info in infos:
         state = "available" if info.available else f"UNAVAILABLE ({info.reason})"
         print(f"{info.name:10s} {info.version or '-':10s} {state}")
     return 0
@@ -148,6 +214,8 @@ def cmd_parity(args) -> int:
                    beyond_limits=args.beyond_limits,
                    stages=args.stages.split(",") if args.stages else None,
                    samples=args.samples, **_run_kw(args))
+    if args.json:  # computed only when asked for
+        args.summary = api.outcome_summary(o)
     return _summarise(o)
 
 
@@ -158,6 +226,8 @@ def cmd_diagnose(args) -> int:
                      repair_inertia=args.repair_inertia,
                      engine_files=_engine_files(args.engine_file),
                      beyond_limits=args.beyond_limits, samples=args.samples, **_run_kw(args))
+    if args.json:
+        args.summary = api.outcome_summary(o)
     _print_diagnosis(o, brief=True)
     print(f"report: {o.report}")
     return o.exit_code
@@ -166,6 +236,8 @@ def cmd_diagnose(args) -> int:
 def cmd_qualify(args) -> int:
     o = api.qualify(args.profile, out=args.out, samples=args.samples,
                     coarse_replay=args.coarse_replay, **_run_kw(args))
+    if args.json:
+        args.summary = {"profile": args.profile, **api.outcome_summary(o)}
     return _summarise(o)
 
 
@@ -186,6 +258,8 @@ def cmd_replay(args) -> int:
                    rtol=args.rtol, atol=args.atol, score=args.score,
                    native=not args.no_native, samples=args.samples,
                    title=f"Replay of {args.candidate}", **_run_kw(args))
+    if args.json:
+        args.summary = {"candidate": args.candidate, **api.outcome_summary(o)}
     return _summarise(o)
 
 
@@ -194,6 +268,9 @@ def cmd_synth(args) -> int:
                            grid_dt=args.grid_dt, interpolation=args.interp, seed=args.seed,
                            engine=args.engine, q0=_floats(args.q0, "--q0"),
                            v0=_floats(args.v0, "--v0"))
+    args.summary = {"candidate": str(path), "arrays": str(path.with_suffix(".npz")),
+                    "knots": int(cand.t.size), "duration_s": float(cand.t[-1] - cand.t[0]),
+                    "law": cand.provenance["solver"]["law"], "verdict": None}
     print(f"candidate: {path} (+ {path.with_suffix('.npz').name}), {cand.t.size} knots, "
           f"{cand.provenance['solver']['law']}")
     return 0
@@ -201,6 +278,15 @@ def cmd_synth(args) -> int:
 
 def cmd_report(args) -> int:
     path, changes = api.report(args.bundle, args.out, args.baseline)
+    if args.json:  # the bundle's verdict (a sweep folder has none of its own here)
+        evidence = (Path(args.bundle) / "manifest.json").is_file()
+        args.summary = {
+            "bundle": args.bundle, "report": str(path),
+            "verdict": api.verdict_summary(api.judge_records(
+                api.read_bundle(args.bundle).records)) if evidence else None,
+            "changes": None if changes is None else {
+                k: len(getattr(changes, k)) for k in ("regressions", "still_failing", "fixed",
+                                                      "grown", "added", "removed")}}
     print(f"report: {path}")
     if changes is not None:
         print(f"since {args.baseline}: {len(changes.regressions)} new failures, "
@@ -214,12 +300,15 @@ def cmd_report(args) -> int:
 
 def cmd_verify(args) -> int:
     problems = api.verify(args.bundle)
+    args.summary = {"bundle": args.bundle, "problems": list(problems)}
     if problems:
         for p in problems:
             print(f"MISMATCH {p}")
         print(f"verify: {len(problems)} problem(s) in {args.bundle}")
         return 1
     b = api.read_bundle(args.bundle)
+    args.summary.update({"n_records": len(b.records), "n_arrays": len(b.arrays),
+                         "verdict": api.verdict_summary(api.judge_records(b.records))})
     print(f"verify: {len(b.records)} records recomputed from {len(b.arrays)} arrays, "
           f"all identical ({args.bundle})")
     return 0
@@ -229,8 +318,6 @@ def cmd_capture(args) -> int:
     """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
     optional filter) and detect the swing events; prints a summary, --json writes it all."""
     if args.json:  # before any work
-        from harness.core.io import check_output_file
-
         check_output_file(args.json, "--json")
     cap, ev, rep = api.capture(args.capture, up=args.up, cutoff_hz=args.cutoff)
     print(f"{cap.source}: {cap.n_frames} frames at {cap.rate_hz:g} Hz "
@@ -246,8 +333,6 @@ def cmd_capture(args) -> int:
           f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} s; club head {ev.impact_speed_mps:.1f} "
           f"m/s at impact (peak {ev.peak_speed_mps:.1f} m/s)")
     if args.json:
-        from harness.core.io import write_json_atomic
-
         print(write_json_atomic(Path(args.json), rep))
     return 0
 
@@ -260,6 +345,12 @@ def cmd_swing(args) -> int:
                   cutoff_hz=args.cutoff, replay=not args.no_replay, engines=args.engines,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
+    args.summary = {"output": str(o.path), "report": str(o.report),
+                    "checks": api.plain(o.checks),
+                    "counts": {k: sum(c["ok"] is v for c in o.checks)
+                               for k, v in (("met", True), ("not_met", False),
+                                            ("reported", None))},
+                    "replay": api.plain(o.summary.get("replay"))}
     for c in o.checks:
         print(f"  {word[c['ok']]} {c['name']}: {c['value']} ({c['target']})")
     print(f"report: {o.report}")
@@ -269,6 +360,9 @@ def cmd_swing(args) -> int:
 def cmd_fit(args) -> int:
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
                      seed=args.seed, p0=args.p0, process_noise=args.process_noise)
+    args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
+                    "problem": d["problem"], "converged": d["converged"],
+                    "parameters": api.plain(d["parameters"]), "ipopt": api.plain(d["ipopt"])}
     params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
                        for k, v in d["parameters"].items())
     print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
@@ -280,26 +374,50 @@ def cmd_sweep(args) -> int:
     """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
     Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
     or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
-    code, _, _ = api.sweep(
+    backend = "dask" if args.scheduler else (args.backend or "local")
+    ran = api.backend_text(backend, args.workers, args.scheduler)
+    if not args.quiet:  # the first progress line: which backend runs
+        sys.stderr.write(f"sweep {args.name}: {ran}\n")
+    code, path, doc = api.sweep(
         args.name, out=args.out, backend=args.backend, workers=args.workers,
         scheduler=args.scheduler, quick=args.quick, quiet=args.quiet,
         include_crash=args.include_crash, timeout_s=args.timeout, aggregate=args.aggregate,
         axes=[a.strip() for a in args.axes.split(",")] if args.axes else None,
         command_line=_cmdline())
+    b = doc["backend"]
+    sc = doc.get("scoring")
+    args.summary = {"sweep": str(path), "report": str(Path(path) / "index.html"),
+                    "backend": api.backend_text(b["name"], b["workers"], b.get("scheduler")),
+                    "backend_detail": api.plain(b), "n_cases": len(doc["cases"]),
+                    "counts": dict(doc["counts"]), "unexpected": api.plain(doc["unexpected"]),
+                    "scoring": None if sc is None else {
+                        "counts": dict(sc["counts"]), "failed": api.plain(sc["failed"]),
+                        "worst": api.plain(sc["worst"])}}
     return code
 
 
 # ----- parser -------------------------------------------------------------------------------
+def _json(p):
+    p.add_argument("--json", metavar="FILE",
+                   help="also write a JSON summary of the run to FILE (atomically): command, "
+                        "exit code, the paths written, the verdict's counts and headline, and "
+                        "the command's own figures; refused before any work if FILE is a "
+                        "folder")
+
+
 def _common(p, out_default=None):
     p.add_argument("--engines", help="comma-separated engines (default: all four)")
     p.add_argument("--allow-missing", action="append", metavar="ENGINE", default=[],
                    help="run without ENGINE if it is unavailable (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled states (default 0)")
     p.add_argument("--out", required=out_default is None, default=out_default,
-                   help="bundle folder to write (replaced atomically)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+                   help="bundle folder to write (replaced atomically; "
+                        + (f"default {out_default})" if out_default else "required)"))
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr; warnings only as a one-line count")
     p.add_argument("--junit", metavar="FILE",
                    help="also write JUnit XML, one test case per record")
+    _json(p)
 
 
 def _as_is_options(p, with_flag: bool):
@@ -319,9 +437,15 @@ def _add_fit_parser(sub):
     from harness.fit.collocation import METHODS
 
     ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
-                                    "(IPOPT) and write a fit bundle")
-    ft.add_argument("--problem", required=True, choices=["pendulum", "balance"])
-    ft.add_argument("--method", choices=list(METHODS), default="midpoint")
+                                    "(IPOPT) and write a fit bundle",
+                        description="Identify a benchmark problem by direct collocation "
+                                    "(IPOPT) and write a fit bundle (fit.json, arrays, "
+                                    "index.html) to --out (no default folder).")
+    ft.add_argument("--problem", required=True, choices=["pendulum", "balance"],
+                    help="pendulum: damped pendulum, identify p [1/s²]; balance: the "
+                         "balance problem (required)")
+    ft.add_argument("--method", choices=list(METHODS), default="midpoint",
+                    help="collocation scheme (default midpoint)")
     ft.add_argument("--n", type=int, default=None,
                     help="nodes (default 1000 pendulum, 6000 balance)")
     ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
@@ -329,34 +453,47 @@ def _add_fit_parser(sub):
                     help="pendulum: initial guess of p [1/s²] (default 10)")
     ft.add_argument("--process-noise", action="store_true",
                     help="balance: add torque noise to the simulated data")
-    ft.add_argument("--out", required=True, help="fit bundle folder (replaced atomically)")
+    ft.add_argument("--out", required=True,
+                    help="fit bundle folder (replaced atomically; required)")
+    _json(ft)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
-    sub.add_parser("engines", help="list engines, versions and availability")
-    par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models")
+    en = sub.add_parser("engines", help="list engines, versions and availability")
+    _json(en)
+    par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models",
+                         description="Run stages 0-2 on fixtures or user models; the bundle "
+                                     "goes to --out (default reports/parity).")
     par.add_argument("--fixture", action="append",
                      help="fixture name, comma list, 'all' (tree fixtures) or 'constrained' "
                           "(loop fixtures, stage 3)")
-    par.add_argument("--urdf", action="append", help="a URDF file (repeatable)")
-    par.add_argument("--mjcf", action="append", help="an MJCF file (repeatable)")
-    par.add_argument("--floating", action="store_true", help="add a free root joint")
+    par.add_argument("--urdf", action="append", metavar="PATH",
+                     help="a URDF file (repeatable)")
+    par.add_argument("--mjcf", action="append", metavar="PATH",
+                     help="an MJCF file (repeatable)")
+    par.add_argument("--floating", action="store_true",
+                     help="add a free root joint to the user's files (default: fixed base)")
     par.add_argument("--repair-inertia", action="store_true",
                      help="replace non-physical URDF inertias by the nearest physical ones "
                           "(noted in the report) instead of rejecting the file")
     par.add_argument("--stages", help="comma list of stages: 0,1,2,3,4,6 or names (default: "
                      "all but 'derivatives' (6, opt-in); 3 = constrained and 4 = contact run "
                      "on their own fixtures only)")
-    par.add_argument("--samples", type=int, default=10, help="random states per model")
+    par.add_argument("--samples", type=int, default=10,
+                     help="random states per model (default 10)")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")
     dg = sub.add_parser("diagnose", help="load a URDF/MJCF as each engine would (as-is) and "
-                                         "explain why the engines disagree")
+                                         "explain why the engines disagree",
+                        description="Load a URDF/MJCF as each engine would (as-is) and "
+                                    "explain why the engines disagree; the bundle goes to "
+                                    "--out (default reports/diagnose).")
     dg.add_argument("model", metavar="MODEL", help="a URDF or MJCF file")
-    dg.add_argument("--floating", action="store_true", help="add a free root joint")
+    dg.add_argument("--floating", action="store_true",
+                    help="add a free root joint (default: fixed base)")
     dg.add_argument("--samples", type=int, default=10, help="random states (default 10)")
     dg.add_argument("--repair-inertia", action="store_true",
                     help="replace non-physical URDF inertias by the nearest physical ones in "
@@ -364,17 +501,23 @@ def build_parser() -> argparse.ArgumentParser:
                          "or silently accepts the file's own")
     _as_is_options(dg, with_flag=False)
     _common(dg, out_default="reports/diagnose")
-    q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass")
+    q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass",
+                       description="All fixtures through all stages; exit 0 only if all "
+                                   "pass. --out is required (no default folder).")
     q.add_argument("--profile", choices=sorted(api.PROFILES), default="ci",
                    help="ci: 10 samples, stages 0-5; full: 100 samples and the opt-in "
                         "derivatives stage (default ci)")
-    q.add_argument("--samples", type=int, default=None, help="override the profile's samples")
+    q.add_argument("--samples", type=int, default=None,
+                   help="random states per model (default: the profile's, 10 ci, 100 full)")
     q.add_argument("--coarse-replay", action="store_true",
                    help="replay chain7 with a deliberately too coarse step (RK4, dt 1e-2): "
                         "the refinement gate must mark it unconverged and qualify exit 1")
     _common(q)
     rp = sub.add_parser("replay", help="replay a candidate in every engine (stages 0-2 on "
-                                       "its model first)")
+                                       "its model first)",
+                        description="Replay a candidate in every engine (stages 0-2 on its "
+                                    "model first); the bundle goes to --out (default "
+                                    "reports/replay).")
     rp.add_argument("candidate", help="candidate manifest (.json, arrays in the .npz beside it)")
     rp.add_argument("--method", choices=["rk4", "semi_implicit_euler", "dop853"],
                     default="rk4", help="harness integrator (default rk4)")
@@ -387,33 +530,55 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-native", action="store_true",
                     help="skip the engines' own stepping (each adapter's native "
                          "integrator)")
-    rp.add_argument("--samples", type=int, default=10, help="states per stage 0-2 check")
+    rp.add_argument("--samples", type=int, default=10,
+                    help="random states per stage 0-2 check (default 10)")
     _common(rp, out_default="reports/replay")
-    sy = sub.add_parser("synth", help="write a candidate from a known control law")
-    sy.add_argument("fixture", metavar="FIXTURE")
-    sy.add_argument("--out", required=True, help="candidate manifest to write (.json)")
+    sy = sub.add_parser("synth", help="write a candidate from a known control law",
+                        description="Write a candidate (a .json manifest and the .npz "
+                                    "arrays beside it) from a known control law to --out "
+                                    "(no default).")
+    sy.add_argument("fixture", metavar="FIXTURE", help="a catalog fixture (tree fixtures)")
+    sy.add_argument("--out", required=True,
+                    help="candidate manifest to write (.json; the .npz beside it; required)")
     sy.add_argument("--law", choices=["pd", "zero"], default=None,
                     help="pd: PD tracking of a sinusoid (fixed base, default); zero: free "
                          "motion (default for a free root)")
-    sy.add_argument("--duration", type=float, default=2.0, help="[s] (default 2)")
+    sy.add_argument("--duration", type=float, default=2.0,
+                    help="length of the motion [s] (default 2)")
     sy.add_argument("--grid-dt", type=float, default=0.01, help="knot spacing [s] (0.01)")
-    sy.add_argument("--interp", choices=["zoh", "linear", "cubic"], default="zoh")
-    sy.add_argument("--q0", help="initial q, comma-separated (canonical order)")
-    sy.add_argument("--v0", help="initial v, comma-separated (write --v0=-1,2 when it starts "
-                                 "with a minus sign)")
-    sy.add_argument("--seed", type=int, default=0)
+    sy.add_argument("--interp", choices=["zoh", "linear", "cubic"], default="zoh",
+                    help="interpolation of the control between knots (default zoh: "
+                         "zero-order hold)")
+    sy.add_argument("--q0", help="initial q [rad | m], comma-separated (canonical order; "
+                                 "default: the law's)")
+    sy.add_argument("--v0", help="initial v [rad/s | m/s], comma-separated (write "
+                                 "--v0=-1,2 when it starts with a minus sign; default: "
+                                 "the law's)")
+    sy.add_argument("--seed", type=int, default=0,
+                    help="seed of the law's random parts (default 0)")
     sy.add_argument("--engine", help="engine that evaluates the control law (default: the "
                                      "first available)")
-    r = sub.add_parser("report", help="render a bundle's HTML report")
-    r.add_argument("bundle")
+    _json(sy)
+    r = sub.add_parser("report", help="render a bundle's HTML report",
+                       description="Render a bundle's (or a sweep folder's) HTML report "
+                                   "to --out (default BUNDLE/index.html).")
+    r.add_argument("bundle", metavar="BUNDLE", help="an evidence bundle or a sweep folder")
     r.add_argument("--out", help="HTML file to write (default BUNDLE/index.html)")
     r.add_argument("--baseline", metavar="OLD",
                    help="an older bundle: show what changed (new failures first)")
-    v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays")
-    v.add_argument("bundle")
-    sw = sub.add_parser("swing", help="fit a golf-swing capture and replay it in every engine")
-    sw.add_argument("capture", metavar="CAPTURE.c3d")
-    sw.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    _json(r)
+    v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays",
+                       description="Recompute every record of a bundle from its arrays "
+                                   "(writes nothing; exit 1 on any mismatch).")
+    v.add_argument("bundle", metavar="BUNDLE", help="an evidence bundle folder")
+    _json(v)
+    sw = sub.add_parser("swing", help="fit a golf-swing capture and replay it in every engine",
+                        description="Fit a golf-swing capture and replay it in every engine; "
+                                    "writes --out (required, no default folder; make run "
+                                    "uses reports/swing).")
+    sw.add_argument("capture", metavar="CAPTURE.c3d", help="the capture (C3D file)")
+    sw.add_argument("--out", required=True,
+                    help="output folder (replaced atomically; required)")
     sw.add_argument("--quick", action="store_true", help="fewer calibration frames/rounds "
                     "and iterations (make run; the checks still apply)")
     sw.add_argument("--up", default="auto", help="the file's up axis (default auto)")
@@ -421,16 +586,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="low-pass the markers first [Hz] (default: no filter)")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--engines", default=None, help="comma list (default: all four)")
-    sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE")
-    sw.add_argument("--quiet", action="store_true")
+    sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",
+                    help="run without ENGINE if it is unavailable (repeatable)")
+    sw.add_argument("--quiet", action="store_true",
+                    help="no progress lines on stderr; warnings only as a one-line count")
+    _json(sw)
     cp = sub.add_parser("capture", help="ingest a C3D capture: units, axes, gaps, rejected "
                                         "markers, swing events")
-    cp.add_argument("capture", metavar="CAPTURE.c3d")
+    cp.add_argument("capture", metavar="CAPTURE.c3d", help="the capture (C3D file)")
     cp.add_argument("--up", default="auto", help="the file's up axis: auto (inferred from "
                     "head and toe markers), +y, +z, ... (default auto)")
     cp.add_argument("--cutoff", type=float, default=None, metavar="HZ",
                     help="zero-phase Butterworth low-pass cut-off [Hz] (default: no filter)")
-    cp.add_argument("--json", metavar="FILE", help="write the full ingestion report as JSON")
+    cp.add_argument("--json", metavar="FILE",
+                    help="write the full ingestion report as JSON (refused before any work "
+                         "if FILE is a folder)")
     _add_sweep_parser(sub)
 
     _add_fit_parser(sub)
@@ -440,16 +610,25 @@ def build_parser() -> argparse.ArgumentParser:
 # ----- harness sweep NAME (harness/sweep/) -----------------------------------------------
 def _add_sweep_parser(sub):
     sw = sub.add_parser("sweep", help="run a parameter sweep (crash-tolerant, local "
-                                      "processes or Dask) and write sweep.json + index.html")
+                                      "processes or Dask) and write sweep.json + index.html",
+                        description="Run a parameter sweep and write sweep.json + index.html "
+                                    "to --out (required, no default folder). --workers N is "
+                                    "N worker processes of the chosen --backend: local "
+                                    "processes by default, a Dask LocalCluster of N workers "
+                                    "with --backend dask. The first progress line and the "
+                                    "summary name the backend that ran.")
     sw.add_argument("name", choices=sorted(api.SWEEPS), help="the sweep to run")
-    sw.add_argument("--out", required=True, help="sweep folder to write (replaced atomically)")
+    sw.add_argument("--out", required=True,
+                    help="sweep folder to write (replaced atomically; required)")
     sw.add_argument("--backend", choices=["local", "dask"], default=None,
-                    help="local processes (default) or Dask distributed (default with "
-                         "--scheduler)")
+                    help="local: worker processes of this machine (default); dask: Dask "
+                         "distributed, a LocalCluster or --scheduler's cluster (default "
+                         "with --scheduler)")
     g = sw.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int, default=None,
-                   help="worker processes (local), or a LocalCluster of N workers (dask); "
-                        "default: CPU count")
+    g.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="N worker processes of the chosen --backend (local: N processes; "
+                        "dask: a LocalCluster of N single-threaded worker processes); "
+                        "--workers alone does not select Dask; default: CPU count")
     g.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="connect to a running Dask scheduler (e.g. tcp://host:8786)")
     sw.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -457,11 +636,13 @@ def _add_sweep_parser(sub):
     sw.add_argument("--quick", action="store_true", help="the sweep's reduced grid")
     sw.add_argument("--include-crash", action="store_true",
                     help="add the sweep's known crashing case (expected: crashed)")
-    sw.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sw.add_argument("--quiet", action="store_true",
+                    help="no progress lines on stderr; warnings only as a one-line count")
     sw.add_argument("--axes", metavar="X,Y", default=None,
                     help="heat-map axes (default: speed_mps,angle_deg when present)")
     sw.add_argument("--aggregate", choices=["max", "min", "mean"], default="max",
                     help="heat-map aggregation over the other inputs (default max: worst case)")
+    _json(sw)
 
 
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
@@ -516,20 +697,42 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    # capture --json writes its own ingestion report; every other --json is the summary
+    summary_file = getattr(args, "json", None) if args.cmd != "capture" else None
+    caught = _Warnings()
+    args.summary = {}
+    rc, error = 0, None
     try:
-        return COMMANDS[args.cmd](args)
+        if summary_file:  # refused before any work (a folder, or nowhere to write)
+            check_output_file(summary_file, "--json")
     except HarnessError as e:
         _err(str(e))
         return e.exit_code
+    try:
+        with caught:
+            rc = COMMANDS[args.cmd](args)
+    except HarnessError as e:
+        error, rc = str(e), e.exit_code
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        error, rc = "interrupted", 130
     except Exception as e:  # never a traceback for the user unless asked
         if os.environ.get("HARNESS_DEBUG"):
             raise
-        _err(f"internal error: {type(e).__name__}: {' '.join(str(e).split())} "
-             "(set HARNESS_DEBUG=1 for a traceback)")
-        return 3
+        error, rc = (f"internal error: {type(e).__name__}: {' '.join(str(e).split())} "
+                     "(set HARNESS_DEBUG=1 for a traceback)"), 3
+    caught.print(getattr(args, "quiet", False))
+    if error:
+        _err(error)
+    if summary_file:
+        doc = {"command": args.cmd, "exit_code": rc, "error": error,
+               "harness_version": __version__, "command_line": _cmdline(),
+               "warnings": caught.summary(), **api.plain(args.summary)}
+        try:
+            print(f"summary: {write_json_atomic(Path(summary_file), doc)}")
+        except (OSError, ValueError) as e:
+            _err(f"--json {summary_file}: not written ({' '.join(str(e).split())})")
+            return rc or 3
+    return rc
 
 
 if __name__ == "__main__":

@@ -532,8 +532,13 @@ def run_named_sweep(name: str, grid, run_case, crash_case=None, *, out, backend=
     path = write_sweep(out, doc)
     say = (stdout or sys.stdout).write
     c = doc["counts"]
-    say(f"sweep {name}: {len(doc['cases'])} cases on {doc['backend']['name']} "
-        f"({doc['backend']['workers']} workers) in {result.wall_s:.1f} s: {c['ok']} ok, "
+    b = doc["backend"]
+    n, s = b["workers"], "" if b["workers"] == 1 else "s"
+    ran = (f"backend local ({n} process{'es' if s else ''})" if b["name"] == "local" else
+           f"Dask {b['scheduler'] and 'scheduler ' + b['scheduler'] or 'LocalCluster'} "
+           f"({n} worker{s})")
+    say(f"sweep {name}: {len(doc['cases'])} cases on {ran} in {result.wall_s:.1f} s: "
+        f"{c['ok']} ok, "
         f"{c['crashed']} crashed, {c['error']} errors, {c['timeout']} timeouts; "
         f"{len(doc['unexpected'])} unexpected\n")
     rows = result.by_id()
