@@ -12,6 +12,7 @@ copied to a fresh array; native coordinates are prepared outside the timed call:
   drake      SetPositions, SetVelocities, FixValue(τ), acceleration port Eval, copy
 For fixed-base fixtures the canonical and native coordinates coincide; for floating
 ones the adapter also converts quaternion order and velocity frames (reported apart).
+The table is also written to bench/adapter_overhead.txt (``--out``).
 
 Run: .venv/bin/python bench/adapter_overhead.py [--repeat 7] [--number 2000] [--no-qualify]
 """
@@ -99,10 +100,19 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--number", type=int, default=2000)
     ap.add_argument("--no-qualify", action="store_true")
-    ap.add_argument("--fixtures", default="pendulum,chain7,tree_floating")
+    ap.add_argument("--fixtures", default="pendulum,chain7,free_body,tree_floating,golfer3d")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "adapter_overhead.txt"),
+                    help="text file the table is written to ('' for none)")
     args = ap.parse_args()
-    print(f"{'fixture':15s} {'engine':10s} {'raw µs':>8s} {'adapter µs':>11s} {'ratio':>6s}")
-    worst_fixed = {}
+    lines = []
+
+    def say(line):
+        print(line, flush=True)
+        lines.append(line)
+
+    say(f"{'fixture':15s} {'engine':10s} {'base':8s} {'raw µs':>8s} {'adapter µs':>11s} "
+        f"{'ratio':>6s}")
+    worst = {"fixed": {}, "floating": {}}
     for fx in args.fixtures.split(","):
         model = prepare_fixture(fx)
         rng = np.random.default_rng(0)
@@ -122,11 +132,17 @@ def main():
                 t_raw.append(per_call(raw, args.number, args.repeat))
                 t_ad.append(per_call(wrapped, args.number, args.repeat))
             r, a = median(t_raw), median(t_ad)
-            print(f"{fx:15s} {engine:10s} {r * 1e6:8.2f} {a * 1e6:11.2f} {a / r:6.2f}")
-            if not model.spec.floating:
-                worst_fixed[engine] = max(worst_fixed.get(engine, 0.0), a / r)
-    print("worst fixed-base ratio per engine: " +
-          ", ".join(f"{e} {r:.2f}" for e, r in worst_fixed.items()))
+            base = "floating" if model.spec.floating else "fixed"
+            say(f"{fx:15s} {engine:10s} {base:8s} {r * 1e6:8.2f} {a * 1e6:11.2f} {a / r:6.2f}")
+            worst[base][engine] = max(worst[base].get(engine, 0.0), a / r)
+    for base, table in worst.items():
+        if table:
+            say(f"worst {base}-base ratio per engine: " +
+                ", ".join(f"{e} {r:.2f}" for e, r in table.items()))
+    if args.out:
+        Path(args.out).write_text(
+            "# bench/adapter_overhead.py: median per-call forward dynamics, adapter vs the raw "
+            "binding call, one run\n" + "\n".join(lines) + "\n")
     if not args.no_qualify:
         import tempfile
 

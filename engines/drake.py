@@ -26,6 +26,7 @@ from harness.core.conventions import (
     root_convective_term,
     se3_left_jacobian,
     spatial_inertia_world,
+    subtract_root_convective_term,
 )
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.model.prepared import PreparedModel
@@ -125,7 +126,20 @@ class DrakeAdapter(AdapterBase):
             if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
         self._cq_can, self._cq_dk = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
             if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
         self._free_qa = self._slots[0][1] if self._free is not None else None
+        # every Drake q number that is a plain copy of a canonical one (hinges, slides and
+        # the free joint's quaternion xyzw → wxyz and p): one fancy assignment
+        cp = list(simple)
+        if self._free_qa is not None:
+            a = self._free_qa
+            cp += [(6, a), (3, a + 1), (4, a + 2), (5, a + 3), (0, a + 4), (1, a + 5),
+                   (2, a + 6)]
+        self._cp_can, self._cp_dk = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
+            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        if self._free is not None:  # Drake dofs of the root's linear and angular parts
+            va = int(self._vmap[3])
+            self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)
         self._tau_port = plant.get_applied_generalized_force_input_port()
         self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
         self._acc_port = plant.get_generalized_acceleration_output_port()
@@ -172,15 +186,10 @@ class DrakeAdapter(AdapterBase):
         if self._identity:
             return q
         out = np.empty(self._plant.num_positions())
-        if self._sq_can.size:
-            out[self._sq_dk] = q[self._sq_can]
+        if self._cp_can.size:
+            out[self._cp_dk] = q[self._cp_can]
         if self._cq_can.size:
-            out[self._cq_dk] = np.arctan2(q[self._cq_can + 1], q[self._cq_can])
-        if self._free_qa is not None:
-            a = self._free_qa
-            out[a] = q[6]
-            out[a + 1:a + 4] = q[3:6]
-            out[a + 4:a + 7] = q[0:3]
+            out[self._cq_dk] = np.arctan2(q[self._cq_sin], q[self._cq_can])
         return out
 
     def _canonical_q(self, qd):
@@ -200,22 +209,22 @@ class DrakeAdapter(AdapterBase):
     def _to_dk(self, x, R):
         out = np.empty(self.nv)
         out[self._vmap] = x
-        if R is not None:
-            out[self._vmap[0:3]] = R @ x[0:3]
-            out[self._vmap[3:6]] = R @ x[3:6]
+        if R is not None:  # np.dot into the slice: the same BLAS product as R @ x, no temporary
+            np.dot(R, x[0:3], out=out[self._lin])
+            np.dot(R, x[3:6], out=out[self._ang])
         return out
 
     def _from_dk(self, y, R):
         x = y[self._vmap]
-        if R is not None:
-            x[0:3] = R.T @ x[0:3]
-            x[3:6] = R.T @ x[3:6]
+        if R is not None:  # y_part @ R is bitwise R.T @ y_part (the same BLAS call)
+            np.dot(y[self._lin], R, out=x[0:3])
+            np.dot(y[self._ang], R, out=x[3:6])
         return x
 
     def _set(self, q, v=None):
         # Drake aborts the whole process (a C++ DRAKE_THROW in SetPositions/SetVelocities)
         # on a non-finite state; a diverged rollout must raise here instead.
-        if not np.all(np.isfinite(q)) or (v is not None and not np.all(np.isfinite(v))):
+        if not (np.isfinite(q).all() and (v is None or np.isfinite(v).all())):
             raise FloatingPointError("drake: non-finite state passed to the plant")
         plant, ctx = self._plant, self._ctx
         plant.SetPositions(ctx, self._drake_q(q))
@@ -468,14 +477,32 @@ class DrakeAdapter(AdapterBase):
         return h
 
     def forward_dynamics(self, q, v, tau):
-        R = self._set(q, v)
-        self._tau_port.FixValue(self._ctx, tau if self._identity else self._to_dk(tau, R))
-        a = self._acc_port.Eval(self._ctx)
-        if self._identity:
-            return np.array(a)
-        a = self._from_dk(a, R)
-        if R is not None:
-            a[0:6] -= root_convective_term(v[0:6])
+        if self._identity or self._free is None:
+            R = self._set(q, v)
+            self._tau_port.FixValue(self._ctx, tau if self._identity else self._to_dk(tau, R))
+            a = self._acc_port.Eval(self._ctx)
+            return np.array(a) if self._identity else self._from_dk(a, R)
+        # floating root: _set, _to_dk and _from_dk inlined (the same operations, R once);
+        # this is the per-call path of every rollout
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            raise FloatingPointError("drake: non-finite state passed to the plant")
+        plant, ctx, vmap, lin, ang = self._plant, self._ctx, self._vmap, self._lin, self._ang
+        plant.SetPositions(ctx, self._drake_q(q))
+        R = quat_xyzw_to_matrix(q[3:7])
+        vd, td = np.empty(self.nv), np.empty(self.nv)
+        vd[vmap] = v
+        np.dot(R, v[0:3], out=vd[lin])
+        np.dot(R, v[3:6], out=vd[ang])
+        plant.SetVelocities(ctx, vd)
+        td[vmap] = tau
+        np.dot(R, tau[0:3], out=td[lin])
+        np.dot(R, tau[3:6], out=td[ang])
+        self._tau_port.FixValue(ctx, td)
+        y = self._acc_port.Eval(ctx)
+        a = y[vmap]
+        np.dot(y[lin], R, out=a[0:3])  # y_part @ R is bitwise R.T @ y_part
+        np.dot(y[ang], R, out=a[3:6])
+        subtract_root_convective_term(a, v)
         return a
 
     def inverse_dynamics(self, q, v, vdot):

@@ -23,6 +23,7 @@ from harness.core.conventions import (
     root_convective_term,
     se3_left_jacobian,
     spatial_inertia_world,
+    subtract_root_convective_term,
 )
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.model.prepared import PreparedModel
@@ -114,7 +115,20 @@ class MujocoAdapter(AdapterBase):
             if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
         self._cq_can, self._cq_mj = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
             if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
         self._free_qa = self._slots[0][1] if self._free is not None else None
+        # every qpos number that is a plain copy of a canonical one (hinges, slides and the
+        # free joint's p and quaternion, reordered xyzw → wxyz): one fancy assignment
+        cp = list(simple)
+        if self._free_qa is not None:
+            a = self._free_qa
+            cp += [(0, a), (1, a + 1), (2, a + 2), (6, a + 3), (3, a + 4), (4, a + 5),
+                   (5, a + 6)]
+        self._cp_can, self._cp_mj = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
+            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        self._free_da = int(self._vmap[0]) if self._free is not None else None
+        self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
+                          else None)  # MuJoCo dofs of the root's world linear velocity
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -161,15 +175,10 @@ class MujocoAdapter(AdapterBase):
         if self._identity:
             qpos[:] = q
             return
-        if self._sq_can.size:
-            qpos[self._sq_mj] = q[self._sq_can]
+        if self._cp_can.size:
+            qpos[self._cp_mj] = q[self._cp_can]
         if self._cq_can.size:
-            qpos[self._cq_mj] = np.arctan2(q[self._cq_can + 1], q[self._cq_can])
-        if self._free_qa is not None:
-            a = self._free_qa
-            qpos[a:a + 3] = q[0:3]
-            qpos[a + 3] = q[6]
-            qpos[a + 4:a + 7] = q[3:6]
+            qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
 
     def _get_q(self, qpos):
         q = np.empty(self.nq)
@@ -192,6 +201,13 @@ class MujocoAdapter(AdapterBase):
             a = self._vmap[0]
             out[a:a + 3] = R @ x[0:3]
         return out
+
+    def _put_mj_v(self, out, x, R):
+        """``_to_mj_v`` written into ``out`` (a buffer of the private MjData)."""
+        out[self._vmap] = x
+        if R is not None:  # np.dot into the slice: the same BLAS product as R @ x
+            a = self._free_da
+            np.dot(R, x[0:3], out=out[a:a + 3])
 
     def _from_mj_v(self, x, R):
         """MuJoCo dof vector → canonical (Tᵀ applied)."""
@@ -492,7 +508,10 @@ class MujocoAdapter(AdapterBase):
         m, d = self._m, self._d
         self._set_qpos(q)
         R = self._T(q)
-        d.qvel[:] = v if self._identity else self._to_mj_v(v, R)
+        if self._identity:
+            d.qvel[:] = v
+        else:
+            self._put_mj_v(d.qvel, v, R)
         d.qfrc_applied[:] = 0.0 if qfrc is None else qfrc
         mujoco.mj_forward(m, d)
         return R
@@ -523,11 +542,26 @@ class MujocoAdapter(AdapterBase):
             d.qfrc_applied[:] = tau
             mujoco.mj_forward(self._m, d)
             return d.qacc.copy()
-        R = self._T(q)
-        self._forward(q, v, self._to_mj_v(tau, R))
-        a = self._from_mj_v(self._d.qacc, R)
-        if R is not None:
-            a[0:6] -= root_convective_term(v[0:6])
+        # the non-identity path inlined (same operations as _set_qpos, _to_mj_v and
+        # _from_mj_v, once each): this is the per-call path of every rollout
+        R = self._T(q)  # once per call: the same R for τ, v and v̇
+        d = self._d  # each MjData attribute access builds a new view: one each
+        if self._cp_can.size:
+            d.qpos[self._cp_mj] = q[self._cp_can]
+        if self._cq_can.size:
+            d.qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+        vmap, qvel, qfrc, qacc = self._vmap, d.qvel, d.qfrc_applied, d.qacc
+        qvel[vmap] = v
+        qfrc[vmap] = tau
+        if R is not None:  # np.dot into the slice: the same BLAS product as R @ x
+            f = self._free_dof
+            np.dot(R, v[0:3], out=qvel[f])
+            np.dot(R, tau[0:3], out=qfrc[f])
+        mujoco.mj_forward(self._m, d)
+        a = qacc[vmap]
+        if R is not None:  # qacc_lin @ R is bitwise R.T @ qacc_lin (the same BLAS call)
+            np.dot(qacc[f], R, out=a[0:3])
+            subtract_root_convective_term(a, v)
         return a
 
     def inverse_dynamics(self, q, v, vdot):
@@ -537,8 +571,12 @@ class MujocoAdapter(AdapterBase):
         if R is not None:
             vdot = vdot.copy()
             vdot[0:6] = vdot[0:6] + root_convective_term(v[0:6])
-        d.qvel[:] = v if self._identity else self._to_mj_v(v, R)
-        d.qacc[:] = vdot if self._identity else self._to_mj_v(vdot, R)
+        if self._identity:
+            d.qvel[:] = v
+            d.qacc[:] = vdot
+        else:
+            self._put_mj_v(d.qvel, v, R)
+            self._put_mj_v(d.qacc, vdot, R)
         mujoco.mj_inverse(m, d)
         return d.qfrc_inverse.copy() if self._identity else self._from_mj_v(d.qfrc_inverse, R)
 

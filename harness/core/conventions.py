@@ -173,15 +173,18 @@ def quat_wxyz_to_xyzw(quat: np.ndarray) -> np.ndarray:
 def quat_xyzw_to_matrix(quat) -> np.ndarray:
     """Rotation matrix of a quaternion (x, y, z, w); a non-unit quaternion is normalised.
     Scalar arithmetic on purpose: this sits on the adapters' per-call path."""
-    x, y, z, w = float(quat[0]), float(quat[1]), float(quat[2]), float(quat[3])
+    if type(quat) is np.ndarray and quat.shape == (4,) and quat.dtype == np.float64:
+        x, y, z, w = quat.tolist()  # the same four doubles, one call instead of four
+    else:
+        x, y, z, w = float(quat[0]), float(quat[1]), float(quat[2]), float(quat[3])
     s = 2.0 / (x * x + y * y + z * z + w * w)
     xs, ys, zs = x * s, y * s, z * s
     wx, wy, wz = w * xs, w * ys, w * zs
     xx, xy, xz = x * xs, x * ys, x * zs
     yy, yz, zz = y * ys, y * zs, z * zs
-    return np.array([[1.0 - (yy + zz), xy - wz, xz + wy],
-                     [xy + wz, 1.0 - (xx + zz), yz - wx],
-                     [xz - wy, yz + wx, 1.0 - (xx + yy)]])
+    return np.array([1.0 - (yy + zz), xy - wz, xz + wy,
+                     xy + wz, 1.0 - (xx + zz), yz - wx,
+                     xz - wy, yz + wx, 1.0 - (xx + yy)]).reshape(3, 3)
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
@@ -255,9 +258,25 @@ def root_convective_term(v_root) -> np.ndarray:
     velocity) has accelerations a_o = T (a + c); hence M_o = T M Tᵀ, h_o = T (h − M c),
     τ_o = T τ, J_o T = J (docs/conventions.md). Adapters apply these maps; this is the
     one definition of c. (Scalar arithmetic: np.cross costs ~10x more here.)"""
-    a0, a1, a2 = float(v_root[0]), float(v_root[1]), float(v_root[2])
-    w0, w1, w2 = float(v_root[3]), float(v_root[4]), float(v_root[5])
+    if type(v_root) is np.ndarray and v_root.shape == (6,) and v_root.dtype == np.float64:
+        a0, a1, a2, w0, w1, w2 = v_root.tolist()  # the same six doubles, one call
+    else:
+        a0, a1, a2 = float(v_root[0]), float(v_root[1]), float(v_root[2])
+        w0, w1, w2 = float(v_root[3]), float(v_root[4]), float(v_root[5])
     return np.array([w1 * a2 - w2 * a1, w2 * a0 - w0 * a2, w0 * a1 - w1 * a0, 0.0, 0.0, 0.0])
+
+
+def subtract_root_convective_term(a, v_root) -> None:
+    """a[0:3] −= ω_B × v_B in place [m/s²], for a (≥3,) float64 array of root
+    accelerations and the root's canonical v = [v_B, ω_B]: the same doubles as
+    ``a[0:6] -= root_convective_term(v_root)`` (whose angular entries are zeros, and
+    x − 0.0 == x), at a third of the per-call cost."""
+    if type(v_root) is np.ndarray and v_root.dtype == np.float64:
+        v0, v1, v2, w0, w1, w2 = v_root[0:6].tolist()
+    else:
+        v0, v1, v2, w0, w1, w2 = (float(x) for x in v_root[0:6])
+    x0, x1, x2 = a[0:3].tolist()
+    a[0:3] = (x0 - (w1 * v2 - w2 * v1), x1 - (w2 * v0 - w0 * v2), x2 - (w0 * v1 - w1 * v0))
 
 
 def spatial_inertia_world(mass, com_W, I_com_W):
