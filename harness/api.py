@@ -524,6 +524,7 @@ def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, se
     with output_folder(out, fit_bundle.OUTPUT) as out:
         result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
                                 process_noise=process_noise)
+        result["json"]["provenance"] = fit_bundle.provenance(evidence.git_commit())
         html = fit_report.render(result["json"], result["arrays"])
         return fit_bundle.write(out, result, html), result["json"]
 

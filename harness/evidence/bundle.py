@@ -7,6 +7,8 @@
 * arrays.npz — every input and output a record was computed from (no pickles:
   numeric and unicode arrays only; loaded with ``allow_pickle=False``).
 * records.json — list of records (harness/core/records.py), one per comparison.
+* records.csv — the same records as a table (``records_csv``); a reader checks it
+  against records.json when present (bundles written before it have none).
 * manifest ``replay`` — for bundles with stage 5: per replay case the candidate (hashes,
   provenance), the integrator settings of every run and the observer engine
   (the replay stage validates it, harness/stages/replay/cases.py); ``{}`` otherwise.
@@ -30,7 +32,7 @@ import re
 import subprocess
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -75,10 +77,11 @@ def _recognise(path: Path):
         raise BadInput(str(path), "manifest_sha256 differs: the manifest was edited")
 
 
-# what a bundle folder may hold (timings.json: the replay stage's wall times, not evidence)
+# what a bundle folder may hold (timings.json: the replay stage's wall times, not evidence;
+# records.csv: records.json as a table, checked against it when read)
 OUTPUT = OutputKind("an evidence bundle", "manifest.json", _recognise,
                     frozenset({"manifest.json", "arrays.npz", "records.json", "index.html",
-                               "timings.json"}))
+                               "timings.json", "records.csv"}))
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,22 @@ def git_commit() -> str:
         return out.stdout.strip() if out.returncode == 0 else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def records_csv(records) -> bytes:
+    """records.json as CSV (one row per record, the Record fields as columns, in
+    records.json's order; numbers as Python's repr, None as an empty cell)."""
+    import csv
+    import io
+
+    names = [f.name for f in fields(Record)]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(names)
+    for r in records:
+        d = r.to_json()
+        w.writerow(["" if d[n] is None else d[n] for n in names])
+    return buf.getvalue().encode()
 
 
 def _records_blob(records) -> bytes:
@@ -163,7 +182,8 @@ def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hook
         manifest = build_manifest(result, unavailable, command_line, hooks, replay)
     files = {"manifest.json": json.dumps(manifest, indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result.arrays),
-             "records.json": _records_blob(result.records)}
+             "records.json": _records_blob(result.records),
+             "records.csv": records_csv(result.records)}
     if hashlib.sha256(files["arrays.npz"]).hexdigest() != manifest["arrays_file_sha256"]:
         raise RuntimeError("arrays.npz is not deterministic")  # would be a harness bug
     if html is not None:
@@ -222,6 +242,10 @@ def _read(path: Path, hooks: Hooks, problems: list | None) -> Bundle:
     if sha256_bytes(raw) != manifest["records_sha256"]:
         differs(str(rpath), "sha256 differs from the manifest: the records were edited "
                             "after they were written")
+    cpath = path / "records.csv"  # optional (a derived table); when present, it must agree
+    if cpath.exists() and read_regular(cpath, "a records table", MAX_JSON_BYTES) \
+            != records_csv(records):
+        differs(str(cpath), "differs from records.json (edited after it was written)")
     apath = path / "arrays.npz"
     blob = read_regular(apath, "an arrays archive", MAX_NPZ_FILE_BYTES)
     if sha256_bytes(blob) != manifest["arrays_file_sha256"]:  # before decompressing it

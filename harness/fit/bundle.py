@@ -6,7 +6,8 @@ A fit bundle is a folder written atomically (harness/core/io.py write_folder_ato
   noise, IPOPT options), truth, identified parameters with relative errors, objective
   components at the solution, IPOPT status/iterations/solve and setup wall times [s],
   convergence history (per iteration: objective, primal and dual infeasibility, barrier
-  μ), max dynamics residual, and whether a replay candidate was written (and why not);
+  μ), max dynamics residual, whether a replay candidate was written (and why not), and
+  its provenance (harness version, git commit, versions of the numerical packages);
 * ``arrays.npz`` — t (N,) s, y (N, n_y) measurements, x_fit (N, n_x), x_true (N, n_x),
   e (N, n_y) whitened measurement residuals at the solution, r (N, n_r) known inputs;
 * ``index.html`` — the fit report section (templates/fit_section.html.j2): objective
@@ -34,13 +35,15 @@ SCHEMA_VERSION = 1
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
             "objective_weights", "max_dynamics_residual", "history", "candidate",
-            "state_names", "command_line", "created"}
+            "state_names", "command_line", "created", "provenance"}
 
 
 def _recognise(path: Path):
     """BadInput unless ``path`` is a fit.json of this schema (its id, version and fields)."""
     doc = read_json(path)
-    if not isinstance(doc, dict) or set(doc) != FIT_KEYS or doc["schema"] != SCHEMA \
+    # a fit.json written before "provenance" was recorded is still a fit bundle
+    if not isinstance(doc, dict) or set(doc) not in (FIT_KEYS, FIT_KEYS - {"provenance"}) \
+            or doc["schema"] != SCHEMA \
             or doc["schema_version"] != SCHEMA_VERSION:
         raise BadInput(str(path), f"not a {SCHEMA} v{SCHEMA_VERSION} document")
 
@@ -48,6 +51,22 @@ def _recognise(path: Path):
 # what a fit bundle folder may hold (the output-folder rule, harness/core/io.py)
 OUTPUT = OutputKind("a fit bundle", "fit.json", _recognise,
                     frozenset({"fit.json", "arrays.npz", "index.html"}))
+
+
+def provenance(git_commit: str) -> dict:
+    """fit.json's provenance: harness version, ``git_commit`` and the versions of the
+    numerical packages the fit ran on (those installed)."""
+    from importlib import metadata
+
+    from harness.core.version import __version__
+
+    versions = {}
+    for pkg in ("numpy", "scipy", "cyipopt"):
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"harness_version": __version__, "git_commit": git_commit, "versions": versions}
 
 
 def fixture_pendulum_p() -> tuple:

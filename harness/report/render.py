@@ -2,11 +2,14 @@
 scripts, no network), rendered with Jinja2 with autoescaping on, so names from user
 models (joints, frames, files) always render as text.
 
-Sections: summary verdict and headline (harness.core.verdict); the stage ladder (fixture ×
-stage × engine pair: verdict, the quantity that decided it and that quantity's own
-error); per-stage plots of every record's max_rel against its tolerance; per-quantity
-records; what each engine computed each quantity with; not-provided and not-scored rows
-with their reasons; provenance.
+Sections: a contents list (``<nav id="contents">``, links to every section and to the
+bundle's files); summary verdict and headline (harness.core.verdict) with, right under it,
+what the harness changed in the model (the fixtures' notes) and the ``harness diagnose``
+command; a diagnose bundle's explanation; the stage ladder (fixture × stage × engine pair:
+verdict, the quantity that decided it and that quantity's own error, linked to that
+record's row); per-stage plots of every record's max_rel against its tolerance; per-stage
+records, the rows that did not pass open and the rest folded; what each engine computed
+each quantity with; provenance.
 """
 from __future__ import annotations
 
@@ -26,6 +29,12 @@ from harness.evidence.baseline import FLOOR, GROWTH
 
 VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
                  "not_provided")
+
+
+def record_anchor(record_id: str) -> str:
+    """The HTML id of a record's row in the report's record tables (a ladder cell links to
+    the row that decided it)."""
+    return "rec-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", record_id)
 
 
 def _cell(records):
@@ -53,7 +62,7 @@ def _cell(records):
         return (0, r.max_abs / r.atol if r.atol else r.max_abs)
 
     row = max(pool, key=rank)
-    return {"verdict": verdict, "quantity": row.quantity,
+    return {"verdict": verdict, "quantity": row.quantity, "anchor": record_anchor(row.id),
             "who": "" if row.engine_b else row.engine_a, "error": error_text(row),
             "n": len(records), "n_verdict": len(mine),
             "reasons": sorted({r.reason for r in records if r.reason})[:3]}
@@ -162,6 +171,7 @@ def _rel_text(r):
 
 
 ENV.filters["abs_text"] = _abs_text
+ENV.filters["anchor"] = record_anchor
 ENV.filters["rel_text"] = _rel_text
 
 
@@ -187,11 +197,26 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
     ctx = {name: c for name, (_, c) in sections.items()}
+    diagnosis = ctx.get("diagnosis", [])
+    changed = [f for f in manifest["fixtures"] if f["notes"]]
+    toc = [("baseline", "Changes since baseline")] if baseline else []
+    toc += [("summary", "Summary")]
+    if changed:
+        toc.append(("model-changes", "What the harness changed in the model"))
+    if diagnosis:
+        toc.append(("diagnosis", "Why the engines disagree"))
+    toc.append(("ladder-section", "Stage ladder"))
+    toc += [(f"stage-{st['name']}", f"Stage: {st['name']}") for st in by_stage]
+    for key, label in (("constrained", "Constrained dynamics"), ("replay", "Replay"),
+                       ("contact", "Contact")):
+        if ctx.get(key):
+            toc.append((key, label))
+    toc += [("apis", "What each engine computed"), ("provenance", "Provenance")]
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
         qualified=v.qualified, headline=v.headline, n_scored=v.n_scored,
         stages=by_stage, fixtures=manifest["fixtures"], replay=ctx.get("replay", []),
-        diagnosis=ctx.get("diagnosis", []), baseline=baseline,
+        diagnosis=diagnosis, baseline=baseline, toc=toc, changed=changed,
         growth=GROWTH, floor=FLOOR, contact=ctx.get("contact"),
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",

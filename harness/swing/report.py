@@ -1,6 +1,8 @@
 """HTML report of a swing run (Jinja2, autoescaped, inline SVG plots)."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from markupsafe import Markup
 
@@ -12,8 +14,23 @@ def _svg(draw, size):
     return Markup(svg_figure(draw, size))
 
 
+def provenance(replay_records=()) -> dict:
+    """The run's provenance for the report: harness version, git commit, command line and
+    the version of every engine the replay records name."""
+    from harness.core.version import __version__
+    from harness.evidence.bundle import git_commit
+    from harness.model import registry
+
+    names = sorted({n for r in replay_records for n in (r.engine_a, r.engine_b)
+                    if n in registry.ENGINES})
+    return {"harness_version": __version__, "git_commit": git_commit(),
+            "command_line": ["harness", *sys.argv[1:]],
+            "engines": {n: registry.probe(n).version for n in names}}
+
+
 def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
-           title="Swing fit") -> str:
+           title="Swing fit", prov: dict | None = None) -> str:
+    """``prov``: provenance() of the run (computed here when None)."""
     t, tau = arrays["t"], arrays["tau"]
     e = np.linalg.norm(arrays["marker_residual"], axis=2)
 
@@ -59,4 +76,5 @@ def render(summary: dict, arrays: dict, joint_names, checks: list, replay_record
         plots.append(("Each engine's open-loop replay against the fitted markers",
                       _svg(engines, (10, 2.6))))
     return ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
-                                                      checks=checks, replay=list(replay_records))
+                                                      checks=checks, replay=list(replay_records),
+                                                      prov=prov or provenance(replay_records))

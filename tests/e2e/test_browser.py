@@ -82,3 +82,22 @@ def test_hostile_names_render_as_text(tmp_path):
         return True
 
     assert _open(check, path, "report-hostile-names.png")
+
+
+def test_contents_and_ladder_links_work_in_the_browser(tmp_path):
+    """The contents list is the first thing on the page; a ladder cell's link lands on its
+    record row, which the browser shows though its table starts folded (all rows pass)."""
+    out = tmp_path / "p"
+    assert run_cli("parity", "--fixture", "pendulum", "--out", out, "--quiet").returncode == 0
+
+    def check(page):
+        assert page.locator("#contents").is_visible()
+        assert page.locator("#contents a").count() >= 5
+        link = page.locator("#ladder tbody td a").first
+        target = link.get_attribute("href")[1:]
+        assert not page.locator(f"[id='{target}']").is_visible()  # folded: every row passed
+        link.click()
+        page.wait_for_timeout(200)
+        return page.locator(f"[id='{target}']").is_visible()
+
+    assert _open(check, out / "index.html", "report-contents.png")

@@ -21,7 +21,7 @@ from harness import api
 from harness.core.io import array_sha256, npz_bytes
 from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
-from harness.evidence.bundle import manifest_digest
+from harness.evidence.bundle import manifest_digest, records_csv
 from harness.stages.dynamics import QUANTITIES as DYNAMICS
 
 FX = "pendulum"
@@ -37,7 +37,8 @@ def _load(folder: Path):
 
 
 def _seal(folder: Path, manifest, records, arrays):
-    """Write the three files with every hash updated (what a launderer does)."""
+    """Write the three files with every hash updated, and records.csv to match (what a
+    launderer does)."""
     blob = json.dumps([r.to_json() for r in records], indent=1, allow_nan=False).encode()
     npz = npz_bytes(arrays)
     import hashlib
@@ -48,6 +49,7 @@ def _seal(folder: Path, manifest, records, arrays):
     manifest["manifest_sha256"] = manifest_digest(manifest)
     (folder / "arrays.npz").write_bytes(npz)
     (folder / "records.json").write_bytes(blob)
+    (folder / "records.csv").write_bytes(records_csv(records))
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
