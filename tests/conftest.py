@@ -101,3 +101,19 @@ class EditedMjcfModel(PreparedModel):
         text = super().mjcf
         assert text.count(self.edit[0]) == 1, self.edit[0]
         return text.replace(*self.edit)
+
+def reseal_arrays(folder, arrays: dict) -> None:
+    """Write ``arrays`` as the bundle's arrays.npz and update the manifest's file hash
+    and seal to match (a tampering that also forges the hashes), for verify tests."""
+    import hashlib
+    import json
+
+    from harness.core import io
+    from harness.evidence.bundle import manifest_digest
+
+    folder = Path(folder)
+    (folder / "arrays.npz").write_bytes(io.npz_bytes(arrays))
+    m = json.loads((folder / "manifest.json").read_text())
+    m["arrays_file_sha256"] = hashlib.sha256((folder / "arrays.npz").read_bytes()).hexdigest()
+    m["manifest_sha256"] = manifest_digest(m)
+    (folder / "manifest.json").write_text(json.dumps(m))

@@ -11,7 +11,7 @@ import pytest
 
 from harness.core import io
 from harness.core.tolerances import lookup
-from tests.conftest import assert_known, run_cli
+from tests.conftest import assert_known, reseal_arrays, run_cli
 
 
 def _one_line_error(proc):
@@ -80,13 +80,7 @@ def test_replay_bundle_verifies_and_a_changed_trajectory_is_named(chain7, tmp_pa
     (copy / "arrays.npz").write_bytes(io.npz_bytes(arrays))
     bad = run_cli("verify", copy)  # the archive differs from its hash: never decompressed
     assert bad.returncode == 1 and "MISMATCH arrays.npz: file sha256 differs" in bad.stdout
-    import hashlib
-
-    from harness.evidence.bundle import manifest_digest
-    m = json.loads((copy / "manifest.json").read_text())  # the file's hash updated too
-    m["arrays_file_sha256"] = hashlib.sha256((copy / "arrays.npz").read_bytes()).hexdigest()
-    m["manifest_sha256"] = manifest_digest(m)
-    (copy / "manifest.json").write_text(json.dumps(m))
+    reseal_arrays(copy, arrays)  # the file's hash updated too
     bad = run_cli("verify", copy)
     assert bad.returncode == 1
     assert key in bad.stdout and "chain7/replay/rk4_dt=0.001/trajectory/mujoco~drake" in bad.stdout
