@@ -1,16 +1,323 @@
-"""Figures for reports: matplotlib drawn off-screen into inline SVG, serialised
-deterministically (fixed hash salt, no date or RDF metadata), so the same data give the
-same bytes. Units are the caller's: every axis it draws carries its own label.
+"""Figures for reports: interactive plotly.js charts described as JSON, drawn by the browser.
+
+Python builds a small, deterministic description of each chart (traces and layout, numbers
+rounded to 7 significant digits, keys sorted: the same data give the same bytes); the page
+draws it with plotly.js, which comes from the pinned ``plotly`` package and is either
+written next to the page (``plotly.min.js`` in a bundle folder, shared by its pages) or
+embedded in it (a stand-alone HTML file). Nothing is fetched from a network: reports open
+offline with zoom, pan and hover on every chart.
+
+Rules every chart obeys (checked by the browser tests):
+
+* every value axis carries a title with its unit in brackets, ``"time [s]"``; a
+  dimensionless quantity says ``[–]``; a categorical axis (fixtures, engines) names what it
+  lists and needs no unit, but a chart always has at least one axis with a unit;
+* on a logarithmic axis an exact zero is drawn on its own tick labelled ``0`` two decades
+  below the smallest non-zero value, never on the axis edge and never as a tiny number;
+* small multiples are separate charts in a CSS grid (``grid``), each wide enough to read
+  (``min_width`` px), never a strip of dozens of panels in one image;
+* legends are plotly's own (they scroll when long); long series lists should be split or
+  named so that a reader can tell lines apart.
 """
 from __future__ import annotations
 
-import io
-import re
+import html
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+ASSET = "plotly.min.js"
+DIMENSIONLESS = "–"
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+            "#e377c2", "#7f7f7f", "#bcbd22")
+_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross",
+            "star", "hexagon", "pentagon", "x")
 
 
-def svg_figure(draw, figsize) -> str:
-    """Inline SVG of a matplotlib figure drawn by ``draw(fig)`` (same serialisation as
-    stage_plot: deterministic hash salt, no metadata)."""
+def color(i: int) -> str:
+    """The i-th colour of the report palette (cycles)."""
+    return _PALETTE[i % len(_PALETTE)]
+
+
+def symbol(i: int) -> str:
+    """The i-th marker symbol (cycles)."""
+    return _SYMBOLS[i % len(_SYMBOLS)]
+
+
+def plotly_js_path() -> Path:
+    """Path of plotly.min.js inside the installed ``plotly`` package (found without
+    importing the package: its Python side is not used)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the plotly package is not installed (pyproject.toml pins it)")
+    return Path(list(spec.submodule_search_locations)[0]) / "package_data" / ASSET
+
+
+def plotly_js() -> bytes:
+    """The bytes of plotly.min.js (about 4.8 MB; 1.4 MB gzipped)."""
+    return plotly_js_path().read_bytes()
+
+
+def _num(x):
+    """A finite float rounded to 7 significant digits, or None (a gap) for NaN/inf."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x):
+        return None
+    if x == 0.0:
+        return 0.0
+    return float(f"{x:.7g}")
+
+
+def _nums(xs) -> list:
+    return [_num(x) for x in list(xs)]
+
+
+def axis_title(label: str, unit: str | None) -> str:
+    """``label [unit]``; ``unit`` None for a categorical axis (no unit applies)."""
+    if unit is None:
+        return label
+    if not unit:
+        raise ValueError(f"axis {label!r}: give a unit ('{DIMENSIONLESS}' if dimensionless)")
+    return f"{label} [{unit}]"
+
+
+class Figure:
+    """One chart. ``xlabel``/``ylabel`` and units make the axis titles (``axis_title``);
+    ``xunit``/``yunit`` None only for categorical axes. ``ylog``/``xlog``: logarithmic
+    axes (zeros drawn on their own ``0`` tick). ``height`` in px. ``legend``: ``"right"``
+    (scrolls when long), ``"below"`` (small multiples) or ``"none"``. ``categories``: the
+    x categories in order (only those that apply). ``integer_x``: integer ticks
+    (iterations)."""
+
+    def __init__(self, title: str, xlabel: str, xunit: str | None, ylabel: str,
+                 yunit: str | None, *, xlog: bool = False, ylog: bool = False,
+                 height: int = 300, categories: list | None = None,
+                 integer_x: bool = False, legend: str = "right"):
+        if xunit is None and yunit is None:
+            raise ValueError(f"chart {title!r}: at least one axis needs a unit")
+        self.title = title
+        self.traces: list = []
+        self.shapes: list = []
+        self.annotations: list = []
+        self.xlog, self.ylog = xlog, ylog
+        self.height = height
+        if legend not in ("right", "below", "none"):
+            raise ValueError(f"legend {legend!r}: 'right', 'below' or 'none'")
+        self.legend = legend
+        self.xaxis = {"title": {"text": axis_title(xlabel, xunit)}, "automargin": True,
+                      "zeroline": False}
+        self.yaxis = {"title": {"text": axis_title(ylabel, yunit)}, "automargin": True,
+                      "exponentformat": "power" if ylog else "e", "zeroline": False}
+        if categories is not None:
+            self.xaxis.update(type="category", categoryorder="array",
+                              categoryarray=list(categories))
+        if integer_x:
+            self.xaxis.update(tickformat="d")
+            self._integer_x = True
+        else:
+            self._integer_x = False
+        self._ylog_values: list = []
+        self._xlog_values: list = []
+
+    # traces -----------------------------------------------------------------------------
+    def _add(self, trace: dict, xs, ys):
+        if self.ylog:
+            self._ylog_values.extend(v for v in ys if v is not None)
+        if self.xlog:
+            self._xlog_values.extend(v for v in xs if v is not None and not isinstance(v, str))
+        self.traces.append(trace)
+        return trace
+
+    def line(self, x, y, name: str, *, dash: str | None = None, color_: str | None = None,
+             width: float = 1.6, markers: bool = False, hover: list | None = None,
+             legendgroup: str | None = None, showlegend: bool = True):
+        """A line (``markers``: with points)."""
+        xs, ys = self._xs(x), _nums(y)
+        t = {"type": "scatter", "mode": "lines+markers" if markers else "lines",
+             "x": xs, "y": ys, "name": str(name),
+             "line": {"width": width, **({"dash": dash} if dash else {}),
+                      **({"color": color_} if color_ else {})}}
+        if hover is not None:
+            t["text"] = [str(h) for h in hover]
+            t["hovertemplate"] = "%{text}<extra>%{fullData.name}</extra>"
+        if legendgroup:
+            t["legendgroup"] = legendgroup
+        if not showlegend:
+            t["showlegend"] = False
+        return self._add(t, xs, ys)
+
+    def points(self, x, y, name: str, *, symbol_: str = "circle", color_: str | None = None,
+               size: int = 8, hover: list | None = None):
+        """Markers only."""
+        xs, ys = self._xs(x), _nums(y)
+        t = {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(name),
+             "marker": {"symbol": symbol_, "size": size, **({"color": color_} if color_ else {})}}
+        if hover is not None:
+            t["text"] = [str(h) for h in hover]
+            t["hovertemplate"] = "%{text}<extra>%{fullData.name}</extra>"
+        return self._add(t, xs, ys)
+
+    def bar(self, x, y, name: str, *, color_: str | None = None):
+        """Bars (one per x)."""
+        xs, ys = self._xs(x), _nums(y)
+        return self._add({"type": "bar", "x": xs, "y": ys, "name": str(name),
+                          **({"marker": {"color": color_}} if color_ else {})}, xs, ys)
+
+    def hline(self, y: float, name: str, *, color_: str = "crimson", dash: str = "dash"):
+        """A horizontal reference line across the chart, named in the legend."""
+        y = _num(y)
+        if y is None:
+            return
+        if self.ylog:
+            self._ylog_values.append(y)
+        self.traces.append({"type": "scatter", "mode": "lines", "name": str(name),
+                            "x": [0, 1], "y": [y, y], "xaxis": "x2",
+                            "line": {"color": color_, "dash": dash, "width": 1.4},
+                            "hoverinfo": "name"})
+
+    def vline(self, x: float, label: str, *, color_: str = "#555", dash: str = "dot"):
+        """A vertical marker line (an event) with its label at the top."""
+        x = _num(x)
+        if x is None:
+            return
+        self.shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x,
+                            "y0": 0, "y1": 1, "line": {"color": color_, "dash": dash,
+                                                       "width": 1.2}})
+        self.annotations.append({"x": x, "xref": "x", "y": 1, "yref": "paper",
+                                 "yanchor": "bottom", "text": html.escape(str(label)),
+                                 "showarrow": False, "font": {"size": 11}})
+
+    def heatmap(self, z, x, y, colorbar: str, *, log: bool = False):
+        """A heat map: ``z`` rows follow ``y``; ``colorbar`` the value's title with unit."""
+        rows = [[_num(v) for v in row] for row in z]
+        if log:
+            rows = [[None if v is None or v <= 0 else _num(math.log10(v)) for v in row]
+                    for row in rows]
+            colorbar = f"log₁₀ {colorbar}"
+        self.traces.append({"type": "heatmap", "z": rows, "x": self._xs(x),
+                            "y": [str(v) if isinstance(v, str) else _num(v) for v in y],
+                            "colorscale": "Viridis", "colorbar": {"title": {"text": colorbar}},
+                            "hoverongaps": False})
+
+    def _xs(self, x):
+        return [v if isinstance(v, str) else _num(v) for v in list(x)]
+
+    # layout ------------------------------------------------------------------------------
+    def _log_axis(self, axis: dict, values: list, traces_key: str):
+        pos = [v for v in values if v > 0]
+        has_zero = any(v == 0 for v in values)
+        lo = math.floor(math.log10(min(pos))) if pos else -16
+        hi = math.ceil(math.log10(max(pos))) if pos else 0
+        hi = max(hi, lo + 1)
+        axis["type"] = "log"
+        if has_zero:
+            zero_at = 10.0 ** (lo - 2)
+            for t in self.traces:
+                if t.get("type") == "scatter" and t.get("xaxis") != "x2":
+                    vals = t[traces_key]
+                    t[traces_key] = [zero_at if v == 0 else v for v in vals]
+            decades = list(range(lo, hi + 1))
+            step = max(1, math.ceil(len(decades) / 8))
+            decades = decades[::step]
+            axis["tickvals"] = [zero_at] + [10.0 ** d for d in decades]
+            axis["ticktext"] = ["0"] + [f"1e{d}" for d in decades]
+            axis["range"] = [lo - 2.5, hi + 0.3]
+        else:
+            axis["range"] = [lo - 0.3, hi + 0.3]
+
+    def spec(self) -> dict:
+        """The plotly description (data + layout) of this chart."""
+        layout = {"title": {"text": html.escape(self.title), "font": {"size": 14},
+                            "x": 0.01, "xanchor": "left"},
+                  "height": self.height, "margin": {"l": 60, "r": 16, "t": 48, "b": 48},
+                  "xaxis": dict(self.xaxis), "yaxis": dict(self.yaxis),
+                  "legend": {"font": {"size": 11}, **(
+                      {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25,
+                       "yanchor": "top"} if self.legend == "below" else {})},
+                  "showlegend": self.legend != "none",
+                  "font": {"family": "system-ui, sans-serif", "size": 12},
+                  "hovermode": "closest", "shapes": self.shapes,
+                  "annotations": self.annotations}
+        if any(t.get("xaxis") == "x2" for t in self.traces):
+            layout["xaxis2"] = {"overlaying": "x", "range": [0, 1], "visible": False,
+                                "fixedrange": True}
+        if self.ylog:
+            self._log_axis(layout["yaxis"], self._ylog_values, "y")
+        if self.xlog:
+            self._log_axis(layout["xaxis"], self._xlog_values, "x")
+        return {"data": self.traces, "layout": layout}
+
+    def html(self) -> str:
+        """The chart as a ``<div class="plot">`` the page's script draws."""
+        return plot_div(self.spec())
+
+
+def plot_div(spec: dict) -> str:
+    """``<div class="plot" data-spec=...>`` for a plotly spec (escaped attribute)."""
+    blob = json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return f'<div class="plot" data-spec="{html.escape(blob, quote=True)}"></div>'
+
+
+def grid(charts, min_width: int = 380) -> str:
+    """Small multiples: the charts (Figure or HTML strings) in a responsive CSS grid, each at
+    least ``min_width`` px wide."""
+    cells = [c.html() if isinstance(c, Figure) else c for c in charts]
+    if not cells:
+        return ""
+    return (f'<div class="plotgrid" style="display:grid;gap:8px;'
+            f'grid-template-columns:repeat(auto-fill,minmax({int(min_width)}px,1fr))">'
+            + "".join(cells) + "</div>")
+
+
+# The page script: draws every div.plot once plotly.js is loaded; a page whose plotly.min.js
+# is missing says so in place of each chart instead of failing silently.
+BOOT = """<script>
+(function () {
+  var els = document.querySelectorAll("div.plot[data-spec]");
+  if (!window.Plotly) {
+    els.forEach(function (el) {
+      el.textContent = "This chart needs plotly.min.js beside this page (harness report " +
+        "re-creates it).";
+    });
+    return;
+  }
+  var cfg = {responsive: true, displaylogo: false,
+             modeBarButtonsToRemove: ["select2d", "lasso2d"]};
+  els.forEach(function (el) {
+    var s = JSON.parse(el.getAttribute("data-spec"));
+    Plotly.newPlot(el, s.data, s.layout, cfg);
+  });
+  document.documentElement.setAttribute("data-plots-drawn", String(els.length));
+})();
+</script>"""
+
+CSS = """.plot { min-height: 120px; }
+.plotgrid .plot { border: 1px solid #e4e4e4; border-radius: 3px; }"""
+
+
+def scripts(mode: str = "file") -> str:
+    """The script tags a page ends with: plotly.js (``"file"``: ``<script src>`` of the
+    bundle's plotly.min.js; ``"inline"``: embedded, for a stand-alone file) and the boot
+    script that draws the charts."""
+    if mode == "file":
+        lib = f'<script src="{ASSET}"></script>'
+    elif mode == "inline":
+        lib = "<script>" + plotly_js().decode("utf-8").replace("</script", "<\\/script") \
+            + "</script>"
+    else:
+        raise ValueError(f"scripts mode {mode!r}: 'file' or 'inline'")
+    return lib + "\n" + BOOT
+
+
+def svg_figure(draw, figsize) -> str:  # TEMPORARY: removed once every report is converted
+    """Inline SVG of a matplotlib figure drawn by ``draw(fig)`` (old form)."""
+    import io
+    import re
+
     import matplotlib
 
     matplotlib.use("Agg")
