@@ -10,7 +10,17 @@ terms in sweep workers).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+
+def command_process() -> None:
+    """Settings only a process the harness owns may take (a ``harness`` command, a sweep or
+    batch worker), called before any binding is imported: MuJoCo loads an OpenGL backend
+    (glfw, ~45 ms) on import unless MUJOCO_GL says not to, and a command never renders, so
+    MUJOCO_GL=disable unless the user set it. Not done on ``import harness``: a notebook
+    may render with MuJoCo after using the harness."""
+    os.environ.setdefault("MUJOCO_GL", "disable")
 
 
 @dataclass(frozen=True)

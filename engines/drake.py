@@ -2,7 +2,9 @@
 
 Dimension legend: nq, nv canonical; Drake's own q has the floating root as
 [quat wxyz, p], its v as [ω_W, v_W] (angular first, world frame), continuous joints as
-one angle.
+one angle, ball joints (``BallRpyJoint``, from the URDF's ``<drake:joint type="ball">``)
+as roll-pitch-yaw with v = w_FM in the parent's joint frame (maps in the "ball joints"
+section below and docs/engines.md).
 
 Loads the prepared URDF into ``MultibodyPlant(0.0)`` (continuous time). Settings for
 parity: fixed base → ``WeldFrames(world, root)``; floating →
@@ -18,15 +20,19 @@ T = diag(R_WB, R_WB); a_o = T (a + c), h_o = T (h − M c), τ_o = T τ, J = J_o
 from __future__ import annotations
 
 import logging
+from math import atan2
 
 import numpy as np
 
 from harness.core.conventions import (
+    matrix_to_quat_wxyz,
+    matrix_to_rpy,
+    quat_wxyz_to_xyzw,
     quat_xyzw_to_matrix,
     root_convective_term,
+    rpy_to_matrix,
     se3_left_jacobian,
     spatial_inertia_world,
-    subtract_root_convective_term,
 )
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.model.prepared import PreparedModel
@@ -52,6 +58,28 @@ def drake_version() -> str:
 SAP_DT = 1e-3  # [s] the discrete plant's time step for the SAP row (native_constrained)
 
 
+def _rpy_body_rate_matrix(rpy) -> np.ndarray:
+    """B (3x3) with ω_M = B(rpy) · d(rpy)/dt: the angular velocity of frame M in its own
+    axes [rad/s] from the roll-pitch-yaw rates of R_FM = Rz(y) Ry(p) Rx(r) (BallRpyJoint's
+    coordinates). det B = cos(pitch): singular at pitch ±π/2. Rows [1, 0, −sp],
+    [0, cr, sr cp], [0, −sr, cr cp]."""
+    cr, sr, cp, sp = np.cos(rpy[0]), np.sin(rpy[0]), np.cos(rpy[1]), np.sin(rpy[1])
+    return np.array([[1.0, 0.0, -sp], [0.0, cr, sr * cp], [0.0, -sr, cr * cp]])
+
+
+def _refuse_ball_damping_armature(layout) -> None:
+    """ModelRejected (one line) for a ball joint with armature: the harness's armature is
+    the rotor inertia of a JointActuator, which Drake allows on one-dof joints only.
+    (Damping is expressible: BallRpyJoint's −d·w_FM is −d·ω_C in the child frame, the
+    canonical per-axis law, since w_FM = R_FM ω_C.)"""
+    for s in layout.slots:
+        if s.type == "ball" and s.armature:
+            raise ModelRejected("drake", f"ball joint {s.name}: armature {s.armature:g} "
+                                         "cannot be expressed on Drake's BallRpyJoint (a "
+                                         "JointActuator's rotor inertia needs a one-dof "
+                                         "joint): give 0")
+
+
 class _ParserWarnings(logging.Handler):
     """Collects what Drake's parser logs (its warnings reach Python's ``drake`` logger) as
     one-line texts, instead of letting them print: the read-back reports them."""
@@ -62,6 +90,33 @@ class _ParserWarnings(logging.Handler):
 
     def emit(self, record):
         self.lines.append(" ".join(record.getMessage().split()))
+
+
+class _RememberedPort:
+    """An input port that remembers the FixedInputPortValue its last ``FixValue`` put in
+    one context (``value``) and the BasicVector inside it (``vector``), so the adapter can
+    overwrite it in place; every other attribute is the port's. A new FixValue frees the
+    previous value, so the one kept is always the live one as long as every FixValue on
+    that context goes through here."""
+
+    def __init__(self, port, ctx):
+        self.port, self.ctx, self.value, self.vector = port, ctx, None, None
+
+    def FixValue(self, ctx, value):  # noqa: N802 - the port's own method name
+        fixed = self.port.FixValue(ctx, value)
+        if ctx is self.ctx:
+            self.value = fixed
+            self.vector = fixed.GetMutableData().get_mutable_value()
+        return fixed
+
+    def set_in_place(self, value):
+        """Overwrite the remembered value with ``value``: GetMutableData first (it notifies
+        the port's dependents, as FixValue does), then write the vector it holds."""
+        self.value.GetMutableData()
+        self.vector.SetFromVector(value)
+
+    def __getattr__(self, name):
+        return getattr(self.port, name)
 
 
 class DrakeAdapter(AdapterBase):
@@ -80,6 +135,7 @@ class DrakeAdapter(AdapterBase):
         if self._as_is is not None:
             plant = self._build_plant_as_is(model, self._as_is)
         else:
+            _refuse_ball_damping_armature(self.layout)
             plant = MultibodyPlant(0.0)
             try:
                 Parser(plant).AddModelsFromString(model.urdf, "urdf")
@@ -115,6 +171,11 @@ class DrakeAdapter(AdapterBase):
                 self._vmap[3:6] = np.arange(va, va + 3)
             else:
                 self._vmap[s.iv] = va
+        # ball joints (BallRpyJoint: q = roll-pitch-yaw, v = w_FM in F): every call of a
+        # model with one goes through the general maps of the "ball joints" section below
+        self._balls = [(s, qa, va) for s, qa, va in self._slots if s.type == "ball"]
+        for s, _, va in self._balls:
+            self._vmap[s.iv:s.iv + 3] = np.arange(va, va + 3)
         self._free = lay.free_slot()
         self._simple = all(s.type in ("revolute", "prismatic") for s in lay.slots)
         self._qmap = np.array([qa for _, qa, _ in self._slots], dtype=np.intp)
@@ -140,8 +201,14 @@ class DrakeAdapter(AdapterBase):
         if self._free is not None:  # Drake dofs of the root's linear and angular parts
             va = int(self._vmap[3])
             self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)
-        self._tau_port = plant.get_applied_generalized_force_input_port()
+        self._tau_port = _RememberedPort(plant.get_applied_generalized_force_input_port(),
+                                         self._ctx)
         self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
+        nx = plant.num_positions() + plant.num_velocities()
+        self._x, self._x0 = np.zeros(nx), np.zeros(nx)  # [q_dk, v_dk] for forward_dynamics
+        self._xq, self._xv = self._x[:plant.num_positions()], self._x[plant.num_positions():]
+        if self._free is not None:
+            self._init_free_fast_path(lay)
         self._acc_port = plant.get_generalized_acceleration_output_port()
         self._forces = MultibodyForces(plant)
         self.provides = {
@@ -179,6 +246,39 @@ class DrakeAdapter(AdapterBase):
         self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
 
     # ----- conversions ---------------------------------------------------------------
+    def _set_tau(self, tau):
+        """The applied generalized force (nv,) [N, N·m] written in place into the value
+        the port holds in the adapter's context (``_RememberedPort.set_in_place``), at a
+        quarter of FixValue's cost."""
+        self._tau_port.set_in_place(tau)
+
+    def _init_free_fast_path(self, lay):
+        """forward_dynamics with a free root, per call: the coordinate change as matrices
+        (one np.dot per vector) into one buffer [q_dk, v_dk] handed to
+        SetPositionsAndVelocities: q_dk = P q (then the continuous joints' angles),
+        v_dk = T v, τ_dk = T τ, v̇ = Tᵀ v̇_dk − c; T is the dof permutation with R_WB in the
+        root's linear and angular blocks."""
+        plant = self._plant
+        nqd, nvd = plant.num_positions(), plant.num_velocities()
+        self._P = np.zeros((nqd, lay.nq))
+        self._P[self._cp_dk, self._cp_can] = 1.0
+        self._Tm = np.zeros((nvd, lay.nv))
+        self._Tm[self._vmap, np.arange(lay.nv)] = 1.0
+        self._Tm_flat = self._Tm.reshape(-1)  # a view
+        rows = [self._lin.start + r for r in range(3)] + [self._ang.start + r for r in range(3)]
+        cols = [(0, 1, 2)] * 3 + [(3, 4, 5)] * 3  # R_WB in [lin rows × v_B] and [ang × ω_B]
+        self._Tm_R = np.array([r * lay.nv + c for r, cs in zip(rows, cols) for c in cs],
+                              dtype=np.intp)
+        self._Tm_key = None  # the root quaternion (x, y, z, w) whose R_WB is in _Tm
+        # up to 4 continuous joints: (Drake q index, canonical cos index, sin index) each
+        self._cq_few = (tuple(zip(self._cq_dk.tolist(), self._cq_can.tolist(),
+                                  self._cq_sin.tolist()))
+                        if 0 < self._cq_can.size <= 4 else ())
+        # what the free-root path reads, one attribute access
+        self._fd_free = (self._P, self._Tm, self._Tm_flat, self._Tm_R, self._cq_few,
+                         self._cq_can.size > 4, self._x, self._x0, self._xq, self._xv, plant,
+                         self._ctx)
+
     def _R(self, q):
         return None if self._free is None else quat_xyzw_to_matrix(q[3:7])
 
@@ -190,6 +290,8 @@ class DrakeAdapter(AdapterBase):
             out[self._cp_dk] = q[self._cp_can]
         if self._cq_can.size:
             out[self._cq_dk] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+        for s, qa, _ in self._balls:  # quaternion xyzw → roll-pitch-yaw
+            out[qa:qa + 3] = matrix_to_rpy(quat_xyzw_to_matrix(q[s.iq:s.iq + 4]))
         return out
 
     def _canonical_q(self, qd):
@@ -204,6 +306,9 @@ class DrakeAdapter(AdapterBase):
             q[0:3] = qd[a + 4:a + 7]
             q[3:6] = qd[a + 1:a + 4]
             q[6] = qd[a]
+        for s, qa, _ in self._balls:  # roll-pitch-yaw → quaternion xyzw (w ≥ 0)
+            q[s.iq:s.iq + 4] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(rpy_to_matrix(
+                qd[qa:qa + 3])))
         return q
 
     def _to_dk(self, x, R):
@@ -342,6 +447,8 @@ class DrakeAdapter(AdapterBase):
             if s.type == "free":
                 kind, axis = "free", np.zeros(3)
                 native = ("quat w x y z, p_WB", "ω_WB, v_WB (world axes)")
+            elif tn == "ball_rpy":
+                kind, axis, native = "ball", np.zeros(3), ("roll pitch yaw", "rpy rates")
             elif tn == "revolute":
                 kind, axis, native = "revolute", T[:3, :3] @ j.revolute_axis(), ("θ", "θ̇")
             elif tn == "prismatic":
@@ -420,7 +527,7 @@ class DrakeAdapter(AdapterBase):
         try:
             plant.SetPositions(ctx, np.asarray(q, dtype=float))
             plant.SetVelocities(ctx, np.asarray(v, dtype=float))
-            self._tau_port.FixValue(ctx, np.asarray(tau, dtype=float))
+            self._set_tau(np.asarray(tau, dtype=float))
             return np.array(plant.CalcMassMatrix(ctx)), np.array(self._acc_port.Eval(ctx))
         except RuntimeError:
             return None
@@ -453,6 +560,8 @@ class DrakeAdapter(AdapterBase):
         return np.concatenate([X.translation(), X.rotation().matrix().reshape(-1)])
 
     def frame_jacobian(self, q, frame):
+        if self._balls:
+            return self._ball_frame_jacobians(q, [frame])[0]
         body = self._body(frame)
         R = self._set(q)
         plant = self._plant
@@ -466,9 +575,13 @@ class DrakeAdapter(AdapterBase):
         return J
 
     def mass_matrix(self, q):
+        if self._balls:
+            return self._ball_mass_matrix(q)
         return self._mass_canonical(self._set(q, np.zeros(self.nv)))
 
     def bias_forces(self, q, v):
+        if self._balls:
+            return self._ball_bias_forces(q, v)
         R = self._set(q, v)
         plant, ctx = self._plant, self._ctx
         h = self._from_dk(plant.CalcBiasTerm(ctx) - plant.CalcGravityGeneralizedForces(ctx), R)
@@ -477,35 +590,65 @@ class DrakeAdapter(AdapterBase):
         return h
 
     def forward_dynamics(self, q, v, tau):
-        if self._identity or self._free is None:
+        if self._balls:
+            return self._ball_forward_dynamics(q, v, tau)
+        if self._identity:  # [q, v] in one buffer, one SetPositionsAndVelocities
+            x = self._x
+            self._xq[:] = q
+            self._xv[:] = v
+            if x.dot(self._x0) != 0.0:  # x·0 is 0 for finite numbers, NaN otherwise
+                raise FloatingPointError("drake: non-finite state passed to the plant")
+            self._plant.SetPositionsAndVelocities(self._ctx, x)
+            self._set_tau(tau)
+            return np.array(self._acc_port.Eval(self._ctx))
+        if self._free is None:
             R = self._set(q, v)
-            self._tau_port.FixValue(self._ctx, tau if self._identity else self._to_dk(tau, R))
-            a = self._acc_port.Eval(self._ctx)
-            return np.array(a) if self._identity else self._from_dk(a, R)
-        # floating root: _set, _to_dk and _from_dk inlined (the same operations, R once);
-        # this is the per-call path of every rollout
-        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            self._set_tau(self._to_dk(tau, R))
+            return self._from_dk(self._acc_port.Eval(self._ctx), R)
+        # free root: the per-call path of every floating rollout. R_WB is written into the
+        # cached T only when the root quaternion changes (finite differences in v and τ keep
+        # it); one np.dot per vector; the convective term in scalar arithmetic.
+        P, T, T_flat, T_R, cq_few, cq_many, buf, buf0, xq, xv, plant, ctx = self._fd_free
+        if cq_few:  # a few continuous joints: their angles in scalar arithmetic too
+            ql = q.tolist()
+            key = ql[3:7]
+        else:
+            key = q[3:7].tolist()
+        if key != self._Tm_key:  # R_WB: the arithmetic of conventions.quat_xyzw_to_matrix
+            x, y, z, w = key
+            s = 2.0 / (x * x + y * y + z * z + w * w)
+            xs, ys, zs = x * s, y * s, z * s
+            wx, wy, wz = w * xs, w * ys, w * zs
+            xx, xy, xz = x * xs, x * ys, x * zs
+            yy, yz, zz = y * ys, y * zs, z * zs
+            r = (1.0 - (yy + zz), xy - wz, xz + wy, xy + wz, 1.0 - (xx + zz), yz - wx,
+                 xz - wy, yz + wx, 1.0 - (xx + yy))
+            T_flat[T_R] = r + r
+            self._Tm_key = key
+        P.dot(q, xq)  # ndarray.dot: np.dot without its dispatch (0.13 µs a call)
+        if cq_few:
+            for j, c, sn in cq_few:
+                xq[j] = atan2(ql[sn], ql[c])
+        elif cq_many:
+            xq[self._cq_dk] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+        T.dot(v, xv)
+        # Drake aborts the process (a C++ DRAKE_THROW) on a non-finite state: x·0 is 0 for
+        # finite numbers and NaN otherwise (any non-finite q or v entry reaches every entry
+        # of P q or T v through its 0 coefficients)
+        if buf.dot(buf0) != 0.0:
             raise FloatingPointError("drake: non-finite state passed to the plant")
-        plant, ctx, vmap, lin, ang = self._plant, self._ctx, self._vmap, self._lin, self._ang
-        plant.SetPositions(ctx, self._drake_q(q))
-        R = quat_xyzw_to_matrix(q[3:7])
-        vd, td = np.empty(self.nv), np.empty(self.nv)
-        vd[vmap] = v
-        np.dot(R, v[0:3], out=vd[lin])
-        np.dot(R, v[3:6], out=vd[ang])
-        plant.SetVelocities(ctx, vd)
-        td[vmap] = tau
-        np.dot(R, tau[0:3], out=td[lin])
-        np.dot(R, tau[3:6], out=td[ang])
-        self._tau_port.FixValue(ctx, td)
-        y = self._acc_port.Eval(ctx)
-        a = y[vmap]
-        np.dot(y[lin], R, out=a[0:3])  # y_part @ R is bitwise R.T @ y_part
-        np.dot(y[ang], R, out=a[3:6])
-        subtract_root_convective_term(a, v)
+        plant.SetPositionsAndVelocities(ctx, buf)
+        self._tau_port.set_in_place(T.dot(tau))
+        a = self._acc_port.Eval(ctx).dot(T)  # Tᵀ v̇_dk
+        v0, v1, v2, w0, w1, w2 = v[0:6].tolist()  # − c = − [ω_B × v_B, 0]
+        a[0] -= w1 * v2 - w2 * v1
+        a[1] -= w2 * v0 - w0 * v2
+        a[2] -= w0 * v1 - w1 * v0
         return a
 
     def inverse_dynamics(self, q, v, vdot):
+        if self._balls:
+            return self._ball_inverse_dynamics(q, v, vdot)
         R = self._set(q, v)
         plant, ctx = self._plant, self._ctx
         if R is not None:
@@ -536,9 +679,97 @@ class DrakeAdapter(AdapterBase):
                 c, sn = q[s.iq], q[s.iq + 1]
                 th = np.arctan2(sn, c) + vs[0]
                 out[s.iq:s.iq + 2] = np.cos(th), np.sin(th)
+            elif s.type == "ball":  # quat ⊗ exp(ω dt), Drake's quaternion algebra
+                x, y, z, w = q[s.iq:s.iq + 4]
+                th = float(np.linalg.norm(vs))
+                dq = AngleAxis(th, vs / th).quaternion() if th > 0 else Quaternion()
+                new = Quaternion(w, x, y, z).multiply(dq)
+                out[s.iq:s.iq + 4] = new.x(), new.y(), new.z(), new.w()
             else:
                 out[s.iq] = q[s.iq] + vs[0]
         return out
+
+    # ----- ball joints (BallRpyJoint) --------------------------------------------------------
+    # Drake's ball joint has roll-pitch-yaw coordinates (R_FM = Rz(y) Ry(p) Rx(r)) and, as
+    # velocities, w_FM expressed in the parent's joint frame F (measured: BallRpyJoint.
+    # get_angular_velocity returns them unchanged); the canonical v is ω_C in the child frame
+    # M, so v_dk = R_FM ω_C — orthogonal, and with no drift (d/dt (R ω) = R ω̇ + R (ω × ω)).
+    # With the whole model's map v_dk = P(q) v — P: the dof permutation, diag(R_WB, R_WB)
+    # on a free root, R_FM on each ball joint — and v̇_dk = P v̇ + g(q, v), g = Ṗ v (free
+    # root: R_WB (ω_B × v_B) on the linear part; 0 on a ball joint), power (τ·v = τ_dk·v_dk)
+    # and the equations of motion give: τ = Pᵀ τ_dk, M = Pᵀ M_dk P, h = Pᵀ (h_dk + M_dk g),
+    # v̇ = Pᵀ (v̇_dk − g) for τ_dk = P τ, J = J_dk P (P⁻¹ = Pᵀ). The coordinates quat ↔ rpy
+    # are singular at pitch ±π/2 (roll and yaw merge): samples keep |pitch| ≤
+    # BALL_MAX_PITCH (harness/core/conventions.py).
+    def _ball_maps(self, q, v=None):
+        """(P (nv, nv) orthogonal, g (nv,) or None): v_dk = P v, v̇_dk = P v̇ + g at
+        canonical (q, v)."""
+        P = np.zeros((self.nv, self.nv))
+        g = None if v is None else np.zeros(self.nv)
+        for s, _, va in self._slots:
+            if s.type == "free":
+                R = quat_xyzw_to_matrix(q[s.iq + 3:s.iq + 7])
+                P[va + 3:va + 6, s.iv:s.iv + 3] = R
+                P[va:va + 3, s.iv + 3:s.iv + 6] = R
+                if g is not None:
+                    g[va + 3:va + 6] = R @ np.cross(v[s.iv + 3:s.iv + 6], v[s.iv:s.iv + 3])
+            elif s.type == "ball":
+                P[va:va + 3, s.iv:s.iv + 3] = quat_xyzw_to_matrix(q[s.iq:s.iq + 4])
+            else:
+                P[va, s.iv] = 1.0
+        return P, g
+
+    def _ball_set(self, q, v=None):
+        """Set the plant's state from canonical (q, v); returns _ball_maps(q, v)."""
+        q = np.asarray(q, dtype=float)
+        if not (np.isfinite(q).all() and (v is None or np.isfinite(v).all())):
+            raise FloatingPointError("drake: non-finite state passed to the plant")
+        self._plant.SetPositions(self._ctx, self._drake_q(q))
+        P, g = self._ball_maps(q, None if v is None else np.asarray(v, dtype=float))
+        self._plant.SetVelocities(self._ctx, P @ v if v is not None else np.zeros(self.nv))
+        return P, g
+
+    def _ball_mass_matrix(self, q):
+        P, _ = self._ball_set(q)
+        return P.T @ self._plant.CalcMassMatrix(self._ctx) @ P
+
+    def _ball_bias_forces(self, q, v):
+        P, g = self._ball_set(q, v)
+        plant, ctx = self._plant, self._ctx
+        h_dk = plant.CalcBiasTerm(ctx) - plant.CalcGravityGeneralizedForces(ctx)
+        return P.T @ (h_dk + plant.CalcMassMatrix(ctx) @ g)
+
+    def _ball_forward_dynamics(self, q, v, tau):
+        P, g = self._ball_set(q, v)
+        self._tau_port.FixValue(self._ctx, P @ np.asarray(tau, dtype=float))
+        return P.T @ (np.asarray(self._acc_port.Eval(self._ctx)) - g)
+
+    def _ball_inverse_dynamics(self, q, v, vdot):
+        P, g = self._ball_set(q, v)
+        plant, ctx = self._plant, self._ctx
+        plant.CalcForceElementsContribution(ctx, self._forces)
+        tau_dk = plant.CalcInverseDynamics(ctx, P @ np.asarray(vdot, dtype=float) + g,
+                                           self._forces)
+        return P.T @ np.asarray(tau_dk)
+
+    def _ball_frame_jacobians(self, q, frames, v=None):
+        """J (k, 6, nv) canonical [linear; angular], world axes, of k body frames (and with
+        ``v`` the drifts J̇ v (k, 6) = Drake's bias acceleration + J_dk g)."""
+        P, g = self._ball_set(q, v)
+        plant, W = self._plant, self._plant.world_frame()
+        J = np.empty((len(frames), 6, self.nv))
+        a = None if v is None else np.empty((len(frames), 6))
+        for i, f in enumerate(frames):
+            F = self._body(f).body_frame()
+            Jd = plant.CalcJacobianSpatialVelocity(self._ctx, JacobianWrtVariable.kV, F,
+                                                   np.zeros(3), W, W)
+            Jd = np.vstack([Jd[3:6], Jd[0:3]])
+            J[i] = Jd @ P
+            if a is not None:
+                A = plant.CalcBiasSpatialAcceleration(self._ctx, JacobianWrtVariable.kV, F,
+                                                      np.zeros(3), W, W)
+                a[i] = np.concatenate([A.translational(), A.rotational()]) + Jd @ g
+        return J if a is None else (J, a)
 
     # ----- native contact (harness/stages/contact/native.py) --------------------------------------
     NATIVE_CONTACT_DEFAULTS = {"dt": 1e-3, "model": "point", "approximation": "tamsi",
@@ -723,6 +954,11 @@ class DrakeAdapter(AdapterBase):
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k. A second
         adapter builds its own plant for the diagram (a plant lives in one diagram)."""
+        if self._balls:
+            from harness.core.errors import NotProvided
+
+            raise NotProvided(self.name, "native rollout", "ball joints: the generalized-"
+                              "force source maps τ for a free root only")
         from pydrake.systems.analysis import ResetIntegratorFromFlags, Simulator
         from pydrake.systems.framework import DiagramBuilder
 
@@ -787,6 +1023,8 @@ class DrakeAdapter(AdapterBase):
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
         CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
         AutoDiffXd plant — exact to round-off."""
+        if self._balls:
+            return self._ball_inverse_dynamics_derivatives(q, v, vdot)
         from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
 
         from harness.core.conventions import skew
@@ -840,6 +1078,69 @@ class DrakeAdapter(AdapterBase):
                 G[:, 3 + k] += dTm[k].T @ t0
         return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
 
+    def _ball_inverse_dynamics_derivatives(self, q, v, vdot):
+        """inverse_dynamics_derivatives of a model with ball joints: the same AutoDiffXd
+        seeding with the maps of _ball_maps (x_dk = Tm x, Tm = P orthogonal). A ball joint
+        perturbed by δ (R_FM exp(δ), child axes) moves its roll-pitch-yaw by B(rpy)⁻¹ δ
+        (_rpy_body_rate_matrix) and turns its block R_FM of Tm by R_FM [e_k]×; its drift
+        is 0."""
+        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+
+        from harness.core.conventions import skew
+
+        plant, ctx, forces = self._autodiff_plant()
+        nv, n3 = self.nv, 3 * self.nv
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        qd = np.asarray(self._drake_q(q), dtype=float)
+        Tm, _ = self._ball_maps(q)
+        Gq = np.zeros((len(qd), n3))
+        dTm = {}  # column of δ → ∂Tm/∂δ_col
+        acc = np.array(vdot, dtype=float)
+        C = np.zeros((nv, nv))
+        for s, qa, va in self._slots:
+            if s.type == "free":
+                R = quat_xyzw_to_matrix(q[s.iq + 3:s.iq + 7])
+                w, x, y, z = qd[qa:qa + 4]
+                for k, (a, b, c) in enumerate(np.eye(3)):  # ½ quat ⊗ (0, e_k)
+                    Gq[qa:qa + 4, s.iv + 3 + k] = 0.5 * np.array(
+                        [-x * a - y * b - z * c, w * a + y * c - z * b,
+                         w * b + z * a - x * c, w * c + x * b - y * a])
+                    D = np.zeros((nv, nv))
+                    for blk in (slice(s.iv, s.iv + 3), slice(s.iv + 3, s.iv + 6)):
+                        D[self._vmap[blk], blk] = R @ skew(np.eye(3)[k])
+                    dTm[s.iv + 3 + k] = D
+                Gq[qa + 4:qa + 7, s.iv:s.iv + 3] = R
+                acc[s.iv:s.iv + 6] += root_convective_term(v[s.iv:s.iv + 6])
+                C[s.iv:s.iv + 3, s.iv:s.iv + 3] = skew(v[s.iv + 3:s.iv + 6])
+                C[s.iv:s.iv + 3, s.iv + 3:s.iv + 6] = -skew(v[s.iv:s.iv + 3])
+            elif s.type == "ball":
+                R = quat_xyzw_to_matrix(q[s.iq:s.iq + 4])
+                Gq[qa:qa + 3, s.iv:s.iv + 3] = np.linalg.inv(_rpy_body_rate_matrix(
+                    qd[qa:qa + 3]))
+                for k in range(3):
+                    D = np.zeros((nv, nv))
+                    D[va:va + 3, s.iv:s.iv + 3] = R @ skew(np.eye(3)[k])
+                    dTm[s.iv + k] = D
+            else:
+                Gq[qa, s.iv] = 1.0
+        Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
+        Gv[:, nv:2 * nv] = Tm
+        Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
+        for col, D in dTm.items():
+            Gv[:, col] = D @ v
+            Ga[:, col] = D @ acc
+        ctx.SetTimeStateAndParametersFrom(self._ctx)
+        plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
+        plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
+        plant.CalcForceElementsContribution(ctx, forces)
+        tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
+        G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
+        t0 = ExtractValue(tau_o).reshape(-1)
+        for col, D in dTm.items():
+            G[:, col] += D.T @ t0
+        return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
+
     def forward_dynamics_derivatives(self, q, v, tau):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
@@ -859,6 +1160,9 @@ class DrakeAdapter(AdapterBase):
         Fixed-base models only."""
         if self._free is not None:
             raise ValueError("drake frame_jacobian_drift: fixed-base models only")
+        if self._balls:
+            return self._ball_frame_jacobians(np.asarray(q, dtype=float), frames,
+                                              np.asarray(v, dtype=float))
         plant, ctx = self._plant, self._ctx
         self._set(np.asarray(q, dtype=float), np.asarray(v, dtype=float))
         W = plant.world_frame()
@@ -890,6 +1194,9 @@ class DrakeAdapter(AdapterBase):
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
         from harness.core.errors import NotProvided
 
+        if self._balls:
+            raise NotProvided(self.name, "native constrained dynamics", "ball joints: the "
+                              "SAP subprocess maps states for hinges and slides only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",

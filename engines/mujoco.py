@@ -1,7 +1,9 @@
 """MuJoCo adapter (mujoco 4.0.0).
 
 Dimension legend: nq, nv canonical; MuJoCo's own qpos has a free joint [p, quat wxyz]
-and a 1-number hinge for continuous joints, qvel a free joint [v_W (world), ω_B (body)].
+and a 1-number hinge for continuous joints, qvel a free joint [v_W (world), ω_B (body)];
+a ball joint is qpos quat w x y z (reordered to the canonical x y z w) and qvel ω in the
+child frame (the canonical v: no velocity map).
 
 Loads the harness's own full-precision MJCF (fixtures/export.py: fullinertia, compiler
 flags that stop MuJoCo from altering the model). Settings for parity:
@@ -14,6 +16,8 @@ M = Tᵀ M_o T, h = Tᵀ h_o + M c, v̇ = Tᵀ v̇_o − c, τ_o = T τ, J = J_o
 """
 from __future__ import annotations
 
+from math import atan2
+
 import numpy as np
 
 from harness.core.conventions import (
@@ -23,7 +27,6 @@ from harness.core.conventions import (
     root_convective_term,
     se3_left_jacobian,
     spatial_inertia_world,
-    subtract_root_convective_term,
 )
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.model.prepared import PreparedModel
@@ -124,11 +127,41 @@ class MujocoAdapter(AdapterBase):
             a = self._free_qa
             cp += [(0, a), (1, a + 1), (2, a + 2), (6, a + 3), (3, a + 4), (4, a + 5),
                    (5, a + 6)]
+        # ball joints: quaternion xyzw → MuJoCo's wxyz (its qvel is ω in the child frame,
+        # the canonical v, so velocities need no map)
+        self._ball_q = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "ball"]
+        for iq, qa in self._ball_q:
+            cp += [(iq + 3, qa), (iq, qa + 1), (iq + 1, qa + 2), (iq + 2, qa + 3)]
         self._cp_can, self._cp_mj = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
             if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
         self._free_da = int(self._vmap[0]) if self._free is not None else None
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
+        # forward_dynamics per-call path: the MjData views once (each attribute access
+        # builds a new view; an MjData's arrays never move) and, for a free root, the whole
+        # coordinate change as matrices, so each vector costs one np.dot:
+        #   qpos = P q (then the continuous joints' angles), v_mj = T v, τ_mj = T τ,
+        #   v̇ = Tᵀ qacc − c, T = the dof permutation with R_WB in the root's linear block
+        self._qpos, self._qvel = self._d.qpos, self._d.qvel
+        self._qfrc, self._qacc = self._d.qfrc_applied, self._d.qacc
+        if self._free is not None:
+            self._P = np.zeros((m.nq, lay.nq))
+            self._P[self._cp_mj, self._cp_can] = 1.0
+            self._Tm = np.zeros((m.nv, lay.nv))
+            self._Tm[self._vmap, np.arange(lay.nv)] = 1.0
+            self._Tm_flat = self._Tm.reshape(-1)  # a view
+            fd = self._free_da  # flat indices of T[fd:fd+3, 0:3] (R_WB), row by row
+            self._Tm_R = np.array([(fd + r) * lay.nv + c for r in range(3) for c in range(3)],
+                                  dtype=np.intp)
+            self._Tm_key = None  # the root quaternion (x, y, z, w) whose R_WB is in _Tm
+        # up to 4 continuous joints: (qpos index, canonical cos index, sin index) each
+        self._cq_few = (tuple(zip(self._cq_mj.tolist(), self._cq_can.tolist(),
+                                  self._cq_sin.tolist()))
+                        if 0 < self._cq_can.size <= 4 else ())
+        if self._free is not None:  # what the free-root path reads, one attribute access
+            self._fd_free = (self._P, self._Tm, self._Tm_flat, self._Tm_R, self._cq_few,
+                             self._cq_can.size > 4, self._qvel, self._qfrc, self._qacc, m,
+                             self._d)
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -162,6 +195,14 @@ class MujocoAdapter(AdapterBase):
                                   "MuJoCo's default solref/solimp)",
         })
         self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
+        # massless bodies folded into the body below them (several joints in one body) and
+        # frames on them: MuJoCo does not hold them, _folded_frame places them
+        from harness.model.joint_chain import folded_frames, folded_massless_joints
+
+        self._folded = {n: f for n, f in folded_frames(model).items()
+                        if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
+                        and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
+        self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
 
     # ----- conversions ---------------------------------------------------------------
     def _T(self, q):
@@ -191,6 +232,8 @@ class MujocoAdapter(AdapterBase):
             a = self._free_qa
             q[0:3] = qpos[a:a + 3]
             q[3:7] = quat_wxyz_to_xyzw(qpos[a + 3:a + 7])
+        for iq, qa in self._ball_q:
+            q[iq:iq + 4] = quat_wxyz_to_xyzw(qpos[qa:qa + 4])
         return q
 
     def _to_mj_v(self, x, R):
@@ -303,14 +346,27 @@ class MujocoAdapter(AdapterBase):
                 "I_W": Ri @ np.diag(m.body_inertia[b]) @ Ri.T, "X_WB": pose(b),
                 "parent": name(obj.mjOBJ_BODY, m.body_parentid[b]) if m.body_parentid[b]
                 else ""}
+        spec = self.model.spec
+        for c in (b.name for b in spec.bodies if b.name in self._folded):  # folded chains
+            F = self._folded_frame(self.layout.neutral(), None, c)
+            X = np.eye(4)
+            X[:3, :3], X[:3, 3] = F[3:].reshape(3, 3), F[:3]
+            bodies[c] = {"mass": 0.0, "com_W": F[:3], "I_W": np.zeros((3, 3)), "X_WB": X,
+                         "parent": spec.parent_joint(c).parent}
+        child = {j.name: j.child for j in spec.joints}
         joints = {}
         for s, qa, da in self._slots:
             jid = mujoco.mj_name2id(m, obj.mjOBJ_JOINT, s.name)
             b, jt = int(m.jnt_bodyid[jid]), int(m.jnt_type[jid])
             X = pose(b)
+            if child.get(s.name) in self._folded:  # the joint frame is the folded body's
+                X[:3, :3] = bodies[child[s.name]]["X_WB"][:3, :3]
             if jt == mujoco.mjtJoint.mjJNT_FREE:
                 kind, axis = "free", np.zeros(3)
                 native = ("p_WB, quat w x y z", "v_WB (world axes), ω_B (body axes)")
+            elif jt == mujoco.mjtJoint.mjJNT_BALL:
+                kind, axis, X[:3, 3] = "ball", np.zeros(3), d.xanchor[jid]
+                native = ("quat w x y z", "ω (child body axes)")
             else:
                 kind = "revolute" if jt == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
                 axis, X[:3, 3] = d.xaxis[jid].copy(), d.xanchor[jid]
@@ -439,7 +495,7 @@ class MujocoAdapter(AdapterBase):
                 stack.extend(c for c in range(m.nbody) if m.body_parentid[c] == b and c != b
                              and m.body_jntnum[c] == 0)
             items = []
-            for b in members:
+            for b in members if s.name not in self._empty_groups else ():
                 Ri = d.ximat[b].reshape(3, 3)
                 items.append((float(m.body_mass[b]), d.xipos[b].copy(),
                               Ri @ np.diag(m.body_inertia[b]) @ Ri.T))
@@ -456,7 +512,43 @@ class MujocoAdapter(AdapterBase):
             return "site", sid
         raise KeyError(f"mujoco: no body or site {frame}")
 
+    def _folded_frame(self, q, v, frame, jac=False):
+        """Pose (12,) [m, row-major R], or J (6, nv) (with the drift J̇v (6,) when ``v`` is
+        given) of a frame MuJoCo does not hold: a massless body folded into the body T
+        below it (several joints in one body; fixtures/export.py) or a frame on one. It is
+        the point of T at the frame's fixed pose in T (harness/model/joint_chain.py
+        ``folded_frames``) with the joints between the frame and T at neutral: mj_kinematics,
+        mj_jac / mj_jacDot at that point, those joints' columns zeroed (the frame does not
+        move with them) and their velocities 0."""
+        T, X_TF, qi, qv, vi = self._folded[frame]
+        m, d = self._m, self._d
+        b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, T)
+        q = np.array(q, dtype=float)
+        q[qi] = qv
+        self._set_qpos(q)
+        if v is not None:
+            v = np.array(v, dtype=float)
+            v[vi] = 0.0
+            d.qvel[:] = self._to_mj_v(v, self._T(q))
+        mujoco.mj_kinematics(m, d)
+        R_WT = d.xmat[b].reshape(3, 3)
+        p, R = d.xpos[b] + R_WT @ X_TF[:3, 3], R_WT @ X_TF[:3, :3]
+        if not jac:
+            return np.concatenate([p, R.reshape(-1)])
+        mujoco.mj_comPos(m, d)
+        jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        mujoco.mj_jac(m, d, jp, jr, p.reshape(3, 1), b)
+        J = self._from_mj_cols(np.vstack([jp, jr]), self._T(q))
+        J[:, vi] = 0.0
+        if v is None:
+            return J
+        mujoco.mj_comVel(m, d)
+        mujoco.mj_jacDot(m, d, jp, jr, p.reshape(3, 1), b)
+        return J, np.vstack([jp, jr]) @ d.qvel
+
     def frame_pose(self, q, frame):
+        if frame in self._folded:
+            return self._folded_frame(q, None, frame)
         kind, i = self._frame(frame)
         self._set_qpos(q)
         mujoco.mj_kinematics(self._m, self._d)
@@ -467,6 +559,8 @@ class MujocoAdapter(AdapterBase):
 
     def frame_poses(self, q, frames):
         """(k, 12): one mj_kinematics for all k frames."""
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            return np.stack([self.frame_pose(q, f) for f in frames])
         ids = [self._frame(f) for f in frames]
         self._set_qpos(q)
         mujoco.mj_kinematics(self._m, self._d)
@@ -480,6 +574,8 @@ class MujocoAdapter(AdapterBase):
 
     def frame_jacobians(self, q, frames):
         """(k, 6, nv): one mj_kinematics + mj_comPos, then mj_jacBody/mj_jacSite."""
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            return np.stack([self.frame_jacobian(q, f) for f in frames])
         ids = [self._frame(f) for f in frames]
         m, d = self._m, self._d
         self._set_qpos(q)
@@ -493,6 +589,8 @@ class MujocoAdapter(AdapterBase):
         return out
 
     def frame_jacobian(self, q, frame):
+        if frame in self._folded:
+            return self._folded_frame(q, None, frame, jac=True)
         kind, i = self._frame(frame)
         m, d = self._m, self._d
         self._set_qpos(q)
@@ -536,32 +634,56 @@ class MujocoAdapter(AdapterBase):
 
     def forward_dynamics(self, q, v, tau):
         if self._identity:
-            d = self._d
-            d.qpos[:] = q
-            d.qvel[:] = v
-            d.qfrc_applied[:] = tau
-            mujoco.mj_forward(self._m, d)
-            return d.qacc.copy()
-        # the non-identity path inlined (same operations as _set_qpos, _to_mj_v and
-        # _from_mj_v, once each): this is the per-call path of every rollout
-        R = self._T(q)  # once per call: the same R for τ, v and v̇
-        d = self._d  # each MjData attribute access builds a new view: one each
-        if self._cp_can.size:
-            d.qpos[self._cp_mj] = q[self._cp_can]
-        if self._cq_can.size:
-            d.qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
-        vmap, qvel, qfrc, qacc = self._vmap, d.qvel, d.qfrc_applied, d.qacc
-        qvel[vmap] = v
-        qfrc[vmap] = tau
-        if R is not None:  # np.dot into the slice: the same BLAS product as R @ x
-            f = self._free_dof
-            np.dot(R, v[0:3], out=qvel[f])
-            np.dot(R, tau[0:3], out=qfrc[f])
-        mujoco.mj_forward(self._m, d)
-        a = qacc[vmap]
-        if R is not None:  # qacc_lin @ R is bitwise R.T @ qacc_lin (the same BLAS call)
-            np.dot(qacc[f], R, out=a[0:3])
-            subtract_root_convective_term(a, v)
+            self._qpos[:] = q
+            self._qvel[:] = v
+            self._qfrc[:] = tau
+            mujoco.mj_forward(self._m, self._d)
+            return self._qacc.copy()
+        qpos = self._qpos
+        if self._free is None:  # fixed base, non-identity maps (continuous joints, reordering)
+            if self._cp_can.size:
+                qpos[self._cp_mj] = q[self._cp_can]
+            if self._cq_can.size:
+                qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+            vmap = self._vmap
+            self._qvel[vmap] = v
+            self._qfrc[vmap] = tau
+            mujoco.mj_forward(self._m, self._d)
+            return self._qacc[vmap]
+        # free root: the per-call path of every floating rollout. R_WB is written into the
+        # cached T only when the root quaternion changes (finite differences in v and τ keep
+        # it); one np.dot per vector; the convective term in scalar arithmetic.
+        P, T, T_flat, T_R, cq_few, cq_many, qvel, qfrc, qacc, m, d = self._fd_free
+        if cq_few:  # a few continuous joints: their angles in scalar arithmetic too
+            ql = q.tolist()
+            key = ql[3:7]
+        else:
+            key = q[3:7].tolist()
+        if key != self._Tm_key:  # R_WB: the arithmetic of conventions.quat_xyzw_to_matrix
+            x, y, z, w = key
+            s = 2.0 / (x * x + y * y + z * z + w * w)
+            xs, ys, zs = x * s, y * s, z * s
+            wx, wy, wz = w * xs, w * ys, w * zs
+            xx, xy, xz = x * xs, x * ys, x * zs
+            yy, yz, zz = y * ys, y * zs, z * zs
+            T_flat[T_R] = (1.0 - (yy + zz), xy - wz, xz + wy,
+                           xy + wz, 1.0 - (xx + zz), yz - wx,
+                           xz - wy, yz + wx, 1.0 - (xx + yy))
+            self._Tm_key = key
+        P.dot(q, qpos)  # ndarray.dot: np.dot without its dispatch (0.13 µs a call)
+        if cq_few:
+            for j, c, sn in cq_few:
+                qpos[j] = atan2(ql[sn], ql[c])
+        elif cq_many:
+            qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+        T.dot(v, qvel)
+        T.dot(tau, qfrc)
+        mujoco.mj_forward(m, d)
+        a = qacc.dot(T)  # Tᵀ qacc
+        v0, v1, v2, w0, w1, w2 = v[0:6].tolist()  # − c = − [ω_B × v_B, 0]
+        a[0] -= w1 * v2 - w2 * v1
+        a[1] -= w2 * v0 - w0 * v2
+        a[2] -= w0 * v1 - w1 * v0
         return a
 
     def inverse_dynamics(self, q, v, vdot):
@@ -731,6 +853,10 @@ class MujocoAdapter(AdapterBase):
         derivative)."""
         if self._free is not None:
             raise ValueError("mujoco frame_jacobian_drift: fixed-base models only")
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            parts = [self._folded_frame(q, v, f, jac=True) if f in self._folded else
+                     tuple(x[0] for x in self.frame_jacobian_drift(q, v, [f])) for f in frames]
+            return np.stack([J for J, _ in parts]), np.stack([a for _, a in parts])
         m, d = self._m, self._d
         ids = [self._frame(f) for f in frames]
         self._set_qpos(np.asarray(q, dtype=float))
@@ -911,6 +1037,159 @@ def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dic
 
 
 # ----- MJCF import (the MuJoCo half of harness/model/mjcf_import.py) --------------------------
+def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, notes, bad):
+    """The Joint of a compiled MuJoCo ball joint (quaternion qpos w first, qvel ω in the
+    child frame: the canonical ball joint). MuJoCo gives a joint's damping and armature to
+    each of its three dofs (per-axis scalars, as in the canonical model); a range (a cone
+    limit) is dropped with a note (the canonical ball joint has no limits, and stages 0–2
+    apply none); springref, a non-identity reference and frictionloss are refused."""
+    from harness.core.spec import WORLD_BODY, Joint
+
+    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
+    if not np.array_equal(m.qpos_spring[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
+        raise bad(f"{label}: springref is not supported")
+    if not np.array_equal(m.qpos0[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
+        raise bad(f"{label}: a non-identity reference orientation is not supported")
+    if np.any(m.dof_frictionloss[dof:dof + 3]):
+        raise bad(f"{label}: frictionloss is not supported")
+    if m.jnt_limited[jid]:
+        notes.append(f"{label}: ball joint range (a cone of {float(m.jnt_range[jid][1]):g} "
+                     "rad) dropped: the canonical ball joint has no limits")
+    return Joint(jname, "ball", parent or WORLD_BODY, bname, xyz, pose_rpy,
+                 damping=0.0 if no_damping else float(m.dof_damping[dof]),
+                 armature=float(m.dof_armature[dof]))
+
+
+def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes, bad):
+    """The Joint of a compiled MuJoCo hinge (→ revolute: ``range`` if ``jnt_limited``,
+    else unbounded), slide (→ prismatic) or ball joint (``_ball_joint``) from ``parent`` to
+    ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
+    body's orientation: harness/model/joint_chain.py); stiffness, springref, a non-zero
+    ``ref`` and frictionloss are refused (BadInput naming the joint)."""
+    from harness.core.spec import Joint
+
+    if m.jnt_stiffness[jid] != 0:
+        raise bad(f"{label}: joint stiffness is not supported")
+    if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_BALL:
+        return _ball_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes,
+                           bad)
+    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
+    if m.qpos_spring[qa] != 0:
+        raise bad(f"{label}: springref is not supported")
+    if m.qpos0[qa] != 0:
+        raise bad(f"{label}: ref (a non-zero reference position) is not supported")
+    if m.dof_frictionloss[dof] != 0:
+        raise bad(f"{label}: frictionloss is not supported")
+    kind = "revolute" if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
+    lo = hi = None
+    if m.jnt_limited[jid]:
+        lo, hi = (float(x) for x in m.jnt_range[jid])
+    return Joint(jname, kind, parent, child, xyz, rpy, tuple(float(x) for x in m.jnt_axis[jid]),
+                 lo, hi, damping=0.0 if no_damping else float(m.dof_damping[dof]),
+                 armature=float(m.dof_armature[dof]))
+
+
+def _tendons_set_aside(m, bad) -> list:
+    """Notes for the tendons of a compiled MjModel, which do not enter M or h (stages 0–2)
+    unless they carry stiffness, damping or armature: those, and frictionloss, are refused
+    (BadInput naming the tendon); the rest are set aside with one note."""
+    if not m.ntendon:
+        return []
+    names = []
+    for t in range(m.ntendon):
+        tname = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, t) or f"#{t}"
+        for what, arr in (("stiffness", m.tendon_stiffness), ("damping", m.tendon_damping),
+                          ("armature", getattr(m, "tendon_armature", None)),
+                          ("frictionloss", m.tendon_frictionloss)):
+            if arr is not None and np.any(np.asarray(arr[t]) != 0):
+                raise bad(f"tendon {tname}: {what} is not supported (it would act in the "
+                          "dynamics; a FixtureSpec has no tendons)")
+        names.append(tname)
+    return [f"{len(names)} tendon(s) set aside ({', '.join(names)}): without stiffness, "
+            "damping or armature they do not enter M or h (their limits are constraints, "
+            "not compared in stages 0-2)"]
+
+
+_DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, notes: list,
+                bad) -> list:
+    """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
+    (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
+
+    * connect between sites: a ``point`` constraint on the two sites (already frames);
+      between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
+      body2 at the compiled body2-side anchor (``eq_data[3:6]``, MuJoCo's own at qpos0).
+    * weld between sites: ``weld`` on the two sites; between bodies: frame ``<name>__1``
+      on body1 at the compiled relative pose (``eq_data[3:10]``: body2's anchor point and
+      orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
+      (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
+    * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
+    Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
+    equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
+    solref/solimp only shape MuJoCo's soft solver: noted."""
+    from harness.core.conventions import matrix_to_rpy
+    from harness.core.spec import Constraint, Frame
+
+    obj, out = mujoco.mjtObj, []
+    taken = bodies | {f.name for f in frames}
+
+    def rpy_of(quat_wxyz):
+        return tuple(float(x) for x in matrix_to_rpy(quat_xyzw_to_matrix(
+            quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))))
+
+    for e in range(m.neq):
+        ename = mujoco.mj_id2name(m, obj.mjOBJ_EQUALITY, e) or f"equality_{e}"
+        et = int(m.eq_type[e])
+        kind = {int(mujoco.mjtEq.mjEQ_CONNECT): "point", int(mujoco.mjtEq.mjEQ_WELD): "weld"}
+        if et not in kind:
+            what = {int(mujoco.mjtEq.mjEQ_JOINT): "a joint coupling (polycoef)",
+                    int(mujoco.mjtEq.mjEQ_TENDON): "a tendon coupling"}.get(et, "a flex "
+                                                                               "equality")
+            raise bad(f"equality {ename} is {what}: not supported (connect and weld become "
+                      "loop constraints)")
+        if not m.eq_active0[e]:
+            notes.append(f"equality {ename} is inactive: set aside")
+            continue
+        if floating:
+            raise bad(f"equality {ename}: loop constraints are supported on fixed-base "
+                      "models only")
+        if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
+            notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
+                         "(the harness compares the exact constraint; MuJoCo's native row "
+                         "uses the defaults)")
+        data = np.asarray(m.eq_data[e], dtype=float)
+        if et == int(mujoco.mjtEq.mjEQ_WELD) and data[10] != 1.0:
+            notes.append(f"equality {ename}: torquescale {data[10]:g} shapes only MuJoCo's "
+                         "soft solver (the exact weld holds both parts)")
+        if int(m.eq_objtype[e]) == int(obj.mjOBJ_SITE):
+            ends = [mujoco.mj_id2name(m, obj.mjOBJ_SITE, int(i)) or ""
+                    for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
+            if not all(n in {f.name for f in frames} for n in ends):
+                raise bad(f"equality {ename}: its sites must be named frames of the model")
+            out.append(Constraint(ename, kind[et], ends[0], ends[1]))
+            continue
+        owners = []
+        for i in (int(m.eq_obj1id[e]), int(m.eq_obj2id[e])):
+            owners.append(world_owner if i == 0 else
+                          mujoco.mj_id2name(m, obj.mjOBJ_BODY, i))
+        fa, fb = f"{ename}__1", f"{ename}__2"
+        for n in (fa, fb):
+            if n in taken:
+                raise bad(f"equality {ename}: the frame name {n} it needs is taken")
+            taken.add(n)
+        vec = lambda x: tuple(float(t) for t in x)  # noqa: E731
+        if et == int(mujoco.mjtEq.mjEQ_CONNECT):
+            frames += [Frame(fa, owners[0], vec(data[0:3])), Frame(fb, owners[1],
+                                                                   vec(data[3:6]))]
+        else:
+            frames += [Frame(fa, owners[0], vec(data[3:6]), rpy_of(data[6:10])),
+                       Frame(fb, owners[1], vec(data[0:3]))]
+        out.append(Constraint(ename, kind[et], fa, fb))
+    return out
+
+
 def compiled_mjcf_to_spec(path: str, floating: bool = False):
     """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units: m,
     kg, kg·m², rad]. Not validated (harness/model/mjcf_import.py does that, naming the file).
@@ -928,6 +1207,7 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
     from harness.core.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
     from harness.core.errors import BadInput
     from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
+    from harness.model.joint_chain import body_joint_chain
 
     path = str(path)
 
@@ -954,12 +1234,12 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
         return tuple(float(t) for t in x)
 
     # ----- model-wide content the spec cannot carry ---------------------------------
-    for count, what in ((m.ntendon, "tendons"), (m.neq, "equality constraints"),
-                        (m.nflex, "flexes (deformable bodies)"),
+    notes += _tendons_set_aside(m, bad)
+    for count, what in ((m.nflex, "flexes (deformable bodies)"),
                         (m.nplugin, "engine plugins")):
         if count:
             raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
-                      "bodies with revolute/prismatic/fixed joints)")
+                      "bodies with revolute/prismatic/ball/fixed joints)")
     if m.opt.density != 0 or m.opt.viscosity != 0:
         raise bad("option density/viscosity is non-zero: fluid forces are not supported")
     disabled = int(m.opt.disableflags)
@@ -1001,9 +1281,6 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
         xyz, pose_rpy = vec(m.body_pos[i]), rpy(m.body_quat[i])
         identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
         njnt = int(m.body_jntnum[i])
-        if njnt > 1:
-            raise bad(f"body {bname} has {njnt} joints; at most one joint per body is "
-                      "supported")
         if njnt == 0:
             if parent:
                 joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
@@ -1021,10 +1298,7 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
         jtype = int(m.jnt_type[jid])
         label = f"joint {jname}" if jname else f"the joint of body {bname}"
         dof = int(m.jnt_dofadr[jid])
-        qa = int(m.jnt_qposadr[jid])
-        if jtype == mujoco.mjtJoint.mjJNT_FREE:
-            if parent:
-                raise bad(f"{label}: a free joint is only supported on the root body")
+        if jtype == mujoco.mjtJoint.mjJNT_FREE and njnt == 1 and not parent:
             if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
                     or np.any(m.dof_frictionloss[dof:dof + 6]):
                 raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
@@ -1038,35 +1312,34 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
                              "free root joint sets it)")
             is_floating = True
             continue
-        if jtype == mujoco.mjtJoint.mjJNT_BALL:
-            raise bad(f"{label} is a ball joint: not supported (use three hinges in "
-                      "three bodies)")
-        if not jname:
-            raise bad(f"{label} has no name; moving joints are matched by name")
-        if np.any(m.jnt_pos[jid]):
-            raise bad(f"{label}: joint pos {vec(m.jnt_pos[jid])} is not the body origin; "
-                      "only joints at their body's origin are supported")
-        if m.jnt_stiffness[jid] != 0:
-            raise bad(f"{label}: joint stiffness is not supported")
-        if m.qpos_spring[qa] != 0:
-            raise bad(f"{label}: springref is not supported")
-        if m.qpos0[qa] != 0:
-            raise bad(f"{label}: ref (a non-zero reference position) is not supported")
-        if m.dof_frictionloss[dof] != 0:
-            raise bad(f"{label}: frictionloss is not supported")
-        kind = "revolute" if jtype == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
-        lo = hi = None
-        if m.jnt_limited[jid]:
-            lo, hi = (float(x) for x in m.jnt_range[jid])
+        # hinge, slide and ball joints, one or several, anywhere in the body: a chain of
+        # massless bodies <body>__<joint> at the anchors (harness/model/joint_chain.py)
+        named = []
+        for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
+            jname = name(obj.mjOBJ_JOINT, jid)
+            label = f"joint {jname}" if jname else f"a joint of body {bname}"
+            if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_FREE:
+                raise bad(f"{label} (body {bname}): a free joint is only supported alone on "
+                          "the root body")
+            if not jname:
+                raise bad(f"{label} has no name; moving joints are matched by name")
+            named.append((jid, jname, label))
         if not parent:
             if floating:
-                raise bad(f"{label} attaches body {bname} to the world; the model "
+                raise bad(f"{named[0][2]} attaches body {bname} to the world; the model "
                           "cannot also be floating")
             keep_world = True
-        joints.append(Joint(jname, kind, parent or WORLD_BODY, bname, xyz, pose_rpy,
-                            vec(m.jnt_axis[jid]), lo, hi,
-                            damping=0.0 if no_damping else float(m.dof_damping[dof]),
-                            armature=float(m.dof_armature[dof])))
+        extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
+                                             [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
+        bodies += [Body(n, 0.0) for n in extra]
+        by_name = {jn: (jid, label) for jid, jn, label in named}
+        for jn, jparent, jchild, jxyz, jrpy in placements:
+            if jn is None:
+                joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
+                continue
+            jid, label = by_name[jn]
+            joints.append(_moving_joint(m, jid, jn, label, jparent, jchild, jxyz, jrpy,
+                                        no_damping, notes, bad))
     if keep_world:
         if any(b.name == WORLD_BODY for b in bodies):
             raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
@@ -1092,8 +1365,27 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
         else:
             owner = name(obj.mjOBJ_BODY, b)
         frames.append(Frame(sname, owner, vec(m.site_pos[s]), rpy(m.site_quat[s])))
+    world_owner = WORLD_BODY if keep_world else bodies[0].name
+    constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
+                              notes, bad)
 
     model_name = m.names[:m.names.index(b"\0")].decode("utf-8", "replace")
-    return FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
+    spec = FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
-                       source=path), notes
+                       source=path, constraints=tuple(constraints))
+    if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
+        from dataclasses import replace
+
+        from harness.core.conventions import Layout
+
+        q = Layout.from_spec(spec).neutral()
+        if m.nkey:
+            q = np.asarray(m.key_qpos[0], dtype=float).copy()
+            for j in range(m.njnt):  # ball quaternions w x y z → x y z w
+                if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
+                    a = int(m.jnt_qposadr[j])
+                    q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
+            key = name(obj.mjOBJ_KEY, 0) or "#0"
+            notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
+        spec = replace(spec, q_init=tuple(float(x) for x in q))
+    return spec, notes

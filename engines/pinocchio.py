@@ -8,8 +8,18 @@ Loads the prepared URDF with ``buildModelFromXML`` (adding ``JointModelFreeFlyer
 gravity from the spec; ``model.armature`` set from the spec (URDF cannot carry it);
 ``pin.aba`` and ``pin.rnea`` ignore ``model.damping``, so the adapter applies the
 canonical −D·v with D read back from ``model.damping`` (which the URDF parser filled).
+
+Ball joints: ``JointModelSpherical`` (q = quaternion x y z w, v = ω in the child frame:
+the canonical layout, so no conversion). The prepared URDF carries them as Drake's
+``<drake:joint type="ball">`` element, which urdfdom does not read; the adapter parses a
+copy in which each is a ``floating`` joint (same name, placement and links), then
+rebuilds the model with ``JointModelSpherical`` in place of each placeholder
+(``_spherical_model``: same joint order, placements, inertias and frames; damping from
+the spec on the three dofs).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -49,6 +59,47 @@ def _parse_as_is(model: PreparedModel, src):
         raise ModelRejected("pinocchio", f"{src.kind.upper()} rejected: {e}") from None
 
 
+_DRAKE_BALL_RE = re.compile(r"""<drake:joint (name=(?:"[^"]*"|'[^']*')) type="ball">""")
+
+
+def _spherical_model(pm, balls: dict):
+    """A copy of pin.Model ``pm`` in which every joint named in ``balls`` ({name: damping
+    [N·m·s/rad]}) — a JointModelFreeFlyer placeholder — is a JointModelSpherical: the
+    same parents, placements, names, inertias and frames in the same order; the
+    placeholder's angular entries (effort, velocity, friction limits; quaternion part of
+    the configuration limits) carried over, damping set on the three dofs."""
+    new = pin.Model()
+    new.name = pm.name
+    new.gravity = pm.gravity
+    keep = {"armature": [], "rotorInertia": [], "rotorGearRatio": []}
+    for jid in range(1, pm.njoints):
+        jm, name = pm.joints[jid], pm.names[jid]
+        iq, iv = jm.idx_q, jm.idx_v
+        qs, vs = slice(iq, iq + jm.nq), slice(iv, iv + jm.nv)
+        if name in balls:
+            if jm.shortname() != "JointModelFreeFlyer":
+                raise ModelRejected("pinocchio", f"joint {name}: ball placeholder parsed as "
+                                                 f"{jm.shortname()}")
+            jm = pin.JointModelSpherical()
+            qs, vs = slice(iq + 3, iq + 7), slice(iv + 3, iv + 6)
+        vec = lambda a, sl=vs: np.asarray(a, dtype=float)[sl].copy()  # noqa: E731
+        damping = np.full(3, float(balls[name])) if name in balls else vec(pm.damping)
+        new.addJoint(pm.parents[jid], jm, pm.jointPlacements[jid], name,
+                     vec(pm.lowerEffortLimit), vec(pm.upperEffortLimit),
+                     vec(pm.lowerVelocityLimit), vec(pm.upperVelocityLimit),
+                     vec(pm.lowerPositionLimit, qs), vec(pm.upperPositionLimit, qs),
+                     vec(pm.positionLimitMargin, qs),
+                     vec(pm.lowerDryFrictionLimit), vec(pm.upperDryFrictionLimit), damping)
+        new.appendBodyToJoint(jid, pm.inertias[jid], pin.SE3.Identity())
+        for k in keep:
+            keep[k].append(vec(getattr(pm, k)))
+    for f in list(pm.frames)[1:]:  # frame 0 is the universe, already in ``new``
+        new.addFrame(pin.Frame(f), False)
+    for k, parts in keep.items():
+        setattr(new, k, np.concatenate(parts) if parts else np.zeros(0))
+    return new
+
+
 def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
     """(pin.Model, index maps) for a prepared model; shared with the Crocoddyl adapter,
     whose state wraps exactly this Pinocchio model. As-is (``model.as_is_file(engine)``):
@@ -56,12 +107,19 @@ def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
     if pin is None:
         raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
     src = as_is_source(model, engine)
+    balls = {s.name: s.damping for s in model.layout.slots if s.type == "ball"}
+    urdf = model.urdf
+    if balls and src is None:  # Drake's ball element → a floating placeholder (see above)
+        urdf = _DRAKE_BALL_RE.sub(r'<joint \1 type="floating">', urdf)
+        urdf = urdf.replace("</drake:joint>", "</joint>")
     if src is not None:
         pm = _parse_as_is(model, src)
     elif model.spec.floating:
-        pm = pin.buildModelFromXML(model.urdf, pin.JointModelFreeFlyer())
+        pm = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
     else:
-        pm = pin.buildModelFromXML(model.urdf)
+        pm = pin.buildModelFromXML(urdf)
+    if balls and src is None:
+        pm = _spherical_model(pm, balls)
     if src is None:
         pm.gravity = pin.Motion(np.array(model.spec.gravity, dtype=float), np.zeros(3))
     lay = model.layout
@@ -77,7 +135,7 @@ def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
         qidx[s.iq:s.iq + s.nq] = np.arange(jm.idx_q, jm.idx_q + s.nq)
         vidx[s.iv:s.iv + s.nv] = np.arange(jm.idx_v, jm.idx_v + s.nv)
         if s.type != "free" and src is None:
-            armature[jm.idx_v] = s.armature
+            armature[jm.idx_v:jm.idx_v + s.nv] = s.armature  # a ball joint: on its 3 dofs
     if pm.nq != lay.nq or pm.nv != lay.nv:
         raise ModelRejected("pinocchio", f"parsed nq/nv {pm.nq}/{pm.nv}, expected "
                                              f"{lay.nq}/{lay.nv}")
@@ -153,6 +211,8 @@ def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
         if short == "JointModelFreeFlyer":
             kind, axis = "free", np.zeros(3)
             native = ("p_WB, quat x y z w", "v_B, ω_B (body axes)")
+        elif short == "JointModelSpherical":
+            kind, axis, native = "ball", np.zeros(3), ("quat x y z w", "ω (child axes)")
         elif short.startswith(("JointModelRUB", "JointModelRevoluteUnbounded")):
             kind, axis, native = "continuous", J[3:6, jm.idx_v].copy(), ("cos θ, sin θ", "θ̇")
         elif short.startswith(("JointModelR", "JointModelRevolute")):

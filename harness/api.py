@@ -100,6 +100,12 @@ def judge_records(records: Iterable[Record]) -> Verdict:
 
 
 # ----- engines and models ---------------------------------------------------------------
+def command_process() -> None:
+    """Process-wide settings of a harness command (MuJoCo's renderer off unless the user
+    set MUJOCO_GL); not applied on ``import harness``."""
+    registry.command_process()
+
+
 def engines() -> list:
     """Every known engine with its version and availability (and why not)."""
     return registry.probe_all()
@@ -147,9 +153,11 @@ def _unique(models: list) -> list:
 
 def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
                 mjcf: Sequence[str] = (), floating: bool = False,
-                repair_inertia: bool = False) -> list:
+                repair_inertia: bool = False, sdf: Sequence[str] = (),
+                drop_springs: bool = False) -> list:
     """Prepared models: catalog fixtures by name ("all": the tree fixtures, "constrained":
-    the loop fixtures; comma lists allowed) and the user's URDF/MJCF files."""
+    the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
+    (``drop_springs``: an SDF's joint springs set aside instead of refused)."""
     from fixtures import catalog
     from harness.model.mjcf_import import load_mjcf_with_notes
     from harness.model.prepared import prepare_fixture
@@ -172,8 +180,16 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     for path in mjcf:
         spec, notes = load_mjcf_with_notes(path, floating=floating)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
+    if drop_springs and not sdf:
+        raise BadInput("--drop-springs", "applies to --sdf files only")
+    for path in sdf:
+        from harness.model.sdf_import import load_sdf_with_notes
+
+        spec, notes = load_sdf_with_notes(path, floating, drop_springs)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     if not models:
-        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH or --mjcf PATH")
+        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH, --mjcf PATH "
+                                 "or --sdf PATH")
     return _unique(models)
 
 
@@ -244,7 +260,8 @@ def run(models: list, *, out, title: str = "Engine parity report",
         extra["timings.json"] = json.dumps(rr.timings, indent=1).encode()  # not evidence
     hooks = evidence_hooks()
     manifest = evidence.build_manifest(result, missing, command_line, hooks, replay_info)
-    html = render_report(manifest, result.records, result.arrays, timings, title=title)
+    html = render_report(manifest, result.records, result.arrays, timings, title=title,
+                         progress=say)
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
                                  replay=replay_info, extra_files=extra, manifest=manifest)
     if junit:
@@ -258,7 +275,7 @@ def run(models: list, *, out, title: str = "Engine parity report",
 def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),
            *, out="reports/parity", floating: bool = False, repair_inertia: bool = False,
            as_is: bool = False, engine_files: dict | None = None, beyond_limits: float = 0.0,
-           **kw) -> Outcome:
+           sdf: Sequence[str] = (), drop_springs: bool = False, **kw) -> Outcome:
     """Stages 0–2 (or ``stages=[...]``) on fixtures or the user's URDF/MJCF files.
 
     ``as_is``: every engine parses the user's files with its own defaults, and the
@@ -269,6 +286,11 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
         urdf = [str(urdf)]
     if isinstance(mjcf, (str, Path)):
         mjcf = [str(mjcf)]
+    if isinstance(sdf, (str, Path)):
+        sdf = [str(sdf)]
+    if as_is and sdf:
+        raise BadInput("--as-is", "applies to --urdf/--mjcf files (an SDF goes through the "
+                                  "canonical model only)")
     if as_is:
         if fixtures:
             raise BadInput("--as-is", "needs a user model (--urdf or --mjcf), not --fixture: "
@@ -278,7 +300,8 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
     else:
         if engine_files or beyond_limits:
             raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
-        models = load_models(fixtures, urdf, mjcf, floating, repair_inertia)
+        models = load_models(fixtures, urdf, mjcf, floating, repair_inertia, sdf,
+                             drop_springs)
     kw.setdefault("title", "Engine parity report")
     kw["contact_suite"] = bool(kw.get("stages"))
     return run(models, out=out, beyond_limits=beyond_limits, **kw)
@@ -407,16 +430,23 @@ def verify(path) -> list:
 
 def render_report(manifest: dict, records: list, arrays: dict | None,
                   timings: dict | None = None, title: str = "Engine parity report",
-                  baseline=None) -> str:
-    """The HTML report of a bundle's parts, with every stage's own section."""
+                  baseline=None, *, scripts: str = "file",
+                  progress: Progress | None = None) -> str:
+    """The HTML report of a bundle's parts, with every stage's own section. ``scripts``:
+    ``"file"`` (the page loads plotly.min.js from its folder) or ``"inline"`` (stand-alone
+    file); ``progress``: one line per report step."""
+    say = progress or _quiet
+    say("report: stage sections")
+    sections = report_sections(manifest, records, arrays, timings)
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
-        sections=report_sections(manifest, records, arrays, timings),
-        stage_order=[s.name for s in STAGES], in_headline=in_headline)
+        sections=sections, stage_order=[s.name for s in STAGES], in_headline=in_headline,
+        scripts=scripts, progress=say)
 
 
-def report(bundle, out=None, baseline=None) -> tuple:
-    """Re-render a bundle's index.html (or ``out``); with ``baseline`` (an older bundle)
+def report(bundle, out=None, baseline=None, progress: Progress | None = None) -> tuple:
+    """Re-render a bundle's index.html, with plotly.min.js beside it (or ``out``, one
+    stand-alone file with the chart library inside); with ``baseline`` (an older bundle)
     the changes since it. Returns (path written, changes or None)."""
     from harness.evidence import baseline as baseline_mod
 
@@ -434,9 +464,17 @@ def report(bundle, out=None, baseline=None) -> tuple:
     changes = None
     if baseline:
         changes = baseline_mod.diff(b, read_bundle(baseline), str(baseline))
+    say = progress or _quiet
     title, timings = report_render.bundle_title_and_timings(b)
     html = render_report(b.manifest, b.records, b.arrays, timings, title=title,
-                         baseline=changes)
+                         baseline=changes, scripts="inline" if out else "file",
+                         progress=say)
+    if not out:  # the page loads the chart library from its own folder
+        from harness.core import figures
+        from harness.core.io import write_bytes_atomic
+
+        write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
+    say(f"report: writing {target}")
     return write_text_atomic(target, html), changes
 
 
@@ -608,9 +646,221 @@ def sweep(name: str, *, out, backend: str | None = None, workers: int | None = N
         command_line=list(command_line) if command_line else ["harness", *sys.argv[1:]])
 
 
+# ----- batches: many models or captures, one Dask task each (harness/batch/) --------------
+BATCH_DEFAULT_WORKERS = 2
+
+
+def _warning_counter():
+    """A context manager counting Python warnings and logged warnings (root logger) while
+    a batch task runs in a worker, instead of printing them there; yields a list whose
+    length is the count."""
+    import logging
+    import warnings
+    from contextlib import contextmanager
+
+    @contextmanager
+    def counting():
+        seen: list = []
+
+        class _Count(logging.Handler):
+            def emit(self, record):
+                seen.append(record.getMessage())
+
+        handler = _Count(logging.WARNING)
+        root = logging.getLogger()
+        root.addHandler(handler)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = lambda message, *a, **k: seen.append(str(message))
+            try:
+                yield seen
+            finally:
+                root.removeHandler(handler)
+    return counting()
+
+
+def batch_parity_task(case: dict) -> dict:
+    """One model of ``harness parity --batch`` (runs in a worker): the normal parity run of
+    ``case`` (path, kind urdf|mjcf, floating, out, stages, samples, seed, engines,
+    allow_missing, repair_inertia, command_line as JSON) writing its bundle to ``out``;
+    returns the survey's JSON scalars (harness/batch/survey.py task_metrics_of_bundle)."""
+    from harness.batch import survey
+
+    model = [case["path"]]
+    with _warning_counter() as seen:
+        o = parity(urdf=model if case["kind"] == "urdf" else [],
+                   mjcf=model if case["kind"] == "mjcf" else [], out=case["out"],
+                   floating=bool(case["floating"]),
+                   repair_inertia=bool(case["repair_inertia"]),
+                   stages=case["stages"].split(",") if case["stages"] else None,
+                   samples=int(case["samples"]), seed=int(case["seed"]),
+                   engines=case["engines"] or None,
+                   allow_missing=[a for a in case["allow_missing"].split(",") if a],
+                   command_line=json.loads(case["command_line"]))
+    rows = [r for r in o.records if r.stage != "diagnosis"]
+    m = survey.task_metrics_of_bundle(verdict_summary(o.verdict), o.manifest,
+                                      [(r.stage, r.status) for r in rows],
+                                      [s.name for s in STAGES], len(seen))
+    first = next((r for r in rows if r.status == "error"), None)
+    m["error"] = f"{first.id}: {first.reason}"[:500] if first is not None else ""
+    return m
+
+
+def batch_swing_task(case: dict) -> dict:
+    """One capture of ``harness swing --batch`` (runs in a worker): the normal swing run of
+    ``case`` (path, out, quick, up, cutoff_hz, replay, engines, allow_missing) writing its
+    output folder to ``out``; returns the checks' counts, qualified and the survey's
+    metrics (harness/batch/survey.py swing_metrics)."""
+    from harness.batch import survey
+
+    with _warning_counter() as seen:
+        o = swing(case["path"], out=case["out"], quick=bool(case["quick"]), up=case["up"],
+                  cutoff_hz=case["cutoff_hz"], replay=bool(case["replay"]),
+                  engines=case["engines"] or None,
+                  allow_missing=[a for a in case["allow_missing"].split(",") if a])
+    not_met = [c["name"] for c in o.checks if c["ok"] is False]
+    return {"qualified": o.exit_code == 0, "met": sum(c["ok"] is True for c in o.checks),
+            "not_met": len(not_met), "reported": sum(c["ok"] is None for c in o.checks),
+            "n_warnings": len(seen),
+            "error": ("not met: " + "; ".join(not_met)) if not_met else "",
+            **survey.swing_metrics(o.summary)}
+
+
+def _batch_common(workers, scheduler, timeout_s):
+    """(workers, execute, versions) of a batch: the Dask executor of harness/sweep/executor.py
+    (a LocalCluster of ``workers``, or the cluster of ``scheduler``); BadInput first."""
+    from harness.sweep.executor import DEFAULT_TIMEOUT_S, run_sweep, versions
+
+    if scheduler is None:
+        workers = BATCH_DEFAULT_WORKERS if workers is None else workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or \
+                not 1 <= workers <= 1024:
+            raise BadInput("--workers", f"must be an integer between 1 and 1024, got "
+                                        f"{workers!r}")
+    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < float("inf")):
+        raise BadInput("--timeout", f"must be a finite number of seconds > 0, got {timeout_s!r}")
+
+    def execute(task, cases, progress):
+        import multiprocessing
+
+        import dask
+        import distributed  # noqa: F401  its config defaults loaded first: a set() of a
+        # key under "distributed" before that would, on exit, delete the whole section
+
+        # the LocalCluster's worker processes forked from a forkserver (that Dask preloads
+        # with its own imports) instead of spawned: measured start 0.9-1.2 s and close
+        # 0.03 s against 1.4-2.0 s and 0.4-0.7 s (2 workers), a fixed cost of every batch
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+            else "spawn"
+        with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+            return run_sweep(task, cases, backend="dask", workers=workers,
+                             scheduler=scheduler, progress=progress,
+                             timeout_s=float(timeout_s))
+    return workers, execute, versions()
+
+
+def _batch_backend_text(b: dict) -> str:
+    return backend_text(b.get("name"), b.get("workers"), b.get("scheduler"))
+
+
+def parity_batch(path, *, out="reports/survey", base: str = "fixed",
+                 workers: int | None = None, scheduler: str | None = None,
+                 timeout_s: float | None = None, stages: Sequence[str] | None = None,
+                 samples: int = 10, seed: int = 0,
+                 engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
+                 repair_inertia: bool = False, command_line: Sequence[str] | None = None,
+                 progress: Progress | None = None):
+    """``harness parity --batch PATH``: every URDF/MJCF of a folder (recursively; each with
+    ``base`` fixed | floating | both) or of a list file, one Dask task each running the
+    normal parity run into OUT/models/SLUG/, then OUT/survey.json and OUT/index.html, the
+    whole folder swapped in atomically. Returns harness.batch.run.SurveyOutcome (exit code
+    0 iff every model qualified). Bad input raises BadInput before anything is written."""
+    from harness.batch import inputs, survey
+    from harness.batch import run as batch_run
+
+    batch = inputs.collect(path, "models", base)
+    run_engines, _ = select_engines(engines, allow_missing)
+    stage_list = runner.stage_names(list(stages) if stages else None)
+    if not 1 <= samples <= 100000:
+        raise BadInput("--samples", f"must be between 1 and 100000, got {samples}")
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    workers, execute, vers = _batch_common(workers, scheduler, timeout_s)
+    eng_text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
+    options = {"stages": ",".join(stages) if stages else "", "samples": int(samples),
+               "seed": int(seed), "engines": eng_text or "",
+               "allow_missing": ",".join(allow_missing), "repair_inertia": bool(repair_inertia)}
+    kind = survey.output_kind("models", evidence.OUTPUT)
+    with output_folder(out, kind) as target:
+
+        def case_of(item, folder):
+            final = target / "models" / item.slug
+            argv = ["harness", "parity", f"--{item.kind}", item.path, "--out", str(final)]
+            argv += ["--floating"] if item.base == "floating" else []
+            argv += ["--stages", options["stages"]] if options["stages"] else []
+            argv += ["--samples", str(samples), "--seed", str(seed)]
+            argv += ["--engines", options["engines"]] if options["engines"] else []
+            argv += [x for a in allow_missing for x in ("--allow-missing", a)]
+            argv += ["--repair-inertia"] if repair_inertia else []
+            return {"case_id": item.slug, "path": item.path, "kind": item.kind,
+                    "floating": item.base == "floating", "out": folder, **options,
+                    "command_line": json.dumps(argv)}
+
+        return batch_run.run_batch(
+            batch, out=target, kind=kind, of="models", entry=evidence.OUTPUT,
+            task=batch_parity_task, case_of=case_of, execute=execute,
+            start_line=f"parity batch: {backend_text('dask', workers, scheduler)}",
+            stages=[s for s in (st.name for st in STAGES) if s in stage_list],
+            options={**options, "engines_run": ",".join(run_engines), "base": base,
+                     "workers": workers, "scheduler": scheduler or ""},
+            command_line=list(command_line) if command_line is not None else
+            ["harness", *sys.argv[1:]], versions=vers,
+            backend_text=_batch_backend_text, say=progress)
+
+
+def swing_batch(path, *, out, workers: int | None = None, scheduler: str | None = None,
+                timeout_s: float | None = None, quick: bool = False, up: str = "auto",
+                cutoff_hz: float | None = None, replay: bool = True,
+                engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
+                command_line: Sequence[str] | None = None, progress: Progress | None = None):
+    """``harness swing --batch PATH``: every C3D capture of a folder (recursively) or of a
+    list file, one Dask task each running the normal swing run into OUT/captures/SLUG/,
+    then OUT/survey.json (captures × the swing summary's metrics) and OUT/index.html,
+    swapped in atomically. Returns harness.batch.run.SurveyOutcome."""
+    from harness.batch import inputs, survey
+    from harness.batch import run as batch_run
+    from harness.swing import run as swing_run
+
+    batch = inputs.collect(path, "captures")
+    if replay:
+        select_engines(engines, allow_missing)
+    if cutoff_hz is not None and not (0 < cutoff_hz < float("inf")):
+        raise BadInput("--cutoff", f"must be a finite frequency > 0 [Hz], got {cutoff_hz}")
+    workers, execute, vers = _batch_common(workers, scheduler, timeout_s)
+    eng_text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
+    options = {"quick": bool(quick), "up": up, "cutoff_hz": cutoff_hz, "replay": bool(replay),
+               "engines": eng_text or "", "allow_missing": ",".join(allow_missing)}
+    kind = survey.output_kind("captures", swing_run.OUTPUT)
+    with output_folder(out, kind) as target:
+
+        def case_of(item, folder):
+            return {"case_id": item.slug, "path": item.path, "out": folder, **options}
+
+        return batch_run.run_batch(
+            batch, out=target, kind=kind, of="captures", entry=swing_run.OUTPUT,
+            task=batch_swing_task, case_of=case_of, execute=execute,
+            start_line=f"swing batch: {backend_text('dask', workers, scheduler)}",
+            options={**options, "workers": workers, "scheduler": scheduler or ""},
+            command_line=list(command_line) if command_line is not None else
+            ["harness", *sys.argv[1:]], versions=vers,
+            backend_text=_batch_backend_text, say=progress)
+
+
 __all__ = ["BY_NAME", "PROFILES", "Diagnosis", "Outcome", "backend_text", "capture", "diagnose",
            "diagnosis_summaries", "engines", "evidence_hooks", "first_differing", "fit",
            "judge_records", "load_as_is_models", "load_models", "make_candidate",
-           "outcome_summary", "parity", "plain",
+           "outcome_summary", "parity", "parity_batch", "plain",
            "qualify", "read_bundle", "render_report", "replay", "report", "run", "save_candidate",
-           "select_engines", "sweep", "swing", "synth", "verdict_summary", "verify"]
+           "select_engines", "sweep", "swing", "swing_batch", "synth", "verdict_summary",
+           "verify"]

@@ -208,7 +208,15 @@ def cmd_engines(args) -> int:
 
 
 def cmd_parity(args) -> int:
-    o = api.parity(args.fixture or [], args.urdf or [], args.mjcf or [], out=args.out,
+    if args.batch is not None:
+        return _cmd_parity_batch(args)
+    for opt, given in (("--base", args.base), ("--workers", args.workers),
+                       ("--scheduler", args.scheduler), ("--timeout", args.timeout)):
+        if given is not None:
+            raise BadInput(opt, "applies to --batch PATH only")
+    o = api.parity(args.fixture or [], args.urdf or [], args.mjcf or [],
+                   sdf=args.sdf or [], drop_springs=args.drop_springs,
+                   out=args.out or "reports/parity",
                    floating=args.floating, repair_inertia=args.repair_inertia,
                    as_is=args.as_is, engine_files=_engine_files(args.engine_file),
                    beyond_limits=args.beyond_limits,
@@ -277,7 +285,8 @@ def cmd_synth(args) -> int:
 
 
 def cmd_report(args) -> int:
-    path, changes = api.report(args.bundle, args.out, args.baseline)
+    path, changes = api.report(args.bundle, args.out, args.baseline,
+                               progress=_progress(args.quiet))
     if args.json:  # the bundle's verdict (a sweep folder has none of its own here)
         evidence = (Path(args.bundle) / "manifest.json").is_file()
         args.summary = {
@@ -341,6 +350,14 @@ def cmd_swing(args) -> int:
     """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
+    if args.batch is not None:
+        return _cmd_swing_batch(args)
+    for opt, given in (("--workers", args.workers), ("--scheduler", args.scheduler),
+                       ("--timeout", args.timeout)):
+        if given is not None:
+            raise BadInput(opt, "applies to --batch PATH only")
+    if args.capture is None:
+        raise BadInput("swing", "name a capture (CAPTURE.c3d) or a batch (--batch PATH)")
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
                   cutoff_hz=args.cutoff, replay=not args.no_replay, engines=args.engines,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
@@ -396,6 +413,71 @@ def cmd_sweep(args) -> int:
     return code
 
 
+# ----- batches (harness/batch/) ----------------------------------------------------------------
+def _batch_done(args, o) -> int:
+    from harness.batch import run as batch_run
+
+    args.summary = batch_run.summary(o)
+    batch_run.print_summary(o)
+    return o.exit_code
+
+
+def _cmd_parity_batch(args) -> int:
+    """``harness parity --batch PATH``: one Dask task per model (and base); exit 0 only if
+    every model qualified, 1 otherwise (survey.json says which), 2 bad input."""
+    for opt, given in (("--fixture", args.fixture), ("--urdf", args.urdf),
+                       ("--mjcf", args.mjcf), ("--sdf", args.sdf),
+                       ("--drop-springs", args.drop_springs), ("--as-is", args.as_is),
+                       ("--engine-file", args.engine_file), ("--beyond-limits",
+                                                             args.beyond_limits),
+                       ("--junit", args.junit)):
+        if given:
+            raise BadInput(opt, "does not apply with --batch (the batch names the models)")
+    if args.floating:
+        raise BadInput("--floating", "with --batch, use --base floating (or both)")
+    o = api.parity_batch(args.batch, out=args.out or "reports/survey",
+                         base=args.base or "fixed", workers=args.workers,
+                         scheduler=args.scheduler, timeout_s=args.timeout,
+                         stages=args.stages.split(",") if args.stages else None,
+                         samples=args.samples, seed=args.seed, engines=args.engines,
+                         allow_missing=args.allow_missing,
+                         repair_inertia=args.repair_inertia, command_line=_cmdline(),
+                         progress=_progress(args.quiet))
+    return _batch_done(args, o)
+
+
+def _cmd_swing_batch(args) -> int:
+    """``harness swing --batch PATH --out DIR``: one Dask task per capture; exit 0 only if
+    every capture qualified, 1 otherwise, 2 bad input."""
+    if args.capture is not None:
+        raise BadInput("CAPTURE.c3d", "name a capture or --batch PATH, not both")
+    o = api.swing_batch(args.batch, out=args.out, workers=args.workers,
+                        scheduler=args.scheduler, timeout_s=args.timeout, quick=args.quick,
+                        up=args.up, cutoff_hz=args.cutoff, replay=not args.no_replay,
+                        engines=args.engines, allow_missing=args.allow_missing,
+                        command_line=_cmdline(), progress=_progress(args.quiet))
+    return _batch_done(args, o)
+
+
+def _batch_options(p, what: str, files: str, out: str):
+    p.add_argument("--batch", metavar="PATH", default=None,
+                   help=f"run every {what} ({files}) of PATH, one Dask task each: a folder "
+                        "(searched recursively) or a list file (one path per line, # "
+                        "comments, relative to the list's folder"
+                        + ("; optional second word fixed|floating|both" if what == "model"
+                           else "") + f"); writes one folder per {what} and survey.json + "
+                        f"index.html to --out ({out})")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="--batch: a Dask LocalCluster of N single-threaded worker processes "
+                        "(default 2)")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="--batch: connect to a running Dask scheduler (e.g. tcp://host:8786) "
+                        "instead of a LocalCluster")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="--batch: per-task time limit [s] (default 600); its worker is killed")
+
+
 # ----- parser -------------------------------------------------------------------------------
 def _json(p):
     p.add_argument("--json", metavar="FILE",
@@ -434,7 +516,7 @@ def _as_is_options(p, with_flag: bool):
 
 
 def _add_fit_parser(sub):
-    from harness.fit.collocation import METHODS
+    from harness.fit import METHODS  # not collocation: it imports scipy.sparse
 
     ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
                                     "(IPOPT) and write a fit bundle",
@@ -474,6 +556,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a URDF file (repeatable)")
     par.add_argument("--mjcf", action="append", metavar="PATH",
                      help="an MJCF file (repeatable)")
+    par.add_argument("--sdf", action="append", metavar="PATH",
+                     help="an SDF file, 1.4-1.6 (repeatable); loops closed by ball/fixed "
+                          "joints become stage-3 loop constraints")
+    par.add_argument("--drop-springs", action="store_true",
+                     help="--sdf: set aside joint springs (spring_stiffness) and the damping "
+                          "of loop-closing joints, noted in the report, instead of refusing "
+                          "the file (they act in the dynamics)")
     par.add_argument("--floating", action="store_true",
                      help="add a free root joint to the user's files (default: fixed base)")
     par.add_argument("--repair-inertia", action="store_true",
@@ -486,6 +575,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="random states per model (default 10)")
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")
+    par.set_defaults(out=None)  # reports/parity; reports/survey with --batch
+    _batch_options(par, "model", "*.urdf, MJCF *.xml", "default reports/survey")
+    par.add_argument("--base", choices=["fixed", "floating", "both"], default=None,
+                     help="--batch: the base of every model of a folder, and of a list entry "
+                          "without its own (default fixed; both: two runs per model)")
     dg = sub.add_parser("diagnose", help="load a URDF/MJCF as each engine would (as-is) and "
                                          "explain why the engines disagree",
                         description="Load a URDF/MJCF as each engine would (as-is) and "
@@ -566,6 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="HTML file to write (default BUNDLE/index.html)")
     r.add_argument("--baseline", metavar="OLD",
                    help="an older bundle: show what changed (new failures first)")
+    r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     _json(r)
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays",
                        description="Recompute every record of a bundle from its arrays "
@@ -576,9 +671,11 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Fit a golf-swing capture and replay it in every engine; "
                                     "writes --out (required, no default folder; make run "
                                     "uses reports/swing).")
-    sw.add_argument("capture", metavar="CAPTURE.c3d", help="the capture (C3D file)")
+    sw.add_argument("capture", metavar="CAPTURE.c3d", nargs="?", default=None,
+                    help="the capture (C3D file; or --batch PATH)")
     sw.add_argument("--out", required=True,
                     help="output folder (replaced atomically; required)")
+    _batch_options(sw, "capture", "*.c3d", "required")
     sw.add_argument("--quick", action="store_true", help="fewer calibration frames/rounds "
                     "and iterations (make run; the checks still apply)")
     sw.add_argument("--up", default="auto", help="the file's up axis (default auto)")
@@ -696,6 +793,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
+    api.command_process()
     args = build_parser().parse_args(argv)
     # capture --json writes its own ingestion report; every other --json is the summary
     summary_file = getattr(args, "json", None) if args.cmd != "capture" else None

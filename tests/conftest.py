@@ -23,7 +23,7 @@ from harness.model import registry  # noqa: E402
 from harness.model.prepared import PreparedModel, prepare_fixture  # noqa: E402
 
 ENGINES = list(registry.ENGINES)
-FIXTURES = catalog.names()
+FIXTURES = catalog.names() + catalog.joint_names()  # the tree fixtures, ball joints included
 
 _adapters: dict = {}
 

@@ -7,6 +7,12 @@ Generalized coordinates follow Pinocchio:
   generalized force τ = [f_B, n_B] in the body frame (dual to v).
 * revolute / prismatic: one q [rad | m], one v [rad/s | m/s].
 * continuous (unbounded revolute): q = [cos θ, sin θ] (2), v = [θ̇] (1). nq != nv.
+* ball (spherical): q = quat_PC as x y z w (4) — the rotation of the child (joint) frame in
+  the parent's joint frame, the same layout as the free root's rotation part — and
+  v = ω_C (3), the child's angular velocity relative to the parent, in the child frame;
+  τ (3) is the torque about the joint in the child frame (dual to v). Damping and
+  armature are per-axis scalars: −D ω_C with D = damping · I₃, armature · I₃ on the
+  joint's 3x3 diagonal block of M.
 * order: the free root first, then the moving joints depth-first in declaration order
   (FixtureSpec.moving_joints). Engines are matched to it by joint *name*.
 
@@ -20,7 +26,13 @@ F], both expressed in world axes (Pinocchio's LOCAL_WORLD_ALIGNED).
 
 Integration: integrate(q, v, dt) moves q along the constant generalized velocity v for dt;
 for the free joint that is the SE(3) exponential of the body twist (Pinocchio's
-``integrate``), for continuous joints a rotation of (cos, sin).
+``integrate``), for a ball joint quat ⊗ exp(ω_C dt), for continuous joints a rotation of
+(cos, sin).
+
+Sampled domain of a ball joint (``Layout.random_q``, for every engine alike): uniform on
+the unit quaternions whose roll-pitch-yaw angles (R = Rz(yaw) Ry(pitch) Rx(roll)) have
+|pitch| ≤ BALL_MAX_PITCH, so that no engine whose ball joint has roll-pitch-yaw
+coordinates (singular at pitch ±π/2) is compared near its singularity.
 
 SI units throughout; gravity default (0, 0, -9.81) m/s².
 """
@@ -32,8 +44,12 @@ import numpy as np
 
 from harness.core.spec import FREE_JOINT_NAME, FixtureSpec
 
-NQ = {"free": 7, "revolute": 1, "prismatic": 1, "continuous": 2}
-NV = {"free": 6, "revolute": 1, "prismatic": 1, "continuous": 1}
+NQ = {"free": 7, "revolute": 1, "prismatic": 1, "continuous": 2, "ball": 4}
+NV = {"free": 6, "revolute": 1, "prismatic": 1, "continuous": 1, "ball": 3}
+# [rad] sampled ball joints keep |pitch| ≤ this (cos ≥ 0.36: a quaternion → roll-pitch-yaw
+# conversion, whose pitch error grows as 1/cos(pitch), loses at most a factor 2.8; the rpy
+# rate map ω = B ṙpy, det B = cos(pitch), stays invertible); see the module docstring
+BALL_MAX_PITCH = 1.2
 # Sampling box for coordinates without declared limits.
 UNBOUNDED_ANGLE = (-np.pi, np.pi)
 UNBOUNDED_PRISMATIC = (-1.0, 1.0)
@@ -93,20 +109,32 @@ class Layout:
 
     @property
     def damping(self) -> np.ndarray:
-        """D (nv,) [N·s/m | N·m·s/rad]; zeros on the free joint."""
+        """D (nv,) [N·s/m | N·m·s/rad]; zeros on the free joint; a ball joint's scalar on
+        each of its 3 axes."""
         d = np.zeros(self.nv)
         for s in self.slots:
             if s.type != "free":
-                d[s.iv] = s.damping
+                d[s.iv:s.iv + s.nv] = s.damping
         return d
 
     @property
     def armature(self) -> np.ndarray:
+        """(nv,) [kg·m² | kg]; zeros on the free joint; a ball joint's on its 3 axes."""
         a = np.zeros(self.nv)
         for s in self.slots:
             if s.type != "free":
-                a[s.iv] = s.armature
+                a[s.iv:s.iv + s.nv] = s.armature
         return a
+
+    def sampling_notes(self) -> list:
+        """One line stating the sampled domain of the ball joints (empty without any)."""
+        balls = [s.name for s in self.slots if s.type == "ball"]
+        if not balls:
+            return []
+        return [f"sampled domain: ball joints ({', '.join(balls)}) are drawn uniformly on the "
+                f"unit quaternions with |pitch| <= {BALL_MAX_PITCH:g} rad (roll-pitch-yaw, R "
+                "= Rz Ry Rx), in every engine: away from the singularity of roll-pitch-yaw "
+                "coordinates at pitch +-pi/2"]
 
     # ----- states ----------------------------------------------------------------
     def neutral(self) -> np.ndarray:
@@ -115,13 +143,16 @@ class Layout:
         for s in self.slots:
             if s.type == "free":
                 q[s.iq + 6] = 1.0
+            elif s.type == "ball":
+                q[s.iq + 3] = 1.0
             elif s.type == "continuous":
                 q[s.iq] = 1.0
         return q
 
     def random_q(self, rng: np.random.Generator) -> np.ndarray:
         """A valid q: inside limits (or the unbounded sampling box; a range wider than
-        MAX_SAMPLED_SPAN is sampled in the box too), unit quaternions."""
+        MAX_SAMPLED_SPAN is sampled in the box too), unit quaternions (a ball joint's
+        uniform on those with |pitch| ≤ BALL_MAX_PITCH, by rejection)."""
         q = np.empty(self.nq)
         for s in self.slots:
             if s.type == "free":
@@ -131,6 +162,8 @@ class Layout:
             elif s.type == "continuous":
                 th = rng.uniform(*UNBOUNDED_ANGLE)
                 q[s.iq:s.iq + 2] = (np.cos(th), np.sin(th))
+            elif s.type == "ball":
+                q[s.iq:s.iq + 4] = random_ball_quat(rng)
             else:
                 box = UNBOUNDED_ANGLE if s.type == "revolute" else UNBOUNDED_PRISMATIC
                 lo, hi = (s.lower, s.upper) if s.lower is not None else box
@@ -150,6 +183,8 @@ class Layout:
         for s in self.slots:
             if s.type == "free":
                 n = np.linalg.norm(q[s.iq + 3:s.iq + 7])
+            elif s.type == "ball":
+                n = np.linalg.norm(q[s.iq:s.iq + 4])
             elif s.type == "continuous":
                 n = np.linalg.norm(q[s.iq:s.iq + 2])
             else:
@@ -159,6 +194,19 @@ class Layout:
 
     def free_slot(self) -> JointSlot | None:
         return self.slots[0] if self.slots and self.slots[0].type == "free" else None
+
+
+def random_ball_quat(rng: np.random.Generator) -> np.ndarray:
+    """(4,) unit quaternion (x, y, z, w), uniform on those with |pitch| ≤ BALL_MAX_PITCH:
+    normalised Gaussian 4-vectors (uniform on SO(3)), redrawn while outside (acceptance
+    sin(BALL_MAX_PITCH) = 0.93: R[2, 0] is uniform on [−1, 1] for a uniform rotation)."""
+    bound = np.sin(BALL_MAX_PITCH)
+    while True:
+        quat = rng.normal(size=4)
+        quat /= np.linalg.norm(quat)
+        x, y, z, w = quat
+        if abs(2.0 * (x * z - w * y)) <= bound:
+            return quat
 
 
 # ----- rotation helpers (engine-blind math used by adapters for conversions) -----------
@@ -315,7 +363,8 @@ class ManifoldMaps:
 
     flat_q, flat_v: revolute/prismatic coordinates (q[flat_q] ↔ v[flat_v]);
     cont_q, cont_v: continuous joints (q[cont_q] = cos θ, q[cont_q + 1] = sin θ);
-    free: (iq, iv) of the free root or None."""
+    free: (iq, iv) of the free root or None; ball: ((iq, iv), …) of the ball joints
+    (q[iq:iq+4] quaternion xyzw, v[iv:iv+3] ω in the child frame)."""
 
     nq: int
     nv: int
@@ -324,14 +373,17 @@ class ManifoldMaps:
     cont_q: np.ndarray
     cont_v: np.ndarray
     free: tuple | None
+    ball: tuple = ()
 
 
 def manifold_maps(layout: Layout) -> ManifoldMaps:
     """The index arrays of ``layout`` used by canonical_integrate / canonical_difference."""
-    fq, fv, cq, cv_, free = [], [], [], [], None
+    fq, fv, cq, cv_, free, ball = [], [], [], [], None, []
     for s in layout.slots:
         if s.type == "free":
             free = (s.iq, s.iv)
+        elif s.type == "ball":
+            ball.append((s.iq, s.iv))
         elif s.type == "continuous":
             cq.append(s.iq)
             cv_.append(s.iv)
@@ -339,7 +391,8 @@ def manifold_maps(layout: Layout) -> ManifoldMaps:
             fq.append(s.iq)
             fv.append(s.iv)
     arr = lambda x: np.array(x, dtype=np.intp)  # noqa: E731
-    return ManifoldMaps(layout.nq, layout.nv, arr(fq), arr(fv), arr(cq), arr(cv_), free)
+    return ManifoldMaps(layout.nq, layout.nv, arr(fq), arr(fv), arr(cq), arr(cv_), free,
+                        tuple(ball))
 
 
 def _maps(layout_or_maps) -> ManifoldMaps:
@@ -439,8 +492,9 @@ def se3_right_jacobian_inv(xi) -> np.ndarray:
 
 def canonical_integrate(layout_or_maps, q, v, dt: float = 1.0) -> np.ndarray:
     """q ⊕ v·dt (nq,) — the canonical ⊕ (same as every adapter's ``integrate``), engine-
-    blind: SE(3) exponential of the body twist on the free root, rotation of (cos, sin)
-    on continuous joints, q + v·dt elsewhere. q (nq,), v (nv,) [rad/s, m/s], dt [s]."""
+    blind: SE(3) exponential of the body twist on the free root, quat ⊗ exp(ω dt) on a
+    ball joint, rotation of (cos, sin) on continuous joints, q + v·dt elsewhere. q (nq,),
+    v (nv,) [rad/s, m/s], dt [s]."""
     mp = _maps(layout_or_maps)
     q = np.asarray(q, dtype=float)
     th = np.asarray(v, dtype=float) * dt
@@ -459,12 +513,16 @@ def canonical_integrate(layout_or_maps, q, v, dt: float = 1.0) -> np.ndarray:
         out[iq:iq + 3] = q[iq:iq + 3] + quat_xyzw_to_matrix(quat) @ (se3_left_jacobian(phi) @ rho)
         new = quat_xyzw_multiply(quat, quat_xyzw_from_rotvec(phi))
         out[iq + 3:iq + 7] = new / np.linalg.norm(new)
+    for iq, iv in mp.ball:
+        new = quat_xyzw_multiply(q[iq:iq + 4], quat_xyzw_from_rotvec(th[iv:iv + 3]))
+        out[iq:iq + 4] = new / np.linalg.norm(new)
     return out
 
 
 def canonical_difference(layout_or_maps, q0, q1) -> np.ndarray:
     """q1 ⊖ q0 (nv,): the tangent vector θ with q0 ⊕ θ = q1 (inverse of canonical_integrate).
-    Free root: SE(3) log of X0⁻¹ X1 as (ρ [m], φ [rad]) in q0's body frame; continuous:
+    Free root: SE(3) log of X0⁻¹ X1 as (ρ [m], φ [rad]) in q0's body frame; ball: the
+    rotation vector of quat0⁻¹ ⊗ quat1 [rad] (|φ| ≤ π) in q0's child frame; continuous:
     wrapped angle difference; elsewhere q1 − q0. This is the per-coordinate error between
     two configurations used by the replay divergence analysis."""
     mp = _maps(layout_or_maps)
@@ -486,18 +544,25 @@ def canonical_difference(layout_or_maps, q0, q1) -> np.ndarray:
         dp = R0.T @ (q1[iq:iq + 3] - q0[iq:iq + 3])
         out[iv:iv + 3] = np.linalg.solve(se3_left_jacobian(phi), dp)
         out[iv + 3:iv + 6] = phi
+    for iq, iv in mp.ball:
+        qa, qb = q0[iq:iq + 4], q1[iq:iq + 4]
+        conj = np.array([-qa[0], -qa[1], -qa[2], qa[3]]) / float(np.dot(qa, qa))
+        out[iv:iv + 3] = quat_xyzw_to_rotvec(quat_xyzw_multiply(conj, qb))
     return out
 
 
 def canonical_dexp_inv(layout_or_maps, theta, nu) -> np.ndarray:
     """θ̇ (nv,) for q(t) = q0 ⊕ θ(t) moving with generalized velocity ν (nv,) at q(t):
-    J_r⁻¹(θ) ν on the free root (SE(3)), ν elsewhere (those joints are abelian). This is
-    the correction that makes Runge-Kutta stages on the manifold keep their order
-    (Munthe-Kaas RKMK)."""
+    J_r⁻¹(θ) ν on the free root (SE(3)) and on each ball joint (SO(3)), ν elsewhere (those
+    joints are abelian). This is the correction that makes Runge-Kutta stages on the
+    manifold keep their order (Munthe-Kaas RKMK)."""
     mp = _maps(layout_or_maps)
-    if mp.free is None:
+    if mp.free is None and not mp.ball:
         return np.asarray(nu, dtype=float).copy()
     out = np.array(nu, dtype=float)
-    iv = mp.free[1]
-    out[iv:iv + 6] = se3_right_jacobian_inv(theta[iv:iv + 6]) @ out[iv:iv + 6]
+    if mp.free is not None:
+        iv = mp.free[1]
+        out[iv:iv + 6] = se3_right_jacobian_inv(theta[iv:iv + 6]) @ out[iv:iv + 6]
+    for _, iv in mp.ball:
+        out[iv:iv + 3] = so3_right_jacobian_inv(theta[iv:iv + 3]) @ out[iv:iv + 3]
     return out

@@ -54,6 +54,14 @@ def plotly_js_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "package_data" / ASSET
 
 
+def plotly_asset():
+    """plotly.min.js as a file of an output folder (hard-linked to the installed copy where
+    the filesystem allows: harness.core.io.SameAs)."""
+    from harness.core.io import SameAs
+
+    return SameAs(plotly_js_path())
+
+
 def plotly_js() -> bytes:
     """The bytes of plotly.min.js (about 4.8 MB; 1.4 MB gzipped)."""
     return plotly_js_path().read_bytes()
@@ -111,7 +119,7 @@ class Figure:
         self.xaxis = {"title": {"text": axis_title(xlabel, xunit)}, "automargin": True,
                       "zeroline": False}
         self.yaxis = {"title": {"text": axis_title(ylabel, yunit)}, "automargin": True,
-                      "exponentformat": "power" if ylog else "e", "zeroline": False}
+                      "exponentformat": "e", "zeroline": False}
         if categories is not None:
             self.xaxis.update(type="category", categoryorder="array",
                               categoryarray=list(categories))
@@ -221,13 +229,15 @@ class Figure:
                     vals = t[traces_key]
                     t[traces_key] = [zero_at if v == 0 else v for v in vals]
             decades = list(range(lo, hi + 1))
-            step = max(1, math.ceil(len(decades) / 8))
+            step = max(1, math.ceil(len(decades) / 6))  # ≤ ~6 labels: legible when small
             decades = decades[::step]
             axis["tickvals"] = [zero_at] + [10.0 ** d for d in decades]
             axis["ticktext"] = ["0"] + [f"1e{d}" for d in decades]
             axis["range"] = [lo - 2.5, hi + 0.3]
         else:
             axis["range"] = [lo - 0.3, hi + 0.3]
+            axis["dtick"] = max(1, math.ceil((hi - lo) / 6))  # whole decades, ≤ ~7 labels
+            axis["exponentformat"] = "e"  # 1e-12, as on axes with a zero tick
 
     def spec(self) -> dict:
         """The plotly description (data + layout) of this chart."""
@@ -236,8 +246,9 @@ class Figure:
                   "height": self.height, "margin": {"l": 60, "r": 16, "t": 48, "b": 48},
                   "xaxis": dict(self.xaxis), "yaxis": dict(self.yaxis),
                   "legend": {"font": {"size": 11}, **(
-                      {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25,
-                       "yanchor": "top"} if self.legend == "below" else {})},
+                      {"orientation": "h", "x": 0, "xanchor": "left", "y": 0,
+                       "yanchor": "bottom", "yref": "container"}  # under the x title
+                      if self.legend == "below" else {})},
                   "showlegend": self.legend != "none",
                   "font": {"family": "system-ui, sans-serif", "size": 12},
                   "hovermode": "closest", "shapes": self.shapes,
@@ -312,26 +323,3 @@ def scripts(mode: str = "file") -> str:
         raise ValueError(f"scripts mode {mode!r}: 'file' or 'inline'")
     return lib + "\n" + BOOT
 
-
-def svg_figure(draw, figsize) -> str:  # TEMPORARY: removed once every report is converted
-    """Inline SVG of a matplotlib figure drawn by ``draw(fig)`` (old form)."""
-    import io
-    import re
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "harness"
-    import matplotlib.pyplot as plt
-
-    fig = plt.figure(figsize=figsize)
-    try:
-        draw(fig)
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.88, wspace=0.28)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    finally:
-        plt.close(fig)
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]
-    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)

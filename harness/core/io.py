@@ -54,7 +54,9 @@ class OutputKind:
     ("manifest.json", "fit/fit.json"); ``recognise(path)``: raises unless the file at
     ``path`` parses with this kind's own schema; ``files``: the names of the files it may
     hold; ``folders``: {name: OutputKind} of the subfolders it may hold (a swing's ``fit``
-    and ``replay``)."""
+    and ``replay``; the name ``*``: any subfolder whose name does not start with a dot, a
+    survey's one bundle per model). ``marker`` None: a plain container (a survey's
+    ``models``), recognised by its subfolders' own markers."""
 
     what: str
     marker: str
@@ -78,13 +80,17 @@ def _not_ours(folder: Path, kind: OutputKind, prefix: str = "") -> str:
             return f"it holds {rel}, a symbolic link the harness does not write"
         if e.name in kind.files and e.is_file(follow_symlinks=False):
             continue
-        if e.name in kind.folders and e.is_dir(follow_symlinks=False):
-            problem = _not_ours(Path(e.path), kind.folders[e.name], rel + "/")
+        sub = kind.folders.get(e.name) or \
+            (kind.folders.get("*") if not e.name.startswith(".") else None)
+        if sub is not None and e.is_dir(follow_symlinks=False):
+            problem = _not_ours(Path(e.path), sub, rel + "/")
             if problem:
                 return problem
             continue
         return f"it holds {rel}{'/' if e.is_dir(follow_symlinks=False) else ''}, which the " \
                f"harness does not write there"
+    if kind.marker is None:  # a plain container: each subfolder was checked by its own kind
+        return ""
     marker = folder / kind.marker
     rel = prefix + kind.marker
     try:
@@ -351,8 +357,33 @@ def swap_in(tmp: Path, out: Path, kind: OutputKind, shown: str | None = None) ->
     return out
 
 
+class SameAs:
+    """A file of an output folder whose content is the file ``source`` (a large read-only
+    asset such as the reports' plotly.min.js): hard-linked to it when the filesystem
+    allows, so a survey of hundreds of bundles does not store it hundreds of times, else
+    copied."""
+
+    def __init__(self, source):
+        self.source = Path(source)
+
+
+def put_file(dest: Path, blob) -> None:
+    """Write ``blob`` (bytes, or SameAs) as the new file ``dest`` (flushed to disk)."""
+    if isinstance(blob, SameAs):
+        try:
+            os.link(blob.source, dest)
+            return
+        except OSError:  # another filesystem, or links not allowed: a copy
+            shutil.copyfile(blob.source, dest)
+            return
+    with open(dest, "wb") as fh:
+        fh.write(blob)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def write_folder_atomic(out: Path, files: dict, kind: OutputKind) -> Path:
-    """Write {filename: bytes} as folder ``out`` of ``kind``, atomically replacing an old
+    """Write {filename: bytes or SameAs} as folder ``out`` of ``kind``, atomically replacing an old
     one only if the output-folder rule allows it. Under the caller's ``output_folder`` lock
     if it holds one, else its own."""
     path = Path(out).resolve()
@@ -366,10 +397,7 @@ def _write_folder(out: Path, files: dict, kind: OutputKind, shown: str) -> Path:
     tmp = temp_folder(out)
     try:
         for name, blob in files.items():
-            with open(tmp / name, "wb") as fh:
-                fh.write(blob)
-                fh.flush()
-                os.fsync(fh.fileno())
+            put_file(tmp / name, blob)
         return swap_in(tmp, out, kind, shown)
     finally:
         if tmp.exists():

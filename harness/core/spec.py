@@ -29,7 +29,9 @@ import numpy as np
 from harness.core.errors import BadInput
 from harness.core.strict import model_size_problem
 
-JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "ball", "fixed")
+# degrees of freedom (nv) of each joint type: a ball joint turns about all three axes
+JOINT_DOFS = {"revolute": 1, "continuous": 1, "prismatic": 1, "ball": 3, "fixed": 0}
 FREE_JOINT_NAME = "root_joint"
 # The massless root body that stands for the world when a model is attached to it by
 # anything but an identity weld (a spec has no root pose).
@@ -97,7 +99,12 @@ class Joint:
     frame (= child body frame) in the parent body frame [m, rad]. ``axis``: unit axis in
     the joint frame. ``lower``/``upper``: position limits [rad or m], None if unbounded.
     ``damping``: viscous coefficient D (generalized force −D·v). ``armature``: added to
-    the joint's diagonal of M."""
+    the joint's diagonal of M.
+
+    A ``ball`` joint (spherical: 3 rotational dofs about the joint origin) has no axis (it
+    is ignored) and no limits; its damping [N·m·s/rad] and armature [kg·m²] are per-axis
+    scalars (−D ω on each of its three dofs, armature on each of its three diagonal
+    entries of M; harness/core/conventions.py)."""
 
     name: str
     type: str
@@ -229,6 +236,47 @@ class FixtureSpec:
         parent = self._parent_map
         return [parent[b] for b in self.depth_first()[1:] if parent[b].type != "fixed"]
 
+    def _leaf_weld(self, j) -> bool:
+        """A fixed joint to a massless body without children (a frame written as a link)."""
+        return (j.type == "fixed" and self._body_map[j.child].mass == 0
+                and not self._children_map.get(j.child))
+
+    def chain_child(self, body: str):
+        """The one child joint of ``body`` that is not a leaf weld, or None."""
+        main = [j for j in self._children_map.get(body, ()) if not self._leaf_weld(j)]
+        return main[0] if len(main) == 1 else None
+
+    @cached_property
+    def _joint_chains(self) -> dict:
+        out, collapsed = {}, set()
+        for b in self.depth_first()[1:]:  # parents first
+            j = self._parent_map[b]
+            if (self._body_map[b].mass == 0 and self.chain_child(b) is not None
+                    and (j.type != "fixed" or j.parent in collapsed)):
+                collapsed.add(b)
+        for b in collapsed:
+            below, c = [], b
+            while c in collapsed:
+                j = self.chain_child(c)
+                if j.type != "fixed":
+                    below.append(j.name)
+                c = j.child
+            out[b] = (c, tuple(below))
+            for k in self._children_map.get(b, ()):  # its frame links fold with it
+                if self._leaf_weld(k):
+                    out[k.child] = out[b]
+        return {b: out[b] for b in self.depth_first() if b in out}
+
+    def joint_chains(self) -> dict:
+        """{massless body C: (T, joints)}: the bodies an engine that refuses massless
+        moving bodies (MuJoCo) folds into the first body T below them, which then carries
+        their joints, several joints in one body. C is collapsed when it has no mass, one
+        child joint (``chain_child``; massless childless bodies welded to C, frames written
+        as links, fold with C) and a moving parent joint (or a fixed one from a collapsed
+        body); ``joints`` are the moving joints between C and T (C moves with the joints
+        above it, not with these). Empty for models without such chains."""
+        return dict(self._joint_chains)
+
     def all_frame_names(self) -> list:
         """Every pose compared in stage 1: each body frame, then each named frame."""
         return [b.name for b in self.bodies] + [f.name for f in self.frames]
@@ -257,7 +305,7 @@ class FixtureSpec:
         if not names:
             raise ValueError("model has no bodies")
         # the supported model size, before anything grows with it
-        nv = sum(1 for j in self.joints if getattr(j, "type", None) != "fixed") \
+        nv = sum(JOINT_DOFS.get(getattr(j, "type", None), 1) for j in self.joints) \
             + (6 if self.floating else 0)
         size = model_size_problem(len(self.bodies), nv)
         if size:
@@ -308,7 +356,7 @@ class FixtureSpec:
             _vec(j.xyz, 3, f"joint {j.name} xyz")
             _vec(j.rpy, 3, f"joint {j.name} rpy")
             ax = np.array(_vec(j.axis, 3, f"joint {j.name} axis"))
-            if j.type != "fixed" and abs(np.linalg.norm(ax) - 1.0) > 1e-12:
+            if j.type not in ("fixed", "ball") and abs(np.linalg.norm(ax) - 1.0) > 1e-12:
                 raise ValueError(f"joint {j.name}: axis must be a unit vector")
             if not (math.isfinite(j.damping) and j.damping >= 0):
                 raise ValueError(f"joint {j.name}: damping must be finite and >= 0")
@@ -323,6 +371,9 @@ class FixtureSpec:
                 raise ValueError(f"joint {j.name}: lower limit must be below upper")
             if j.type == "continuous" and j.lower is not None:
                 raise ValueError(f"joint {j.name}: continuous joints have no limits")
+            if j.type == "ball" and j.lower is not None:
+                raise ValueError(f"joint {j.name}: ball joints have no limits in the "
+                                 "canonical model")
         child_set = set(children)
         roots = [n for n in names if n not in child_set]
         if len(roots) != 1:
@@ -385,7 +436,7 @@ class FixtureSpec:
         if self.q_init:
             if not self.constraints:
                 raise ValueError("q_init is given but the model has no constraints")
-            nq = sum(2 if j.type == "continuous" else 1 for j in self.moving_joints())
+            nq = sum({"continuous": 2, "ball": 4}.get(j.type, 1) for j in self.moving_joints())
             _vec(self.q_init, nq, "q_init")
 
     def _masses(self) -> tuple:

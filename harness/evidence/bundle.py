@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, array_sha256, npz_bytes, write_folder_atomic
 from harness.core.records import Record, compare
@@ -78,10 +79,11 @@ def _recognise(path: Path):
 
 
 # what a bundle folder may hold (timings.json: the replay stage's wall times, not evidence;
-# records.csv: records.json as a table, checked against it when read)
+# records.csv: records.json as a table, checked against it when read; plotly.min.js: the
+# chart library index.html loads from its own folder)
 OUTPUT = OutputKind("an evidence bundle", "manifest.json", _recognise,
                     frozenset({"manifest.json", "arrays.npz", "records.json", "index.html",
-                               "timings.json", "records.csv"}))
+                               "timings.json", "records.csv", figures.ASSET}))
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hook
         raise RuntimeError("arrays.npz is not deterministic")  # would be a harness bug
     if html is not None:
         files["index.html"] = html.encode()
+        files[figures.ASSET] = figures.plotly_asset()  # the report's charts load it from here
     files.update(extra_files or {})
     return write_folder_atomic(Path(out), files, OUTPUT)
 

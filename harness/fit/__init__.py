@@ -3,3 +3,7 @@ problems (problems.py), fit bundles and reports (bundle.py), shooting with exact
 gradients (shooting.py), identifiability (identifiability.py), and the marker-trajectory
 fit by inverse-dynamics collocation on a B-spline (trajectory.py). Engine-blind:
 articulated models enter through an adapter's inverse dynamics and its derivatives."""
+
+# the collocation schemes of collocation.py, here so that the CLI lists them without
+# importing collocation (and scipy.sparse) on every command
+METHODS = ("backward_euler", "midpoint", "trapezoidal", "hermite_simpson")

@@ -10,8 +10,10 @@ A fit bundle is a folder written atomically (harness/core/io.py write_folder_ato
   its provenance (harness version, git commit, versions of the numerical packages);
 * ``arrays.npz`` — t (N,) s, y (N, n_y) measurements, x_fit (N, n_x), x_true (N, n_x),
   e (N, n_y) whitened measurement residuals at the solution, r (N, n_r) known inputs;
-* ``index.html`` — the fit report section (templates/fit_section.html.j2): objective
-  components, convergence history plot, residual plots (inline SVG).
+* ``index.html`` — the fit report (harness/report/fit.py, templates/fit_section.html.j2):
+  objective components, convergence history, residual and state charts (plotly.js);
+* ``plotly.min.js`` — the chart library the page loads (from the pinned plotly package;
+  nothing is fetched from a network).
 
 Dimension legend: N nodes, n_x states, n_y measured channels, n_r known inputs.
 """
@@ -50,7 +52,7 @@ def _recognise(path: Path):
 
 # what a fit bundle folder may hold (the output-folder rule, harness/core/io.py)
 OUTPUT = OutputKind("a fit bundle", "fit.json", _recognise,
-                    frozenset({"fit.json", "arrays.npz", "index.html"}))
+                    frozenset({"fit.json", "arrays.npz", "index.html", "plotly.min.js"}))
 
 
 def provenance(git_commit: str) -> dict:
@@ -165,7 +167,11 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
 
 
 def write(out, result: dict, html: str) -> Path:
-    """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html), atomically."""
+    """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html and the
+    plotly.min.js it loads), atomically."""
+    from harness.core import figures
+
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
-             "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode()}
+             "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode(),
+             figures.ASSET: figures.plotly_asset()}
     return write_folder_atomic(out, files, OUTPUT)

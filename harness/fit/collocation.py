@@ -60,6 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harness.core.errors import BadInput
+from harness.fit import METHODS  # the collocation schemes (listed there for the CLI)
 
 # IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
 # identified parameters of the benchmark problems unchanged (to round-off) and save time
@@ -68,7 +69,6 @@ from harness.core.errors import BadInput
 # them on these problems anyway: |y| exceeds the default constr_mult_init_max of 1000).
 SPEED_OPTIONS = {"mumps_scaling": 0, "mumps_permuting_scaling": 0, "constr_mult_init_max": 0.0}
 
-METHODS = ("backward_euler", "midpoint", "trapezoidal", "hermite_simpson")
 LOSSES = ("linear", "soft_l1", "huber")
 
 

@@ -174,7 +174,7 @@ class _System:
         self.fd = adapter.forward_dynamics
         self.mp = manifold_maps(adapter.layout)
         mp = self.mp
-        self.flat = (mp.free is None and mp.cont_q.size == 0
+        self.flat = (mp.free is None and mp.cont_q.size == 0 and not mp.ball
                      and np.array_equal(mp.flat_q, np.arange(mp.nq))
                      and np.array_equal(mp.flat_v, np.arange(mp.nv)))
         self.D = np.zeros(mp.nv) if damping is None else np.asarray(damping, dtype=float)
@@ -184,7 +184,8 @@ class _System:
         return q + theta if self.flat else canonical_integrate(self.mp, q, theta)
 
     def dexp_inv(self, theta, v):
-        return v if (self.flat or self.mp.free is None) else canonical_dexp_inv(self.mp, theta, v)
+        return v if (self.flat or (self.mp.free is None and not self.mp.ball)) \
+            else canonical_dexp_inv(self.mp, theta, v)
 
     def accel(self, q, v, tau):
         self.nfev += 1
@@ -248,7 +249,10 @@ def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol):
         raise RuntimeError(f"dop853 failed on [{ta}, {tb}]: {sol.message}")
     y = sol.y[:, -1]
     free = sys.mp.free
-    if free is not None and np.linalg.norm(y[free[1] + 3:free[1] + 6]) > _MAX_CHART_ANGLE:
+    angles = [y[iv:iv + 3] for _, iv in sys.mp.ball]  # ball joints' chart angles [rad]
+    if free is not None:
+        angles.append(y[free[1] + 3:free[1] + 6])
+    if any(np.linalg.norm(a) > _MAX_CHART_ANGLE for a in angles):
         tm = 0.5 * (ta + tb)  # the chart would be stretched: split the interval
         q1, v1, w1 = _dop853_interval(sys, q, v, w, ta, tm, u, rtol, atol)
         return _dop853_interval(sys, q1, v1, w1, tm, tb, u, rtol, atol)

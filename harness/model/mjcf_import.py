@@ -17,10 +17,20 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
 * body pose in its parent (``body_pos``/``body_quat``) → the parent joint's xyz / URDF
   rpy (``matrix_to_rpy``); a body without a joint is welded by a fixed joint named
   ``<body>__fixed``.
+* several hinge/slide/ball joints in one body, or a joint away from its body origin
+  (``pos``) → a chain of massless bodies ``<body>__<joint>``, one per joint at its anchor
+  with the body's orientation, the body itself after the last joint (or hung from the
+  last one's massless body by the weld ``<body>__fixed`` when that joint is not at the
+  body origin); exact, derived in harness/model/joint_chain.py and docs/conventions.md.
+  Classes, defaults, degrees and euler sequences are resolved by MuJoCo's compiler.
 * ``hinge`` → revolute; with a ``range`` (``jnt_limited``) the limits, else unbounded
   (lower/upper None: still one q, as in MuJoCo — "continuous" would change the
   coordinates to (cos, sin)). ``slide`` → prismatic. ``dof_damping`` → damping (0 if the
   damper is disabled in ``<option>``), ``dof_armature`` → armature.
+* ``ball`` → ball (quaternion, ω in the child frame: MuJoCo's own ball joint with the
+  quaternion reordered to x y z w); its damping and armature are per-axis scalars, as in
+  MuJoCo; a ``range`` (a cone limit) is dropped with a note (the canonical ball joint has
+  no limits, and stages 0–2 apply none).
 * ``free`` joint on the root body → ``floating=True`` (also if ``floating`` was False);
   its pose in ``<worldbody>`` only sets qpos0 and is dropped. ``floating=True`` on a
   root without a joint frees it the same way.
@@ -32,12 +42,27 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   dropped with a note.
 * gravity from ``<option>`` (0 if gravity is disabled). Actuators, sensors, geoms
   (beyond their contribution to inertia), contacts, cameras and lights are ignored.
+* ``<equality>`` ``connect`` → a ``point`` loop constraint, ``weld`` → a ``weld`` one
+  (stage 3; fixed-base models only). Between sites: on the two sites. Between bodies:
+  frames ``<name>__1`` / ``<name>__2`` on body1 / body2 placed from MuJoCo's compiled
+  ``eq_data`` (connect: the anchor on body1 and its body2-side image at qpos0; weld:
+  body2's anchor point and orientation in body1 at qpos0, and the anchor on body2), so
+  they coincide exactly when MuJoCo's equality holds; the world body is the root (or
+  ``world_``). An unnamed equality is ``equality_<i>``; an inactive one is set aside with
+  a note; ``torquescale`` and non-default ``solref``/``solimp`` shape only MuJoCo's soft
+  solver (noted). The manifold is sampled from the first keyframe's qpos if there is
+  one, else from qpos0 (``q_init``).
+* ``<tendon>`` without stiffness, damping, armature or frictionloss: set aside with one
+  note (it does not enter M or h; its limits are constraints, not compared in stages
+  0–2).
 
 An MJCF may not contain (each raises BadInput naming the file and the element):
-ball joints; a body with more than one joint; a joint whose ``pos`` is not the body
-origin; a free joint below the root, or with damping/armature/frictionloss; non-zero
-joint ``stiffness``, ``springref``, ``ref`` or ``frictionloss``; tendons; equality
-constraints; flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
+a free joint below the root or beside other joints in one body (MuJoCo's compiler
+already refuses most of these), or with damping/armature/frictionloss; non-zero
+joint ``stiffness``, ``springref``, ``ref`` or ``frictionloss`` (on ball joints too);
+a tendon with stiffness, damping, armature or frictionloss; an equality that is a joint
+coupling (``polycoef``), a tendon or flex coupling, or an equality on a floating model;
+flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
 (``density``/``viscosity``); more than one body tree at ``<worldbody>``; an unnamed body
 or unnamed moving joint; a body named ``world_`` when the world body must be kept;
 names outside ``[A-Za-z_][A-Za-z0-9_.-]*``; anything MuJoCo itself refuses to compile;

@@ -14,8 +14,15 @@ from harness.core.errors import BadInput, EngineUnavailable
 
 # The engines package's table (engines/__init__.py): read by name, never imported
 # statically, so that nothing above the registry depends on an engine module.
-_TABLE = importlib.import_module("engines").ENGINES
+_ENGINES_PACKAGE = importlib.import_module("engines")
+_TABLE = _ENGINES_PACKAGE.ENGINES
 ENGINES = tuple(_TABLE)
+
+
+def command_process() -> None:
+    """Process-wide engine settings for a harness command or worker, before any binding is
+    imported (engines/__init__.py ``command_process``)."""
+    _ENGINES_PACKAGE.command_process()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,11 @@ the ones that changed something in a given file):
 * Joint types: ``revolute``, ``prismatic`` (a ``<limit>`` element is required, as in
   urdfdom; ``lower`` and ``upper`` default to 0; if lower ≥ upper — e.g. the common
   lower = upper = 0 — the joint is imported *unbounded*, limits None), ``continuous``
-  (no limits; a ``<limit>`` is ignored), ``fixed``. ``planar`` is not supported.
+  (no limits; a ``<limit>`` is ignored), ``fixed``. ``planar`` is not supported. URDF has
+  no ball joint: a joint of type ``ball``/``spherical`` (or Drake's ``<drake:joint
+  type="ball">`` extension, which the harness writes for its own engines) is refused in
+  one line saying how to write it (three revolute joints through two massless links, or
+  the model as MJCF).
   ``floating`` is supported only between the link ``world`` and the root link, where it
   makes the model floating; anywhere else it is rejected.
 * ``<axis>``: default (1, 0, 0); normalised; a zero axis is rejected.
@@ -81,6 +85,11 @@ from harness.model.import_common import read_model_file, sanitise_model_name
 
 WORLD_LINK = "world"
 SUPPORTED_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+# URDF has no ball joint: what files write for one, refused with one line saying how
+BALL_TYPES = ("ball", "spherical")
+BALL_REFUSAL = ("a ball joint is not URDF (URDF has no ball joint): write it as three "
+                "revolute joints through two massless links, or bring the model as MJCF "
+                "(--mjcf, <joint type=\"ball\">)")
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -209,6 +218,8 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
     jtype = el.get("type")
     if jtype is None:
         raise r.bad(f"joint {name}: no type")
+    if jtype in BALL_TYPES:
+        raise r.bad(f"joint {name}: {BALL_REFUSAL}")
     if jtype == "planar":
         raise r.bad(f"joint {name}: planar joints are not supported "
                     f"(supported: {', '.join(SUPPORTED_TYPES)}, floating at the root)")
@@ -278,6 +289,12 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     r = _Reader(path)
     root = _read_root(path)
     notes: list = []
+    for el in root:  # e.g. Drake's <drake:joint type="ball"> extension
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag != "joint" and tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1] == "joint":
+            if el.get("type") in BALL_TYPES:
+                raise r.bad(f"joint {el.get('name')}: {BALL_REFUSAL}")
+            raise r.bad(f"joint {el.get('name')}: <{tag}> is not a URDF joint element")
 
     links = root.findall("link")
     if len(links) > MAX_BODIES + 1:  # (+1: a link "world" is not a body)

@@ -1,28 +1,32 @@
-"""HTML report of an evidence bundle: one self-contained file (inline CSS and SVG, no
-scripts, no network), rendered with Jinja2 with autoescaping on, so names from user
-models (joints, frames, files) always render as text.
+"""HTML report of an evidence bundle, rendered with Jinja2 with autoescaping on, so names
+from user models (joints, frames, files) always render as text. Charts are interactive
+plotly.js charts (harness.core.figures: a JSON description per chart, drawn by the
+browser); the page loads ``plotly.min.js`` from its own folder (a bundle holds a copy) or,
+as a stand-alone file, embeds it. Nothing is fetched from a network.
 
 Sections: a contents list (``<nav id="contents">``, links to every section and to the
 bundle's files); summary verdict and headline (harness.core.verdict) with, right under it,
 what the harness changed in the model (the fixtures' notes) and the ``harness diagnose``
 command; a diagnose bundle's explanation; the stage ladder (fixture × stage × engine pair:
 verdict, the quantity that decided it and that quantity's own error, linked to that
-record's row); per-stage plots of every record's max_rel against its tolerance; per-stage
+record's row); per-stage small multiples of every record's max_rel against its tolerance
+(one chart per quantity, over the fixtures that have it); per-stage
 records, the rows that did not pass open and the rest folded; what each engine computed
 each quantity with; provenance.
 """
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import re
 from collections import OrderedDict
+from html import escape
 from pathlib import Path
 
 import jinja2
-import numpy as np
+from markupsafe import Markup
 
+from harness.core import figures
 from harness.core.records import error_text, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH
@@ -64,6 +68,7 @@ def _cell(records):
     row = max(pool, key=rank)
     return {"verdict": verdict, "quantity": row.quantity, "anchor": record_anchor(row.id),
             "who": "" if row.engine_b else row.engine_a, "error": error_text(row),
+            "rel": row.max_rel is not None,  # the text is a relative error (else |Δ| or —)
             "n": len(records), "n_verdict": len(mine),
             "reasons": sorted({r.reason for r in records if r.reason})[:3]}
 
@@ -92,56 +97,108 @@ def ladder(records, fixtures, engines, stage_order):
     return [cols[i] for i in keep], [{**r, "cells": [r["cells"][i] for i in keep]} for r in rows]
 
 
+def _chart_groups(recs, fixtures):
+    """[(title, x label, categories, [(category, record)])]: one chart per quantity over the
+    fixtures that have records for it; quantities named ``case.name`` that apply to one
+    fixture only (the contact stage's analytic cases) share one chart per case, over
+    their names."""
+    fx_order = {f: i for i, f in enumerate(fixtures)}
+    by_q = OrderedDict()
+    for r in recs:
+        by_q.setdefault(r.quantity, []).append(r)
+    groups = OrderedDict()
+    for q, rs in by_q.items():
+        fxs = {r.fixture for r in rs}
+        if "." in q and len(fxs) == 1:
+            case, name = q.split(".", 1)
+            fx = next(iter(fxs))
+            g = groups.setdefault(("case", case, fx), (f"{case} ({fx})", "quantity", []))
+            g[2].extend((name, r) for r in rs)
+        else:
+            groups[("q", q)] = (q, "fixture", [(r.fixture, r) for r in rs])
+    out = []
+    for title, xlabel, items in groups.values():
+        cats = list(OrderedDict.fromkeys(c for c, _ in items))
+        if xlabel == "fixture":
+            cats.sort(key=lambda c: fx_order.get(c, len(fx_order)))
+        out.append((title, xlabel, cats, items))
+    return out
+
+
+_GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲",
+          "triangle-down": "▼", "cross": "✚", "star": "★", "hexagon": "⬢",
+          "pentagon": "⬟", "x": "✖"}
+
+
+def pair_label(r) -> str:
+    """``a~b`` of a compared record; the engine (or solver) alone for a single-engine row."""
+    return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
+
+
+def shared_legend(pairs: list, rtol: bool = True) -> str:
+    """One HTML legend for a stage's small multiples: each engine pair's marker (the same
+    colour and symbol in every chart of the stage) and the rtol line."""
+    items = "".join(
+        f'<span class="legend-item"><span style="color:{figures.color(k)}">'
+        f'{_GLYPH.get(figures.symbol(k), "●")}</span> {escape(p)}</span>'
+        for k, p in enumerate(pairs))
+    if rtol:
+        items += ('<span class="legend-item"><span style="color:crimson">– –</span> '
+                  "the quantity's rtol (a short red bar over each quantity when a chart's "
+                  "quantities have different rtols)</span>")
+    return f'<div class="shared-legend">{items}</div>'
+
+
 def stage_plot(records, stage, fixtures) -> str:
-    """Inline SVG: max_rel of every compared record of a stage, per quantity."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "harness"
-    import matplotlib.pyplot as plt
-
+    """Small multiples (harness.core.figures) under one shared legend: per quantity, the
+    largest relative error of each engine pair on each fixture that has records for that
+    quantity, on a log axis with exact zeros on their own ``0`` tick, and the quantity's
+    rtol as a dashed line. Checks against zero (relative error undefined) and
+    informational rows (no tolerance) are not drawn; their |Δ| is in the record tables."""
     recs = [r for r in records if r.stage == stage and r.max_rel is not None
-            and r.rtol is not None]  # informational rows (stage 3) have no tolerance
+            and r.rtol is not None]
     if not recs:
         return ""
-    quantities = list(OrderedDict.fromkeys(r.quantity for r in recs))
-    fig, axes = plt.subplots(1, len(quantities), figsize=(3.2 * len(quantities), 2.8),
-                             squeeze=False)
-    fx_index = {f: i for i, f in enumerate(fixtures)}
-    pairs = sorted({f"{r.engine_a}~{r.engine_b}" for r in recs})
-    markers = "osD^v<>ph*"
-    for ax, qty in zip(axes[0], quantities):
+    pairs = sorted({pair_label(r) for r in recs})
+    charts = []
+    for title, xlabel, cats, items in _chart_groups(recs, fixtures):
+        fig = figures.Figure(title, xlabel, None, "max relative error", figures.DIMENSIONLESS,
+                             ylog=True, categories=cats, legend="none",
+                             height=340 if xlabel == "fixture" and len(cats) > 3 else 280)
         for k, pair in enumerate(pairs):
-            pts = [(fx_index[r.fixture], max(r.max_rel, 1e-18)) for r in recs
-                   if r.quantity == qty and f"{r.engine_a}~{r.engine_b}" == pair]
-            if pts:
-                x, y = zip(*pts)
-                ax.scatter(np.array(x) + 0.06 * (k - len(pairs) / 2), y, s=14,
-                           marker=markers[k % len(markers)], label=pair)
-        tol = max(r.rtol for r in recs if r.quantity == qty)
-        ax.axhline(tol, color="crimson", ls="--", lw=1, label=f"rtol {tol:g}")
-        ax.set_yscale("log")
-        ax.set_ylim(1e-18, max(1.0, 10 * max(r.max_rel for r in recs if r.quantity == qty)))
-        ax.set_xlim(-0.6, len(fixtures) - 0.4)
-        ax.set_xticks(range(len(fixtures)))
-        ax.set_xticklabels(fixtures, rotation=40, ha="right", fontsize=7)
-        ax.set_title(qty, fontsize=9)
-        ax.tick_params(axis="y", labelsize=7)
-    axes[0][0].set_ylabel("max relative error", fontsize=8)
-    seen = {}
-    for ax in axes[0]:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(l, h)
-    labels, handles = list(seen), list(seen.values())
-    fig.legend(handles, labels, fontsize=6, loc="upper center", ncol=min(6, len(labels)),
-               bbox_to_anchor=(0.5, 1.08))
-    fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]
-    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # RDF boilerplate
+            worst = OrderedDict()  # category → record with the largest max_rel
+            for c, r in items:
+                if pair_label(r) == pair and (c not in worst or r.max_rel > worst[c].max_rel):
+                    worst[c] = r
+            if worst:
+                t = fig.points(list(worst), [r.max_rel for r in worst.values()], pair,
+                               symbol_=figures.symbol(k), color_=figures.color(k), size=8,
+                               hover=[f"{escape(c)}: {r.max_rel:.3g} (rtol {r.rtol:g})"
+                                      f"<br>{escape(r.id)}" for c, r in worst.items()])
+                t["offsetgroup"] = pair
+        rtol = OrderedDict()  # category → its rtol (rtol 0: atol alone decides, not drawn)
+        for c, r in items:
+            if r.rtol > 0:
+                rtol[c] = max(rtol.get(c, 0.0), r.rtol)
+        if len(set(rtol.values())) == 1:
+            tol = next(iter(rtol.values()))
+            fig.hline(tol, f"rtol {tol:g}")
+        elif rtol:  # the chart's quantities differ in rtol: a short bar over each one
+            n = len(cats)
+            for tol in sorted(set(rtol.values())):
+                fig.hline(tol, f"rtol {tol:g}")
+                xs, ys = [], []
+                for c, v in rtol.items():  # category i spans (i, i + 1) / n of the width
+                    if v == tol:
+                        i = cats.index(c)
+                        xs += [(i + 0.1) / n, (i + 0.9) / n, None]
+                        ys += [tol, tol, None]
+                fig.traces[-1].update(x=xs, y=ys)
+        spec = fig.spec()
+        spec["layout"]["scattermode"] = "group"  # pairs side by side within a category
+        spec["layout"]["xaxis"]["range"] = [-0.5, len(cats) - 0.5]  # as the rtol bars assume
+        charts.append(figures.plot_div(spec))
+    return shared_legend(pairs) + figures.grid(charts, min_width=380)
 
 
 ENV = jinja2.Environment(
@@ -170,17 +227,62 @@ def _rel_text(r):
     return _fmt(r.max_rel)
 
 
+def against_zero(r) -> bool:
+    """Whether a record is a check against zero (|Δ| and atol only: relative undefined)."""
+    return r.max_rel is None and r.max_abs is not None
+
+
+def _rel_cell(r):
+    """The ``<td>`` of a record's relative error: ``class="num rel"``, and for a check
+    against zero ``data-against-zero="1"`` with the text "undefined (against 0)"."""
+    zero = ' data-against-zero="1"' if against_zero(r) else ""
+    return Markup(f'<td class="num rel"{zero}>{escape(_rel_text(r))}</td>')
+
+
+def rel_value_cell(value, against_zero_: bool = False):
+    """A relative-error ``<td>`` for a bare number (None: "—"; ``against_zero_``: the
+    reference is exactly zero, so no relative error is shown)."""
+    if against_zero_:
+        return Markup('<td class="num rel" data-against-zero="1">undefined (against 0)</td>')
+    return Markup(f'<td class="num rel">{escape(_fmt(value))}</td>')
+
+
+REPLAY_RUN = re.compile(r"^[^/]+/replay/([^/]+)/")
+
+
+def run_of(r) -> dict | None:
+    """For a replay record: the run it belongs to, {"kind": "harness" | "native" |
+    "convergence", "label": ...} (its id names the run); None for other stages."""
+    if r.stage != "replay":
+        return None
+    m = REPLAY_RUN.match(r.id)
+    if not m:
+        return None
+    run = m.group(1)
+    if run == "native":
+        return {"kind": "native", "label": "native stepping (the engine's own integrator)"}
+    if r.quantity == "convergence_order":
+        return {"kind": "convergence", "label": f"convergence sweep {run}"}
+    return {"kind": "harness", "label": f"harness integrator {run} (same for every engine)"}
+
+
 ENV.filters["abs_text"] = _abs_text
 ENV.filters["anchor"] = record_anchor
 ENV.filters["rel_text"] = _rel_text
+ENV.filters["rel_cell"] = _rel_cell
+ENV.filters["rel_value_cell"] = rel_value_cell
+ENV.filters["run_of"] = run_of
 
 
 def render(manifest: dict, records: list, title: str = "Engine parity report",
            arrays: dict | None = None, baseline=None, *, sections: dict,
-           stage_order: list, in_headline) -> str:
+           stage_order: list, in_headline, scripts: str = "file", progress=None) -> str:
     """HTML of a bundle. ``sections``: {stage name: (template, context)} of the stages'
     own sections (harness.stages.report_sections); ``stage_order``: stage names in report
-    order; ``in_headline(record)``: whether a row counts in the headline worst error."""
+    order; ``in_headline(record)``: whether a row counts in the headline worst error;
+    ``scripts``: ``"file"`` (plotly.min.js beside the page, as in a bundle) or
+    ``"inline"`` (a stand-alone file); ``progress(message)``: one line per stage plotted."""
+    say = progress or (lambda msg: None)
     records = [r for r in records if r.stage != "diagnosis"]  # explanatory: own section
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
@@ -189,11 +291,13 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
     # they are listed prominently but do not by themselves fail the verdict.
     by_stage = []
-    for st in stage_order:
+    present = [st for st in stage_order if any(r.stage == st for r in records)]
+    for i, st in enumerate(present, 1):
         recs = [r for r in records if r.stage == st]
         if recs:
+            say(f"report: stage {st} ({i}/{len(present)})")
             by_stage.append({"name": st, "plot": "" if st == "replay" else
-                             stage_plot(records, st, fixtures),
+                             stage_plot(recs, st, fixtures),
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
     ctx = {name: c for name, (_, c) in sections.items()}
@@ -221,7 +325,8 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
                "informational": "info"},
-        constrained=ctx.get("constrained", []))
+        constrained=ctx.get("constrained", []), plot_css=figures.CSS,
+        plot_scripts=figures.scripts(scripts))
     return html
 
 

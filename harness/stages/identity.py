@@ -21,7 +21,7 @@ harness/stages/diagnosis/summary.py ``first_differing``):
   Bodies welded to the world (a fixed root and what is fixed to it) move with nothing and
   form no row (total_mass counts only what moves, too). A group whose head the engine
   lacks is NaN (missing).
-* joint_axis (n_joints, 3): axis in world axes (0 for the free root).
+* joint_axis (n_joints, 3): axis in world axes (0 for the free root and ball joints).
 * joint_placement (n_joints, 12): [p_WJ m (3), R_WJ (9, row-major)] of the joint frame.
 * joint_limits (n_joints, 3): [bounded 0/1, lower, upper] (0, 0 when unbounded; the
   harness reads lower ≥ upper as unbounded, like its URDF importer and MuJoCo).
@@ -103,7 +103,7 @@ def declared_readback(model) -> dict:
         else:
             j = next(j for j in spec.joints if j.name == s.name)
             X = bodies[j.child]["X_WB"]
-            axis = X[:3, :3] @ np.array(j.axis)
+            axis = np.zeros(3) if j.type == "ball" else X[:3, :3] @ np.array(j.axis)
         fr = float(friction.get(s.name, 0.0))
         joints[s.name] = {"type": s.type, "axis_W": axis, "X_WJ": X, "lower": s.lower,
                           "upper": s.upper, "limit_enforced": False, "damping": s.damping,

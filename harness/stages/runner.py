@@ -97,7 +97,7 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
         run_info = FixtureRun(fx, model.source, model.digest, model.layout.nq, model.layout.nv,
                               model.spec.floating, list(model.frames), model.layout.joint_names,
                               {e: dict(a.provides) for e, a in adapters.items()},
-                              list(model.notes))
+                              list(model.notes) + model.layout.sampling_notes())
         fixtures.append(run_info)
         for e, why in load_fail.items():
             records.append(Record(id=f"{fx}/model_identity/load/{e}", stage="model_identity",

@@ -8,7 +8,8 @@ NaN/inf metrics are recorded as null.
 
 ``run_sweep(run_case, cases, backend="local"|"dask", workers=W, scheduler=ADDRESS,
 progress=callable, timeout_s=..., isolate=case_ids) -> SweepResult`` runs every case and
-records one row per case with a status:
+records one row per case with a status (``progress`` gets {done, total, counts, elapsed_s,
+row: the row just finished} as each case finishes):
 
 * ``ok``       run_case returned metrics;
 * ``error``    run_case raised a Python exception (message recorded) or returned
@@ -231,7 +232,7 @@ class _Tracker:
         if self.progress is not None:
             self.progress({"done": len(self.rows), "total": self.total,
                            "counts": dict(self.counts),
-                           "elapsed_s": time.monotonic() - self.t0})
+                           "elapsed_s": time.monotonic() - self.t0, "row": row})
 
 
 # ----- entry point ----------------------------------------------------------------------
@@ -585,7 +586,7 @@ def versions() -> dict:
     out = {"python": platform.python_version()}
     from harness.model import registry
 
-    for dist in ("numpy", "dask", "distributed", "matplotlib", "jinja2",
+    for dist in ("numpy", "dask", "distributed", "plotly", "jinja2",
                  *registry.distributions().values()):
         try:
             out[dist] = version(dist)

@@ -19,26 +19,36 @@ Verdicts are computed from the stored inputs and metrics by the sweep module's
 report (a first render or ``harness report DIR``) recomputes them and says so where
 sweep.json's stored verdicts differ.
 
-``index.html`` (Jinja2, autoescaped, template ``sweep.html.j2``; inline SVG, no scripts,
-no network): counts, for every numeric metric a heat map over the two chosen axes with
-the other axes aggregated (the aggregation is stated: by default the maximum over them,
-the worst case for error-like metrics); a cell that holds a crashed, error or timeout
-case is hatched and carries a red × with the count; then the list of every case that did
-not finish ok, with its inputs and reason; with verdicts, the method, the qualified
-domain, the verdict counts, the worst value per metric against its bound, and every failed
-case with the checks it failed (cells holding failed cases carry an orange !n).
+``index.html`` (Jinja2, autoescaped, template ``sweep.html.j2``; interactive plotly charts
+drawn from JSON descriptions by the ``plotly.min.js`` written beside it, nothing fetched
+from a network): counts; a metric with the same value in every finished case is one line
+of text ("metric = value for every finished case"); every other numeric metric gets a
+heat map over the two chosen axes with the other axes aggregated (the aggregation is
+stated: by default the maximum over them, the worst case for error-like metrics) and,
+when the grid varies the step ``dt_s``, a chart of the metric against dt (log axis) with
+one line per value of the other heat-map axis; a cell that holds a crashed, error or
+timeout case carries a red ×n; then the list of every case that did not finish ok, with
+its inputs and reason; with verdicts, the method, the qualified domain, the verdict
+counts, the worst value per metric against its bound, and every failed case with the
+checks it failed (cells holding failed cases carry an orange !n).
 """
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
 import sys
 from pathlib import Path
 
+from harness.core import figures
 from harness.core.errors import BadInput
-from harness.core.io import OutputKind, claims_output, write_folder_atomic, write_text_atomic
+from harness.core.io import (
+    OutputKind,
+    claims_output,
+    write_bytes_atomic,
+    write_folder_atomic,
+    write_text_atomic,
+)
 from harness.core.version import __version__
 from harness.sweep.executor import STATUSES, SweepResult, _sort_key, to_json_bytes, versions
 
@@ -264,82 +274,154 @@ def heatmap_cells(doc, metric: str, verdict_of: dict | None = None) -> dict:
                 "n_outside": c["n_outside"]} for k, c in cells.items()}
 
 
-def heatmap_svg(doc, metric: str | None, verdict_of: dict | None = None) -> str:
-    """Inline SVG heat map of one metric (deterministic serialisation, no metadata); with
-    ``metric`` None, the verdict map: each cell's colour is its number of failed cases and
-    its text the passed / failed / outside counts."""
-    import matplotlib
+# units of grid inputs and metrics named with a unit suffix (the harness's naming rule)
+_SUFFIX_UNITS = (("_radps", "rad/s"), ("_mps2", "m/s²"), ("_mps", "m/s"), ("_deg", "deg"),
+                 ("_rad", "rad"), ("_Nm", "N·m"), ("_Ns", "N·s"), ("_N", "N"), ("_J", "J"),
+                 ("_rel", "–"), ("_m", "m"), ("_s", "s"))
+_DIMENSIONLESS_NAMES = {"mu", "count", "steps"}
 
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "harness"
-    import matplotlib.pyplot as plt
-    import numpy as np
 
+def unit_of_name(name: str, declared: dict | None = None) -> str:
+    """The unit of an input or metric: ``declared`` {name: unit} first (a sweep module's
+    metric definitions; "1" is dimensionless), else its name's suffix (``speed_mps`` m/s,
+    ``angle_deg`` deg, ``*_rel`` dimensionless ...), else "unit not stated"."""
+    u = (declared or {}).get(name)
+    if u:
+        return figures.DIMENSIONLESS if u in ("1", "bool") else u
+    for suffix, unit in _SUFFIX_UNITS:
+        if name.endswith(suffix):
+            return unit
+    if name in _DIMENSIONLESS_NAMES or name.endswith(("_count", "_steps")):
+        return figures.DIMENSIONLESS
+    return "unit not stated"
+
+
+def step_axis(doc) -> str | None:
+    """The grid input that is the integrator's step (``dt_s`` or a name ending in ``dt``),
+    when it is varied; None otherwise."""
+    for k, vals in doc["grid"]["axes"].items():
+        if (k == "dt_s" or k.endswith("dt")) and len(vals) > 1:
+            return k
+    return None
+
+
+def metric_values(doc, metric: str) -> list:
+    """The metric's numeric values over the cases that finished ok."""
+    return [float(r["metrics"][metric]) for r in doc["cases"] if r["status"] == "ok"
+            and isinstance(r["metrics"].get(metric), (int, float))
+            and not isinstance(r["metrics"].get(metric), bool)]
+
+
+def constant_value(doc, metric: str):
+    """The metric's value when every finished case has the same one, else None."""
+    vals = metric_values(doc, metric)
+    return vals[0] if vals and all(v == vals[0] for v in vals) else None
+
+
+def _wants_log(vals) -> bool:
+    """A log axis for non-negative values whose positive ones span over two decades."""
+    pos = [v for v in vals if v > 0]
+    return bool(pos) and all(v >= 0 for v in vals) and max(pos) > 100 * min(pos)
+
+
+def heatmap_figure(doc, metric: str | None, verdict_of: dict | None = None,
+                   units: dict | None = None):
+    """The heat map of one metric over the two chosen inputs (the other inputs aggregated,
+    the aggregation in the colour bar's title), as a figures.Figure; with ``metric`` None,
+    the verdict map (colour: failed cases per cell; text: passed ✓ / failed ✗ / outside
+    counts). A cell holding cases that crashed, raised or timed out carries a red ×n; one
+    holding cases that failed their bounds an orange !n."""
     hm = doc["heatmap"]
     axes = doc["grid"]["axes"]
     xs = axes.get(hm["x"], [None]) if hm["x"] else [None]
     ys = axes.get(hm["y"], [None]) if hm["y"] else [None]
     cells = heatmap_cells(doc, metric, verdict_of)
-    Z = np.full((len(ys), len(xs)), np.nan)
+    xl, yl = [_fmt(v) for v in xs], [_fmt(v) for v in ys]
+    over = ", ".join(hm["over"]) or "nothing"
+    Z = [[None] * len(xs) for _ in ys]
     for (xv, yv), c in cells.items():
-        if xv in xs and yv in ys and metric is None:
-            Z[ys.index(yv), xs.index(xv)] = c["n_failed"]
-        elif xv in xs and yv in ys and c["value"] is not None:
-            Z[ys.index(yv), xs.index(xv)] = c["value"]
-    fig, ax = plt.subplots(figsize=(min(9.0, 1.6 + 0.55 * len(xs)),
-                                    min(6.5, 1.4 + 0.38 * len(ys))))
-    try:
-        cmap = matplotlib.colormaps["Oranges" if metric is None else "viridis"].with_extremes(
-            bad="#d9d9d9")
-        finite = Z[np.isfinite(Z)]
-        im = ax.imshow(np.ma.masked_invalid(Z), origin="lower", aspect="auto", cmap=cmap,
-                       vmin=0.0 if metric is None or not finite.size else finite.min(),
-                       vmax=(1.0 if not finite.size else
-                             max(finite.max(), 1.0) if metric is None else finite.max()))
-        cb = fig.colorbar(im, ax=ax)
-        cb.ax.tick_params(labelsize=7)
-        cb.set_label(f"failed cases (over {', '.join(hm['over']) or 'nothing'})"
-                     if metric is None else
-                     f"{metric} ({hm['aggregate']} over {', '.join(hm['over']) or 'nothing'})",
-                     fontsize=7)
+        if xv in xs and yv in ys:
+            Z[ys.index(yv)][xs.index(xv)] = (c["n_failed"] if metric is None else c["value"])
+    if metric is None:
+        title, bar = f"verdicts per cell (over {over})", "failed cases"
+    else:  # the metric named once, in the title; the colour bar gives the unit
+        title = f"{metric}, {hm['aggregate']} over {over}"
+        bar = f"[{unit_of_name(metric, units)}]"
+    fig = figures.Figure(title, str(hm["x"]), unit_of_name(str(hm["x"])), str(hm["y"]),
+                         unit_of_name(str(hm["y"])), categories=xl, legend="below",
+                         height=max(300, 150 + 34 * len(ys)))
+    fig.yaxis.update(type="category", categoryorder="array", categoryarray=yl)
+    finite = [v for row in Z for v in row if v is not None]
+    log = metric is not None and bool(finite) and min(finite) > 0 and \
+        max(finite) > 100 * min(finite)
+    fig.heatmap(Z, xl, yl, bar, log=log)
+    tr = fig.traces[-1]
+    if metric is None:
+        tr["colorscale"] = [[0, "#f7f7f7"], [1, "#e66100"]]
+        tr["zmin"], tr["zmax"] = 0, max([1] + finite)
+        tr["colorbar"]["dtick"] = 1
+        text = [["" for _ in xs] for _ in ys]
         for (xv, yv), c in cells.items():
-            if xv not in xs or yv not in ys:
-                continue
-            i, j = xs.index(xv), ys.index(yv)
-            if metric is None:
+            if xv in xs and yv in ys:
                 n_pass = c["n"] - c["n_failed"] - c["n_outside"] - c["n_bad"]
-                bad = f"\n{c['n_bad']} not ok" if c["n_bad"] else ""
-                ax.text(i, j, f"{n_pass}✓ {c['n_failed']}✗\n{c['n_outside']} out{bad}",
-                        ha="center", va="center", fontsize=6,
-                        color="red" if c["n_bad"] else "black")
-            elif c["n_failed"]:
-                ax.add_patch(matplotlib.patches.Rectangle(
-                    (i - 0.5, j - 0.5), 1, 1, fill=False, edgecolor="#e66100", lw=2.0))
-                ax.text(i, j + 0.3, f"!{c['n_failed']}", color="#e66100", ha="center",
-                        va="center", fontsize=7, fontweight="bold")
-        for (xv, yv), c in cells.items():
-            if c["n_bad"] and xv in xs and yv in ys and metric is not None:
-                i, j = xs.index(xv), ys.index(yv)
-                ax.add_patch(matplotlib.patches.Rectangle(
-                    (i - 0.5, j - 0.5), 1, 1, fill=False, hatch="///", edgecolor="red",
-                    lw=1.2))
-                ax.text(i, j, f"×{c['n_bad']}", color="red", ha="center", va="center",
-                        fontsize=8, fontweight="bold",
-                        bbox={"facecolor": "white", "edgecolor": "red", "pad": 1.5})
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([_fmt(v) for v in xs], rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(len(ys)))
-        ax.set_yticklabels([_fmt(v) for v in ys], fontsize=7)
-        ax.set_xlabel(str(hm["x"]), fontsize=8)
-        ax.set_ylabel(str(hm["y"]), fontsize=8)
-        ax.set_title("verdicts" if metric is None else metric, fontsize=9)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    finally:
-        plt.close(fig)
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]
-    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+                bad = f"<br>{c['n_bad']} not ok" if c["n_bad"] else ""
+                text[ys.index(yv)][xs.index(xv)] = \
+                    f"{n_pass}✓ {c['n_failed']}✗<br>{c['n_outside']} out{bad}"
+        tr["text"], tr["texttemplate"] = text, "%{text}"
+        tr["textfont"] = {"size": 10}
+    marks = {"×": ([], [], []), "!": ([], [], [])}
+    for (xv, yv), c in cells.items():
+        if xv not in xs or yv not in ys:
+            continue
+        if c["n_bad"] and metric is not None:
+            m = marks["×"]
+            m[0].append(_fmt(xv)), m[1].append(_fmt(yv)), m[2].append(f"×{c['n_bad']}")
+        if c["n_failed"] and metric is not None:
+            m = marks["!"]
+            m[0].append(_fmt(xv)), m[1].append(_fmt(yv)), m[2].append(f"!{c['n_failed']}")
+    for sym, name, colour in (("×", "crashed, raised or timed out (count)", "#d00000"),
+                              ("!", "failed their bounds (count)", "#e66100")):
+        x_, y_, t_ = marks[sym]
+        if x_:
+            fig.traces.append({"type": "scatter", "mode": "text", "x": x_, "y": y_,
+                               "text": t_, "name": name, "hoverinfo": "text+name",
+                               "textfont": {"color": colour, "size": 14}})
+    return fig
+
+
+def step_figure(doc, metric: str, step: str, line_by: str | None, units: dict | None = None):
+    """The metric against the step input (log x), one line per value of ``line_by``, the
+    other inputs aggregated as in the heat maps."""
+    agg = AGGREGATES[doc["heatmap"]["aggregate"]]
+    groups: dict = {}
+    for r in doc["cases"]:
+        v = r["metrics"].get(metric) if r["status"] == "ok" else None
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        key = r["inputs"].get(line_by) if line_by else None
+        groups.setdefault(key, {}).setdefault(r["inputs"].get(step), []).append(float(v))
+    unit = unit_of_name(metric, units)
+    others = [k for k in doc["grid"]["axes"] if k not in (step, line_by)]
+    fig = figures.Figure(f"{metric} against {step}", step, unit_of_name(step), metric, unit,
+                         xlog=True, ylog=_wants_log(metric_values(doc, metric)),
+                         legend="below", height=340)
+    fig.xaxis["exponentformat"] = "power"
+    for c, key in enumerate(sorted(groups, key=_sort_value)):
+        pts = sorted((dt, agg(vs)) for dt, vs in groups[key].items()
+                     if isinstance(dt, (int, float)))
+        name = f"{line_by} = {_fmt(key)}" if line_by else metric
+        fig.line([p[0] for p in pts], [p[1] for p in pts], name, markers=True,
+                 color_=figures.color(c),
+                 hover=[f"{step} = {p[0]:g}: {p[1]:.4g} ({doc['heatmap']['aggregate']} "
+                        f"over {', '.join(others) or 'nothing'})" for p in pts])
+    return fig
+
+
+def depends_on_step(doc, metric: str, step: str, line_by: str | None) -> bool:
+    """Whether the metric, aggregated as in ``step_figure``, changes with the step for
+    some value of ``line_by`` (a closed-form reference does not: no chart for it)."""
+    fig = step_figure(doc, metric, step, line_by)
+    return any(len({v for v in t["y"] if v is not None}) > 1 for t in fig.traces)
 
 
 def _fmt(v) -> str:
@@ -353,8 +435,11 @@ def _num(v) -> str:
     return f"{v:.3g}" if isinstance(v, float) else str(v)
 
 
-def render_html(doc) -> str:
+def render_html(doc, mode: str = "file") -> str:
+    """The sweep's index.html (``mode``: "file" loads plotly.min.js beside it, "inline"
+    embeds it for a stand-alone file)."""
     import jinja2
+    from markupsafe import Markup
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("harness.report.render", "templates"),
                              autoescape=jinja2.select_autoescape(default=True,
@@ -362,10 +447,30 @@ def render_html(doc) -> str:
     metrics = metric_names(doc)
     scoring = rescore(doc)  # recomputed from the stored metrics, never read back
     verdict_of = {v["case_id"]: v["verdict"] for v in scoring["verdicts"]} if scoring else {}
-    maps = [{"metric": m, "svg": heatmap_svg(doc, m, verdict_of)} for m in metrics] \
-        if doc["heatmap"]["x"] is not None else []
-    if scoring and maps:
-        maps.insert(0, {"metric": "verdicts", "svg": heatmap_svg(doc, None, verdict_of)})
+    units = {m["name"]: m["unit"] for m in scoring["method"]["metrics"]} if scoring else {}
+    constant = []
+    varying = []
+    for m in metrics:
+        v = constant_value(doc, m)
+        if v is None:
+            varying.append(m)
+        else:
+            u = unit_of_name(m, units)
+            constant.append({"metric": m, "value": f"{v:.6g}",
+                             "unit": "" if u == figures.DIMENSIONLESS else u,
+                             "n": len(metric_values(doc, m))})
+    maps = []
+    if doc["heatmap"]["x"] is not None:
+        if scoring:
+            maps.append(heatmap_figure(doc, None, verdict_of))
+        maps += [heatmap_figure(doc, m, verdict_of, units) for m in varying]
+    step = step_axis(doc)
+    hm = doc["heatmap"]
+    line_by = None
+    if step is not None:
+        line_by = next((k for k in (hm["x"], hm["y"]) if k and k != step), None)
+    on_step = [m for m in varying if depends_on_step(doc, m, step, line_by)] if step else []
+    steps = [step_figure(doc, m, step, line_by, units) for m in on_step]
     expected = {e["case_id"]: e["status"] for e in doc["expected"]}
     bad = [dict(r, expected=expected.get(r["case_id"], "ok")) for r in doc["cases"]
            if r["status"] != "ok" or r["case_id"] in expected]
@@ -374,10 +479,13 @@ def render_html(doc) -> str:
               if v["verdict"] == "failed"] if scoring else []
     outside = _outside_summary(scoring) if scoring else []
     return env.get_template("sweep.html.j2").render(
-        doc=doc, maps=maps, bad=bad, metrics=metrics, scoring=scoring, failed=failed,
-        outside=outside, verdict=sweep_verdict(doc, scoring), num=_num,
+        doc=doc, maps=Markup(figures.grid(maps, 440)), n_maps=len(maps), bad=bad,
+        metrics=metrics, constant=constant, step=step, line_by=line_by,
+        steps=Markup(figures.grid(steps, 440)), n_steps=len(steps),
+        step_free=[m for m in varying if m not in on_step], scoring=scoring,
+        failed=failed, outside=outside, verdict=sweep_verdict(doc, scoring), num=_num,
         aggregate_text=AGGREGATE_TEXT[doc["heatmap"]["aggregate"]],
-        statuses=STATUSES, markup=_markup)
+        statuses=STATUSES, css=Markup(figures.CSS), scripts=Markup(figures.scripts(mode)))
 
 
 def sweep_verdict(doc, scoring=None) -> dict:
@@ -412,26 +520,24 @@ def _outside_summary(scoring) -> list:
     return [(n, ex, cid) for n, ex, cid in kinds.values()]
 
 
-def _markup(svg: str):
-    """An SVG made here by matplotlib (text in it is escaped by matplotlib)."""
-    from markupsafe import Markup
-
-    return Markup(svg)
-
-
 def write_sweep(out, doc) -> Path:
-    """Write sweep.json and index.html as folder ``out`` atomically (harness/core/io.py)."""
+    """Write sweep.json, index.html and the plotly.min.js it loads as folder ``out``
+    atomically (harness/core/io.py)."""
     blob = to_json_bytes(doc)
     html = render_html(doc).encode()
-    return write_folder_atomic(Path(out), {"sweep.json": blob, "index.html": html}, OUTPUT)
+    return write_folder_atomic(Path(out), {"sweep.json": blob, "index.html": html,
+                                           figures.ASSET: figures.plotly_asset()}, OUTPUT)
 
 
 def rerender(folder, out=None) -> Path:
-    """Re-render a sweep folder's index.html (or the HTML file ``out``) from its
-    sweep.json, validated strictly first; written atomically (temp file + rename)."""
+    """Re-render a sweep folder's index.html (and the plotly.min.js beside it), or the
+    stand-alone HTML file ``out`` (plotly.js embedded), from its sweep.json, validated
+    strictly first; written atomically (temp file + rename)."""
     doc = read_sweep(folder)
-    target = Path(out) if out else Path(folder) / "index.html"
-    return write_text_atomic(target, render_html(doc))
+    if out:
+        return write_text_atomic(Path(out), render_html(doc, "inline"))
+    write_bytes_atomic(Path(folder) / figures.ASSET, figures.plotly_js())
+    return write_text_atomic(Path(folder) / "index.html", render_html(doc))
 
 
 def read_sweep(path) -> dict:
@@ -473,7 +579,8 @@ def read_sweep(path) -> dict:
 
 
 # what a sweep folder may hold (the output-folder rule, harness/core/io.py)
-OUTPUT = OutputKind("a sweep", "sweep.json", read_sweep, frozenset({"sweep.json", "index.html"}))
+OUTPUT = OutputKind("a sweep", "sweep.json", read_sweep,
+                    frozenset({"sweep.json", "index.html", figures.ASSET}))
 
 
 # ----- the command's core (harness sweep NAME) -------------------------------------------

@@ -228,7 +228,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
         "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
         "labels": np.array(labels), "y": Y}))
-    summary["candidate"] = str(cpath)
+    # relative to the output folder: ``workdir`` is a temporary folder moved into place
+    summary["candidate"] = cpath.relative_to(workdir).as_posix()
     summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
         "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
         "at the replay knots; y the tracked markers (N, K, 3) m"
@@ -255,6 +256,47 @@ def engine_markers(replay_arrays: dict, case: str, fitted_markers) -> dict:
         if len(parts) == 5 and parts[0] == "replay" and parts[1] == case \
                 and parts[4] == "markers" and mk.shape == fitted_markers.shape:
             out[parts[3]] = np.asarray(mk)
+    return out
+
+
+def engine_energy(replay_arrays: dict, case: str) -> dict:
+    """{engine: {t (R,) s, E_rel (R,) J = E(t) − E(t0), applied (R,) J = ∫τᵀv dt,
+    dissipated (R,) J = ∫vᵀDv dt, n_scored: knots of the window the stage-5 records score
+    (the predictability window in horizon mode; all R otherwise)}} of each engine's
+    replay (``replay/CASE/METHOD/ENGINE/energy`` and ``.../work``). The energy-balance
+    record of an engine compares E_rel with applied − dissipated over the first
+    n_scored knots and quotes both works at knot n_scored − 1."""
+    from harness.stages.replay.measures import window_length
+
+    t = replay_arrays.get(f"replay/{case}/t")
+    out = {}
+    for key, E in replay_arrays.items():
+        parts = key.split("/")
+        if t is None or len(parts) != 5 or parts[0] != "replay" or parts[1] != case \
+                or parts[4] != "energy":
+            continue
+        W = np.asarray(replay_arrays[key[:-len("energy")] + "work"], float)
+        E = np.asarray(E, float)
+        out[parts[3]] = {"t": np.asarray(t, float), "E_rel": E - E[0], "applied": W[:, 0],
+                         "dissipated": W[:, 1],
+                         "n_scored": window_length(replay_arrays, case, parts[2], parts[3])}
+    return out
+
+
+def energy_summary(energy: dict) -> dict:
+    """fit.json's per-engine energy figures from ``engine_energy``: the applied work at
+    the end of the scored window (what the record quotes) and at the end of the replay,
+    E − E0 there, and the largest balance residual |E − E0 − applied + dissipated| [J]
+    over the whole replay."""
+    out = {}
+    for e, d in energy.items():
+        n = d["n_scored"]
+        res = np.abs(d["E_rel"] - d["applied"] + d["dissipated"])
+        out[e] = {"scored_until_s": float(d["t"][n - 1]),
+                  "applied_at_scored_end_J": float(d["applied"][n - 1]),
+                  "applied_at_end_J": float(d["applied"][-1]),
+                  "E_minus_E0_at_end_J": float(d["E_rel"][-1]),
+                  "max_balance_residual_J": float(np.nanmax(res))}
     return out
 
 

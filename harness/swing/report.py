@@ -1,17 +1,50 @@
-"""HTML report of a swing run (Jinja2, autoescaped, inline SVG plots)."""
+"""HTML report of a swing run (Jinja2, autoescaped; interactive plotly charts drawn from
+JSON descriptions, harness/core/figures.py, with plotly.min.js beside the page).
+
+Units on the page: marker distances in mm everywhere (tables and charts), times in s,
+joint torques in N·m, the pelvis's translational residual forces in N (their own chart:
+never on an axis shared with torques), energies and work in J. Every joint of the model
+has its torque drawn (small multiples per joint group). A value that does not exist (a
+marker never seen in the fitted window) reads "—" with the reason, never "nan".
+"""
 from __future__ import annotations
 
+import math
 import sys
+import warnings
 
 import numpy as np
 from markupsafe import Markup
 
-from harness.core.figures import svg_figure
+from harness.core import figures as F
+from harness.core.records import unit_of
 from harness.report.render import ENV
 
+# joint groups of the torque charts: (title, name test, unit); the pelvis's translations
+# are forces (N), every other coordinate a rotation (N·m)
+GROUPS = (("pelvis translations (residual force standing for the legs)",
+           lambda n: n.startswith("pelvis_t"), "N"),
+          ("pelvis rotations (residual moment standing for the legs)",
+           lambda n: n.startswith("pelvis_r"), "N·m"),
+          ("trunk and neck", lambda n: n.startswith(("lumbar", "neck", "thorax", "spine")),
+           "N·m"),
+          ("left arm and wrist", lambda n: n.startswith("l_"), "N·m"),
+          ("right arm and wrist", lambda n: n.startswith("r_"), "N·m"))
 
-def _svg(draw, size):
-    return Markup(svg_figure(draw, size))
+
+def joint_groups(joint_names) -> list:
+    """[(title, unit, [joint indices])] covering every joint exactly once (a joint no
+    group claims goes to "other joints", N·m)."""
+    taken, out = set(), []
+    for title, test, unit in GROUPS:
+        idx = [j for j, n in enumerate(joint_names) if j not in taken and test(n)]
+        taken.update(idx)
+        if idx:
+            out.append((title, unit, idx))
+    rest = [j for j in range(len(joint_names)) if j not in taken]
+    if rest:
+        out.append(("other joints", "N·m", rest))
+    return out
 
 
 def provenance(replay_records=()) -> dict:
@@ -28,53 +61,130 @@ def provenance(replay_records=()) -> dict:
             "engines": {n: registry.probe(n).version for n in names}}
 
 
+def _mm(x):
+    """x [m] → "12.3" mm text, or None when there is no finite value."""
+    if x is None or not math.isfinite(x):
+        return None
+    return f"{1000 * x:.1f}"
+
+
+def marker_rows(s: dict) -> list:
+    """[(label, whole-window RMSE text, top→impact text)] in mm; a marker without a
+    sample reads "—" with the reason."""
+    gaps = s["capture"]["gaps"]
+    rows = []
+    for k, v in s["fit"]["marker_rmse_by_label_m"].items():
+        g = gaps.get(k)
+        miss = (f"; missing for {100 * g['missing_fraction']:.1f} % of the capture, "
+                f"longest gap {1000 * g['longest_gap_s']:.0f} ms" if g else "")
+        whole = _mm(v) or f"— (not seen in the fitted window{miss})"
+        down_v = s["fit"]["marker_rmse_top_to_impact_by_label_m"].get(k)
+        down = _mm(down_v) or (f"— (not seen between top and impact{miss})"
+                               if _mm(v) else "— (not seen in the fitted window)")
+        rows.append((k, whole, down))
+    return rows
+
+
+def _rms_mm(d):
+    """RMS over the last axis of distances d [m] → mm (NaN kept: a gap)."""
+    with np.errstate(invalid="ignore"):
+        return 1000 * np.sqrt(np.mean(np.asarray(d, float) ** 2, axis=1))
+
+
+def figures_html(summary: dict, arrays: dict, joint_names) -> list:
+    """[(section title, HTML of its chart grid)] of the swing page."""
+    t, tau = np.asarray(arrays["t"]), np.asarray(arrays["tau"])
+    out = []
+    charts = []
+    for title, unit, idx in joint_groups(list(joint_names)):
+        what = "force" if unit == "N" else "torque"
+        fig = F.Figure(title, "t", "s", f"fitted joint {what}", unit, legend="below",
+                       height=330 + 20 * ((len(idx) + 1) // 2))
+        for c, j in enumerate(idx):
+            fig.line(t, tau[:, j], joint_names[j], color_=F.color(c))
+        charts.append(fig)
+    out.append(("Joint torques and pelvis residual forces (fitted, every joint)",
+                F.grid(charts, 420)))
+    e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
+    fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
+                   legend="below")
+    with warnings.catch_warnings():  # a frame where no marker is seen: a gap
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fig.line(t, 1000 * np.sqrt(np.nanmean(e ** 2, axis=1)), "RMS over the markers")
+        fig.line(t, 1000 * np.nanmax(e, axis=1), "worst marker", dash="dash")
+    tr = np.asarray(arrays["t_replay"])
+    rein = F.Figure("open-loop reintegration − fitted markers", "t", "s",
+                    "RMS over the markers", "mm", ylog=True, legend="below")
+    rein.line(tr, _rms_mm(arrays["reint_dev"]), "reintegrated (DOP853) − fitted")
+    charts = [fig, rein]
+    em = arrays.get("engine_markers") or {}
+    if em:
+        ref = np.asarray(arrays["markers_replay"], float)
+        eng = F.Figure("each engine's open-loop replay − fitted markers", "t", "s",
+                       "RMS over the markers", "mm", ylog=True, legend="below")
+        for c, (name, mk) in enumerate(em.items()):
+            eng.line(tr, _rms_mm(np.linalg.norm(np.asarray(mk) - ref, axis=2)), name,
+                     color_=F.color(c), dash=None if c % 2 == 0 else "dash")
+        charts.append(eng)
+    out.append(("Marker errors (fit, reintegration, engine replays)", F.grid(charts, 420)))
+    en = arrays.get("energy") or {}
+    if en:
+        name, d = next(iter(en.items()))
+        spread = max((float(np.max(np.abs(o["E_rel"] - d["E_rel"]))) for o in en.values()
+                      if o["E_rel"].shape == d["E_rel"].shape), default=0.0)
+        fig = F.Figure(f"energy of the replay ({name}; every engine within {spread:.0e} J)",
+                       "t", "s", "energy", "J", legend="below", height=340)
+        fig.line(d["t"], d["E_rel"], "E(t) − E(t0)", color_=F.color(0))
+        fig.line(d["t"], d["applied"], "applied work ∫τᵀv dt", color_=F.color(1),
+                 dash="dash")
+        if np.any(np.asarray(d["dissipated"]) != 0):
+            fig.line(d["t"], -np.asarray(d["dissipated"]), "−∫vᵀDv dt (dissipated)",
+                     color_=F.color(2), dash="dot")
+        n = d["n_scored"]
+        fig.vline(d["t"][n - 1], f"scored window ends: {d['applied'][n - 1]:.4g} J")
+        res = F.Figure("energy balance residual per engine (largest so far)", "t", "s",
+                       "max |E − E0 − ∫τᵀv dt + ∫vᵀDv dt|", "J", ylog=True,
+                       legend="below", height=340)
+        for c, (e, o) in enumerate(en.items()):
+            r = np.abs(o["E_rel"] - o["applied"] + o["dissipated"])
+            res.line(o["t"], np.fmax.accumulate(r), e, color_=F.color(c),
+                     dash=None if c % 2 == 0 else "dash")
+        out.append(("Energy balance of the engines' replays", F.grid([fig, res], 420)))
+    return out
+
+
+def replay_rows(replay_records, energy: dict) -> list:
+    """[{id, status, max_abs (with unit), reason, note}] of the replay records; an energy
+    record's note says at which instant its quoted work applies (the end of the window it
+    is scored over) and what the whole replay reaches (the energy chart shows both)."""
+    rows = []
+    for r in replay_records:
+        unit = unit_of(r.stage, r.quantity)
+        txt = "" if r.max_abs is None else f"{r.max_abs:.3e}" + (f" {unit}" if unit else "")
+        note = ""
+        d = energy.get(r.engine_a) if r.quantity == "energy_balance" else None
+        if d is not None:
+            n = d["n_scored"]
+            note = (f"the applied work quoted is ∫τᵀv dt at t = {d['t'][n - 1]:.4f} s, the "
+                    f"last knot of the predictability window this record is scored over "
+                    f"({n} of {len(d['t'])} knots): {d['applied'][n - 1]:.4g} J on the chart; "
+                    f"at the end of the replay, t = {d['t'][-1]:.4f} s, E − E0 = "
+                    f"{d['E_rel'][-1]:+.4g} J and the applied work {d['applied'][-1]:+.4g} J")
+        rows.append({"id": r.id, "status": r.status, "max_abs": txt, "reason": r.reason,
+                     "note": note})
+    return rows
+
+
 def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
            title="Swing fit", prov: dict | None = None) -> str:
-    """``prov``: provenance() of the run (computed here when None)."""
-    t, tau = arrays["t"], arrays["tau"]
-    e = np.linalg.norm(arrays["marker_residual"], axis=2)
-
-    def torques(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for j, n in enumerate(joint_names):
-            if np.abs(tau[:, j]).max() > 0.05 * np.abs(tau).max():
-                ax.plot(t, tau[:, j], lw=0.8, label=n)
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("τ [N·m | N]")
-        ax.legend(fontsize=5, ncol=3)
-
-    def residuals(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        ax.plot(t, 1000 * np.sqrt(np.nanmean(e ** 2, axis=1)), lw=1, label="RMS over markers")
-        ax.plot(t, 1000 * np.nanmax(e, axis=1), lw=0.8, label="worst marker")
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("marker error [mm]")
-        ax.legend(fontsize=6)
-
-    def reint(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        d = arrays["reint_dev"]
-        tr = arrays["t_replay"]
-        ax.semilogy(tr, np.maximum(1e-12, np.sqrt(np.mean(d ** 2, axis=1))), lw=1)
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("reintegrated − fitted markers, RMS [m]")
-
-    def engines(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        tr, ref = arrays["t_replay"], arrays["markers_replay"]
-        for e, mk in arrays.get("engine_markers", {}).items():
-            d = np.sqrt(np.mean(np.sum((mk - ref) ** 2, axis=2), axis=1))
-            ax.semilogy(tr, np.maximum(1e-12, d), lw=1, label=e)
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("engine replay − fitted markers, RMS [m]")
-        ax.legend(fontsize=7)
-
-    plots = [("Joint torques (fitted)", _svg(torques, (10, 3.2))),
-             ("Marker error over time", _svg(residuals, (10, 2.6))),
-             ("Open-loop reintegration of the fitted torques", _svg(reint, (10, 2.6)))]
-    if arrays.get("engine_markers"):
-        plots.append(("Each engine's open-loop replay against the fitted markers",
-                      _svg(engines, (10, 2.6))))
-    return ENV.get_template("swing.html.j2").render(title=title, s=summary, plots=plots,
-                                                      checks=checks, replay=list(replay_records),
-                                                      prov=prov or provenance(replay_records))
+    """``summary``: fit.json's document (NaN already None); ``prov``: provenance() of
+    the run (computed here when None)."""
+    plots = [(t_, Markup(h)) for t_, h in figures_html(summary, arrays, joint_names)]
+    rejected = summary["capture"]["rejected"]
+    gaps = [(k, g) for k, g in summary["capture"]["gaps"].items()
+            if g["missing_fraction"] > 0 and k not in rejected]
+    return ENV.get_template("swing.html.j2").render(
+        title=title, s=summary, plots=plots, checks=checks,
+        replay=replay_rows(replay_records, arrays.get("energy") or {}),
+        prov=prov or provenance(replay_records), marker_rows=marker_rows(summary),
+        gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

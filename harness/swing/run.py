@@ -10,8 +10,16 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core import figures
 from harness.core.errors import BadInput
-from harness.core.io import OutputKind, claims_output, swap_in, temp_folder, write_json_atomic
+from harness.core.io import (
+    OutputKind,
+    claims_output,
+    put_file,
+    swap_in,
+    temp_folder,
+    write_json_atomic,
+)
 from harness.core.strict import read_json
 from harness.core.tolerances import lookup
 from harness.evidence import bundle as evidence
@@ -37,7 +45,8 @@ FIT = OutputKind("a swing fit", "fit.json", _recognise,
                  frozenset({"fit.json", "golfer.urdf", "candidate.json", "candidate.npz",
                             "trajectory.npz"}))
 OUTPUT = OutputKind("a swing output folder", "fit/fit.json", _recognise,
-                    frozenset({"index.html"}), {"fit": FIT, "replay": evidence.OUTPUT})
+                    frozenset({"index.html", "plotly.min.js"}),
+                    {"fit": FIT, "replay": evidence.OUTPUT})
 
 
 @dataclass
@@ -82,6 +91,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                             if r.status not in ("not_provided",))
             arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case_name,
                                                                arrays["markers_replay"])
+            arrays["energy"] = pipeline.engine_energy(result.arrays, case_name)
             engine_dev = pipeline.engine_replay_deviation(arrays["engine_markers"],
                                                           arrays["markers_replay"])
             grip = pipeline.engine_grip_closure(
@@ -91,7 +101,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                                  "grip_closure_max_m": grip,
                                  "engine_marker_deviation_m": {
                                      e: {"rms": r_, "max": m_}
-                                     for e, (r_, m_) in engine_dev.items()}}
+                                     for e, (r_, m_) in engine_dev.items()},
+                                 "energy_balance": pipeline.energy_summary(arrays["energy"])}
             write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
         f = summary["fit"]
         rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
@@ -130,7 +141,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "
                                    "over the whole window",
                            "value": "; ".join(f"{e} RMS {1e3 * d['rms']:.3g} mm (max "
-                                              f"{1e3 * d['max']:.3g})" for e, d in dev.items())
+                                              f"{1e3 * d['max']:.3g} mm)"
+                                              for e, d in dev.items())
                            or "no engine replayed",
                            "target": f"RMS ≤ {1e3 * rmse:.1f} mm",
                            "ok": bool(dev) and all(d["rms"] <= rmse for d in dev.values())})
@@ -151,9 +163,19 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                            "value": f"{sum(r.status == 'passed' for r in replay_records)} of "
                                     f"{len(replay_records)} replay rows pass",
                            "target": "all", "ok": ok_replay})
-        html = swing_report.render(summary, arrays, joints, checks, replay_records,
-                                   title=f"Swing fit: {capture_path}")
+            eb = summary["replay"]["energy_balance"]
+            checks.append({"name": "energy balance of each engine's replay over the whole "
+                                   "window: E − E0 against the applied work (the replay "
+                                   "records score it over the predictability window)",
+                           "value": "; ".join(f"{e} residual ≤ {d['max_balance_residual_J']:.1e}"
+                                              f" J, E − E0 at the end "
+                                              f"{d['E_minus_E0_at_end_J']:+.4g} J"
+                                              for e, d in eb.items()) or "no engine replayed",
+                           "target": "reported, no threshold", "ok": None})
+        html = swing_report.render(pipeline._finite(summary), arrays, joints, checks,
+                                   replay_records, title=f"Swing fit: {capture_path}")
         (tmp / "index.html").write_text(html)
+        put_file(tmp / figures.ASSET, figures.plotly_asset())
         swap_in(tmp, out, OUTPUT)  # the rule checked again, then one atomic exchange
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

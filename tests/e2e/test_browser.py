@@ -1,48 +1,26 @@
-"""The report in a real browser: headless Debian Chromium driven by Playwright opens it
-with no console errors, shows the summary and the stage ladder, and renders hostile
-names from a user model as text (no script runs). Screenshots: test-artifacts/."""
+"""The report in a real browser: headless Debian Chromium driven by Playwright
+(tests/e2e/browser.py) opens it with no console errors and nothing fetched, draws its
+charts, shows the summary and the stage ladder, and renders hostile names from a user
+model as text (no script of theirs runs). Screenshots: test-artifacts/."""
 from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
-
-from playwright.sync_api import sync_playwright
 
 from fixtures import catalog
 from harness import api
+from harness.core import figures
 from harness.evidence import bundle as evidence
 from harness.model.prepared import PreparedModel
 from harness.stages import runner
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
+from tests.e2e.browser import ARTIFACTS, assert_report_rules, open_report
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
 
 
-def _open(page_fn, html_path: Path, shot: str):
-    assert CHROMIUM.exists(), "Chromium missing: scripts/install-chromium.sh installs it"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            errors, requests = [], []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(html_path.resolve().as_uri())
-            page.wait_for_load_state("load")
-            result = page_fn(page)
-            page.screenshot(path=str(ARTIFACTS / shot), full_page=False)
-        finally:
-            browser.close()
-    assert errors == [], errors
-    assert all(u.startswith("file://") for u in requests), requests  # nothing fetched
-    return result
+def _open(page_fn, html_path, shot: str):
+    return open_report(html_path, page_fn, shot)
 
 
 def test_report_opens_with_summary_and_no_console_errors(tmp_path):
@@ -50,6 +28,9 @@ def test_report_opens_with_summary_and_no_console_errors(tmp_path):
     assert run_cli("qualify", "--out", out, "--quiet").returncode == 0
 
     def check(page):
+        rules = assert_report_rules(page)
+        assert rules["charts"] > 0
+        assert int(page.get_attribute("html", "data-plots-drawn")) == rules["charts"]
         assert page.locator("#summary h2").inner_text() == "Summary"
         assert page.locator("#verdict").inner_text() == "every scored comparison passed"
         rows = page.locator("#ladder tbody tr").count()
@@ -72,6 +53,7 @@ def test_hostile_names_render_as_text(tmp_path):
     html = api.render_report(manifest, res.records, None)
     path = tmp_path / "hostile.html"
     path.write_text(html)
+    (tmp_path / figures.ASSET).write_bytes(figures.plotly_js())  # its charts draw
 
     def check(page):
         page.locator("details").evaluate_all("els => els.forEach(e => e.open = true)")
@@ -79,6 +61,7 @@ def test_hostile_names_render_as_text(tmp_path):
         assert page.locator("#injected").count() == 0
         body = page.locator("body").inner_text()
         assert HOSTILE in body  # shown literally, as text
+        assert_report_rules(page)
         return True
 
     assert _open(check, path, "report-hostile-names.png")

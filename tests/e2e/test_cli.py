@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.core import io
+from harness.core import figures, io
 from harness.core.tolerances import lookup
 from tests.conftest import reseal_arrays, run_cli
+from tests.e2e.test_report_plots import chart_titles
 
 
 def _one_line_error(proc):
@@ -45,11 +46,13 @@ def test_parity_all_fixtures_passes_with_four_engines(parity_all):
                                                   "ball", "box", "rod",  # contact
                                                   "planar_golfer", "golfer3d"}  # swing
     html = (out / "index.html").read_text()
-    assert 'id="ladder"' in html and "<svg" in html
-    # self-contained: nothing is fetched (no scripts, stylesheets or images by URL)
+    assert 'id="ladder"' in html and chart_titles(html)  # interactive charts
+    # nothing is fetched: the one script file is the bundle's own plotly.min.js beside it
     import re
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)
-    assert "<script" not in html and "<link" not in html
+    assert re.findall(r"<script src=\"([^\"]+)\"", html) == ["plotly.min.js"]
+    assert (out / "plotly.min.js").read_bytes() == figures.plotly_js()
+    assert "<link" not in html
     assert not re.search(r"url\(\s*['\"]?(https?:)?//", html) and "@import" not in html
 
 

@@ -7,6 +7,7 @@ import json
 
 from harness import api
 from tests.conftest import run_cli
+from tests.e2e.test_report_plots import chart_titles
 
 
 def test_parity_contact_stage_bundle(tmp_path):
@@ -30,4 +31,6 @@ def test_parity_contact_stage_bundle(tmp_path):
     assert api.verify(out) == []
     html = (out / "index.html").read_text()
     assert "Native contact, side by side" in html and "solref" in html
-    assert html.count("<svg") >= 2 and "Diagnostics per interval" in html
+    titles = chart_titles(html)
+    assert {"Penetration depth of the ball", "Energy of the ball"} <= set(titles), titles
+    assert "Diagnostics per interval" in html

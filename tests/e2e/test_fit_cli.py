@@ -15,7 +15,8 @@ def test_pendulum_fit_writes_bundle(tmp_path):
     out = tmp_path / "fit"
     proc = run_cli("fit", "--problem", "pendulum", "--n", "1000", "--p0", "60", "--out", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["arrays.npz", "fit.json", "index.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["arrays.npz", "fit.json", "index.html",
+                                                    "plotly.min.js"]
     doc = json.loads((out / "fit.json").read_text())
     assert doc["schema"] == "harness-fit" and doc["converged"]
     p = doc["parameters"]["p"]
@@ -33,7 +34,8 @@ def test_pendulum_fit_writes_bundle(tmp_path):
         assert np.allclose(a["e"][:, 0], (a["x_fit"][:, 0] - a["y"][:, 0]) / 0.05,
                            rtol=tol.rtol, atol=tol.atol)
     html = (out / "index.html").read_text()
-    assert "<svg" in html and "Objective components" in html and "Convergence history" in html
+    assert 'class="plot"' in html and "Objective components" in html \
+        and "Convergence history" in html and 'src="plotly.min.js"' in html
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -20,27 +20,26 @@ from harness.sweep.executor import SweepResult, _row
 from harness.sweep.report import build_document, write_sweep
 from tests.conftest import ROOT, run_cli
 from tests.e2e.test_cli import _erd
+from tests.e2e.test_report_plots import chart_specs
 
 NOT_PASSING = {"failed", "error", "not_scored", "unconverged"}
 
 
 class Page(HTMLParser):
-    """ids (outside inline SVG), in-page links, all hrefs and, per record-table row, its
-    status classes and whether every enclosing <details> is open."""
+    """ids, in-page links, all hrefs and, per record-table row, its status classes and
+    whether every enclosing <details> is open."""
 
     def __init__(self, html: str):
         super().__init__()
         self.ids, self.fragments, self.hrefs, self.rows = [], [], [], []
         self.details = []  # stack of open flags
-        self.svg = 0  # depth inside inline SVG (matplotlib's glyph ids repeat per figure)
         self.in_nav = False
         self.nav_links = []
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        self.svg += tag == "svg"
-        if "id" in a and not self.svg:
+        if "id" in a:
             self.ids.append(a["id"])
         if tag == "nav" and a.get("id") == "contents":
             self.in_nav = True
@@ -57,7 +56,6 @@ class Page(HTMLParser):
                               all(self.details) and bool(self.details)))
 
     def handle_endtag(self, tag):
-        self.svg -= tag == "svg"
         if tag == "details" and self.details:
             self.details.pop()
         if tag == "nav":
@@ -107,7 +105,8 @@ def test_parity_report_answer_first(tmp_path, panda):
         assert f"joint {name}: mimic relation dropped" in after.group(1)
     assert f"<code>harness diagnose {panda}</code>" in after.group(1)
     # every ladder cell links to a record row of the page; all rows pass, so all folded
-    cells = re.findall(r'<td class="num [a-z_]+" title="[^"]*"><a href="#(rec-[^"]+)"', html)
+    cells = re.findall(r'<td class="num [a-z_]+(?: rel)?" title="[^"]*"><a href="#(rec-[^"]+)"',
+                       html)
     assert cells and set(cells) <= {r[0] for r in page.rows}
     assert page.rows and not any(is_open for _, _, is_open in page.rows)
     # the bundle's files are linked relatively and exist beside the report
@@ -120,6 +119,16 @@ def test_parity_report_answer_first(tmp_path, panda):
     assert [r["status"] for r in rows] == [r["status"] for r in recs]
     assert all(float(c["max_abs"]) == r["max_abs"] for c, r in zip(rows, recs)
                if r["max_abs"] is not None)
+    # charts: one per quantity over the one fixture, units on the value axis, the chart
+    # library beside the page
+    specs = chart_specs(html)
+    quantities = {r["quantity"] for r in recs if r["max_rel"] is not None
+                  and r["rtol"] is not None}
+    assert {s["layout"]["title"]["text"] for s in specs} == quantities
+    for s in specs:
+        assert s["layout"]["xaxis"]["categoryarray"] == ["panda"]
+        assert s["layout"]["yaxis"]["title"]["text"] == "max relative error [–]"
+    assert (out / "plotly.min.js").is_file()
     text = (out / "records.csv").read_text()
     (out / "records.csv").write_text(text.replace(",passed,", ",failed,", 1))
     v = run_cli("verify", out)

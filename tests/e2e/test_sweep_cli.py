@@ -53,8 +53,14 @@ def test_cli_sweep_with_crash_progress_and_output(tmp_path):
     assert crash["status"] == "crashed" and crash["inputs"]["crash"] is True
     assert doc["grid"]["n_cases"] == 201 and len(doc["grid"]["axes"]["q0_rad"]) == 10
     html = (out / "index.html").read_text()
-    assert html.count("<svg") == 3 and "worker process killed by SIGSEGV" in html
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "sweep.json"]
+    assert _heat_maps(html) == 3 and "worker process killed by SIGSEGV" in html
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "plotly.min.js",
+                                                     "sweep.json"]
+
+
+def _heat_maps(html: str) -> int:
+    """Charts in the heat-map section (one per metric that varies over the cases)."""
+    return html.split('<div id="maps">')[1].split("</section>")[0].count('class="plot"')
 
 
 def test_cli_sweep_dask_local_cluster_quiet(tmp_path, registered, capsys):
@@ -158,7 +164,8 @@ def test_report_rerenders_a_sweep_folder(tmp_path, registered, capsys):
     (out / "index.html").write_text("stale")
     assert cli.main(["report", str(out)]) == 0
     html = (out / "index.html").read_text()
-    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 3
+    assert html.startswith("<!DOCTYPE html>") and _heat_maps(html) == 3
+    assert (out / "plotly.min.js").is_file()
     assert cli.main(["report", str(out), "--baseline", str(out)]) == 2
     doc = json.loads((out / "sweep.json").read_text())
     doc["cases"][0]["metrics_extra"] = 1

@@ -17,6 +17,7 @@ from harness.core.spec import Constraint
 from harness.core.tolerances import lookup
 from harness.stages.constrained import rollout as R
 from tests.conftest import adapter, assert_known
+from tests.e2e.test_report_plots import chart_titles
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -119,7 +120,8 @@ def test_parity_stage3_cli_passes_and_verifies(bundle):
             assert len(pairs) == 6 and all(r["status"] == "passed" for r in pairs), (fx, q)
             assert max(r["max_rel"] for r in pairs) <= lookup("constrained", q).rtol
     html = (out / "index.html").read_text()
-    assert 'id="constrained-four_bar"' in html and "<svg" in html
+    assert 'id="constrained-four_bar"' in html
+    assert "four_bar: position drift ‖g(q)‖∞" in chart_titles(html)
 
 
 def test_native_solver_rows_carry_their_law(bundle):

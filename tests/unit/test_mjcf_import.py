@@ -198,19 +198,23 @@ def _one(inner_b: str = '<joint name="j"/>', extra: str = "", world: str = "") -
 
 
 BAD = {
-    "ball": (_one('<joint name="j" type="ball"/>'), "ball joint"),
-    "two_joints": (_one('<joint name="j1"/><joint name="j2" axis="1 0 0"/>'), "2 joints"),
-    "joint_pos": (_one('<joint name="j" pos="0 0 0.1"/>'), "not the body origin"),
+    # a ball joint is imported (tests/unit/test_ball_joint.py); its frictionloss is not
+    "ball_frictionloss": (_one('<joint name="j" type="ball" frictionloss="1"/>'),
+                          "frictionloss is not supported"),
+    # several joints in one body and joints away from the body origin are imported
+    # (tests/unit/test_multi_joint_body.py)
     "free_below_root": (_one('<freejoint/>'), "free joint can only be used on top level"),
     "stiffness": (_one('<joint name="j" stiffness="3"/>'), "stiffness"),
     "springref": (_one('<joint name="j" springref="0.3"/>'), "springref"),
     "ref": (_one('<joint name="j" ref="10"/>'), "ref"),
     "frictionloss": (_one('<joint name="j" frictionloss="0.1"/>'), "frictionloss"),
+    # a tendon without stiffness/damping/armature is set aside, a connect/weld becomes a
+    # loop constraint (tests/unit/test_mjcf_equality.py); these are refused
     "tendon": (_one('<joint name="j"/><site name="s"/>',
-                    '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>'),
-               "tendons"),
+                    '<tendon><fixed name="t" damping="1"><joint joint="j" coef="1"/></fixed>'
+                    '</tendon>'), "tendon t: damping is not supported"),
     "equality": (_one('<joint name="j"/>', '<equality><joint joint1="j"/></equality>'),
-                 "equality constraints"),
+                 "is a joint coupling (polycoef)"),
     "two_trees": (_one(world='<body name="other"><inertial pos="0 0 0" mass="1" '
                              'diaginertia="1 1 1"/></body>'), "more than one body tree"),
     "unnamed_body": ('<mujoco><worldbody><body><inertial pos="0 0 0" mass="1" '

@@ -170,6 +170,14 @@ def _doc_with_hostile_names():
                           command_line=["harness", "sweep"])
 
 
+def _chart_specs(html: str) -> list:
+    """The plotly descriptions of the page's charts (figures.py's data-spec attributes)."""
+    import html as html_mod
+    import re
+
+    return [json.loads(html_mod.unescape(m)) for m in re.findall(r'data-spec="([^"]*)"', html)]
+
+
 def test_report_heat_map_marks_crashes_and_escapes_text(tmp_path):
     doc = _doc_with_hostile_names()
     assert (doc["heatmap"]["x"], doc["heatmap"]["y"]) == ("speed_mps", "angle_deg")
@@ -177,8 +185,11 @@ def test_report_heat_map_marks_crashes_and_escapes_text(tmp_path):
     html = render_html(doc)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert "SIGSEGV &lt;b&gt;" in html and "hostile&lt;i&gt;" in html
-    assert html.count("<svg") == 1  # one metric
-    assert "maximum (worst case" in html and "×1" in html  # aggregation stated, crash marked
+    specs = _chart_specs(html)
+    assert len(specs) == 1  # one metric: one heat map (no dt input, no scoring)
+    marks = [t for t in specs[0]["data"] if t.get("mode") == "text"]
+    assert "maximum (worst case" in html and marks[0]["text"] == ["×1"]  # crash marked
+    assert (marks[0]["x"], marks[0]["y"]) == (["2"], ["30"])  # in the crashed case's cell
     path = write_sweep(tmp_path / "s", doc)
     again = read_sweep(path)
     assert again == json.loads(json.dumps(doc))

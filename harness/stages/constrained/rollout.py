@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.core.records import compare, inform
+from harness.core.records import Record, compare, inform
 from harness.core.tolerances import lookup
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME, damping_vector
@@ -104,7 +104,14 @@ def stage_rows(model, adapter, engine: str, q0, v0, arrays: dict) -> list:
     fx, out = model.name, []
     for mode in MODES:
         pre = f"out/{fx}/{NAME}/rollout/{mode}"
-        t, Q, V, drift = rollout(model.spec, model.layout, adapter, q0, v0, mode)
+        try:
+            t, Q, V, drift = rollout(model.spec, model.layout, adapter, q0, v0, mode)
+        except ValueError as err:  # e.g. a projection Gauss-Newton cannot close
+            qty = "rollout_projection" if mode == "projection" else f"rollout_drift_{mode}"
+            out.append(Record(id=f"{fx}/{NAME}/{qty}/declared~{engine}", stage=NAME,
+                              fixture=fx, quantity=qty, engine_a="declared", engine_b=engine,
+                              status="error", reason=f"{mode} rollout with {engine}: {err}"))
+            continue
         arrays[f"{pre}/t"] = t
         arrays[f"{pre}/drift/{engine}"] = drift
         arrays[f"{pre}/drift/declared"] = np.zeros_like(drift)
@@ -133,8 +140,10 @@ def stage_rows(model, adapter, engine: str, q0, v0, arrays: dict) -> list:
 
 
 def drift_plot(fx: str, arrays: dict) -> str:
-    """Inline SVG: ‖g‖∞ and ‖J v‖∞ over the rollout for each mode ('' if absent)."""
-    from harness.core.figures import svg_figure
+    """Two charts (harness.core.figures), ‖g(q)‖∞ and ‖J v‖∞ against time [s] for each
+    stabilisation mode (log axes, exact zeros on their own 0 tick); '' if absent. The
+    constraint rows mix lengths and angles, so the units are m or rad (m/s or rad/s)."""
+    from harness.core import figures
 
     runs = {}
     for mode in MODES:
@@ -145,16 +154,14 @@ def drift_plot(fx: str, arrays: dict) -> str:
             runs[mode] = (arrays[f"{pre}/t"], arrays[keys[0]], keys[0].rsplit("/", 1)[1])
     if not runs:
         return ""
-
-    def draw(fig):
-        axes = fig.subplots(1, 2)
-        for mode, (t, d, eng) in runs.items():
-            for ax, col in zip(axes, (0, 1)):
-                ax.semilogy(t, np.maximum(d[:, col], 1e-18), label=f"{mode} ({eng})")
-        for ax, title in zip(axes, ("‖g(q)‖∞ [m | rad]", "‖J v‖∞ [m/s | rad/s]")):
-            ax.set_title(f"{fx}: {title}", fontsize=9)
-            ax.set_xlabel("t [s]", fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.legend(fontsize=7)
-
-    return svg_figure(draw, (9, 2.8))
+    charts = []
+    for col, (title, label, unit) in enumerate((
+            ("position drift ‖g(q)‖∞", "‖g(q)‖∞", "m | rad"),
+            ("velocity drift ‖J v‖∞", "‖J v‖∞", "m/s | rad/s"))):
+        fig = figures.Figure(f"{fx}: {title}", "time", "s", label, unit, ylog=True,
+                             legend="below", height=340)
+        for i, (mode, (t, d, eng)) in enumerate(runs.items()):
+            fig.line(t, d[:, col], f"{mode} ({eng})", color_=figures.color(i),
+                     dash=(None, "dash", "dot")[i % 3])
+        charts.append(fig)
+    return figures.grid(charts, min_width=420)

@@ -3,7 +3,8 @@
 Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py).
 
 States: q on the constraint manifold (Gauss–Newton from the fixture's q_init ⊕ a seeded
-N(0, 0.3²) perturbation, sample 0 unperturbed), v = a seeded random combination of an
+N(0, 0.3²) perturbation, halved up to 8 times when Gauss-Newton cannot close the loops
+from there, sample 0 unperturbed), v = a seeded random combination of an
 orthonormal basis of ker J, τ ~ N(0, 1); all computed with the *reference engine* (the
 first engine, in the run's order, whose frame poses and constraint terms work), named in
 the records' reasons.
@@ -38,6 +39,7 @@ from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
 
 PERTURBATION = 0.3  # [rad | m] std of the perturbation of q_init before Gauss-Newton
+SHRINK_TRIES = 8  # a perturbation Gauss-Newton cannot close is halved up to this often
 PAIR_QUANTITIES = ("constraint_jacobian", "constraint_drift", "independent_rows",
                    "constrained_vdot", "constraint_multipliers")
 ZERO_QUANTITIES = ("constraint_residual", "constraint_velocity", "constraint_acceleration")
@@ -70,7 +72,13 @@ def sample_states(spec, ref, n: int, rng: np.random.Generator):
     Q, V, TAU = [], [], []
     for i in range(n):
         dq = rng.normal(scale=PERTURBATION, size=ref.nv) if i else np.zeros(ref.nv)
-        q = C.solve_manifold(spec, ref, ref.integrate(q0, dq, 1.0))
+        for halve in range(SHRINK_TRIES + 1):  # a loop that Gauss-Newton cannot close from
+            try:  # that far (a nearly locked linkage): the same direction, half as far
+                q = C.solve_manifold(spec, ref, ref.integrate(q0, dq / 2.0 ** halve, 1.0))
+                break
+            except ValueError:
+                if halve == SHRINK_TRIES:
+                    raise
         Jf, _ = ref.frame_jacobian_drift(q, np.zeros(ref.nv), frames)
         J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
         B = C.null_space(J)

@@ -171,22 +171,34 @@ def _diagnostics(adapter):
 
 
 # ----- report ------------------------------------------------------------------------------
-def _plot(series, key, ylabel, logy=False):
-    from harness.core.figures import svg_figure
+def _plot(series, key, title, ylabel, unit, logy=False):
+    """One chart (harness.core.figures) of ``key`` against time for every series that has it;
+    series longer than 2000 samples are thinned keeping each bucket's extremes."""
+    from harness.core import figures
 
-    def draw(fig):
-        ax = fig.add_subplot(111)
-        for name, s in series.items():
-            if key in s:
-                ax.plot(s["t"], s[key], label=name, lw=1)
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel(ylabel)
-        if logy:
-            ax.set_yscale("symlog", linthresh=1e-7)
-        ax.legend(fontsize=6)
-        ax.grid(alpha=0.3)
+    fig = figures.Figure(title, "time", "s", ylabel, unit, ylog=logy, legend="below",
+                         height=380)
+    for i, (name, s) in enumerate(series.items()):
+        if key in s and "t" in s:
+            t, y = np.asarray(s["t"], dtype=float), np.asarray(s[key], dtype=float)
+            idx = _thin(t.size, y)
+            fig.line(t[idx], y[idx], name, color_=figures.color(i))
+    return fig
 
-    return svg_figure(draw, (7.0, 3.2))
+
+def _thin(n, y, most=2000):
+    """Indices of at most ~``most`` samples of a series of ``n``: first and last kept, and
+    in each of most/2 buckets the minimum and the maximum (extremes survive)."""
+    if n <= most:
+        return np.arange(n)
+    edges = np.linspace(0, n, most // 2 + 1).astype(int)
+    keep = {0, n - 1}
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b > a:
+            seg = y[a:b]
+            keep.add(a + int(np.nanargmin(seg)) if np.isfinite(seg).any() else a)
+            keep.add(a + int(np.nanargmax(seg)) if np.isfinite(seg).any() else a)
+    return np.array(sorted(keep))
 
 
 def report_context(manifest, records, arrays, timings=None):
@@ -209,6 +221,18 @@ def report_context(manifest, records, arrays, timings=None):
     return {"analytic": analytic, "native": js("contact/native/json") or [],
             "dt_table": js("contact/dt_table/json") or [],
             "diagnostics": js("contact/diagnostics/json") or {},
-            "penetration_plot": _plot(series, "penetration_m", "penetration [m]", True)
-            if series else "",
-            "energy_plot": _plot(series, "energy_J", "energy E = T + V [J]") if series else ""}
+            "plots": _plots(series)}
+
+
+def _plots(series) -> str:
+    """Penetration (log axis: exact zeros, no contact, on their own 0 tick) and energy of
+    the ball drops, side by side."""
+    from harness.core import figures
+
+    if not series:
+        return ""
+    return figures.grid([
+        _plot(series, "penetration_m", "Penetration depth of the ball", "penetration",
+              "m", logy=True),
+        _plot(series, "energy_J", "Energy of the ball", "energy E = T + V", "J")],
+        min_width=520)

@@ -61,6 +61,8 @@ def coordinate_labels(layout) -> list:
     for s in layout.slots:
         if s.type == "free":
             lab += [f"{s.name}.{c}" for c in ("ρx", "ρy", "ρz", "φx", "φy", "φz")]
+        elif s.type == "ball":
+            lab += [f"{s.name}.{c}" for c in ("φx", "φy", "φz")]
         else:
             lab.append(s.name)
     return [f"q:{n}" for n in lab] + [f"v:{n}" for n in lab]

@@ -55,7 +55,7 @@ def synthesize(model, law=None, duration=2.0, grid_dt=0.01, interpolation="zoh",
         if model.spec.floating:
             raise BadInput("--law", "pd needs a fixed base (a free root cannot be tracked "
                                     "by joint torques); use --law zero")
-        if any(s.type == "continuous" for s in lay.slots):
+        if any(s.type in ("continuous", "ball") for s in lay.slots):
             raise BadInput("--law", "pd supports revolute and prismatic joints only")
         mid, amp = _rest_configuration(a, model, rng), np.zeros(lay.nv)
         for s in lay.slots:

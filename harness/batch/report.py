@@ -1,0 +1,55 @@
+"""The survey report (index.html of a survey folder): answer first, then one table row per
+model (× stage verdicts) or per capture (× summary metrics). Jinja2, autoescaped, tables
+only (no figures, no scripts, no network); template templates/survey.html.j2.
+
+Units: as in the column titles (survey.SWING_COLUMNS); relative errors dimensionless;
+wall times s.
+"""
+from __future__ import annotations
+
+import jinja2
+
+from harness.batch import survey
+
+ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness.batch", "templates"),
+                         autoescape=jinja2.select_autoescape(default=True,
+                                                             default_for_string=True),
+                         undefined=jinja2.StrictUndefined)
+BAD_FIRST = {"error": 0, "crashed": 1, "timeout": 2, "failed": 3, "qualified": 4}
+CELL = {"passed": "pass", "failed": "FAIL", "error": "ERROR", "not_scored": "not scored",
+        "unconverged": "unconverged", "not_provided": "n/a", "informational": "info",
+        "absent": "—"}
+
+
+def ordered_rows(doc) -> list:
+    """Rows with the ones that did not qualify first (errors, crashes, timeouts, then
+    failures), each group in input order."""
+    return sorted(doc["rows"], key=lambda r: BAD_FIRST[r["status"]])
+
+
+def _num(v, fmt="{:.3g}") -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        return fmt.format(v)
+    return str(v)
+
+
+def headline(doc) -> dict:
+    """{passed, text}: the answer, how many rows qualified."""
+    c, n = doc["counts"], len(doc["rows"])
+    word = ("model" if doc["of"] == "models" else "capture") + ("s" if n != 1 else "")
+    if n and c["qualified"] == n:
+        return {"passed": True, "text": f"all {n} {word} qualified" if n > 1 else
+                f"the {word} qualified"}
+    bad = ", ".join(f"{c[s]} {s}" for s in ("failed", "error", "crashed", "timeout") if c[s])
+    return {"passed": False, "text": f"{c['qualified']} of {n} {word} qualified; {bad}"}
+
+
+def render(doc) -> str:
+    """index.html of the survey ``doc`` (survey.json's document)."""
+    return ENV.get_template("survey.html.j2").render(
+        doc=doc, rows=ordered_rows(doc), answer=headline(doc), cell=CELL, num=_num,
+        row_statuses=survey.ROW_STATUSES)

@@ -1,0 +1,394 @@
+"""SDF file → FixtureSpec (tree + loop constraints), so an SDF model takes the fixtures'
+path to every engine (exported to URDF for Pinocchio/Crocoddyl/Drake, MJCF for MuJoCo).
+
+Units: SI as SDF writes them (m, kg, kg·m², rad, N·m·s/rad). Engine-blind: the XML is
+read here (Python's ElementTree, no entity expansion), no engine's parser is involved —
+Drake's refuses kinematic loops, and the other engines do not read SDF.
+
+What becomes what (SDF 1.4 – 1.6, one ``<model>``):
+
+* ``<link>`` → Body: ``<inertial>`` mass, com = the inertial pose's xyz, inertia
+  R I Rᵀ (I about the com in the inertial frame's axes, R the inertial pose's rotation).
+  A link's ``<pose>`` is its pose in the model frame at q = 0.
+* The tree: from the root link (the one link that is no joint's child), joints that are
+  not ball joints are followed first, parent → child in document order, then ball joints
+  if a link is reachable only through one. Every other joint closes a loop: a ``ball``
+  joint becomes a ``point`` loop constraint (stage 3) between frames ``<joint>__child``
+  (its origin on the child) and ``<joint>__parent`` (the same point on the parent at
+  q = 0); a ``fixed`` one a ``weld`` constraint. The model's own poses close every loop
+  at q = 0 by construction, so ``q_init`` is the neutral configuration.
+* A tree joint's frame is its ``<pose>`` in the child link frame (SDF's convention); at
+  the child's origin (identity pose) the canonical joint goes straight to the child,
+  otherwise to a massless body ``<child>__<joint>`` at the joint frame, which holds the
+  child by the weld ``<child>__fixed`` (as MJCF joints away from their body origin:
+  docs/conventions.md). ``<axis><xyz>`` is in the joint frame (in the model frame with
+  ``use_parent_model_frame``); ``<limit>`` lower/upper (|value| ≥ 1e15 is unbounded),
+  ``<dynamics><damping>``. revolute → revolute, continuous → revolute without limits,
+  prismatic → prismatic, ball → ball, fixed → fixed.
+* A joint to ``world``: ``fixed`` welds the root where the model puts it (the massless
+  root ``world_`` when that pose is not the identity); the root floats only with
+  ``floating=True`` (then its pose is dropped, as in URDF).
+* Set aside with a note (they do not enter M or h): visuals, collisions, surfaces,
+  ``self_collide``, ``plugin``, materials, sensors, ``<limit>`` effort/velocity;
+  ``<static>``, ``<gravity>``, ``<kinematic>`` at their defaults.
+
+Refused (BadInput naming the file and the element): another format or a nested/included
+model, more than one model, a static or kinematic model or link, a link without gravity,
+``<frame>``, ``relative_to`` or a non-empty ``frame`` attribute on a pose (SDF ≥ 1.7
+frame semantics), SDF versions after 1.6, joint types universal, revolute2, screw,
+gearbox; ``<axis2>``; non-zero joint friction; joint springs (``spring_stiffness``)
+and the damping of a loop-closing joint — unless ``drop_springs`` sets those two aside
+with a note (they act in the dynamics: the harness then compares the model without
+them); a loop closed by a revolute or prismatic joint; a link reachable only against a
+joint's direction; a joint to ``world`` that is not fixed.
+"""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from harness.core.conventions import Layout, matrix_to_rpy, rpy_to_matrix
+from harness.core.errors import BadInput
+from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, Joint
+from harness.core.strict import MAX_BODIES, holds_warnings
+from harness.model.import_common import read_model_file, sanitise_model_name
+
+_SET_ASIDE = {"visual", "collision", "self_collide", "plugin", "sensor",
+              "allow_auto_disable", "enable_wind", "velocity_decay",
+              "must_be_base_link", "audio_source", "audio_sink", "battery", "light",
+              "projector", "particle_emitter"}
+# flags that change the dynamics when set: refused unless at the value that does not
+_FLAGS = {"static": "false", "gravity": "true", "kinematic": "false"}
+_UNBOUNDED = 1e15
+
+
+def _X(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
+    X = np.eye(4)
+    X[:3, :3], X[:3, 3] = rpy_to_matrix(rpy), xyz
+    return X
+
+
+def _t(x) -> tuple:
+    return tuple(float(v) + 0.0 for v in x)
+
+
+class _Reader:
+    def __init__(self, path: str):
+        self.path = path
+
+    def bad(self, problem: str) -> BadInput:
+        return BadInput(self.path, problem)
+
+    def numbers(self, el, n: int, what: str) -> tuple:
+        text = (el.text or "").split() if el is not None else []
+        try:
+            vals = [float(t) for t in text]
+        except ValueError:
+            raise self.bad(f"{what}: {' '.join(text)!r} is not {n} numbers") from None
+        if len(vals) != n or not all(math.isfinite(v) for v in vals):
+            raise self.bad(f"{what}: {' '.join(text)!r} is not {n} finite numbers")
+        return tuple(vals)
+
+    def number(self, el, what: str, default: float) -> float:
+        if el is None:
+            return default
+        return self.numbers(el, 1, what)[0]
+
+    def pose(self, parent, what: str) -> np.ndarray:
+        """4x4 pose of ``parent``'s ``<pose>`` (identity if absent), refusing SDF ≥ 1.7
+        frame semantics."""
+        el = parent.find("pose")
+        if el is None:
+            return np.eye(4)
+        if el.get("relative_to") or el.get("frame"):
+            raise self.bad(f"{what}: <pose relative_to/frame=...> is not supported (poses "
+                           "are read in SDF 1.6 semantics)")
+        v = self.numbers(el, 6, f"{what} <pose>")
+        return _X(v[:3], v[3:])
+
+
+def _flag(r: _Reader, el, where: str) -> None:
+    """Refuse a flag (static, gravity, kinematic) set to the value that changes M or h."""
+    value = (el.text or "").strip().lower()
+    if value not in (_FLAGS[el.tag], "1" if _FLAGS[el.tag] == "true" else "0"):
+        raise r.bad(f"{where}: <{el.tag}>{value}</{el.tag}> is not supported (it changes "
+                    "the dynamics)")
+
+
+def _inertia(r: _Reader, link, name: str) -> Body:
+    el = link.find("inertial")
+    if el is None:
+        return Body(name, 0.0)
+    for child in el:
+        if child.tag not in ("pose", "mass", "inertia"):
+            raise r.bad(f"link {name}: <inertial><{child.tag}> is not supported")
+    X = r.pose(el, f"link {name} <inertial>")
+    mass = r.number(el.find("mass"), f"link {name} mass", 1.0)
+    ie = el.find("inertia")
+    g = {k: r.number(ie.find(k) if ie is not None else None, f"link {name} {k}", 0.0)
+         for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+    I = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
+                  [g["ixz"], g["iyz"], g["izz"]]])
+    R = X[:3, :3]
+    I = R @ I @ R.T
+    I = 0.5 * (I + I.T)
+    return Body(name, float(mass), _t(X[:3, 3]), tuple(float(x) for x in I.reshape(-1)))
+
+
+@holds_warnings
+def load_sdf_with_notes(path: str, floating: bool = False,
+                        drop_springs: bool = False) -> tuple:
+    """(FixtureSpec, notes): the SDF at ``path`` [SI units] as a validated spec (tree and
+    loop constraints, see the module docstring), and one line per change the import made.
+    BadInput(path, problem) for unsupported content."""
+    path = str(path)
+    r = _Reader(path)
+    raw = read_model_file(path, "SDF")
+    try:
+        root = ET.fromstring(raw)
+    except ET.ParseError as e:
+        raise r.bad(f"not well-formed XML ({e})") from None
+    if root.tag != "sdf":
+        raise r.bad(f"root element is <{root.tag}>, not <sdf>")
+    version = root.get("version", "")
+    notes = []
+    models = root.findall("model")
+    others = [c.tag for c in root if c.tag != "model"]
+    if others:
+        raise r.bad(f"<{others[0]}> at the top level is not supported (one <model>)")
+    if len(models) != 1:
+        raise r.bad(f"{len(models)} <model> elements: exactly one is supported")
+    model = models[0]
+    if version and version.split(".")[:2] not in (["1", "4"], ["1", "5"], ["1", "6"]):
+        raise r.bad(f"SDF version {version}: versions 1.4 to 1.6 are supported (later "
+                    "versions change how poses are resolved)")
+    links, sdf_joints, aside = [], [], set()
+    for el in model:
+        if el.tag == "link":
+            links.append(el)
+        elif el.tag == "joint":
+            sdf_joints.append(el)
+        elif el.tag in _SET_ASIDE:
+            aside.add(el.tag)
+        elif el.tag in _FLAGS:
+            _flag(r, el, "<model>")
+        elif el.tag != "pose":
+            raise r.bad(f"<model><{el.tag}> is not supported")
+    if len(links) > MAX_BODIES:
+        raise r.bad(f"{len(links)} links: the harness supports at most {MAX_BODIES} bodies "
+                    "per model (harness/core/strict.py)")
+    if not links:
+        raise r.bad("the model has no links")
+    # ----- links -------------------------------------------------------------------------
+    X_M, bodies = {}, {}
+    for el in links:
+        name = el.get("name") or ""
+        if not name:
+            raise r.bad("a <link> has no name")
+        if name in bodies:
+            raise r.bad(f"two links are named {name}")
+        for child in el:
+            if child.tag in _SET_ASIDE:
+                aside.add(child.tag)
+            elif child.tag in _FLAGS:
+                _flag(r, child, f"link {name}")
+            elif child.tag not in ("pose", "inertial"):
+                raise r.bad(f"link {name}: <{child.tag}> is not supported")
+        X_M[name] = r.pose(el, f"link {name}")
+        bodies[name] = _inertia(r, el, name)
+    # ----- joints ------------------------------------------------------------------------
+    J = {}
+    for el in sdf_joints:
+        name, kind = el.get("name") or "", el.get("type") or ""
+        if not name:
+            raise r.bad("a <joint> has no name")
+        if name in J:
+            raise r.bad(f"two joints are named {name}")
+        if kind not in ("revolute", "continuous", "prismatic", "ball", "fixed"):
+            raise r.bad(f"joint {name}: type {kind!r} is not supported (revolute, "
+                        "continuous, prismatic, ball, fixed)")
+        parent, child = (el.findtext("parent") or "").strip(), (el.findtext("child")
+                                                               or "").strip()
+        for end, what in ((parent, "parent"), (child, "child")):
+            if end not in bodies and not (what == "parent" and end == "world"):
+                raise r.bad(f"joint {name}: unknown {what} link {end!r}")
+        info = {"name": name, "type": kind, "parent": parent, "child": child,
+                "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
+                "lower": None, "upper": None, "damping": 0.0, "spring": 0.0}
+        for c in el:
+            if c.tag in ("parent", "child", "pose", "axis", "physics", "sensor"):
+                if c.tag in ("physics", "sensor"):
+                    aside.add(f"joint {c.tag}")
+                continue
+            raise r.bad(f"joint {name}: <{c.tag}> is not supported")
+        ax = el.find("axis")
+        if ax is not None and kind in ("revolute", "continuous", "prismatic", "ball"):
+            xyz_el = ax.find("xyz")
+            if xyz_el is not None and (xyz_el.get("expressed_in") or ""):
+                raise r.bad(f"joint {name}: <xyz expressed_in> is not supported")
+            a = np.array(r.numbers(xyz_el, 3, f"joint {name} axis") if xyz_el is not None
+                         else (0.0, 0.0, 1.0))
+            if (ax.findtext("use_parent_model_frame") or "").strip() in ("1", "true"):
+                a = (X_M[child] @ info["X_CJ"])[:3, :3].T @ a
+            nrm = np.linalg.norm(a)
+            if kind != "ball" and not nrm > 0:
+                raise r.bad(f"joint {name}: the axis is zero")
+            info["axis"] = _t(a / nrm) if nrm > 0 else (0.0, 0.0, 1.0)
+            for c in ax:
+                if c.tag not in ("xyz", "limit", "dynamics", "use_parent_model_frame",
+                                 "initial_position"):
+                    raise r.bad(f"joint {name}: <axis><{c.tag}> is not supported")
+            lim = ax.find("limit")
+            if lim is not None and kind in ("revolute", "prismatic"):
+                lo = r.number(lim.find("lower"), f"joint {name} lower", -1e16)
+                hi = r.number(lim.find("upper"), f"joint {name} upper", 1e16)
+                if abs(lo) < _UNBOUNDED and abs(hi) < _UNBOUNDED and lo < hi:
+                    info["lower"], info["upper"] = lo, hi
+            dyn = ax.find("dynamics")
+            if dyn is not None:
+                info["damping"] = r.number(dyn.find("damping"), f"joint {name} damping", 0.0)
+                if r.number(dyn.find("friction"), f"joint {name} friction", 0.0) != 0:
+                    raise r.bad(f"joint {name}: friction is not supported (a Coulomb force)")
+                info["spring"] = r.number(dyn.find("spring_stiffness"),
+                                          f"joint {name} spring_stiffness", 0.0)
+        if info["damping"] < 0 or info["spring"] < 0:
+            raise r.bad(f"joint {name}: damping and spring_stiffness must be >= 0")
+        J[name] = info
+    if aside:
+        notes.append("set aside (they do not enter M or h): "
+                     + ", ".join(f"<{t}>" for t in sorted(aside)))
+    # ----- the root and the spanning tree -------------------------------------------------
+    to_world = [j for j in J.values() if j["parent"] == "world"]
+    for j in to_world:
+        if j["type"] != "fixed":
+            raise r.bad(f"joint {j['name']}: a {j['type']} joint to the world is not "
+                        "supported (fixed only; use floating for a free root)")
+    children = {j["child"] for j in J.values() if j["parent"] != "world"}
+    free = [n for n in bodies if n not in children]
+    if len(free) != 1:
+        raise r.bad("the links form " + ("no tree (every link is a joint's child)" if not free
+                                         else f"{len(free)} trees ({', '.join(free[:4])})"))
+    root = free[0]
+    if to_world and (len(to_world) > 1 or to_world[0]["child"] != root):
+        raise r.bad(f"joint {to_world[0]['name']}: only the root link {root} may be welded "
+                    "to the world")
+    tree, in_tree = [], {root}
+    pending = [j for j in J.values() if j["parent"] != "world"]
+    for balls in (False, True):
+        grew = True
+        while grew:
+            grew = False
+            for j in pending:
+                if j in tree or ((j["type"] == "ball") and not balls):
+                    continue
+                if j["parent"] in in_tree and j["child"] not in in_tree:
+                    tree.append(j)
+                    in_tree.add(j["child"])
+                    grew = True
+    if in_tree != set(bodies):
+        lost = [n for n in bodies if n not in in_tree]
+        raise r.bad(f"link {lost[0]} is reachable only against a joint's parent → child "
+                    "direction: not supported")
+    closures = [j for j in pending if j not in tree]
+    # ----- canonical joints --------------------------------------------------------------
+    order = [n for n in bodies]
+    out_bodies = [bodies[n] for n in order]
+    joints, frames, constraints = [], [], []
+    taken = set(bodies) | set(J)
+
+    def claim(n):
+        if n in taken:
+            raise r.bad(f"the name {n} the import needs is taken")
+        taken.add(n)
+        return n
+
+    spring_notes = []
+    for j in tree:
+        P, C = j["parent"], j["child"]
+        X_PJ = np.linalg.solve(X_M[P], X_M[C] @ j["X_CJ"])
+        kind = {"continuous": "revolute"}.get(j["type"], j["type"])
+        if j["spring"]:
+            if not drop_springs:
+                raise r.bad(f"joint {j['name']}: spring_stiffness {j['spring']:g} is not "
+                            "supported (it acts in h); --drop-springs compares the model "
+                            "without its joint springs")
+            spring_notes.append(f"{j['name']} ({j['spring']:g})")
+        identity = np.allclose(j["X_CJ"], np.eye(4), rtol=0.0, atol=0.0)
+        child = C if identity else claim(f"{C}__{j['name']}")
+        extra = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
+        if kind in ("revolute", "prismatic"):
+            extra.update(axis=j["axis"], lower=j["lower"], upper=j["upper"])
+        joints.append(Joint(j["name"], kind, P, child, _t(X_PJ[:3, 3]),
+                            _t(matrix_to_rpy(X_PJ[:3, :3])), **extra))
+        if not identity:
+            out_bodies.append(Body(child, 0.0))
+            X_JC = np.linalg.inv(j["X_CJ"])
+            joints.append(Joint(claim(f"{C}__fixed"), "fixed", child, C, _t(X_JC[:3, 3]),
+                                _t(matrix_to_rpy(X_JC[:3, :3]))))
+    if spring_notes:
+        notes.append("joint springs set aside (--drop-springs; they act in h, so the "
+                     "harness compares the model without them): spring_stiffness on "
+                     + ", ".join(spring_notes) + " N·m/rad")
+    for j in closures:
+        if j["type"] not in ("ball", "fixed"):
+            raise r.bad(f"joint {j['name']} closes a kinematic loop but is {j['type']}: "
+                        "only ball (point) and fixed (weld) joints can close loops")
+        if j["damping"]:
+            if not drop_springs:
+                raise r.bad(f"joint {j['name']} closes a loop and has damping "
+                            f"{j['damping']:g}: not supported (the loop constraint carries "
+                            "no force law); --drop-springs sets it aside")
+            notes.append(f"joint {j['name']}: damping {j['damping']:g} of a loop-closing "
+                         "joint set aside (--drop-springs)")
+        P, C = j["parent"], j["child"]
+        X_CF = j["X_CJ"]
+        X_PF = np.linalg.solve(X_M[P], X_M[C] @ X_CF)
+        fa, fb = claim(f"{j['name']}__child"), claim(f"{j['name']}__parent")
+        frames += [Frame(fa, C, _t(X_CF[:3, 3]), _t(matrix_to_rpy(X_CF[:3, :3]))),
+                   Frame(fb, P, _t(X_PF[:3, 3]), _t(matrix_to_rpy(X_PF[:3, :3])))]
+        constraints.append(Constraint(j["name"], "point" if j["type"] == "ball" else "weld",
+                                      fa, fb))
+    if closures:
+        notes.append(f"{len(closures)} loop(s) closed by "
+                     + ", ".join(f"{j['name']} ({j['type']})" for j in closures)
+                     + ": stage 3 loop constraints (point for ball, weld for fixed)")
+    # ----- the root's place ---------------------------------------------------------------
+    X_root = X_M[root]
+    if floating:
+        if not np.array_equal(X_root, np.eye(4)):
+            notes.append(f"root link {root}: its pose in the model is dropped (the free "
+                         "root joint sets it)")
+    elif not np.array_equal(X_root, np.eye(4)):
+        if WORLD_BODY in taken:
+            raise r.bad(f"a link named {WORLD_BODY!r} already exists; the importer needs "
+                        "that name for the world body it keeps")
+        out_bodies.insert(0, Body(WORLD_BODY, 0.0))
+        joints.insert(0, Joint(f"{root}__fixed" if f"{root}__fixed" not in taken
+                               else claim(f"{root}__world"), "fixed", WORLD_BODY, root,
+                               _t(X_root[:3, 3]), _t(matrix_to_rpy(X_root[:3, :3]))))
+        notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (root link "
+                     f"{root} sits at its pose in the model)")
+    spec = FixtureSpec(name=sanitise_model_name(model.get("name"), path),
+                       bodies=tuple(out_bodies), joints=tuple(joints), frames=tuple(frames),
+                       floating=bool(floating), source=path,
+                       description=f"SDF model {model.get('name') or '(unnamed)'} imported "
+                                   f"from {os.path.basename(path)}",
+                       constraints=tuple(constraints))
+    if constraints:
+        if floating:
+            raise r.bad("loop constraints are supported on fixed-base models only (drop "
+                        "--floating)")
+        from dataclasses import replace
+
+        spec = replace(spec, q_init=tuple(float(x) for x in
+                                          Layout.from_spec(spec).neutral()))
+    return spec.validate(where=path), notes
+
+
+def load_sdf(path: str, floating: bool = False, drop_springs: bool = False) -> FixtureSpec:
+    """The SDF at ``path`` [SI units] as a validated FixtureSpec; BadInput(path, problem)
+    on error (module docstring)."""
+    return load_sdf_with_notes(path, floating, drop_springs)[0]

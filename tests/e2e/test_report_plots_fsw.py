@@ -1,0 +1,267 @@
+"""The fit, sweep and swing reports in headless Chromium: the chart rules every report obeys
+(tests/e2e/browser.py) and one check per defect those reports had, each recomputed here
+from the files the run wrote (fit.json, sweep.json, the replay's arrays), never read back
+from the page alone. Each report is produced once per module (module-scoped fixtures);
+full-page screenshots: test-artifacts/fsw-*.png."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, run_cli
+from tests.e2e.browser import assert_report_rules, open_report
+
+CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
+MAX_POINTS = 2000  # per trace (page weight)
+
+# every drawn chart: title, axis titles, traces (name, x, y, mode, text), shapes, the tick
+# labels plotly drew, and where the y title sits against the chart's box
+CHARTS_JS = """() => Array.from(document.querySelectorAll('div.plot')).map(el => {
+  const L = el.layout || {}, F = el._fullLayout || {};
+  const box = el.getBoundingClientRect();
+  const yt = el.querySelector('.ytitle');
+  return {
+    title: (L.title && L.title.text) || "",
+    x: (L.xaxis && L.xaxis.title && L.xaxis.title.text) || "",
+    y: (L.yaxis && L.yaxis.title && L.yaxis.title.text) || "",
+    yrange: F.yaxis ? F.yaxis.range : null, ytype: F.yaxis ? F.yaxis.type : null,
+    yticktext: (L.yaxis && L.yaxis.ticktext) || null,
+    xticks: Array.from(el.querySelectorAll('.xtick text')).map(t => t.textContent),
+    traces: el.data.map(t => ({name: t.name, x: t.x, y: t.y, mode: t.mode, text: t.text,
+                               type: t.type, colorbar: t.colorbar ? t.colorbar.title.text
+                               : null})),
+    shapes: L.shapes || [], annotations: (L.annotations || []).map(a => a.text),
+    ytitle_left: yt ? yt.getBoundingClientRect().left - box.left : null,
+  };
+})"""
+
+
+def _page_facts(path, shot, extra=None):
+    """Open the page (rules asserted), return its charts, body text and ``extra(page)``."""
+    def check(page):
+        rules = assert_report_rules(page)
+        return {"rules": rules, "charts": page.evaluate(CHARTS_JS),
+                "text": page.inner_text("body"),
+                "extra": extra(page) if extra else None}
+    return open_report(path, check, shot, full_page=True)
+
+
+def _series_lengths_ok(charts):
+    for c in charts:
+        for t in c["traces"]:
+            if t["type"] == "scatter" and t["x"] is not None:
+                assert len(t["x"]) <= MAX_POINTS, (c["title"], t["name"], len(t["x"]))
+
+
+# ----- fit -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fit_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fsw") / "fit"
+    p = run_cli("fit", "--problem", "balance", "--n", "3000", "--out", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((out / "fit.json").read_text())
+    return out, doc, _page_facts(out / "index.html", "fsw-fit-report.png")
+
+
+def test_fit_report_rules_and_defects(fit_report):
+    out, doc, page = fit_report
+    charts = {c["title"]: c for c in page["charts"]}
+    assert page["rules"]["charts"] == len(charts) >= 2 + 4 + 4
+    assert (out / "plotly.min.js").is_file()
+    _series_lengths_ok(page["charts"])
+    hist = doc["history"]
+    f = np.array([h["objective"] for h in hist])
+    # the objective: relative to its final value (computed here), the final one stated in full
+    (obj,) = [c for c in page["charts"] if c["title"].startswith("objective relative")]
+    assert "f_final" in obj["y"] and "[–]" in obj["y"]
+    plotted = {}
+    for t in obj["traces"]:
+        for x, y in zip(t["x"], t["y"]):
+            plotted[int(x)] = y
+    zero_at = 10 ** (obj["yrange"][0] + 0.5)  # where a zero is drawn: its own 0 tick
+    assert obj["yticktext"][0] == "0"
+    for i, fi in enumerate(f):
+        want = abs(fi - f[-1]) / abs(f[-1])
+        assert plotted[i] == pytest.approx(want if want else zero_at, rel=1e-6), i
+    final = float(re.search(r"f_final = ([-+0-9.e]+)", page["text"]).group(1))
+    assert final == pytest.approx(f[-1], rel=1e-11)  # 12 significant digits on the page
+    # infeasibility: a zero sits on its own 0 tick, the axis spans only the data's decades
+    inf = charts["infeasibility"]
+    assert inf["ytype"] == "log" and inf["yrange"][0] > -40, inf["yrange"]
+    vals = [h[k] for h in hist for k in ("inf_pr", "inf_du")]
+    if 0.0 in vals:
+        assert inf["yticktext"][0] == "0"
+    # iterations on integer ticks
+    for c in (obj, inf):
+        assert c["xticks"] and all(re.fullmatch(r"−?\d+", t) for t in c["xticks"]), c["xticks"]
+    # every state with its unit (θ rad, ω rad/s: harness/fit/problems.py)
+    states = {c["title"]: c["y"] for c in page["charts"] if c["title"].startswith("state ")}
+    assert len(states) == len(doc["state_names"]) == 4
+    for name in doc["state_names"]:
+        unit = "[rad/s]" if name.startswith("omega") else "[rad]"
+        sym = name.replace("theta", "θ").replace("omega", "ω")
+        assert states[f"state {sym}"] == f"{sym} {unit}"
+    # provenance kept
+    assert "git commit" in page["text"] and doc["provenance"]["git_commit"] in page["text"]
+
+
+# ----- sweep ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sweep_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fsw") / "sweep"
+    p = run_cli("sweep", "contact", "--quick", "--quiet", "--out", out)
+    assert p.returncode == 0, p.stdout + p.stderr  # every case passed or outside
+    doc = json.loads((out / "sweep.json").read_text())
+
+    def extra(page):
+        return {"constant": page.locator("#constant-metrics li").all_inner_texts(),
+                "captions": page.locator("figcaption").count(),
+                "headings": page.locator("h2, h3, h4").all_inner_texts(),
+                "step_charts": page.locator("#step-size div.plot").count()}
+    return out, doc, _page_facts(out / "index.html", "fsw-sweep-report.png", extra)
+
+
+def _ok_values(doc, metric):
+    return [r for r in doc["cases"] if r["status"] == "ok"
+            and isinstance(r["metrics"].get(metric), (int, float))
+            and not isinstance(r["metrics"][metric], bool)]
+
+
+def test_sweep_report_rules_and_defects(sweep_report):
+    out, doc, page = sweep_report
+    assert (out / "plotly.min.js").is_file()
+    charts = page["charts"]
+    _series_lengths_ok(charts)
+    # every title once: no caption or heading repeats a chart's title, no colour bar either
+    assert page["extra"]["captions"] == 0
+    for c in charts:
+        assert c["title"] not in page["extra"]["headings"]
+        for t in c["traces"]:
+            if t["colorbar"]:
+                assert t["colorbar"] != c["title"] and not c["title"].startswith(
+                    t["colorbar"].replace("log₁₀ ", "")), (c["title"], t["colorbar"])
+    # constant metrics: one line of text, no chart (constancy recomputed from sweep.json)
+    metrics = sorted({k for r in doc["cases"] for k in r["metrics"]})
+    constant = [m for m in metrics if (rows := _ok_values(doc, m))
+                and len({r["metrics"][m] for r in rows}) == 1]
+    assert "energy_gain_J" in constant and "event_count" in constant
+    lines = page["extra"]["constant"]
+    for m in constant:
+        v = _ok_values(doc, m)[0]["metrics"][m]
+        assert any(re.match(rf"{m} = {v:.6g}\b.*for every case", s) for s in lines), lines
+        assert not [c for c in charts if c["title"].startswith(m + ",")
+                    or c["title"].startswith(m + " against")]
+    # dt shown open: the rebound error against dt, one line per speed, each point the max
+    # over the other inputs (recomputed here)
+    assert page["extra"]["step_charts"] >= 3
+    (c,) = [c for c in charts if c["title"] == "rebound_err_rel against dt_s"]
+    assert c["x"] == "dt_s [s]" and "[–]" in c["y"]
+    for t in c["traces"]:
+        speed = float(t["name"].split("= ")[1])
+        for dt, y in zip(t["x"], t["y"]):
+            want = max(r["metrics"]["rebound_err_rel"] for r in _ok_values(doc, "rebound_err_rel")
+                       if r["inputs"]["speed_mps"] == speed and r["inputs"]["dt_s"] == dt)
+            assert y == pytest.approx(want, rel=1e-6)
+    # engine, law, integrator and metric definitions still stated
+    for word in ("engine", "law", "integrator"):
+        assert re.search(rf"^{word}\b", page["text"], re.M), word
+    assert "rebound_err_rel" in page["text"] and "Hunt–Crossley" in page["text"]
+
+
+# ----- swing ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def swing_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fsw") / "swing"
+    p = run_cli("swing", CAPTURE, "--quick", "--out", out, "--quiet", timeout=1500)
+    assert p.returncode == 0, p.stdout + p.stderr  # every swing check met
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+
+    def extra(page):
+        def table(sel):
+            return [[td.inner_text() for td in tr.locator("td").all()]
+                    for tr in page.locator(f"{sel} tr").all()]
+        return {"gaps": table("#marker-gaps"), "rejected": table("#rejected-markers"),
+                "rmse": table("#marker-rmse"), "summary": table("#swing-summary"),
+                "replay": table("#replay-records")}
+    return out, fit, _page_facts(out / "index.html", "fsw-swing-report.png", extra)
+
+
+def test_swing_report_rules_and_defects(swing_report):
+    out, fit, page = swing_report
+    assert (out / "plotly.min.js").is_file()
+    charts, text, tab = page["charts"], page["text"], page["extra"]
+    _series_lengths_ok(charts)
+    # no "nan" anywhere; a marker never seen reads "—" with its reason
+    assert not re.search(r"\bnan\b", text, re.I)
+    unseen = [k for k, v in fit["fit"]["marker_rmse_by_label_m"].items() if v is None]
+    assert unseen  # the bundled capture's RShoulderTop is missing over the window
+    rows = {r[0]: r for r in tab["rmse"] if r}
+    for k in unseen:
+        assert rows[k][1].startswith("— (not seen in the fitted window"), rows[k]
+    # the rejected marker: in the rejected table with its reason, not among the gaps
+    rejected = fit["capture"]["rejected"]
+    assert rejected
+    for k, why in rejected.items():
+        assert [k, why] in tab["rejected"]
+        assert k not in [r[0] for r in tab["gaps"] if r]
+    # marker distances in mm everywhere: no chart axis in m
+    for c in charts:
+        assert "[m]" not in (c["x"], c["y"]) and not c["y"].endswith(" [m]"), c["title"]
+    mk = [c for c in charts if "marker" in c["title"]]
+    assert len(mk) >= 3 and all(c["y"].endswith("[mm]") for c in mk)
+    # the engine replay values carry their unit
+    (dev,) = [r for r in tab["summary"] if r and r[0].startswith("each engine's open-loop")]
+    assert re.findall(r"\d (mm|m)\b", dev[1]) and not re.search(r"max [\d.e-]+\)", dev[1])
+    for r in tab["replay"]:
+        if r and r[2] != "—":
+            assert re.search(r"e[+-]\d+ \S", r[2]), r  # a unit after the number
+    # y titles not clipped: inside each chart's box
+    for c in charts:
+        assert c["ytitle_left"] is not None and c["ytitle_left"] >= 0, c["title"]
+    # every joint has its torque drawn; forces (N) and torques (N·m) never share an axis
+    joints = set(fit["fit"]["torque_peak"])
+    drawn = {}
+    for c in charts:
+        if c["y"].startswith("fitted joint"):
+            for t in c["traces"]:
+                drawn[t["name"]] = c["y"]
+    assert set(drawn) == joints and len(joints) == 30
+    for name, ytitle in drawn.items():
+        assert ytitle.endswith("[N]" if name.startswith("pelvis_t") else "[N·m]"), name
+    # the energy record's quoted work equals the plotted work at the instant it applies,
+    # and both equal the replay arrays' (recomputed here from the evidence bundle)
+    (en,) = [c for c in charts if c["title"].startswith("energy of the replay")]
+    engine = re.search(r"\((\w+);", en["title"]).group(1)
+    (rec,) = [r for r in tab["replay"] if r and r[0].endswith(f"energy_balance/{engine}")]
+    quoted = float(re.search(r"applied (-?[\d.]+(?:e[-+]?\d+)?) J", rec[3]).group(1))
+    x0 = en["shapes"][0]["x0"]
+    (work,) = [t for t in en["traces"] if t["name"].startswith("applied work")]
+    i = int(np.argmin(np.abs(np.asarray(work["x"]) - x0)))
+    assert abs(work["x"][i] - x0) < 1e-9
+    assert float(f"{work['y'][i]:.4g}") == pytest.approx(quoted, abs=1e-9)
+    with np.load(out / "replay" / "arrays.npz") as a:
+        key = [k for k in a.files if k.endswith(f"/{engine}/work")][0]
+        t = a[key.split("/")[0] + "/" + key.split("/")[1] + "/t"]
+        W = a[key]
+        E = a[key[:-len("work")] + "energy"]
+    j = int(np.argmin(np.abs(t - x0)))
+    assert float(f"{W[j, 0]:.4g}") == quoted  # the record's number, at the marked instant
+    assert work["y"][-1] == pytest.approx(W[-1, 0], rel=1e-6)  # the plotted quantity
+    assert E[-1] - E[0] == pytest.approx(W[-1, 0] - W[-1, 1], abs=1e-6)  # same convention
+    assert f"{W[-1, 0]:+.4g} J" in rec[3]  # the end value is stated too
+    # the candidate path: relative to the output folder, and it exists
+    assert not fit["candidate"].startswith("/") and (out / fit["candidate"]).is_file()
+    assert math.isfinite(fit["replay"]["energy_balance"][engine]["max_balance_residual_J"])
+
+
+def test_page_sizes(fit_report, sweep_report, swing_report):
+    """Each page's HTML size (the charts' JSON included; plotly.min.js is beside it)."""
+    sizes = {name: (r[0] / "index.html").stat().st_size
+             for name, r in (("fit", fit_report), ("sweep", sweep_report),
+                             ("swing", swing_report))}
+    print("page sizes [bytes]:", sizes)
+    assert all(s < 1_500_000 for s in sizes.values()), sizes

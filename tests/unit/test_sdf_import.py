@@ -1,0 +1,277 @@
+"""SDF input (harness/model/sdf_import.py, ``harness parity --sdf``).
+
+* a planar four-bar written in SDF 1.6 (link poses in the model frame, a joint frame away
+  from its child link, an axis in the parent model frame, rotated inertial frames, the
+  loop closed by a ball joint): its links at q = 0 where the file puts them (numbers read
+  from the file here, not from the importer), the loop closed at q_init, and stages 0–3
+  in all four engines;
+* example-robot-data's cassie (cassie_v2.sdf): 4 ball joints close the leg linkages as
+  point constraints; stages 0–2 pass and every engine pair agrees in stage 3;
+* every unsupported element is refused in one line naming it and the file.
+
+Units: m, rad, kg, kg·m²; tolerances from the table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import example_robot_data
+import numpy as np
+import pytest
+from conftest import assert_bad_input, assert_close, run_cli
+
+from harness import api
+from harness.core.conventions import rpy_to_matrix
+from harness.core.errors import BadInput
+from harness.model.prepared import PreparedModel
+from harness.model.registry import adapter_class
+from harness.model.sdf_import import load_sdf, load_sdf_with_notes
+
+CASSIE = Path(example_robot_data.getModelPath("cassie_description/robots/cassie_v2.sdf")) \
+    / "cassie_description" / "robots"
+
+
+def _n(x):
+    return " ".join(repr(float(v)) for v in x)
+
+
+def _four_bar() -> tuple:
+    """(SDF text, {link: (xyz, rpy)} in the model frame). Pivots A (0, 0, 0) and
+    D (0.4, 0, 0), crank tip B (0.05, 0, 0.2), coupler–rocker pin C (0.35, 0, 0.25)."""
+    poses = {"base": ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+             "crank": ((0.0, 0.0, 0.0), (0.0, 0.2, 0.0)),
+             "coupler": ((0.2, 0.0, 0.225), (0.0, -0.5, 0.0)),
+             "rocker": ((0.4, 0.0, 0.0), (0.3, 0.0, 0.0))}
+    B, C = np.array([0.05, 0.0, 0.2]), np.array([0.35, 0.0, 0.25])
+    Rc = rpy_to_matrix(poses["coupler"][1])
+    B_c = Rc.T @ (B - np.array(poses["coupler"][0]))  # joint frames in the child (coupler)
+    C_c = Rc.T @ (C - np.array(poses["coupler"][0]))
+
+    def link(name, mass, com, rpy_i):
+        xyz, rpy = poses[name]
+        return (f"<link name='{name}'><pose>{_n(xyz)} {_n(rpy)}</pose>"
+                f"<inertial><pose>{_n(com)} {_n(rpy_i)}</pose><mass>{mass}</mass><inertia>"
+                "<ixx>0.004</ixx><iyy>0.005</iyy><izz>0.003</izz><ixy>0.0002</ixy>"
+                "<ixz>-0.0001</ixz><iyz>0.0003</iyz></inertia></inertial>"
+                f"<visual name='v'><geometry><box><size>1 1 1</size></box></geometry></visual>"
+                "</link>")
+
+    text = ("<?xml version='1.0'?><sdf version='1.6'><model name='sdf four bar'>"
+            + link("base", 2.0, (0.2, 0.0, -0.05), (0.0, 0.0, 0.0))
+            + link("crank", 0.4, (0.0, 0.0, 0.1), (0.1, 0.0, 0.3))
+            + link("coupler", 0.6, (0.01, 0.0, 0.02), (0.0, 0.4, 0.0))
+            + link("rocker", 0.5, (0.0, 0.02, 0.12), (0.2, 0.1, 0.0))
+            + "<joint name='crank_j' type='revolute'><parent>base</parent><child>crank</child>"
+              "<axis><xyz>0 1 0</xyz><limit><lower>-3</lower><upper>3</upper></limit>"
+              "<dynamics><damping>0.05</damping></dynamics></axis></joint>"
+            + f"<joint name='coupler_j' type='revolute'><pose>{_n(B_c)} 0 0 0</pose>"
+              "<parent>crank</parent><child>coupler</child><axis><xyz>0 1 0</xyz></axis>"
+              "</joint>"
+            + "<joint name='rocker_j' type='revolute'><parent>base</parent><child>rocker</child>"
+              "<axis><xyz>0 1 0</xyz><use_parent_model_frame>true</use_parent_model_frame>"
+              "</axis></joint>"
+            + f"<joint name='tip' type='ball'><pose>{_n(C_c)} 0 0 0</pose><parent>rocker</parent>"
+              "<child>coupler</child></joint>"
+            + "<plugin name='p' filename='libnothing.so'/></model></sdf>")
+    return text, poses
+
+
+def _write(tmp_path, text, name="model.sdf"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def test_four_bar_links_sit_where_the_file_puts_them(tmp_path):
+    text, poses = _four_bar()
+    path = _write(tmp_path, text)
+    spec, notes = load_sdf_with_notes(path)
+    assert spec.name == "sdf_four_bar" and not spec.floating
+    assert [(c.name, c.kind) for c in spec.constraints] == [("tip", "point")]
+    # the joint frame away from its child link: a massless body and a weld
+    assert spec.parent_joint("coupler").name == "coupler__fixed"
+    assert spec.parent_joint("coupler__coupler_j").name == "coupler_j"
+    assert any("<plugin>" in n and "<visual>" in n for n in notes)
+    pin = adapter_class("pinocchio")(PreparedModel(spec, path))
+    q0 = np.asarray(spec.q_init)
+    for name, (xyz, rpy) in poses.items():
+        want = np.concatenate([xyz, rpy_to_matrix(rpy).reshape(-1)])
+        assert_close(pin.frame_pose(q0, name), want, "kinematics", "frame_pose", name)
+    # the rocker's axis was given in the model frame: it is the model's y
+    rocker = spec.parent_joint("rocker")
+    np.testing.assert_allclose(rpy_to_matrix(rocker.rpy) @ rocker.axis, [0, 1, 0],
+                               atol=1e-15)
+    a, b = pin.frame_poses(q0, ["tip__child", "tip__parent"])
+    assert_close(a[:3], b[:3], "kinematics", "frame_pose", "the loop closes at q_init")
+
+
+def test_four_bar_stages_0_to_3_pass_in_every_engine(tmp_path):
+    path = _write(tmp_path, _four_bar()[0])
+    out = api.parity(sdf=[path], out=tmp_path / "b", samples=4, seed=3)
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
+    assert not bad, bad
+    stages = {r.stage for r in out.records if r.status == "passed"}
+    assert {"model_identity", "kinematics", "dynamics", "constrained"} <= stages
+    assert out.exit_code == 0
+
+
+def test_cassie_goes_through_its_loop_constraints(tmp_path):
+    """cassie_v2: its four ball joints close the leg linkages (point constraints, stage
+    3); the joint springs are set aside only when asked for."""
+    path = str(CASSIE / "cassie_v2.sdf")
+    assert_bad_input(load_sdf, path, "spring_stiffness 1500 is not supported")
+    spec, notes = load_sdf_with_notes(path, drop_springs=True)
+    assert sorted(c.name for c in spec.constraints) == [
+        "left-pitch-rod-joint", "left-plantar-foot-joint", "right-pitch-rod-joint",
+        "right-plantar-foot-joint"]
+    assert any("spring_stiffness" in n for n in notes)
+    out = api.parity(sdf=[path], drop_springs=True, out=tmp_path / "b", samples=4, seed=0)
+    # stages 0-2 and every engine pair of stage 3 agree
+    pairs = [r for r in out.records if r.engine_a != "declared" and r.engine_b
+             and r.status != "informational"]
+    bad = [(r.id, r.reason) for r in pairs if r.status != "passed"]
+    assert pairs and not bad, bad
+    assert {r.quantity for r in pairs if r.stage == "constrained"} >= {
+        "constraint_jacobian", "constraint_drift", "constrained_vdot",
+        "constraint_multipliers"}
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("cassie.sdf", "joint left-roll-joint: type 'gearbox' is not supported"),
+    ("cassie_simple.sdf", "joint static: a prismatic joint to the world is not supported"),
+])
+def test_cassie_variants_refused_in_one_line(name, expected):
+    assert_bad_input(load_sdf, str(CASSIE / name), expected)
+
+
+def _model(inner: str, version="1.6") -> str:
+    return (f"<sdf version='{version}'><model name='m'><link name='a'><inertial><mass>1"
+            "</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial></link>"
+            "<link name='b'><pose>0 0 -1 0 0 0</pose><inertial><mass>1</mass><inertia>"
+            "<ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial></link>"
+            f"{inner}</model></sdf>")
+
+
+_J = "<joint name='j' type='revolute'><parent>a</parent><child>b</child>{}</joint>"
+BAD = {
+    "universal": (_model(_J.replace("revolute", "universal").format("")),
+                  "joint j: type 'universal' is not supported"),
+    "friction": (_model(_J.format("<axis><xyz>1 0 0</xyz><dynamics><friction>1</friction>"
+                                  "</dynamics></axis>")), "joint j: friction is not supported"),
+    "axis2": (_model(_J.format("<axis2><xyz>1 0 0</xyz></axis2>")),
+              "joint j: <axis2> is not supported"),
+    "frame": (_model(_J.format("") + "<frame name='f'/>"), "<model><frame> is not supported"),
+    "relative_to": (_model(_J.format("<pose relative_to='a'>0 0 0 0 0 0</pose>")),
+                    "joint j: <pose relative_to/frame=...> is not supported"),
+    "version": (_model(_J.format(""), "1.9"), "SDF version 1.9"),
+    "nested": (_model(_J.format("") + "<model name='inner'/>"),
+               "<model><model> is not supported"),
+    "revolute_loop": (_model(_J.format("") + _J.replace("'j'", "'k'").format("")
+                             .replace("<parent>a</parent><child>b</child>",
+                                      "<parent>b</parent><child>a</child>")),
+                      "no tree"),
+    "unknown_link": (_model(_J.format("").replace("<child>b</child>", "<child>c</child>")),
+                     "joint j: unknown child link 'c'"),
+    "static": (_model(_J.format("") + "<static>true</static>"),
+               "<model>: <static>true</static> is not supported"),
+    "no_gravity": (_model(_J.format("")).replace("<link name='b'>",
+                                                 "<link name='b'><gravity>0</gravity>"),
+                   "link b: <gravity>0</gravity> is not supported"),
+    "not_sdf": ("<robot name='r'/>", "root element is <robot>, not <sdf>"),
+    "malformed": ("<sdf version='1.6'><model>", "not well-formed XML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_unsupported_sdf_refused_in_one_line(tmp_path, case):
+    text, expected = BAD[case]
+    assert_bad_input(load_sdf, _write(tmp_path, text, f"{case}.sdf"), expected)
+
+
+def test_a_revolute_loop_closure_is_refused(tmp_path):
+    text = _model(_J.format("") + "<link name='c'><pose>0 0 -2 0 0 0</pose><inertial><mass>1"
+                  "</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>"
+                  "</link>" + _J.replace("'j'", "'k'").replace("<child>b</child>",
+                                                               "<child>c</child>").format("")
+                  + _J.replace("'j'", "'l'").replace("<parent>a</parent>",
+                                                     "<parent>c</parent>").format(""))
+    assert_bad_input(load_sdf, _write(tmp_path, text), "joint l closes a kinematic loop but "
+                                                       "is revolute")
+
+
+def test_drop_springs_needs_an_sdf():
+    with pytest.raises(BadInput, match="--drop-springs"):
+        api.load_models(fixtures=["pendulum"], drop_springs=True)
+
+
+def test_cli_sdf_springs_refused_in_one_line_exit_2(tmp_path):
+    path = str(CASSIE / "cassie_v2.sdf")
+    r = run_cli("parity", "--sdf", path, "--out", tmp_path / "b", "--quiet")
+    assert r.returncode == 2 and not (tmp_path / "b").exists()
+    line = r.stderr.strip().splitlines()[-1]
+    assert path in line and "spring_stiffness" in line and "--drop-springs" in line
+
+
+def _drake_tree(text: str, root: str):
+    """Drake's own SDF parser on a loop-free SDF (its root welded to the world)."""
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+
+    plant = MultibodyPlant(0.0)
+    Parser(plant).AddModelsFromString(text, "sdf")
+    plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(root))
+    plant.Finalize()
+    return plant, plant.CreateDefaultContext()
+
+
+def _without_closures(text: str, names) -> str:
+    for n in names:
+        i = text.index(f"<joint name='{n}'") if f"<joint name='{n}'" in text else \
+            text.index(f'<joint name="{n}"')
+        text = text[:i] + text[text.index("</joint>", i) + len("</joint>"):]
+    return text
+
+
+@pytest.mark.parametrize("case", ["four_bar", "cassie"])
+def test_drakes_own_sdf_parser_agrees_on_the_tree(tmp_path, case):
+    """Drake parses SDF natively (it refuses loops): on the tree (loop-closing joints
+    removed) its link poses relative to the root and its M at random q equal the
+    canonical model's in Pinocchio — an independent reading of SDF's pose, axis
+    (use_parent_model_frame) and inertial-frame conventions."""
+    if case == "four_bar":
+        text, root, closures = _four_bar()[0], "base", ["tip"]
+    else:
+        text = (CASSIE / "cassie_v2.sdf").read_text(encoding="utf-8")
+        root = "pelvis"
+        closures = ["left-pitch-rod-joint", "right-pitch-rod-joint",
+                    "left-plantar-foot-joint", "right-plantar-foot-joint"]
+    tree = _without_closures(text, closures)
+    spec = load_sdf(_write(tmp_path, tree), drop_springs=True)
+    assert not spec.constraints
+    pin = adapter_class("pinocchio")(PreparedModel(spec, "tree"))
+    plant, ctx = _drake_tree(tree, root)
+    lay = pin.layout
+    order = [plant.GetJointByName(n).velocity_start() for n in lay.joint_names]
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q = lay.random_q(rng)
+        for n in lay.joint_names:
+            plant.GetJointByName(n).set_angle(ctx, q[lay.slot(n).iq])
+        assert_close(pin.mass_matrix(q), plant.CalcMassMatrix(ctx)[np.ix_(order, order)],
+                     "dynamics", "mass_matrix", f"{case} M vs Drake's SDF parser")
+        P = pin.frame_pose(q, root)
+        X_WR = np.eye(4)
+        X_WR[:3, :3], X_WR[:3, 3] = P[3:].reshape(3, 3), P[:3]
+        bodies = plant.GetBodyIndices(plant.GetBodyByName(root).model_instance())
+        assert len(bodies) == len([b for b in spec.bodies if "__" not in b.name
+                                   and b.name != "world_"])
+        for body in bodies:
+            name = plant.get_body(body).name()
+            F = pin.frame_pose(q, name)
+            X = np.eye(4)
+            X[:3, :3], X[:3, 3] = F[3:].reshape(3, 3), F[:3]
+            rel = np.linalg.solve(X_WR, X)
+            want = plant.get_body(body).EvalPoseInWorld(ctx).GetAsMatrix4()
+            assert_close(np.concatenate([rel[:3, 3], rel[:3, :3].ravel()]),
+                         np.concatenate([want[:3, 3], want[:3, :3].ravel()]),
+                         "kinematics", "frame_pose", f"{case} {name}")
