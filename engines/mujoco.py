@@ -23,6 +23,7 @@ import numpy as np
 from harness.core.conventions import (
     combine_inertias,
     quat_wxyz_to_xyzw,
+    quat_xyzw_rows,
     quat_xyzw_to_matrix,
     root_convective_term,
     se3_left_jacobian,
@@ -659,16 +660,8 @@ class MujocoAdapter(AdapterBase):
             key = ql[3:7]
         else:
             key = q[3:7].tolist()
-        if key != self._Tm_key:  # R_WB: the arithmetic of conventions.quat_xyzw_to_matrix
-            x, y, z, w = key
-            s = 2.0 / (x * x + y * y + z * z + w * w)
-            xs, ys, zs = x * s, y * s, z * s
-            wx, wy, wz = w * xs, w * ys, w * zs
-            xx, xy, xz = x * xs, x * ys, x * zs
-            yy, yz, zz = y * ys, y * zs, z * zs
-            T_flat[T_R] = (1.0 - (yy + zz), xy - wz, xz + wy,
-                           xy + wz, 1.0 - (xx + zz), yz - wx,
-                           xz - wy, yz + wx, 1.0 - (xx + yy))
+        if key != self._Tm_key:  # R_WB, as conventions.quat_xyzw_to_matrix computes it
+            T_flat[T_R] = quat_xyzw_rows(*key)
             self._Tm_key = key
         P.dot(q, qpos)  # ndarray.dot: np.dot without its dispatch (0.13 µs a call)
         if cq_few:

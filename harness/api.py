@@ -208,6 +208,18 @@ def load_as_is_models(paths: Sequence[str], floating: bool = False,
 
 
 # ----- the staged comparison ------------------------------------------------------------
+def _run_choices(engines, allow_missing, stages, samples: int, seed: int) -> tuple:
+    """(engines to run, missing engines, stage names) of a parity run, its sample count
+    and seed checked (BadInput naming the option)."""
+    run_engines, missing = select_engines(engines, allow_missing)
+    stage_list = runner.stage_names(list(stages) if stages else None)
+    if not 1 <= samples <= 100000:
+        raise BadInput("--samples", f"must be between 1 and 100000, got {samples}")
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    return run_engines, missing, stage_list
+
+
 @claims_output(evidence.OUTPUT)  # the --out rule checked and the folder locked first
 def run(models: list, *, out, title: str = "Engine parity report",
         engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
@@ -219,12 +231,8 @@ def run(models: list, *, out, title: str = "Engine parity report",
     ``contact_suite``, the diagnosis of as-is models, and the ``replay_cases``, each gated
     on the earlier stages of every engine pair) and write one bundle to ``out``."""
     say = progress or _quiet
-    run_engines, missing = select_engines(engines, allow_missing)
-    stage_list = runner.stage_names(list(stages) if stages else None)
-    if not 1 <= samples <= 100000:
-        raise BadInput("--samples", f"must be between 1 and 100000, got {samples}")
-    if seed < 0:
-        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    run_engines, missing, stage_list = _run_choices(engines, allow_missing, stages, samples,
+                                                    seed)
     if not (beyond_limits == beyond_limits and 0.0 <= beyond_limits <= 10.0):
         raise BadInput("--beyond-limits", f"must be between 0 and 10, got {beyond_limits}")
     check_run_size(models, len(run_engines), samples, "derivatives" in stage_list)
@@ -780,12 +788,7 @@ def parity_batch(path, *, out="reports/survey", base: str = "fixed",
     from harness.batch import run as batch_run
 
     batch = inputs.collect(path, "models", base)
-    run_engines, _ = select_engines(engines, allow_missing)
-    stage_list = runner.stage_names(list(stages) if stages else None)
-    if not 1 <= samples <= 100000:
-        raise BadInput("--samples", f"must be between 1 and 100000, got {samples}")
-    if seed < 0:
-        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    run_engines, _, stage_list = _run_choices(engines, allow_missing, stages, samples, seed)
     workers, execute, vers = _batch_common(workers, scheduler, timeout_s)
     eng_text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
     options = {"stages": ",".join(stages) if stages else "", "samples": int(samples),

@@ -225,14 +225,21 @@ def quat_xyzw_to_matrix(quat) -> np.ndarray:
         x, y, z, w = quat.tolist()  # the same four doubles, one call instead of four
     else:
         x, y, z, w = float(quat[0]), float(quat[1]), float(quat[2]), float(quat[3])
+    return np.array(quat_xyzw_rows(x, y, z, w)).reshape(3, 3)
+
+
+def quat_xyzw_rows(x: float, y: float, z: float, w: float) -> tuple:
+    """The 9 entries (row-major) of the rotation matrix of the quaternion (x, y, z, w),
+    normalised, as Python floats: the one formula behind quat_xyzw_to_matrix and the
+    adapters' per-call paths (which write them into their cached matrices)."""
     s = 2.0 / (x * x + y * y + z * z + w * w)
     xs, ys, zs = x * s, y * s, z * s
     wx, wy, wz = w * xs, w * ys, w * zs
     xx, xy, xz = x * xs, x * ys, x * zs
     yy, yz, zz = y * ys, y * zs, z * zs
-    return np.array([1.0 - (yy + zz), xy - wz, xz + wy,
-                     xy + wz, 1.0 - (xx + zz), yz - wx,
-                     xz - wy, yz + wx, 1.0 - (xx + yy)]).reshape(3, 3)
+    return (1.0 - (yy + zz), xy - wz, xz + wy,
+            xy + wz, 1.0 - (xx + zz), yz - wx,
+            xz - wy, yz + wx, 1.0 - (xx + yy))
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
