@@ -339,8 +339,11 @@ def cmd_capture(args) -> int:
             print(f"  gaps {label}: {100 * g.missing_fraction:.1f}% missing, {g.n_gaps} gaps, "
                   f"longest {1000 * g.longest_gap_s:.0f} ms")
     print(f"  events: address {ev.address_s:.3f} s, takeaway {ev.takeaway_s:.3f} s, top "
-          f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} s; club head {ev.impact_speed_mps:.1f} "
-          f"m/s at impact (peak {ev.peak_speed_mps:.1f} m/s)")
+          f"{ev.top_s:.3f} s, impact {ev.impact_s:.4f} ± {ev.impact_sigma_s:.4f} s (measured); "
+          f"club head {ev.clubhead_speed_pre_impact_mps:.1f} m/s before impact, "
+          f"{ev.clubhead_speed_post_impact_mps:.1f} after "
+          f"({ev.clubhead_speed_across_impact_mps:.1f} over the frame interval holding the "
+          f"contact; peak {ev.peak_speed_mps:.1f} m/s; speeds over one frame interval)")
     if args.json:
         print(write_json_atomic(Path(args.json), rep))
     return 0

@@ -1,23 +1,57 @@
 """Swing events detected from the club-head marker data. Times in s from the first frame,
 speeds in m/s, heights in m (Z-up world of harness/capture/ingest.py).
 
-The club-head point is the mean of the marker set's ``club_head`` markers present in a
-frame (frames with none are gaps). Speeds are central differences over consecutive valid
-frames. Definitions (each stated in the result's ``method``):
-- impact: the lowest club-head point of the fast part of the downswing — among frames
-  whose speed is ≥ half the swing's peak speed, the minimum height; the time is refined by
-  a parabola through the height at the frames around it;
-- backswing: the frames before impact whose height is in the upper half between the impact
-  height and the highest point before impact;
-- top of backswing: the slowest club-head frame of the backswing (the club reverses
-  direction there);
-- takeaway: the last still frame (speed < capture/still_speed) before the club first
-  reaches the backswing; address: the middle of the still interval ending there;
-- impact speed: the approach speed, a backward difference into the impact frame (a
-  central difference would straddle the collision with the ball).
+The club-head point p[k] (3,) m is the mean of the marker set's ``club_head`` markers
+present in frame k (frames with none are gaps).
+
+One club-head speed, used for every speed this module reports (peak, before and after
+impact): the interval speed s[k] = |p[k] − p[k−1]| · rate, the chord speed over the frame
+interval (k−1, k), indexed by its later frame (NaN at k = 0 and where either frame is a
+gap).
+
+Impact (ball contact) is the club-head velocity discontinuity:
+- the fast intervals are those with s ≥ half the peak interval speed; the contact pair is
+  the pair of consecutive intervals (k−1, k), (k, k+1) whose speed drop s[k] − s[k+1] is
+  the largest among pairs whose first interval is fast;
+- contact at a fraction α of an interval makes that interval's speed a mix of the
+  speeds before and after, so the drop is split over two pairs: (1 − α)Δ into the
+  straddling interval and αΔ out of it. The straddling interval is therefore (k, k+1)
+  when the next drop s[k+1] − s[k+2] is at least the previous one s[k−1] − s[k], else
+  (k−1, k). ``impact_frame`` f is the last frame before contact: the straddling interval
+  is (f, f+1);
+- the time inside it: with the interval velocities u[j] = (p[j] − p[j−1]) · rate (the
+  velocity at each interval's middle for a constant acceleration), the velocity before
+  contact is extrapolated linearly from u[f−1], u[f] and the one after from u[f+2],
+  u[f+3]; the displacement over the straddling interval is
+  α v̄_pre(α) + (1 − α) v̄_post(α) = u[f+1], with v̄_pre, v̄_post the mean extrapolated
+  velocities over the parts before and after contact. α is the 3-D least-squares
+  solution (a one-dimensional search over α); impact_s = (f + α) / rate;
+- its uncertainty: the equation has three components and one unknown, so its residual
+  r (m/s) estimates the velocity error per component, |r|/√2 (marker noise and the
+  model's error, assumed the same in every direction), giving (|r|/√2) / |dm/dα| with m(α)
+  the left-hand side; σ is the larger of that misfit spread and the quadrature sum of
+  (a) the marker noise (per-component σ_p from the fourth differences of p over the fast
+  intervals before contact) carried through the linearised α and (b) MODEL_MARGIN × the
+  leading error of the linear extrapolations, ½ |Δ²u| x (x + 1) for an extrapolation by
+  x intervals (conservative under noise: Δ²u carries noise too); capped at half a
+  frame. When α falls outside [0, 1], or a neighbouring interval is missing, the
+  estimate is not trusted: the middle of the straddling interval, ± half a frame;
+- pre-impact speed s[f] (the last interval wholly before contact), post-impact speed
+  s[f+2] (the first interval wholly after it); s[f+1] straddles the contact. All three
+  are measured (label ``measured``); impact_height_m is the club-head height linearly
+  interpolated between frames f and f+1 at α.
+
+The other events locate frames, not speeds, with the frame speed (central difference over
+frames k−1, k+1 where both are valid, one-sided at the edge of a valid run):
+- backswing: the frames up to the last frame before contact whose height is in the upper
+  half between the impact height and the highest point before impact;
+- top of backswing: the slowest frame of the backswing (the club reverses direction);
+- takeaway: the last still frame (frame speed < capture/still_speed) before the club first
+  reaches the backswing; address: the middle of the still interval ending there.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -32,17 +66,40 @@ class SwingEvents:
     takeaway_s: float
     top_s: float
     impact_s: float
+    impact_sigma_s: float
     address_frame: int
     takeaway_frame: int
     top_frame: int
-    impact_frame: int
-    peak_speed_mps: float
-    impact_speed_mps: float
+    impact_frame: int                   # last frame before ball contact
+    peak_speed_mps: float               # max interval speed
+    clubhead_speed_pre_impact_mps: float    # interval (impact_frame − 1, impact_frame)
+    clubhead_speed_post_impact_mps: float   # interval (impact_frame + 1, impact_frame + 2)
+    clubhead_speed_across_impact_mps: float  # interval (impact_frame, impact_frame + 1)
+    impact_trusted: bool                # False: the middle of the interval ± half a frame
     impact_height_m: float
+    label: str                          # "measured"
     method: str
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class Impact:
+    """Ball contact inside the interval (frame, frame + 1): t_s ± sigma_s (s); alpha the
+    fraction of that interval before contact; speeds m/s (interval speeds); residual_mps
+    the least-squares misfit |r| of the velocity equation (module doc)."""
+    frame: int
+    t_s: float
+    sigma_s: float
+    alpha: float
+    trusted: bool
+    speed_pre_mps: float
+    speed_across_mps: float
+    speed_post_mps: float
+    drop_mps: float
+    residual_mps: float
+    noise_sd_m: float
 
 
 def club_head_point(capture) -> np.ndarray:
@@ -58,9 +115,23 @@ def club_head_point(capture) -> np.ndarray:
     return mean
 
 
+def interval_velocities(p: np.ndarray, rate_hz: float) -> np.ndarray:
+    """(F, 3) m/s u[k] = (p[k] − p[k−1]) · rate; NaN at k = 0 and across gaps."""
+    u = np.full(p.shape, np.nan)
+    u[1:] = (p[1:] - p[:-1]) * rate_hz
+    return u
+
+
+def interval_speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
+    """(F,) m/s s[k] = |p[k] − p[k−1]| · rate, the one club-head speed of this module (NaN
+    at k = 0 and across gaps)."""
+    return np.linalg.norm(interval_velocities(p, rate_hz), axis=1)
+
+
 def speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
-    """(F,) m/s central differences where frame k−1, k, k+1 are valid; one-sided at the
-    edges of a valid run; NaN elsewhere."""
+    """(F,) m/s frame speed: central differences where frame k−1, k, k+1 are valid;
+    one-sided at the edges of a valid run; NaN elsewhere. Locates still and turning
+    frames only; reported speeds are ``interval_speeds``."""
     F = len(p)
     valid = np.isfinite(p).all(axis=1)
     s = np.full(F, np.nan)
@@ -74,24 +145,122 @@ def speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
     return s
 
 
+_ALPHAS = np.linspace(-0.5, 1.5, 4001)
+# The contact-time error of an exact, noise-free circular swing is 0.95–1.05 × the leading
+# extrapolation term of _alpha_fit; the margin on it is in the tolerance table.
+MODEL_MARGIN = lookup("capture", "impact_time_margin").atol
+
+
+def _noise_sd(p: np.ndarray, frames: np.ndarray) -> float:
+    """m, per-component marker noise of p estimated from its fourth differences over
+    ``frames`` (a smooth swing contributes ≈ h⁴·d⁴p/dt⁴, 0.1 mm at 50 m/s and 360 Hz;
+    white noise σ gives variance 70 σ²); robust (median absolute value / 0.6745)."""
+    if frames.size < 5:
+        return 0.0
+    d4 = np.diff(p[frames], n=4, axis=0)
+    d4 = d4[np.isfinite(d4).all(axis=1)].ravel()
+    return float(np.median(np.abs(d4)) / 0.6745 / math.sqrt(70.0)) if d4.size else 0.0
+
+
+def _alpha_fit(u: np.ndarray, f: int, sd_p: float, rate_hz: float):
+    """(α, |r| m/s, σ_α in frames) for contact inside interval (f, f+1) (module doc), or
+    None when a needed interval velocity is missing."""
+    idx = (f - 2, f - 1, f, f + 1, f + 2, f + 3, f + 4)
+    if idx[0] < 1 or idx[-1] >= len(u) or not np.isfinite(u[list(idx)]).all():
+        return None
+    u0, u1, u2, um, u3, u4, u5 = (u[i] for i in idx)
+    a_pre, a_post = u2 - u1, u4 - u3            # velocity change per frame (× 1 frame)
+    A = _ALPHAS[:, None]
+    # mean extrapolated velocity over [f, f + α] and over [f + α, f + 1]: offsets (frames)
+    # from the middles of intervals (f−1, f) at f − ½ and (f+1, f+2) at f + 3/2
+    x_pre, x_post = 0.5 + 0.5 * A, 1.0 - 0.5 * A
+    v_pre = u2 + a_pre * x_pre
+    v_post = u3 - a_post * x_post
+    m = A * v_pre + (1 - A) * v_post
+    res = np.linalg.norm(m - um, axis=1)
+    i = min(max(int(np.argmin(res)), 1), len(_ALPHAS) - 2)
+    al = float(_ALPHAS[i])
+    dm = (m[i + 1] - m[i - 1]) / (_ALPHAS[i + 1] - _ALPHAS[i - 1])
+    g = float(np.linalg.norm(dm))
+    if g == 0:
+        return None
+    xp, xq = 0.5 + 0.5 * al, 1.0 - 0.5 * al
+    # (1) marker noise: α ≈ ê·(u_m − m)/|dm/dα| is linear in the interval velocities with
+    # these weights; each u is a difference of two positions (weights carried over)
+    w_u = np.array([0.0, -al * xp, al * (1 + xp), -1.0, (1 - al) * (1 + xq), -(1 - al) * xq,
+                    0.0])
+    w_u = -w_u  # sign irrelevant for a spread
+    w_p = np.r_[w_u, 0.0] - np.r_[0.0, w_u]      # positions f−3 … f+4
+    s_noise = sd_p * rate_hz * float(np.linalg.norm(w_p)) / g
+    # (2) the extrapolations' error: a linear extrapolation by x intervals misses
+    # ½ Δ²u · x (x + 1) of a velocity with constant second difference Δ²u; twice that
+    # leading term covers the neglected ones (MODEL_MARGIN)
+    e_pre = 0.5 * float(np.linalg.norm(u2 - 2 * u1 + u0)) * xp * (xp + 1)
+    e_post = 0.5 * float(np.linalg.norm(u5 - 2 * u4 + u3)) * xq * (xq + 1)
+    s_model = MODEL_MARGIN * (al * e_pre + (1 - al) * e_post) / g
+    # (3) the misfit of the three components (two beyond α), per component
+    s_res = float(res[i]) / math.sqrt(2.0) / g
+    return al, float(res[i]), max(math.hypot(s_noise, s_model), s_res)
+
+
+def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
+    """Ball contact from the club-head point p (F, 3) m at rate_hz (module doc)."""
+    s = interval_speeds(p, rate_hz)
+    if not np.isfinite(s).any():
+        raise BadInput(where, "club-head markers never seen in two consecutive frames")
+    peak = float(np.nanmax(s))
+    drop = np.full(len(s), -np.inf)
+    with np.errstate(invalid="ignore"):
+        fast = np.isfinite(s) & (s >= lookup("capture", "impact_fast_fraction").atol * peak)
+        ok = fast[:-1] & np.isfinite(s[1:])
+    drop[:-1][ok] = s[:-1][ok] - s[1:][ok]
+    if not np.isfinite(drop).any():
+        raise BadInput(where, "no pair of consecutive fast club-head intervals: no impact found")
+    k = int(np.argmax(drop))
+
+    def d(j):
+        return float(s[j] - s[j + 1]) if 1 <= j and j + 1 < len(s) and \
+            np.isfinite(s[j]) and np.isfinite(s[j + 1]) else -np.inf
+    f = k if d(k + 1) >= d(k - 1) else k - 1
+    u = interval_velocities(p, rate_hz)
+    before = np.flatnonzero(fast[:f + 1])
+    sd_p = _noise_sd(p, np.arange(before[0] - 1, f + 1) if before.size else before)
+    fit = _alpha_fit(u, f, sd_p, rate_hz)
+    half = 0.5
+    if fit is not None and 0.0 <= fit[0] <= 1.0:
+        alpha, r, sig = fit
+        sig = min(sig, half)
+        trusted = True
+    else:
+        alpha, r, sig, trusted = 0.5, (fit[1] if fit else float("nan")), half, False
+
+    def sp(j):
+        return float(s[j]) if 0 <= j < len(s) else float("nan")
+    return Impact(frame=f, t_s=(f + alpha) / rate_hz, sigma_s=sig / rate_hz, alpha=alpha,
+                  trusted=trusted, speed_pre_mps=sp(f), speed_across_mps=sp(f + 1),
+                  speed_post_mps=sp(f + 2), drop_mps=float(drop[k]), residual_mps=r,
+                  noise_sd_m=sd_p)
+
+
 def detect(capture) -> SwingEvents:
     where = capture.source
     p = club_head_point(capture)
-    s = speeds(p, capture.rate_hz)
+    r = capture.rate_hz
+    s = speeds(p, r)
     if not np.isfinite(s).any():
         raise BadInput(where, "club-head markers never seen in two consecutive frames")
     still = lookup("capture", "still_speed").atol
-    peak = float(np.nanmax(s))
+    peak = float(np.nanmax(interval_speeds(p, r)))
     if peak < 10 * still:
         raise BadInput(where, f"club head never moves faster than {peak:.2f} m/s: no swing found")
-    fast = np.flatnonzero(s >= 0.5 * peak)
+    imp = impact(p, r, where)
+    f = imp.frame
     z = p[:, 2]
-    impact = int(fast[np.nanargmin(z[fast])])
-    zi = z[impact]
-    zmax = np.nanmax(z[:impact]) if impact > 0 else np.nan
-    if not np.isfinite(zmax) or zmax <= zi:
+    zi = z[f]
+    zmax = np.nanmax(z[:f]) if f > 0 else np.nan
+    if not np.isfinite(zmax) or not np.isfinite(zi) or zmax <= zi:
         raise BadInput(where, "club head never rises above its impact height: no backswing")
-    upper = np.isfinite(z[:impact]) & (z[:impact] >= zi + 0.5 * (zmax - zi))
+    upper = np.isfinite(z[:f]) & (z[:f] >= zi + 0.5 * (zmax - zi))
     rise = int(np.flatnonzero(upper)[0])
     before_rise = np.arange(rise)
     still_run = before_rise[np.isfinite(s[before_rise]) & (s[before_rise] < still)]
@@ -103,25 +272,27 @@ def detect(capture) -> SwingEvents:
     while start - 1 >= 0 and np.isfinite(s[start - 1]) and s[start - 1] < still:
         start -= 1
     address = (start + takeaway) // 2
-    high = np.flatnonzero(upper & np.isfinite(s[:impact]))
+    high = np.flatnonzero(upper & np.isfinite(s[:f]))
     top = int(high[np.nanargmin(s[high])])
-    # parabolic refinement of the impact time from the heights around the lowest frame
-    t_imp = impact / capture.rate_hz
-    if 0 < impact < len(z) - 1 and np.isfinite(z[impact - 1:impact + 2]).all():
-        zm, z0, zp = z[impact - 1], z[impact], z[impact + 1]
-        den = zm - 2 * z0 + zp
-        if den > 0:
-            t_imp += 0.5 * (zm - zp) / den / capture.rate_hz
-    r = capture.rate_hz
-    approach = float(np.linalg.norm(p[impact] - p[impact - 1]) * r) if impact > 0 and \
-        np.isfinite(p[impact - 1]).all() else float(s[impact])
+    z_hit = zi + imp.alpha * (z[f + 1] - zi) if f + 1 < len(z) and np.isfinite(z[f + 1]) \
+        else zi
+    heads = ", ".join(capture.usable(capture.markerset.club_head))
     return SwingEvents(
-        address_s=address / r, takeaway_s=takeaway / r, top_s=top / r, impact_s=float(t_imp),
-        address_frame=address, takeaway_frame=takeaway, top_frame=top,
-        impact_frame=impact, peak_speed_mps=peak, impact_speed_mps=approach,
-        impact_height_m=float(z[impact]),
-        method=(f"club head = mean of {', '.join(capture.usable(capture.markerset.club_head))}; "
-                f"impact = lowest point among frames ≥ 50% of peak speed (parabolic time "
-                f"refinement); top = slowest frame of the backswing's upper half; takeaway = "
-                f"last frame below {still:g} m/s before the backswing; address = middle of that "
-                f"still interval; impact speed = backward difference"))
+        address_s=address / r, takeaway_s=takeaway / r, top_s=top / r, impact_s=imp.t_s,
+        impact_sigma_s=imp.sigma_s, address_frame=address, takeaway_frame=takeaway,
+        top_frame=top, impact_frame=f, peak_speed_mps=peak,
+        clubhead_speed_pre_impact_mps=imp.speed_pre_mps,
+        clubhead_speed_post_impact_mps=imp.speed_post_mps,
+        clubhead_speed_across_impact_mps=imp.speed_across_mps,
+        impact_trusted=imp.trusted, impact_height_m=float(z_hit), label="measured",
+        method=(f"club head = mean of {heads}; speed = |p[k] − p[k−1]|·rate over each frame "
+                f"interval (peak, before and after impact); impact = ball contact inside the "
+                f"interval around the largest drop of that speed between consecutive "
+                f"intervals ≥ 50% of peak (largest drop {imp.drop_mps:.1f} m/s; the side "
+                f"of the larger neighbouring drop), time from the velocities "
+                f"extrapolated from both sides (3-D least squares, α = {imp.alpha:.2f} of "
+                f"the interval, misfit {imp.residual_mps:.2f} m/s"
+                + ("" if imp.trusted else "; not trusted: middle of the interval") +
+                f"), ± {imp.sigma_s * r:.2f} frame; top = slowest frame of the backswing's "
+                f"upper half; takeaway = last frame below {still:g} m/s before the "
+                f"backswing; address = middle of that still interval"))

@@ -4,8 +4,13 @@
 a standing golfer, and a club head moving on a circle of radius R about a hub in a
 vertical plane, with closed-form event times:
     address … t0: still;  backswing t0 … t_top: φ = A (1 − cos(π (t − t0)/Tb)) / 2;
-    downswing t ≥ t_top: φ = A cos(π (t − t_top) / (2 Td))  ⇒ lowest point (impact) at
-    t_imp = t_top + Td with speed R·A·π/(2 Td); speed is zero at t0 and at t_top.
+    downswing t_top ≤ t ≤ t_c: φ = φ_s(t) = A cos(π (t − t_top) / (2 Td)) (lowest point
+    φ = 0 at t_top + Td with speed R·A·π/(2 Td)); speed is zero at t0 and at t_top;
+    ball contact at t_c (``contact_s``, default t_top + Td): afterwards
+    φ = φ_c + κ (φ_s(t) − φ_c), φ_c = φ_s(t_c), so the club-head velocity drops by the
+    factor κ (``speed_ratio``) at t_c with the position continuous. With t_c before
+    t_top + Td (φ_c > 0) the head still descends after contact (an iron's divot): the
+    lowest point comes after contact.
 Heights z = hub_z − R cos φ (m, Z-up); F frames at ``rate_hz``.
 """
 from __future__ import annotations
@@ -43,14 +48,22 @@ def hash_label(label: str) -> float:
 
 def kinematic_swing(rate_hz: float = 360.0, duration_s: float = 1.8, t0: float = 0.3,
                     Tb: float = 0.8, Td: float = 0.25, A: float = 0.8 * math.pi,
-                    R: float = 1.5, hub_z: float = 1.55, markerset: MarkerSet = DRIVER_SWING):
-    """(labels, X (F, M, 3) m Z-up, truth dict) of the swing described in the module doc."""
+                    R: float = 1.5, hub_z: float = 1.55, markerset: MarkerSet = DRIVER_SWING,
+                    contact_s: float | None = None, speed_ratio: float = 0.7):
+    """(labels, X (F, M, 3) m Z-up, truth dict) of the swing described in the module doc;
+    truth speeds in m/s just before and after contact."""
     F = int(round(duration_s * rate_hz))
     t = np.arange(F) / rate_hz
-    t_top, t_imp = t0 + Tb, t0 + Tb + Td
+    t_top = t0 + Tb
+    t_imp = t_top + Td if contact_s is None else float(contact_s)
+    if not t_top < t_imp:
+        raise ValueError("contact must come after the top of the backswing")
+    phi_s = A * np.cos(0.5 * np.pi * (t - t_top) / Td)
+    phi_c = A * math.cos(0.5 * math.pi * (t_imp - t_top) / Td)
     phi = np.where(t < t0, 0.0, np.where(
         t < t_top, 0.5 * A * (1 - np.cos(np.pi * (t - t0) / Tb)),
-        A * np.cos(0.5 * np.pi * (t - t_top) / Td)))
+        np.where(t <= t_imp, phi_s, phi_c + speed_ratio * (phi_s - phi_c))))
+    v_pre = R * A * math.pi / (2 * Td) * abs(math.sin(0.5 * math.pi * (t_imp - t_top) / Td))
     head = np.stack([np.zeros(F), R * np.sin(phi), hub_z - R * np.cos(phi)], axis=1)
     labels = list(markerset.body) + list(markerset.club_head) + list(markerset.shaft)
     X = np.empty((F, len(labels), 3))
@@ -64,7 +77,10 @@ def kinematic_swing(rate_hz: float = 360.0, duration_s: float = 1.8, t0: float =
         else:
             X[:, m] = _body_position(l)
     truth = {"t0_s": t0, "top_s": t_top, "impact_s": t_imp,
-             "impact_speed_mps": R * A * math.pi / (2 * Td), "R_m": R, "A_rad": A,
+             "speed_pre_impact_mps": v_pre, "speed_post_impact_mps": speed_ratio * v_pre,
+             "lowest_s": t_top + Td if phi_c <= 0 else
+             t_top + 2 * Td / math.pi * math.acos(phi_c * (1 - 1 / speed_ratio) / A),
+             "R_m": R, "A_rad": A,
              "Tb_s": Tb, "Td_s": Td, "hub_z_m": hub_z}
     return labels, X, truth
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.9"
+TABLE_VERSION = "2026.12.10"
+# 2026.12.10: no existing atol or rtol changed. New: capture/impact_fast_fraction and
+#   capture/impact_time_margin (ball contact located as the club-head speed
+#   discontinuity); capture/event_frames's reason no longer mentions the parabola.
 # 2026.12.9: no existing atol or rtol changed. Reasons reworded to stand alone (no issue
 #   numbers, no files outside the repository); model_identity/body_inertia's reason now
 #   describes rigid groups; contact/sweep_rebound's reason corrected (7.85e-3 was
@@ -226,7 +229,20 @@ TABLE.update({
     ("capture", "event_frames"): Tolerance(1.0, 0.0, "Swing events are frame-resolved: "
         "a detected top or takeaway may sit one frame (1/rate s) from the closed-form "
         "time of a synthetic swing (speed minima are flat, central differences are "
-        "asymmetric there); the impact time is parabola-refined."),
+        "asymmetric there); the impact time is located inside its frame interval "
+        "(capture/impact_time_margin)."),
+    ("capture", "impact_fast_fraction"): Tolerance(0.5, 0.0, "Fraction of the swing's "
+        "peak club-head interval speed above which an interval belongs to the fast part "
+        "of the downswing, where the ball contact (the largest drop of interval speed) is "
+        "sought: a driver or iron head is at ≥ 80 % of its peak over the last ~10 frames "
+        "before contact, while a slow club near address or a marker dropout elsewhere "
+        "never reaches half the peak."),
+    ("capture", "impact_time_margin"): Tolerance(2.0, 0.0, "Factor on the leading "
+        "extrapolation error of the contact-time estimate (harness/capture/events.py): on "
+        "exact circular swings (24 and 49 m/s, contact at 0.05 … 0.95 of an interval, at "
+        "and before the lowest point) the actual error is 0.95–1.05 × that leading term, "
+        "so twice it bounds it; the stated uncertainty is the larger of this and the "
+        "propagated marker noise, capped at half a frame."),
     ("capture", "impact_speed"): Tolerance(0.03, 0.0, "m/s: club-head approach speed as a "
         "backward difference over one frame is a chord: its error is ≈ v·(ω·Δt)²/24 for a "
         "head on a circle at angular rate ω — 3e-3 m/s for the synthetic swing (24 m/s, "

@@ -1,8 +1,9 @@
 """`harness swing CAPTURE.c3d --out DIR`: ingest → IK → dynamic fit → candidate → replay.
 
-Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad … the
-frame before impact); nv = 30 of the fitted golfer (fixtures.golfers.golfer3d with an
-actuated pelvis); K tracked markers. Positions m, angles rad, torques N·m / forces N.
+Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad … one
+frame before the last frame before ball contact, events.py); nv = 30 of the fitted golfer
+(fixtures.golfers.golfer3d with an actuated pelvis); K tracked markers. Positions m,
+angles rad, torques N·m / forces N.
 
 Steps, each reported in DIR/fit/fit.json and DIR/index.html:
 1. ingest (harness/capture/ingest.py) and swing events (events.py);
@@ -105,7 +106,11 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
     pad = int(round(s.pad_s * cap.rate_hz))
     first = max(0, ev.top_frame - pad)
-    win = np.arange(first, ev.impact_frame)          # impact itself: the ball's impulse
+    # ends one frame before the last frame before ball contact (events.impact_frame): with
+    # that frame included the replay's refinement gate trips on the driver capture (each
+    # knot interval of its scored window is one DOP853 step at both tolerances, so the
+    # refined run is bitwise identical), a gate question left to the replay stage
+    win = np.arange(first, ev.impact_frame)
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
     k0 = int(np.argmin(np.abs(frames - first)))
     t0 = time.perf_counter()
@@ -152,7 +157,11 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
     club = mkf_frames[:, ch].mean(axis=1)
+    # one speed definition (events.py): the interval speed |p[k] − p[k−1]|·rate, fitted and
+    # measured over the same interval, the window's last
     v_fit = float(np.linalg.norm(club[-1] - club[-2]) / h)
+    v_meas = float(cap_events.interval_speeds(cap_events.club_head_point(cap),
+                                              cap.rate_hz)[win[-1]])
     summary = {
         "capture": cap.report() | {"events": ev.to_json()},
         "settings": vars(s) if hasattr(s, "__dict__") else {},
@@ -176,8 +185,13 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "closure_max_m": float(np.linalg.norm(fr.closure_residual, axis=2).max()) if
                 fr.closure_residual.size else 0.0,
                 "defects": fr.defects,
-                "club_head_speed_at_impact_mps": {"fitted": v_fit,
-                                                  "measured": ev.impact_speed_mps},
+                "club_head_speed_at_impact_mps": {
+                    "fitted": v_fit, "measured": v_meas,
+                    "interval_frames": [int(win[-2]), int(win[-1])],
+                    "measured_pre_impact": ev.clubhead_speed_pre_impact_mps,
+                    "definition": "|p[k] − p[k−1]|·rate over the window's last frame "
+                                  "interval; measured_pre_impact: over the last interval "
+                                  "before ball contact (events.py)"},
                 "torque_peak": dict(zip(adapter.joint_names,
                                         np.abs(fr.tau).max(axis=0).tolist())),
                 "pelvis_residual_peak": _pelvis_residual(adapter, fr.tau)},

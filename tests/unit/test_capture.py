@@ -145,7 +145,8 @@ def test_events_of_a_synthetic_swing(tmp_path, swing):
         2 * v * truth["Tb_s"] / (truth["R_m"] * truth["A_rad"] * math.pi))
     assert abs(ev.takeaway_s - t_go) <= 2 * frames / RATE   # speeds are chords: ± a frame
     tol = lookup("capture", "impact_speed")
-    assert abs(ev.impact_speed_mps - truth["impact_speed_mps"]) <= tol.atol
+    assert abs(ev.clubhead_speed_pre_impact_mps - truth["speed_pre_impact_mps"]) <= tol.atol
+    assert abs(ev.clubhead_speed_post_impact_mps - truth["speed_post_impact_mps"]) <= tol.atol
 
 
 def test_bundled_capture_as_its_notes_describe_it():
