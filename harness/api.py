@@ -155,7 +155,8 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
                 mjcf: Sequence[str] = (), floating: bool = False,
                 repair_inertia: bool = False, sdf: Sequence[str] = (),
                 drop_springs: bool = False) -> list:
-    """Prepared models: catalog fixtures by name ("all": the tree fixtures, "constrained":
+    """Prepared models: catalog fixtures by name ("all": the tree fixtures, ball-joint ones
+    included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
     (``drop_springs``: an SDF's joint springs set aside instead of refused)."""
     from fixtures import catalog
@@ -165,7 +166,8 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
 
     models = []
     for text in fixtures:
-        names = (catalog.names() if text == "all" else catalog.constraint_names()
+        names = (catalog.names() + catalog.joint_names() if text == "all" else
+                 catalog.constraint_names()
                  if text == "constrained" else
                  [t.strip() for t in text.split(",") if t.strip()])
         for n in names:

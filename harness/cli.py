@@ -553,7 +553,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run stages 0-2 on fixtures or user models; the bundle "
                                      "goes to --out (default reports/parity).")
     par.add_argument("--fixture", action="append",
-                     help="fixture name, comma list, 'all' (tree fixtures) or 'constrained' "
+                     help="fixture name, comma list, 'all' (tree fixtures, ball-joint ones "
+                          "included) or 'constrained' "
                           "(loop fixtures, stage 3)")
     par.add_argument("--urdf", action="append", metavar="PATH",
                      help="a URDF file (repeatable)")

@@ -44,7 +44,9 @@ def test_parity_all_fixtures_passes_with_four_engines(parity_all):
     assert {f["name"] for f in m["fixtures"]} == {"pendulum", "double_pendulum", "chain7",
                                                   "free_body", "tree_floating",
                                                   "ball", "box", "rod",  # contact
-                                                  "planar_golfer", "golfer3d"}  # swing
+                                                  "planar_golfer", "golfer3d",  # swing
+                                                  "humanoid_ball", "humanoid_ball_fixed",
+                                                  "hand"}  # ball joints, joint chains
     html = (out / "index.html").read_text()
     assert 'id="ladder"' in html and chart_titles(html)  # interactive charts
     # nothing is fetched: the one script file is the bundle's own plotly.min.js beside it
