@@ -455,9 +455,10 @@ def render_report(manifest: dict, records: list, arrays: dict | None,
 
 
 def report(bundle, out=None, baseline=None, progress: Progress | None = None) -> tuple:
-    """Re-render a bundle's index.html, with plotly.min.js beside it (or ``out``, one
-    stand-alone file with the chart library inside); with ``baseline`` (an older bundle)
-    the changes since it. Returns (path written, changes or None)."""
+    """Re-render the index.html of an evidence bundle, a sweep folder or a fit bundle, with
+    plotly.min.js beside it (or ``out``, one stand-alone file with the chart library
+    inside); with ``baseline`` (an older evidence bundle) the changes since it. Returns
+    (path written, changes or None)."""
     from harness.evidence import baseline as baseline_mod
 
     if out:
@@ -470,6 +471,17 @@ def report(bundle, out=None, baseline=None, progress: Progress | None = None) ->
             raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
         return rerender(folder, out), None
     target = Path(out) if out else folder / "index.html"
+    if (folder / "fit.json").is_file() and not (folder / "manifest.json").exists():
+        from harness.fit import bundle as fit_bundle
+        from harness.report import fit as fit_report
+
+        if baseline:
+            raise BadInput("--baseline", "compares evidence bundles; DIR is a fit bundle")
+        doc, arrays = fit_bundle.read(folder)
+        html = fit_report.render(doc, arrays, mode="inline" if out else "file")
+        if not out:
+            _write_chart_library(folder)
+        return write_text_atomic(target, html), None
     b = read_bundle(folder)
     changes = None
     if baseline:
@@ -480,12 +492,17 @@ def report(bundle, out=None, baseline=None, progress: Progress | None = None) ->
                          baseline=changes, scripts="inline" if out else "file",
                          progress=say)
     if not out:  # the page loads the chart library from its own folder
-        from harness.core import figures
-        from harness.core.io import write_bytes_atomic
-
-        write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
+        _write_chart_library(folder)
     say(f"report: writing {target}")
     return write_text_atomic(target, html), changes
+
+
+def _write_chart_library(folder: Path) -> None:
+    """plotly.min.js beside a re-rendered report (its page loads it from there)."""
+    from harness.core import figures
+    from harness.core.io import write_bytes_atomic
+
+    write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
 
 
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------

@@ -658,9 +658,11 @@ def build_parser() -> argparse.ArgumentParser:
                                      "first available)")
     _json(sy)
     r = sub.add_parser("report", help="render a bundle's HTML report",
-                       description="Render a bundle's (or a sweep folder's) HTML report "
-                                   "to --out (default BUNDLE/index.html).")
-    r.add_argument("bundle", metavar="BUNDLE", help="an evidence bundle or a sweep folder")
+                       description="Render a bundle's (evidence bundle, sweep folder or "
+                                   "fit bundle) HTML report to --out (default "
+                                   "BUNDLE/index.html).")
+    r.add_argument("bundle", metavar="BUNDLE",
+                   help="an evidence bundle, a sweep folder or a fit bundle")
     r.add_argument("--out", help="HTML file to write (default BUNDLE/index.html)")
     r.add_argument("--baseline", metavar="OLD",
                    help="an older bundle: show what changed (new failures first)")

@@ -166,6 +166,19 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     return {"json": doc, "arrays": arrays}
 
 
+def read(folder) -> tuple:
+    """(fit.json document, arrays) of a fit bundle folder, read strictly: fit.json must be
+    this schema (BadInput naming the file otherwise) and arrays.npz is read without
+    trusting it (harness/core/strict.py)."""
+    from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_regular
+
+    folder = Path(folder)
+    _recognise(folder / "fit.json")
+    doc = read_json(folder / "fit.json")
+    blob = read_regular(folder / "arrays.npz", "arrays.npz", MAX_NPZ_FILE_BYTES)
+    return doc, npz_arrays(blob, str(folder / "arrays.npz"))
+
+
 def write(out, result: dict, html: str) -> Path:
     """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html and the
     plotly.min.js it loads), atomically."""

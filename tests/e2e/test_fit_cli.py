@@ -36,6 +36,24 @@ def test_pendulum_fit_writes_bundle(tmp_path):
     html = (out / "index.html").read_text()
     assert 'class="plot"' in html and "Objective components" in html \
         and "Convergence history" in html and 'src="plotly.min.js"' in html
+    # `harness report` re-renders a fit bundle from what it holds: the same page, byte for
+    # byte (fit.json and arrays.npz carry everything the report shows)
+    (out / "index.html").unlink()
+    (out / "plotly.min.js").unlink()
+    rep = run_cli("report", out, "--quiet")
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    assert (out / "index.html").read_text() == html and (out / "plotly.min.js").is_file()
+    alone = tmp_path / "alone.html"
+    assert run_cli("report", out, "--out", alone, "--quiet").returncode == 0
+    text = alone.read_text()
+    assert 'src="plotly.min.js"' not in text and "Convergence history" in text
+    assert len(text) > len(html) + 4_000_000  # the chart library embedded
+    # a fit.json that is not a fit document is refused in one line, nothing written
+    (out / "fit.json").write_text('{"schema": "something else"}')
+    (out / "index.html").unlink()
+    bad = run_cli("report", out)
+    assert bad.returncode == 2 and "fit.json" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (out / "index.html").exists()
 
 
 @pytest.mark.parametrize("args, needle", [
