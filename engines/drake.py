@@ -1019,11 +1019,8 @@ class DrakeAdapter(AdapterBase):
         AutoDiffXd plant — exact to round-off."""
         if self._balls:
             return self._ball_inverse_dynamics_derivatives(q, v, vdot)
-        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
-
         from harness.core.conventions import skew
 
-        plant, ctx, forces = self._autodiff_plant()
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1052,13 +1049,25 @@ class DrakeAdapter(AdapterBase):
         if R is not None:
             acc[0:6] += root_convective_term(v[0:6])
             C[0:3, 0:3], C[0:3, 3:6] = skew(v[3:6]), -skew(v[0:3])
+        return self._seeded_inverse_dynamics_gradient(
+            qd, Gq, Tm, C, v, acc, {3 + k: dTm[k] for k in range(3)} if R is not None else {})
+
+    def _seeded_inverse_dynamics_gradient(self, qd, Gq, Tm, C, v, acc, dTm: dict) -> tuple:
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇) canonical, each (nv, nv), from one AutoDiffXd
+        CalcInverseDynamics (with CalcForceElementsContribution) seeded with Drake's
+        positions qd and their gradient Gq, velocities Tm v and accelerations Tm acc (x_dk =
+        Tm x, C: the acceleration's dependence on v), ``dTm`` {column of δq: ∂Tm/∂δq}
+        (rotating blocks of Tm); τ = Tmᵀ τ_dk."""
+        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+
+        plant, ctx, forces = self._autodiff_plant()
+        nv, n3 = self.nv, 3 * self.nv
         Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
         Gv[:, nv:2 * nv] = Tm
         Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
-        if R is not None:
-            for k in range(3):
-                Gv[:, 3 + k] = dTm[k] @ v
-                Ga[:, 3 + k] = dTm[k] @ acc
+        for col, D in dTm.items():
+            Gv[:, col] = D @ v
+            Ga[:, col] = D @ acc
         # the double context's parameters (damping, rotor inertia: ablations set them there)
         ctx.SetTimeStateAndParametersFrom(self._ctx)
         plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
@@ -1066,10 +1075,10 @@ class DrakeAdapter(AdapterBase):
         plant.CalcForceElementsContribution(ctx, forces)
         tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
         G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
-        if R is not None:
+        if dTm:
             t0 = ExtractValue(tau_o).reshape(-1)
-            for k in range(3):
-                G[:, 3 + k] += dTm[k].T @ t0
+            for col, D in dTm.items():
+                G[:, col] += D.T @ t0
         return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
 
     def _ball_inverse_dynamics_derivatives(self, q, v, vdot):
@@ -1078,11 +1087,8 @@ class DrakeAdapter(AdapterBase):
         perturbed by δ (R_FM exp(δ), child axes) moves its roll-pitch-yaw by B(rpy)⁻¹ δ
         (_rpy_body_rate_matrix) and turns its block R_FM of Tm by R_FM [e_k]×; its drift
         is 0."""
-        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
-
         from harness.core.conventions import skew
 
-        plant, ctx, forces = self._autodiff_plant()
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1118,22 +1124,7 @@ class DrakeAdapter(AdapterBase):
                     dTm[s.iv + k] = D
             else:
                 Gq[qa, s.iv] = 1.0
-        Gv, Ga = np.zeros((nv, n3)), np.zeros((nv, n3))
-        Gv[:, nv:2 * nv] = Tm
-        Ga[:, nv:2 * nv], Ga[:, 2 * nv:] = Tm @ C, Tm
-        for col, D in dTm.items():
-            Gv[:, col] = D @ v
-            Ga[:, col] = D @ acc
-        ctx.SetTimeStateAndParametersFrom(self._ctx)
-        plant.SetPositions(ctx, InitializeAutoDiff(qd, Gq))
-        plant.SetVelocities(ctx, InitializeAutoDiff(Tm @ v, Gv))
-        plant.CalcForceElementsContribution(ctx, forces)
-        tau_o = plant.CalcInverseDynamics(ctx, InitializeAutoDiff(Tm @ acc, Ga), forces)
-        G = Tm.T @ ExtractGradient(tau_o).reshape(nv, n3)  # τ = Tmᵀ τ_o
-        t0 = ExtractValue(tau_o).reshape(-1)
-        for col, D in dTm.items():
-            G[:, col] += D.T @ t0
-        return G[:, :nv], G[:, nv:2 * nv], G[:, 2 * nv:]
+        return self._seeded_inverse_dynamics_gradient(qd, Gq, Tm, C, v, acc, dTm)
 
     def forward_dynamics_derivatives(self, q, v, tau):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on

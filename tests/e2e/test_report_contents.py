@@ -138,7 +138,7 @@ def test_parity_report_answer_first(tmp_path, panda):
 def test_diagnose_report_explanation_first_failures_open(tmp_path, panda):
     out = tmp_path / "d"
     p = run_cli("diagnose", panda, "--out", out, "--quiet")
-    assert p.returncode in (0, 1), p.stderr
+    assert p.returncode == 0, p.stderr  # every difference of the Panda has a named cause
     html = (out / "index.html").read_text()
     page = _check_contents(html, {"summary", "diagnosis", "ladder-section", "provenance"})
     assert html.index('<section id="diagnosis">') < html.index('<section id="ladder-section">')
