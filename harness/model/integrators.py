@@ -18,7 +18,8 @@ Methods (``Method.name``):
   root, where it is J_r⁻¹ of SE(3)). Without the dexp⁻¹ correction a rotating free body
   would only converge at order 2.
 * ``dop853`` (order 8, adaptive, error-controlled): SciPy's DOP853 on (θ, v) in the same
-  chart, re-centred at every output knot; ``rtol``/``atol`` are SciPy's.
+  chart, re-centred at every output knot; ``rtol``/``atol`` are SciPy's, ``max_step``
+  [s] (optional) bounds its step.
 
 Every method integrates from knot to knot of the candidate's grid; a fixed-step method
 takes n_k = ceil(Δt_k / dt) equal steps inside each interval (``steps_per_interval``), and
@@ -55,12 +56,13 @@ _MAX_CHART_ANGLE = 1.0  # [rad] dop853 splits an interval whose root rotation ex
 @dataclass(frozen=True)
 class Method:
     """An integrator and its settings: ``dt`` [s] (largest step, fixed-step methods) or
-    ``rtol``/``atol`` (dop853)."""
+    ``rtol``/``atol`` and optionally ``max_step`` [s] (dop853)."""
 
     name: str
     dt: float | None = None
     rtol: float | None = None
     atol: float | None = None
+    max_step: float | None = None
 
     def __post_init__(self):
         if self.name not in METHODS:
@@ -71,6 +73,11 @@ class Method:
             if self.rtol < DOP853_MIN_RTOL:
                 raise ValueError(f"dop853 rtol {self.rtol:g} is below SciPy's floor "
                                  f"{DOP853_MIN_RTOL:.3g} (it would be clamped silently)")
+            if self.max_step is not None and not (self.max_step > 0
+                                                  and math.isfinite(self.max_step)):
+                raise ValueError("dop853 max_step must be > 0 and finite")
+        elif self.max_step is not None:
+            raise ValueError(f"{self.name} has a fixed step dt; max_step is for dop853")
         elif not (self.dt and self.dt > 0 and math.isfinite(self.dt)):
             raise ValueError(f"{self.name} needs a step dt > 0")
 
@@ -94,14 +101,22 @@ class Method:
 
     def refined(self, t=None) -> "Method":
         """The same method refined: rtol/atol tightened 100× (dop853; rtol not below
-        DOP853_MIN_RTOL, where SciPy would clamp it silently), or a step that is at most
+        DOP853_MIN_RTOL, where SciPy would clamp it silently) and, on the knots ``t``, its
+        step bounded by half the shortest interval (so every interval takes at least two
+        steps; half its own bound when that is shorter), or a step that is at most
         half the effective step of every interval of the knots ``t`` [s]: dt/2 when dt
         divides the intervals, else half the smallest effective step (so each interval
         takes at least twice the steps). Without ``t``: dt halved, which leaves an
         interval no longer than dt/2 at the one step it took before."""
         if self.name == "dop853":
+            bound = self.max_step
+            if t is not None and len(t) >= 2:
+                half = float(np.diff(np.asarray(t, dtype=float)).min()) * REFINE_DT
+                bound = half if bound is None else min(bound * REFINE_DT, half)
+            elif bound is not None:
+                bound = bound * REFINE_DT
             return replace(self, rtol=max(self.rtol * REFINE_TOL, DOP853_MIN_RTOL),
-                           atol=self.atol * REFINE_TOL)
+                           atol=self.atol * REFINE_TOL, max_step=bound)
         if t is None or len(t) < 2:
             return replace(self, dt=self.dt * REFINE_DT)
         h = float(self.effective_steps(t).min())
@@ -112,7 +127,8 @@ class Method:
     def label(self) -> str:
         """Name and settings as given (dt is the largest step; see ``label_on``)."""
         if self.name == "dop853":
-            return f"dop853_rtol={self.rtol:g}_atol={self.atol:g}"
+            tail = "" if self.max_step is None else f"_max_step={self.max_step:g}"
+            return f"dop853_rtol={self.rtol:g}_atol={self.atol:g}{tail}"
         return f"{self.name}_dt={self.dt:g}"
 
     def label_on(self, t) -> str:
@@ -128,6 +144,8 @@ class Method:
         d = {"integrator": self.name, "order": self.order}
         if self.name == "dop853":
             d.update(rtol=self.rtol, atol=self.atol)
+            if self.max_step is not None:
+                d.update(max_step=self.max_step)
         else:
             d.update(dt=self.dt)
             if t is not None and len(t) >= 2:
@@ -229,7 +247,7 @@ def _rk4_step(sys, q, v, w, t, h, u):
             v + (h / 6.0) * (a1 + 2.0 * (a2 + a3) + a4), w + h * dw)
 
 
-def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol):
+def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol, max_step=None):
     from scipy.integrate import solve_ivp
 
     nv = v.size
@@ -244,7 +262,8 @@ def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol):
         return out
 
     y0 = np.concatenate([np.zeros(nv), v, w])
-    sol = solve_ivp(f, (ta, tb), y0, method="DOP853", rtol=rtol, atol=atol)
+    sol = solve_ivp(f, (ta, tb), y0, method="DOP853", rtol=rtol, atol=atol,
+                    max_step=np.inf if max_step is None else max_step)
     if not sol.success:
         raise RuntimeError(f"dop853 failed on [{ta}, {tb}]: {sol.message}")
     y = sol.y[:, -1]
@@ -254,8 +273,8 @@ def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol):
         angles.append(y[free[1] + 3:free[1] + 6])
     if any(np.linalg.norm(a) > _MAX_CHART_ANGLE for a in angles):
         tm = 0.5 * (ta + tb)  # the chart would be stretched: split the interval
-        q1, v1, w1 = _dop853_interval(sys, q, v, w, ta, tm, u, rtol, atol)
-        return _dop853_interval(sys, q1, v1, w1, tm, tb, u, rtol, atol)
+        q1, v1, w1 = _dop853_interval(sys, q, v, w, ta, tm, u, rtol, atol, max_step)
+        return _dop853_interval(sys, q1, v1, w1, tm, tb, u, rtol, atol, max_step)
     return sys.plus(q, y[:nv]), y[nv:2 * nv].copy(), y[2 * nv:].copy()
 
 
@@ -278,7 +297,8 @@ def rollout(adapter, q0, v0, controls, method: Method, damping=None) -> Rollout:
         u = controls.segment(k)
         ta, tb = float(t[k]), float(t[k + 1])
         if method.name == "dop853":
-            q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, method.rtol, method.atol)
+            q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, method.rtol, method.atol,
+                                       method.max_step)
         else:
             n = steps_per_interval(tb - ta, method.dt)
             h = (tb - ta) / n

@@ -104,6 +104,30 @@ def test_method_settings_and_refinement():
             ig.Method(**bad)
 
 
+def test_refined_dop853_is_a_finer_run_even_when_one_step_per_interval_suffices():
+    """On short knot intervals of a smooth motion DOP853 meets rtol 1e-12 and its 100×
+    tightening in one step per interval; the refined run must still be a different, finer
+    discretisation (at least two steps in every interval), or the refinement gate would
+    compare a run with itself."""
+    _, q0, v0, _ = _tumbling()
+    t = np.linspace(0.0, 0.05, 19)  # 2.8 ms intervals, as a 360 Hz capture
+    c = Controls(t, np.zeros((t.size, 6)), "zoh")
+    a = adapter("pinocchio", "free_body")
+    base = ig.Method("dop853", rtol=1e-12, atol=1e-12)
+    ref = base.refined(t)
+    assert ref.max_step == pytest.approx(0.5 * np.diff(t).min())
+    assert "max_step" in ref.label and ref.settings()["max_step"] == ref.max_step
+    r0, r1 = ig.rollout(a, q0, v0, c, base), ig.rollout(a, q0, v0, c, ref)
+    # DOP853 costs 12 evaluations a step: one step per interval is 12 (N - 1) calls plus
+    # the start; the refined run takes at least twice the steps
+    assert r1.nfev >= 2 * 12 * (t.size - 1) > r0.nfev
+    assert not np.array_equal(r0.x, r1.x)
+    assert_close(r1.x, r0.x, "replay", "refinement", "refined dop853 against the base run")
+    with pytest.raises(ValueError):
+        ig.Method("rk4", dt=1e-3, max_step=1e-3)
+    with pytest.raises(ValueError):
+        ig.Method("dop853", rtol=1e-8, atol=1e-8, max_step=0.0)
+
 def _principal_spin():
     """free_body spinning about its major principal axis through the com while the com
     falls freely: R(t) = R0 exp(ω t), c(t) = c0 + v_c t + ½ g t², p = c − R com_B."""

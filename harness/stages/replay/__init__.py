@@ -23,7 +23,8 @@ A *case* is one candidate replayed one way:
   (``convergence_order`` rows, scored against the method's theoretical order). Energy and
   angular-momentum drift against h, and error against wall time, are reported.
 
-Refinement gate: every run is repeated refined (rtol/atol tightened 100×, or the
+Refinement gate: every run is repeated refined (rtol/atol tightened 100× and the step
+bounded by half the shortest knot interval, or the
 *effective* step — the step actually taken in each knot interval, which the knots bound
 whatever dt says — at least halved in every interval; runs are labelled by their
 effective step). A run whose trajectory moves by more than the ``replay/refinement``
