@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 export OMP_WAIT_POLICY := PASSIVE
 export OMP_NUM_THREADS := 1
 
-.PHONY: run test bench bench-fit clean-venv
+.PHONY: run test bench bench-fit bench-opensim clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ bench-fit: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps opty==1.5.0
 	$(PY) bench/fit_vs_opty.py
 	$(PY) bench/fit_benchmarks.py
+
+# Our fitter against OpenSim Moco and our IK against OpenSim's IK on the bundled swing
+# (docs/opensim_comparison.md; about 25 min, mostly Moco).
+bench-opensim: $(STAMP)
+	$(VENV)/bin/harness swing data/swing/driver.c3d --quick --no-replay --out reports/swing-bench || true
+	$(PY) bench/moco_vs_collocation.py --swing-dir reports/swing-bench > bench/moco_vs_collocation.txt
+	$(PY) bench/opensim_ik.py --swing-dir reports/swing-bench > bench/opensim_ik.txt
 
 clean-venv:
 	rm -rf $(VENV)

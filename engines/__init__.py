@@ -42,4 +42,5 @@ ENGINES = {
     "crocoddyl": EngineEntry("engines.crocoddyl", "CrocoddylAdapter", "crocoddyl",
                              "crocoddyl"),
     "drake": EngineEntry("engines.drake", "DrakeAdapter", "drake", "pydrake.multibody.plant"),
+    "opensim": EngineEntry("engines.opensim", "OpensimAdapter", "opensim", "opensim"),
 }

@@ -154,7 +154,7 @@ def _unique(models: list) -> list:
 def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
                 mjcf: Sequence[str] = (), floating: bool = False,
                 repair_inertia: bool = False, sdf: Sequence[str] = (),
-                drop_springs: bool = False) -> list:
+                drop_springs: bool = False, osim: Sequence[str] = ()) -> list:
     """Prepared models: catalog fixtures by name ("all": the tree fixtures, ball-joint ones
     included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
@@ -189,9 +189,14 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
 
         spec, notes = load_sdf_with_notes(path, floating, drop_springs)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
+    for path in osim:
+        from harness.model.osim_import import load_osim_with_notes
+
+        spec, notes = load_osim_with_notes(path, floating)
+        models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     if not models:
-        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH, --mjcf PATH "
-                                 "or --sdf PATH")
+        raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH, --mjcf PATH, "
+                                 "--sdf PATH or --osim PATH")
     return _unique(models)
 
 
@@ -285,7 +290,8 @@ def run(models: list, *, out, title: str = "Engine parity report",
 def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),
            *, out="reports/parity", floating: bool = False, repair_inertia: bool = False,
            as_is: bool = False, engine_files: dict | None = None, beyond_limits: float = 0.0,
-           sdf: Sequence[str] = (), drop_springs: bool = False, **kw) -> Outcome:
+           sdf: Sequence[str] = (), drop_springs: bool = False, osim: Sequence[str] = (),
+           **kw) -> Outcome:
     """Stages 0–2 (or ``stages=[...]``) on fixtures or the user's URDF/MJCF files.
 
     ``as_is``: every engine parses the user's files with its own defaults, and the
@@ -298,6 +304,11 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
         mjcf = [str(mjcf)]
     if isinstance(sdf, (str, Path)):
         sdf = [str(sdf)]
+    if isinstance(osim, (str, Path)):
+        osim = [str(osim)]
+    if as_is and osim:
+        raise BadInput("--as-is", "applies to --urdf/--mjcf files (an .osim goes through the "
+                                  "canonical model only)")
     if as_is and sdf:
         raise BadInput("--as-is", "applies to --urdf/--mjcf files (an SDF goes through the "
                                   "canonical model only)")
@@ -311,7 +322,7 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
         if engine_files or beyond_limits:
             raise BadInput("parity", "--engine-file and --beyond-limits need --as-is")
         models = load_models(fixtures, urdf, mjcf, floating, repair_inertia, sdf,
-                             drop_springs)
+                             drop_springs, osim)
     kw.setdefault("title", "Engine parity report")
     kw["contact_suite"] = bool(kw.get("stages"))
     return run(models, out=out, beyond_limits=beyond_limits, **kw)
@@ -579,16 +590,24 @@ def outcome_summary(o: Outcome) -> dict:
 
 # ----- fitter, capture, swing, sweeps -----------------------------------------------------
 def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, seed: int = 0,
-        p0: float | None = None, process_noise: bool = False) -> tuple:
-    """Identify a benchmark problem ("pendulum" | "balance") by direct collocation (IPOPT)
-    and write a fit bundle; returns (path, fit.json document)."""
+        p0: float | None = None, process_noise: bool = False, study: str | None = None,
+        knot_frames=None, w_effort=None, w_smooth=None, w_prior=None) -> tuple:
+    """Identify a benchmark problem ("pendulum" | "balance") by direct collocation (IPOPT),
+    or "bounce" (candidate contact schedules weighted by evidence), or "dimension"
+    (candidate chains compared on held-out frames, docs/dimension.md), and write a fit
+    bundle; returns (path, fit.json document). ``study`` "resolution" adds the knot
+    density and weight study (docs/resolution.md) over the grid axes ``knot_frames``
+    [frames per knot], ``w_effort`` [s⁴/rad²], ``w_smooth`` [s⁶/rad²], ``w_prior`` [–]
+    (each a value, a comma-separated list, or None for the default axis)."""
     from harness.fit import bundle as fit_bundle
     from harness.report import fit as fit_report
 
     # the --out rule checked before the fit, and the folder locked until it is written
     with output_folder(out, fit_bundle.OUTPUT) as out:
         result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
-                                process_noise=process_noise)
+                                process_noise=process_noise, study=study,
+                                grid={"knot_frames": knot_frames, "w_effort": w_effort,
+                                      "w_smooth": w_smooth, "w_prior": w_prior})
         result["json"]["provenance"] = fit_bundle.provenance(evidence.git_commit())
         html = fit_report.render(result["json"], result["arrays"])
         return fit_bundle.write(out, result, html), result["json"]
@@ -626,6 +645,17 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
 
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
                            replay_fn=replay_fn if replay else None, progress=progress)
+
+
+def osim_export(swing_dir, *, out=None) -> dict:
+    """A finished swing folder exported for OpenSim: golfer.osim (with its MarkerSet),
+    swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
+    (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
+    the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
+    from harness.model.osim_export import export_swing
+
+    d = Path(swing_dir)
+    return export_swing(d, out=out if out is not None else d.parent / f"{d.name}_osim")
 
 
 def backend_text(name: str | None, workers: int | None, scheduler: str | None = None) -> str:

@@ -216,7 +216,7 @@ def cmd_parity(args) -> int:
             raise BadInput(opt, "applies to --batch PATH only")
     o = api.parity(args.fixture or [], args.urdf or [], args.mjcf or [],
                    sdf=args.sdf or [], drop_springs=args.drop_springs,
-                   out=args.out or "reports/parity",
+                   osim=args.osim or [], out=args.out or "reports/parity",
                    floating=args.floating, repair_inertia=args.repair_inertia,
                    as_is=args.as_is, engine_files=_engine_files(args.engine_file),
                    beyond_limits=args.beyond_limits,
@@ -377,9 +377,42 @@ def cmd_swing(args) -> int:
     return o.exit_code
 
 
+def cmd_osim_export(args) -> int:
+    """``harness osim-export SWING_OUT_DIR [--out DIR]``: golfer.osim, swing.mot and
+    markers.trc of a finished swing. Exit 0 when written, 2 for bad input."""
+    r = api.osim_export(args.swing_dir, out=args.out)
+    args.summary = api.plain(r)
+    print(f"osim-export: {r['frames']} frames, {len(r['coordinates'])} coordinates, "
+          f"{r['markers_count']} markers → {r['model']}, {r['motion']}, {r['markers']}")
+    return 0
+
+
 def cmd_fit(args) -> int:
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
-                     seed=args.seed, p0=args.p0, process_noise=args.process_noise)
+                     seed=args.seed, p0=args.p0, process_noise=args.process_noise,
+                     study=args.study, knot_frames=args.knot_frames, w_effort=args.w_effort,
+                     w_smooth=args.w_smooth, w_prior=args.w_prior)
+    if d["problem"] == "dimension":  # candidate chains compared on held-out frames
+        dm, va = d["dimension"], d["variant"]
+        args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
+                        "problem": "dimension", "converged": d["converged"],
+                        "choice": dm["choice"], "variant_choice": va["choice"],
+                        "candidates": api.plain(dm["candidates"])}
+        scores = ", ".join(f"{c['name']} {c['heldout_loglik']:.1f}" for c in dm["candidates"])
+        print(f"fit dimension: held-out log-likelihood [nats] {scores}; selected "
+              f"{dm['selected']}, choice {dm['choice']} (truth d{d['truth']['d']}); with a "
+              f"bent link: selected {va['selected']}, choice {va['choice']}; bundle {out}")
+        return 0 if d["converged"] else 1
+    if d["problem"] == "bounce":  # candidate schedules weighted by evidence (no IPOPT)
+        r, sel = d["restitution"], d["selected"]
+        args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
+                        "problem": "bounce", "converged": d["converged"],
+                        "restitution": api.plain(r), "selected": api.plain(sel)}
+        print(f"fit bounce: {len(d['schedules'])} candidate onsets; restitution "
+              f"{r['value']:.5f} ± {r['se']:.5f} (truth {d['truth']['restitution']:g}); "
+              f"largest weight {sel['weight']:.3f} at onset {sel['onset_s']:.4f} s "
+              f"(truth {d['truth']['onset_s']:.4f} s); bundle {out}")
+        return 0 if d["converged"] else 1
     args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
                     "problem": d["problem"], "converged": d["converged"],
                     "parameters": api.plain(d["parameters"]), "ipopt": api.plain(d["ipopt"])}
@@ -387,6 +420,14 @@ def cmd_fit(args) -> int:
                        for k, v in d["parameters"].items())
     print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
           f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
+    if "study" in d:  # the knot density and weight study (harness/fit/resolution.py)
+        ch = d["study"]["choice"]
+        args.summary["study"] = api.plain(ch)
+        print(f"study {d['study']['name']}: {len(d['study']['settings'])} settings; chosen "
+              + ", ".join(f"{k}={v:g}" for k, v in ch["setting"].items())
+              + f" ({len(ch['within_one_se'])} within one SE)"
+              + ("" if d["study"]["converged"] else "; some settings did not converge"))
+        return 0 if d["converged"] and d["study"]["converged"] else 1
     return 0 if d["converged"] else 1
 
 
@@ -429,7 +470,7 @@ def _cmd_parity_batch(args) -> int:
     """``harness parity --batch PATH``: one Dask task per model (and base); exit 0 only if
     every model qualified, 1 otherwise (survey.json says which), 2 bad input."""
     for opt, given in (("--fixture", args.fixture), ("--urdf", args.urdf),
-                       ("--mjcf", args.mjcf), ("--sdf", args.sdf),
+                       ("--mjcf", args.mjcf), ("--sdf", args.sdf), ("--osim", args.osim),
                        ("--drop-springs", args.drop_springs), ("--as-is", args.as_is),
                        ("--engine-file", args.engine_file), ("--beyond-limits",
                                                              args.beyond_limits),
@@ -526,9 +567,12 @@ def _add_fit_parser(sub):
                         description="Identify a benchmark problem by direct collocation "
                                     "(IPOPT) and write a fit bundle (fit.json, arrays, "
                                     "index.html) to --out (no default folder).")
-    ft.add_argument("--problem", required=True, choices=["pendulum", "balance"],
+    ft.add_argument("--problem", required=True,
+                    choices=["pendulum", "balance", "bounce", "dimension"],
                     help="pendulum: damped pendulum, identify p [1/s²]; balance: the "
-                         "balance problem (required)")
+                         "balance problem; bounce: a bouncing ball's restitution under "
+                         "candidate first-impact times; dimension: choose a chain's "
+                         "number of joints on held-out frames (required)")
     ft.add_argument("--method", choices=list(METHODS), default="midpoint",
                     help="collocation scheme (default midpoint)")
     ft.add_argument("--n", type=int, default=None,
@@ -538,6 +582,16 @@ def _add_fit_parser(sub):
                     help="pendulum: initial guess of p [1/s²] (default 10)")
     ft.add_argument("--process-noise", action="store_true",
                     help="balance: add torque noise to the simulated data")
+    ft.add_argument("--study", choices=["resolution"], default=None,
+                    help="pendulum: also choose knot density and weights by held-out "
+                         "prediction (docs/resolution.md)")
+    for flag, what in (("--knot-frames", "frames per spline knot"),
+                       ("--w-effort", "effort weight [s⁴/rad²]"),
+                       ("--w-smooth", "smoothness weight [s⁶/rad²]"),
+                       ("--w-prior", "prior weight [–]")):
+        ft.add_argument(flag, default=None, metavar="V[,V...]",
+                        help=f"with --study: {what}, one value or a comma-separated grid "
+                             "axis (default: the study's grid)")
     ft.add_argument("--out", required=True,
                     help="fit bundle folder (replaced atomically; required)")
     _json(ft)
@@ -563,6 +617,9 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--sdf", action="append", metavar="PATH",
                      help="an SDF file, 1.4-1.6 (repeatable); loops closed by ball/fixed "
                           "joints become stage-3 loop constraints")
+    par.add_argument("--osim", action="append", metavar="PATH",
+                     help="an OpenSim model file, .osim (repeatable); read by OpenSim, "
+                          "muscles and wrap objects set aside (docs/osim.md)")
     par.add_argument("--drop-springs", action="store_true",
                      help="--sdf: set aside joint springs (spring_stiffness) and the damping "
                           "of loop-closing joints, noted in the report, instead of refusing "
@@ -694,6 +751,16 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true",
                     help="no progress lines on stderr; warnings only as a one-line count")
     _json(sw)
+    ox = sub.add_parser("osim-export", help="export a finished swing for OpenSim: model, "
+                                            "coordinates (.mot), markers (.trc)",
+                        description="Write golfer.osim (with its MarkerSet), swing.mot "
+                                    "(coordinates, rotations in degrees) and markers.trc "
+                                    "(mm) of a finished `harness swing --out DIR` folder.")
+    ox.add_argument("swing_dir", metavar="SWING_OUT_DIR",
+                    help="the folder a `harness swing ... --out` run wrote")
+    ox.add_argument("--out", default=None, help="output folder (replaced atomically; "
+                    "default SWING_OUT_DIR_osim beside the swing folder)")
+    _json(ox)
     cp = sub.add_parser("capture", help="ingest a C3D capture: units, axes, gaps, rejected "
                                         "markers, swing events")
     cp.add_argument("capture", metavar="CAPTURE.c3d", help="the capture (C3D file)")
@@ -751,7 +818,8 @@ def _add_sweep_parser(sub):
 COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify,
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose, "synth": cmd_synth, "capture": cmd_capture,
-            "swing": cmd_swing, "sweep": cmd_sweep, "fit": cmd_fit}
+            "swing": cmd_swing, "sweep": cmd_sweep, "fit": cmd_fit,
+            "osim-export": cmd_osim_export}
 
 
 class _ReaderGone:

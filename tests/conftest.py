@@ -83,6 +83,26 @@ def run_cli(*args, cwd=None, timeout=600):
                           capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout)
 
 
+@pytest.fixture(scope="session")
+def quick_swing(tmp_path_factory):
+    """One ``harness swing --quick`` of the bundled capture, shared by the tests that read
+    its outputs (the fit, its replay in every engine, the report, the OpenSim export): a
+    swing takes about a minute. Its output folder first holds an earlier swing's files, which
+    the run must replace whole. Returns (base, out, CompletedProcess); base holds only out."""
+    import json
+
+    from harness.swing.run import SUMMARY_KEYS
+
+    base = tmp_path_factory.mktemp("quick_swing")
+    out = base / "swing"
+    (out / "fit").mkdir(parents=True)
+    (out / "fit" / "fit.json").write_text(json.dumps(dict.fromkeys(SUMMARY_KEYS, {})))
+    (out / "index.html").write_text("earlier")
+    p = run_cli("swing", ROOT / "data" / "swing" / "driver.c3d", "--quick", "--out", out,
+                "--quiet", timeout=1500)
+    return base, out, p
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

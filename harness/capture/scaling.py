@@ -52,12 +52,119 @@ def dims_from_capture(capture, frames, body_mass_kg: float = 80.0):
         "club": (float(np.linalg.norm(ch - hands)) - GolferDims.hand,
                  "|club-head markers − wrist markers| − hand"),
     }
+    measured.update(_leg_lengths(capture, f))
     for k, (v, how) in measured.items():
+        if k.startswith("hip_"):
+            continue
         if not (np.isfinite(v) and 0.02 < v < 2.0):
             raise BadInput(capture.source, f"scaling: {k} measured {v:.3f} m ({how}) is not "
                                            f"a human/club length")
     dims = GolferDims(body_mass_kg=body_mass_kg).scaled(**{k: v for k, (v, _) in measured.items()})
     return dims, {k: {"value_m": v, "how": how} for k, (v, how) in measured.items()}
+
+
+TOE_MARKER_HEIGHT_M = 0.035   # toe marker above the ground at address (settings table)
+HEEL_BEHIND_ANKLE_M = 0.05    # heel contact behind the ankle marker along the foot axis
+HEEL_MEDIAL_M = 0.025         # ... and this far medial of it (AnkleOut is lateral)
+
+
+def _leg_lengths(capture, f) -> dict:
+    """Leg lengths {name: (value m, how)} at address; the hip centre by Harrington's
+    regression on the pelvis markers (pelvis width PW between the front markers, depth PD
+    from their mean to the back markers' mean), expressed in the pelvis frame of
+    ``pelvis_pose``."""
+    front = _mean(capture, f, "WaistLeft", "WaistRight")
+    back = _mean(capture, f, "WaistLBack", "WaistRBack")
+    pw = float(np.linalg.norm(_mean(capture, f, "WaistLeft") - _mean(capture, f, "WaistRight")))
+    pd = float(np.linalg.norm(front - back))
+    origin = _mean(capture, f, "WaistLeft", "WaistRight", "WaistLBack", "WaistRBack")
+    R = _pelvis_axes(capture, f)
+    front_local = R.T @ (front - origin)
+    hip = front_local + np.array([-0.24 * pd - 0.0099, 0.0, -0.30 * pw - 0.0109])
+    hip_hw = 0.33 * pw + 0.0073
+    floor = floor_height(capture, f)
+    hips, knees, ankles, feet = [], [], [], []
+    for key, s in (("L", 1.0), ("R", -1.0)):
+        hc = origin + R @ (hip + np.array([0.0, s * hip_hw, 0.0]))
+        kn, an = _mean(capture, f, f"{key}KneeOut"), _mean(capture, f, f"{key}AnkleOut")
+        toe = _mean(capture, f, f"{key}ToeIn", f"{key}ToeOut")
+        hips.append(float(np.linalg.norm(kn - hc)))
+        knees.append(float(np.linalg.norm(an - kn)))
+        ankles.append(float(an[2] - floor))
+        feet.append(float(np.linalg.norm((toe - an)[:2])))
+    return {
+        "hip_x": (float(hip[0]), "Harrington: front-marker mean − 0.24 PD − 9.9 mm"),
+        "hip_half_width": (hip_hw, "Harrington: 0.33 PW + 7.3 mm"),
+        "hip_z": (float(hip[2]), "Harrington: front-marker mean − 0.30 PW − 10.9 mm"),
+        "thigh": (float(np.mean(hips)), "mean |hip centre − KneeOut| of both sides"),
+        "shank": (float(np.mean(knees)), "mean |KneeOut − AnkleOut| of both sides"),
+        "ankle_height": (float(np.mean(ankles)), "mean AnkleOut height above the floor"),
+        "foot": (float(np.mean(feet)) + HEEL_BEHIND_ANKLE_M + 0.07,
+                 "mean horizontal |toe-marker mean − AnkleOut| + heel behind the ankle "
+                 f"({1e3 * HEEL_BEHIND_ANKLE_M:.0f} mm) + toes beyond the markers (70 mm)"),
+    }
+
+
+def floor_height(capture, frames) -> float:
+    """Ground plane height z [m]: the median over the address frames of the four toe
+    markers' heights minus TOE_MARKER_HEIGHT_M (a toe marker on the shoe's toe box over
+    the metatarsal heads: sole about 25 mm plus the marker's radius), the feet being flat
+    and still at address. Not measurable from markers alone (no force plate, no sole
+    marker): the one assumed length of the ground model."""
+    z = np.concatenate([capture.marker(l)[frames, 2] for l in
+                        ("LToeIn", "LToeOut", "RToeIn", "RToeOut")])
+    z = z[np.isfinite(z)]
+    if not z.size:
+        raise BadInput(capture.source, "no toe marker seen at address: cannot place the floor")
+    return float(np.median(z)) - TOE_MARKER_HEIGHT_M
+
+
+def contact_targets(capture, frames, floor: float) -> dict:
+    """{contact frame: world point (3,) m} at address from the foot markers: the first
+    and fifth metatarsal heads under ToeIn and ToeOut, the heel HEEL_BEHIND_ANKLE_M
+    behind AnkleOut along the foot's horizontal axis (toe-marker mean → AnkleOut) and
+    HEEL_MEDIAL_M medial; all on the floor (z = ``floor``)."""
+    from fixtures.golfers import contact_frame
+
+    out = {}
+    for key, side in (("L", "l"), ("R", "r")):
+        t_in, t_out = _mean(capture, frames, f"{key}ToeIn"), _mean(capture, frames, f"{key}ToeOut")
+        an = _mean(capture, frames, f"{key}AnkleOut")
+        axis = an - 0.5 * (t_in + t_out)
+        axis[2] = 0.0
+        axis /= np.linalg.norm(axis)
+        medial = t_in - t_out
+        medial[2] = 0.0
+        medial -= (medial @ axis) * axis
+        medial /= np.linalg.norm(medial)
+        heel = an + HEEL_BEHIND_ANKLE_M * axis + HEEL_MEDIAL_M * medial
+        for name, p in (("mt1", t_in), ("mt5", t_out), ("heel", heel)):
+            out[contact_frame(side, name)] = np.array([p[0], p[1], floor])
+    return out
+
+
+def place_contacts(adapter, q, targets: dict) -> dict:
+    """{contact frame: (foot body, xyz (3,) m)}: the world targets expressed in the foot
+    frames of the pose q (an address pose from IK)."""
+    out = {}
+    for name, p in targets.items():
+        body = f"{name[0]}_foot"
+        pose = adapter.frame_poses(q, [body])[0]
+        R = pose[3:].reshape(3, 3)
+        out[name] = (body, tuple(float(x) for x in R.T @ (p - pose[:3])))
+    return out
+
+
+def _pelvis_axes(capture, frames) -> np.ndarray:
+    """R_WP (3, 3) of the pelvis from the waist-marker means over ``frames`` (as
+    ``pelvis_pose``)."""
+    left = _mean(capture, frames, "WaistLeft", "WaistLBack")
+    right = _mean(capture, frames, "WaistRight", "WaistRBack")
+    y = left - right
+    y /= np.linalg.norm(y)
+    z = np.array([0.0, 0.0, 1.0]) - y[2] * y
+    z /= np.linalg.norm(z)
+    return np.stack([np.cross(y, z), y, z], axis=1)
 
 
 def pelvis_pose(capture, frame: int):

@@ -522,9 +522,9 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
             if a is None or a.ndim != 2 or a.shape[0] != S:
                 out.append(f"{fx}: input in/{fx}/{k} is missing or does not hold the "
                            f"manifest's {S} samples")
-        load_fail = {r.engine_a: r.reason for r in rows
+        load_fail = {r.engine_a: r.reason for r in rows  # failed, or reads no such model
                      if r.id == f"{fx}/model_identity/load/{r.engine_a}"
-                     and r.status == "error"}
+                     and r.status in ("error", "not_provided")}
         loaded = [e for e in engines if e not in load_fail]
         if set(f["provides"]) != set(loaded):
             out.append(f"{fx}: engines that loaded the model ({', '.join(loaded)}) differ "

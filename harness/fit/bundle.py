@@ -15,6 +15,18 @@ A fit bundle is a folder written atomically (harness/core/io.py write_folder_ato
 * ``plotly.min.js`` — the chart library the page loads (from the pinned plotly package;
   nothing is fetched from a network).
 
+The bounce problem (``--problem bounce``, ``run_bounce``; docs/schedules.md) writes the
+same four files, but its fit.json has its own field set (``BOUNCE_KEYS``: candidate
+schedules with their log evidence and weights, the restitution marginalised over them,
+truth, event labels; no IPOPT solve) and arrays.npz adds the candidate onsets [s] and
+their weights.
+
+The dimension problem (``--problem dimension``, harness/fit/dimension.py ``run_bundle``;
+docs/dimension.md) writes the same four files; its fit.json (``DIMENSION_KEYS``) holds
+the candidate chains' held-out log-likelihoods with their uncertainty, the selection,
+stability and absorption check (``dimension``, and ``variant`` for the data with a model
+error), and arrays.npz the per-frame held-out log-likelihoods and the data.
+
 Dimension legend: N nodes, n_x states, n_y measured channels, n_r known inputs.
 """
 from __future__ import annotations
@@ -40,11 +52,28 @@ FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "setti
             "state_names", "command_line", "created", "provenance"}
 
 
+# the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
+BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
+               "schedules", "restitution", "marginalised", "selected", "events", "converged",
+               "solver", "state_names", "state_units", "command_line", "created",
+               "provenance"}
+
+# the dimension problem's fit.json (candidate chains compared on held-out frames,
+# harness/fit/dimension.py; docs/dimension.md)
+DIMENSION_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
+                  "dimension", "variant", "converged", "engine", "wall_s", "command_line",
+                  "created", "provenance"}
+
+
 def _recognise(path: Path):
     """BadInput unless ``path`` is a fit.json of this schema (its id, version and fields)."""
     doc = read_json(path)
     # a fit.json written before "provenance" was recorded is still a fit bundle
-    if not isinstance(doc, dict) or set(doc) not in (FIT_KEYS, FIT_KEYS - {"provenance"}) \
+    if not isinstance(doc, dict) \
+            or set(doc) - {"study"} not in (FIT_KEYS, FIT_KEYS - {"provenance"}, BOUNCE_KEYS,
+                                            DIMENSION_KEYS) \
+            or (set(doc) == BOUNCE_KEYS) != (doc["problem"] == "bounce") \
+            or (set(doc) == DIMENSION_KEYS) != (doc["problem"] == "dimension") \
             or doc["schema"] != SCHEMA \
             or doc["schema_version"] != SCHEMA_VERSION:
         raise BadInput(str(path), f"not a {SCHEMA} v{SCHEMA_VERSION} document")
@@ -93,8 +122,24 @@ def fixture_pendulum_p() -> tuple:
 
 
 def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int = 0,
-        p0: float | None = None, process_noise: bool = False) -> dict:
-    """Generate the problem's data, fit it, and return {"json": dict, "arrays": dict}."""
+        p0: float | None = None, process_noise: bool = False, study: str | None = None,
+        grid: dict | None = None) -> dict:
+    """Generate the problem's data, fit it, and return {"json": dict, "arrays": dict}.
+    ``study`` "resolution" (pendulum only) adds fit.json's ``study`` section and the
+    ``study_*`` arrays (harness/fit/resolution.py) over ``grid`` {axis: CLI text | None}."""
+    from harness.fit import resolution
+
+    study_grid = resolution.request(problem, study, grid)   # checked before any fit
+    if problem == "bounce":
+        return run_bounce(seed, method=method, n=n, p0=p0, process_noise=process_noise)
+    if problem == "dimension":
+        from harness.fit import dimension
+
+        for flag, bad in (("--method", method != "midpoint"), ("--n", n is not None),
+                          ("--p0", p0 is not None), ("--process-noise", process_noise)):
+            if bad:
+                raise BadInput(flag, "does not apply to --problem dimension")
+        return dimension.run_bundle(seed)
     if method not in METHODS:
         raise BadInput("--method", f"unknown method {method!r} (known: {', '.join(METHODS)})")
     if seed < 0:
@@ -129,7 +174,9 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
                     "process_noise_std_Nm": P.BALANCE_PROCESS_STD if process_noise else 0.0,
                     "body": P.BALANCE_BODY, "initial_gains": 0.0}
     else:
-        raise BadInput("--problem", f"unknown problem {problem!r} (known: pendulum, balance)")
+        raise BadInput("--problem",
+                       f"unknown problem {problem!r} (known: pendulum, balance, bounce, "
+                       "dimension)")
     res = coll.solve()
     theta = res.theta
     e = coll._meas(theta)[0]
@@ -163,6 +210,122 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
            "command_line": sys.argv[1:], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                     time.gmtime())}
     arrays = {"t": t, "y": y, "x_fit": res.states[0], "x_true": x_true, "e": e, "r": r_in}
+    if study_grid is not None:
+        st = resolution.run_study(study_grid, seed=seed)
+        doc["study"] = st["json"]
+        arrays.update(st["arrays"])
+    return {"json": doc, "arrays": arrays}
+
+
+def _value_se(mean, var) -> dict:
+    return {"value": float(mean), "se": float(np.sqrt(max(float(var), 0.0)))}
+
+
+def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoint",
+               n: int | None = None, p0: float | None = None,
+               process_noise: bool = False) -> dict:
+    """The bounce problem (harness/fit/bounce.py): seeded data, every candidate onset
+    fitted and weighted by its Laplace evidence; {"json": dict, "arrays": dict}. fit.json
+    holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
+    ``restitution`` (the estimate marginalised over the schedules: mixture mean and
+    standard deviation), ``truth``, ``marginalised`` (every parameter and the onset),
+    ``selected`` (the largest-weight candidate) and the event labels."""
+    from harness.fit import bounce as B
+
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    if method != "midpoint":
+        raise BadInput("--method", "applies to the collocation problems (pendulum, balance); "
+                                   "bounce is fitted in closed form")
+    for flag, val in (("--n", n), ("--p0", p0)):
+        if val is not None:
+            raise BadInput(flag, "does not apply to --problem bounce")
+    if process_noise:
+        raise BadInput("--process-noise", "applies to --problem balance only")
+    sigma = B.SIGMA if sigma is None else float(sigma)
+    t, y_true, v_true, y = B.data(seed, sigma)
+    t0 = time.perf_counter()
+    R = B.fit_schedules(t, y, sigma)
+    wall = time.perf_counter() - t0
+    fits, w, onsets = R["fits"], R["weights"], R["onsets"]
+    tau_true = B.true_onset()
+    scheds = []
+    for f, wi in zip(fits, w):
+        row = {"onset_s": f["onset_s"],
+               "log_evidence": f["log_evidence"] if f["valid"] else None,
+               "weight": float(wi), "valid": f["valid"]}
+        if f["valid"]:
+            row.update(restitution=float(f["theta"][1]), restitution_se=float(f["se"][1]),
+                       v0_mps=float(f["theta"][0]), chi2=f["chi2"], at_bound=f["at_bound"])
+        else:
+            row["reason"] = f.get("reason", "")
+        scheds.append(row)
+    ok = [i for i, f in enumerate(fits) if f["valid"]]
+    mean, cov = R["mixture_mean"], R["mixture_cov"]
+    # h0 = g τ²/2 − v0 τ per candidate (variance τ² var(v0)), mixed over the candidates
+    h0m = np.array([fits[i]["h0_m"] for i in ok])
+    h0v = np.array([onsets[i] ** 2 * fits[i]["cov"][0, 0] for i in ok])
+    wk = w[ok]
+    h0_mean = float(wk @ h0m)
+    h0_var = float(wk @ (h0v + h0m ** 2) - h0_mean ** 2)
+    post = R["onset_posterior"]
+    sel = fits[R["selected"]]
+    restitution = {**_value_se(mean[1], cov[1, 1]),
+                   "estimate": "marginalised over the candidate schedules (mixture mean and "
+                               "standard deviation of the candidates' Laplace posteriors)",
+                   "truth": B.TRUTH["restitution"],
+                   "z": float((mean[1] - B.TRUTH["restitution"]) / np.sqrt(cov[1, 1]))}
+    _, _, _, times, _ = B.flow(t, sel["theta"][0], sel["theta"][1], sel["onset_s"])
+    _, _, _, times_true, _ = B.flow(t, B.TRUTH["v0_mps"], B.TRUTH["restitution"], tau_true)
+    events = [{"index": j + 1, "t_s": float(tj),
+               "label": "assumed" if j == 0 else "inferred",
+               "scored": False,
+               "how": ("placed by the candidate schedule" if j == 0 else
+                       "placed by the flow and the reset map")}
+              for j, tj in enumerate(times)]
+    ym, vm, *_ = B.flow(t, sel["theta"][0], sel["theta"][1], sel["onset_s"])
+    converged = all(fits[i]["status"] > 0 for i in ok) and not sel["at_bound"]
+    doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "problem": "bounce",
+           "N": int(t.size), "seed": seed,
+           "settings": {"h_s": B.H, "t_end_s": B.T_END, "sigma_m": sigma, "g_mps2": B.G,
+                        "noise_model": "independent Gaussian height errors of known σ",
+                        "prior": {"names": list(B.PARAM_NAMES),
+                                  "mean": B.PRIOR_MEAN.tolist(), "sd": B.PRIOR_SD.tolist(),
+                                  "precision_diag": np.diag(B.PRIOR_PRECISION).tolist()},
+                        "onset_prior": "uniform over the candidates",
+                        "onset_grid": {"rule": "samples of the first descent within "
+                                               "3√2 σ of its lowest, ± "
+                                               f"{B.ONSET_MARGIN} sample, "
+                                               f"{B.ONSET_PER_SAMPLE} onsets per sample",
+                                       "range_s": [float(onsets[0]), float(onsets[-1])],
+                                       "spacing_s": float(onsets[1] - onsets[0]),
+                                       "count": int(onsets.size)}},
+           "truth": {"restitution": B.TRUTH["restitution"], "onset_s": tau_true,
+                     "h0_m": B.TRUTH["h0_m"], "v0_mps": B.TRUTH["v0_mps"],
+                     "impacts_s": [float(v) for v in times_true]},
+           "schedules": scheds, "restitution": restitution,
+           "marginalised": {"restitution": _value_se(mean[1], cov[1, 1]),
+                            "v0_mps": _value_se(mean[0], cov[0, 0]),
+                            "h0_m": _value_se(h0_mean, h0_var),
+                            "onset_s": {"mean": post["mean_s"], "sd": post["sd_s"]}},
+           "selected": {"onset_s": sel["onset_s"], "weight": float(w[R["selected"]]),
+                        "restitution": _value_se(sel["theta"][1], sel["cov"][1, 1]),
+                        "v0_mps": _value_se(sel["theta"][0], sel["cov"][0, 0]),
+                        "h0_m": float(sel["h0_m"]), "chi2": sel["chi2"],
+                        "at_bound": sel["at_bound"]},
+           "events": events, "converged": bool(converged),
+           "solver": {"name": "SciPy least_squares (trf), exact closed-form Jacobian",
+                      "tol": 1e-12, "candidates": int(onsets.size),
+                      "valid_candidates": len(ok),
+                      "function_evaluations": int(sum(fits[i]["nfev"] for i in ok)),
+                      "wall_s": wall},
+           "state_names": list(B.STATE_NAMES), "state_units": list(B.STATE_UNITS),
+           "command_line": sys.argv[1:],
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    arrays = {"t": t, "y": y[:, None], "x_fit": np.stack([ym, vm], axis=1),
+              "x_true": np.stack([y_true, v_true], axis=1),
+              "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
+              "onsets": onsets, "weights": w}
     return {"json": doc, "arrays": arrays}
 
 

@@ -31,6 +31,11 @@ runs a constrained Gauss–Newton (min ½‖r‖² s.t. c = 0, exact Jacobians, 
 iteration) and accepts the result only if max |c| < the tolerance table's
 ("shooting", "defect") and an independent reintegration (SciPy DOP853 at rtol = atol =
 1e-12 of s_0, θ, p) agrees with the fitted trajectory within ("shooting", "reintegration").
+
+Events (impacts with a reset map): harness/fit/events.py ``HybridShooting`` is a
+SingleShooting whose rollout, forward sensitivities and adjoint carry the jump at each
+event; ``solve_single`` takes it as it is (its ``rollout`` and ``reference`` go through the
+events).
 """
 from __future__ import annotations
 
@@ -352,6 +357,16 @@ class SingleShooting:
         np.add.at(dJ, m.steps, res @ m.C)
         return rk4_adjoint(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N, dJ)
 
+    def rollout(self, z) -> Trajectory:
+        """The RK4 trajectory of z on the step grid (no sensitivities)."""
+        x0, th, p = self.split(z)
+        return rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
+
+    def reference(self, z, t) -> np.ndarray:
+        """(len(t), nx) the independent DOP853 reintegration of z at the times t [s]."""
+        x0, th, p = self.split(z)
+        return reintegrate(self.sys, x0, th, p, self.ctrl, t)
+
     def gradient_fd(self, z, step: float) -> np.ndarray:
         """Central differences of the objective, step ``step`` in every coordinate."""
         z = np.asarray(z, dtype=float)
@@ -571,9 +586,8 @@ def solve_single(prob: SingleShooting, z0, fixed: np.ndarray | None = None,
                         method="trf", x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14,
                         max_nfev=max_nfev)
     z = full(sol.x)
-    x0, th, p = prob.split(z)
-    tr = rk4_rollout(prob.sys, x0, th, p, prob.ctrl, 0.0, prob.h, prob.N)
-    ref = reintegrate(prob.sys, x0, th, p, prob.ctrl, tr.t)
+    tr = prob.rollout(z)  # a problem through events rolls out and reintegrates with them
+    ref = prob.reference(z, tr.t)
     err = float(np.abs(ref - tr.x).max())
     tol_r = lookup("shooting", "reintegration")
     bound = tol_r.atol + tol_r.rtol * float(np.abs(ref).max())

@@ -35,8 +35,24 @@ Objective (each component reported separately), ½‖r‖² with whitened residu
     smoothness  √(w_s / N) · (τ_j(t_{i+1}) − τ_j(t_i)) / (h · s_j) · T    (T the duration)
 
 Jacobians are exact: frame Jacobians and the engine's own inverse-dynamics derivatives
-(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇) chained through the basis; JᵀJ is banded (a coefficient touches
-degree + 1 knot intervals).
+(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇) chained through the basis. The normal equations JᵀJ, Jᵀr are
+assembled frame by frame (a frame's rows touch the degree + 1 coefficients of its band),
+and the banded system is solved by banded Cholesky.
+
+Ground contact (``FitProblem.contact``, a GroundContact; N·nc·4 more unknowns β, the
+pyramid coefficients of nc contact points' forces f = E β [N]): the effort rows then
+carry the actuation τ − Σ J_cᵀ f (joint torques; the ``residual_dofs`` weighted by
+``w_residual`` over their own scales), and four more components enter:
+
+    contact_kinematics  (p_c(q(t_i)) − anchor_c) / σ_c          stick points, every frame
+    contact_slip        J_c(q) q̇ (t_i) / σ_v                     stick points, every frame
+    force_regularisation √(w_f / N) · β / F                        (F the body weight)
+    force_feasibility   √w_h · min(β, 0) / F
+
+The smoothness rows then act on ID (the generalized forces), so a frame's forces touch
+only that frame's rows and are eliminated per frame (Schur complement). The change of
+J_c with q is taken by forward differences. ``feasible_forces`` makes the final forces
+exactly feasible: a non-negative least squares per frame.
 """
 from __future__ import annotations
 
@@ -45,7 +61,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.interpolate import BSpline
 
 from harness.core.errors import BadInput
@@ -74,6 +89,47 @@ def basis(tk: np.ndarray, degree: int, x: np.ndarray):
     return tuple(out)
 
 
+def pyramid_edges(mu: float) -> np.ndarray:
+    """E (3, 4): the edges n ± μ t_x, n ± μ t_y of the four-sided friction pyramid
+    inscribed in the Coulomb cone of a ground with normal +z. A force f = E β with β ≥ 0
+    has normal component Σβ ≥ 0 and tangential magnitude ≤ μ·Σβ (inside the cone; the
+    pyramid gives away at most a factor 1/√2 of the cone's tangential reach, in the
+    diagonal directions)."""
+    return np.array([[mu, -mu, 0.0, 0.0], [0.0, 0.0, mu, -mu], [1.0, 1.0, 1.0, 1.0]])
+
+
+@dataclass
+class GroundContact:
+    """Unilateral ground contact of nc body points. ``frames`` (nc,) model frames;
+    ``anchors`` (nc, 3) m the world points they stick to (z = the floor height);
+    ``stick`` (N, nc) bool the assumed mode schedule (True: stick, the point held at its
+    anchor and a force inside the friction pyramid allowed; False: flight, no force);
+    ``residual_dofs`` the velocity indices whose generalized forces are residuals (the
+    pelvis's six), with scales ``residual_scale`` (N | N·m) and weight ``w_residual``;
+    ``mu`` the friction coefficient; ``sigma_contact`` [m] and ``sigma_slip`` [m/s] the
+    whitening of the stick conditions p_c(q) = anchor and ṗ_c = J_c(q) q̇ = 0;
+    ``force_scale`` [N] (body weight) of the regularisation ``w_force`` on the pyramid
+    coefficients and of the feasibility penalty
+    ``w_feasible`` on negative ones (the fitted forces are then made exactly feasible by
+    ``feasible_forces``)."""
+    frames: tuple
+    anchors: np.ndarray
+    stick: np.ndarray
+    residual_dofs: tuple
+    residual_scale: np.ndarray
+    w_residual: float = 1.0
+    mu: float = 0.8
+    sigma_contact: float = 0.002
+    sigma_slip: float = 0.02
+    force_scale: float = 800.0
+    w_force: float = 1e-3
+    w_feasible: float = 1e3
+
+    @property
+    def nc(self) -> int:
+        return len(self.frames)
+
+
 @dataclass
 class FitProblem:
     """What to fit. y (N, K, 3) m (NaN where unseen); h [s] frame interval; weights as in
@@ -93,6 +149,7 @@ class FitProblem:
     knot_frames: int = 2
     samples_per_frame: int = 4       # replay samples per frame (control_degree == 0 only)
     control_degree: int = 16         # P of the lobatto<P> replay controls; 0: cubic
+    contact: GroundContact | None = None
 
     def __post_init__(self):
         a = self.adapter
@@ -128,6 +185,21 @@ class FitProblem:
         self.band = first[:, None] + np.arange(W)[None, :]                      # (N, W)
         self.bvals = np.stack([np.take_along_axis(D, self.band, axis=1)
                                for D in dense])                                  # (3, N, W)
+        c = self.contact
+        if c is not None:
+            c.anchors = np.asarray(c.anchors, float).reshape(c.nc, 3)
+            c.stick = np.broadcast_to(np.asarray(c.stick, bool), (self.N, c.nc)).copy()
+            c.residual_scale = np.broadcast_to(np.asarray(c.residual_scale, float),
+                                               (len(c.residual_dofs),)).copy()
+            if not (c.mu > 0 and c.sigma_contact > 0 and c.force_scale > 0
+                    and c.w_residual >= 0 and np.all(c.residual_scale > 0)):
+                raise BadInput("fit", "contact: mu, sigma_contact, force_scale and the "
+                                      "residual scales must be > 0")
+
+    @property
+    def n_force(self) -> int:
+        """Number of contact-force decision variables (N · nc · 4 pyramid coefficients)."""
+        return 0 if self.contact is None else self.N * self.contact.nc * 4
 
     @property
     def N(self) -> int:
@@ -185,6 +257,12 @@ class TrajectoryFitResult:
     solve_time_s: float = 0.0
     labels: tuple = ()
     interpolation: str = "cubic"  # of tau_replay on t_replay (harness/model/candidate.py)
+    # with ground contact (FitProblem.contact): the forces after feasible_forces
+    act: np.ndarray | None = None       # (N, nv) joint torques and residuals [N·m | N]
+    forces: np.ndarray | None = None    # (N, nc, 3) N, world axes, on the contact points
+    beta: np.ndarray | None = None      # (N, nc, 4) pyramid coefficients
+    contact_residual: np.ndarray | None = None   # (N, nc, 3) m, p_c(q) − anchor
+    forces_unprojected: np.ndarray | None = None  # (N, nc, 3) N of the LM iterate
 
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
@@ -201,6 +279,9 @@ class TrajectoryFitResult:
 
 
 class _Residuals:
+    """The whitened residuals of the module docstring over θ = [vec(C), β] (β: the
+    contact forces' pyramid coefficients (N, nc, 4), absent without contact)."""
+
     def __init__(self, prob: FitProblem):
         self.p = prob
         self.nv = prob.adapter.nv
@@ -210,82 +291,280 @@ class _Residuals:
         N = prob.N
         self.we = np.sqrt(prob.w_effort / N) / prob.torque_scale
         self.ws = np.sqrt(prob.w_smooth / N) * prob.duration / (prob.h * prob.torque_scale)
+        c = prob.contact
+        self.cf = list(c.frames) if c is not None else []
+        if c is not None:
+            rd = list(c.residual_dofs)
+            self.we = self.we.copy()
+            self.we[rd] = np.sqrt(c.w_residual / N) / c.residual_scale
+            self.E = pyramid_edges(c.mu)
 
-    def evaluate(self, C, jac: bool):
-        p, nv, N, M = self.p, self.nv, self.p.N, self.p.M
+    def split(self, theta):
+        p = self.p
+        n = p.M * self.nv
+        C = theta[:n].reshape(p.M, self.nv)
+        beta = theta[n:].reshape(p.N, p.contact.nc, 4) if p.contact is not None else None
+        return C, beta
+
+    def force_map(self, Jc, stick_i):
+        """G (nv, nc·4): generalized force of the pyramid coefficients at one frame, from
+        the contact points' Jacobians Jc (nc, 3, nv); zero columns for points in flight."""
+        G = np.einsum("cki,kl->icl", Jc, self.E)               # (nv, nc, 4)
+        G = G * stick_i[None, :, None]
+        return G.reshape(self.nv, -1)
+
+    def evaluate(self, theta, jac: bool):
+        """Residuals and cost components at θ; with ``jac`` also the Gauss–Newton normal
+        equations in block form (see ``_normal``)."""
+        p, nv, N = self.p, self.nv, self.p.N
+        C, beta = self.split(theta)
+        ct = p.contact
         a = p.adapter
         Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
-        allf = self.frames + self.pa + self.pb
-        K, P = len(self.frames), len(self.pa)
+        allf = self.frames + self.pa + self.pb + self.cf
+        K, P, nc = len(self.frames), len(self.pa), len(self.cf)
         tau = np.empty((N, nv))
         mres = np.full((N, K, 3), np.nan)
         cres = np.zeros((N, P, 3))
-        r_geo, rows, cols, vals = [], [], [], []
-        r_off = 0
-        msum = csum = 0.0
+        gres = np.zeros((N, nc, 3))
+        slip = np.zeros((N, nc, 3))
+        G = np.zeros((N, nv, nc * 4))
+        r_geo, r_slip, geo_J, slip_J, curv = [], [], [], [], []
+        msum = csum = gsum = vsum = 0.0
         for i in range(N):
             poses = a.frame_poses(Q[i], allf)[:, :3]
             seen = p.seen[i]
             mres[i, seen] = poses[:K][seen] - p.y[i, seen]
             rm = (mres[i, seen] / p.sigma_marker).ravel()
             msum += float(rm @ rm)
-            r_i = rm
+            parts = [rm]
             if P:
-                cres[i] = poses[K:K + P] - poses[K + P:]
+                cres[i] = poses[K:K + P] - poses[K + P:K + 2 * P]
                 rc = (cres[i] / p.sigma_closure).ravel()
                 csum += float(rc @ rc)
-                r_i = np.concatenate([rm, rc])
+                parts.append(rc)
+            if jac or nc:
+                Jf = a.frame_jacobians(Q[i], allf)[:, :3, :]
+            if nc:
+                st = ct.stick[i]
+                gres[i] = poses[K + 2 * P:] - ct.anchors
+                Jc = Jf[K + 2 * P:][st]
+                slip[i, st] = Jc @ V[i]
+                rg = (gres[i][st] / ct.sigma_contact).ravel()
+                rv = (slip[i, st] / ct.sigma_slip).ravel()
+                gsum += float(rg @ rg)
+                vsum += float(rv @ rv)
+                parts.append(rg)
+                r_slip.append(rv)
+                G[i] = self.force_map(Jf[K + 2 * P:], st)
+            r_i = np.concatenate(parts)
             r_geo.append(r_i)
             if jac:
-                Jf = a.frame_jacobians(Q[i], allf)[:, :3, :]
-                Ji = Jf[:K][seen].reshape(-1, nv) / p.sigma_marker
+                Ji = [Jf[:K][seen].reshape(-1, nv) / p.sigma_marker]
                 if P:
-                    Ji = np.vstack([Ji, (Jf[K:K + P] - Jf[K + P:]).reshape(-1, nv)
-                                    / p.sigma_closure])
-                b = p.bvals[0, i]                                   # (W,)
-                blk = b[:, None, None] * Ji[None]                     # (W, rows, nv)
-                rr = np.broadcast_to(np.arange(Ji.shape[0])[None, :, None], blk.shape)
-                cc = p.band[i][:, None, None] * nv + np.arange(nv)[None, None, :]
-                cc = np.broadcast_to(cc, blk.shape)
-                rows.append(r_off + rr.ravel())
-                cols.append(cc.ravel())
-                vals.append(blk.ravel())
-            r_off += r_i.size
+                    Ji.append((Jf[K:K + P] - Jf[K + P:K + 2 * P]).reshape(-1, nv)
+                              / p.sigma_closure)
+                if nc:
+                    Ji.append(Jc.reshape(-1, nv) / ct.sigma_contact)
+                    # slip rows J_c(q_i) q̇_i / σ_v and the contact forces' generalized
+                    # force G β: their change with q by forward differences of the
+                    # contact Jacobians over the coordinates that move a contact point
+                    dJv, dGb = self._contact_curvature(Q[i], V[i], Jf[K + 2 * P:], st,
+                                                       beta[i].ravel())
+                    slip_J.append((Jc.reshape(-1, nv) / ct.sigma_slip,
+                                   dJv / ct.sigma_slip))
+                    curv.append(dGb)
+                geo_J.append(np.vstack(Ji))
         if jac:
             dq, dv, da = (np.empty((N, nv, nv)) for _ in range(3))
         for i in range(N):
             tau[i] = a.inverse_dynamics(Q[i], V[i], A[i])
             if jac:
                 dq[i], dv[i], da[i] = a.inverse_dynamics_derivatives(Q[i], V[i], A[i])
-        r_eff = (tau * self.we).ravel()
+        # the actuation: joint torques and residuals, what the contact forces leave of ID
+        act = tau - np.einsum("nij,nj->ni", G, beta.reshape(N, -1)) if nc else tau
+        r_eff = (act * self.we).ravel()
+        # smoothness of the generalized forces ID (the actuation without contact; with
+        # contact the forces are regularised per frame, which keeps their blocks apart)
         r_smo = (np.diff(tau, axis=0) * self.ws).ravel()
-        r = np.concatenate(r_geo + [r_eff, r_smo])
-        comps = {"markers": 0.5 * msum, "closure": 0.5 * csum,
-                 "effort": 0.5 * float(r_eff @ r_eff), "smoothness": 0.5 * float(r_smo @ r_smo)}
-        comps["total"] = sum(comps.values())
-        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "mres": mres, "cres": cres,
+        extra = []
+        comps = {"markers": 0.5 * msum, "closure": 0.5 * csum}
+        if nc:
+            comps["contact_kinematics"] = 0.5 * gsum
+            comps["contact_slip"] = 0.5 * vsum
+            rd = list(ct.residual_dofs)
+            r_res = (act[:, rd] * self.we[rd]).ravel()
+            comps["residual"] = 0.5 * float(r_res @ r_res)
+            mask = np.ones(nv, bool)
+            mask[rd] = False
+            r_j = (act[:, mask] * self.we[mask]).ravel()
+            comps["effort"] = 0.5 * float(r_j @ r_j)
+            self.wf = np.sqrt(ct.w_force / N) / ct.force_scale
+            self.wh = np.sqrt(ct.w_feasible) / ct.force_scale
+            r_f = self.wf * beta.ravel()
+            r_h = self.wh * np.minimum(beta.ravel(), 0.0)
+            comps["force_regularisation"] = 0.5 * float(r_f @ r_f)
+            comps["force_feasibility"] = 0.5 * float(r_h @ r_h)
+            extra = [r_f, r_h]
+        else:
+            comps["effort"] = 0.5 * float(r_eff @ r_eff)
+        comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
+        r = np.concatenate(r_geo + [r_eff, r_smo] + extra + r_slip)
+        comps["total"] = 0.5 * float(r @ r)
+        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": mres,
+               "cres": cres, "gres": gres, "slip": slip, "G": G, "beta": beta,
                "components": comps}
-        if not jac:
-            return out
-        # dτ_i/dC_m = B0[i,m] dq_i + B1[i,m] dv_i + B2[i,m] da_i  (m in band[i])
-        b0, b1, b2 = p.bvals
-        blk = (b0[:, :, None, None] * dq[:, None] + b1[:, :, None, None] * dv[:, None]
-               + b2[:, :, None, None] * da[:, None])                  # (N, W, nv, nv)
-        ri = (np.arange(N)[:, None, None, None] * nv
-              + np.arange(nv)[None, None, :, None]) + 0 * blk.astype(int)
-        ci = (p.band[:, :, None, None] * nv + np.arange(nv)[None, None, None, :]) \
-            + 0 * blk.astype(int)
-        T_rows, T_cols, T_vals = [ri.ravel()], [ci.ravel()], [blk.ravel()]
-        Jt = sp.csr_matrix((np.concatenate(T_vals), (np.concatenate(T_rows),
-                            np.concatenate(T_cols))), shape=(N * nv, M * nv))
-        J_eff = sp.diags(np.tile(self.we, N)) @ Jt
-        Dm = sp.diags([-np.ones((N - 1) * nv), np.ones((N - 1) * nv)], [0, nv],
-                      shape=((N - 1) * nv, N * nv))
-        J_smo = sp.diags(np.tile(self.ws, N - 1)) @ (Dm @ Jt)
-        J_g = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                            shape=(r_off, M * nv)) if vals else sp.csr_matrix((0, M * nv))
-        out["J"] = sp.vstack([J_g, J_eff, J_smo]).tocsr()
+        if jac:
+            out["normal"] = self._normal(r_geo, geo_J, r_slip, slip_J, dq, dv, da, act,
+                                         tau, G, beta, curv)
         return out
+
+    def _contact_curvature(self, q, v, Jc_all, stick, beta_i, step=1e-7):
+        """(∂(J_c v)/∂q (3·n_stick, nv), ∂(G β)/∂q (nv, nv)) at one frame by forward
+        differences (step [rad | m]) of the contact frames' Jacobians, over the
+        coordinates whose columns of J_c are nonzero (the pelvis and the legs)."""
+        nv = self.nv
+        a = self.p.adapter
+        cols = np.flatnonzero(np.abs(Jc_all).sum(axis=(0, 1)) > 0)
+        dJv = np.zeros((int(stick.sum()) * 3, nv))
+        dGb = np.zeros((nv, nv))
+        Gb0 = self.force_map(Jc_all, stick) @ beta_i
+        v_st = Jc_all[stick].reshape(-1, nv) @ v
+        for k in cols:
+            qk = q.copy()
+            qk[k] += step
+            Jk = a.frame_jacobians(qk, self.cf)[:, :3, :]
+            dJv[:, k] = (Jk[stick].reshape(-1, nv) @ v - v_st) / step
+            dGb[:, k] = (self.force_map(Jk, stick) @ beta_i - Gb0) / step
+        return dJv, dGb
+
+    def _normal(self, r_geo, geo_J, r_slip, slip_J, dq, dv, da, act, tau, G, beta,
+                curv=()):
+        """JᵀJ and Jᵀr assembled frame by frame: a dense H_CC over the spline coefficients
+        (each frame's rows touch the W = degree + 1 coefficients of its band), and per
+        frame the force blocks H_Cβ (W·nv, nc·4), H_ββ (nc·4, nc·4) and g_β — the forces
+        of one frame enter only that frame's rows. dτ_i/dC_m = B0[i,m] ∂τ/∂q +
+        B1[i,m] ∂τ/∂v + B2[i,m] ∂τ/∂v̇, and the actuation's ∂(ID − Gβ)/∂q takes the
+        forward-difference ∂(Gβ)/∂q (``curv``)."""
+        p, nv, N = self.p, self.nv, self.p.N
+        n = p.M * nv
+        H = np.zeros((n, n))
+        g = np.zeros(n)
+        b0, b1, b2 = p.bvals
+        W = b0.shape[1]
+        idx = p.band[:, :, None] * nv + np.arange(nv)[None, None, :]       # (N, W, nv)
+        idx = idx.reshape(N, W * nv)
+        nc = len(self.cf)
+        Hcb, Hbb, gb = [], [], []
+        # T_i (nv, W·nv): dτ_i/dC on frame i's band
+        T = (dq[:, :, None, :] * b0[:, None, :, None] + dv[:, :, None, :] * b1[:, None, :, None]
+             + da[:, :, None, :] * b2[:, None, :, None]).reshape(N, nv, W * nv)
+        if nc:
+            K = np.stack(curv)                                             # (N, nv, nv)
+            Ta = T - (K[:, :, None, :] * b0[:, None, :, None]).reshape(N, nv, W * nv)
+        else:
+            Ta = T
+        for i in range(N):
+            ix = slice(idx[i, 0], idx[i, -1] + 1)          # a band is contiguous
+            Ji = geo_J[i]
+            blk = np.kron(np.outer(b0[i], b0[i]), Ji.T @ Ji)
+            gi = np.kron(b0[i], Ji.T @ r_geo[i])
+            if nc and slip_J[i][0].size:
+                A1, A0 = slip_J[i]
+                Ls = np.kron(b1[i][None, :], A1) + np.kron(b0[i][None, :], A0)
+                blk += Ls.T @ Ls
+                gi += Ls.T @ r_slip[i]
+            D = self.we[:, None] * Ta[i]                                  # (nv, W nv)
+            e = self.we * act[i]
+            blk += D.T @ D
+            gi += D.T @ e
+            H[ix, ix] += blk
+            g[ix] += gi
+            if nc:
+                Jb = -self.we[:, None] * G[i]                              # (nv, nc 4)
+                Hcb.append(D.T @ Jb)
+                bi = beta[i].ravel()
+                neg = (bi < 0).astype(float)
+                Hbb.append(Jb.T @ Jb + np.diag(self.wf ** 2 + self.wh ** 2 * neg))
+                gb.append(Jb.T @ e + self.wf ** 2 * bi + self.wh ** 2 * np.minimum(bi, 0.0))
+        for i in range(N - 1):
+            lo, hi = min(idx[i, 0], idx[i + 1, 0]), max(idx[i, -1], idx[i + 1, -1]) + 1
+            L = np.zeros((nv, hi - lo))
+            L[:, idx[i + 1, 0] - lo:idx[i + 1, -1] + 1 - lo] += T[i + 1]
+            L[:, idx[i, 0] - lo:idx[i, -1] + 1 - lo] -= T[i]
+            L *= self.ws[:, None]
+            H[lo:hi, lo:hi] += L.T @ L
+            g[lo:hi] += L.T @ (self.ws * (tau[i + 1] - tau[i]))
+        return {"H": H, "g": g, "idx": idx, "Hcb": Hcb, "Hbb": Hbb, "gb": gb}
+
+
+def _solve_banded_spd(S, rhs):
+    """x = S⁻¹ rhs for a symmetric positive definite S stored dense but banded."""
+    from scipy.linalg import solveh_banded
+
+    nzr, nzc = np.nonzero(S)
+    u = int(np.max(nzc - nzr)) if nzr.size else 0
+    n = S.shape[0]
+    ab = np.zeros((u + 1, n))
+    for k in range(u + 1):
+        ab[u - k, k:] = np.diagonal(S, k)
+    return solveh_banded(ab, rhs)
+
+
+def _lm_step(ne: dict, lam: float):
+    """The Levenberg–Marquardt step of the block normal equations with damping
+    lam·(diag(H) + floor): the force blocks eliminated frame by frame (Schur complement),
+    the banded coefficient system solved by banded Cholesky. Returns (δC flat, δβ (N,
+    nc·4) or None)."""
+    H, g = ne["H"], ne["g"]
+    dH = H.diagonal()
+    dmax = max(float(dH.max()), 1.0)
+    if ne["Hbb"]:
+        dmax = max(dmax, max(float(B.diagonal().max()) for B in ne["Hbb"]))
+    floor = 1e-12 * dmax
+    S = H + np.diag(lam * (dH + floor))
+    rhs = g.copy()
+    sol = []
+    for i, (Hcb, Hbb, gb) in enumerate(zip(ne["Hcb"], ne["Hbb"], ne["gb"])):
+        B = Hbb + np.diag(lam * (Hbb.diagonal() + floor))
+        X = np.linalg.solve(B, np.c_[Hcb.T, gb])                         # B⁻¹[H_βC, g_β]
+        ix = slice(ne["idx"][i][0], ne["idx"][i][-1] + 1)
+        S[ix, ix] -= Hcb @ X[:, :-1]
+        rhs[ix] -= Hcb @ X[:, -1]
+        sol.append(X)
+    dC = _solve_banded_spd(S, -rhs)
+    if not sol:
+        return dC, None
+    db = np.stack([-(X[:, -1] + X[:, :-1] @ dC[ne["idx"][i]]) for i, X in enumerate(sol)])
+    # (ne["idx"][i] is the contiguous band of frame i)
+    return dC, db
+
+
+def feasible_forces(prob: FitProblem, C, beta0=None):
+    """The contact forces made exactly feasible on the fitted motion: per frame, the
+    non-negative least-squares problem min ‖W (ID − G β)‖² + w_f ‖β / F‖² over β ≥ 0
+    (scipy nnls; W the effort and residual weights, G the force map of the stick points)
+    — a constrained QP whose every solution has normal force ≥ 0 and lies inside the
+    friction pyramid (inside the Coulomb cone). Returns (beta (N, nc, 4), forces
+    (N, nc, 3) N world, act (N, nv) the joint torques and residuals left, G (N, nv, nc·4))."""
+    from scipy.optimize import nnls
+
+    res = _Residuals(prob)
+    ct = prob.contact
+    theta = np.r_[np.ravel(C), np.zeros(prob.n_force) if beta0 is None else np.ravel(beta0)]
+    ev = res.evaluate(theta, jac=False)
+    G, ID = ev["G"], ev["tau"]
+    wf = np.sqrt(ct.w_force / prob.N) / ct.force_scale
+    nb = ct.nc * 4
+    beta = np.zeros((prob.N, nb))
+    for i in range(prob.N):
+        A = np.vstack([res.we[:, None] * G[i], wf * np.eye(nb)])
+        b = np.r_[res.we * ID[i], np.zeros(nb)]
+        beta[i] = nnls(A, b, maxiter=50 * nb)[0]
+    act = ID - np.einsum("nij,nj->ni", G, beta)
+    forces = np.einsum("kl,ncl->nck", res.E, beta.reshape(prob.N, ct.nc, 4))
+    forces *= ct.stick[:, :, None]
+    return beta.reshape(prob.N, ct.nc, 4), forces, act, G
 
 
 def _replay_torques(prob: FitProblem, C):
@@ -313,29 +592,30 @@ def _replay_torques(prob: FitProblem, C):
 
 
 def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
-        progress=None) -> TrajectoryFitResult:
-    """Levenberg–Marquardt from the spline through Q0 (N, nv). Stops when the relative cost
-    decrease of an accepted step is below ``tol`` (or no decrease is possible)."""
+        progress=None, C0=None) -> TrajectoryFitResult:
+    """Levenberg–Marquardt from the spline through Q0 (N, nv) (or the coefficients C0).
+    Stops when the relative cost decrease of an accepted step is below ``tol`` (or no
+    decrease is possible). With ground contact the forces start from ``feasible_forces``
+    on the initial spline and end made exactly feasible by it on the fitted one."""
     start = time.perf_counter()
     res = _Residuals(prob)
-    C = prob.coefficients_from(Q0)
-    ev = res.evaluate(C, jac=True)
+    C = prob.coefficients_from(Q0) if C0 is None else np.array(C0, float)
+    beta = feasible_forces(prob, C)[0] if prob.contact is not None else np.zeros(0)
+    theta = np.r_[C.ravel(), beta.ravel()]
+    ev = res.evaluate(theta, jac=True)
     cost = 0.5 * float(ev["r"] @ ev["r"])
     lam = 1e-3
     history = [{"iter": 0, "cost": cost, "lambda": lam}]
     converged, message = False, "iteration limit"
     it = 0
     for it in range(1, max_iter + 1):
-        J, r = ev["J"], ev["r"]
-        H = (J.T @ J).tocsc()
-        g = J.T @ r
-        dH = H.diagonal()
-        floor = 1e-12 * max(float(dH.max()), 1.0)
+        ne = ev["normal"]
         accepted = False
         for _ in range(25):
-            step = spla.spsolve((H + sp.diags(lam * (dH + floor))).tocsc(), -g)
-            Cn = C + step.reshape(C.shape)
-            evn = res.evaluate(Cn, jac=False)
+            dC, db = _lm_step(ne, lam)
+            step = dC if db is None else np.r_[dC, db.ravel()]
+            thn = theta + step
+            evn = res.evaluate(thn, jac=False)
             cn = 0.5 * float(evn["r"] @ evn["r"])
             if np.isfinite(cn) and cn < cost:
                 accepted = True
@@ -345,7 +625,7 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
             converged, message = True, "no decrease possible (local minimum to round-off)"
             break
         dc = (cost - cn) / max(cost, 1e-300)
-        C, cost = Cn, cn
+        theta, cost = thn, cn
         lam = max(lam / 10.0, 1e-12)
         history.append({"iter": it, "cost": cost, "lambda": lam,
                         "step_max": float(np.abs(step).max())})
@@ -354,16 +634,24 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         if dc < tol:
             converged, message = True, f"relative cost decrease {dc:.1e} < {tol:g}"
             break
-        ev = res.evaluate(C, jac=True)
-    ev = res.evaluate(C, jac=False)
+        ev = res.evaluate(theta, jac=True)
+    ev = res.evaluate(theta, jac=False)
+    C, beta = res.split(theta)
     tr, tau_r, defects = _replay_torques(prob, C)
+    extra = {}
+    if prob.contact is not None:
+        b_f, forces, act, _ = feasible_forces(prob, C, beta)
+        raw = np.einsum("kl,ncl->nck", res.E, beta) * prob.contact.stick[:, :, None]
+        extra = {"act": act, "forces": forces, "beta": b_f,
+                 "contact_residual": ev["gres"], "forces_unprojected": raw}
     return TrajectoryFitResult(C=C, q=ev["Q"], v=ev["V"], vdot=ev["A"], tau=ev["tau"],
                                t=prob.t.copy(), t_replay=tr, tau_replay=tau_r,
                                components=ev["components"], marker_residual=ev["mres"],
                                closure_residual=ev["cres"], defects=defects,
                                history=history, iterations=it, converged=converged,
                                message=message, solve_time_s=time.perf_counter() - start,
-                               labels=tuple(prob.labels), interpolation=prob.interpolation)
+                               labels=tuple(prob.labels), interpolation=prob.interpolation,
+                               **extra)
 
 
 def reintegrate(adapter, result: TrajectoryFitResult, method=None):

@@ -39,6 +39,9 @@ v⁺ = v⁻ + M⁻¹ J_nᵀ p. A single contact gives p = −(1 + e) v_n⁻ / G.
 Saltation matrix (transversal event, g(x) = φ_i(q), g_t = 0, reset R):
 Ξ = R_x + (f⁺ − R_x f⁻) g_xᵀ / (g_t + g_x f⁻), with f = (v, v̇) in local coordinates and
 g_x = (n·J_Ci, 0); the denominator g_x f⁻ = φ̇_i⁻ (the approach speed) → 0 at grazing.
+``event_jump`` is the engine-neutral form of the same jump (any state, guard g(t, x, p) and
+reset R(x, p)): the event-time sensitivity, Ξ and the parameter jump Ξ_p, and the
+transversality ratio the shooting fitter's grazing gate reads (harness/fit/events.py).
 """
 from __future__ import annotations
 
@@ -196,6 +199,9 @@ def _entry_bracket(f0, d0, f1, d1, h):
     return None
 
 
+entry_bracket = _entry_bracket  # the same rule for the shooting fitter's event location
+
+
 class _Flow:
     def __init__(self, adapter, scene, tau_fn):
         self.adapter, self.scene = adapter, scene
@@ -313,6 +319,38 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
 
 
 # ----- saltation ---------------------------------------------------------------------------
+def event_jump(R_x, R_p, f_minus, f_plus, g_t, g_x, g_p) -> dict:
+    """The first-order jump of a transversal event g(t, x, p) = 0 with reset x⁺ = R(x⁻, p),
+    for a state of nx entries and np parameters (any units; g's unit is carried by g_t,
+    g_x, g_p). R_x (nx, nx), R_p (nx, np), f⁻ = ẋ before and f⁺ = ẋ after the event
+    (nx,), g_t [g/s], g_x (nx,), g_p (np,). Returns
+
+    * ``denominator`` D = g_t + g_x f⁻ [g/s] (→ 0 at grazing);
+    * ``dt_dx`` (nx,) = −g_x / D and ``dt_dp`` (np,) = −g_p / D: the event-time
+      sensitivity δt_e = dt_dx δx⁻ + dt_dp δp [s per unit];
+    * ``Xi`` (nx, nx) = R_x + (f⁺ − R_x f⁻) g_x / D: the saltation matrix;
+    * ``Xi_p`` (nx, np) = R_p + (f⁺ − R_x f⁻) g_p / D: the parameter jump;
+    so δx⁺ = Ξ δx⁻ + Ξ_p δp, both variations taken at the nominal event time;
+    * ``ratio`` = |D| / (|g_t| + ‖g_x‖ ‖f⁻‖) (dimensionless, 0 at grazing, 1 for a flow
+      normal to the guard): the transversality measure the grazing gate reads."""
+    R_x = np.asarray(R_x, dtype=float)
+    R_p = np.asarray(R_p, dtype=float).reshape(R_x.shape[0], -1)
+    f_minus, f_plus = np.asarray(f_minus, dtype=float), np.asarray(f_plus, dtype=float)
+    g_x = np.asarray(g_x, dtype=float)
+    g_p = np.asarray(g_p, dtype=float).reshape(-1)
+    D = float(g_t + g_x @ f_minus)
+    scale = abs(float(g_t)) + float(np.linalg.norm(g_x) * np.linalg.norm(f_minus))
+    ratio = abs(D) / scale if scale > 0 else 0.0
+    if D == 0.0:
+        nan = np.full_like(R_x, np.nan)
+        return {"denominator": 0.0, "ratio": 0.0, "dt_dx": np.full(g_x.shape, np.nan),
+                "dt_dp": np.full(g_p.shape, np.nan), "Xi": nan,
+                "Xi_p": np.full(R_p.shape, np.nan)}
+    w = f_plus - R_x @ f_minus
+    return {"denominator": D, "ratio": ratio, "dt_dx": -g_x / D, "dt_dp": -g_p / D,
+            "Xi": R_x + np.outer(w, g_x) / D, "Xi_p": R_p + np.outer(w, g_p) / D}
+
+
 def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
               fd_step: float = 1e-6) -> dict:
     """Saltation matrix Ξ (2nv, 2nv) of the impact of candidate ``contact`` at the
@@ -349,8 +387,8 @@ def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
     fm = np.concatenate([v, adapter.forward_dynamics(q, v, tau)])
     fp = np.concatenate([vplus, adapter.forward_dynamics(q, vplus, tau)])
     gx = np.concatenate([Jn[0], np.zeros(nv)])
-    den = float(gx @ fm)
-    Xi = Rx + np.outer(fp - Rx @ fm, gx) / den
+    jump = event_jump(Rx, np.zeros((2 * nv, 0)), fm, fp, 0.0, gx, np.zeros(0))
+    den, Xi = jump["denominator"], jump["Xi"]
     return {"Xi": Xi, "denominator": den, "cond": float(np.linalg.cond(Xi)), "v_plus": vplus,
             "Rx": Rx}
 

@@ -88,10 +88,12 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
         fx = model.name
         if progress:
             progress(f"{fx}: loading into {', '.join(engines)}")
-        adapters, load_fail = {}, {}
+        adapters, load_fail, unread = {}, {}, {}
         for e in engines:
             try:
                 adapters[e] = classes[e](model)
+            except NotProvided as err:  # no reader of this kind of model (e.g. as-is files)
+                unread[e] = err.why
             except (ModelRejected, EngineUnavailable, RuntimeError, ValueError) as err:
                 load_fail[e] = str(err)
         run_info = FixtureRun(fx, model.source, model.digest, model.layout.nq, model.layout.nv,
@@ -103,6 +105,10 @@ def run(models, engines, stages=None, samples: int = 10, seed: int = 0,
             records.append(Record(id=f"{fx}/model_identity/load/{e}", stage="model_identity",
                                   fixture=fx, quantity="load", engine_a=e, engine_b="",
                                   status="error", reason=why))
+        for e, why in unread.items():
+            records.append(Record(id=f"{fx}/model_identity/load/{e}", stage="model_identity",
+                                  fixture=fx, quantity="load", engine_a=e, engine_b="",
+                                  status="not_provided", reason=why))
         inputs = Inputs.sample(model, samples, fixture_rng(seed, fx))
         for k, v in inputs.arrays().items():
             arrays[f"in/{fx}/{k}"] = v

@@ -18,8 +18,16 @@ Steps, each reported in DIR/fit/fit.json and DIR/index.html:
 6. the candidate (DIR/fit/candidate.json + .npz, model DIR/fit/golfer.urdf) replayed in
    every engine by stage 5 in horizon mode (DIR/replay/, its own evidence bundle).
 
-The tracked markers are the marker set's body and club markers that the upper-body model
-carries (legs are not modelled; knee/ankle/toe markers are reported, not fitted).
+The tracked markers are the marker set's body and club markers, the knee, ankle and toe
+markers included (the golfer has legs). With ``SwingSettings.ground`` (the default) each
+foot's contact points (heel, first and fifth metatarsal heads, placed from the foot
+markers at address) stick to the floor under an assumed schedule, their forces are
+decision variables of the fit kept feasible (harness/swing/ground.py), and the pelvis's
+six generalized forces are a residual, minimised and reported as a wrench. The candidate
+carries the generalized forces ID(q, q̇, q̈) of the fitted motion: the contact forces
+enter the engines' replay folded into them (J_cᵀλ in the legs' and the pelvis's
+coordinates), not as external forces; the assumed schedule is recorded in the
+candidate's provenance (its contact_schedule field is for contact replay, stage 4).
 """
 from __future__ import annotations
 
@@ -34,9 +42,18 @@ from fixtures.export import to_urdf
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
-from harness.capture.scaling import GRIP_PAIRS, build, calibrate, dims_from_capture
+from harness.capture.scaling import (
+    GRIP_PAIRS,
+    build,
+    calibrate,
+    contact_targets,
+    dims_from_capture,
+    floor_height,
+    place_contacts,
+)
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
+from harness.swing import ground
 from harness.swing.identifiability import scaled_parameters
 
 
@@ -60,10 +77,25 @@ class SwingSettings:
     tol: float = 1e-4
     segment_frames: int = 10
     body_mass_kg: float = 80.0
+    # ground contact (harness/swing/ground.py): the feet's contact points stick to the
+    # floor (assumed schedule), their forces are decision variables kept feasible
+    ground: bool = True
+    mu: float = 0.8                  # Coulomb friction, rubber sole on turf or a mat
+    sigma_contact_m: float = 0.002   # whitening of the stick condition p_c(q) = anchor
+    sigma_slip_m: float = 0.02       # ... and of the no-slip condition ṗ_c = 0 [m/s]
+    w_force: float = 1.0             # regularisation of the contact forces (body weight)
+    w_residual: float = 1000.0       # weight of the pelvis residual (scaled by 25 N, 75 N·m)
+    residual_force_scale_n: float = 25.0
+    residual_moment_scale_nm: float = 75.0
+    contact_schedule: str = "lift"   # "lift": a point sticks while near the floor in IK;
+    lift_height_m: float = 0.015     # "planted": every point sticks throughout
+    min_run_frames: int = 3
+    tradeoff_weights: tuple = (1.0, 10.0, 100.0, 10000.0)   # refits: trade-off table
+    tradeoff_iter: int = 8
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
-                      max_iter=15, tol=1e-3)
+                      max_iter=15, tol=1e-3, tradeoff_weights=())
 
 
 def _finite(x):
@@ -101,16 +133,27 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     t0 = time.perf_counter()
     model, adapter, res, history, labels = calibrate(ref, cap, frames, dims,
                                                      rounds=s.calib_rounds)
+    ground_info = None
+    if s.ground:
+        # contact points placed from the foot markers at address (scaling.contact_targets),
+        # expressed in the feet of the calibrated address pose
+        floor = floor_height(cap, addr)
+        ka = int(np.argmin(np.abs(frames - ev.address_frame)))
+        contacts = place_contacts(adapter, res.q[ka], contact_targets(cap, addr, floor))
+        offsets = {f.name: (f.body, f.xyz) for f in model.spec.frames if f.name in labels}
+        model = build(dims, offsets | contacts, name=model.name)
+        adapter = ref(model)
+        ground_info = {"floor_z_m": floor, "address_frame": int(frames[ka]),
+                       "contact_points": {k: {"body": b, "xyz_m": list(x)}
+                                          for k, (b, x) in contacts.items()}}
     calib_s = time.perf_counter() - t0
     say(f"calibration: {len(frames)} frames, IK RMSE by round "
         f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
     pad = int(round(s.pad_s * cap.rate_hz))
     first = max(0, ev.top_frame - pad)
-    # ends one frame before the last frame before ball contact (events.impact_frame): with
-    # that frame included the replay's refinement gate trips on the driver capture (each
-    # knot interval of its scored window is one DOP853 step at both tolerances, so the
-    # refined run is bitwise identical), a gate question left to the replay stage
-    win = np.arange(first, ev.impact_frame)
+    # ends at the last frame before ball contact (events.impact_frame): the motion after
+    # contact follows the impact, which this single-phase fit does not model
+    win = np.arange(first, ev.impact_frame + 1)
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
     k0 = int(np.argmin(np.abs(frames - first)))
     t0 = time.perf_counter()
@@ -122,17 +165,29 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     scale = np.full(adapter.nv, s.torque_scale_nm)
     for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz"):
         scale[adapter.layout.slot(n).iv] = 10 * s.torque_scale_nm
+    contact = None
+    if s.ground:
+        contact = ground.contact_model(adapter, ikr.q, ground_info["floor_z_m"], len(win), s)
     prob = tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
                          w_effort=s.w_effort, w_smooth=s.w_smooth,
                          pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
                          sigma_closure=s.sigma_closure_m, t0=first * h,
                          knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
-                         control_degree=s.control_degree)
+                         control_degree=s.control_degree, contact=contact)
     fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol,
                 progress=lambda i, c: say(f"  fit iteration {i}: cost {c:.1f}") if i % 5 == 0
                 else None)
+    act = fr.act if fr.act is not None else fr.tau
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
+    if s.ground:
+        ground_info |= ground.evaluate(adapter, prob, fr)
+        tradeoff = ground.tradeoff(prob, fr, s, say) if s.tradeoff_weights else []
+        ground_info["tradeoff"] = tradeoff
+        say(f"ground: residual peak {ground_info['residual']['force_peak_N']:.1f} N, "
+            f"{ground_info['residual']['moment_peak_Nm']:.1f} N·m; min normal force "
+            f"{ground_info['min_normal_force_N']:.1f} N; slip ≤ "
+            f"{ground_info['max_slip_speed_mm_s']:.1f} mm/s")
     t0 = time.perf_counter()
     ident = scaled_parameters(model, dims, ref, fr.q, Y, labels,
                               tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
@@ -193,8 +248,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                   "interval; measured_pre_impact: over the last interval "
                                   "before ball contact (events.py)"},
                 "torque_peak": dict(zip(adapter.joint_names,
-                                        np.abs(fr.tau).max(axis=0).tolist())),
-                "pelvis_residual_peak": _pelvis_residual(adapter, fr.tau)},
+                                        np.abs(act).max(axis=0).tolist())),
+                "pelvis_residual_peak": _pelvis_residual(adapter, act)},
+        "ground": ground_info,
+        "summary": None,
         "identifiability": ident,
         "reintegration": {
             "what": f"open-loop {method.label} of the replay torques ({fr.interpolation}) "
@@ -209,6 +266,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
             "segments": seg, "wall_s": reint_s},
         "wall_s": time.perf_counter() - t_start,
     }
+    summary["summary"] = ground.headline(summary, fr, in_down)
     # ---- candidate
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
@@ -223,30 +281,37 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                    "solver": {"name": "B-spline inverse-dynamics collocation, "
                                               "sparse Levenberg-Marquardt",
-                                              "iterations": fr.iterations, "tol": s.tol},
+                                              "iterations": fr.iterations, "tol": s.tol}
+                                   | ground.candidate_solver_fields(ground_info),
                                    "status": "converged" if fr.converged else "unconverged",
                                    "notes": f"fit of {cap.source} from {first * h:.4f} s to "
-                                            f"{win[-1] * h:.4f} s"})
+                                            f"{win[-1] * h:.4f} s"
+                                            + ground.candidate_note(ground_info)})
     import dataclasses
 
     # the model is referenced relative to the candidate (the folder is moved into place)
     cand = dataclasses.replace(cand, model_ref=dict(cand.model_ref, path=upath.name))
     cpath = save(cand, fitdir / "candidate.json")
-    arrays = {"t": fr.t, "q": fr.q, "tau": fr.tau, "t_replay": fr.t_replay,
+    arrays = {"t": fr.t, "q": fr.q, "tau": act, "t_replay": fr.t_replay,
               "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
               "reint_dev": dev, "y": Y}
+    if s.ground:
+        arrays["ground"] = ground.arrays(adapter, prob, fr)
     qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
     arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
     write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes({
         "spline_coefficients": fr.C, "spline_knots": prob.tk,
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
         "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
-        "labels": np.array(labels), "y": Y}))
+        "labels": np.array(labels), "y": Y}
+        | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces}
+           if s.ground else {})))
     # relative to the output folder: ``workdir`` is a temporary folder moved into place
     summary["candidate"] = cpath.relative_to(workdir).as_posix()
     summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
         "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
-        "at the replay knots; y the tracked markers (N, K, 3) m"
+        "at the replay knots; y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
+        "N, world axes, on the contact_frames at the frames (with ground contact)"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
 
@@ -343,8 +408,9 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
 
 
 def _pelvis_residual(adapter, tau) -> dict:
-    """Peaks of the generalized forces on the pelvis' six actuated coordinates: what the
-    legs and feet (not modelled: no foot contact) would supply."""
+    """Peaks [N, N·m] of the generalized forces left on the pelvis's six actuated
+    coordinates (with ground contact: after the contact forces; without: what the
+    ground would supply through the legs)."""
     def col(n):
         return tau[:, adapter.layout.slot(n).iv]
     F = np.stack([col(f"pelvis_t{a}") for a in "xyz"], axis=1)
@@ -353,8 +419,8 @@ def _pelvis_residual(adapter, tau) -> dict:
             "vertical_force_N": float(np.abs(F[:, 2]).max()),
             "moment_Nm": float(np.linalg.norm(T, axis=1).max()),
             "what": "peak |F| of pelvis_tx/ty/tz and |(pelvis_rz, rx, ry)| (joint-space "
-                    "moments about the Euler axes): the residual wrench that stands for "
-                    "the legs and feet, which the model does not have"}
+                    "moments about the Euler axes) of the pelvis's residual generalized "
+                    "forces; the wrench in world axes is ground.residual"}
 
 
 def _chunk(prob) -> int:

@@ -22,10 +22,12 @@ from harness.report.render import ENV
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
 # are forces (N), every other coordinate a rotation (N·m)
-GROUPS = (("pelvis translations (residual force standing for the legs)",
+GROUPS = (("pelvis translations (residual force)",
            lambda n: n.startswith("pelvis_t"), "N"),
-          ("pelvis rotations (residual moment standing for the legs)",
+          ("pelvis rotations (residual moment about the Euler axes)",
            lambda n: n.startswith("pelvis_r"), "N·m"),
+          ("left leg", lambda n: n.startswith(("l_hip", "l_knee", "l_ankle")), "N·m"),
+          ("right leg", lambda n: n.startswith(("r_hip", "r_knee", "r_ankle")), "N·m"),
           ("trunk and neck", lambda n: n.startswith(("lumbar", "neck", "thorax", "spine")),
            "N·m"),
           ("left arm and wrist", lambda n: n.startswith("l_"), "N·m"),
@@ -103,8 +105,10 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
         for c, j in enumerate(idx):
             fig.line(t, tau[:, j], joint_names[j], color_=F.color(c))
         charts.append(fig)
-    out.append(("Joint torques and pelvis residual forces (fitted, every joint)",
-                F.grid(charts, 420)))
+    out.append(("Joint torques and pelvis residual forces (fitted, every joint; the "
+                "contact forces' share taken out)", F.grid(charts, 420)))
+    if arrays.get("ground"):
+        out.append(ground_section(summary, arrays["ground"]))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")
@@ -151,6 +155,63 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
                      dash=None if c % 2 == 0 else "dash")
         out.append(("Energy balance of the engines' replays", F.grid([fig, res], 420)))
     return out
+
+
+def ground_section(summary: dict, g: dict) -> tuple:
+    """(title, HTML): the ground reaction force of each foot in % body weight and the
+    pelvis residual wrench with its thresholds against time, the contact settings and
+    the trade-off of residual against marker RMSE over the residual weight."""
+    from markupsafe import escape
+
+    from harness.core.tolerances import lookup
+
+    t, bw = np.asarray(g["t"]), float(g["body_weight_N"])
+    gi = summary.get("ground") or {}
+    label = gi.get("contact_label", "assumed")
+    charts = []
+    for side, name in (("l", "left (lead) foot"), ("r", "right (trail) foot")):
+        f = np.asarray(g["foot_force"][side], float)
+        fig = F.Figure(f"ground reaction force, {name} ({label} contact)", "t", "s",
+                       "force", "% body weight", legend="below", height=340)
+        for c, ax in enumerate("xyz"):
+            fig.line(t, 100 * f[:, c] / bw, f"F{ax} ({'vertical' if ax == 'z' else 'horizontal'})",
+                     color_=F.color(c))
+        charts.append(fig)
+    tf_ = lookup("swing", "residual_force_peak").atol
+    tm_ = lookup("swing", "residual_moment_peak").atol
+    Fr, Mr = np.asarray(g["residual_force"], float), np.asarray(g["residual_moment"], float)
+    fig = F.Figure("pelvis residual force", "t", "s", "force", "N", legend="below", height=340)
+    for c, ax in enumerate("xyz"):
+        fig.line(t, Fr[:, c], f"F{ax}", color_=F.color(c))
+    fig.line(t, np.linalg.norm(Fr, axis=1), "|F|", color_="#333", dash="dash")
+    fig.hline(tf_, f"peak threshold {tf_:g} N")
+    charts.append(fig)
+    fig = F.Figure("pelvis residual moment", "t", "s", "moment", "N·m", legend="below",
+                   height=340)
+    for c, ax in enumerate("xyz"):
+        fig.line(t, Mr[:, c], f"M{ax}", color_=F.color(c))
+    fig.line(t, np.linalg.norm(Mr, axis=1), "|M|", color_="#333", dash="dash")
+    fig.hline(tm_, f"peak threshold {tm_:g} N·m")
+    charts.append(fig)
+    rows = "".join(
+        f"<tr><td>{r['w_residual']:g}</td><td>{r['marker_rmse_mm']:.1f}</td>"
+        f"<td>{r['marker_max_mm']:.1f}</td><td>{r['residual_force_peak_N']:.1f}</td>"
+        f"<td>{r['residual_moment_peak_Nm']:.1f}</td><td>{r['iterations']}</td></tr>"
+        for r in gi.get("tradeoff") or [])
+    table = ("<table id='ground-tradeoff'><tr><th>residual weight</th><th>marker RMSE "
+             "[mm]</th><th>marker max [mm]</th><th>residual force peak [N]</th><th>residual "
+             "moment peak [N·m]</th><th>iterations</th></tr>" + rows + "</table>") if rows \
+        else "<p class='note'>trade-off over the residual weight: not run (quick fit)</p>"
+    note = (f"<p class='note'>Contact mode schedule: <b>{escape(label)}</b> — "
+            f"{escape(gi.get('schedule', ''))}. Friction μ = {gi.get('mu', 0):g} "
+            f"({escape(gi.get('friction_model', ''))}); floor z = "
+            f"{1e3 * gi.get('floor_z_m', 0.0):.1f} mm; body weight {bw:.0f} N. Min normal "
+            f"force {gi.get('min_normal_force_N', 0):.1f} N, max penetration "
+            f"{gi.get('max_penetration_mm', 0):.1f} mm, max slip speed "
+            f"{gi.get('max_slip_speed_mm_s', 0):.1f} mm/s. Forces: "
+            f"{escape(gi.get('solver', ''))}.</p>")
+    return ("Ground contact: foot forces and the pelvis residual",
+            note + F.grid(charts, 420) + table)
 
 
 def replay_rows(replay_records, energy: dict) -> list:

@@ -28,7 +28,7 @@ def parity_all(tmp_path_factory):
     return proc, out
 
 
-def test_parity_all_fixtures_passes_with_four_engines(parity_all):
+def test_parity_all_fixtures_passes_with_every_engine(parity_all):
     proc, out = parity_all
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"report: {out.resolve() / 'index.html'}" in proc.stdout
@@ -40,7 +40,7 @@ def test_parity_all_fixtures_passes_with_four_engines(parity_all):
     assert scored and all(r["passed"] for r in scored)
     assert max(r["max_rel"] for r in scored) <= lookup("tests", "parity_claim").rtol
     m = json.loads((out / "manifest.json").read_text())
-    assert set(m["engines"]) == {"mujoco", "pinocchio", "crocoddyl", "drake"}
+    assert set(m["engines"]) == {"mujoco", "pinocchio", "crocoddyl", "drake", "opensim"}
     assert {f["name"] for f in m["fixtures"]} == {"pendulum", "double_pendulum", "chain7",
                                                   "free_body", "tree_floating",
                                                   "ball", "box", "rod",  # contact

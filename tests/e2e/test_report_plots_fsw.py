@@ -174,9 +174,8 @@ def test_sweep_report_rules_and_defects(sweep_report):
 
 # ----- swing ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def swing_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fsw") / "swing"
-    p = run_cli("swing", CAPTURE, "--quick", "--out", out, "--quiet", timeout=1500)
+def swing_report(quick_swing):
+    _, out, p = quick_swing
     assert p.returncode == 0, p.stdout + p.stderr  # every swing check met
     fit = json.loads((out / "fit" / "fit.json").read_text())
 
@@ -229,7 +228,7 @@ def test_swing_report_rules_and_defects(swing_report):
         if c["y"].startswith("fitted joint"):
             for t in c["traces"]:
                 drawn[t["name"]] = c["y"]
-    assert set(drawn) == joints and len(joints) == 30
+    assert set(drawn) == joints and len(joints) == 42  # with the legs
     for name, ytitle in drawn.items():
         assert ytitle.endswith("[N]" if name.startswith("pelvis_t") else "[N·m]"), name
     # the energy record's quoted work equals the plotted work at the instant it applies,

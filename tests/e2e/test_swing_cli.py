@@ -8,17 +8,12 @@ import stat
 from conftest import ROOT, run_cli
 
 from harness.core.tolerances import lookup
-from harness.swing.run import SUMMARY_KEYS
 
 CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
 
 
-def test_swing_quick_on_the_bundled_capture(tmp_path):
-    out = tmp_path / "swing"
-    (out / "fit").mkdir(parents=True)  # an earlier swing's folder, replaced whole
-    (out / "fit" / "fit.json").write_text(json.dumps(dict.fromkeys(SUMMARY_KEYS, {})))
-    (out / "index.html").write_text("earlier")
-    p = run_cli("swing", CAPTURE, "--quick", "--out", out, "--quiet", timeout=1500)
+def test_swing_quick_on_the_bundled_capture(quick_swing):
+    tmp_path, out, p = quick_swing
     assert p.returncode in (0, 1), p.stderr
     assert "Traceback" not in p.stderr
     # swapped in whole, honouring the umask (not a temporary folder's 0700), nothing beside
@@ -42,8 +37,51 @@ def test_swing_quick_on_the_bundled_capture(tmp_path):
     from harness.model import candidate
 
     cand = candidate.load(out / "fit" / "candidate.json")
-    assert cand.tau.shape[1] == 30
+    assert cand.tau.shape[1] == 42          # with the legs (hips, knees, ankles)
     _independent_consistency(cand, out / "fit", fit)
+    _ground_consistency(cand, out / "fit", fit)
+
+
+SUMMARY = {"marker_rmse_mm", "marker_max_mm", "residual_force_peak_N", "residual_force_rms_N",
+           "residual_moment_peak_Nm", "residual_moment_rms_Nm", "foot_contact_label",
+           "min_normal_force_N", "max_penetration_mm", "max_slip_speed_mm_s", "fit_wall_s"}
+
+
+def _ground_consistency(cand, fitdir, fit):
+    """Drake recomputes the pelvis residual from the files: its inverse dynamics of the
+    fitted spline at the frames minus the stored contact forces through its own contact
+    Jacobians, as a wrench at the pelvis; the peaks must be fit.json's and within the
+    thresholds; the stored forces must be feasible (normal ≥ 0, inside the cone)."""
+    import numpy as np
+    from scipy.interpolate import BSpline
+
+    from harness.model import registry
+
+    s = fit["summary"]
+    assert set(s) >= SUMMARY and s["foot_contact_label"] == "assumed"
+    z = np.load(fitdir / "trajectory.npz")
+    S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    drake = registry.adapter_class("drake")(cand.model)
+    frames = [str(x) for x in z["contact_frames"]]
+    f = z["contact_forces"]
+    mu = fit["ground"]["mu"]
+    assert (f[:, :, 2] >= 0).all() and s["min_normal_force_N"] >= 0
+    assert (np.linalg.norm(f[:, :, :2], axis=2) <= mu * f[:, :, 2] + 1e-9).all()
+    pelvis = [drake.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz",
+                                                 "pelvis_rz", "pelvis_rx", "pelvis_ry")]
+    Fp, Mp = [], []
+    for x, fi in zip(z["t"], f):
+        q, v, a = S(x), S.derivative(1)(x), S.derivative(2)(x)
+        Jc = drake.frame_jacobians(q, frames)[:, :3, :]
+        tau = drake.inverse_dynamics(q, v, a) - np.einsum("cki,ck->i", Jc, fi)
+        Jp = drake.frame_jacobians(q, ["pelvis"])[0][:, pelvis]
+        W = np.linalg.solve(Jp.T, tau[pelvis])
+        Fp.append(np.linalg.norm(W[:3]))
+        Mp.append(np.linalg.norm(W[3:]))
+    assert np.isclose(max(Fp), s["residual_force_peak_N"], rtol=1e-6, atol=1e-6)
+    assert np.isclose(max(Mp), s["residual_moment_peak_Nm"], rtol=1e-6, atol=1e-6)
+    assert max(Fp) <= lookup("swing", "residual_force_peak").atol
+    assert max(Mp) <= lookup("swing", "residual_moment_peak").atol
 
 
 def _independent_consistency(cand, fitdir, fit):

@@ -27,6 +27,9 @@ from harness.stages.diagnosis import causes as diag_causes
 from harness.stages.diagnosis import summary as diag_summary
 from tests.conftest import ENGINES, EditedMjcfModel, assert_known
 
+# the engines with a URDF/MJCF reader of their own: an as-is diagnosis runs on them only
+# (OpenSim's adapter raises NotProvided for an as-is file and is left out, with a note)
+ENGINES = [e for e in ENGINES if e != "opensim"]
 _I = catalog._inertia
 EXPLAINS = 1 - lookup("diagnosis", "explained_share").atol
 # engines that, loaded as-is, hold joint damping without applying it (known disagreement)

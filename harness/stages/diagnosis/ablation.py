@@ -163,6 +163,8 @@ def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int
                                        "the harness reads it")
             adapters[e] = classes[e](model.without_joints(missing[e]) if missing[e]
                                      else model)
+        except NotProvided as err:  # the engine reads no file of this kind: not in the run
+            notes.append(f"{e} is not part of the as-is diagnosis: {err.why}")
         except (ModelRejected, EngineUnavailable, RuntimeError, ValueError) as err:
             failed[e] = str(err)
             notes.append(f"{e} could not load the model as-is: {err}")

@@ -1,0 +1,1218 @@
+"""OpenSim adapter (opensim 4.6, Simbody underneath).
+
+Dimension legend: nq, nv canonical; Simbody's own state holds, per mobilized body in
+its index order, a block of q (free 7, ball 4, pin and slider 1, weld 0 numbers
+reserved) and of u (6, 3, 1, 1, 0). OpenSim runs Simbody with Euler angles
+(``setUseEulerAngles(true)`` in ``Model::initializeState``; not reachable from Python),
+so a ball joint's q is three body-fixed X-Y-Z angles (R_FM = Rx(a) Ry(b) Rz(c)) in the
+first three of its four numbers and a free joint's q is those three angles then p_FM in
+the first six of its seven; u is w_FM in F for a ball joint and [w_FM, v_FM] in F (the
+ground: world axes, angular first) for the free root.
+
+``build_model(spec)`` writes the canonical model as an opensim.Model (bodies with their
+inertia about the com in body axes, PinJoint / SliderJoint / BallJoint / WeldJoint /
+FreeJoint named after the spec's joints, the joint frame rotated so that the hinge or
+slide axis is the joint's z or x axis, named frames as PhysicalOffsetFrames, damping as a
+SpringGeneralizedForce of zero stiffness per dof, gravity from the spec, loop constraints
+as PointConstraint / WeldConstraint / PointOnLineConstraint). Armature has no OpenSim
+element: the adapter adds it to M (below) and the exported model does not carry it.
+
+Conversions (docs/engines.md, "OpenSim"): with P the orthogonal map v_o = P v (free root:
+[ω_W; v_W] = [[0, R_WB], [R_WB, 0]] [v_B; ω_B]; ball: R_FM; one-dof joints: 1) and
+g = Ṗ v (R_WB (ω_B × v_B) on the free root's linear rows, 0 elsewhere):
+τ_o = P τ, M = Pᵀ (M_o + A) P, h = Pᵀ (h_o + M_o g), v̇ = Pᵀ (v̇_o − g), J = J_o P.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+
+from engines import opensim_osim
+from harness.core.conventions import (
+    canonical_integrate,
+    combine_inertias,
+    quat_xyzw_to_matrix,
+    rpy_to_matrix,
+    spatial_inertia_world,
+)
+from harness.core.errors import EngineUnavailable, ModelRejected, NotProvided
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import AdapterBase, as_is_source
+
+try:
+    import opensim as osim
+
+    # OpenSim logs every model it builds at "info", to the console and to opensim.log in
+    # the working directory: warnings and errors to the console only
+    osim.Logger.setLevelString("warn")
+    osim.Logger.removeFileSink()
+except Exception as e:  # pragma: no cover - reported by the registry
+    osim = None
+    _IMPORT_ERROR = e
+
+# q and u numbers Simbody reserves per mobilizer (Euler-angle mode uses the first 6 / 3)
+_NQ_RESERVED = {"free": 7, "ball": 4, "revolute": 1, "continuous": 1, "prismatic": 1}
+_NAME_BAD = re.compile(r"[\s/\\*+]")
+_AS_IS_WHY = ("OpenSim reads neither URDF nor MJCF: it is compared on the harness's own "
+              "model (build_model) only")
+
+
+def opensim_version() -> str:
+    """The opensim wheel's version string ("4.6")."""
+    return str(osim.GetVersion()) if osim is not None else ""
+
+
+# ----- rotations ------------------------------------------------------------------------------
+def xyz_body_fixed(R) -> np.ndarray:
+    """(3,) [rad] body-fixed X-Y-Z angles (a, b, c) with R = Rx(a) Ry(b) Rz(c), |b| ≤ π/2:
+    OpenSim's orientation of an offset frame and Simbody's Euler-angle ball/free q."""
+    R = np.asarray(R, dtype=float)
+    if math.hypot(R[0, 0], R[0, 1]) > 1e-150:
+        a = math.atan2(-R[1, 2], R[2, 2])
+    else:  # b = ±π/2 (an axis along x, common in joint frames): only a + c is defined
+        a = math.atan2(R[2, 1], R[1, 1])
+    # b and c from Rx(a)ᵀ R = Ry(b) Rz(c), so that the product is kept near the lock too
+    ca, sa = math.cos(a), math.sin(a)
+    M = np.array([[1.0, 0.0, 0.0], [0.0, ca, sa], [0.0, -sa, ca]]) @ R
+    return np.array([a, math.atan2(M[0, 2], M[2, 2]), math.atan2(M[1, 0], M[1, 1])])
+
+
+def _rot_xyz(abc) -> np.ndarray:
+    a, b, c = abc
+    ca, sa, cb, sb, cc, sc = (math.cos(a), math.sin(a), math.cos(b), math.sin(b),
+                              math.cos(c), math.sin(c))
+    Rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
+    Ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
+    Rz = np.array([[cc, -sc, 0], [sc, cc, 0], [0, 0, 1]])
+    return Rx @ Ry @ Rz
+
+
+def _align(axis, which: int) -> np.ndarray:
+    """A rotation A (3x3) with A e_which = axis (unit): the joint frame of a PinJoint (z,
+    which=2) or SliderJoint (x, which=0) whose axis is ``axis`` in the canonical frame."""
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a)
+    e = np.eye(3)[which]
+    if np.allclose(a, e, rtol=0.0, atol=0.0):
+        return np.eye(3)
+    # the two other columns: any orthonormal completion, right-handed
+    helper = np.eye(3)[int(np.argmin(np.abs(a)))]
+    b = np.cross(a, helper)
+    b /= np.linalg.norm(b)
+    c = np.cross(a, b)
+    A = np.empty((3, 3))
+    A[:, which], A[:, (which + 1) % 3], A[:, (which + 2) % 3] = a, b, c
+    return A
+
+
+def _vec3(x):
+    return osim.Vec3(float(x[0]), float(x[1]), float(x[2]))
+
+
+def _np3(v) -> np.ndarray:
+    return np.array([v.get(0), v.get(1), v.get(2)])
+
+
+def _np33(R) -> np.ndarray:
+    return np.array([[R.get(i, j) for j in range(3)] for i in range(3)])
+
+
+def _transform(p, R):
+    """SimTK Transform of a position (3,) [m] and rotation (3x3) (body-fixed XYZ angles)."""
+    rot = osim.Rotation()
+    rot.setRotationToBodyFixedXYZ(_vec3(xyz_body_fixed(R)))
+    return osim.Transform(rot, _vec3(p))
+
+
+# ----- the model -------------------------------------------------------------------------------
+def _check_names(spec) -> None:
+    names = ([b.name for b in spec.bodies] + [j.name for j in spec.joints]
+             + [f.name for f in spec.frames] + [c.name for c in spec.constraints])
+    for n in names:
+        if _NAME_BAD.search(n):
+            raise ModelRejected("opensim", f"name {n!r}: OpenSim component names cannot "
+                                           "contain whitespace, / \\ * or +")
+
+
+TRANSFER_MASS = 1e-9  # [relative] share of a parent's mass lent to a massless child
+
+
+def _shift(d) -> np.ndarray:
+    """(3x3) |d|² I − d dᵀ: the parallel-axis term per unit mass [m²]."""
+    d = np.asarray(d, dtype=float)
+    return float(d @ d) * np.eye(3) - np.outer(d, d)
+
+
+def mass_transfers(spec) -> dict:
+    """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
+    bodies whose mass properties build_model changes, the whole mass distribution kept.
+
+    OpenSim's tree builder (MultibodyGraphMaker) refuses a massless body that is not
+    followed at once by a massive one ("terminal massless body"): two massless bodies in
+    a row, as a chain of joints in one body gives them. Such a massless body B, on a
+    revolute, continuous or ball joint whose parent P has mass, gets a point mass
+    ε = TRANSFER_MASS·m_P at its origin, which lies on its joint's axis (or centre), and P
+    gives up the same point mass at the same place: the point does not move relative to
+    P whatever B's joint does, so every configuration has the same mass distribution (M,
+    h, v̇ unchanged up to round-off)."""
+    out = {}
+    for j in spec.joints:
+        B, P = spec.body(j.child), spec.body(j.parent)
+        if (B.mass > 0 or P.mass <= 0 or j.type not in ("revolute", "continuous", "ball")
+                or any(spec.body(k.child).mass > 0 for k in spec.children(B.name))
+                or not spec.children(B.name)):
+            continue
+        m0, c0, I0 = out.get(P.name, (P.mass, np.asarray(P.com, dtype=float),
+                                      P.inertia_matrix))
+        eps = TRANSFER_MASS * P.mass
+        x = np.asarray(j.xyz, dtype=float)  # B's origin in P's frame
+        m1 = m0 - eps
+        c1 = (m0 * c0 - eps * x) / m1
+        I1 = I0 + m0 * _shift(c0 - c1) - eps * _shift(x - c1)
+        out[P.name] = (m1, c1, 0.5 * (I1 + I1.T))
+        out[B.name] = (eps, np.zeros(3), np.zeros((3, 3)))
+    return out
+
+
+def build_model(spec, constraints: bool = True):
+    """opensim.Model [SI] of a FixtureSpec: self-contained (printToXML writes a valid
+    .osim), joints, bodies and frames named as in the spec.
+
+    Root: a FreeJoint named ``root_joint`` (floating) or a WeldJoint of that name (the
+    reserved name, so it never clashes with a spec joint); a fixed root named "ground" is
+    OpenSim's Ground itself (its mass, which never moves, is dropped). Joint frame = child
+    body frame (xyz/rpy in the parent); a revolute or continuous joint is a PinJoint and a prismatic
+    joint a SliderJoint whose parent and child frames are the joint frame turned by A
+    (A e_z or A e_x = the axis), so X_PC = X_PJ · A · Rot(q) · Aᵀ; a ball joint is a
+    BallJoint, a fixed joint a WeldJoint. Limits go to the coordinate's range (not
+    clamped, never enforced: no CoordinateLimitForce). Damping d: a SpringGeneralizedForce
+    (stiffness 0, viscosity d) on every coordinate of the joint. ``constraints``: add the
+    spec's loop constraints (point: PointConstraint; weld: WeldConstraint; line:
+    PointOnLineConstraint along world z through frame_b)."""
+    if osim is None:
+        raise EngineUnavailable("opensim", _IMPORT_ERROR)
+    _check_names(spec)
+    m = osim.Model()
+    m.setName(spec.name)
+    m.setGravity(_vec3(spec.gravity))
+    ground = m.getGround()
+    bodies = {}
+    on_ground = not spec.floating and spec.root == "ground"
+    if on_ground:  # OpenSim's own Ground is named so; a fixed root at the world origin is it
+        bodies["ground"] = ground
+    props = mass_transfers(spec)
+    for b in spec.bodies:
+        if b.name == "ground":
+            if on_ground:
+                continue
+            raise ModelRejected("opensim", "body 'ground': the name of OpenSim's ground "
+                                           "frame (allowed only for a fixed-base root)")
+        mass, com, I = props.get(b.name, (b.mass, np.asarray(b.com), b.inertia_matrix))
+        body = osim.Body(b.name, float(mass), _vec3(com),
+                         osim.Inertia(I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]))
+        m.addBody(body)
+        bodies[b.name] = body
+    zero = osim.Vec3(0.0, 0.0, 0.0)
+    root = bodies[spec.root]
+    if spec.floating:
+        m.addJoint(osim.FreeJoint("root_joint", ground, zero, zero, root, zero, zero))
+    elif not on_ground:
+        m.addJoint(osim.WeldJoint("root_joint", ground, zero, zero, root, zero, zero))
+    for b in spec.depth_first()[1:]:
+        j = spec.parent_joint(b)
+        P, C = bodies[j.parent], bodies[j.child]
+        R_PJ = rpy_to_matrix(j.rpy)
+        if j.type in ("revolute", "continuous", "prismatic"):
+            A = _align(j.axis, 0 if j.type == "prismatic" else 2)
+            cls = osim.SliderJoint if j.type == "prismatic" else osim.PinJoint
+            joint = cls(j.name, P, _vec3(j.xyz), _vec3(xyz_body_fixed(R_PJ @ A)),
+                        C, zero, _vec3(xyz_body_fixed(A)))
+        elif j.type == "ball":
+            joint = osim.BallJoint(j.name, P, _vec3(j.xyz), _vec3(xyz_body_fixed(R_PJ)), C,
+                                   zero, zero)
+        elif j.type == "fixed":
+            joint = osim.WeldJoint(j.name, P, _vec3(j.xyz), _vec3(xyz_body_fixed(R_PJ)), C,
+                                   zero, zero)
+        else:
+            raise ModelRejected("opensim", f"joint {j.name}: type {j.type} not supported")
+        m.addJoint(joint)
+        for k in range(joint.numCoordinates()):
+            c = joint.upd_coordinates(k)
+            c.setName(j.name if joint.numCoordinates() == 1 else f"{j.name}_{'xyz'[k]}")
+            if j.lower is not None:
+                c.setRangeMin(float(j.lower))
+                c.setRangeMax(float(j.upper))
+            else:
+                c.setRangeMin(-1e6)
+                c.setRangeMax(1e6)
+            c.set_clamped(False)
+            if j.damping > 0:
+                f = osim.SpringGeneralizedForce(c.getName())
+                f.setName(f"{c.getName()}__damping")
+                f.setStiffness(0.0)
+                f.setRestLength(0.0)
+                f.setViscosity(float(j.damping))
+                m.addForce(f)
+    for fr in spec.frames:
+        off = osim.PhysicalOffsetFrame(fr.name, bodies[fr.body],
+                                       _transform(fr.xyz, rpy_to_matrix(fr.rpy)))
+        bodies[fr.body].addComponent(off)
+    if spec.q_init:  # near g(q) = 0: OpenSim assembles its default pose at initSystem
+        q0 = np.asarray(spec.q_init, dtype=float)
+        i = 0
+        for j in spec.moving_joints():
+            if j.type in ("revolute", "prismatic"):
+                m.updCoordinateSet().get(j.name).setDefaultValue(float(q0[i]))
+            elif j.type == "continuous":
+                m.updCoordinateSet().get(j.name).setDefaultValue(math.atan2(q0[i + 1], q0[i]))
+            i += {"continuous": 2, "ball": 4}.get(j.type, 1)
+    if constraints:
+        _add_constraints(m, spec, bodies)
+    m.finalizeConnections()
+    return m
+
+
+def _add_constraints(m, spec, bodies) -> None:
+    frames = {f.name: f for f in spec.frames}
+    for c in spec.constraints:
+        fa, fb = frames[c.frame_a], frames[c.frame_b]
+        A, B = bodies[fa.body], bodies[fb.body]
+        if c.kind == "point":
+            con = osim.PointConstraint(A, _vec3(fa.xyz), B, _vec3(fb.xyz))
+        elif c.kind == "weld":
+            con = osim.WeldConstraint(c.name, A, _transform(fa.xyz, rpy_to_matrix(fa.rpy)),
+                                      B, _transform(fb.xyz, rpy_to_matrix(fb.rpy)))
+        elif c.kind == "line":
+            # B is on the root of a fixed-base model (spec validation): the root frame is
+            # the world frame, so world z is e_z in B's body
+            con = osim.PointOnLineConstraint(B, osim.Vec3(0.0, 0.0, 1.0), _vec3(fb.xyz), A,
+                                             _vec3(fa.xyz))
+        else:
+            raise ModelRejected("opensim", f"constraint {c.name}: kind {c.kind}")
+        con.setName(c.name)
+        m.addConstraint(con)
+
+
+# ----- the adapter -----------------------------------------------------------------------------
+class OpensimAdapter(AdapterBase):
+    """Canonical q (nq,), v (nv,), τ (nv,) [m, rad, m/s, rad/s, N, N·m] on a Simbody
+    system built by OpenSim from the canonical model (``build_model``); every call writes
+    Simbody's State directly (State.setQ / setU from numpy, in Simbody's own q and u
+    numbers) and realizes only the stage it needs."""
+
+    name = "opensim"
+
+    # .osim in and out (engines/opensim_osim.py); the registry finds them by name
+    osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
+
+    @staticmethod
+    def write_osim(spec, path) -> str:
+        """The canonical model ``spec`` written as an .osim file at ``path``."""
+        return opensim_osim.write_osim(spec, path, build_model)
+
+    @staticmethod
+    def write_osim_swing(spec, t, Q, labels, Y, folder, rate_hz: float) -> dict:
+        """A fitted motion as golfer.osim + swing.mot + markers.trc in ``folder``
+        (t [s], Q [rad, m], Y [m], rate_hz [Hz]; engines/opensim_osim.py)."""
+        return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
+                                              build_model)
+
+    def __init__(self, model: PreparedModel, *, _spec=None, _armature=True,
+                 _constraints=False, _actuated=False, _extra=None):
+        if osim is None:
+            raise EngineUnavailable("opensim", _IMPORT_ERROR)
+        super().__init__(model)
+        if as_is_source(model, self.name) is not None:
+            raise NotProvided(self.name, "as-is loading", _AS_IS_WHY)
+        self.version = opensim_version()
+        self._spec = _spec if _spec is not None else model.spec
+        self._use_armature = _armature
+        self._m = build_model(self._spec, constraints=_constraints)
+        self._controller = None
+        if _actuated:
+            self._add_actuators(_actuated)
+        if _extra is not None:
+            _extra(self)
+        self._s = self._m.initSystem()
+        self._mat = self._m.getMatterSubsystem()
+        self._map_state()
+        # the force elements _applied adds up (a twin with actuators or contact never
+        # calls it: its forces act through realizeAcceleration or the Manager)
+        self._producers = [osim.ForceProducer.safeDownCast(f) for f in self._m.getForceSet()]
+        self._bodies = {b.getName(): b for b in self._m.getBodySet()}
+        # point masses [kg] at (3,) [m], body frame, to give back to each body: what
+        # mass_transfers lent between a massless body and its parent
+        self._lent: dict = {}
+        moved = mass_transfers(self._spec)
+        for j in self._spec.joints:
+            if j.child in moved and self._spec.body(j.child).mass == 0:
+                eps = moved[j.child][0]
+                self._lent.setdefault(j.child, []).append((-eps, np.zeros(3)))
+                self._lent.setdefault(j.parent, []).append((eps, np.asarray(j.xyz, float)))
+        if self._spec.root not in self._bodies:  # a fixed root named "ground" (build_model)
+            self._bodies[self._spec.root] = self._m.getGround()
+        self._frames = {}
+        for name in model.frames:
+            if name in self._bodies:
+                self._frames[name] = (self._bodies[name], np.zeros(3))
+            else:
+                f = next(x for x in self._spec.frames if x.name == name)
+                off = self._bodies[f.body].getComponent(name)
+                self._frames[name] = (osim.PhysicalOffsetFrame.safeDownCast(off),
+                                      np.array(f.xyz, dtype=float))
+        lay = self.layout
+        arm = np.zeros(self.nv)
+        if self._use_armature:
+            for s in lay.slots:
+                if s.type != "free":
+                    arm[s.iv:s.iv + s.nv] = s.armature
+        self._arm = arm  # canonical diagonal; isotropic on ball joints, so also Simbody's
+        self._arm_o = np.zeros(self._nu)
+        self._arm_o[self._vperm] = arm
+        self._has_arm = bool(np.any(arm))
+        self._free = lay.free_slot()
+        self._balls = [s for s in lay.slots if s.type == "ball"]
+        self._simple = self._free is None and not self._balls
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+        fd = ("SimbodyMatterSubsystem.calcAcceleration with τ_o + the model's mobility "
+              "forces (SpringGeneralizedForce damping, Force.computeForce) and "
+              "getGravityBodyForces")
+        if self._has_arm:
+            fd = ("Simbody M (calcM) + armature (OpenSim has no rotor inertia) and the "
+                  "residual calcResidualForceIgnoringConstraints(v̇ = 0) with the model's "
+                  "forces, solved by the adapter (numpy)")
+        self.provides = {
+            "group_inertias": "Body mass, mass center and inertia (about the com) with "
+                              "getTransformInGround at neutral, over each joint's welded group",
+            "frame_pose": "PhysicalFrame.getTransformInGround after realizePosition",
+            "frame_jacobian": "SimbodyMatterSubsystem.calcFrameJacobian",
+            "mass_matrix": "SimbodyMatterSubsystem.calcM"
+                           + (" + armature (added by the adapter)" if self._has_arm else ""),
+            "bias_forces": "calcResidualForceIgnoringConstraints(v̇ = 0, gravity body forces)",
+            "forward_dynamics": fd,
+            "inverse_dynamics": "calcResidualForceIgnoringConstraints with the model's "
+                                "damping and gravity forces"
+                                + (" + armature·v̇" if self._has_arm else ""),
+            "integrate": "the adapter's composition (canonical_integrate): Simbody's Euler-"
+                         "angle q has no q ⊕ v of its own",
+            "inverse_dynamics_derivatives": "central differences (step FD_STEP) of "
+                                            "calcResidualForceIgnoringConstraints by the "
+                                            "adapter (Simbody has no derivatives); ∂τ/∂v̇ "
+                                            "= calcM (+ armature)",
+            "forward_dynamics_derivatives": "implicit-function theorem on those inverse-"
+                                            "dynamics derivatives at v̇ = forward_dynamics",
+            "frame_jacobian_drift": "calcFrameJacobian and calcBiasForFrameJacobian",
+            "native_constrained": "Simbody constraints (PointConstraint, WeldConstraint, "
+                                  "PointOnLineConstraint) and realizeAcceleration",
+            "native_contact": "SmoothSphereHalfSpaceForce on ContactSpheres against a "
+                              "ContactHalfSpace, Manager (RungeKuttaMerson)",
+        }
+
+    # ----- state layout -------------------------------------------------------------------
+    def _map_state(self):
+        """Index maps canonical ↔ Simbody found by writing each coordinate through
+        OpenSim's Coordinate API and seeing which q and u number moves."""
+        m, s = self._m, self._s
+        self._nq_o, self._nu = s.getNQ(), s.getNU()
+        rotors = getattr(self, "_rotors", [])
+        if self._nu != self.nv + len(rotors):
+            raise ModelRejected("opensim", f"Simbody nu {self._nu}, expected {self.nv}")
+        coords = {c.getName(): c for c in m.getCoordinateSet()}
+        self._slots = []  # (slot, q indices (Simbody), u indices (Simbody))
+        vperm = np.empty(self.nv, dtype=np.intp)  # u_o[vperm] = x in slot order of dofs
+        for slot in self.layout.slots:
+            if slot.type == "free":
+                names = [f"root_joint_coord_{k}" for k in range(6)]
+            elif slot.type == "ball":
+                names = [f"{slot.name}_{a}" for a in "xyz"]
+            else:
+                names = [slot.name]
+            qi, ui = [], []
+            for n in names:
+                c = coords[n]
+                probe = osim.State(s)
+                probe.setQ(osim.Vector(self._nq_o, 0.0))
+                probe.setU(osim.Vector(self._nu, 0.0))
+                c.setValue(probe, 0.5, False)
+                c.setSpeedValue(probe, 0.5)
+                qi.append(int(np.flatnonzero(probe.getQ().to_numpy())[0]))
+                ui.append(int(np.flatnonzero(probe.getU().to_numpy())[0]))
+            self._slots.append((slot, np.array(qi), np.array(ui)))
+            vperm[slot.iv:slot.iv + slot.nv] = ui
+        self._vperm = vperm
+        self._rotor_idx = []  # (rotor q, rotor u, canonical q, canonical v) of each rotor
+        for rname, slot in rotors:
+            c = coords[rname]
+            probe = osim.State(s)
+            probe.setQ(osim.Vector(self._nq_o, 0.0))
+            probe.setU(osim.Vector(self._nu, 0.0))
+            c.setValue(probe, 0.5, False)
+            c.setSpeedValue(probe, 0.5)
+            self._rotor_idx.append((int(np.flatnonzero(probe.getQ().to_numpy())[0]),
+                                    int(np.flatnonzero(probe.getU().to_numpy())[0]),
+                                    slot.iq, slot.iv, slot.type))
+
+    def _R_root(self, q):
+        return quat_xyzw_to_matrix(q[self._free.iq + 3:self._free.iq + 7])
+
+    def _P(self, q) -> np.ndarray:
+        """(nv, nv) orthogonal map v_o = P v (Simbody u order rows, canonical columns)."""
+        P = np.zeros((self._nu, self.nv))
+        for _, ur, _, iv, _ in self._rotor_idx:  # a rotor turns with its joint (1:1)
+            P[ur, iv] = 1.0
+        for slot, _, ui in self._slots:
+            a = slot.iv
+            if slot.type == "free":
+                R = quat_xyzw_to_matrix(q[slot.iq + 3:slot.iq + 7])
+                P[np.ix_(ui[0:3], range(a + 3, a + 6))] = R  # ω_W = R ω_B
+                P[np.ix_(ui[3:6], range(a, a + 3))] = R      # v_W = R v_B
+            elif slot.type == "ball":
+                P[np.ix_(ui, range(a, a + 3))] = quat_xyzw_to_matrix(q[slot.iq:slot.iq + 4])
+            else:
+                P[ui[0], a] = 1.0
+        return P
+
+    def _g(self, q, v, P) -> np.ndarray:
+        """(nv,) Simbody u order: Ṗ v (the free root's R_WB (ω_B × v_B) on v_W)."""
+        g = np.zeros(self._nu)
+        if self._free is not None:
+            slot, _, ui = self._slots[0]
+            a = slot.iv
+            R = quat_xyzw_to_matrix(q[slot.iq + 3:slot.iq + 7])
+            g[ui[3:6]] = R @ np.cross(v[a + 3:a + 6], v[a:a + 3])
+        return g
+
+    def _q_native(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        qo = np.zeros(self._nq_o)
+        for slot, qi, _ in self._slots:
+            a = slot.iq
+            if slot.type == "free":
+                qo[qi[0:3]] = xyz_body_fixed(quat_xyzw_to_matrix(q[a + 3:a + 7]))
+                qo[qi[3:6]] = q[a:a + 3]
+            elif slot.type == "ball":
+                qo[qi] = xyz_body_fixed(quat_xyzw_to_matrix(q[a:a + 4]))
+            elif slot.type == "continuous":
+                qo[qi[0]] = math.atan2(q[a + 1], q[a])
+            else:
+                qo[qi[0]] = q[a]
+        for qr, _, iq, _, kind in self._rotor_idx:
+            qo[qr] = math.atan2(q[iq + 1], q[iq]) if kind == "continuous" else q[iq]
+        return qo
+
+    def _q_canonical(self, qo) -> np.ndarray:
+        from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
+
+        q = np.empty(self.nq)
+        for slot, qi, _ in self._slots:
+            a = slot.iq
+            if slot.type == "free":
+                q[a:a + 3] = qo[qi[3:6]]
+                q[a + 3:a + 7] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(_rot_xyz(qo[qi[0:3]])))
+            elif slot.type == "ball":
+                q[a:a + 4] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(_rot_xyz(qo[qi])))
+            elif slot.type == "continuous":
+                q[a], q[a + 1] = math.cos(qo[qi[0]]), math.sin(qo[qi[0]])
+            else:
+                q[a] = qo[qi[0]]
+        return q
+
+    def _set(self, q, v=None, stage="position"):
+        """Write (q, v) into the State and realize ``stage``; returns P (or None)."""
+        s = self._s
+        s.setQ(osim.Vector.createFromMat(self._q_native(q)))
+        P = None if self._simple else self._P(np.asarray(q, dtype=float))
+        if v is not None:
+            v = np.asarray(v, dtype=float)
+            s.setU(osim.Vector.createFromMat(self._to_o(v, P)))
+        else:
+            s.setU(osim.Vector(self._nu, 0.0))
+        getattr(self._m, {"position": "realizePosition", "velocity": "realizeVelocity",
+                          "dynamics": "realizeDynamics"}[stage])(s)
+        return P
+
+    def _to_o(self, x, P):
+        """Canonical (nv,) → Simbody u order: P x."""
+        if P is not None:
+            return P @ x
+        out = np.zeros(self._nu)
+        out[self._vperm] = x
+        for _, ur, _, iv, _ in self._rotor_idx:
+            out[ur] = x[iv]
+        return out
+
+    def _from_o(self, y, P):
+        """Simbody u order (nv,) → canonical: Pᵀ y."""
+        return P.T @ y if P is not None else np.asarray(y)[self._vperm]
+
+    def _cols(self, J, P):
+        """(…, nv) Simbody columns → canonical columns: J P."""
+        return J @ P if P is not None else J[..., self._vperm]
+
+    # ----- forces -------------------------------------------------------------------------
+    def _applied(self, with_model_mobility=True):
+        """(mobility forces (nu,) Simbody order, body forces) of the model at the realized
+        State: gravity (getGravityBodyForces) and every Force's computeForce
+        (SpringGeneralizedForce damping) [N, N·m]."""
+        s, m = self._s, self._m
+        body = m.getGravityBodyForces(s)
+        mob = osim.Vector(self._nu, 0.0)
+        if with_model_mobility:  # each Force adds its share into both vectors
+            if any(f is None for f in self._producers):
+                raise ModelRejected("opensim", "a force element is not a ForceProducer")
+            for f in self._producers:
+                f.computeForce(s, body, mob)
+        return mob, body
+
+    def _residual(self, mob, body, udot_o) -> np.ndarray:
+        """M_o u̇ + C − applied (nu,): calcResidualForceIgnoringConstraints."""
+        out = osim.Vector()
+        self._mat.calcResidualForceIgnoringConstraints(
+            self._s, mob, body, osim.Vector.createFromMat(np.asarray(udot_o, dtype=float)),
+            out)
+        return out.to_numpy().copy()
+
+    def _M_o(self) -> np.ndarray:
+        M = osim.Matrix()
+        self._mat.calcM(self._s, M)
+        return M.to_numpy().copy()
+
+    # ----- protocol -------------------------------------------------------------------------
+    def group_inertias(self):
+        s = self._s
+        self._set(self.layout.neutral())
+        spec = self._spec
+        out = {}
+        for slot in self.layout.slots:
+            head = spec.root if slot.type == "free" else next(
+                j.child for j in spec.joints if j.name == slot.name)
+            members, stack = [], [head]
+            while stack:
+                b = stack.pop()
+                members.append(b)
+                stack.extend(j.child for j in spec.children(b) if j.type == "fixed")
+            items = []
+            for b in members:
+                X = self._bodies[b].getTransformInGround(s)
+                R, p = _np33(X.R()), _np3(X.p())
+                mass, com, Ib = self._body_props(b)
+                items.append((mass, p + R @ com, R @ Ib @ R.T))
+            out[slot.name] = spatial_inertia_world(*combine_inertias(items))
+        return out
+
+    def _body_props(self, name) -> tuple:
+        """(mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes) of a body
+        as OpenSim holds it, a point mass lent between a massless body and its parent
+        (mass_transfers) given back: the pair's mass distribution is the same."""
+        body = self._bodies[name]
+        mass, com = float(body.getMass()), _np3(body.getMassCenter())
+        mom, prod = _np3(body.getInertia().getMoments()), _np3(body.getInertia().getProducts())
+        Ib = np.array([[mom[0], prod[0], prod[1]], [prod[0], mom[1], prod[2]],
+                       [prod[1], prod[2], mom[2]]])
+        for dm, x in self._lent.get(name, ()):
+            m1 = mass + dm
+            if m1 <= 1e-12 * max(abs(dm), 1e-300):  # the massless body it was
+                return 0.0, np.zeros(3), np.zeros((3, 3))
+            c1 = (mass * com + dm * x) / m1
+            Ib = Ib + mass * _shift(com - c1) + dm * _shift(x - c1)
+            mass, com = m1, c1
+        return mass, com, 0.5 * (Ib + Ib.T)
+
+    def frame_poses(self, q, frames):
+        """(k, 12): one realizePosition, then getTransformInGround per frame."""
+        self._set(q)
+        out = np.empty((len(frames), 12))
+        for i, f in enumerate(frames):
+            X = self._frames[f][0].getTransformInGround(self._s)
+            out[i, :3], out[i, 3:] = _np3(X.p()), _np33(X.R()).reshape(-1)
+        return out
+
+    def frame_pose(self, q, frame):
+        return self.frame_poses(q, [frame])[0]
+
+    def _jac_o(self, frame):
+        """(6, nu) [v; ω] of a frame's origin, world axes, Simbody columns."""
+        _, p_B = self._frames[frame]
+        body = self._bodies[frame] if frame in self._bodies else self._body_of(frame)
+        J = osim.Matrix()
+        self._mat.calcFrameJacobian(self._s, body.getMobilizedBodyIndex(), _vec3(p_B), J)
+        J = J.to_numpy()
+        return np.vstack([J[3:6], J[0:3]]), body, p_B
+
+    def _body_of(self, frame):
+        f = next(x for x in self._spec.frames if x.name == frame)
+        return self._bodies[f.body]
+
+    def frame_jacobians(self, q, frames):
+        """(k, 6, nv): one realizePosition, calcFrameJacobian per frame (columns J_o P)."""
+        P = self._set(q)
+        return np.stack([self._cols(self._jac_o(f)[0], P) for f in frames])
+
+    def frame_jacobian(self, q, frame):
+        return self.frame_jacobians(q, [frame])[0]
+
+    def mass_matrix(self, q):
+        P = self._set(q)
+        M = self._M_o() + np.diag(self._arm_o)
+        return M[np.ix_(self._vperm, self._vperm)] if P is None else P.T @ M @ P
+
+    def bias_forces(self, q, v):
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        P = self._set(q, v, "dynamics")
+        _, body = self._applied(False)
+        h_o = self._residual(osim.Vector(self._nu, 0.0), body, np.zeros(self._nu))
+        if P is None:
+            return h_o[self._vperm]
+        return P.T @ (h_o + self._M_o() @ self._g(q, v, P))
+
+    def forward_dynamics(self, q, v, tau):
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        P = self._set(q, v, "dynamics")
+        mob, body = self._applied()
+        tau_o = self._to_o(np.asarray(tau, dtype=float), P)
+        if self._has_arm:
+            r = self._residual(mob, body, np.zeros(self._nu))
+            a_o = np.linalg.solve(self._M_o() + np.diag(self._arm_o), tau_o - r)
+        else:
+            f = osim.Vector.createFromMat(mob.to_numpy() + tau_o)
+            udot = osim.Vector()
+            A_GB = osim.VectorOfSpatialVec()
+            self._mat.calcAcceleration(self._s, f, body, udot, A_GB)
+            a_o = udot.to_numpy().copy()
+        if P is None:
+            return a_o[self._vperm]
+        return P.T @ (a_o - self._g(q, v, P))
+
+    def inverse_dynamics(self, q, v, vdot):
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        P = self._set(q, v, "dynamics")
+        mob, body = self._applied()
+        a_o = self._to_o(np.asarray(vdot, dtype=float), P)
+        if P is not None:
+            a_o = a_o + self._g(q, v, P)
+        tau_o = self._residual(mob, body, a_o) + self._arm_o * a_o
+        return self._from_o(tau_o, P)
+
+    def integrate(self, q, v, dt):
+        return canonical_integrate(self.layout, np.asarray(q, dtype=float),
+                                   np.asarray(v, dtype=float), float(dt))
+
+    # ----- native contact (harness/stages/contact/native.py) ---------------------------------
+    NATIVE_CONTACT_VARIANTS = (("smooth Hertz E 1e6", {}),
+                               ("smooth Hertz E 1e7", {"stiffness": 1e7}))
+    NATIVE_CONTACT_DEFAULTS = {"stiffness": 1e6, "dissipation": 2.0, "mu": 0.6,
+                               "viscous_friction": 0.0, "transition_velocity": 0.05,
+                               "point_radius": 1e-3, "dt": 1e-3, "accuracy": 1e-7}
+
+    def native_contact_statement(self, settings=None) -> tuple:
+        """(settings, one-line statement) of ``native_contact``: SmoothSphereHalfSpaceForce
+        parameters (stiffness [N/m²], dissipation [s/m], mu, viscous_friction [N·s/m],
+        transition_velocity [m/s]), the sphere radius standing for a contact point [m],
+        the sampling step dt [s] and the integrator accuracy."""
+        s = dict(self.NATIVE_CONTACT_DEFAULTS)
+        s.update(settings or {})
+        if set(s) != set(self.NATIVE_CONTACT_DEFAULTS):
+            raise ValueError(f"opensim native contact settings: "
+                             f"{sorted(self.NATIVE_CONTACT_DEFAULTS)}, got {sorted(s)}")
+        return s, (f"OpenSim SmoothSphereHalfSpaceForce (smoothed Hertz normal force with "
+                   f"Hunt–Crossley dissipation, smoothed Coulomb friction plus viscous "
+                   f"friction): stiffness {s['stiffness']:g} N/m², dissipation "
+                   f"{s['dissipation']:g} s/m, μ static = dynamic = {s['mu']:g}, viscous "
+                   f"{s['viscous_friction']:g} N·s/m, transition velocity "
+                   f"{s['transition_velocity']:g} m/s, OpenSim's default smoothing; declared "
+                   f"spheres as ContactSpheres, each contact point a sphere of radius "
+                   f"{s['point_radius']:g} m centred on it, the plane a ContactHalfSpace; "
+                   f"Manager RungeKuttaMerson (accuracy {s['accuracy']:g}), samples every "
+                   f"{s['dt']:g} s; force_W sampled every dt, linear in between, on a "
+                   f"PrescribedForce at the body origin")
+
+    def _add_contact(self, scene, s, force_fn):
+        """Before initSystem: the contact elements of ``native_contact`` and the pushing
+        PrescribedForce (world-frame force at the body origin, ``force_fn`` per axis)."""
+        from harness.core.spec import Sphere
+
+        m = self._m
+        ground = m.getGround()
+        hs = osim.ContactHalfSpace(osim.Vec3(0.0, 0.0, float(scene.plane.offset)),
+                                   osim.Vec3(0.0, math.pi / 2, 0.0), ground, "plane")
+        m.addContactGeometry(hs)  # OpenSim's half-space is x > 0: Ry(π/2) turns −x to +z
+        frames = {f.name: f for f in self._spec.frames}
+        for i, g in enumerate(scene.geometry):
+            f = frames.get(g.frame)
+            body = m.getBodySet().get(f.body if f is not None else g.frame)
+            loc = f.xyz if f is not None else (0.0, 0.0, 0.0)
+            r = g.radius if isinstance(g, Sphere) else s["point_radius"]
+            sph = osim.ContactSphere(float(r), _vec3(loc), body, f"contact_{i}")
+            m.addContactGeometry(sph)
+            force = osim.SmoothSphereHalfSpaceForce(f"contact_force_{i}", sph, hs)
+            force.set_stiffness(float(s["stiffness"]))
+            force.set_dissipation(float(s["dissipation"]))
+            force.set_static_friction(float(s["mu"]))
+            force.set_dynamic_friction(float(s["mu"]))
+            force.set_viscous_friction(float(s["viscous_friction"]))
+            force.set_transition_velocity(float(s["transition_velocity"]))
+            m.addForce(force)
+        push = osim.PrescribedForce("push", m.getBodySet().get(self._spec.root))
+        push.setForceIsInGlobalFrame(True)
+        push.setPointIsInGlobalFrame(False)
+        push.setForceFunctions(*force_fn)
+        push.setPointFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
+        m.addForce(push)
+
+    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+        """OpenSim's own contact on the declared geometry (one floating body): Manager from
+        canonical (q0 (7,), v0 (6,)) over [0, t_end] [s], a sample every dt; force_W(t) →
+        (3,) [N] at the body origin. {"t" (N,), "q" (N, 7), "v" (N, 6), "settings",
+        "statement"}."""
+        s, statement = self.native_contact_statement(settings)
+        if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
+            raise ValueError("opensim native contact: plane normal must be +z")
+        n = int(round(t_end / s["dt"]))
+        T = np.arange(n + 1) * s["dt"]
+        F = np.array([np.asarray(force_W(tt), dtype=float) for tt in T])
+        fns = []
+        for axis in range(3):
+            fn = osim.PiecewiseLinearFunction()
+            for tt, y in zip(T, F[:, axis]):
+                fn.addPoint(float(tt), float(y))
+            fns.append(fn)
+        h = type(self)(self.model, _spec=self._spec,
+                       _extra=lambda a: a._add_contact(scene, s, fns))
+        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        st = osim.State(h._s)
+        st.setQ(osim.Vector.createFromMat(h._q_native(q0)))
+        st.setU(osim.Vector.createFromMat(h._to_o(v0, h._P(q0))))
+        st.setTime(0.0)
+        mgr = osim.Manager(h._m)
+        mgr.setIntegratorMethod(osim.Manager.IntegratorMethod_RungeKuttaMerson)
+        mgr.setIntegratorAccuracy(float(s["accuracy"]))
+        mgr.initialize(st)
+        Q, V = np.empty((n + 1, 7)), np.empty((n + 1, 6))
+        Q[0], V[0] = q0, v0
+        for k in range(1, n + 1):
+            cur = mgr.integrate(float(T[k]))
+            Q[k] = q = h._q_canonical(cur.getQ().to_numpy())
+            V[k] = h._P(q).T @ cur.getU().to_numpy()
+        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+
+    # ----- dynamics derivatives (stage 6) --------------------------------------------------
+    FD_STEP = 1e-6  # [rad, m, rad/s, m/s] central-difference step (as MuJoCo's MJD_EPS)
+
+    def inverse_dynamics_derivatives(self, q, v, vdot):
+        """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: central differences of
+        inverse_dynamics with step FD_STEP, ∂/∂q along q ⊕ (±h e_i) (canonical
+        integrate); ∂τ/∂v̇ = mass_matrix (exact: τ is affine in v̇)."""
+        q, v, vdot = (np.asarray(x, dtype=float) for x in (q, v, vdot))
+        h, n = self.FD_STEP, self.nv
+        dq, dv = np.empty((n, n)), np.empty((n, n))
+        for i in range(n):
+            e = np.zeros(n)
+            e[i] = h
+            dq[:, i] = (self.inverse_dynamics(self.integrate(q, e, 1.0), v, vdot)
+                        - self.inverse_dynamics(self.integrate(q, -e, 1.0), v, vdot)) / (2 * h)
+            dv[:, i] = (self.inverse_dynamics(q, v + e, vdot)
+                        - self.inverse_dynamics(q, v - e, vdot)) / (2 * h)
+        return dq, dv, self.mass_matrix(q)
+
+    def forward_dynamics_derivatives(self, q, v, tau):
+        """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
+        inverse_dynamics_derivatives at v̇ = forward_dynamics(q, v, τ)."""
+        from harness.core.derivatives import implicit_forward
+
+        vdot = self.forward_dynamics(q, v, tau)
+        dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
+        return implicit_forward(dq, dv, self.mass_matrix(q))
+
+    # ----- read-back (stage 0, diagnosis) ---------------------------------------------------
+    @classmethod
+    def as_is_joints(cls, model) -> list:
+        """NotProvided: OpenSim has no URDF or MJCF reader of its own."""
+        raise NotProvided(cls.name, "as-is loading", _AS_IS_WHY)
+
+    def readback(self) -> dict:
+        """The opensim.Model as Simbody holds it at the canonical neutral q (format:
+        harness/stages/diagnosis/__init__.py)."""
+        s = self._s
+        self._set(self.layout.neutral())
+        bodies = {}
+        for name, body in self._bodies.items():
+            if not hasattr(body, "getMass"):
+                continue  # Ground (a fixed root named "ground"): not a body in OpenSim
+            X = body.getTransformInGround(s)
+            R, p = _np33(X.R()), _np3(X.p())
+            mass, com, Ib = self._body_props(name)
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = R, p
+            bodies[name] = {"mass": float(mass), "com_W": p + R @ com, "I_W": R @ Ib @ R.T,
+                            "X_WB": T}
+        damping = {}
+        for f in self._m.getForceSet():
+            sg = osim.SpringGeneralizedForce.safeDownCast(f)
+            if sg is not None:
+                damping[sg.get_coordinate()] = float(sg.getViscosity())
+        joints = {}
+        jset = {j.getName(): j for j in self._m.getJointSet()}
+        for slot, qi, ui in self._slots:
+            j = jset[slot.name]
+            Xc = j.getChildFrame().getTransformInGround(s)
+            Rc = _np33(Xc.R())
+            child = j.getChildFrame().findBaseFrame()
+            Xb = child.getTransformInGround(s)
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = _np33(Xb.R()), _np3(Xb.p())
+            if slot.type == "free":
+                kind, axis = "free", np.zeros(3)
+                native = ("X-Y-Z body-fixed angles, p_WB", "ω_W, v_W (world axes)")
+                cname = None
+            elif slot.type == "ball":
+                kind, axis = "ball", np.zeros(3)
+                native = ("X-Y-Z body-fixed angles", "w_FM in the parent's joint frame F")
+                cname = f"{slot.name}_x"
+            else:
+                kind = slot.type
+                axis = Rc[:, 0] if kind == "prismatic" else Rc[:, 2]
+                native = ("x", "ẋ") if kind == "prismatic" else ("θ", "θ̇")
+                cname = slot.name
+            lo = hi = None
+            js = next((x for x in self._spec.joints if x.name == slot.name), None)
+            if js is not None and js.lower is not None:
+                c = self._m.getCoordinateSet().get(cname)
+                lo, hi = float(c.getRangeMin()), float(c.getRangeMax())
+            dmp = damping.get(cname, 0.0) if cname else 0.0
+            joints[slot.name] = {
+                "type": kind, "body": child.getName(), "axis_W": np.asarray(axis),
+                "X_WJ": T, "lower": lo, "upper": hi, "limit_enforced": False,
+                "damping": dmp, "damping_applied": dmp, "friction": 0.0,
+                "friction_applied": 0.0,
+                "armature": float(self._arm[slot.iv]) if kind != "free" else 0.0,
+                "native_q": native[0], "native_v": native[1], "native_index": int(qi[0])}
+        return {"engine": self.name, "api": "opensim.Model after initSystem: Body mass, "
+                "mass center, inertia, getTransformInGround, joint child frames, coordinate "
+                "ranges, SpringGeneralizedForce viscosity; armature kept by the adapter",
+                "bodies": bodies, "joints": joints, "couplings": {},
+                "nq_native": int(self._nq_o), "nv_native": int(self._nu), "notes": []}
+
+    def ablated(self, changes: dict):
+        """A new adapter with ``damping=0`` (no SpringGeneralizedForce), ``armature=0``
+        or ``inertials={body: (m, com_W, I_W) at the canonical neutral}`` (the bodies'
+        mass properties); OpenSim applies no friction, limits or couplings here, so
+        removing them changes nothing."""
+        unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
+                                  "inertials"}
+        if unknown:
+            raise ValueError(f"opensim: cannot ablate {sorted(unknown)}")
+        spec = self._spec
+        if "damping" in changes:
+            spec = replace(spec, joints=tuple(replace(j, damping=0.0) for j in spec.joints))
+        if changes.get("inertials"):
+            from harness.model.prepared import PreparedModel as _PM
+
+            poses = _PM(spec, "ablation").body_poses_at_neutral()
+            bodies = []
+            for b in spec.bodies:
+                if b.name in changes["inertials"]:
+                    m_, c, I = changes["inertials"][b.name]
+                    p, R = poses[b.name]
+                    Ib = R.T @ np.asarray(I, dtype=float) @ R if m_ > 0 else np.zeros((3, 3))
+                    com = R.T @ (np.asarray(c, dtype=float) - p) if m_ > 0 else np.zeros(3)
+                    b = replace(b, mass=float(m_), com=tuple(com),
+                                inertia=tuple(0.5 * (Ib + Ib.T).reshape(-1)))
+                bodies.append(b)
+            spec = replace(spec, bodies=tuple(bodies))
+        return type(self)(self.model, _spec=spec,
+                          _armature=self._use_armature and "armature" not in changes)
+
+    def naive_dynamics(self, q, v, tau):
+        """(M, v̇) with the canonical arrays handed to Simbody unconverted (its q, u and
+        mobility forces in its own order); None if its nq/nu differ."""
+        if (self._nq_o, self._nu) != (len(q), len(v)):
+            return None
+        s = self._s
+        s.setQ(osim.Vector.createFromMat(np.asarray(q, dtype=float)))
+        s.setU(osim.Vector.createFromMat(np.asarray(v, dtype=float)))
+        self._m.realizeDynamics(s)
+        mob, body = self._applied()
+        f = osim.Vector.createFromMat(mob.to_numpy() + np.asarray(tau, dtype=float))
+        udot, A_GB = osim.Vector(), osim.VectorOfSpatialVec()
+        self._mat.calcAcceleration(s, f, body, udot, A_GB)
+        return self._M_o(), udot.to_numpy().copy()
+
+    # ----- constrained dynamics (stage 3) ----------------------------------------------------
+    def frame_jacobian_drift(self, q, v, frames):
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): calcFrameJacobian and
+        calcBiasForFrameJacobian (J̇_o u, [angular; linear] in Simbody), world axes; the
+        free root's Ṗ v enters as J_o g."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        P = self._set(q, v, "velocity")
+        g = self._g(q, v, P) if P is not None else None
+        J = np.empty((len(frames), 6, self.nv))
+        a = np.empty((len(frames), 6))
+        for i, f in enumerate(frames):
+            Jo, body, p_B = self._jac_o(f)
+            b = self._mat.calcBiasForFrameJacobian(self._s, body.getMobilizedBodyIndex(),
+                                                   _vec3(p_B))
+            a[i, :3], a[i, 3:] = _np3(b.get(1)), _np3(b.get(0))
+            if g is not None:
+                a[i] += Jo @ g
+            J[i] = self._cols(Jo, P)
+        return J, a
+
+    def _add_actuators(self, how):
+        """Before initSystem: a CoordinateActuator (optimal force 1, unbounded control) on
+        every coordinate of a moving joint, in canonical dof order, and for ``how ==
+        "controller"`` a PrescribedController driving them plus a PrescribedForce on the
+        free root's body (force and torque in the body frame at its origin)."""
+        m = self._m
+        names = []
+        for s in self.layout.slots:
+            if s.type == "free":
+                continue
+            coords = [s.name] if s.nv == 1 else [f"{s.name}_{a}" for a in "xyz"]
+            for c in coords:
+                a = osim.CoordinateActuator(c)
+                a.setName(f"{c}__tau")
+                a.setOptimalForce(1.0)
+                a.setMinControl(-math.inf)
+                a.setMaxControl(math.inf)
+                m.addForce(a)
+                names.append(a.getName())
+        self._actuators = names
+        if how == "controller":
+            self._add_rotors()
+            ctrl = osim.PrescribedController()
+            ctrl.setName("canonical_tau")
+            for n in names:
+                ctrl.addActuator(osim.CoordinateActuator.safeDownCast(
+                    m.getForceSet().get(n)))
+                ctrl.prescribeControlForActuator(n, osim.Constant(0.0))
+            m.addController(ctrl)
+            self._controller = ctrl
+            self._wrench = None
+            if self._spec.floating:
+                w = osim.PrescribedForce("root_wrench", m.getBodySet().get(self._spec.root))
+                w.setForceIsInGlobalFrame(False)
+                w.setPointIsInGlobalFrame(False)
+                w.setForceFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
+                w.setTorqueFunctions(osim.Constant(0.0), osim.Constant(0.0),
+                                     osim.Constant(0.0))
+                w.setPointFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
+                m.addForce(w)
+                self._wrench = w
+
+    def _add_rotors(self):
+        """Armature in a model Simbody integrates itself: for each one-dof joint with
+        armature a, a rotor pinned to the ground (inertia a I₃ about its fixed centre of mass
+        on a PinJoint; for a slide, a body of mass a on a SliderJoint perpendicular to gravity)
+        whose coordinate a CoordinateCouplerConstraint holds equal to the joint's. Its
+        kinetic energy is ½ a q̇² and it has no potential energy, so the constrained
+        system's equations are (M + a eeᵀ) v̇ = …: the canonical armature exactly."""
+        m, ground = self._m, self._m.getGround()
+        zero = osim.Vec3(0.0, 0.0, 0.0)
+        g = np.asarray(self._spec.gravity, dtype=float)
+        self._rotors = []
+        for s in self.layout.slots:
+            if s.type in ("free", "ball") or not (self._use_armature and s.armature > 0):
+                continue
+            a = float(s.armature)
+            if s.type == "prismatic":
+                d = np.cross(g, [1.0, 0.0, 0.0]) if np.linalg.norm(g) > 0 else np.eye(3)[0]
+                if np.linalg.norm(d) < 1e-9 * max(1.0, np.linalg.norm(g)):
+                    d = np.cross(g, [0.0, 1.0, 0.0])
+                body = osim.Body(f"{s.name}__rotor", a, zero, osim.Inertia(0.0, 0.0, 0.0))
+                A = _vec3(xyz_body_fixed(_align(d, 0)))
+                joint = osim.SliderJoint(f"{s.name}__rotor_joint", ground, zero, A, body,
+                                         zero, A)
+            else:
+                # mass 1 kg at the pin's origin: it never moves (OpenSim refuses a
+                # massless body at the end of a chain), so only the spin inertia counts
+                body = osim.Body(f"{s.name}__rotor", 1.0, zero, osim.Inertia(a, a, a))
+                joint = osim.PinJoint(f"{s.name}__rotor_joint", ground, zero, zero, body,
+                                      zero, zero)
+            m.addBody(body)
+            m.addJoint(joint)
+            rname = f"{s.name}__rotor"
+            joint.upd_coordinates(0).setName(rname)
+            joint.upd_coordinates(0).setRangeMin(-1e6)
+            joint.upd_coordinates(0).setRangeMax(1e6)
+            cc = osim.CoordinateCouplerConstraint()
+            cc.setName(f"{s.name}__rotor_coupler")
+            names = osim.ArrayStr()
+            names.append(s.name)
+            cc.setIndependentCoordinateNames(names)
+            cc.setDependentCoordinateName(rname)
+            cc.setFunction(osim.LinearFunction(1.0, 0.0))
+            m.addConstraint(cc)
+            self._rotors.append((rname, s))
+
+    def _helper(self, kind: str):
+        """The constrained (``"constrained"``: loop constraints, actuators driven by
+        setControls) or driven (``"driven"``: PrescribedController) twin, built once."""
+        cache = self.__dict__.setdefault("_helpers", {})
+        if kind not in cache:
+            cache[kind] = type(self)(self.model, _spec=self._spec,
+                                     _armature=self._use_armature,
+                                     _constraints=kind == "constrained",
+                                     _actuated="controls" if kind == "constrained"
+                                     else "controller")
+        return cache[kind]
+
+    # ----- engine-native stepping (replay, stage 5) -------------------------------------------
+    _INTEGRATORS = ("RungeKuttaMerson", "RungeKuttaFeldberg", "RungeKutta3", "RungeKutta2",
+                    "SemiExplicitEuler2", "Verlet", "CPodes")
+
+    _FIXED = {"Euler": "ExplicitEuler", "ExplicitEuler": "ExplicitEuler",
+              "RungeKutta2": "RungeKutta2", "RungeKutta3": "RungeKutta3",
+              "RungeKuttaMerson": "RungeKuttaMerson"}
+
+    def native_describe(self, settings=None):
+        """(settings, one-line statement) of ``native_rollout``: ``integrator`` (an OpenSim
+        Manager IntegratorMethod) with ``accuracy`` (error-controlled) or with ``dt`` [s]
+        (fixed-step mode: ceil(interval / dt) equal steps per grid interval; "Euler" is
+        ExplicitEuler)."""
+        s = dict(settings) if settings else {"integrator": "RungeKuttaMerson",
+                                             "accuracy": 1e-10}
+        fixed = "dt" in s
+        ok = (set(s) == {"integrator", "dt"} and s["integrator"] in self._FIXED
+              and float(s["dt"]) > 0) if fixed else (
+            set(s) == {"integrator", "accuracy"} and s["integrator"] in self._INTEGRATORS
+            and float(s["accuracy"]) > 0)
+        if not ok:
+            raise ValueError(f"opensim native settings: integrator one of "
+                             f"{list(self._INTEGRATORS)} with accuracy > 0, or one of "
+                             f"{list(self._FIXED)} with dt > 0; got {s}")
+        arm = (" Armature: per one-dof joint a rotor pinned to the ground (inertia a, or mass "
+               "a on a slide perpendicular to gravity) held to the joint by a "
+               "CoordinateCouplerConstraint (ratio 1): kinetic energy ½ a q̇², the canonical "
+               "armature, integrated by Simbody with constraint projection."
+               if self._has_arm else "")
+        how = (f"fixed-step mode, step = each grid interval / ceil(interval / "
+               f"{float(s['dt']):g} s)" if fixed else
+               f"error-controlled (accuracy {float(s['accuracy']):g})")
+        method = self._FIXED[s["integrator"]] if fixed else s["integrator"]
+        return s, (f"OpenSim Manager, IntegratorMethod {method}, {how}, constraint tolerance "
+                   "1e-12, one Manager.integrate per grid interval from the state it "
+                   "reached; τ of "
+                   "interval k as polynomials of time (degree ≤ 3, fitted to the interpolant "
+                   "at 4 Chebyshev points and checked at 3 more) in a PrescribedController on "
+                   "CoordinateActuators (one-dof joints) and a PrescribedForce on the free "
+                   "root's body (force and torque in the body frame at its origin: the "
+                   "canonical body wrench); joint damping by the model's "
+                   "SpringGeneralizedForce; q in Simbody's Euler-angle coordinates." + arm)
+
+    @staticmethod
+    def _segment_poly(controls, k, t0, t1):
+        """(nv, 4) coefficients (highest power first, in absolute time t [s]) of the
+        interpolant of grid interval k, exact for polynomials of degree ≤ 3; ValueError
+        if the interpolant is not one."""
+        x = 0.5 - 0.5 * np.cos(np.pi * (np.arange(4) + 0.5) / 4)  # Chebyshev in [0, 1]
+        ts = t0 + (t1 - t0) * x
+        Y = np.array([np.asarray(controls(k, tt), dtype=float) for tt in ts])
+        V = np.vander(ts - t0, 4)  # local powers, highest first
+        c_local = np.linalg.solve(V, Y)  # (4, nv)
+        chk = t0 + (t1 - t0) * np.array([0.0, 0.37, 1.0])
+        Yc = np.array([np.asarray(controls(k, tt), dtype=float) for tt in chk])
+        if np.abs(np.vander(chk - t0, 4) @ c_local - Yc).max() > 1e-10 * (1 + np.abs(Yc).max()):
+            raise ValueError("opensim native rollout: controls of interval "
+                             f"{k} are not a polynomial of degree ≤ 3")
+        # expand Σ c_i (t − t0)^(3−i) into powers of t
+        out = np.zeros((Y.shape[1], 4))
+        for i in range(4):
+            p = np.poly1d([1.0, -t0]) ** (3 - i)
+            out[:, 4 - len(p.coeffs):] += np.outer(c_local[i], p.coeffs)
+        return out
+
+    def native_rollout(self, q0, v0, t, controls, settings=None):
+        """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from OpenSim's Manager.
+
+        controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k (a polynomial
+        of degree ≤ 3 in t: zoh, linear and cubic controls)."""
+        if self._balls:
+            raise NotProvided(self.name, "native rollout", "ball joints: a CoordinateActuator "
+                              "applies τ_o = R_FM τ only frozen in q")
+        s, _ = self.native_describe(settings)
+        h = self._helper("driven")
+        m = h._m
+        t = np.asarray(t, dtype=float)
+        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        st = osim.State(h._s)
+        P = h._P(q0) if not h._simple or h._rotor_idx else None
+        st.setQ(osim.Vector.createFromMat(h._q_native(q0)))
+        st.setU(osim.Vector.createFromMat(h._to_o(v0, P)))
+        ctrl = h._controller
+        order = h._control_order()
+        real = np.ones(h._nu, dtype=bool)
+        for _, ur, _, _, _ in h._rotor_idx:
+            real[ur] = False
+        Q, V = np.empty((t.size, self.nq)), np.empty((t.size, self.nv))
+        Q[0], V[0] = q0, v0
+        fixed = "dt" in s
+        method = getattr(osim.Manager, "IntegratorMethod_" + (
+            self._FIXED[s["integrator"]] if fixed else s["integrator"]))
+        for k in range(t.size - 1):
+            C = self._segment_poly(controls, k, t[k], t[k + 1])
+            fn = lambda row: osim.PolynomialFunction(  # noqa: E731
+                osim.Vector.createFromMat(np.ascontiguousarray(row)))
+            for c, i in enumerate(order):
+                ctrl.prescribeControlForActuator(h._actuators[c], fn(C[i]))
+            if h._wrench is not None:
+                a = self._free.iv
+                h._wrench.setForceFunctions(fn(C[a]), fn(C[a + 1]), fn(C[a + 2]))
+                h._wrench.setTorqueFunctions(fn(C[a + 3]), fn(C[a + 4]), fn(C[a + 5]))
+            mgr = osim.Manager(m)
+            mgr.setIntegratorMethod(method)
+            if fixed:
+                n = max(1, int(np.ceil((t[k + 1] - t[k]) / float(s["dt"]) - 1e-9)))
+                mgr.setIntegratorFixedStepSize(float((t[k + 1] - t[k]) / n))
+            else:
+                mgr.setIntegratorAccuracy(float(s["accuracy"]))
+            mgr.setIntegratorConstraintTolerance(1e-12)
+            st.setTime(float(t[k]))
+            mgr.initialize(st)
+            st = osim.State(mgr.integrate(float(t[k + 1])))
+            qo, uo = st.getQ().to_numpy(), st.getU().to_numpy()
+            Q[k + 1] = q = h._q_canonical(qo)
+            Pk = h._P(q)
+            V[k + 1] = Pk[real].T @ uo[real]
+        return Q, V
+
+    def _control_order(self):
+        """(k,) canonical dof index of each actuator's control."""
+        return np.array([s.iv + k for s in self.layout.slots if s.type != "free"
+                         for k in range(s.nv)], dtype=np.intp)
+
+    def native_constrained_law(self) -> str:
+        kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}))
+        return ("Simbody constraints built by OpenSim (point: PointConstraint = "
+                "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; here "
+                f"{kinds}) with realizeAcceleration on the State (q, v set directly, τ as "
+                "CoordinateActuator controls through Model.setControls, damping by the "
+                "model's SpringGeneralizedForce): Simbody's own exact acceleration-level "
+                "solve; its multipliers are in Simbody's constraint frames, not compared")
+
+    def native_constrained(self, problem):
+        """Stage-3 native row: v̇ (N, nv) from Simbody's constrained realizeAcceleration
+        (exact: the same acceleration-level equations as the KKT solve)."""
+        if self._has_arm:
+            raise NotProvided(self.name, "native constrained dynamics", "armature: OpenSim "
+                              "has no rotor inertia in its dynamics")
+        if self._free is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "fixed-base models "
+                              "only")
+        h = self._helper("constrained")
+        order = h._control_order()
+        N = problem.Q.shape[0]
+        vd = np.empty((N, self.nv))
+        for k in range(N):
+            q, v = np.asarray(problem.Q[k], dtype=float), np.asarray(problem.V[k], dtype=float)
+            P = h._set(q, v, "velocity")
+            tau_o = h._to_o(np.asarray(problem.TAU[k], dtype=float), P)  # Simbody u order
+            ctrl = tau_o[h._vperm[order]]  # each actuator drives its coordinate's u
+            h._m.setControls(h._s, osim.Vector.createFromMat(ctrl))
+            h._m.realizeAcceleration(h._s)
+            udot = h._s.getUDot().to_numpy().copy()
+            vd[k] = udot[h._vperm] if P is None else P.T @ (udot - h._g(q, v, P))
+        return [{"solver": "realizeAcceleration", "exact": True, "vdot": vd, "lam": None,
+                 "law": self.native_constrained_law()}]

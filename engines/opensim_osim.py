@@ -1,0 +1,597 @@
+""".osim models in and out, read and written by OpenSim itself.
+
+Units: SI as OpenSim holds them — m, kg, kg·m² (inertia about the centre of mass, body
+axes), rad; poses are 4x4 homogeneous X_AB (frame B in frame A).
+
+* ``osim_to_spec(path, floating)`` → (FixtureSpec, notes): the model as ``opensim.Model``
+  parses it (after ``initSystem``), converted to the canonical tree (harness/core/spec.py).
+  Not validated here: harness/model/osim_import.py does that, naming the file.
+* ``write_osim(spec, path, build_model)``: the canonical model as an .osim file (the
+  OpenSim adapter's ``build_model``, passed in, then ``printToXML``), written atomically.
+* ``write_swing_files(spec, t, Q, labels, Y, folder, rate_hz, build_model)``: a fitted motion for
+  OpenSim — golfer.osim (with a MarkerSet), swing.mot (``motion_text``: OpenSim's storage
+  format, rotations in degrees, ``inDegrees=yes``) and markers.trc (``trc_text``, mm).
+
+An OpenSim joint joins a frame F on the parent body A (X_AF, an offset frame or the body)
+and a frame M on the child body B (X_BM): X_AB(q) = X_AF · X_FM(q) · X_MB. X_FM is a
+rotation about F's z (PinJoint), a translation along F's x (SliderJoint), a rotation
+about F's origin (BallJoint, FreeJoint with a translation), the identity (WeldJoint), or,
+for a CustomJoint, Trans(Σ f_k(q) a_k) · R(a_1, f_1(q)) R(a_2, f_2(q)) R(a_3, f_3(q))
+(three rotations about body-fixed axes, then translations along F's axes).
+
+Each moving element (an axis and its coordinate) becomes one canonical joint; a joint of
+several elements a chain of massless bodies ``<child>__<coordinate>``; the constant parts
+(offset frames, constant functions, intercepts) become the placements between them. The
+last element is folded into the child body when that is exact (a rotation whose axis
+passes through B's origin, any translation), else a weld ``<child>__fixed`` holds B.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+try:  # the binding; a missing one is reported by the registry, not here
+    import opensim
+except ImportError:  # pragma: no cover - exercised only without OpenSim
+    opensim = None
+
+# forces that carry no state-dependent load of their own in stages 0-2: set aside
+_ACTUATORS = ("CoordinateActuator", "PointActuator", "TorqueActuator",
+              "ActivationCoordinateActuator")
+
+
+def _mat(T) -> np.ndarray:
+    """4x4 numpy pose of a SimTK Transform."""
+    out = np.eye(4)
+    R, p = T.R(), T.p()
+    for i in range(3):
+        out[i, 3] = p.get(i)
+        for j in range(3):
+            out[i, :3][j] = R.get(i, j)
+    return out
+
+
+def _rot(axis, angle) -> np.ndarray:
+    """4x4 rotation by ``angle`` [rad] about the unit ``axis``."""
+    a = np.asarray(axis, dtype=float)
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    out = np.eye(4)
+    out[:3, :3] = np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+    return out
+
+
+def _trans(p) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, 3] = p
+    return out
+
+
+def _inv(X) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = X[:3, :3].T
+    out[:3, 3] = -X[:3, :3].T @ X[:3, 3]
+    return out
+
+
+def _vec3(v) -> np.ndarray:
+    return np.array([v.get(0), v.get(1), v.get(2)], dtype=float)
+
+
+def _quiet():
+    """OpenSim's log down to warnings (it prints every model it loads)."""
+    opensim.Logger.setLevelString("Warn")
+
+
+def _load(path: str, bad):
+    if opensim is None:
+        from harness.core.errors import EngineUnavailable
+
+        raise EngineUnavailable("opensim", "the opensim package does not import")
+    _quiet()
+    try:
+        model = opensim.Model(path)
+        model.finalizeConnections()
+        state = model.initSystem()
+    except Exception as e:  # OpenSim raises RuntimeError (or its own) for any bad file
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise bad(f"OpenSim cannot load it: {first}") from None
+    return model, state
+
+
+def osim_to_spec(path: str, floating: bool = False) -> tuple:
+    """(FixtureSpec, notes) of the .osim at ``path`` as OpenSim parses it [SI: m, kg,
+    kg·m², rad]; BadInput(path, problem) for content the canonical model cannot carry
+    (harness/model/osim_import.py lists what is read, set aside and refused)."""
+    from harness.core.conventions import matrix_to_rpy
+    from harness.core.errors import BadInput
+    from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
+
+    path = str(path)
+
+    def bad(problem):
+        return BadInput(path, problem)
+
+    model, _ = _load(path, bad)
+    notes: list = []
+    damping = _set_aside(model, notes, bad)
+    for c in model.getCoordinateSet():
+        if c.get_prescribed():
+            raise bad(f"coordinate {c.getName()} is prescribed (a driven motion): not "
+                      "supported")
+        if c.getDefaultValue() != 0 and not c.getDefaultLocked():
+            notes.append(f"coordinate {c.getName()}: default_value {c.getDefaultValue():g} "
+                         "is OpenSim's initial pose only; the canonical neutral is q = 0")
+
+    ground = model.getGround().getName()
+    bodies = []
+    for b in model.getBodySet():
+        I = b.getInertia()
+        mo, pr = _vec3(I.getMoments()), _vec3(I.getProducts())
+        Im = np.array([[mo[0], pr[0], pr[1]], [pr[0], mo[1], pr[2]], [pr[1], pr[2], mo[2]]])
+        bodies.append(Body(b.getName(), float(b.getMass()),
+                           tuple(float(x) for x in _vec3(b.getMassCenter())),
+                           tuple(float(x) for x in Im.reshape(-1))))
+
+    def pose(frame):
+        """(base body name, X_base_frame) of an OpenSim physical frame."""
+        base = frame.findBaseFrame().getName()
+        return base, _mat(frame.findTransformInBaseFrame())
+
+    def rpy(X):
+        return tuple(float(x) + 0.0 for x in matrix_to_rpy(X[:3, :3]))
+
+    def xyz(X):
+        return tuple(float(x) + 0.0 for x in X[:3, 3])
+
+    joints_in = list(model.getJointSet())
+    on_ground = [j for j in joints_in if pose(j.getParentFrame())[0] == ground]
+    free = [j for j in joints_in if j.getConcreteClassName() == "FreeJoint"]
+    if free and not (len(free) == 1 and len(on_ground) == 1
+                     and on_ground[0].getName() == free[0].getName()):
+        raise bad(f"FreeJoint {free[0].getName()}: a free joint is supported only as the one "
+                  "joint from the ground (the floating root)")
+    one_weld = len(on_ground) == 1 and on_ground[0].getConcreteClassName() == "WeldJoint"
+    is_floating = bool(free) or bool(floating)
+    if free and not floating:
+        notes.append(f"FreeJoint {free[0].getName()}: the model is imported as floating")
+    if is_floating and not free:
+        if not one_weld:
+            raise bad("with floating, the model must hang from the ground by one WeldJoint "
+                      "(found " + (", ".join(f"{j.getConcreteClassName()} {j.getName()}"
+                                             for j in on_ground[:3]) or "none") + ")")
+        notes.append(f"WeldJoint {on_ground[0].getName()}: replaced by the free root joint "
+                     "(its pose is dropped)")
+    keep_world = not is_floating and not (
+        one_weld and np.array_equal(_weld_pose(on_ground[0], pose), np.eye(4)))
+
+    joints, extra, scaled = [], [], {}
+    for j in joints_in:
+        kind, name = j.getConcreteClassName(), j.getName()
+        pbase, X_AF = pose(j.getParentFrame())
+        cbase, X_BM = pose(j.getChildFrame())
+        if cbase == ground:
+            raise bad(f"{kind} {name}: its child frame is on the ground (a reversed joint): "
+                      "not supported")
+        if pbase == ground and not keep_world:  # the free root, or the root's identity weld
+            locked = [j.get_coordinates(i).getName() for i in range(j.numCoordinates())
+                      if j.get_coordinates(i).getDefaultLocked()]
+            if locked:
+                raise bad(f"{kind} {name}: coordinate {locked[0]} is locked: a locked free "
+                          "root is not supported")
+            if kind == "FreeJoint" and not (np.array_equal(X_AF, np.eye(4))
+                                            and np.array_equal(X_BM, np.eye(4))):
+                notes.append(f"FreeJoint {name}: its offset frames are dropped (the free "
+                             "root joint sets the root body's pose)")
+            continue
+        parent = WORLD_BODY if pbase == ground else pbase
+        elements = _elements(j, kind, bad)
+        js, new = _chain(name, parent, cbase, X_AF, elements, _inv(X_BM), rpy, xyz, Joint,
+                         notes, scaled)
+        joints += js
+        extra += new
+    if keep_world:
+        if any(b.name == WORLD_BODY for b in bodies):
+            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
+                      "name for the ground it keeps")
+        notes.append(f"the ground is kept as the massless root body {WORLD_BODY!r}")
+    bodies = ([Body(WORLD_BODY, 0.0)] if keep_world else []) + bodies + \
+        [Body(n, 0.0) for n in extra]
+
+    joints = _with_damping(joints, damping, scaled, model, notes, bad)
+    frames = []
+    for comp in model.getComponentsList():  # offset frames a body owns: named frames
+        off = opensim.PhysicalOffsetFrame.safeDownCast(comp)
+        if off is None or opensim.Body.safeDownCast(off.getOwner()) is None:
+            continue
+        base, X = pose(off)
+        frames.append(Frame(off.getName(), base, xyz(X), rpy(X)))
+    for mk in model.getMarkerSet():
+        base, X = pose(mk.getParentFrame())
+        p = X[:3, :3] @ _vec3(mk.get_location()) + X[:3, 3]
+        if base == ground:
+            if not keep_world:
+                notes.append(f"marker {mk.getName()} is on the ground: dropped")
+                continue
+            base = WORLD_BODY
+        frames.append(Frame(mk.getName(), base, tuple(float(x) + 0.0 for x in p)))
+    g = _vec3(model.getGravity())
+    spec = FixtureSpec(name=model.getName(), bodies=tuple(bodies), joints=tuple(joints),
+                       frames=tuple(frames), gravity=tuple(float(x) for x in g),
+                       floating=is_floating, source=path)
+    return spec, notes
+
+
+def _with_damping(joints, damping, scaled, model, notes, bad) -> list:
+    """Joints with the viscosity of their coordinates' damping forces (scaled to the
+    canonical coordinate: d / s² for a slope s); a ball joint's three coordinates must
+    carry one value d (their speeds are the components of ω, so −d ω: the canonical
+    per-axis damping)."""
+    from dataclasses import replace
+
+    if not damping:
+        return joints
+    out, done = [], set()
+    cs = model.getCoordinateSet()
+    for j in joints:
+        if j.type in ("revolute", "prismatic") and j.name in damping:
+            out.append(replace(j, damping=damping[j.name] / scaled.get(j.name, 1.0) ** 2))
+            done.add(j.name)
+            continue
+        if j.type == "ball":
+            coords = [c.getName() for c in cs if c.getJoint().getName() == j.name]
+            vals = {damping[c] for c in coords if c in damping}
+            if vals:
+                if len(vals) != 1 or not all(c in damping for c in coords):
+                    raise bad(f"BallJoint {j.name}: its coordinates carry different "
+                              "damping: not supported (one per-axis value)")
+                out.append(replace(j, damping=damping[coords[0]]))
+                done.update(coords)
+                continue
+        out.append(j)
+    left = sorted(set(damping) - done)
+    if left:
+        raise bad(f"damping force on coordinate {left[0]}: its joint is not a canonical "
+                  "revolute, prismatic or ball joint (a locked coordinate): not supported")
+    return out
+
+
+def _weld_pose(j, pose):
+    _, X_AF = pose(j.getParentFrame())
+    _, X_BM = pose(j.getChildFrame())
+    return X_AF @ _inv(X_BM)
+
+
+def _set_aside(model, notes: list, bad) -> dict:
+    """Notes for what does not enter M or h; BadInput for forces and constraints that do.
+    Returns {coordinate: viscosity [N·m·s/rad or N·s/m]} of the SpringGeneralizedForces
+    of zero stiffness (joint damping)."""
+    muscles, actuators, off, damping = [], [], [], {}
+    for f in model.getForceSet():
+        kind = f.getConcreteClassName()
+        sg = opensim.SpringGeneralizedForce.safeDownCast(f)
+        if sg is not None and f.get_appliesForce() and sg.getStiffness() == 0:
+            c = sg.get_coordinate()
+            damping[c] = damping.get(c, 0.0) + float(sg.getViscosity())
+            continue
+        if opensim.Muscle.safeDownCast(f) is not None:
+            muscles.append(f.getName())
+        elif kind in _ACTUATORS:
+            actuators.append(f.getName())
+        elif not f.get_appliesForce():
+            off.append(f.getName())
+        else:
+            raise bad(f"force {f.getName()} ({kind}) acts on the model: not supported (the "
+                      "canonical model has no force elements; remove it or disable it "
+                      "with appliesForce false)")
+    if muscles:
+        notes.append(f"{len(muscles)} muscle(s) set aside ({', '.join(muscles[:5])}"
+                     f"{', …' if len(muscles) > 5 else ''}): they do not enter M or h; the "
+                     "harness applies generalized forces directly")
+    if actuators:
+        notes.append(f"{len(actuators)} actuator(s) set aside: the harness applies "
+                     "generalized forces directly")
+    if off:
+        notes.append(f"{len(off)} force(s) with appliesForce false set aside")
+    wraps = sum(b.getWrapObjectSet().getSize() for b in model.getBodySet()) + \
+        model.getGround().getWrapObjectSet().getSize()
+    if wraps:
+        notes.append(f"{wraps} wrap object(s) set aside: they shape muscle paths only")
+    for c in model.getConstraintSet():
+        if c.get_isEnforced():
+            raise bad(f"constraint {c.getName()} ({c.getConcreteClassName()}): not "
+                      "supported (the import reads a tree)")
+        notes.append(f"constraint {c.getName()} is not enforced: set aside")
+    n = model.getContactGeometrySet().getSize()
+    if n:
+        notes.append(f"{n} contact geometry(ies) set aside: no contact force acts in "
+                     "stages 0-2")
+    if model.getControllerSet().getSize():
+        notes.append(f"{model.getControllerSet().getSize()} controller(s) set aside")
+    return damping
+
+
+def _elements(j, kind, bad) -> list:
+    """X_FM(q) of one joint as a list of elements, applied left to right:
+    ("const", X), ("revolute"|"prismatic", axis (3,), coordinate, slope, intercept),
+    ("ball", coordinates)."""
+    name = j.getName()
+    where = f"{kind} {name}"
+    jc = [j.get_coordinates(i) for i in range(j.numCoordinates())]
+    if kind == "WeldJoint":
+        return []
+    if kind == "PinJoint":
+        return [("revolute", (0.0, 0.0, 1.0), jc[0], 1.0, 0.0)]
+    if kind == "SliderJoint":
+        return [("prismatic", (1.0, 0.0, 0.0), jc[0], 1.0, 0.0)]
+    if kind == "BallJoint":
+        for c in jc:
+            if c.getDefaultLocked():
+                raise bad(f"{where}: coordinate {c.getName()} is locked: a locked ball joint "
+                          "is not supported (use a WeldJoint)")
+        return [("ball", jc)]
+    if kind != "CustomJoint":
+        raise bad(f"{where}: joint type {kind} is not supported (supported: PinJoint, "
+                  "SliderJoint, BallJoint, WeldJoint, FreeJoint (root only), CustomJoint "
+                  "with Constant/LinearFunction axes)")
+    st = opensim.CustomJoint.safeDownCast(j).getSpatialTransform()
+    rot, tr, used = [], [], {}
+    for k in range(6):
+        ta = st.getTransformAxis(k)
+        label = f"{'rotation' if k < 3 else 'translation'}{k % 3 + 1}"
+        axis = _vec3(ta.getAxis())
+        nrm = np.linalg.norm(axis)
+        arr = ta.getCoordinateNamesInArray()
+        names = [arr.get(i) for i in range(arr.getSize())]
+        fn = ta.getFunction() if ta.hasFunction() else None
+        fkind = fn.getConcreteClassName() if fn is not None else "Constant"
+        if fn is None:
+            value = 0.0
+        elif fkind == "Constant":
+            value = opensim.Constant.safeDownCast(fn).getValue()
+        elif fkind == "LinearFunction" and len(names) == 1:
+            lf = opensim.LinearFunction.safeDownCast(fn)
+            slope, icpt = lf.getSlope(), lf.getIntercept()
+        else:
+            raise bad(f"{where}: {label} is a {fkind} of {len(names)} coordinate(s) "
+                      f"({', '.join(names) or 'none'}): only a Constant or a LinearFunction "
+                      "of one coordinate is supported (coupled or non-linear joint)")
+        if fkind == "LinearFunction" and len(names) == 1:
+            if names[0] in used:
+                raise bad(f"{where}: coordinate {names[0]} drives both {used[names[0]]} and "
+                          f"{label} (a coupled joint): not supported")
+            if slope == 0 or nrm == 0:
+                raise bad(f"{where}: {label} has slope {slope:g} or a zero axis")
+            used[names[0]] = label
+            c = next(c for c in jc if c.getName() == names[0])
+            scale = nrm if k >= 3 else 1.0  # a translation moves |axis| per unit
+            el = ("revolute" if k < 3 else "prismatic", tuple(axis / nrm), c,
+                  float(slope * scale), float(icpt * scale))
+        else:
+            if value != 0 and nrm == 0:
+                raise bad(f"{where}: {label} has a zero axis")
+            el = ("const", _rot(axis / nrm, value) if k < 3 else _trans(axis * value)) \
+                if value != 0 else None
+        if el is not None:
+            (rot if k < 3 else tr).append(el)
+    return tr + rot  # X_FM = Trans(Σ f_k a_k) · R1 R2 R3
+
+
+def _chain(name, parent, child, X_AF, elements, X_MB, rpy, xyz, Joint, notes,
+           scaled) -> tuple:
+    """(canonical joints, new massless bodies) from ``parent`` to ``child`` for
+    X_AF · elements · X_MB."""
+    out, new, pending, at = [], [], X_AF.copy(), parent
+    items = []
+    for el in elements:  # locked coordinates: constant at their default value
+        if el[0] in ("revolute", "prismatic") and el[2].getDefaultLocked():
+            c = el[2]
+            v = el[3] * c.getDefaultValue() + el[4]
+            notes.append(f"coordinate {c.getName()} is locked: its joint is a weld at the "
+                         f"default value {c.getDefaultValue():g}")
+            items.append(("const", _rot(el[1], v) if el[0] == "revolute"
+                          else _trans(np.asarray(el[1]) * v)))
+        else:
+            items.append(el)
+    moving = [i for i, el in enumerate(items) if el[0] != "const"]
+    if not moving:
+        X = X_AF
+        for el in items:
+            X = X @ el[1]
+        return [Joint(name, "fixed", parent, child, xyz(X @ X_MB), rpy(X @ X_MB))], []
+    last = moving[-1]
+    tail = np.eye(4)
+    for el in items[last + 1:]:
+        tail = tail @ el[1]
+    tail = tail @ X_MB
+    for i, el in enumerate(items):
+        if el[0] == "const":
+            if i < last:
+                pending = pending @ el[1]
+            continue
+        kind = el[0]
+        if kind == "ball":
+            jname, axis, slope, icpt = name, (0.0, 0.0, 1.0), 1.0, 0.0
+            lo = hi = None
+        else:
+            c = el[2]
+            axis, slope, icpt = np.asarray(el[1], float), el[3], el[4]
+            jname = c.getName()
+            if kind == "revolute" and icpt:
+                pending = pending @ _rot(axis, icpt)
+            elif kind == "prismatic" and icpt:
+                pending = pending @ _trans(axis * icpt)
+            if slope < 0:
+                axis = -axis
+            lo, hi = (None, None)
+            if c.getDefaultClamped():
+                lo, hi = sorted((abs(slope) * c.getRangeMin(), abs(slope) * c.getRangeMax()))
+                lo, hi = (lo, hi) if slope > 0 else (-hi, -lo)
+                lo, hi = min(lo, hi), max(lo, hi)
+            if abs(abs(slope) - 1.0) > 1e-15:
+                scaled[jname] = abs(slope)
+                notes.append(f"coordinate {jname}: the canonical coordinate is {abs(slope):g} "
+                             f"× OpenSim's (LinearFunction slope {slope:g})")
+        folds = i == last and (kind == "prismatic" or not np.any(tail[:3, 3]))
+        if folds:
+            X = pending @ tail
+            R_t = tail[:3, :3]
+            axis = R_t.T @ np.asarray(axis, float) if kind != "ball" else axis
+            out.append(_joint(Joint, kind, jname, at, child, X, axis, lo, hi, rpy, xyz))
+            return out, new
+        nxt = f"{child}__{jname}"
+        new.append(nxt)
+        out.append(_joint(Joint, kind, jname, at, nxt, pending, axis, lo, hi, rpy, xyz))
+        at, pending = nxt, np.eye(4)
+    out.append(Joint(f"{child}__fixed", "fixed", at, child, xyz(tail), rpy(tail)))
+    return out, new
+
+
+def _joint(Joint, kind, name, parent, child, X, axis, lo, hi, rpy, xyz):
+    ax = tuple(float(a) + 0.0 for a in np.asarray(axis, float) / np.linalg.norm(axis))
+    if kind == "ball":
+        return Joint(name, "ball", parent, child, xyz(X), rpy(X))
+    return Joint(name, kind, parent, child, xyz(X), rpy(X), ax, lo, hi)
+
+
+# ----- out -------------------------------------------------------------------------------
+def write_osim(spec, path, build_model) -> str:
+    """Write ``spec`` (a validated FixtureSpec) as an .osim file at ``path`` (atomic: a
+    temporary file beside it, then one rename); returns the path. ``build_model``: the
+    adapter's canonical model → opensim.Model builder (passed in, so this module does not
+    import the adapter's)."""
+    _quiet()
+    model = build_model(spec)
+    return _print_atomic(model, path)
+
+
+def _print_atomic(model, path) -> str:
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)) or ".",
+                               prefix=".osim-", suffix=".tmp")
+    os.close(fd)
+    try:
+        if not model.printToXML(tmp):
+            raise OSError(f"OpenSim could not write {path}")
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+# ----- a fitted motion out: model + coordinates (.mot) + markers (.trc) ------------------
+def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model) -> dict:
+    """Write ``folder``/golfer.osim (``spec`` with a MarkerSet: one marker per frame named
+    in ``labels``, its default pose the first row of Q, coordinates not clamped),
+    swing.mot (Q (N, nq) canonical [rad, m] on times t (N,) [s], rotations in degrees)
+    and markers.trc (Y (N, K, 3) [m] written in mm, NaN blank) at ``rate_hz`` [Hz].
+    The spec's moving joints must be revolute or prismatic (q = OpenSim's coordinate).
+    Returns {"model", "motion", "markers": path, "coordinates": [names]}; ``build_model``
+    as in ``write_osim``."""
+    from dataclasses import replace
+
+    from harness.core.errors import BadInput
+
+    _quiet()
+    moving = spec.moving_joints()
+    odd = [j.name for j in moving if j.type not in ("revolute", "prismatic")]
+    if spec.floating or odd:
+        raise BadInput(spec.source or spec.name, "the motion export writes revolute and "
+                       "prismatic coordinates only (found " + (", ".join(odd[:3]) or
+                                                              "a free root") + ")")
+    frames = {f.name: f for f in spec.frames}
+    missing = [lab for lab in labels if lab not in frames]
+    if missing:
+        raise BadInput(spec.source or spec.name, "markers without a frame on the model: "
+                       + ", ".join(missing[:5]))
+    # the markers go to the MarkerSet (points: a frame's orientation does not matter);
+    # the other named frames stay offset frames on their bodies
+    model = build_model(replace(spec, frames=tuple(f for f in spec.frames
+                                                   if f.name not in set(labels))))
+    bodies = model.getBodySet()
+    for lab in labels:
+        f = frames[lab]
+        model.addMarker(opensim.Marker(lab, bodies.get(f.body), opensim.Vec3(*f.xyz)))
+    model.finalizeConnections()
+    cs = model.getCoordinateSet()
+    names = [j.name for j in moving]
+    absent = [n for n in names if not cs.contains(n)]
+    if absent:
+        raise BadInput(spec.source or spec.name, "the OpenSim model has no coordinate named "
+                       + ", ".join(absent[:3]))
+    Q = np.asarray(Q, dtype=float)
+    rot = []
+    for k, n in enumerate(names):
+        c = cs.get(n)
+        c.setDefaultValue(float(Q[0, k]))
+        c.setDefaultClamped(False)
+        rot.append(c.getMotionType() == opensim.Coordinate.Rotational)
+    model.initSystem()
+    os.makedirs(folder, exist_ok=True)
+    paths = {"model": os.path.join(folder, "golfer.osim"),
+             "motion": os.path.join(folder, "swing.mot"),
+             "markers": os.path.join(folder, "markers.trc")}
+    _print_atomic(model, paths["model"])
+    _write_text_atomic(paths["motion"], motion_text(names, t, Q, rot))
+    _write_text_atomic(paths["markers"], trc_text(labels, t, Y, rate_hz,
+                                                  os.path.basename(paths["markers"])))
+    return paths | {"coordinates": names}
+
+
+def motion_text(names, t, Q, rotational) -> str:
+    """An OpenSim coordinate file (Storage format, version 1): time [s] and one column per
+    coordinate, rotations in degrees (``inDegrees=yes``), translations in m."""
+    t = np.asarray(t, dtype=float)
+    V = np.array(Q, dtype=float)
+    rot = np.asarray(rotational, dtype=bool)
+    V[:, rot] = np.degrees(V[:, rot])
+    head = ["swing", "version=1", f"nRows={len(t)}", f"nColumns={len(names) + 1}",
+            "inDegrees=yes", "endheader", "\t".join(["time", *names])]
+    rows = ["\t".join(f"{x:.17g}" for x in (tk, *row)) for tk, row in zip(t, V)]
+    return "\n".join(head + rows) + "\n"
+
+
+def trc_text(labels, t, Y, rate_hz: float, name: str) -> str:
+    """A marker file (.trc, PathFileType 4): positions Y (N, K, 3) [m] written in mm,
+    missing (NaN) samples left blank; frames numbered from 1 at times t (N,) [s]."""
+    Y = 1e3 * np.asarray(Y, dtype=float)
+    n, k = Y.shape[:2]
+    out = [f"PathFileType\t4\t(X/Y/Z)\t{name}",
+           "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\t"
+           "OrigDataStartFrame\tOrigNumFrames",
+           f"{rate_hz:g}\t{rate_hz:g}\t{n}\t{k}\tmm\t{rate_hz:g}\t1\t{n}",
+           "\t".join(["Frame#", "Time"] + [x for lab in labels for x in (lab, "", "")]),
+           "\t".join(["", ""] + [f"{a}{i + 1}" for i in range(k) for a in "XYZ"]),
+           ""]
+    for i in range(n):
+        cells = [str(i + 1), f"{t[i]:.17g}"]
+        for j in range(k):
+            p = Y[i, j]
+            cells += [""] * 3 if not np.all(np.isfinite(p)) else [f"{x:.6f}" for x in p]
+        out.append("\t".join(cells))
+    return "\n".join(out) + "\n"
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_text_atomic(path: str, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)) or ".",
+                               prefix=".osim-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,582 @@
+"""Choosing the control resolution (knot density) and the regularisation weights from the
+data, by held-out prediction (docs/resolution.md).
+
+Dimension legend: N frames t_i = i·h [s] (h = 0.01 s); M B-spline coefficients of the
+angle; k folds; S settings of the grid; F frequencies of the one-sided spectrum [Hz].
+
+Study problem: the benchmark pendulum of harness/fit/problems.py (p = 10 1/s², θ(0) =
+1 rad, θ̇(0) = 0, σ = 0.05 rad on θ only, h = 0.01 s) driven by an unknown control u(t)
+[rad/s², torque per unit inertia]:
+
+    θ̈ = −p sin θ + u(t),   u_true(t) = Σ_j A_j sin(2π f_j t + φ_j)   (``FORCING``)
+
+Data by SciPy DOP853 (rtol = atol = 1e-12), seeded Gaussian noise on θ.
+
+Fit (the swing fit's formulation, harness/fit/trajectory.py, on one coordinate): θ(t) =
+B(t) c, a degree-5 clamped B-spline with knots every ``knot_frames`` frames; the control is
+the inverse dynamics along the spline, u(t_i) = θ̈(t_i) + p sin θ(t_i), so the dynamics hold
+exactly and the knot density *is* the control resolution. Unknowns z = [c (M), p]. The
+objective is a sum of squared residual blocks, each reported separately:
+
+    misfit      1/N_fit Σ_{i fitted} ((θ(t_i) − y_i)/σ)²                        [–]
+    effort      w_effort/N Σ_i u_i²                              (w_effort [s⁴/rad²])
+    smoothness  w_smooth/(N−1) Σ_i ((u_{i+1} − u_i)/h)²           (w_smooth [s⁶/rad²])
+    prior       w_prior ((p − μ_p)/σ_p)²                          (w_prior [–])
+
+(the collocation objective's definitions, harness/fit/collocation.py). Solved by
+Levenberg–Marquardt on the stacked residuals with the exact Jacobian (banded normal
+equations bordered by p, ``SplineFit``).
+
+Held-out prediction: k-fold over time with interleaved frames (fold j holds out the frames
+with i mod k = j, every frame is held out exactly once); each fold is fitted on the other
+frames and scored by the mean whitened squared error of the fitted θ at its held-out
+frames. CV(s) is the mean over folds, SE(s) their standard deviation over √k. The choice
+is the one-standard-error rule: among the settings with CV ≤ CV_min + SE(at the minimum),
+the one with the fewest effective degrees of freedom (edf = tr(J_d H⁻¹ J_dᵀ) of the
+full-data fit, J_d the misfit rows, H = JᵀJ: a complexity measure comparable across
+knot densities and weights). The settings inside that band are the choice's uncertainty.
+
+Control spectrum: Hann-windowed one-sided periodogram [(rad/s²)²/Hz]. Noise floor: the
+spectrum a control obtains from the measurement noise alone by differentiating θ twice,
+S_floor(f) = 2 σ̂² h (4 sin²(π f h)/h²)², with σ̂ estimated from the data by the third
+difference, σ̂ = 1.4826 · median|Δ³y − median Δ³y| / √20 (Δ³ of white noise has variance
+20 σ²; the motion's own third difference, ~|θ'''| h³ ≈ 1e-5 rad, is far below σ).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from harness.core.errors import BadInput
+from harness.fit import problems as P
+from harness.fit.trajectory import basis, knots
+
+STUDIES = ("resolution",)
+DEGREE = 5
+STUDY_N = 301                       # frames (3 s at h = 0.01 s)
+FOLDS = 5
+# unknown control of the study: (amplitude rad/s², frequency Hz, phase rad)
+FORCING = ((3.0, 0.3, 0.0), (8.0, 1.5, 0.7))
+# prior on p: the benchmark's nominal value (here the truth) and its uncertainty (1/s²)
+PRIOR_MEAN = P.PENDULUM_TRUE_P
+PRIOR_SIGMA = 0.5
+DEFAULT_GRID = {"knot_frames": (1, 2, 4, 8, 16, 32),
+                "w_smooth": (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1),
+                "w_effort": (0.0, 1e-3),
+                "w_prior": (0.0, 1.0)}
+AXES = ("knot_frames", "w_effort", "w_smooth", "w_prior")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One grid point: knots every ``knot_frames`` frames; weights as in the module
+    docstring (w_effort s⁴/rad², w_smooth s⁶/rad², w_prior dimensionless)."""
+    knot_frames: int
+    w_effort: float
+    w_smooth: float
+    w_prior: float
+
+    def as_dict(self) -> dict:
+        return {"knot_frames": int(self.knot_frames), "w_effort": float(self.w_effort),
+                "w_smooth": float(self.w_smooth), "w_prior": float(self.w_prior)}
+
+    def complexity_key(self) -> tuple:
+        """Tie-break order of the one-SE rule: coarser knots, then larger weights, first."""
+        return (-self.knot_frames, -self.w_smooth, -self.w_effort, -self.w_prior)
+
+
+# ----------------------------------------------------------------------------- data
+def true_control(t) -> np.ndarray:
+    """u_true (len(t),) rad/s² at times t [s]."""
+    t = np.asarray(t, float)
+    return sum(a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in FORCING)
+
+
+def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_H,
+                         sigma: float = P.PENDULUM_SIGMA):
+    """(t (N,) s, x_true (N, 2) [rad, rad/s], u_true (N,) rad/s², y (N,) rad): the
+    benchmark pendulum driven by u_true, DOP853 (rtol = atol = 1e-12), seeded noise σ."""
+    p = P.PENDULUM_TRUE_P
+    t = h * np.arange(N)
+    sol = solve_ivp(lambda tt, x: [x[1], -p * math.sin(x[0]) + float(true_control([tt])[0])],
+                    (0.0, t[-1]), list(P.PENDULUM_X0), method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=t)
+    x_true = sol.y.T
+    y = x_true[:, 0] + sigma * np.random.default_rng(seed).normal(size=N)
+    return t, x_true, true_control(t), y
+
+
+def noise_sigma(y) -> float:
+    """σ̂ [unit of y] of white measurement noise from the third difference (module
+    docstring): robust (MAD) standard deviation of Δ³y over √20."""
+    d3 = np.diff(np.asarray(y, float), 3)
+    return float(1.4826 * np.median(np.abs(d3 - np.median(d3))) / math.sqrt(20.0))
+
+
+def periodogram(x, h: float):
+    """(f (F,) Hz, S (F,) [unit²/Hz]): Hann-windowed one-sided periodogram of x (N,)
+    sampled every h s, mean removed; white noise of variance s² gives S ≈ 2 s² h."""
+    x = np.asarray(x, float)
+    w = np.hanning(x.size)
+    X = np.fft.rfft((x - x.mean()) * w)
+    S = 2.0 * h * np.abs(X) ** 2 / float(np.sum(w * w))
+    S[0] /= 2.0
+    if x.size % 2 == 0:
+        S[-1] /= 2.0
+    return np.fft.rfftfreq(x.size, h), S
+
+
+def control_noise_floor(f, sigma: float, h: float) -> np.ndarray:
+    """S_floor (F,) [(rad/s²)²/Hz] at f [Hz]: white angle noise σ [rad] differentiated
+    twice by the second difference over h² (module docstring)."""
+    g = 4.0 * np.sin(np.pi * np.asarray(f, float) * h) ** 2 / h ** 2
+    return 2.0 * sigma ** 2 * h * g ** 2
+
+
+def spectrum_summary(f, S_fit, floor) -> dict:
+    """Power of the fitted control above the noise floor: the fraction of its power at
+    frequencies where its spectrum exceeds the floor [–], and the highest such frequency
+    [Hz] (f > 0)."""
+    pos = f > 0
+    above = pos & (S_fit > floor)
+    tot = float(np.sum(S_fit[pos]))
+    return {"power_above_floor_fraction": float(np.sum(S_fit[above]) / tot) if tot > 0 else 0.0,
+            "f_max_above_floor_hz": float(f[above].max()) if above.any() else 0.0}
+
+
+# ----------------------------------------------------------------------------- fit
+class SplineFit:
+    """The study's fit on frames t (N,) with data y (N,) rad (module docstring).
+
+    Every residual row touches at most W = DEGREE + 2 consecutive spline coefficients
+    (from its row's first support column) and p, so JᵀJ is a banded block (half-bandwidth
+    W − 1) bordered by the p row: assembled directly in LAPACK banded storage and solved
+    by a banded Cholesky factorisation and a Schur complement for p."""
+
+    W = DEGREE + 2
+
+    def __init__(self, t, y, sigma: float, knot_frames: int,
+                 prior_mean: float = PRIOR_MEAN, prior_sigma: float = PRIOR_SIGMA):
+        self.t = np.asarray(t, float)
+        self.y = np.asarray(y, float)
+        self.N = self.t.size
+        self.h = float(self.t[1] - self.t[0])
+        self.sigma, self.mu_p, self.sig_p = float(sigma), float(prior_mean), float(prior_sigma)
+        self.knot_frames = int(knot_frames)
+        tk = knots(self.t[0], self.t[-1], self.knot_frames * self.h, DEGREE)
+        B0, _, B2 = (B.toarray() for B in basis(tk, DEGREE, self.t))
+        self.M = B0.shape[1]
+        W, M = self.W, self.M
+        nz = (B0 != 0) | (B2 != 0)
+        self.S = np.minimum(np.argmax(nz, axis=1), M - W + 1)       # first support column
+        cols = np.minimum(self.S[:, None] + np.arange(W), M - 1)
+        pad = self.S[:, None] + np.arange(W) > M - 1
+        self.V0 = np.where(pad, 0.0, np.take_along_axis(B0, cols, 1))   # (N, W)
+        self.V2 = np.where(pad, 0.0, np.take_along_axis(B2, cols, 1))
+        self.cols = cols
+        self.dS = np.diff(self.S)
+        # every nonzero of a row inside its window, consecutive windows ≤ 1 column apart
+        if self.dS.min() < 0 or self.dS.max() > 1 or not np.allclose(
+                np.abs(self.V0).sum(1), np.abs(B0).sum(1), rtol=1e-14, atol=0) \
+                or not np.allclose(np.abs(self.V2).sum(1), np.abs(B2).sum(1), rtol=1e-14, atol=0):
+            raise BadInput("--knot-frames", f"{knot_frames}: the spline's support does not fit "
+                                            "the banded layout")
+        a, b = np.triu_indices(W)
+        self._a, self._b = a, b
+        # banded storage index of H[s + a, s + b] (upper: row u + i − j, column j), u = W − 1
+        self._band_idx = ((W - 1 + a - b)[None, :] * M
+                          + np.minimum(self.S[:, None] + b[None, :], M - 1))
+
+    def _theta(self, c):
+        """θ (N,) rad at the frames for the coefficients c (M,)."""
+        return np.sum(self.V0 * c[self.cols], axis=1)
+
+    def control(self, z):
+        """(θ (N,) rad, u (N,) rad/s²) at the frames."""
+        c, p = z[:-1], z[-1]
+        th = self._theta(c)
+        return th, np.sum(self.V2 * c[self.cols], axis=1) + p * np.sin(th)
+
+    def _rows(self, z, s: Setting, fit_mask):
+        """The four residual blocks as (row index into S (R,), values (R, W), p column
+        (R,), residual (R,)) each, already weighted."""
+        c, p = z[:-1], z[-1]
+        N = self.N
+        nf = int(np.count_nonzero(fit_mask))
+        th = self._theta(c)
+        u = np.sum(self.V2 * c[self.cols], axis=1) + p * np.sin(th)
+        Ju = self.V2 + (p * np.cos(th))[:, None] * self.V0
+        a_d = 1.0 / (self.sigma * math.sqrt(nf))
+        a_e = math.sqrt(s.w_effort / N)
+        a_s = math.sqrt(s.w_smooth / (N - 1)) / self.h
+        a_p = math.sqrt(s.w_prior) / self.sig_p
+        idx = np.flatnonzero(fit_mask)
+        data = (idx, a_d * self.V0[idx], np.zeros(nf), a_d * (th[idx] - self.y[idx]))
+        eff = (np.arange(N), a_e * Ju, a_e * np.sin(th), a_e * u)
+        # (u_{i+1} − u_i): the next row's support starts dS later (0 or 1 column)
+        Dv = -Ju[:-1].copy()
+        sh = self.dS == 1
+        Dv[~sh] += Ju[1:][~sh]
+        Dv[sh, 1:] += Ju[1:][sh, :-1]
+        smo = (np.arange(N - 1), a_s * Dv, a_s * np.diff(np.sin(th)), a_s * np.diff(u))
+        return data, eff, smo, a_p * (p - self.mu_p), a_p
+
+    def _normal(self, blocks, M, ab_first=None):
+        """(banded H_cc (W, M), b = H_cp (M,), d = H_pp, g_c (M,), g_p) of the rows;
+        ``ab_first``: the first block's banded JᵀJ if already known (the misfit rows'
+        is constant for a given set of fitted frames)."""
+        W = self.W
+        ab = np.zeros(W * M) if ab_first is None else ab_first.ravel().copy()
+        bvec = np.zeros(M)
+        gc = np.zeros(M)
+        d = gp = 0.0
+        for k, (ri, V, vp, r) in enumerate(blocks):
+            if not V.size or not V.any():   # an empty block or a zero weight
+                continue
+            if k or ab_first is None:
+                outer = V[:, self._a] * V[:, self._b]
+                ab += np.bincount(self._band_idx[ri].ravel(), outer.ravel(), W * M)
+            cl = self.cols[ri].ravel()
+            bvec += np.bincount(cl, (V * vp[:, None]).ravel(), M)
+            gc += np.bincount(cl, (V * r[:, None]).ravel(), M)
+            d += float(vp @ vp)
+            gp += float(vp @ r)
+        return ab.reshape(W, M), bvec, d, gc, gp
+
+    def residuals(self, z, s: Setting, fit_mask=None) -> np.ndarray:
+        """Stacked residual blocks (misfit, effort, smoothness, prior) (R,)."""
+        fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
+        data, eff, smo, rp, _ = self._rows(z, s, fit_mask)
+        return np.concatenate([data[3], eff[3], smo[3], [rp]])
+
+    def initial(self, fit_mask=None) -> np.ndarray:
+        """z0: the spline through the fitted frames' data only (least squares, tiny
+        ridge: a held-out frame never enters a fold's start), p at the prior mean."""
+        M = self.M
+        m = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
+        cols, V0 = self.cols[m], self.V0[m]
+        A = np.zeros((M, M))
+        np.add.at(A, (cols[:, :, None], cols[:, None, :]), V0[:, :, None] * V0[:, None, :])
+        A[np.diag_indices_from(A)] += 1e-10 * np.trace(A) / M
+        rhs = np.bincount(cols.ravel(), (V0 * self.y[m][:, None]).ravel(), M)
+        return np.r_[np.linalg.solve(A, rhs), self.mu_p]
+
+    def _step(self, ab, bvec, d, gc, gp, lam):
+        """Solve (H + λ diag H) δ = −g (banded Cholesky + Schur complement for p)."""
+        from scipy.linalg import cho_solve_banded, cholesky_banded
+
+        W = self.W
+        A = ab.copy()
+        diag = A[W - 1]
+        floor = 1e-12 * (diag.max() + d + 1.0)
+        A[W - 1] = diag + lam * diag + floor
+        dd = d + lam * d + floor
+        cf = cholesky_banded(A, lower=False)
+        X = cho_solve_banded((cf, False), np.stack([gc, bvec], axis=1))
+        schur = dd - bvec @ X[:, 1]
+        dp = -(gp - bvec @ X[:, 0]) / schur
+        dc = -X[:, 0] - X[:, 1] * dp
+        return np.r_[dc, dp]
+
+    def solve(self, s: Setting, fit_mask=None, z0=None, max_iter: int = 200,
+              tol: float = 1e-11) -> dict:
+        """Levenberg–Marquardt (Marquardt scaling); returns {z, cost, iterations,
+        converged, mask}."""
+        fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
+        z = self.initial(fit_mask) if z0 is None else np.array(z0, float)
+
+        def evaluate(z):
+            data, eff, smo, rp, a_p = self._rows(z, s, fit_mask)
+            cost = sum(float(b[3] @ b[3]) for b in (data, eff, smo)) + rp * rp
+            return cost, (data, eff, smo, rp, a_p)
+
+        cost, parts = evaluate(z)
+        ab_data = self._normal((parts[0],), self.M)[0]    # constant: linear misfit rows
+        lam, conv, it = 1e-6, False, 0
+        for it in range(1, max_iter + 1):
+            data, eff, smo, rp, a_p = parts
+            ab, bvec, d, gc, gp = self._normal((data, eff, smo), self.M, ab_first=ab_data)
+            d += a_p * a_p
+            gp += a_p * rp
+            while True:
+                step = self._step(ab, bvec, d, gc, gp, lam)
+                zn = z + step
+                cn, pn = evaluate(zn)
+                if np.isfinite(cn) and cn <= cost:
+                    break
+                lam *= 10.0
+                if lam > 1e12:
+                    break
+            if not (np.isfinite(cn) and cn <= cost):
+                conv = True   # no decrease possible: at the minimum to round-off
+                break
+            dec = cost - cn
+            z, parts, cost = zn, pn, cn
+            lam = max(lam / 10.0, 1e-12)
+            if dec <= tol * max(cost, 1e-300) or np.linalg.norm(step) <= 1e-12 * (
+                    1.0 + np.linalg.norm(z)):
+                conv = True
+                break
+        return {"z": z, "cost": float(cost), "iterations": it, "converged": conv,
+                "mask": fit_mask, "setting": s}
+
+    def jacobian(self, z, s: Setting, fit_mask=None) -> np.ndarray:
+        """Dense Jacobian (R, M + 1) of ``residuals`` (for checks and the edf)."""
+        fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
+        data, eff, smo, _, a_p = self._rows(z, s, fit_mask)
+        out = []
+        for ri, V, vp, _ in (data, eff, smo):
+            J = np.zeros((len(ri), self.M + 1))
+            np.add.at(J, (np.arange(len(ri))[:, None], self.cols[ri]), V)
+            J[:, -1] = vp
+            out.append(J)
+        Jp = np.zeros((1, self.M + 1))
+        Jp[0, -1] = a_p
+        return np.vstack(out + [Jp])
+
+    def blocks(self, fit_mask) -> tuple:
+        """Row slices of the misfit, effort, smoothness and prior blocks."""
+        nf = int(np.count_nonzero(fit_mask))
+        N = self.N
+        return (slice(0, nf), slice(nf, nf + N), slice(nf + N, nf + 2 * N - 1),
+                slice(nf + 2 * N - 1, nf + 2 * N))
+
+    def components(self, sol: dict, s: Setting) -> tuple:
+        """({measurement, effort, smoothness, prior, total} at a solution (module
+        docstring), the unweighted regularisation norms)."""
+        r = self.residuals(sol["z"], s, sol["mask"])
+        bd, be, bs, bp = self.blocks(sol["mask"])
+        comp = {"measurement": float(r[bd] @ r[bd]), "effort": float(r[be] @ r[be]),
+                "smoothness": float(r[bs] @ r[bs]), "prior": float(r[bp] @ r[bp])}
+        comp["total"] = sum(comp.values())
+        _, u = self.control(sol["z"])
+        p = float(sol["z"][-1])
+        norms = {"effort_mean_u2": float(np.mean(u * u)),
+                 "smoothness_mean_du2": float(np.mean((np.diff(u) / self.h) ** 2)),
+                 "prior_z2": float(((p - self.mu_p) / self.sig_p) ** 2)}
+        return comp, norms
+
+    def edf(self, sol: dict) -> float:
+        """Effective degrees of freedom tr(J_d H⁻¹ J_dᵀ) of a solution [–] (H = JᵀJ)."""
+        J = self.jacobian(sol["z"], sol["setting"], sol["mask"])
+        Jd = J[self.blocks(sol["mask"])[0]]
+        H = J.T @ J
+        H[np.diag_indices_from(H)] += 1e-12 * (np.abs(np.diag(H)).max() + 1.0)
+        X = np.linalg.solve(H, Jd.T)
+        return float(np.sum(Jd.T * X))
+
+
+# ----------------------------------------------------------------------------- grid
+def parse_values(flag: str, text, integer: bool = False) -> tuple:
+    """The values of one grid axis from a CLI option ("1e-6" or "1e-6,1e-4,…");
+    BadInput naming ``flag`` unless every value is finite and ≥ 0 (knot frames: integers
+    ≥ 1)."""
+    if isinstance(text, (int, float)):
+        items = [text]
+    else:
+        items = [v.strip() for v in str(text).split(",") if v.strip()]
+    if not items:
+        raise BadInput(flag, "give one value or a comma-separated list")
+    out = []
+    for v in items:
+        try:
+            x = int(v) if integer else float(v)
+        except (TypeError, ValueError):
+            kind = "an integer" if integer else "a number"
+            raise BadInput(flag, f"{v!r} is not {kind}") from None
+        if integer and not 1 <= x <= 100:
+            raise BadInput(flag, f"knot spacing must be 1 … 100 frames, got {x}")
+        if not integer and not (math.isfinite(x) and x >= 0):
+            raise BadInput(flag, f"weights must be finite and >= 0, got {v}")
+        out.append(x)
+    return tuple(sorted(set(out)))
+
+
+def make_grid(knot_frames=None, w_effort=None, w_smooth=None, w_prior=None) -> dict:
+    """The study grid: each axis from its CLI text (``parse_values``) or the default."""
+    g = {}
+    for name, val in (("knot_frames", knot_frames), ("w_effort", w_effort),
+                      ("w_smooth", w_smooth), ("w_prior", w_prior)):
+        flag = "--" + name.replace("_", "-")
+        g[name] = DEFAULT_GRID[name] if val is None else parse_values(
+            flag, val, integer=name == "knot_frames")
+    return g
+
+
+def settings_of(grid: dict) -> list:
+    """[Setting] (S,) of the grid's Cartesian product, w_smooth varying fastest (the
+    order the warm starts follow)."""
+    return [Setting(kf, we, ws, wp) for kf in grid["knot_frames"] for wp in grid["w_prior"]
+            for we in grid["w_effort"] for ws in grid["w_smooth"]]
+
+
+def folds(N: int, k: int = FOLDS) -> list:
+    """Held-out masks (N,) bool: fold j holds out the frames with i mod k = j."""
+    i = np.arange(N)
+    return [i % k == j for j in range(k)]
+
+
+def _lcurve_corner(x, y) -> int:
+    """Index of the largest curvature of the log–log curve (x_j, y_j) (ordered by the
+    regularisation weight); −1 with fewer than three points."""
+    if len(x) < 3:
+        return -1
+    lx, ly = np.log10(np.maximum(x, 1e-300)), np.log10(np.maximum(y, 1e-300))
+    s = np.arange(len(x), dtype=float)
+    dx, dy = np.gradient(lx, s), np.gradient(ly, s)
+    ddx, ddy = np.gradient(dx, s), np.gradient(dy, s)
+    kappa = (dx * ddy - dy * ddx) / np.maximum((dx * dx + dy * dy) ** 1.5, 1e-300)
+    k = np.abs(kappa[1:-1])
+    return int(np.argmax(k)) + 1
+
+
+def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int = FOLDS,
+              sigma: float = P.PENDULUM_SIGMA) -> dict:
+    """The resolution study on the forced pendulum: every setting of ``grid`` fitted to
+    all frames and k times by interleaved folds. Returns {"json": the fit.json ``study``
+    section, "arrays": {name: array}} (module docstring)."""
+    grid = make_grid() if grid is None else grid
+    if not 3 <= k <= 20:
+        raise BadInput("folds", f"k must be 3 … 20, got {k}")
+    if not 60 <= N <= 5000:
+        raise BadInput("--n", f"the resolution study needs 60 … 5000 frames, got {N}")
+    t0 = time.perf_counter()
+    t, x_true, u_true, y = forced_pendulum_data(N, seed, sigma=sigma)
+    h = float(t[1] - t[0])
+    sig_hat = noise_sigma(y)
+    f, S_true = periodogram(u_true, h)
+    floor = control_noise_floor(f, sig_hat, h)
+    masks = folds(N, k)
+    rows, fits = [], {}
+    sets = settings_of(grid)
+    models = {kf: SplineFit(t, y, sigma, kf) for kf in grid["knot_frames"]}
+    warm = {}
+    for s in sets:
+        m = models[s.knot_frames]
+        key = (s.knot_frames, s.w_effort, s.w_prior)
+        full = m.solve(s, z0=warm.get((key, -1)))
+        warm[(key, -1)] = full["z"]
+        comp, norms = m.components(full, s)
+        scores, conv = [], full["converged"]
+        for j, held in enumerate(masks):
+            # warm start from this fold's previous solution only (never from a fit that
+            # saw the held-out frames)
+            sol = m.solve(s, fit_mask=~held, z0=warm.get((key, j)))
+            warm[(key, j)] = sol["z"]
+            conv = conv and sol["converged"]
+            th, _ = m.control(sol["z"])
+            scores.append(float(np.mean(((th[held] - y[held]) / sigma) ** 2)))
+        th, u = m.control(full["z"])
+        _, S_fit = periodogram(u, h)
+        scores = np.array(scores)
+        rows.append({**s.as_dict(), "components": comp, "regularisation_norms": norms,
+                     "edf": m.edf(full), "p": float(full["z"][-1]),
+                     "cv_mean": float(scores.mean()),
+                     "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
+                     "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
+                     "converged": bool(conv),
+                     "truth_error": {
+                         "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
+                         "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
+                         "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
+                     "spectrum": spectrum_summary(f, S_fit, floor)})
+        fits[s] = (th, u, S_fit)
+    cv = np.array([r["cv_mean"] for r in rows])
+    i_min = int(np.argmin(cv))
+    # paired fold differences: the held-out noise common to every setting cancels
+    ref = np.array(rows[i_min]["cv_folds"])
+    for r in rows:
+        d = np.array(r["cv_folds"]) - ref
+        r["cv_excess"] = float(d.mean())
+        r["cv_excess_se"] = float(d.std(ddof=1) / math.sqrt(k))
+    band = [i for i, r in enumerate(rows) if r["cv_excess"] <= r["cv_excess_se"]]
+    # w_prior acts along u + δp sin θ, which predicts the same θ: the held-out score cannot
+    # see it, so inside the band the largest prior weight is taken, then the fewest edf
+    chosen = min(band, key=lambda i: (-sets[i].w_prior, round(rows[i]["edf"], 6),
+                                      sets[i].complexity_key()))
+    least = min(range(len(sets)), key=lambda i: (sets[i].knot_frames, sets[i].w_smooth,
+                                                  sets[i].w_effort, sets[i].w_prior))
+    most = max(range(len(sets)), key=lambda i: (sets[i].knot_frames, sets[i].w_smooth,
+                                                 sets[i].w_effort, sets[i].w_prior))
+    cs = sets[chosen]
+    lc = [i for i, s in enumerate(sets) if (s.knot_frames, s.w_effort, s.w_prior)
+          == (cs.knot_frames, cs.w_effort, cs.w_prior)]
+    lc.sort(key=lambda i: sets[i].w_smooth)
+    corner = _lcurve_corner([rows[i]["components"]["measurement"] for i in lc],
+                            [rows[i]["regularisation_norms"]["smoothness_mean_du2"]
+                             for i in lc])
+    ranges = {a: [min(getattr(sets[i], a) for i in band), max(getattr(sets[i], a) for i in band)]
+              for a in AXES}
+    doc = {
+        "name": "resolution",
+        "problem": {
+            "description": "the benchmark pendulum θ̈ = −p sin θ + u(t) driven by an unknown "
+                           "control u [rad/s²]; θ measured with Gaussian noise",
+            "N": N, "h_s": h, "seed": seed, "sigma_rad": sigma,
+            "p_true": P.PENDULUM_TRUE_P, "x0": list(P.PENDULUM_X0),
+            "forcing": [{"amplitude_rad_s2": a, "frequency_hz": fr, "phase_rad": ph}
+                        for a, fr, ph in FORCING],
+            "prior": {"mean": PRIOR_MEAN, "sigma": PRIOR_SIGMA},
+            "fit": f"degree-{DEGREE} clamped B-spline θ(t), u = θ̈ + p sin θ; "
+                   "Levenberg–Marquardt, exact Jacobian"},
+        "grid": {a: list(grid[a]) for a in AXES},
+        "weights_units": {"w_effort": "s⁴/rad²", "w_smooth": "s⁶/rad²", "w_prior": "–"},
+        "folds": {"k": k, "scheme": "interleaved: fold j holds out the frames i with "
+                                    "i mod k = j; score = mean ((θ_fit − y)/σ)² over "
+                                    "the held-out frames [–]"},
+        "noise_floor": {"sigma_hat_rad": sig_hat,
+                        "method": "σ̂ from the third difference of the data (robust "
+                                  "MAD, Δ³ of white noise has variance 20σ²); floor = "
+                                  "2 σ̂² h (4 sin²(π f h)/h²)², the control's spectrum "
+                                  "from the noise alone differentiated twice"},
+        "settings": rows,
+        "choice": {"rule": "one standard error: among the settings whose CV exceeds the "
+                           "minimum by at most one standard error of their paired fold "
+                           "differences, the largest prior weight (the held-out angle cannot "
+                           "see p: u + δp sin θ predicts the same θ), then the fewest "
+                           "effective degrees of freedom",
+                   "index": chosen, "setting": cs.as_dict(), "cv_min_index": i_min,
+                   "cv_min_setting": sets[i_min].as_dict(),
+                   "within_one_se": band, "ranges_within_one_se": ranges},
+        "extremes": {"least_regularised": least, "most_regularised": most},
+        "lcurve": {"knot_frames": cs.knot_frames, "w_effort": cs.w_effort,
+                   "w_prior": cs.w_prior, "indices": lc,
+                   "corner_index": lc[corner] if corner >= 0 else None},
+        "converged": all(r["converged"] for r in rows),
+        "wall_s": time.perf_counter() - t0}
+    th_c, u_c, S_c = fits[cs]
+    d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
+    _, S_naive = periodogram(np.r_[d2[0], d2, d2[-1]], h)
+    arrays = {"study_t": t, "study_y": y, "study_theta_true": x_true[:, 0],
+              "study_u_true": u_true, "study_theta_fit": th_c, "study_u_fit": u_c,
+              "study_u_least": fits[sets[least]][1], "study_u_most": fits[sets[most]][1],
+              "study_f_hz": f, "study_psd_fit": S_c, "study_psd_true": S_true,
+              "study_psd_floor": floor, "study_psd_naive": S_naive,
+              "study_psd_least": fits[sets[least]][2]}
+    return {"json": doc, "arrays": arrays}
+
+
+def request(problem: str, study: str | None, grid: dict | None) -> dict | None:
+    """The study grid `harness fit` asked for, checked before anything runs: None without
+    ``--study``; BadInput naming the option for an unknown study, a problem it does not
+    apply to, a bad value, or a grid option without ``--study`` (the collocation problems
+    have no free control whose resolution or weights could be set)."""
+    grid = {k: v for k, v in (grid or {}).items() if v is not None}
+    if study is None:
+        if grid:
+            flag = "--" + sorted(grid)[0].replace("_", "-")
+            raise BadInput(flag, "applies with --study resolution only (the collocation "
+                                 "problems have no free control to resolve or weight)")
+        return None
+    if study not in STUDIES:
+        raise BadInput("--study", f"unknown study {study!r} (known: {', '.join(STUDIES)})")
+    if problem != "pendulum":
+        raise BadInput("--study", f"{study} applies to --problem pendulum only, got {problem}")
+    unknown = set(grid) - set(AXES)
+    if unknown:
+        raise BadInput("--study", f"unknown grid axis {sorted(unknown)[0]!r}")
+    return make_grid(**grid)

@@ -1,0 +1,133 @@
+"""Fitting under an uncertain event schedule: candidate schedules compared by evidence.
+
+Dimension legend: m residual rows (measurements plus measured events), d parameters, C
+candidate schedules.
+
+A *schedule* fixes the hybrid structure of a fit (here: when the first contact begins).
+Each candidate schedule is fitted on its own (parameters θ (d,) by regularised least
+squares), then the candidates are compared by their marginal likelihood (evidence)
+p(y | schedule) = ∫ p(y | θ, schedule) p(θ) dθ, approximated by Laplace's method at the
+MAP θ̂ with the Gauss–Newton Hessian of the negative log posterior H = Jᵀ W J + Λ:
+
+    log Z ≈ −½ rᵀ W r − ½ (θ̂ − μ)ᵀ Λ (θ̂ − μ) + ½ log det Λ − ½ log det H
+            − Σ_k log σ_k − (m/2) log 2π
+
+(r the residuals at θ̂, W = diag(1/σ_k²) their known noise, prior θ ~ N(μ, Λ⁻¹)). For a
+model linear in θ this is exact (tests/unit/test_schedules.py checks it against the
+Gaussian marginal). With a uniform prior over the C candidates, the posterior weight of
+candidate i is w_i = exp(log Z_i) / Σ_j exp(log Z_j). A parameter marginalised over the
+schedules is the mixture of the candidates' Gaussian posteriors N(θ̂_i, H_i⁻¹): mean
+Σ w_i θ̂_i, variance Σ w_i (H_i⁻¹ + θ̂_i θ̂_iᵀ) − mean meanᵀ (within- plus between-
+schedule spread).
+
+Event labels (``MODE_LABELS`` of the candidate schema: measured, inferred, assumed) decide
+what an event contributes to the objective: only a *measured* event time t̂ adds the
+residual (t̂ − t(θ))/σ_t; an inferred event (one the flow places) and an assumed one (one
+the schedule places) are never scored, whatever time is written beside them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.model.candidate import MODE_LABELS
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+@dataclass(frozen=True)
+class EventObservation:
+    """Event ``index`` (1 = the first impact, in time order) observed at ``t_s`` [s] with
+    standard deviation ``sigma_s`` [s] and a ``label`` from MODE_LABELS. Only a measured
+    event is scored (module docstring)."""
+
+    index: int
+    t_s: float
+    sigma_s: float
+    label: str
+
+    def __post_init__(self):
+        if self.label not in MODE_LABELS:
+            raise ValueError(f"event label {self.label!r}: one of {', '.join(MODE_LABELS)}")
+        if self.index < 1:
+            raise ValueError(f"event index must be >= 1, got {self.index}")
+        if self.label == "measured" and not (math.isfinite(self.sigma_s) and self.sigma_s > 0):
+            raise ValueError(f"measured event {self.index}: sigma_s must be > 0")
+
+    @property
+    def scored(self) -> bool:
+        return self.label == "measured"
+
+
+def event_rows(events, times, dtimes):
+    """(r (k,), J (k, d), sigma (k,)) of the measured events: r = (t(θ) − t̂)/σ_t whitened,
+    J (k, d) its derivative. ``times`` (n_ev,) [s] are the model's event times in order and
+    ``dtimes`` (n_ev, d) their derivatives (ValueError when a measured event's index is
+    beyond them). Inferred and assumed events give no row."""
+    dtimes = np.asarray(dtimes, float)
+    d = dtimes.shape[1]
+    rows, jac, sig = [], [], []
+    for ev in events:
+        if not ev.scored:
+            continue
+        if ev.index > len(times):
+            raise ValueError(f"measured event {ev.index}: the model has {len(times)} events")
+        rows.append((float(times[ev.index - 1]) - ev.t_s) / ev.sigma_s)
+        jac.append(dtimes[ev.index - 1] / ev.sigma_s)
+        sig.append(ev.sigma_s)
+    return np.asarray(rows, float), np.asarray(jac, float).reshape(len(rows), d), \
+        np.asarray(sig, float)
+
+
+def laplace_log_evidence(r_white, J_white, theta, mu, Lam, sigmas) -> tuple:
+    """(log Z, H (d, d), log det H) by Laplace's method (module docstring) at the MAP
+    ``theta`` (d,): ``r_white`` (m,) whitened residuals (r_k/σ_k), ``J_white`` (m, d)
+    their Jacobian, prior mean ``mu`` (d,) and precision ``Lam`` (d, d), ``sigmas`` (m,)
+    the residuals' standard deviations (their units)."""
+    r = np.asarray(r_white, float)
+    J = np.asarray(J_white, float)
+    dth = np.asarray(theta, float) - np.asarray(mu, float)
+    Lam = np.asarray(Lam, float)
+    H = J.T @ J + Lam
+    sign_h, logdet_h = np.linalg.slogdet(H)
+    sign_l, logdet_l = np.linalg.slogdet(Lam)
+    if sign_h <= 0 or sign_l <= 0:
+        raise ValueError("laplace_log_evidence: H and Λ must be positive definite")
+    m = r.size
+    logz = (-0.5 * float(r @ r) - 0.5 * float(dth @ Lam @ dth) + 0.5 * logdet_l
+            - 0.5 * logdet_h - float(np.sum(np.log(sigmas))) - 0.5 * m * LOG_2PI)
+    return logz, H, logdet_h
+
+
+def posterior_weights(log_evidence) -> np.ndarray:
+    """w (C,) ∝ exp(log Z) normalised to sum 1 (uniform prior over candidates); a
+    candidate with log Z = −inf (no valid fit) gets weight 0."""
+    le = np.asarray(log_evidence, float)
+    if not np.isfinite(le).any():
+        raise ValueError("posterior_weights: no candidate has a finite evidence")
+    top = np.max(le[np.isfinite(le)])
+    w = np.where(np.isfinite(le), np.exp(le - top), 0.0)
+    return w / w.sum()
+
+
+def mixture(means, covariances, weights) -> tuple:
+    """(mean (d,), covariance (d, d)) of Σ w_i N(means_i, covariances_i): means (C, d),
+    covariances (C, d, d)."""
+    w = np.asarray(weights, float)
+    M = np.asarray(means, float)
+    S = np.asarray(covariances, float)
+    mean = w @ M
+    second = np.einsum("c,cij->ij", w, S + np.einsum("ci,cj->cij", M, M))
+    return mean, second - np.outer(mean, mean)
+
+
+def onset_posterior(onsets, weights) -> dict:
+    """Mean and spread (standard deviation) [s] of the onset under the weights, and the
+    maximum-weight onset."""
+    x = np.asarray(onsets, float)
+    w = np.asarray(weights, float)
+    mean = float(w @ x)
+    return {"mean_s": mean, "sd_s": float(math.sqrt(max(float(w @ (x - mean) ** 2), 0.0))),
+            "map_s": float(x[int(np.argmax(w))])}

@@ -1,0 +1,74 @@
+"""OpenSim model file (.osim) → FixtureSpec, so an OpenSim model takes the fixtures' path
+to every engine (exported to URDF and MJCF like any other model).
+
+Units: SI as OpenSim holds them — m, kg, kg·m² (inertia about the centre of mass, body
+axes), rad. Engine-blind: OpenSim itself parses the file (``opensim.Model(path)`` and
+``initSystem``) in the adapter whose class provides ``osim_to_spec`` (reached through the
+registry); here are the file checks, the model name and ``FixtureSpec.validate``.
+
+What becomes what (docs/osim.md):
+
+* Body → Body: mass, mass_center, inertia (about the com, body axes).
+* Each joint X_AB(q) = X_AF · X_FM(q) · X_MB (offset frames F on the parent, M on the
+  child): PinJoint → revolute about F's z, SliderJoint → prismatic along F's x, BallJoint
+  → ball, WeldJoint → fixed, FreeJoint (the one joint from the ground only) → the
+  floating root, CustomJoint whose six axes are Constants or LinearFunctions of one
+  coordinate each → a chain of revolute/prismatic joints through massless bodies
+  ``<child>__<coordinate>`` (translations first, along F's axes, then the rotations about
+  body-fixed axes, as OpenSim composes them); intercepts and constants go into the
+  placements, a slope s gives the axis sign(s)·a and the canonical coordinate |s|·q.
+  Moving joints are named after their OpenSim coordinate (a ball joint after its joint).
+* Markers → named frames on their body; gravity; the model's name.
+* A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
+  neutral is q = 0. A ``locked`` coordinate becomes a weld at its default value (noted);
+  a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``.
+* Set aside with a note (they do not enter M or h): muscles, wrap objects, actuators,
+  contact geometry, controllers, forces with appliesForce false, constraints not enforced.
+
+Refused (BadInput naming the file and the element): any other force element, an enforced
+constraint, a prescribed coordinate, a coupled or non-linear CustomJoint axis (a
+function of several coordinates, one coordinate on two axes, a spline or polynomial),
+other joint types (Gimbal, Universal, Planar, Ellipsoid, …), a FreeJoint that is not the
+one joint from the ground, a joint whose child frame is on the ground, ``floating`` on a
+model not hung from the ground by one WeldJoint, anything OpenSim cannot load.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from harness.core.errors import BadInput
+from harness.core.spec import FixtureSpec
+from harness.core.strict import MAX_BODIES, holds_warnings
+from harness.model.import_common import read_model_file, sanitise_model_name
+
+
+@holds_warnings
+def load_osim_with_notes(path: str, floating: bool = False) -> tuple:
+    """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
+    line per change the import made. BadInput(path, problem) for unsupported content."""
+    path = str(path)
+    raw = read_model_file(path, "OpenSim")
+    text = re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)
+    if b"<OpenSimDocument" not in text:
+        raise BadInput(path, "not an OpenSim model file (no <OpenSimDocument> element)")
+    bodies = len(re.findall(rb"<Body[\s>/]", text))
+    if bodies > MAX_BODIES:
+        raise BadInput(path, f"{bodies} <Body> elements: the harness supports at most "
+                             f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
+    from harness.model import registry
+
+    reader = registry.adapter_class(registry.providing("osim_to_spec")[0])
+    spec, notes = reader.osim_to_spec(path, floating)
+    spec = dataclasses.replace(
+        spec, name=sanitise_model_name(spec.name, path), source=path,
+        description=f"OpenSim model {spec.name or '(unnamed)'} imported from "
+                    f"{os.path.basename(path)}")
+    return spec.validate(where=path), notes
+
+
+def load_osim(path: str, floating: bool = False) -> FixtureSpec:
+    """The .osim at ``path`` [SI units] as a validated FixtureSpec; BadInput(path,
+    problem) on error."""
+    return load_osim_with_notes(path, floating)[0]
