@@ -46,7 +46,7 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
-from harness.fit.shooting import SingleShooting, Trajectory
+from harness.fit.shooting import SingleShooting, Trajectory, rk4_step_vjp
 from harness.model.hybrid import entry_bracket, event_jump
 
 JUMPS = ("full", "reset_only", "none")
@@ -157,23 +157,8 @@ def _step(sysm, ctrl, theta, p, t, x, hs, mid, S=None):
 
 
 def _step_vjp(sysm, p, tape, lam, g_theta, g_p):
-    """λ_k = (∂x1/∂x)ᵀ λ for one taped step; adds the θ and p parts to g_theta (K, nu)
-    and g_p (np,) in place."""
-    ts, ys, ui, bi, hs = tape
-    w = (hs / 6.0, hs / 3.0, hs / 3.0, hs / 6.0)
-    cstep = (0.5 * hs, 0.5 * hs, hs)
-    bar_k = [w[i] * lam for i in range(4)]
-    bar_x = lam.copy()
-    for i in range(3, -1, -1):
-        fx, fu, fp = sysm.jac(ts[i], ys[i], ui[i], p)
-        g = bar_k[i]
-        bar_y = fx.T @ g
-        g_theta += np.outer(bi[i], fu.T @ g)
-        g_p += fp.T @ g
-        bar_x += bar_y
-        if i:
-            bar_k[i - 1] = bar_k[i - 1] + cstep[i - 1] * bar_y
-    return bar_x
+    """λ_k = (∂x1/∂x)ᵀ λ for one taped step (shooting.rk4_step_vjp)."""
+    return rk4_step_vjp(sysm, p, tape, lam, g_theta, g_p)
 
 
 def _jump_matrices(ev: EventRecord, nx: int, npar: int, jump: str):

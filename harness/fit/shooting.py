@@ -264,23 +264,30 @@ def rk4_adjoint(sys, x0, theta, p, ctrl, t0, h, n, dJ_dx) -> np.ndarray:
     lam = np.array(dJ_dx[n], dtype=float)
     g_theta = np.zeros((K, nu))
     g_p = np.zeros(npar)
+    for k in range(n - 1, -1, -1):
+        lam = rk4_step_vjp(sys, p, (*tape[k], h), lam, g_theta, g_p) + dJ_dx[k]
+    return np.concatenate([lam, g_theta.reshape(-1), g_p])
+
+
+def rk4_step_vjp(sys, p, tape, lam, g_theta, g_p):
+    """(nx,) λ_k = (∂x1/∂x)ᵀ λ of one taped RK4 step, tape = (stage times, stage states,
+    stage controls, stage control bases, step h [s]); adds the control-coefficient and
+    parameter parts to g_theta (K, nu) and g_p (np,) in place."""
+    ts, ys, ui, bi, h = tape
     w = (h / 6.0, h / 3.0, h / 3.0, h / 6.0)
     cstep = (0.5 * h, 0.5 * h, h)  # y_{i+1} = x + cstep[i] k_i
-    for k in range(n - 1, -1, -1):
-        ts, ys, ui, bi = tape[k]
-        bar_k = [w[i] * lam for i in range(4)]
-        bar_x = lam.copy()
-        for i in range(3, -1, -1):
-            fx, fu, fp = sys.jac(ts[i], ys[i], ui[i], p)
-            g = bar_k[i]
-            bar_y = fx.T @ g
-            g_theta += np.outer(bi[i], fu.T @ g)
-            g_p += fp.T @ g
-            bar_x += bar_y
-            if i:
-                bar_k[i - 1] = bar_k[i - 1] + cstep[i - 1] * bar_y
-        lam = bar_x + dJ_dx[k]
-    return np.concatenate([lam, g_theta.reshape(-1), g_p])
+    bar_k = [w[i] * lam for i in range(4)]
+    bar_x = lam.copy()
+    for i in range(3, -1, -1):
+        fx, fu, fp = sys.jac(ts[i], ys[i], ui[i], p)
+        g = bar_k[i]
+        bar_y = fx.T @ g
+        g_theta += np.outer(bi[i], fu.T @ g)
+        g_p += fp.T @ g
+        bar_x += bar_y
+        if i:
+            bar_k[i - 1] = bar_k[i - 1] + cstep[i - 1] * bar_y
+    return bar_x
 
 
 # ----- single shooting --------------------------------------------------------------------
