@@ -146,34 +146,69 @@ def _shift(d) -> np.ndarray:
     return float(d @ d) * np.eye(3) - np.outer(d, d)
 
 
-def mass_transfers(spec) -> dict:
-    """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
-    bodies whose mass properties build_model changes, the whole mass distribution kept.
+def _donor_below(spec, body):
+    """(donor body, point (3,) m in its frame) or None: the first massive body reached
+    from the massless ``body`` down its single-child chain such that ``body``'s origin is a
+    fixed point of the donor — revolute, continuous or ball joints at zero offset while the
+    point is still at the origin, fixed joints anywhere."""
+    p, cur = np.zeros(3), body
+    while True:
+        kids = spec.children(cur)
+        if len(kids) != 1:
+            return None
+        k = kids[0]
+        if k.type == "fixed":
+            p = rpy_to_matrix(k.rpy).T @ (p - np.asarray(k.xyz, dtype=float))
+        elif not (k.type in ("revolute", "continuous", "ball")
+                  and not np.any(k.xyz) and not np.any(p)):
+            return None
+        cur = k.child
+        if spec.body(cur).mass > 0:
+            return cur, p
+
+
+def mass_loans(spec) -> list:
+    """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
+    build_model lends, the whole mass distribution kept.
 
     OpenSim's tree builder (MultibodyGraphMaker) refuses a massless body that is not
     followed at once by a massive one ("terminal massless body"): two massless bodies in
-    a row, as a chain of joints in one body gives them. Such a massless body B, on a
-    revolute, continuous or ball joint whose parent P has mass, gets a point mass
-    ε = TRANSFER_MASS·m_P at its origin, which lies on its joint's axis (or centre), and P
-    gives up the same point mass at the same place: the point does not move relative to
-    P whatever B's joint does, so every configuration has the same mass distribution (M,
-    h, v̇ unchanged up to round-off)."""
-    out = {}
+    a row, as a chain of joints in one body gives them. Such a massless body B gets a
+    point mass ε = TRANSFER_MASS·m_D at its origin, and a massive donor D gives up the same
+    point mass at the same place, a point that does not move relative to D whatever the
+    joints between them do: D is B's parent when B's joint is revolute, continuous or ball
+    (B's origin lies on its axis or centre), else the massive body below B reached through
+    such joints at zero offset and fixed joints (``_donor_below``). Every configuration has
+    the same mass distribution (M, h, v̇ unchanged up to round-off)."""
+    out = []
     for j in spec.joints:
         B, P = spec.body(j.child), spec.body(j.parent)
-        if (B.mass > 0 or P.mass <= 0 or j.type not in ("revolute", "continuous", "ball")
-                or any(spec.body(k.child).mass > 0 for k in spec.children(B.name))
-                or not spec.children(B.name)):
+        if (B.mass > 0 or not spec.children(B.name)
+                or any(spec.body(k.child).mass > 0 for k in spec.children(B.name))):
             continue
-        m0, c0, I0 = out.get(P.name, (P.mass, np.asarray(P.com, dtype=float),
-                                      P.inertia_matrix))
-        eps = TRANSFER_MASS * P.mass
-        x = np.asarray(j.xyz, dtype=float)  # B's origin in P's frame
+        if P.mass > 0 and j.type in ("revolute", "continuous", "ball"):
+            donor = (P.name, np.asarray(j.xyz, dtype=float))
+        else:
+            donor = _donor_below(spec, B.name)
+            if donor is None:
+                continue  # OpenSim refuses the model, naming the body
+        D = spec.body(donor[0])
+        out.append((B.name, D.name, donor[1], TRANSFER_MASS * D.mass))
+    return out
+
+
+def mass_transfers(spec) -> dict:
+    """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
+    bodies whose mass properties build_model changes (``mass_loans``)."""
+    out = {}
+    for b, d, x, eps in mass_loans(spec):
+        D = spec.body(d)
+        m0, c0, I0 = out.get(d, (D.mass, np.asarray(D.com, dtype=float), D.inertia_matrix))
         m1 = m0 - eps
         c1 = (m0 * c0 - eps * x) / m1
         I1 = I0 + m0 * _shift(c0 - c1) - eps * _shift(x - c1)
-        out[P.name] = (m1, c1, 0.5 * (I1 + I1.T))
-        out[B.name] = (eps, np.zeros(3), np.zeros((3, 3)))
+        out[d] = (m1, c1, 0.5 * (I1 + I1.T))
+        out[b] = (eps, np.zeros(3), np.zeros((3, 3)))
     return out
 
 
@@ -344,14 +379,11 @@ class OpensimAdapter(AdapterBase):
         self._producers = [osim.ForceProducer.safeDownCast(f) for f in self._m.getForceSet()]
         self._bodies = {b.getName(): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
-        # mass_transfers lent between a massless body and its parent
+        # mass_loans lent between a massless body and its donor
         self._lent: dict = {}
-        moved = mass_transfers(self._spec)
-        for j in self._spec.joints:
-            if j.child in moved and self._spec.body(j.child).mass == 0:
-                eps = moved[j.child][0]
-                self._lent.setdefault(j.child, []).append((-eps, np.zeros(3)))
-                self._lent.setdefault(j.parent, []).append((eps, np.asarray(j.xyz, float)))
+        for b, d, x, eps in mass_loans(self._spec):
+            self._lent.setdefault(b, []).append((-eps, np.zeros(3)))
+            self._lent.setdefault(d, []).append((eps, x))
         if self._spec.root not in self._bodies:  # a fixed root named "ground" (build_model)
             self._bodies[self._spec.root] = self._m.getGround()
         self._frames = {}
@@ -605,8 +637,8 @@ class OpensimAdapter(AdapterBase):
 
     def _body_props(self, name) -> tuple:
         """(mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes) of a body
-        as OpenSim holds it, a point mass lent between a massless body and its parent
-        (mass_transfers) given back: the pair's mass distribution is the same."""
+        as OpenSim holds it, a point mass lent between a massless body and its donor
+        (mass_loans) given back: the pair's mass distribution is the same."""
         body = self._bodies[name]
         mass, com = float(body.getMass()), _np3(body.getMassCenter())
         mom, prod = _np3(body.getInertia().getMoments()), _np3(body.getInertia().getProducts())

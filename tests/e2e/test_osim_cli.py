@@ -1,9 +1,8 @@
 """`harness parity --osim FILE` end to end: the committed OpenSim user model (free root,
 pin, slider, ball, weld and linear custom joints) passes stages 0-2 on MuJoCo, Pinocchio,
-Crocoddyl and Drake, and a file OpenSim cannot read is one line naming it, exit 2, no
-bundle. (The OpenSim adapter is not in the list: its model builder gives each canonical
-joint its own OpenSim joint, and OpenSim refuses two massless bodies in a row, which the
-custom joint's four-coordinate chain has; docs/osim.md.)"""
+Crocoddyl, Drake and OpenSim itself (its custom joint's four-coordinate chain puts three
+massless bodies in a row, which OpenSim takes only with the point masses its adapter
+lends), and a file OpenSim cannot read is one line naming it, exit 2, no bundle."""
 from __future__ import annotations
 
 import json
@@ -11,7 +10,7 @@ import json
 from conftest import ROOT, run_cli
 
 MODEL = ROOT / "tests" / "data" / "osim_user_model.osim"
-ENGINES = "mujoco,pinocchio,crocoddyl,drake"
+ENGINES = "mujoco,pinocchio,crocoddyl,drake,opensim"
 
 
 def test_parity_on_the_osim_user_model(tmp_path):
