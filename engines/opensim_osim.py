@@ -32,6 +32,8 @@ import tempfile
 
 import numpy as np
 
+from harness.core.io import write_bytes_atomic, write_text_atomic
+
 try:  # the binding; a missing one is reported by the registry, not here
     import opensim
 except ImportError:  # pragma: no cover - exercised only without OpenSim
@@ -467,19 +469,15 @@ def write_osim(spec, path, build_model) -> str:
 
 
 def _print_atomic(model, path) -> str:
+    """OpenSim writes the model into a private temporary folder; its bytes then reach
+    ``path`` through the harness's atomic file write (harness/core/io.py)."""
     path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)) or ".",
-                               prefix=".osim-", suffix=".tmp")
-    os.close(fd)
-    try:
+    with tempfile.TemporaryDirectory(prefix=".osim-") as tmpdir:
+        tmp = os.path.join(tmpdir, "model.osim")
         if not model.printToXML(tmp):
             raise OSError(f"OpenSim could not write {path}")
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with open(tmp, "rb") as fh:
+            write_bytes_atomic(path, fh.read())
     return path
 
 
@@ -536,8 +534,8 @@ def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model
              "motion": os.path.join(folder, "swing.mot"),
              "markers": os.path.join(folder, "markers.trc")}
     _print_atomic(model, paths["model"])
-    _write_text_atomic(paths["motion"], motion_text(names, t, Q, rot))
-    _write_text_atomic(paths["markers"], trc_text(labels, t, Y, rate_hz,
+    write_text_atomic(paths["motion"], motion_text(names, t, Q, rot))
+    write_text_atomic(paths["markers"], trc_text(labels, t, Y, rate_hz,
                                                   os.path.basename(paths["markers"])))
     return paths | {"coordinates": names}
 
@@ -574,24 +572,3 @@ def trc_text(labels, t, Y, rate_hz: float, name: str) -> str:
             cells += [""] * 3 if not np.all(np.isfinite(p)) else [f"{x:.6f}" for x in p]
         out.append("\t".join(cells))
     return "\n".join(out) + "\n"
-
-
-def _umask() -> int:
-    """The process umask (read by setting it and back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _write_text_atomic(path: str, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)) or ".",
-                               prefix=".osim-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
