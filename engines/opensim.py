@@ -464,28 +464,27 @@ class OpensimAdapter(AdapterBase):
                 names = [slot.name]
             qi, ui = [], []
             for n in names:
-                c = coords[n]
-                probe = osim.State(s)
-                probe.setQ(osim.Vector(self._nq_o, 0.0))
-                probe.setU(osim.Vector(self._nu, 0.0))
-                c.setValue(probe, 0.5, False)
-                c.setSpeedValue(probe, 0.5)
-                qi.append(int(np.flatnonzero(probe.getQ().to_numpy())[0]))
-                ui.append(int(np.flatnonzero(probe.getU().to_numpy())[0]))
+                iq, iu = self._probe_index(s, coords[n])
+                qi.append(iq)
+                ui.append(iu)
             self._slots.append((slot, np.array(qi), np.array(ui)))
             vperm[slot.iv:slot.iv + slot.nv] = ui
         self._vperm = vperm
         self._rotor_idx = []  # (rotor q, rotor u, canonical q, canonical v) of each rotor
         for rname, slot in rotors:
-            c = coords[rname]
-            probe = osim.State(s)
-            probe.setQ(osim.Vector(self._nq_o, 0.0))
-            probe.setU(osim.Vector(self._nu, 0.0))
-            c.setValue(probe, 0.5, False)
-            c.setSpeedValue(probe, 0.5)
-            self._rotor_idx.append((int(np.flatnonzero(probe.getQ().to_numpy())[0]),
-                                    int(np.flatnonzero(probe.getU().to_numpy())[0]),
+            self._rotor_idx.append((*self._probe_index(s, coords[rname]),
                                     slot.iq, slot.iv, slot.type))
+
+    def _probe_index(self, s, c) -> tuple:
+        """(Simbody q index, u index) of coordinate ``c``: set on a zeroed copy of the
+        State ``s``, the one non-zero entry of Q and of U."""
+        probe = osim.State(s)
+        probe.setQ(osim.Vector(self._nq_o, 0.0))
+        probe.setU(osim.Vector(self._nu, 0.0))
+        c.setValue(probe, 0.5, False)
+        c.setSpeedValue(probe, 0.5)
+        return (int(np.flatnonzero(probe.getQ().to_numpy())[0]),
+                int(np.flatnonzero(probe.getU().to_numpy())[0]))
 
     def _R_root(self, q):
         return quat_xyzw_to_matrix(q[self._free.iq + 3:self._free.iq + 7])
