@@ -11,6 +11,8 @@ copied to a fresh array; native coordinates are prepared outside the timed call:
   crocoddyl  DifferentialActionModelFreeFwdDynamics.calc(data, [q, v], τ − D v); xout copy
   mujoco     qpos/qvel/qfrc_applied set, mj_forward, qacc copy
   drake      SetPositions, SetVelocities, FixValue(τ), acceleration port Eval, copy
+  opensim    setQ, setU (Simbody order, prepared), realizeDynamics, gravity body forces,
+             each Force's computeForce, calcAcceleration, copy (raw* = raw)
 raw* is the same with exactly the binding calls the adapter makes, so adapter/raw* is
 the cost of the adapter's own work (coordinate changes, checks, Python glue) alone:
   mujoco     the MjData views taken once (each attribute access builds a new view)
@@ -111,6 +113,37 @@ def raw_call(engine, ad, q, v, tau, same_calls=False):
             port.FixValue(ctx, td)
             return np.array(acc.Eval(ctx))
         return f
+    if engine == "opensim":
+        import opensim as osim
+
+        mdl, s, mat = ad._m, ad._s, ad._mat
+        P = None if ad._simple else ad._P(q)
+        qo = osim.Vector.createFromMat(ad._q_native(q))
+        uo = osim.Vector.createFromMat(ad._to_o(v, P))
+        tau_o = ad._to_o(tau, P)
+        producers = ad._producers
+
+        arm = np.diag(ad._arm_o) if ad._has_arm else None
+        zero = osim.Vector.createFromMat(np.zeros(ad._nu))
+
+        def f():  # what an OpenSim user writes: state, forces, calcAcceleration
+            s.setQ(qo)
+            s.setU(uo)
+            mdl.realizeDynamics(s)
+            body = mdl.getGravityBodyForces(s)
+            mob = osim.Vector(ad._nu, 0.0)
+            for fp in producers:  # the model's own forces (joint damping)
+                fp.computeForce(s, body, mob)
+            if arm is not None:  # Simbody has no armature: (M + A) u̇ = τ − residual
+                r, M = osim.Vector(), osim.Matrix()
+                mat.calcResidualForceIgnoringConstraints(s, mob, body, zero, r)
+                mat.calcM(s, M)
+                return np.linalg.solve(M.to_numpy() + arm, tau_o - r.to_numpy())
+            udot, a_gb = osim.Vector(), osim.VectorOfSpatialVec()
+            mat.calcAcceleration(s, osim.Vector.createFromMat(mob.to_numpy() + tau_o), body,
+                                 udot, a_gb)
+            return udot.to_numpy().copy()
+        return f
     raise ValueError(engine)
 
 
@@ -132,6 +165,7 @@ def main():
     ap.add_argument("--number", type=int, default=2000)
     ap.add_argument("--no-qualify", action="store_true")
     ap.add_argument("--fixtures", default="pendulum,chain7,free_body,tree_floating,golfer3d")
+    ap.add_argument("--engines", default=",".join(registry.ENGINES))
     ap.add_argument("--out", default=str(ROOT / "bench" / "adapter_overhead.txt"),
                     help="text file the table is written to ('' for none)")
     args = ap.parse_args()
@@ -150,13 +184,14 @@ def main():
         q = model.layout.random_q(rng)
         v, tau = rng.normal(size=model.layout.nv), rng.normal(size=model.layout.nv)
         q2 = model.layout.random_q(rng)
-        for engine in registry.ENGINES:
+        for engine in args.engines.split(","):
             ad = registry.adapter_class(engine)(model)
             raw = raw_call(engine, ad, q, v, tau)
             raw_same = raw_call(engine, ad, q, v, tau, same_calls=True)
             for fn in (raw, raw_same):
                 native = fn()
                 native = native[1] if engine == "crocoddyl" else native
+                native = native[ad._vperm] if engine == "opensim" else native
                 if not model.spec.floating:  # same coordinates: same answer
                     assert np.allclose(native, ad.forward_dynamics(q, v, tau)), engine
             wrapped = lambda: ad.forward_dynamics(q, v, tau)  # noqa: E731

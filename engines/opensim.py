@@ -34,6 +34,7 @@ from engines import opensim_osim
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
+    quat_xyzw_rows,
     quat_xyzw_to_matrix,
     rpy_to_matrix,
     spatial_inertia_world,
@@ -69,15 +70,119 @@ def opensim_version() -> str:
 def xyz_body_fixed(R) -> np.ndarray:
     """(3,) [rad] body-fixed X-Y-Z angles (a, b, c) with R = Rx(a) Ry(b) Rz(c), |b| ≤ π/2:
     OpenSim's orientation of an offset frame and Simbody's Euler-angle ball/free q."""
-    R = np.asarray(R, dtype=float)
-    if math.hypot(R[0, 0], R[0, 1]) > 1e-150:
-        a = math.atan2(-R[1, 2], R[2, 2])
-    else:  # b = ±π/2 (an axis along x, common in joint frames): only a + c is defined
-        a = math.atan2(R[2, 1], R[1, 1])
-    # b and c from Rx(a)ᵀ R = Ry(b) Rz(c), so that the product is kept near the lock too
+    return np.array(xyz_of_rows(*np.asarray(R, dtype=float).reshape(9).tolist()))
+
+
+def xyz_of_rows(r00, r01, r02, r10, r11, r12, r20, r21, r22) -> tuple:
+    """[rad] the body-fixed X-Y-Z angles (a, b, c) of the rotation whose 9 entries are given
+    row-major (Python floats): the one formula behind xyz_body_fixed and the per-call
+    state map. b and c come from Rx(a)ᵀ R = Ry(b) Rz(c), so the product stays exact near
+    the lock b = ±π/2 (an axis along x, common in joint frames), where only a + c is
+    defined and a is taken from the second column."""
+    if math.hypot(r00, r01) > 1e-150:
+        a = math.atan2(-r12, r22)
+    else:
+        a = math.atan2(r21, r11)
     ca, sa = math.cos(a), math.sin(a)
-    M = np.array([[1.0, 0.0, 0.0], [0.0, ca, sa], [0.0, -sa, ca]]) @ R
-    return np.array([a, math.atan2(M[0, 2], M[2, 2]), math.atan2(M[1, 0], M[1, 1])])
+    return (a, math.atan2(r02, ca * r22 - sa * r12), math.atan2(ca * r10 + sa * r20,
+                                                                  ca * r11 + sa * r21))
+
+
+class _StateMap:
+    """Canonical (q, v) → Simbody (Q, U) of one adapter: Q = Π q on the translations and
+    hinges plus the Euler angles [rad] of every rotation, U = P v with P (nu, nv)
+    orthogonal. P and the angles are rebuilt only when a root or ball quaternion changes
+    (finite differences in v and τ keep them); everything else is one matrix product."""
+
+    def __init__(self, ad):
+        nv = ad.nv
+        self.nv = nv
+        self.Pi = np.zeros((ad._nq_o, ad.nq))  # the linear part of Q
+        self.cont = []  # (Simbody q, canonical cos index, canonical sin index)
+        P = np.zeros((ad._nu, nv))
+        quats, angle_q, blocks = [], [], []
+        free_flat = None
+
+        def flat(rows, col):  # P's row-major entries of R placed at rows × col…col+2
+            return np.array([r * nv + col + j for r in rows for j in range(3)], dtype=np.intp)
+
+        for qr, ur, iq, iv, kind in ad._rotor_idx:  # a rotor turns with its joint (1:1)
+            P[ur, iv] = 1.0
+            if kind == "continuous":
+                self.cont.append((qr, iq, iq + 1))
+            else:
+                self.Pi[qr, iq] = 1.0
+        for slot, qi, ui in ad._slots:
+            a = slot.iv
+            if slot.type == "free":
+                self.Pi[qi[3:6], range(slot.iq, slot.iq + 3)] = 1.0
+                quats.append(slot.iq + 3)
+                angle_q.extend(qi[0:3])
+                # ω_W = R ω_B on the rotation speeds, v_W = R v_B on the translation ones
+                blocks.append((flat(ui[0:3], a + 3), flat(ui[3:6], a)))
+                free_flat = len(quats) - 1
+                self.free_u = (np.asarray(ui[3:6]), a)
+            elif slot.type == "ball":
+                quats.append(slot.iq)
+                angle_q.extend(qi)
+                blocks.append((flat(ui, a),))
+            elif slot.type == "continuous":
+                self.cont.append((qi[0], slot.iq, slot.iq + 1))
+                P[ui[0], a] = 1.0
+            else:
+                self.Pi[qi[0], slot.iq] = 1.0
+                P[ui[0], a] = 1.0
+        self.P = P
+        self._P_flat = P.reshape(-1)
+        self.quat_idx = np.array([i + k for i in quats for k in range(4)], dtype=np.intp)
+        self._one = slice(quats[0], quats[0] + 4) if len(quats) == 1 else None
+        self.angle_q = np.array(angle_q, dtype=np.intp)
+        self.blocks = blocks
+        self.free = free_flat  # which rotation is the free root's (or None)
+        self.rows = []  # the 9 entries of each rotation, as of the cached key
+        self.qo = np.zeros(ad._nq_o)
+        self._angles = np.zeros(len(angle_q))
+        self._key = None
+        # the return map: Pᵀ, or the plain selection when nothing rotates (rotor rows of U
+        # are the twin's own and never enter a canonical vector)
+        self.P_out = P if quats else np.zeros_like(P)
+        if not quats:
+            self.P_out[ad._vperm, range(nv)] = 1.0
+
+    def native(self, q) -> tuple:
+        """(Q (nq_o,) [rad, m], P (nu, nv)) at canonical q, both owned by the map (copy to
+        keep)."""
+        if self.blocks:
+            key = (q[self._one] if self._one is not None else q[self.quat_idx]).tolist()
+            if key != self._key:
+                rows, angles = [], []
+                for k, blocks in enumerate(self.blocks):
+                    r = quat_xyzw_rows(*key[4 * k:4 * k + 4])
+                    for fl in blocks:
+                        self._P_flat[fl] = r
+                    rows.append(r)
+                    angles.extend(xyz_of_rows(*r))
+                self._angles[:] = angles
+                self.rows, self._key = rows, key
+        qo = self.qo
+        self.Pi.dot(q, qo)
+        if self.blocks:
+            qo[self.angle_q] = self._angles
+        for j, c, sn in self.cont:
+            qo[j] = math.atan2(q[sn], q[c])
+        return qo, self.P
+
+    def drift(self, v) -> tuple:
+        """Ṗ v in Simbody u order: (u indices (3,), R_WB (ω_B × v_B) (3,) [m/s²]) of the
+        free root at the cached key, or None."""
+        if self.free is None:
+            return None
+        ui, a = self.free_u
+        v0, v1, v2, w0, w1, w2 = v[a:a + 6].tolist()
+        c0, c1, c2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+        r = self.rows[self.free]
+        return ui, (r[0] * c0 + r[1] * c1 + r[2] * c2, r[3] * c0 + r[4] * c1 + r[5] * c2,
+                    r[6] * c0 + r[7] * c1 + r[8] * c2)
 
 
 def _rot_xyz(abc) -> np.ndarray:
@@ -405,6 +510,7 @@ class OpensimAdapter(AdapterBase):
         self._arm_o = np.zeros(self._nu)
         self._arm_o[self._vperm] = arm
         self._has_arm = bool(np.any(arm))
+        self._A_o = np.diag(self._arm_o)
         self._free = lay.free_slot()
         self._balls = [s for s in lay.slots if s.type == "ball"]
         self._simple = self._free is None and not self._balls
@@ -474,6 +580,7 @@ class OpensimAdapter(AdapterBase):
         for rname, slot in rotors:
             self._rotor_idx.append((*self._probe_index(s, coords[rname]),
                                     slot.iq, slot.iv, slot.type))
+        self._smap = _StateMap(self)
 
     def _probe_index(self, s, c) -> tuple:
         """(Simbody q index, u index) of coordinate ``c``: set on a zeroed copy of the
@@ -491,48 +598,19 @@ class OpensimAdapter(AdapterBase):
 
     def _P(self, q) -> np.ndarray:
         """(nv, nv) orthogonal map v_o = P v (Simbody u order rows, canonical columns)."""
-        P = np.zeros((self._nu, self.nv))
-        for _, ur, _, iv, _ in self._rotor_idx:  # a rotor turns with its joint (1:1)
-            P[ur, iv] = 1.0
-        for slot, _, ui in self._slots:
-            a = slot.iv
-            if slot.type == "free":
-                R = quat_xyzw_to_matrix(q[slot.iq + 3:slot.iq + 7])
-                P[np.ix_(ui[0:3], range(a + 3, a + 6))] = R  # ω_W = R ω_B
-                P[np.ix_(ui[3:6], range(a, a + 3))] = R      # v_W = R v_B
-            elif slot.type == "ball":
-                P[np.ix_(ui, range(a, a + 3))] = quat_xyzw_to_matrix(q[slot.iq:slot.iq + 4])
-            else:
-                P[ui[0], a] = 1.0
-        return P
+        return self._smap.native(np.asarray(q, dtype=float))[1].copy()
 
     def _g(self, q, v, P) -> np.ndarray:
         """(nv,) Simbody u order: Ṗ v (the free root's R_WB (ω_B × v_B) on v_W)."""
         g = np.zeros(self._nu)
-        if self._free is not None:
-            slot, _, ui = self._slots[0]
-            a = slot.iv
-            R = quat_xyzw_to_matrix(q[slot.iq + 3:slot.iq + 7])
-            g[ui[3:6]] = R @ np.cross(v[a + 3:a + 6], v[a:a + 3])
+        self._smap.native(np.asarray(q, dtype=float))
+        d = self._smap.drift(np.asarray(v, dtype=float))
+        if d is not None:
+            g[d[0]] = d[1]
         return g
 
     def _q_native(self, q) -> np.ndarray:
-        q = np.asarray(q, dtype=float)
-        qo = np.zeros(self._nq_o)
-        for slot, qi, _ in self._slots:
-            a = slot.iq
-            if slot.type == "free":
-                qo[qi[0:3]] = xyz_body_fixed(quat_xyzw_to_matrix(q[a + 3:a + 7]))
-                qo[qi[3:6]] = q[a:a + 3]
-            elif slot.type == "ball":
-                qo[qi] = xyz_body_fixed(quat_xyzw_to_matrix(q[a:a + 4]))
-            elif slot.type == "continuous":
-                qo[qi[0]] = math.atan2(q[a + 1], q[a])
-            else:
-                qo[qi[0]] = q[a]
-        for qr, _, iq, _, kind in self._rotor_idx:
-            qo[qr] = math.atan2(q[iq + 1], q[iq]) if kind == "continuous" else q[iq]
-        return qo
+        return self._smap.native(np.asarray(q, dtype=float))[0].copy()
 
     def _q_canonical(self, qo) -> np.ndarray:
         from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
@@ -554,8 +632,9 @@ class OpensimAdapter(AdapterBase):
     def _set(self, q, v=None, stage="position"):
         """Write (q, v) into the State and realize ``stage``; returns P (or None)."""
         s = self._s
-        s.setQ(osim.Vector.createFromMat(self._q_native(q)))
-        P = None if self._simple else self._P(np.asarray(q, dtype=float))
+        qo, P = self._smap.native(np.asarray(q, dtype=float))
+        s.setQ(osim.Vector.createFromMat(qo))
+        P = None if self._simple else P.copy()
         if v is not None:
             v = np.asarray(v, dtype=float)
             s.setU(osim.Vector.createFromMat(self._to_o(v, P)))
@@ -700,22 +779,35 @@ class OpensimAdapter(AdapterBase):
         return P.T @ (h_o + self._M_o() @ self._g(q, v, P))
 
     def forward_dynamics(self, q, v, tau):
+        # the per-call path of every rollout: the cached state map, one product per vector,
+        # the free root's drift in scalar arithmetic
+        sm, s, m = self._smap, self._s, self._m
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-        P = self._set(q, v, "dynamics")
-        mob, body = self._applied()
-        tau_o = self._to_o(np.asarray(tau, dtype=float), P)
-        if self._has_arm:
-            r = self._residual(mob, body, np.zeros(self._nu))
-            a_o = np.linalg.solve(self._M_o() + np.diag(self._arm_o), tau_o - r)
+        qo, P = sm.native(q)
+        s.setQ(osim.Vector.createFromMat(qo))
+        s.setU(osim.Vector.createFromMat(P.dot(v)))
+        m.realizeDynamics(s)
+        tau_o = P.dot(np.asarray(tau, dtype=float))
+        if self._producers:
+            mob, body = self._applied()
+            tau_o += mob.to_numpy()
         else:
-            f = osim.Vector.createFromMat(mob.to_numpy() + tau_o)
+            body = m.getGravityBodyForces(s)
+        if self._has_arm:  # (M + A) u̇ = τ_o − residual(u̇ = 0): Simbody has no armature
+            r, M = osim.Vector(), osim.Matrix()
+            zero = osim.Vector(self._nu, 0.0)
+            self._mat.calcResidualForceIgnoringConstraints(s, zero, body, zero, r)
+            self._mat.calcM(s, M)
+            a_o = np.linalg.solve(M.to_numpy() + self._A_o, tau_o - r.to_numpy())
+        else:
             udot = osim.Vector()
-            A_GB = osim.VectorOfSpatialVec()
-            self._mat.calcAcceleration(self._s, f, body, udot, A_GB)
-            a_o = udot.to_numpy().copy()
-        if P is None:
-            return a_o[self._vperm]
-        return P.T @ (a_o - self._g(q, v, P))
+            self._mat.calcAcceleration(s, osim.Vector.createFromMat(tau_o), body, udot,
+                                       osim.VectorOfSpatialVec())
+            a_o = udot.to_numpy()
+        d = sm.drift(v)
+        if d is not None:
+            a_o[d[0]] -= d[1]
+        return a_o.dot(sm.P_out)
 
     def inverse_dynamics(self, q, v, vdot):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)

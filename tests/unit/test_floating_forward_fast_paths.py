@@ -1,7 +1,8 @@
-"""Forward dynamics fast paths of the MuJoCo and Drake adapters (a cached coordinate-change
-matrix per root quaternion, τ written in place into Drake's fixed input value): the same
-v̇ as the generic conversions of the same adapter to a few ulp, a changed q, v or τ is
-always seen, and Drake's in-place τ survives every other FixValue on the context."""
+"""Forward dynamics fast paths of the MuJoCo, Drake and OpenSim adapters (a cached
+coordinate-change matrix per root or ball quaternion, τ written in place into Drake's fixed
+input value): the same v̇ as the generic conversions of the same adapter to a few ulp (for
+OpenSim: as M⁻¹(τ − h) from Simbody's calcM and residual), a changed q, v or τ is always
+seen, and Drake's in-place τ survives every other FixValue on the context."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,7 +63,22 @@ def test_fast_path_matches_the_generic_maps(engine, fixture):
     assert worst < 2e-14, worst
 
 
-@pytest.mark.parametrize("engine", ["mujoco", "drake"])
+@pytest.mark.parametrize("fixture", FLOATING + ["humanoid_ball", "chain7"])
+def test_opensim_fast_path_inverts_its_inverse_dynamics(fixture):
+    """OpenSim's forward dynamics (calcAcceleration through the cached state map) put back
+    into the same adapter's inverse dynamics (calcResidualForceIgnoringConstraints, a
+    different Simbody path, with damping and armature) gives τ back; non-unit quaternions
+    and a damped, armatured chain included."""
+    model = prepare_fixture(fixture)
+    ad = registry.adapter_class("opensim")(model)
+    worst = 0.0
+    for q, v, tau in _states(model, 12, 7):
+        back = ad.inverse_dynamics(q, v, ad.forward_dynamics(q, v, tau))
+        worst = max(worst, float(np.max(np.abs(back - tau)) / np.max(np.abs(tau))))
+    assert worst < 1e-12, worst
+
+
+@pytest.mark.parametrize("engine", ["mujoco", "drake", "opensim"])
 def test_every_change_of_q_v_tau_is_seen(engine):
     """Repeated calls at one q keep the cached R_WB; alternating configurations,
     velocities and forces on one adapter give exactly what a fresh adapter gives."""
