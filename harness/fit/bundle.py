@@ -49,7 +49,7 @@ SCHEMA_VERSION = 1
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
             "objective_weights", "max_dynamics_residual", "history", "candidate",
-            "state_names", "command_line", "created", "provenance"}
+            "state_names", "command_line", "created", "provenance", "shooting_check"}
 
 
 # the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
@@ -65,12 +65,15 @@ DIMENSION_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings"
                   "created", "provenance"}
 
 
+# fit.json written before "provenance", then before "shooting_check", was recorded
+_EARLIER_FIT_KEYS = (FIT_KEYS - {"shooting_check"}, FIT_KEYS - {"shooting_check", "provenance"})
+
+
 def _recognise(path: Path):
     """BadInput unless ``path`` is a fit.json of this schema (its id, version and fields)."""
     doc = read_json(path)
-    # a fit.json written before "provenance" was recorded is still a fit bundle
     if not isinstance(doc, dict) \
-            or set(doc) - {"study"} not in (FIT_KEYS, FIT_KEYS - {"provenance"}, BOUNCE_KEYS,
+            or set(doc) - {"study"} not in (FIT_KEYS, *_EARLIER_FIT_KEYS, BOUNCE_KEYS,
                                             DIMENSION_KEYS) \
             or (set(doc) == BOUNCE_KEYS) != (doc["problem"] == "bounce") \
             or (set(doc) == DIMENSION_KEYS) != (doc["problem"] == "dimension") \
@@ -210,11 +213,33 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
            "command_line": sys.argv[1:], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                     time.gmtime())}
     arrays = {"t": t, "y": y, "x_fit": res.states[0], "x_true": x_true, "e": e, "r": r_in}
+    doc["shooting_check"], sc = shooting_summary(coll.dyn, t, res, r_in)
+    arrays["shooting_defects"], arrays["x_reintegrated"] = sc["defects"], sc["reintegrated"]
     if study_grid is not None:
         st = resolution.run_study(study_grid, seed=seed)
         doc["study"] = st["json"]
         arrays.update(st["arrays"])
     return {"json": doc, "arrays": arrays}
+
+
+def shooting_summary(dyn, t, res, r_in) -> tuple:
+    """(fit.json's ``shooting_check``, the arrays) of a collocation result: the fitted
+    states, controls and parameters integrated by DOP853 interval by interval (the
+    multiple-shooting defects) and over the whole window (harness/fit/validate.py); per
+    state max |·| and RMS in the state's unit."""
+    from harness.fit.validate import shooting_check
+
+    p = [res.params[k] for k in dyn.param_names]
+    U = res.controls[0] if dyn.n_u else None
+    sc = shooting_check(dyn, t, res.states[0], p, U=U, R=r_in if dyn.n_r else None)
+    finite = bool(np.all(np.isfinite(sc["reintegrated"])))
+    doc = {"integrator": "SciPy DOP853, rtol 1e-10, atol 1e-12",
+           "inputs": "controls and known inputs linear between nodes",
+           "defect_max": sc["defect_max"].tolist(), "defect_rms": sc["defect_rms"].tolist(),
+           "reintegration_max": sc["reintegration_max"].tolist() if finite else None,
+           "reintegration_rms": sc["reintegration_rms"].tolist() if finite else None,
+           "reintegration_completed": finite}
+    return doc, sc
 
 
 def _value_se(mean, var) -> dict:

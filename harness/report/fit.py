@@ -244,6 +244,26 @@ def render_dimension(doc: dict, arrays: dict, mode: str = "file") -> str:
         fit=doc, plots=plots, css=F.CSS, scripts=F.scripts(mode))
 
 
+def shooting_figures(t, defects, x_fit, x_re, names) -> list:
+    """Per state: |multiple-shooting defect| of each interval against its start time [s]
+    (log axis, the state's unit) and the open-loop reintegration minus the fit against
+    t [s] (harness/fit/validate.py)."""
+    units = state_units(names)
+    out = []
+    for k, (n, u) in enumerate(zip(names, units)):
+        fig = F.Figure(f"shooting defect of {_label(n)} per interval", "interval start t",
+                       "s", f"|Φ(x_k) − x_k+1| of {_label(n)}", u, ylog=True, legend="none",
+                       height=280)
+        fig.points(*_thin_series(t[:-1], np.abs(defects[:, k])), "defect", size=3)
+        out.append(fig)
+    for k, (n, u) in enumerate(zip(names, units)):
+        fig = F.Figure(f"open-loop reintegration of {_label(n)} minus the fit", "t", "s",
+                       f"Δ{_label(n)}", u, legend="none", height=280)
+        fig.line(*_thin_series(t, x_re[:, k] - x_fit[:, k]), "reintegrated − fit")
+        out.append(fig)
+    return out
+
+
 def render(doc: dict, arrays: dict, mode: str = "file") -> str:
     """The fit bundle's index.html (``mode``: "file" loads plotly.min.js beside it,
     "inline" embeds it for a stand-alone file)."""
@@ -262,12 +282,18 @@ def render(doc: dict, arrays: dict, mode: str = "file") -> str:
                                                   names), 420),
              "states": F.grid(state_figures(t, np.asarray(arrays["x_fit"], float),
                                             np.asarray(arrays["x_true"], float), names), 420)}
+    if "shooting_check" in doc:  # bundles written before it have none
+        plots["shooting"] = F.grid(shooting_figures(
+            t, np.asarray(arrays["shooting_defects"], float),
+            np.asarray(arrays["x_fit"], float), np.asarray(arrays["x_reintegrated"], float),
+            names), 420)
     if "study" in doc:  # the knot density and weight study (harness/fit/resolution.py)
         plots["study"] = F.grid(study_figures(doc["study"], arrays), 480)
     return ENV.get_template("fit_section.html.j2").render(
         fit=doc, plots=plots, standalone=True, css=F.CSS, scripts=F.scripts(mode),
         final_objective=final, first_objective=first, objective_change=change,
-        thinned=t.size > MAX_POINTS, n_points=t.size, max_points=MAX_POINTS)
+        state_units=state_units(names), thinned=t.size > MAX_POINTS, n_points=t.size,
+        max_points=MAX_POINTS)
 
 
 def study_figures(study: dict, arrays: dict) -> list:
