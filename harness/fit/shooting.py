@@ -542,8 +542,12 @@ def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
         H = A.T @ A
         mu = 1e-10 * max(np.trace(H), 1.0) / max(H.shape[0], 1)
         n, mc = H.shape[0], Ac.shape[0]
-        KKT = np.block([[H + mu * np.eye(n), Ac.T], [Ac, np.zeros((mc, mc))]])
-        rhs = np.concatenate([-A.T @ r, -c])
+        # the constraint rows scaled to the size of H (the step is the same; λ is
+        # rescaled): with heavily weighted residuals (H ≫ J_c) the unscaled KKT matrix
+        # has singular values ~ σ(J_c)²/‖H‖ and its solve loses the step to round-off
+        sc = max(np.abs(H).max(initial=0.0), 1.0) / max(np.abs(Ac).max(initial=0.0), 1e-300)
+        KKT = np.block([[H + mu * np.eye(n), sc * Ac.T], [sc * Ac, np.zeros((mc, mc))]])
+        rhs = np.concatenate([-A.T @ r, -sc * c])
         sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
         d = np.zeros(nw)
         d[free] = sol[:n]
