@@ -227,3 +227,45 @@ if __name__ == "__main__":  # the figures of docs/fitter.md
               f"t_e = {R.value('t_e[0]')} (truth {times_a[0]:.6f}), |z| max "
               f"{np.abs(z).max():.2f}, reint {R.reintegration_error:.1e}, "
               f"t err {R.event_time_error:.1e}, ratio {R.ratios[0]:.3f}")
+
+
+def test_cli_bounce_phases(tmp_path, capsys):
+    """``harness fit --problem bounce --method phases`` (in-process): exit 0, the
+    bounce bundle with the phase fit's ``restitution`` and ``event_time`` (those of
+    ``bounce.fit_phases`` on the same data, within 3 SE of the generating truth computed
+    here), ``harness report`` re-renders it byte for byte; the default method writes no
+    phase fields; ``--method phases`` on another problem exits 2."""
+    import json
+
+    from harness import cli
+    from harness.fit import bundle
+
+    out = tmp_path / "ph"
+    assert cli.main(["fit", "--problem", "bounce", "--method", "phases", "--seed", "3",
+                     "--out", str(out)]) == 0, capsys.readouterr().err
+    doc = json.loads((out / "fit.json").read_text())
+    assert set(doc) == bundle.BOUNCE_PHASES_KEYS and doc["converged"]
+    t, _, _, y = B.data(3)
+    R, _, _ = B.fit_phases(t, y, B.SIGMA)
+    e, se = R.value("p[0]")
+    assert doc["restitution"]["value"] == e and doc["restitution"]["se"] == se
+    assert doc["event_time"]["value"] == R.event_times[0]
+    g, h0, v0 = 9.81, 1.0, 0.5
+    onset = (v0 + np.sqrt(v0 ** 2 + 2 * g * h0)) / g
+    zmax = lookup("shooting", "phase_recovery_z").atol
+    assert abs(e - 0.8) <= zmax * se
+    assert abs(doc["event_time"]["value"] - onset) <= zmax * doc["event_time"]["se"]
+    assert [r["label"] for r in doc["events"]] == ["inferred"] * 3
+    page = (out / "index.html").read_text()
+    assert 'id="phases"' in page and 'id="event-time-1"' in page
+    (out / "index.html").unlink()
+    assert cli.main(["report", str(out), "--quiet"]) == 0
+    assert (out / "index.html").read_text() == page
+    out2 = tmp_path / "default"
+    assert cli.main(["fit", "--problem", "bounce", "--seed", "3", "--out", str(out2)]) == 0
+    assert set(json.loads((out2 / "fit.json").read_text())) == bundle.BOUNCE_KEYS
+    capsys.readouterr()
+    assert cli.main(["fit", "--problem", "pendulum", "--method", "phases", "--out",
+                     str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "--method" in err and not (tmp_path / "bad").exists()
