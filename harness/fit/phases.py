@@ -210,7 +210,8 @@ class PhaseShooting:
         return np.concatenate([s[0], th.reshape(-1), p])
 
     def names(self) -> list:
-        """Names of [z, t_e]: those of ``shooting.parameter_names`` and t_e[k]."""
+        """(nz + n_e,) names of [z, t_e]: those of ``shooting.parameter_names``, then
+        t_e[k] [s]."""
         return parameter_names(self.sys, self.ctrl) + [f"t_e[{k}]" for k in
                                                        range(self.n_events)]
 
@@ -328,8 +329,8 @@ class PhaseShooting:
         return 0.5 * float(r @ r)
 
     def jacobian_fd(self, w, step: float = 1e-6) -> tuple:
-        """Central differences (step in every coordinate of w, in its unit) of r and c:
-        (J_r, J_c), to check ``evaluate``'s exact Jacobians."""
+        """(J_r (m, nw), J_c (nc, nw)) by central differences of r and c (``step`` in
+        every coordinate of w, in its unit), to check ``evaluate``'s exact Jacobians."""
         w = np.asarray(w, dtype=float)
         r0, _, c0, _, _ = self.evaluate(w, jac=False)
         Jr, Jc = np.empty((r0.size, w.size)), np.empty((c0.size, w.size))
@@ -420,9 +421,9 @@ class PhaseResult:
 
 
 def solve_phases(prob: PhaseShooting, w0, max_iter: int = 50) -> PhaseResult:
-    """The phase-aligned fit from w0 (``initial_guess``) by the constrained Gauss–Newton
-    of ``shooting.gauss_newton_kkt``, its covariance and its acceptance (module
-    docstring)."""
+    """PhaseResult of the phase-aligned fit from w0 (nw,) (``initial_guess``) by the
+    constrained Gauss–Newton of ``shooting.gauss_newton_kkt`` (at most ``max_iter``
+    iterations), with its covariance and its acceptance (module docstring)."""
     start = time.perf_counter()
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter)
     wall = time.perf_counter() - start

@@ -519,7 +519,8 @@ def reintegrate(sys, x0, theta, p, ctrl, t) -> np.ndarray:
 def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
                    fixed: np.ndarray | None = None) -> ShootingResult:
     """Constrained Gauss–Newton: per iteration solve [JᵀJ + μI, Jcᵀ; Jc, 0] [Δ; λ] =
-    [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety), full steps while ½‖r‖² + ‖c‖₁·ρ
+    [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety; the constraint rows scaled by
+    max|JᵀJ| / max|Jc|, which rescales λ only), full steps while ½‖r‖² + ‖c‖₁·ρ
     decreases, else halved; stop when ‖Δ‖∞ < 1e-12 (1 + ‖w‖∞). ``fixed`` (nw,) bool:
     coordinates held at w0 (e.g. known parameters)."""
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter, fixed)
@@ -528,9 +529,11 @@ def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
 
 def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
                      fixed: np.ndarray | None = None) -> tuple:
-    """The constrained Gauss–Newton iteration of ``solve_multiple`` for any problem whose
-    ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …) with r the whitened residuals and c
-    the equality constraints (nw decision variables). Returns (w, iterations, history)."""
+    """(w (nw,), iterations, history): the constrained Gauss–Newton iteration of
+    ``solve_multiple`` over nw decision variables for any problem whose
+    ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r the whitened residuals [–], c
+    the equality constraints (their own units), J_r, J_c their Jacobians (None when not
+    ``jac``); ``fixed`` (nw,) bool holds coordinates at w0."""
     w = np.array(w0, dtype=float)
     free = np.ones(nw, bool) if fixed is None else ~np.asarray(fixed, bool)
     hist = []
