@@ -408,6 +408,17 @@ def cmd_fit(args) -> int:
         args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
                         "problem": "bounce", "converged": d["converged"],
                         "restitution": api.plain(r), "selected": api.plain(sel)}
+        if "event_time" in d:  # --method phases: the phase-aligned fit
+            et = d["event_time"]
+            args.summary["event_time"] = api.plain(et)
+            print(f"fit bounce (phases): restitution {r['value']:.5f} ± {r['se']:.5f} "
+                  f"(truth {d['truth']['restitution']:g}); first impact {et['value']:.6f} "
+                  f"± {et['se']:.2g} s (truth {d['truth']['onset_s']:.6f} s); "
+                  f"{len(d['event_times'])} impacts fitted from the best of "
+                  f"{len(d['schedules'])} candidate onsets"
+                  + ("" if d["phases"]["accepted"] else
+                     f"; not accepted: {d['phases']['reason']}") + f"; bundle {out}")
+            return 0 if d["converged"] else 1
         print(f"fit bounce: {len(d['schedules'])} candidate onsets; restitution "
               f"{r['value']:.5f} ± {r['se']:.5f} (truth {d['truth']['restitution']:g}); "
               f"largest weight {sel['weight']:.3f} at onset {sel['onset_s']:.4f} s "
@@ -573,8 +584,10 @@ def _add_fit_parser(sub):
                          "balance problem; bounce: a bouncing ball's restitution under "
                          "candidate first-impact times; dimension: choose a chain's "
                          "number of joints on held-out frames (required)")
-    ft.add_argument("--method", choices=list(METHODS), default="midpoint",
-                    help="collocation scheme (default midpoint)")
+    ft.add_argument("--method", choices=[*METHODS, "phases"], default="midpoint",
+                    help="collocation scheme (default midpoint); bounce: 'phases' fits "
+                         "every impact time as a parameter by multiple shooting whose "
+                         "phases end at the impacts, started from the best candidate")
     ft.add_argument("--n", type=int, default=None,
                     help="nodes (default 1000 pendulum, 6000 balance)")
     ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")

@@ -234,3 +234,45 @@ def fit_schedules(t, y, sigma: float = SIGMA, onsets=None, events=()) -> dict:
     return {"onsets": onsets, "fits": fits, "weights": w, "mixture_mean": mean,
             "mixture_cov": cov, "onset_posterior": S.onset_posterior(onsets, w),
             "selected": int(np.argmax(w))}
+
+
+def phase_problem(t, y, sigma: float, n_events: int, events=(), segments: int = 2,
+                  steps: int = 10):
+    """The bounce data (t (N,) s, heights y (N,) m, noise σ [m]) as a phase-aligned
+    problem (harness/fit/phases.py) with ``n_events`` impacts in the window: the
+    vertical ball (events.falling_ball), no control, p = [e]; every phase ``segments``
+    segments of ``steps`` RK4 steps (free flight is quadratic in t, so RK4 is exact at any
+    step); heights measured with W = 1/σ²; ``events`` the EventObservation labels."""
+    from harness.fit.events import falling_ball
+    from harness.fit.phases import PhaseShooting
+    from harness.fit.shooting import Controls
+
+    t = np.asarray(t, float)
+    return PhaseShooting(falling_ball(G), Controls("piecewise_constant", 1, float(t[-1])),
+                         (segments,) * (n_events + 1), (steps,) * (n_events + 1), t,
+                         np.asarray(y, float)[:, None], np.array([[1.0, 0.0]]),
+                         np.array([1.0 / sigma ** 2]), tuple(events))
+
+
+def fit_phases(t, y, sigma: float = SIGMA, start=None, events=(), segments: int = 2,
+               steps: int = 10, max_iter: int = 50) -> tuple:
+    """The phase-aligned fit of the bounce data: unknowns x0 = (h0 m, v0 m/s), e and
+    every impact time inside the window [s] (decision variables, not a grid). ``start``
+    (h0, v0, e, impact times) or, by default, the evidence-selected candidate of
+    ``fit_schedules`` (its h0, v0, e, and the impacts its flow places: the schedule's
+    number of events); at most ``max_iter`` Gauss–Newton iterations. Returns
+    (PhaseResult, PhaseShooting, start)."""
+    from harness.fit.phases import solve_phases
+
+    t = np.asarray(t, float)
+    if start is None:
+        R = fit_schedules(t, y, sigma, events=events)
+        f = R["fits"][R["selected"]]
+        v0, e = (float(v) for v in f["theta"])
+        times = flow(t, v0, e, f["onset_s"])[3]
+        start = (f["h0_m"], v0, e, times[times < t[-1]])
+    h0, v0, e, times = start
+    times = np.asarray(times, float)
+    prob = phase_problem(t, y, sigma, times.size, events, segments, steps)
+    w0 = prob.initial_guess([h0, v0], np.zeros((1, 0)), [e], times)
+    return solve_phases(prob, w0, max_iter), prob, start

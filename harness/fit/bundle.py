@@ -19,7 +19,8 @@ The bounce problem (``--problem bounce``, ``run_bounce``; docs/schedules.md) wri
 same four files, but its fit.json has its own field set (``BOUNCE_KEYS``: candidate
 schedules with their log evidence and weights, the restitution marginalised over them,
 truth, event labels; no IPOPT solve) and arrays.npz adds the candidate onsets [s] and
-their weights.
+their weights. With ``--method phases`` (``BOUNCE_PHASES_KEYS``) it adds the
+phase-aligned fit: ``event_time``, ``event_times`` and ``phases`` (docs/schedules.md).
 
 The dimension problem (``--problem dimension``, harness/fit/dimension.py ``run_bundle``;
 docs/dimension.md) writes the same four files; its fit.json (``DIMENSION_KEYS``) holds
@@ -57,6 +58,7 @@ BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "
                "schedules", "restitution", "marginalised", "selected", "events", "converged",
                "solver", "state_names", "state_units", "command_line", "created",
                "provenance"}
+BOUNCE_PHASES_KEYS = BOUNCE_KEYS | {"event_time", "event_times", "phases"}
 
 # the dimension problem's fit.json (candidate chains compared on held-out frames,
 # harness/fit/dimension.py; docs/dimension.md)
@@ -74,8 +76,8 @@ def _recognise(path: Path):
     doc = read_json(path)
     if not isinstance(doc, dict) \
             or set(doc) - {"study"} not in (FIT_KEYS, *_EARLIER_FIT_KEYS, BOUNCE_KEYS,
-                                            DIMENSION_KEYS) \
-            or (set(doc) == BOUNCE_KEYS) != (doc["problem"] == "bounce") \
+                                            BOUNCE_PHASES_KEYS, DIMENSION_KEYS) \
+            or (set(doc) in (BOUNCE_KEYS, BOUNCE_PHASES_KEYS)) != (doc["problem"] == "bounce") \
             or (set(doc) == DIMENSION_KEYS) != (doc["problem"] == "dimension") \
             or doc["schema"] != SCHEMA \
             or doc["schema_version"] != SCHEMA_VERSION:
@@ -143,6 +145,8 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
             if bad:
                 raise BadInput(flag, "does not apply to --problem dimension")
         return dimension.run_bundle(seed)
+    if method == BOUNCE_PHASES:
+        raise BadInput("--method", f"{BOUNCE_PHASES} applies to --problem bounce only")
     if method not in METHODS:
         raise BadInput("--method", f"unknown method {method!r} (known: {', '.join(METHODS)})")
     if seed < 0:
@@ -254,14 +258,18 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
     ``restitution`` (the estimate marginalised over the schedules: mixture mean and
     standard deviation), ``truth``, ``marginalised`` (every parameter and the onset),
-    ``selected`` (the largest-weight candidate) and the event labels."""
+    ``selected`` (the largest-weight candidate) and the event labels. ``method``
+    "phases" then fits the phase-aligned problem from the selected candidate and reports
+    it (``_bounce_phases``); the default ("midpoint", the CLI's) leaves the document as
+    it was."""
     from harness.fit import bounce as B
 
     if seed < 0:
         raise BadInput("--seed", f"must be >= 0, got {seed}")
-    if method != "midpoint":
+    if method not in ("midpoint", BOUNCE_PHASES):
         raise BadInput("--method", "applies to the collocation problems (pendulum, balance); "
-                                   "bounce is fitted in closed form")
+                                   "bounce is fitted in closed form, or with "
+                                   f"--method {BOUNCE_PHASES} by the phase-aligned fit")
     for flag, val in (("--n", n), ("--p0", p0)):
         if val is not None:
             raise BadInput(flag, "does not apply to --problem bounce")
@@ -351,7 +359,67 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "x_true": np.stack([y_true, v_true], axis=1),
               "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
               "onsets": onsets, "weights": w}
+    if method == BOUNCE_PHASES:
+        _bounce_phases(doc, arrays, t, y, sigma, times_true)
     return {"json": doc, "arrays": arrays}
+
+
+BOUNCE_PHASES = "phases"
+
+
+def _bounce_phases(doc, arrays, t, y, sigma, times_true):
+    """``harness fit --problem bounce --method phases``: the phase-aligned fit
+    (harness/fit/phases.py, ``bounce.fit_phases``) started from the largest-weight
+    candidate of the schedules already in ``doc``, which it then reports as its own:
+    ``restitution`` {value, se, estimate, truth, z} and ``event_time`` (the first
+    impact, fitted) become the phase fit's, ``event_times`` lists every fitted impact,
+    ``phases`` the solver, the acceptance and the start, ``events`` the fitted impacts
+    (inferred: placed by the guard, not scored); ``converged`` also needs the phase fit
+    accepted; x_fit and e (arrays) are the phase fit's. Everything else is the
+    candidate-schedule fit, unchanged."""
+    from harness.fit import bounce as B
+
+    sel = doc["selected"]
+    times = B.flow(t, sel["v0_mps"]["value"], sel["restitution"]["value"], sel["onset_s"])[3]
+    start = (sel["h0_m"], sel["v0_mps"]["value"], sel["restitution"]["value"],
+             times[times < t[-1]])
+    R, P, _ = B.fit_phases(t, y, sigma, start=start)
+    e, se = R.value("p[0]")
+    truth_e = B.TRUTH["restitution"]
+    doc["restitution"] = {"value": e, "se": se,
+                          "estimate": "phase-aligned fit (event times fitted), started "
+                                      "from the largest-weight candidate schedule",
+                          "truth": truth_e, "z": float((e - truth_e) / se)}
+    rows = []
+    for k, tk in enumerate(R.event_times):
+        sk = float(R.se[P.nz + k])
+        row = {"index": k + 1, "value": float(tk), "se": sk}
+        if k < len(times_true):
+            row.update(truth=float(times_true[k]), z=float((tk - times_true[k]) / sk))
+        rows.append(row)
+    doc["event_time"] = rows[0]
+    doc["event_times"] = rows
+    h0, h0_se = R.value("x0[0]")
+    v0, v0_se = R.value("x0[1]")
+    doc["phases"] = {
+        "accepted": R.accepted, "reason": R.reason, "iterations": R.iterations,
+        "wall_s": R.wall_s, "chi2": R.chi2, "max_defect": R.max_defect,
+        "reintegration_error": R.reintegration_error,
+        "event_time_error_s": R.event_time_error,
+        "transversality": [float(v) for v in R.ratios],
+        "segments_per_phase": list(P.segments), "steps_per_segment": list(P.steps),
+        "h0_m": {"value": h0, "se": h0_se}, "v0_mps": {"value": v0, "se": v0_se},
+        "start": {"h0_m": float(start[0]), "v0_mps": float(start[1]),
+                  "restitution": float(start[2]),
+                  "impacts_s": [float(v) for v in start[3]]},
+        "solver": "constrained Gauss–Newton (shooting.gauss_newton_kkt), exact Jacobians; "
+                  "covariance H⁻¹ of the reduced problem"}
+    doc["events"] = [{"index": r["index"], "t_s": r["value"], "label": "inferred",
+                      "scored": False,
+                      "how": "fitted: the guard at the end of its phase"} for r in rows]
+    doc["converged"] = bool(doc["converged"] and R.accepted)
+    arrays["x_fit"] = R.x
+    arrays["e"] = ((R.x[:, 0] - y) / sigma)[:, None]
 
 
 def read(folder) -> tuple:

@@ -292,6 +292,48 @@ def _reverse(hsys, p, ctrl, tape, dJ_dx, jump):
     return np.concatenate([lam, g_theta.reshape(-1), g_p])
 
 
+def hybrid_reference(hs: HybridSystem, x0, th, p, ctrl, t) -> tuple:
+    """((len(t), nx) states, (n_ev,) event times [s]): the independent reintegration of
+    x0 (nx,), θ (K, nu), p (np,) through its events at the times t [s]: SciPy DOP853
+    (rtol = atol = 1e-12) from knot to knot of the controls, each event found by SciPy's
+    own event location (the guard decreasing through zero), then the reset and on. A
+    time that coincides with an event gets the pre-event state."""
+    from scipy.integrate import solve_ivp
+
+    t = np.asarray(t, dtype=float)
+    edges = np.unique(np.concatenate([ctrl.knots, t[[0, -1]]]))
+    edges = edges[(edges >= t[0]) & (edges <= t[-1])]
+    out = np.full((len(t), hs.nx), np.nan)
+    x = np.array(x0, dtype=float)
+    times = []
+
+    def guard(tt, xx):
+        return hs.guard(tt, xx, p)
+
+    guard.terminal, guard.direction = True, -1
+    for a, b in zip(edges[:-1], edges[1:]):
+        mid = 0.5 * (a + b)
+        ta = a
+        while True:
+            sol = solve_ivp(lambda tt, xx: hs.f(tt, xx, ctrl.u(tt, th, mid - tt), p),
+                            (ta, b), x, method="DOP853", rtol=1e-12, atol=1e-12,
+                            events=guard, dense_output=True)
+            if not sol.success:
+                raise FloatingPointError(f"DOP853 reintegration failed: {sol.message}")
+            hit = sol.status == 1 and sol.t_events[0].size and sol.t_events[0][0] > ta
+            tb = float(sol.t_events[0][0]) if hit else b
+            sel = np.flatnonzero((t >= ta) & ((t < tb) if hit else (t <= tb)))
+            if sel.size:
+                out[sel] = sol.sol(t[sel]).T
+            if not hit:
+                x = sol.y[:, -1]
+                break
+            times.append(tb)
+            x = np.asarray(hs.reset(tb, sol.y_events[0][0], p), dtype=float)
+            ta = tb
+    return out, np.asarray(times, dtype=float)
+
+
 # ----- single shooting through events -------------------------------------------------------
 @dataclass
 class HybridShooting(SingleShooting):
@@ -330,44 +372,10 @@ class HybridShooting(SingleShooting):
         return self.trajectory(z)
 
     def reference(self, z, t) -> np.ndarray:
-        """(len(t), nx) the independent reintegration of z through its events: SciPy
-        DOP853 (rtol = atol = 1e-12) from knot to knot of the controls, each event found
-        by SciPy's own event location (the guard decreasing through zero), then the reset
-        and on. A time that coincides with an event gets the pre-event state."""
-        from scipy.integrate import solve_ivp
-
+        """(len(t), nx) the independent reintegration of z through its events
+        (``hybrid_reference``)."""
         x0, th, p = self.split(z)
-        hs, ctrl = self.sys, self.ctrl
-        t = np.asarray(t, dtype=float)
-        edges = np.unique(np.concatenate([ctrl.knots, t[[0, -1]]]))
-        edges = edges[(edges >= t[0]) & (edges <= t[-1])]
-        out = np.full((len(t), hs.nx), np.nan)
-        x = np.array(x0, dtype=float)
-
-        def guard(tt, xx):
-            return hs.guard(tt, xx, p)
-
-        guard.terminal, guard.direction = True, -1
-        for a, b in zip(edges[:-1], edges[1:]):
-            mid = 0.5 * (a + b)
-            ta = a
-            while True:
-                sol = solve_ivp(lambda tt, xx: hs.f(tt, xx, ctrl.u(tt, th, mid - tt), p),
-                                (ta, b), x, method="DOP853", rtol=1e-12, atol=1e-12,
-                                events=guard, dense_output=True)
-                if not sol.success:
-                    raise FloatingPointError(f"DOP853 reintegration failed: {sol.message}")
-                hit = sol.status == 1 and sol.t_events[0].size and sol.t_events[0][0] > ta
-                tb = float(sol.t_events[0][0]) if hit else b
-                sel = np.flatnonzero((t >= ta) & ((t < tb) if hit else (t <= tb)))
-                if sel.size:
-                    out[sel] = sol.sol(t[sel]).T
-                if not hit:
-                    x = sol.y[:, -1]
-                    break
-                x = np.asarray(hs.reset(tb, sol.y_events[0][0], p), dtype=float)
-                ta = tb
-        return out
+        return hybrid_reference(self.sys, x0, th, p, self.ctrl, t)[0]
 
     def residuals(self, z, jac=False):
         tr = self.trajectory(z, sens=jac)
@@ -427,6 +435,26 @@ def bouncing_ball(radius: float = 0.1, gravity: float = 9.81) -> HybridSystem:
                         lambda t, x, p: x[1] - radius,
                         lambda t, x, p: (0.0, np.array([0.0, 1.0, 0.0, 0.0]), np.zeros(1)),
                         reset, reset_jac, "bouncing_ball")
+
+
+def falling_ball(gravity: float = 9.81) -> HybridSystem:
+    """A ball moving vertically over the plane y = 0 under gravity [m/s²] (the bounce
+    problem of harness/fit/bounce.py): x = [y (m), ẏ (m/s)], no control (nu = 0), p = [e]
+    (restitution, dimensionless). Guard g = y [m]; reset ẏ⁺ = −e ẏ⁻."""
+    def f(t, x, u, p):
+        return np.array([x[1], -gravity])
+
+    def jac(t, x, u, p):
+        return np.array([[0.0, 1.0], [0.0, 0.0]]), np.zeros((2, 0)), np.zeros((2, 1))
+
+    def reset_jac(t, x, p):
+        return np.diag([1.0, -p[0]]), np.array([[0.0], [-x[1]]])
+
+    return HybridSystem(_Flow(2, 0, 1, f, jac, "falling_ball"),
+                        lambda t, x, p: x[0],
+                        lambda t, x, p: (0.0, np.array([1.0, 0.0]), np.zeros(1)),
+                        lambda t, x, p: np.array([x[0], -p[0] * x[1]]), reset_jac,
+                        "falling_ball")
 
 
 class ArmBall:

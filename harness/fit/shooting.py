@@ -158,6 +158,22 @@ class Controls:
         """(nu,) u(t) for θ (K, nu)."""
         return self.basis(t, side) @ theta
 
+    def basis_rate(self, t, side: float = 0.0) -> np.ndarray:
+        """(K,) dB_j/dt [1/s] at t (``side`` as in ``basis``): 0 for piecewise constant
+        (away from its jumps) and outside [0, T] (where ``basis`` holds its end value);
+        the one-sided slope of the interval ``basis`` uses for piecewise linear; the
+        spline's derivative for the cubic B-spline."""
+        t = float(t)
+        B = np.zeros(self.K)
+        if self.kind == "piecewise_constant" or not 0.0 <= t <= self.T:
+            return B
+        if self.kind == "piecewise_linear":
+            s = t / self.T * (self.K - 1)
+            j = int(min(np.floor(s), self.K - 2))
+            B[j], B[j + 1] = -(self.K - 1) / self.T, (self.K - 1) / self.T
+            return B
+        return _spline_rate(self.K, self.T)(t)
+
 
 @lru_cache(maxsize=200_000)
 def _basis(kind, K, T, t, side):
@@ -178,6 +194,16 @@ def _basis(kind, K, T, t, side):
         tk = np.concatenate([[0.0] * 3, np.linspace(0.0, T, K - 2), [T] * 3])
         B = BSpline.design_matrix(np.array([t]), tk, 3).toarray()[0]
     return B
+
+
+@lru_cache(maxsize=32)
+def _spline_rate(K, T):
+    """The derivative of the clamped uniform cubic B-spline basis (K functions on [0, T])
+    as a callable t → (K,) [1/s]."""
+    from scipy.interpolate import BSpline
+
+    tk = np.concatenate([[0.0] * 3, np.linspace(0.0, T, K - 2), [T] * 3])
+    return BSpline(tk, np.eye(K), 3).derivative()
 
 
 # ----- RK4 with exact discrete forward sensitivities and adjoint ----------------------
@@ -493,24 +519,40 @@ def reintegrate(sys, x0, theta, p, ctrl, t) -> np.ndarray:
 def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
                    fixed: np.ndarray | None = None) -> ShootingResult:
     """Constrained Gauss–Newton: per iteration solve [JᵀJ + μI, Jcᵀ; Jc, 0] [Δ; λ] =
-    [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety), full steps while ½‖r‖² + ‖c‖₁·ρ
+    [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety; the constraint rows scaled by
+    max|JᵀJ| / max|Jc|, which rescales λ only), full steps while ½‖r‖² + ‖c‖₁·ρ
     decreases, else halved; stop when ‖Δ‖∞ < 1e-12 (1 + ‖w‖∞). ``fixed`` (nw,) bool:
     coordinates held at w0 (e.g. known parameters)."""
+    w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter, fixed)
+    return _accept(prob, w, it, hist)
+
+
+def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
+                     fixed: np.ndarray | None = None) -> tuple:
+    """(w (nw,), iterations, history): the constrained Gauss–Newton iteration of
+    ``solve_multiple`` over nw decision variables for any problem whose
+    ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r the whitened residuals [–], c
+    the equality constraints (their own units), J_r, J_c their Jacobians (None when not
+    ``jac``); ``fixed`` (nw,) bool holds coordinates at w0."""
     w = np.array(w0, dtype=float)
-    free = np.ones(prob.nw, bool) if fixed is None else ~np.asarray(fixed, bool)
+    free = np.ones(nw, bool) if fixed is None else ~np.asarray(fixed, bool)
     hist = []
     it = 0
     rho = 1e3
     for it in range(1, max_iter + 1):
-        r, Jr, c, Jc, _ = prob.evaluate(w)
+        r, Jr, c, Jc = evaluate(w)[:4]
         A, Ac = Jr[:, free], Jc[:, free]
         H = A.T @ A
         mu = 1e-10 * max(np.trace(H), 1.0) / max(H.shape[0], 1)
         n, mc = H.shape[0], Ac.shape[0]
-        KKT = np.block([[H + mu * np.eye(n), Ac.T], [Ac, np.zeros((mc, mc))]])
-        rhs = np.concatenate([-A.T @ r, -c])
+        # the constraint rows scaled to the size of H (the step is the same; λ is
+        # rescaled): with heavily weighted residuals (H ≫ J_c) the unscaled KKT matrix
+        # has singular values ~ σ(J_c)²/‖H‖ and its solve loses the step to round-off
+        sc = max(np.abs(H).max(initial=0.0), 1.0) / max(np.abs(Ac).max(initial=0.0), 1e-300)
+        KKT = np.block([[H + mu * np.eye(n), sc * Ac.T], [sc * Ac, np.zeros((mc, mc))]])
+        rhs = np.concatenate([-A.T @ r, -sc * c])
         sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
-        d = np.zeros(prob.nw)
+        d = np.zeros(nw)
         d[free] = sol[:n]
         cost0 = 0.5 * r @ r
         merit0 = cost0 + rho * np.abs(c).sum()
@@ -519,7 +561,7 @@ def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
         floor = 64 * np.finfo(float).eps * (1 + np.abs(w).max())
         step = 1.0
         for _ in range(30):
-            r1, _, c1, _, _ = prob.evaluate(w + step * d, jac=False)
+            r1, _, c1 = evaluate(w + step * d, jac=False)[:3]
             cost1 = 0.5 * r1 @ r1
             if cost1 + rho * np.abs(c1).sum() <= merit0 or step < 1e-6 or (
                     cost1 <= cost0 and np.abs(c1).max(initial=0.0) <= floor):
@@ -530,7 +572,7 @@ def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
                      "max_defect": float(np.abs(c1).max()) if c1.size else 0.0, "step": step})
         if np.abs(step * d).max() < 1e-12 * (1 + np.abs(w).max()):
             break
-    return _accept(prob, w, it, hist)
+    return w, it, hist
 
 
 def _accept(prob, w, iterations, hist) -> ShootingResult:

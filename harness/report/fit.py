@@ -157,17 +157,19 @@ def schedule_figures(doc: dict) -> list:
     ef.line(on, [r["restitution"] - 2 * r["restitution_se"] for r in rows], "−2 SE",
             dash="dot", color_=F.color(0), width=1.0)
     ef.hline(doc["truth"]["restitution"], "truth", color_="black")
-    ef.hline(doc["restitution"]["value"], "marginalised", color_=F.color(1))
+    ef.hline(doc["restitution"]["value"],
+             "phase-aligned fit" if "phases" in doc else "marginalised", color_=F.color(1))
     ef.vline(tau, "true onset")
     return [wf, lf, ef]
 
 
-def bounce_state_figures(t, y, x_fit, x_true, names, units) -> list:
-    """Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s] against t [s]."""
+def bounce_state_figures(t, y, x_fit, x_true, names, units,
+                         what: str = "largest-weight schedule") -> list:
+    """Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s] against t [s];
+    ``what`` names the fit drawn."""
     out = []
     for k, (n, u) in enumerate(zip(names, units)):
-        fig = F.Figure(f"{n} (largest-weight schedule)", "t", "s", n, u, legend="below",
-                       height=300)
+        fig = F.Figure(f"{n} ({what})", "t", "s", n, u, legend="below", height=300)
         if k == 0:
             fig.points(*_thin_series(t, y[:, 0]), "measured", size=3, color_=F.color(2))
         fig.line(*_thin_series(t, x_true[:, k]), "truth", color_=F.color(0))
@@ -184,7 +186,8 @@ def render_bounce(doc: dict, arrays: dict, mode: str = "file") -> str:
              "states": F.grid(bounce_state_figures(
                  t, np.asarray(arrays["y"], float), np.asarray(arrays["x_fit"], float),
                  np.asarray(arrays["x_true"], float), doc["state_names"],
-                 doc["state_units"]), 420),
+                 doc["state_units"], *(["phase-aligned fit"] if "phases" in doc else [])),
+                 420),
              "residuals": F.grid(residual_figures(t, np.asarray(arrays["e"], float),
                                                   ["height"]), 420)}
     return ENV.get_template("fit_bounce.html.j2").render(

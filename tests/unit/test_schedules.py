@@ -110,20 +110,33 @@ def test_mixture_and_weights_closed_form():
         S.posterior_weights([-np.inf, -np.inf])
 
 
-def test_event_labels_only_measured_events_are_scored():
+def _bounce_objective(fitter):
+    """(objective(events) [–], the model's second impact [s]) at one parameter point of
+    the bounce data (seed 1): the closed-form candidate fit (``bounce.objective``) or the
+    phase-aligned fit (``phases.PhaseShooting.objective`` at the w of the same flow, its
+    impact times in w)."""
     t, _, _, y = B.data(seed=1)
     th, tau = np.array([0.49, 0.79]), 0.505
-    base = B.objective(th, t, y, B.SIGMA, tau)
-    t2 = B.flow(t, th[0], th[1], tau)[3][1]      # the model's second impact [s]
+    times = B.flow(t, th[0], th[1], tau)[3]
+    if fitter == "closed_form":
+        return (lambda evs=(): B.objective(th, t, y, B.SIGMA, tau, evs)), times[1]
+    P = B.phase_problem(t, y, B.SIGMA, 3)
+    w = P.initial_guess([0.5 * B.G * tau ** 2 - th[0] * tau, th[0]], np.zeros((1, 0)),
+                        [th[1]], times[:3])
+    return (lambda evs=(): B.phase_problem(t, y, B.SIGMA, 3, evs).objective(w)), w[-2]
+
+
+@pytest.mark.parametrize("fitter", ["closed_form", "phases"])
+def test_event_labels_only_measured_events_are_scored(fitter):
+    objective, t2 = _bounce_objective(fitter)
+    base = objective()
     for label in ("assumed", "inferred"):
         for idx in (1, 2):
-            vals = [B.objective(th, t, y, B.SIGMA, tau,
-                                [S.EventObservation(idx, t_obs, 1e-3, label)])
+            vals = [objective([S.EventObservation(idx, t_obs, 1e-3, label)])
                     for t_obs in (0.3, 1.0, 1.7)]
             assert vals == [base, base, base], (label, idx)   # never scored
     sig_t = 1e-3
-    meas = [B.objective(th, t, y, B.SIGMA, tau, [S.EventObservation(2, t_obs, sig_t,
-                                                                     "measured")])
+    meas = [objective([S.EventObservation(2, t_obs, sig_t, "measured")])
             for t_obs in (1.2, 1.25)]
     assert meas[0] != meas[1]
     for t_obs, v in zip((1.2, 1.25), meas):   # exactly the added ½((t − t̂)/σ_t)²
