@@ -53,7 +53,7 @@ from harness.capture.scaling import (
 )
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
-from harness.swing import ground
+from harness.swing import consistency, ground
 from harness.swing.identifiability import scaled_parameters
 
 
@@ -182,6 +182,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
     if s.ground:
         ground_info |= ground.evaluate(adapter, prob, fr)
+        per_interval = consistency.evaluate(adapter, prob, fr)
+        ground_info["consistency"] = consistency.summarise(per_interval, prob.contact.frames)
         tradeoff = ground.tradeoff(prob, fr, s, say) if s.tradeoff_weights else []
         ground_info["tradeoff"] = tradeoff
         say(f"ground: residual peak {ground_info['residual']['force_peak_N']:.1f} N, "
@@ -266,7 +268,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
             "segments": seg, "wall_s": reint_s},
         "wall_s": time.perf_counter() - t_start,
     }
-    summary["summary"] = ground.headline(summary, fr, in_down)
+    summary["summary"] = ground.headline(summary, fr, in_down) \
+        | consistency.headline((ground_info or {}).get("consistency"))
     # ---- candidate
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
@@ -297,6 +300,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
               "reint_dev": dev, "y": Y}
     if s.ground:
         arrays["ground"] = ground.arrays(adapter, prob, fr)
+        arrays["ground"]["consistency"] = per_interval
     qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
     arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
     write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes({
@@ -304,14 +308,16 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
         "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
         "labels": np.array(labels), "y": Y}
-        | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces}
+        | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces,
+            "contact_stick": prob.contact.stick}
            if s.ground else {})))
     # relative to the output folder: ``workdir`` is a temporary folder moved into place
     summary["candidate"] = cpath.relative_to(workdir).as_posix()
     summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
         "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
         "at the replay knots; y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
-        "N, world axes, on the contact_frames at the frames (with ground contact)"
+        "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "\
+        "the assumed schedule (True: stick), with ground contact"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
 

@@ -109,6 +109,8 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
                 "contact forces' share taken out)", F.grid(charts, 420)))
     if arrays.get("ground"):
         out.append(ground_section(summary, arrays["ground"]))
+        if arrays["ground"].get("consistency") is not None:
+            out.append(consistency_section(summary, arrays["ground"]["consistency"]))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")
@@ -212,6 +214,104 @@ def ground_section(summary: dict, g: dict) -> tuple:
             f"{escape(gi.get('solver', ''))}.</p>")
     return ("Ground contact: foot forces and the pelvis residual",
             note + F.grid(charts, 420) + table)
+
+
+SHORT = {"penetration": "depth", "slip_speed": "horizontal speed",
+         "negative_normal_force": "−f_z where f_z < 0", "friction_ratio": "|f_t| / (μ f_z)",
+         "cop_outside": "distance outside"}
+
+
+def _u(unit: str) -> str:
+    """" unit" after a number, nothing for a dimensionless one."""
+    return "" if unit == F.DIMENSIONLESS else f" {unit}"
+
+
+def events_in(summary: dict, t) -> list:
+    """[(name, time [s])] of the capture's swing events (address, takeaway, top, impact)
+    inside [t[0], t[-1]] widened by one sample step (ball contact follows the fitted
+    window's last frame within one frame interval)."""
+    ev = (summary.get("capture") or {}).get("events") or {}
+    t = np.asarray(t, float)
+    # ball contact lies inside the frame interval after the window's last frame
+    m = float(t[1] - t[0]) if t.size > 1 else 0.0
+    out = []
+    for name in ("address", "takeaway", "top", "impact"):
+        x = ev.get(f"{name}_s")
+        if x is not None and t.size and t[0] - m <= x <= t[-1] + m:
+            out.append((name, float(x)))
+    return out
+
+
+def mark_events(fig, summary: dict, t) -> None:
+    """The swing events inside the chart's time range as labelled vertical lines."""
+    for name, x in events_in(summary, t):
+        fig.vline(x, name, color_="#999")
+
+
+CONSISTENCY_TITLE = ("Contact consistency per interval (assumed contact schedule: checks "
+                     "of the fit, not measurements)")
+
+
+def consistency_section(summary: dict, per: dict) -> tuple:
+    """(title, HTML): each per-interval contact check (harness/swing/consistency.py)
+    against time [s] (interval midpoints), one line per contact point (per foot for the
+    centre of pressure) in the check's unit with its threshold, then the counts and the
+    table of the intervals that exceed a threshold."""
+    from markupsafe import escape
+
+    from harness.swing import consistency as cc
+
+    cons = (summary.get("ground") or {}).get("consistency") or {}
+    q = cons.get("quantities") or {}
+    tm = np.asarray(per["t_mid"], float)
+    frames = (summary.get("ground") or {}).get("frames") or []
+    charts = []
+    for key, what, unit, scale, _ in cc.QUANTITIES:
+        a = scale * np.asarray(per[key], float)
+        names = cc.FOOT_NAMES if key == "cop_outside" else frames
+        fig = F.Figure(what, "t (interval midpoint)", "s", SHORT[key], unit,
+                       legend="below", height=340)
+        mark_events(fig, summary, tm)
+        for c in range(a.shape[1]):
+            fig.line(tm, a[:, c], names[c], color_=F.color(c), markers=True, width=1.2)
+        thr = scale * cc.threshold(key)
+        fig.hline(thr, f"threshold {thr:g}{_u(unit)}")
+        charts.append(fig)
+    head = "".join(
+        f"<tr><td>{escape(v['what'])}</td><td>{v['threshold']:g}{escape(_u(v['unit']))}</td>"
+        f"<td>{'—' if v['worst']['value'] is None else format(v['worst']['value'], '.4g')}"
+        f"</td><td>{escape(v['worst']['where'] or '—')}</td>"
+        f"<td>{v['intervals_exceeding']}</td><td>{v['intervals_evaluated']}</td></tr>"
+        for v in q.values())
+    counts = ("<table id='contact-consistency'><tr><th>check (per frame interval)</th>"
+              "<th>threshold</th><th>worst</th><th>where</th><th>intervals exceeding</th>"
+              "<th>intervals evaluated</th></tr>" + head + "</table>")
+    rows = sorted(((r["t0_s"], k, r) for k, v in q.items() for r in v["exceeding"]),
+                  key=lambda x: (x[0], x[1]))
+    body = "".join(
+        f"<tr><td>{r['interval']}</td><td>{r['t0_s']:.4f}–{r['t1_s']:.4f}</td>"
+        f"<td>{escape(q[k]['what'])}</td><td>{escape(r['where'])}</td>"
+        f"<td>{r['value']:.4g}{escape(_u(q[k]['unit']))}</td>"
+        f"<td>{q[k]['threshold']:g}{escape(_u(q[k]['unit']))}</td>"
+        f"<td>{escape(', '.join(r['points_exceeding']))}</td></tr>" for _, k, r in rows)
+    table = ("<table id='contact-exceeding'><caption class='note'>intervals exceeding a "
+             f"threshold ({len(rows)} rows: one per interval and check)</caption><tr>"
+             "<th>interval</th><th>t [s]</th><th>check</th><th>worst at</th><th>value</th>"
+             "<th>threshold</th><th>points exceeding</th></tr>" + body + "</table>") \
+        if rows else ("<p class='note' id='contact-exceeding'>No interval exceeds a "
+                      "threshold.</p>")
+    note = ("<p class='note'><b>The contact schedule is assumed</b> (no force plate): these "
+            "are consistency checks of the fitted motion and its fitted contact forces, "
+            "interval by interval over the "
+            f"{cons.get('intervals', len(tm))} frame intervals, never scored as measured "
+            "data. Penetration and slip are taken over five points of each interval on the "
+            "fitted spline (its ends included), slip only for a point in stick at both ends; "
+            "the forces at the interval's two frames. The centre of pressure of a foot is "
+            "where its contact forces have no horizontal moment on the floor plane (what a "
+            "force plate reports); its support polygon is the convex hull of its contact "
+            "points in stick at that frame. Thresholds: the tolerance table "
+            "(swing/contact_*), each with its reason.</p>")
+    return (CONSISTENCY_TITLE, note + counts + F.grid(charts, 420) + table)
 
 
 def replay_rows(replay_records, energy: dict) -> list:

@@ -5,6 +5,7 @@ from the page alone. Each report is produced once per module (module-scoped fixt
 full-page screenshots: test-artifacts/fsw-*.png."""
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -185,7 +186,9 @@ def swing_report(quick_swing):
                     for tr in page.locator(f"{sel} tr").all()]
         return {"gaps": table("#marker-gaps"), "rejected": table("#rejected-markers"),
                 "rmse": table("#marker-rmse"), "summary": table("#swing-summary"),
-                "replay": table("#replay-records")}
+                "replay": table("#replay-records"),
+                "consistency": table("#contact-consistency"),
+                "exceeding": table("#contact-exceeding")}
     return out, fit, _page_facts(out / "index.html", "fsw-swing-report.png", extra)
 
 
@@ -252,9 +255,47 @@ def test_swing_report_rules_and_defects(swing_report):
     assert work["y"][-1] == pytest.approx(W[-1, 0], rel=1e-6)  # the plotted quantity
     assert E[-1] - E[0] == pytest.approx(W[-1, 0] - W[-1, 1], abs=1e-6)  # same convention
     assert f"{W[-1, 0]:+.4g} J" in rec[3]  # the end value is stated too
+    _consistency_section(fit, charts, text, tab)
     # the candidate path: relative to the output folder, and it exists
     assert not fit["candidate"].startswith("/") and (out / fit["candidate"]).is_file()
     assert math.isfinite(fit["replay"]["energy_balance"][engine]["max_balance_residual_J"])
+
+
+def _consistency_section(fit, charts, text, tab):
+    """The per-interval contact checks: said to be consistency checks under an assumed
+    schedule (never a verdict), one chart per check with its threshold from the table
+    and the per-interval values of fit.json, and one table row per exceeding interval
+    and check, counted from fit.json's per-interval values against the table."""
+    from harness.core.tolerances import lookup
+    from harness.swing import consistency as cc
+
+    assert "The contact schedule is assumed" in text and "never scored as measured" in text
+    cons = fit["ground"]["consistency"]["quantities"]
+    names = [r[0] for r in tab["summary"] if r]
+    rows = [r for r in tab["summary"] if r and r[0].startswith("contact consistency per")]
+    assert len(rows) == len(cc.QUANTITIES)
+    assert all(r[3] == "reported" and "not scored" in r[2] for r in rows), rows
+    assert names.index(rows[0][0]) > 0
+    n_rows = 0
+    for key, what, unit, scale, quantity in cc.QUANTITIES:
+        (c,) = [c for c in charts if html.unescape(c["title"]) == what]
+        assert c["x"] == "t (interval midpoint) [s]" and c["y"].endswith(f"[{unit}]"), c
+        thr = scale * lookup("swing", quantity).atol
+        (line,) = [t for t in c["traces"] if t["name"].startswith("threshold")]
+        assert line["y"][0] == pytest.approx(thr, rel=1e-6)
+        data = [t for t in c["traces"] if not t["name"].startswith("threshold")]
+        worst = np.array([np.nan if v is None else v for v in cons[key]["per_interval_worst"]])
+        drawn = np.array([[np.nan if v is None else v for v in t["y"]] for t in data])
+        with np.errstate(invalid="ignore"):
+            assert np.allclose(np.nanmax(np.where(np.isnan(drawn), -np.inf, drawn), axis=0)
+                               [~np.isnan(worst)], worst[~np.isnan(worst)], rtol=1e-6)
+        n = int(np.sum(worst[~np.isnan(worst)] > thr))
+        (row,) = [r for r in tab["consistency"] if r and r[0] == what]
+        assert int(row[4]) == n, (what, row, n)
+        n_rows += n
+        mine = [r for r in tab["exceeding"] if r and r[2] == what]
+        assert len(mine) == n
+    assert n_rows == len([r for r in tab["exceeding"] if r])
 
 
 def test_page_sizes(fit_report, sweep_report, swing_report):
