@@ -183,9 +183,9 @@ def evaluate(adapter, prob, fr, samples: int = 5) -> dict:
 
 def summarise(per: dict, frames) -> dict:
     """fit.json's ``ground.consistency``: per quantity its threshold, the worst value
-    (where and when), the intervals exceeding it (counts, and each interval's worst
-    point), in the shown units (QUANTITIES), and the per-interval worst over the points
-    (or feet) for the chart."""
+    (where and when; no place when it is 0 everywhere), the intervals exceeding it
+    (counts, and each interval's worst point), in the shown units (QUANTITIES), and the
+    per-interval worst over the points (or feet) for the chart."""
     t = np.asarray(per["t"], float)
     n_int = t.size - 1
     out = {"label": "assumed", "intervals": int(n_int),
@@ -207,7 +207,11 @@ def summarise(per: dict, frames) -> dict:
                          "where": names[j], "value": float(scale * a[i, j]),
                          "points_exceeding": [names[k] for k in np.flatnonzero(exceed[i])]})
         finite = ~np.isnan(a)
-        if finite.any():
+        if finite.any() and not np.nanmax(a) > 0:
+            # zero everywhere: no worst point or interval to name
+            worst = {"value": 0.0, "where": None, "interval": None, "t0_s": None,
+                     "t1_s": None}
+        elif finite.any():
             flat = np.where(finite, a, -np.inf)
             i, j = np.unravel_index(int(np.argmax(flat)), a.shape)
             worst = {"value": float(scale * a[i, j]), "where": names[j],

@@ -113,9 +113,14 @@ def _consistency_checks(summary: dict) -> list:
     for key, q in cons["quantities"].items():
         w, unit = q["worst"], q["unit"]
         u = "" if unit == "–" else f" {unit}"
-        value = ("not evaluated (no interval applies)" if w["value"] is None else
-                 f"worst {w['value']:.3g}{u} ({w['where']}, {w['t0_s']:.3f}–{w['t1_s']:.3f} s); "
-                 f"{q['intervals_exceeding']} of {q['intervals_evaluated']} intervals exceed")
+        n = f"{q['intervals_exceeding']} of {q['intervals_evaluated']} intervals exceed"
+        if w["value"] is None:
+            value = "not evaluated (no interval applies)"
+        elif w["where"] is None:
+            value = f"0{u} in every interval; {n}"
+        else:
+            value = (f"worst {w['value']:.3g}{u} ({w['where']}, {w['t0_s']:.3f}–"
+                     f"{w['t1_s']:.3f} s); {n}")
         rows.append({"name": f"contact consistency per interval (assumed schedule, no force "
                              f"plate): {q['what']}",
                      "value": value,

@@ -81,6 +81,12 @@ def test_a_still_standing_contact_has_no_violation():
         assert np.all(r[k] == 0.0), k
     # each foot's CoP: the mean of its three points (equal loads)
     assert r["cop"][0, 0] == pytest.approx([0.4 / 3, 0.15])
+    # nothing to point at: a worst value of 0 names no point and no interval
+    s = cc.summarise(r | {"t": np.arange(5) * 0.01}, list("abcdef"))
+    for q in s["quantities"].values():
+        assert q["worst"] == {"value": 0.0, "where": None, "interval": None, "t0_s": None,
+                              "t1_s": None}
+        assert q["intervals_exceeding"] == 0 and q["exceeding"] == []
 
 
 def test_planted_violations_are_found_in_their_intervals_only():
