@@ -99,14 +99,21 @@ class Figure:
     axes (zeros drawn on their own ``0`` tick). ``height`` in px. ``legend``: ``"right"``
     (scrolls when long), ``"below"`` (small multiples) or ``"none"``. ``categories``: the
     x categories in order (only those that apply). ``integer_x``: integer ticks
-    (iterations)."""
+    (iterations). ``equal_aspect``: one unit of x as long as one unit of y (positions in
+    space). ``y2``: (label, unit, factor) a second value axis on the right showing y ×
+    factor (the same data in another unit, e.g. N·m and N·m/kg), its range tied to the
+    left one's."""
 
     def __init__(self, title: str, xlabel: str, xunit: str | None, ylabel: str,
                  yunit: str | None, *, xlog: bool = False, ylog: bool = False,
                  height: int = 300, categories: list | None = None,
-                 integer_x: bool = False, legend: str = "right"):
+                 integer_x: bool = False, legend: str = "right", equal_aspect: bool = False,
+                 y2: tuple | None = None):
         if xunit is None and yunit is None:
             raise ValueError(f"chart {title!r}: at least one axis needs a unit")
+        if y2 is not None and (ylog or not y2[2] > 0):
+            raise ValueError(f"chart {title!r}: y2 needs a linear y axis and a factor > 0")
+        self.equal_aspect, self.y2 = equal_aspect, y2
         self.title = title
         self.traces: list = []
         self.shapes: list = []
@@ -256,15 +263,55 @@ class Figure:
         if any(t.get("xaxis") == "x2" for t in self.traces):
             layout["xaxis2"] = {"overlaying": "x", "range": [0, 1], "visible": False,
                                 "fixedrange": True}
+        data = self.traces
+        if self.equal_aspect:
+            layout["yaxis"].update(scaleanchor="x", scaleratio=1)
+        if self.y2 is not None:
+            label, unit, factor = self.y2
+            ys = [v for t in self.traces if t.get("type") == "scatter"
+                  and t.get("xaxis") != "x2" for v in t["y"] if v is not None]
+            lo, hi = (min(ys), max(ys)) if ys else (0.0, 1.0)
+            pad = 0.05 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.05
+            lo, hi = lo - pad, hi + pad
+            # both value axes fixed: a zoom of one alone would untie them (x still zooms);
+            # the right axis's ticks sit on the left one's gridlines
+            ticks = _nice_ticks(lo, hi)
+            layout["yaxis"].update(range=[_num(lo), _num(hi)], fixedrange=True,
+                                   tickvals=[_num(v) for v in ticks])
+            layout["yaxis2"] = {"title": {"text": axis_title(label, unit)},
+                                "overlaying": "y", "side": "right", "automargin": True,
+                                "range": [_num(lo * factor), _num(hi * factor)],
+                                "tickvals": [_num(v * factor) for v in ticks],
+                                "ticktext": [f"{v * factor:.3g}" for v in ticks],
+                                "showgrid": False, "zeroline": False, "fixedrange": True}
+            layout["margin"] = dict(layout["margin"], r=60)
+            # plotly draws an axis only with a trace on it: an invisible one at the range
+            x0 = next((v for t in self.traces if t.get("xaxis") != "x2" for v in t["x"]
+                       if v is not None), 0.0)
+            data = data + [{"type": "scatter", "mode": "lines", "x": [x0, x0],
+                            "y": layout["yaxis2"]["range"], "yaxis": "y2",
+                            "name": f"{label} axis", "showlegend": False,
+                            "hoverinfo": "skip", "opacity": 0, "line": {"width": 0}}]
         if self.ylog:
             self._log_axis(layout["yaxis"], self._ylog_values, "y")
         if self.xlog:
             self._log_axis(layout["xaxis"], self._xlog_values, "x")
-        return {"data": self.traces, "layout": layout}
+        return {"data": data, "layout": layout}
 
     def html(self) -> str:
         """The chart as a ``<div class="plot">`` the page's script draws."""
         return plot_div(self.spec())
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list:
+    """About n ticks at multiples of 1, 2 or 5 × 10^k inside [lo, hi]."""
+    raw = (hi - lo) / n
+    if not raw > 0:
+        return [lo]
+    e = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * e for m in (1, 2, 5, 10) if m * e >= raw)
+    k0 = math.ceil(lo / step)
+    return [k * step for k in range(k0, math.floor(hi / step) + 1)]
 
 
 def plot_div(spec: dict) -> str:

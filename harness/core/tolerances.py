@@ -16,7 +16,10 @@ from dataclasses import dataclass
 TABLE_VERSION = "2026.12.12"
 # 2026.12.12: no existing atol or rtol changed. New: shooting/phase_event_time,
 #   phase_jacobian, phase_recovery_z, phase_vs_single, phase_vs_single_se (multiple
-#   shooting whose phases align with the events, event times as decision variables).
+#   shooting whose phases align with the events, event times as decision variables);
+#   swing/contact_penetration, contact_slip_speed, contact_negative_normal_force,
+#   contact_friction_ratio, contact_cop_outside (the swing fit's contact consistency per
+#   frame interval, reported under the assumed contact schedule, never scored).
 # 2026.12.11: no existing atol or rtol changed. New groups: schedules (bounce fit under
 #   candidate onsets), shooting/grazing, event_gradient, event_gradient_analytic,
 #   no_jump_error (gradients through events), activation (excitation-to-activation
@@ -364,6 +367,36 @@ TABLE.update({
         "recovered from generalized forces another engine computed (τ = J_pᵀ W): the two "
         "engines' pelvis Jacobians agree to round-off (stage 1, ~1e-14), and the 6×6 "
         "solve adds the Jacobian's conditioning (~10 at the tested angles)."),
+})
+
+# Contact consistency of the swing fit per frame interval (harness/swing/consistency.py).
+# The contact schedule is assumed (no force plate): these thresholds mark intervals where
+# the fit is not a possible standing on the floor; the report counts them, never scores.
+TABLE.update({
+    ("swing", "contact_penetration"): Tolerance(0.005, 0.0, "m, depth of a foot contact "
+        "point below the floor over a frame interval: a shoe sole and the turf or mat under "
+        "it compress by a few millimetres under body weight, so 5 mm is the most a foot "
+        "point can sink; deeper, the fitted kinematics put the foot through the floor. The "
+        "fit whitens the stick condition with σ 2 mm, so 5 mm is 2.5 σ."),
+    ("swing", "contact_slip_speed"): Tolerance(0.05, 0.0, "m/s, horizontal speed of a "
+        "contact point while it is in stick: at 50 mm/s a point travels 5 mm in 0.1 s, as "
+        "far as the sole's compliance lets a planted point move, so faster is sliding, not "
+        "stick. 2.5 × the fit's slip whitening σ 20 mm/s."),
+    ("swing", "contact_negative_normal_force"): Tolerance(1e-6, 0.0, "N, a pulling normal "
+        "force (−f_z where f_z < 0): the fitted forces are non-negative combinations of the "
+        "friction pyramid's edges (scipy nnls), so f_z ≥ 0 up to round-off (~1e-13 N on "
+        "forces of ~1e3 N); 1e-6 N catches any force the floor could not apply."),
+    ("swing", "contact_friction_ratio"): Tolerance(1.0 + 1e-9, 0.0, "Dimensionless, "
+        "|f_t| / (μ f_z) of a contact point's force: 1 is the Coulomb cone's surface. The "
+        "fit's forces lie in a pyramid inscribed in the cone, so a force on a pyramid edge "
+        "gives exactly 1 up to round-off (~1e-16); 1e-9 above 1 covers that and nothing "
+        "of physical size."),
+    ("swing", "contact_cop_outside"): Tolerance(0.005, 0.0, "m, distance of a foot's "
+        "centre of pressure on the floor plane outside the convex hull of its contact "
+        "points in stick: non-negative normal forces at points on the floor put it inside; "
+        "tangential forces on points off the floor plane shift it by depth × |f_t|/f_z "
+        "(≤ 5 mm × μ 0.8 = 4 mm at the penetration threshold), so beyond 5 mm the forces "
+        "need a pull or a foot through the floor."),
 })
 
 # ----- sweep executor (harness/sweep.py; tests/unit/test_sweep.py) -----------------------

@@ -53,7 +53,7 @@ from harness.capture.scaling import (
 )
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
-from harness.swing import ground
+from harness.swing import consistency, ground, poses
 from harness.swing.identifiability import scaled_parameters
 
 
@@ -182,6 +182,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
     if s.ground:
         ground_info |= ground.evaluate(adapter, prob, fr)
+        per_interval = consistency.evaluate(adapter, prob, fr)
+        ground_info["consistency"] = consistency.summarise(per_interval, prob.contact.frames)
         tradeoff = ground.tradeoff(prob, fr, s, say) if s.tradeoff_weights else []
         ground_info["tradeoff"] = tradeoff
         say(f"ground: residual peak {ground_info['residual']['force_peak_N']:.1f} N, "
@@ -266,7 +268,14 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
             "segments": seg, "wall_s": reint_s},
         "wall_s": time.perf_counter() - t_start,
     }
-    summary["summary"] = ground.headline(summary, fr, in_down)
+    event_poses = _event_poses(adapter, model.spec, cap, ev, frames, res.q, fr.q, win, labels,
+                               addr, s.calib_stride)
+    summary["fit"]["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",
+                                                        "what")} for e in event_poses["events"]]
+    summary["fit"]["marker_rmse_by_phase_and_label_m"] = _phase_rmse(
+        adapter, cap, ev, frames, res.q, fr, win, labels)
+    summary["summary"] = ground.headline(summary, fr, in_down) \
+        | consistency.headline((ground_info or {}).get("consistency"))
     # ---- candidate
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
@@ -297,6 +306,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
               "reint_dev": dev, "y": Y}
     if s.ground:
         arrays["ground"] = ground.arrays(adapter, prob, fr)
+        arrays["ground"]["consistency"] = per_interval
+    arrays["poses"] = event_poses
+    arrays["angles"] = fr.q[:, [adapter.layout.slot(n).iq for n in adapter.joint_names]]
     qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
     arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
     write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes({
@@ -304,19 +316,96 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
         "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
         "labels": np.array(labels), "y": Y}
-        | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces}
+        | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces,
+            "contact_stick": prob.contact.stick}
            if s.ground else {})))
     # relative to the output folder: ``workdir`` is a temporary folder moved into place
     summary["candidate"] = cpath.relative_to(workdir).as_posix()
     summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
         "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
         "at the replay knots; y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
-        "N, world axes, on the contact_frames at the frames (with ground contact)"
+        "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "\
+        "the assumed schedule (True: stick), with ground contact"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
 
 
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
+
+
+def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,
+                 near_frames: int) -> dict:
+    """The stick figures' data (harness/swing/poses.py): for address, top, impact (the
+    detected events) and the follow-through (not a detected event: the capture's last
+    frame), the model's skeleton points [m] from the fitted motion inside the window, else
+    from the calibration IK at its nearest frame when that is within ``near_frames``
+    frames, else none (markers only); the measured markers (K, 3) m at the frame; the
+    view axes from the address pose."""
+    seg = poses.skeleton(spec)
+    h = 1.0 / cap.rate_hz
+    Y = np.stack([cap.marker(l) for l in labels], axis=1)                  # (F, K, 3)
+    out = []
+    for name, f, what in (
+            ("address", ev.address_frame, "detected: the middle of the still interval "
+             "before takeaway"),
+            ("top", ev.top_frame, "detected: the slowest frame of the backswing's upper half"),
+            ("impact", ev.impact_frame, "detected: the last frame before ball contact"),
+            ("follow-through", cap.n_frames - 1, "not a detected event: the capture's last "
+             "frame")):
+        f = int(f)
+        k = int(np.argmin(np.abs(np.asarray(calib_frames) - f)))
+        if win[0] <= f <= win[-1]:
+            src, pts = "fit", poses.points(adapter, fit_q[f - win[0]], seg)
+        elif abs(int(calib_frames[k]) - f) <= near_frames:
+            src = f"calibration IK at frame {int(calib_frames[k])} (outside the fitted window)"
+            pts = poses.points(adapter, calib_q[k], seg)
+        else:
+            src, pts = "markers only (outside the fitted window and the calibration frames)", \
+                None
+        out.append({"event": name, "frame": f, "t_s": f * h, "source": src, "what": what,
+                    "points": pts, "markers": Y[f]})
+    a = out[0]["points"]
+    ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
+    club = np.nanmean(Y[out[0]["frame"], ch], axis=0) if ch else None
+    if a is not None:
+        ankles = a["l_foot"], a["r_foot"]
+    else:
+        ankles = tuple(np.nanmean(Y[out[0]["frame"], [labels.index(l) for l in m
+                                                      if l in labels]], axis=0)
+                       for m in (("LAnkleOut", "LToeIn", "LToeOut"),
+                                 ("RAnkleOut", "RToeIn", "RToeOut")))
+    view = poses.view_frame(*ankles, club, floor_height(cap, addr))
+    return {"segments": seg, "events": out, "view": view, "labels": list(labels)}
+
+
+def _phase_rmse(adapter, cap, ev, calib_frames, calib_q, fr, win, labels) -> dict:
+    """{phase: {what, source, frames, by_label {label: RMSE m, NaN if unseen}}} for the
+    report's marker table per phase: address → top from the calibration IK (the fit's
+    window starts shortly before the top), then from the fit: the window's start → top,
+    top → mid-downswing and mid-downswing → impact (mid: halfway in frames)."""
+    out = {}
+    cf = np.asarray(calib_frames)
+    sel = np.flatnonzero((cf >= ev.address_frame) & (cf < ev.top_frame))
+    if sel.size:
+        M = np.stack([adapter.frame_poses(calib_q[k], list(labels))[:, :3] for k in sel])
+        Y = np.stack([cap.marker(l)[cf[sel]] for l in labels], axis=1)
+        e = np.linalg.norm(M - Y, axis=2)
+        with np.errstate(invalid="ignore"):
+            by = {l: float(np.sqrt(np.nanmean(e[:, i] ** 2))) if np.isfinite(e[:, i]).any()
+                  else float("nan") for i, l in enumerate(labels)}
+        out["address_to_top"] = {"what": "address → top", "source": "calibration IK",
+                                 "frames": int(sel.size), "by_label": by}
+    mid = (ev.top_frame + ev.impact_frame) // 2
+    for key, what, lo, hi in (("start_to_top", "window start → top", win[0], ev.top_frame),
+                              ("top_to_mid", "top → mid-downswing", ev.top_frame, mid),
+                              ("mid_to_impact", "mid-downswing → impact", mid,
+                               ev.impact_frame + 1)):
+        m = (win >= lo) & (win < hi)
+        if m.any():
+            mask = m[:, None] & np.ones((1, len(labels)), bool)
+            out[key] = {"what": what, "source": "fit", "frames": int(m.sum()),
+                        "by_label": fr.marker_rmse_by_label(mask)}
+    return out
 
 
 def reintegration_method(settings: "SwingSettings"):

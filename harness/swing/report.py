@@ -1,11 +1,13 @@
 """HTML report of a swing run (Jinja2, autoescaped; interactive plotly charts drawn from
 JSON descriptions, harness/core/figures.py, with plotly.min.js beside the page).
 
-Units on the page: marker distances in mm everywhere (tables and charts), times in s,
-joint torques in N·m, the pelvis's translational residual forces in N (their own chart:
-never on an axis shared with torques), energies and work in J. Every joint of the model
-has its torque drawn (small multiples per joint group). A value that does not exist (a
-marker never seen in the fitted window) reads "—" with the reason, never "nan".
+Units on the page: marker distances in mm everywhere (tables and charts), positions in
+space (the stick figures) in m, times in s, joint angles in deg, joint torques in N·m
+(and N·m/kg per body mass on a tied right axis), the pelvis's translational residual
+forces in N (their own chart: never on an axis shared with torques), centres of pressure
+in mm, energies and work in J. Every coordinate of the model has its angle and its
+torque drawn (small multiples per body region). A value that does not exist (a marker
+never seen in the fitted window) reads "—" with the reason, never "nan".
 """
 from __future__ import annotations
 
@@ -30,8 +32,12 @@ GROUPS = (("pelvis translations (residual force)",
           ("right leg", lambda n: n.startswith(("r_hip", "r_knee", "r_ankle")), "N·m"),
           ("trunk and neck", lambda n: n.startswith(("lumbar", "neck", "thorax", "spine")),
            "N·m"),
-          ("left arm and wrist", lambda n: n.startswith("l_"), "N·m"),
-          ("right arm and wrist", lambda n: n.startswith("r_"), "N·m"))
+          ("left shoulder (clavicle and shoulder joint)",
+           lambda n: n.startswith(("l_clavicle", "l_shoulder")), "N·m"),
+          ("right shoulder (clavicle and shoulder joint)",
+           lambda n: n.startswith(("r_clavicle", "r_shoulder")), "N·m"),
+          ("left elbow, forearm and wrist", lambda n: n.startswith("l_"), "N·m"),
+          ("right elbow, forearm and wrist", lambda n: n.startswith("r_"), "N·m"))
 
 
 def joint_groups(joint_names) -> list:
@@ -97,18 +103,31 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
     """[(section title, HTML of its chart grid)] of the swing page."""
     t, tau = np.asarray(arrays["t"]), np.asarray(arrays["tau"])
     out = []
+    if arrays.get("poses"):
+        out.append(stick_section(arrays["poses"]))
+    if arrays.get("angles") is not None:
+        out.append(angle_section(summary, t, np.asarray(arrays["angles"], float),
+                                 list(joint_names)))
+    mass = float(summary["model"]["dims"]["body_mass_kg"])
     charts = []
     for title, unit, idx in joint_groups(list(joint_names)):
         what = "force" if unit == "N" else "torque"
         fig = F.Figure(title, "t", "s", f"fitted joint {what}", unit, legend="below",
-                       height=330 + 20 * ((len(idx) + 1) // 2))
+                       height=330 + 20 * ((len(idx) + 1) // 2),
+                       y2=(f"{what} per body mass", f"{unit}/kg", 1.0 / mass))
         for c, j in enumerate(idx):
             fig.line(t, tau[:, j], joint_names[j], color_=F.color(c))
+        mark_events(fig, summary, t)
         charts.append(fig)
-    out.append(("Joint torques and pelvis residual forces (fitted, every joint; the "
-                "contact forces' share taken out)", F.grid(charts, 420)))
+    out.append((TORQUE_TITLE, f"<p class='note'>Left axis: N·m (N for the pelvis's "
+                f"translations); right axis: the same per body mass ({mass:g} kg), "
+                "N·m/kg (N/kg). The value axes are fixed so that the two stay tied; "
+                "time zooms.</p>" + F.grid(charts, 420)))
     if arrays.get("ground"):
-        out.append(ground_section(summary, arrays["ground"]))
+        out.append(ground_section(summary, arrays["ground"],
+                                  arrays.get("poses", {}).get("view")))
+        if arrays["ground"].get("consistency") is not None:
+            out.append(consistency_section(summary, arrays["ground"]["consistency"]))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")
@@ -157,7 +176,115 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
     return out
 
 
-def ground_section(summary: dict, g: dict) -> tuple:
+TORQUE_TITLE = ("Joint torques and pelvis residual forces (fitted, every joint; the contact "
+                "forces' share taken out)")
+PHASES = ("address_to_top", "start_to_top", "top_to_mid", "mid_to_impact")
+VIEWS = (("face-on", 0, "along the target line"), ("down-the-line", 1, "towards the ball"))
+
+
+def stick_section(P: dict) -> tuple:
+    """(title, HTML): the golfer at address, top, impact and follow-through
+    (pipeline._event_poses), each seen face-on and down-the-line (poses.py's view axes),
+    in m with equal aspect: the model's skeleton where a model pose covers the frame
+    (the fit, else the calibration IK), the measured markers always."""
+    from markupsafe import escape
+
+    from harness.swing import poses
+
+    view = P["view"]
+    charts, notes = [], []
+    for e in P["events"]:
+        mk = poses.project(view, np.asarray(e["markers"], float))
+        seg = None
+        if e["points"] is not None:
+            pts = {k: poses.project(view, np.asarray(v, float)) for k, v in e["points"].items()}
+            seg = [(pts[a], pts[b]) for a, b in P["segments"]]
+        notes.append(f"<li><b>{escape(e['event'])}</b>: frame {e['frame']}, t = "
+                     f"{e['t_s']:.3f} s ({escape(e['what'])}); pose from "
+                     f"{escape(e['source'])}</li>")
+        for vname, ax, xlabel in VIEWS:
+            fig = F.Figure(f"stick figure, {vname}: {e['event']} ({e['t_s']:.3f} s)",
+                           xlabel, "m", "height", "m", legend="below", height=420,
+                           equal_aspect=True)
+            if seg is not None:
+                xs, ys = [], []
+                for a, b in seg:
+                    xs += [a[ax], b[ax], None]
+                    ys += [a[2], b[2], None]
+                fig.line(xs, ys, "model (" + ("fit" if e["source"] == "fit" else
+                                              "calibration IK" if e["source"].startswith(
+                                                  "calibration") else e["source"]) + ")",
+                         color_="#1f77b4", width=2.4)
+            fig.points(mk[:, ax], mk[:, 2], "measured markers", color_="#d62728", size=5,
+                       hover=list(P["labels"]))
+            fig.line([-1.0, 1.0], [0.0, 0.0], "floor", color_="#888", dash="dot", width=1)
+            charts.append(fig)
+    note = ("<p class='note'>The golfer at the swing events, seen face-on (the target line "
+            "left to right, lead foot on the right of the origin) and down-the-line (towards "
+            "the ball to the right), in m with one metre as long on both axes. "
+            f"{escape(view['what'])}. A pose outside the fitted window comes from the "
+            "calibration IK when one of its frames is near, else only the measured markers "
+            "are drawn.</p><ul class='note'>" + "".join(notes) + "</ul>")
+    return ("Stick figures at the swing events", note + F.grid(charts, 300))
+
+
+def angle_section(summary: dict, t, angles, joint_names) -> tuple:
+    """(title, HTML): every coordinate of the fitted motion against time in small
+    multiples per joint group (joint_groups): rotations in deg, the pelvis's
+    translations as its displacement since the window start in mm; events marked."""
+    charts = []
+    for title, unit, idx in joint_groups(joint_names):
+        trans = unit == "N"
+        fig = F.Figure(title.replace(" (residual force)", " (displacement since the window "
+                                     "start)").replace(
+            " (residual moment about the Euler axes)", " (Euler angles)"), "t", "s",
+            "displacement" if trans else "joint angle",
+            "mm" if trans else "deg", legend="below",
+            height=330 + 20 * ((len(idx) + 1) // 2))
+        for c, j in enumerate(idx):
+            y = 1e3 * (angles[:, j] - angles[0, j]) if trans else np.degrees(angles[:, j])
+            fig.line(t, y, joint_names[j], color_=F.color(c))
+        mark_events(fig, summary, t)
+        charts.append(fig)
+    return ("Joint angles (fitted, every coordinate)", F.grid(charts, 420))
+
+
+def phase_table(summary: dict) -> str:
+    """HTML: marker RMSE [mm] per marker (rows) and phase (columns), each cell shaded by
+    its value (darker: larger, one scale for the table); "—" where the marker is not seen
+    in that phase. Address → top comes from the calibration IK, the rest from the fit."""
+    from markupsafe import escape
+
+    ph = (summary.get("fit") or {}).get("marker_rmse_by_phase_and_label_m") or {}
+    ph = {k: ph[k] for k in PHASES if k in ph}       # swing order (fit.json sorts keys)
+    if not ph:
+        return ""
+    labels = list(next(iter(ph.values()))["by_label"])
+    vals = [v for p in ph.values() for v in p["by_label"].values()
+            if v is not None and math.isfinite(v)]
+    top = max(vals) if vals else 1.0
+    head = "".join(f"<th>{escape(p['what'])}<br><span class='note'>{escape(p['source'])}, "
+                   f"{p['frames']} frames</span></th>" for p in ph.values())
+    rows = []
+    for l in labels:
+        cells = []
+        for p in ph.values():
+            v = p["by_label"].get(l)
+            if v is None or not math.isfinite(v):
+                cells.append("<td class='note'>—</td>")
+                continue
+            a = min(1.0, v / top)
+            fg = "#fff" if a > 0.55 else "#222"
+            cells.append(f"<td style='background:rgba(178,24,43,{0.85 * a:.2f});color:{fg}'>"
+                         f"{1e3 * v:.1f}</td>")
+        rows.append(f"<tr><td>{escape(l)}</td>" + "".join(cells) + "</tr>")
+    return ("<table id='marker-phase-rmse'><caption class='note'>marker RMSE per marker and "
+            "phase [mm] (shading: darker is larger, up to "
+            f"{1e3 * top:.1f} mm)</caption><tr><th>marker</th>" + head + "</tr>"
+            + "".join(rows) + "</table>")
+
+
+def ground_section(summary: dict, g: dict, view: dict | None = None) -> tuple:
     """(title, HTML): the ground reaction force of each foot in % body weight and the
     pelvis residual wrench with its thresholds against time, the contact settings and
     the trade-off of residual against marker RMSE over the residual weight."""
@@ -176,7 +303,11 @@ def ground_section(summary: dict, g: dict) -> tuple:
         for c, ax in enumerate("xyz"):
             fig.line(t, 100 * f[:, c] / bw, f"F{ax} ({'vertical' if ax == 'z' else 'horizontal'})",
                      color_=F.color(c))
+        mark_events(fig, summary, t)
         charts.append(fig)
+    cop = (g.get("consistency") or {}).get("cop")
+    if cop is not None and view is not None:
+        charts += cop_charts(summary, t, np.asarray(cop, float), view)
     tf_ = lookup("swing", "residual_force_peak").atol
     tm_ = lookup("swing", "residual_moment_peak").atol
     Fr, Mr = np.asarray(g["residual_force"], float), np.asarray(g["residual_moment"], float)
@@ -214,6 +345,138 @@ def ground_section(summary: dict, g: dict) -> tuple:
             note + F.grid(charts, 420) + table)
 
 
+SHORT = {"penetration": "depth", "slip_speed": "horizontal speed",
+         "negative_normal_force": "−f_z where f_z < 0", "friction_ratio": "|f_t| / (μ f_z)",
+         "cop_outside": "distance outside"}
+
+
+def _u(unit: str) -> str:
+    """" unit" after a number, nothing for a dimensionless one."""
+    return "" if unit == F.DIMENSIONLESS else f" {unit}"
+
+
+def events_in(summary: dict, t) -> list:
+    """[(name, time [s])] of the capture's swing events (address, takeaway, top, impact)
+    inside [t[0], t[-1]] widened by one sample step (ball contact follows the fitted
+    window's last frame within one frame interval)."""
+    ev = (summary.get("capture") or {}).get("events") or {}
+    t = np.asarray(t, float)
+    # ball contact lies inside the frame interval after the window's last frame
+    m = float(t[1] - t[0]) if t.size > 1 else 0.0
+    out = []
+    for name in ("address", "takeaway", "top", "impact"):
+        x = ev.get(f"{name}_s")
+        if x is not None and t.size and t[0] - m <= x <= t[-1] + m:
+            out.append((name, float(x)))
+    return out
+
+
+def mark_events(fig, summary: dict, t) -> None:
+    """The swing events inside the chart's time range as labelled vertical lines."""
+    for name, x in events_in(summary, t):
+        fig.vline(x, name, color_="#999")
+
+
+CONSISTENCY_TITLE = ("Contact consistency per interval (assumed contact schedule: checks "
+                     "of the fit, not measurements)")
+
+
+def consistency_section(summary: dict, per: dict) -> tuple:
+    """(title, HTML): each per-interval contact check (harness/swing/consistency.py)
+    against time [s] (interval midpoints), one line per contact point (per foot for the
+    centre of pressure) in the check's unit with its threshold, then the counts and the
+    table of the intervals that exceed a threshold."""
+    from markupsafe import escape
+
+    from harness.swing import consistency as cc
+
+    cons = (summary.get("ground") or {}).get("consistency") or {}
+    q = cons.get("quantities") or {}
+    tm = np.asarray(per["t_mid"], float)
+    frames = (summary.get("ground") or {}).get("frames") or []
+    charts = []
+    for key, what, unit, scale, _ in cc.QUANTITIES:
+        a = scale * np.asarray(per[key], float)
+        names = cc.FOOT_NAMES if key == "cop_outside" else frames
+        fig = F.Figure(what, "t (interval midpoint)", "s", SHORT[key], unit,
+                       legend="below", height=340)
+        mark_events(fig, summary, tm)
+        for c in range(a.shape[1]):
+            fig.line(tm, a[:, c], names[c], color_=F.color(c), markers=True, width=1.2)
+        thr = scale * cc.threshold(key)
+        fig.hline(thr, f"threshold {thr:g}{_u(unit)}")
+        charts.append(fig)
+    head = "".join(
+        f"<tr><td>{escape(v['what'])}</td><td>{v['threshold']:g}{escape(_u(v['unit']))}</td>"
+        f"<td>{'—' if v['worst']['value'] is None else format(v['worst']['value'], '.4g')}"
+        f"</td><td>{escape(v['worst']['where'] or '—')}</td>"
+        f"<td>{v['intervals_exceeding']}</td><td>{v['intervals_evaluated']}</td></tr>"
+        for v in q.values())
+    counts = ("<table id='contact-consistency'><tr><th>check (per frame interval)</th>"
+              "<th>threshold</th><th>worst</th><th>where</th><th>intervals exceeding</th>"
+              "<th>intervals evaluated</th></tr>" + head + "</table>")
+    rows = sorted(((r["t0_s"], k, r) for k, v in q.items() for r in v["exceeding"]),
+                  key=lambda x: (x[0], x[1]))
+    body = "".join(
+        f"<tr><td>{r['interval']}</td><td>{r['t0_s']:.4f}–{r['t1_s']:.4f}</td>"
+        f"<td>{escape(q[k]['what'])}</td><td>{escape(r['where'])}</td>"
+        f"<td>{r['value']:.4g}{escape(_u(q[k]['unit']))}</td>"
+        f"<td>{q[k]['threshold']:g}{escape(_u(q[k]['unit']))}</td>"
+        f"<td>{escape(', '.join(r['points_exceeding']))}</td></tr>" for _, k, r in rows)
+    table = ("<table id='contact-exceeding'><caption class='note'>intervals exceeding a "
+             f"threshold ({len(rows)} rows: one per interval and check)</caption><tr>"
+             "<th>interval</th><th>t [s]</th><th>check</th><th>worst at</th><th>value</th>"
+             "<th>threshold</th><th>points exceeding</th></tr>" + body + "</table>") \
+        if rows else ("<p class='note' id='contact-exceeding'>No interval exceeds a "
+                      "threshold.</p>")
+    note = ("<p class='note'><b>The contact schedule is assumed</b> (no force plate): these "
+            "are consistency checks of the fitted motion and its fitted contact forces, "
+            "interval by interval over the "
+            f"{cons.get('intervals', len(tm))} frame intervals, never scored as measured "
+            "data. Penetration and slip are taken over five points of each interval on the "
+            "fitted spline (its ends included), slip only for a point in stick at both ends; "
+            "the forces at the interval's two frames. The centre of pressure of a foot is "
+            "where its contact forces have no horizontal moment on the floor plane (what a "
+            "force plate reports); its support polygon is the convex hull of its contact "
+            "points in stick at that frame. Thresholds: the tolerance table "
+            "(swing/contact_*), each with its reason.</p>")
+    return (CONSISTENCY_TITLE, note + counts + F.grid(charts, 420) + table)
+
+
+def cop_charts(summary: dict, t, cop, view: dict) -> list:
+    """Each foot's centre of pressure (cop (N, 2 feet, 2) m, world x y; NaN: no load) in
+    the view axes [mm]: its path seen from above over the foot's contact points, equal
+    aspect, and its two components against time with the events marked."""
+    from harness.swing import consistency as cc
+    from harness.swing import poses
+
+    g = summary.get("ground") or {}
+    anchors = np.asarray(g.get("anchors_m") or np.zeros((0, 3)), float)
+    frames = g.get("frames") or []
+    floor = float(view["origin_m"][2])
+    xyz = np.concatenate([cop, np.full(cop.shape[:2] + (1,), floor)], axis=2)
+    V = 1e3 * poses.project(view, xyz)                                 # (N, 2, 3) mm
+    top = F.Figure("centre of pressure per foot, seen from above", "along the target line",
+                   "mm", "towards the ball", "mm", legend="below", height=420,
+                   equal_aspect=True)
+    tf_ = F.Figure("centre of pressure per foot against time", "t", "s",
+                   "position in the view axes", "mm", legend="below", height=420)
+    for j, side in enumerate(cc.FEET):
+        name = cc.FOOT_NAMES[j]
+        idx = [k for k, n in enumerate(frames) if n.startswith(side + "_")]
+        if idx:
+            loop = idx + idx[:1]
+            A = 1e3 * poses.project(view, anchors[loop])
+            top.line(A[:, 0], A[:, 1], f"{name}: contact points (anchors)",
+                     color_=F.color(j), dash="dot", width=1, markers=True)
+        top.line(V[:, j, 0], V[:, j, 1], f"{name}: centre of pressure", color_=F.color(j),
+                 width=2, hover=[f"t = {x:.4f} s" for x in t])
+        tf_.line(t, V[:, j, 0], f"{name}: along the target line", color_=F.color(j))
+        tf_.line(t, V[:, j, 1], f"{name}: towards the ball", color_=F.color(j), dash="dash")
+    mark_events(tf_, summary, t)
+    return [top, tf_]
+
+
 def replay_rows(replay_records, energy: dict) -> list:
     """[{id, status, max_abs (with unit), reason, note}] of the replay records; an energy
     record's note says at which instant its quoted work applies (the end of the window it
@@ -246,6 +509,7 @@ def render(summary: dict, arrays: dict, joint_names, checks: list, replay_record
             if g["missing_fraction"] > 0 and k not in rejected]
     return ENV.get_template("swing.html.j2").render(
         title=title, s=summary, plots=plots, checks=checks,
+        phase_table=Markup(phase_table(summary)),
         replay=replay_rows(replay_records, arrays.get("energy") or {}),
         prov=prov or provenance(replay_records), marker_rows=marker_rows(summary),
         gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

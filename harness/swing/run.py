@@ -95,10 +95,39 @@ def _ground_checks(summary: dict) -> list:
          "value": f"{h['min_normal_force_N']:.1f} N; {h['max_penetration_mm']:.1f} mm; "
                   f"{h['max_slip_speed_mm_s']:.1f} mm/s",
          "target": "reported, no threshold (an assumed schedule is not scored)", "ok": None},
+    ] + _consistency_checks(summary) + [
         {"name": "marker RMSE and max over the whole fitted window",
          "value": f"{h['marker_rmse_mm']:.1f} mm, max {h['marker_max_mm']:.1f} mm",
          "target": "reported (OpenSim practice: RMS < 20 mm, max < 40 mm)", "ok": None},
     ]
+
+
+def _consistency_checks(summary: dict) -> list:
+    """One reported row per per-interval contact check (harness/swing/consistency.py):
+    its worst value and how many frame intervals exceed its threshold. Under the assumed
+    schedule these are consistency checks of the fit, never scored (ok None)."""
+    cons = (summary.get("ground") or {}).get("consistency")
+    if not cons:
+        return []
+    rows = []
+    for key, q in cons["quantities"].items():
+        w, unit = q["worst"], q["unit"]
+        u = "" if unit == "–" else f" {unit}"
+        n = f"{q['intervals_exceeding']} of {q['intervals_evaluated']} intervals exceed"
+        if w["value"] is None:
+            value = "not evaluated (no interval applies)"
+        elif w["where"] is None:
+            value = f"0{u} in every interval; {n}"
+        else:
+            value = (f"worst {w['value']:.3g}{u} ({w['where']}, {w['t0_s']:.3f}–"
+                     f"{w['t1_s']:.3f} s); {n}")
+        rows.append({"name": f"contact consistency per interval (assumed schedule, no force "
+                             f"plate): {q['what']}",
+                     "value": value,
+                     "target": f"≤ {q['threshold']:g}{u} per interval; reported, not scored "
+                               "(an assumed schedule is not data)",
+                     "ok": None})
+    return rows
 
 
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs

@@ -5,6 +5,7 @@ from the page alone. Each report is produced once per module (module-scoped fixt
 full-page screenshots: test-artifacts/fsw-*.png."""
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -30,8 +31,13 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('div.plot')).map(el =>
     y: (L.yaxis && L.yaxis.title && L.yaxis.title.text) || "",
     yrange: F.yaxis ? F.yaxis.range : null, ytype: F.yaxis ? F.yaxis.type : null,
     yticktext: (L.yaxis && L.yaxis.ticktext) || null,
+    ylayout: L.yaxis ? L.yaxis.range || null : null,
+    y2: (L.yaxis2 && L.yaxis2.title && L.yaxis2.title.text) || null,
+    y2range: L.yaxis2 ? L.yaxis2.range : null,
+    scaleanchor: L.yaxis ? L.yaxis.scaleanchor || null : null,
     xticks: Array.from(el.querySelectorAll('.xtick text')).map(t => t.textContent),
     traces: el.data.map(t => ({name: t.name, x: t.x, y: t.y, mode: t.mode, text: t.text,
+                               yaxis: t.yaxis || "y",
                                type: t.type, colorbar: t.colorbar ? t.colorbar.title.text
                                : null})),
     shapes: L.shapes || [], annotations: (L.annotations || []).map(a => a.text),
@@ -185,7 +191,12 @@ def swing_report(quick_swing):
                     for tr in page.locator(f"{sel} tr").all()]
         return {"gaps": table("#marker-gaps"), "rejected": table("#rejected-markers"),
                 "rmse": table("#marker-rmse"), "summary": table("#swing-summary"),
-                "replay": table("#replay-records")}
+                "replay": table("#replay-records"),
+                "consistency": table("#contact-consistency"),
+                "exceeding": table("#contact-exceeding"),
+                "phase": table("#marker-phase-rmse"),
+                "phase_head": [th.inner_text() for th in
+                               page.locator("#marker-phase-rmse tr").first.locator("th").all()]}
     return out, fit, _page_facts(out / "index.html", "fsw-swing-report.png", extra)
 
 
@@ -207,8 +218,10 @@ def test_swing_report_rules_and_defects(swing_report):
     for k, why in rejected.items():
         assert [k, why] in tab["rejected"]
         assert k not in [r[0] for r in tab["gaps"] if r]
-    # marker distances in mm everywhere: no chart axis in m
+    # marker distances in mm everywhere: no chart axis in m but the stick figures' (space)
     for c in charts:
+        if c["title"].startswith("stick figure"):
+            continue
         assert "[m]" not in (c["x"], c["y"]) and not c["y"].endswith(" [m]"), c["title"]
     mk = [c for c in charts if "marker" in c["title"]]
     assert len(mk) >= 3 and all(c["y"].endswith("[mm]") for c in mk)
@@ -224,10 +237,19 @@ def test_swing_report_rules_and_defects(swing_report):
     # every joint has its torque drawn; forces (N) and torques (N·m) never share an axis
     joints = set(fit["fit"]["torque_peak"])
     drawn = {}
+    mass = fit["model"]["dims"]["body_mass_kg"]
     for c in charts:
         if c["y"].startswith("fitted joint"):
             for t in c["traces"]:
-                drawn[t["name"]] = c["y"]
+                if t["yaxis"] == "y":
+                    drawn[t["name"]] = c["y"]
+            # the right axis: the same values per body mass, its range tied to the left's
+            assert c["y2"].endswith("/kg]"), c["title"]
+            assert np.allclose(c["y2range"], np.asarray(c["ylayout"]) / mass, rtol=1e-6)
+            # the events inside the window are marked: top and ball contact
+            assert {"top", "impact"} <= set(c["annotations"]), c["title"]
+            x = {a: sh["x0"] for a, sh in zip(c["annotations"], c["shapes"])}
+            assert x["top"] == pytest.approx(fit["capture"]["events"]["top_s"], abs=1e-6)
     assert set(drawn) == joints and len(joints) == 42  # with the legs
     for name, ytitle in drawn.items():
         assert ytitle.endswith("[N]" if name.startswith("pelvis_t") else "[N·m]"), name
@@ -252,9 +274,149 @@ def test_swing_report_rules_and_defects(swing_report):
     assert work["y"][-1] == pytest.approx(W[-1, 0], rel=1e-6)  # the plotted quantity
     assert E[-1] - E[0] == pytest.approx(W[-1, 0] - W[-1, 1], abs=1e-6)  # same convention
     assert f"{W[-1, 0]:+.4g} J" in rec[3]  # the end value is stated too
+    _consistency_section(fit, charts, text, tab)
+    _biomechanics_sections(out, fit, charts, text, tab)
     # the candidate path: relative to the output folder, and it exists
     assert not fit["candidate"].startswith("/") and (out / fit["candidate"]).is_file()
     assert math.isfinite(fit["replay"]["energy_balance"][engine]["max_balance_residual_J"])
+
+
+def _consistency_section(fit, charts, text, tab):
+    """The per-interval contact checks: said to be consistency checks under an assumed
+    schedule (never a verdict), one chart per check with its threshold from the table
+    and the per-interval values of fit.json, and one table row per exceeding interval
+    and check, counted from fit.json's per-interval values against the table."""
+    from harness.core.tolerances import lookup
+    from harness.swing import consistency as cc
+
+    assert "The contact schedule is assumed" in text and "never scored as measured" in text
+    cons = fit["ground"]["consistency"]["quantities"]
+    names = [r[0] for r in tab["summary"] if r]
+    rows = [r for r in tab["summary"] if r and r[0].startswith("contact consistency per")]
+    assert len(rows) == len(cc.QUANTITIES)
+    assert all(r[3] == "reported" and "not scored" in r[2] for r in rows), rows
+    assert names.index(rows[0][0]) > 0
+    n_rows = 0
+    for key, what, unit, scale, quantity in cc.QUANTITIES:
+        (c,) = [c for c in charts if html.unescape(c["title"]) == what]
+        assert c["x"] == "t (interval midpoint) [s]" and c["y"].endswith(f"[{unit}]"), c
+        thr = scale * lookup("swing", quantity).atol
+        (line,) = [t for t in c["traces"] if t["name"].startswith("threshold")]
+        assert line["y"][0] == pytest.approx(thr, rel=1e-6)
+        data = [t for t in c["traces"] if not t["name"].startswith("threshold")]
+        worst = np.array([np.nan if v is None else v for v in cons[key]["per_interval_worst"]])
+        drawn = np.array([[np.nan if v is None else v for v in t["y"]] for t in data])
+        with np.errstate(invalid="ignore"):
+            assert np.allclose(np.nanmax(np.where(np.isnan(drawn), -np.inf, drawn), axis=0)
+                               [~np.isnan(worst)], worst[~np.isnan(worst)], rtol=1e-6)
+        n = int(np.sum(worst[~np.isnan(worst)] > thr))
+        (row,) = [r for r in tab["consistency"] if r and r[0] == what]
+        assert int(row[4]) == n, (what, row, n)
+        n_rows += n
+        mine = [r for r in tab["exceeding"] if r and r[2] == what]
+        assert len(mine) == n
+    assert n_rows == len([r for r in tab["exceeding"] if r])
+
+
+def _biomechanics_sections(out, fit, charts, text, tab):
+    """Stick figures, joint angles, centres of pressure and the marker table per phase,
+    each against Drake's kinematics of the files the run wrote (trajectory.npz: the
+    fitted spline, the measured markers, the contact forces)."""
+    from scipy.interpolate import BSpline
+
+    from harness.model import candidate, registry
+
+    cand = candidate.load(out / fit["candidate"])
+    drake = registry.adapter_class("drake")(cand.model)
+    z = np.load(out / "fit" / "trajectory.npz")
+    S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    labels = [str(x) for x in z["labels"]]
+    w, ev = fit["window"], fit["capture"]["events"]
+    floor = fit["ground"]["floor_z_m"]
+    # stick figures: four events × two views, in m with equal aspect; the poses' sources
+    sticks = [c for c in charts if c["title"].startswith("stick figure")]
+    assert len(sticks) == 8
+    for e in ("address", "top", "impact", "follow-through"):
+        for v in ("face-on", "down-the-line"):
+            (c,) = [c for c in sticks if c["title"].startswith(f"stick figure, {v}: {e} (")]
+            assert c["x"].endswith("[m]") and c["y"] == "height [m]" and c["scaleanchor"] == "x"
+    src = {p["event"]: p["source"] for p in fit["fit"]["event_poses"]}
+    assert src["top"] == src["impact"] == "fit"
+    assert src["address"].startswith("calibration IK") and "outside the fitted window" in \
+        src["address"]
+    assert src["follow-through"].startswith("markers only")
+    assert "not a detected event" in text
+    # at the top: every drawn skeleton point's height is the height of one of Drake's
+    # bodies or frames in the fitted pose (the exported model: markers are links there),
+    # the feet's contact points and the head's top among them; the drawn markers'
+    # heights are the measured ones
+    k = ev["top_frame"] - w["first_frame"]
+    q = S(z["t"][k])
+    names = [b.name for b in cand.model.spec.bodies] + [f_.name for f_ in
+                                                         cand.model.spec.frames]
+    H = drake.frame_poses(q, names)[:, 2] - floor
+    (top,) = [c for c in sticks if c["title"].startswith("stick figure, face-on: top (")]
+    (model,) = [t for t in top["traces"] if t["name"].startswith("model (fit")]
+    got = np.unique([y for y in model["y"] if y is not None])
+    assert got.size >= 20
+    assert all(np.abs(H - y).min() <= 1e-6 for y in got)
+    for n in ("l_heel_contact", "r_mt1_contact", "HeadTop", "club_head_centre"):
+        assert np.abs(got - H[names.index(n)]).min() <= 1e-6, n
+    (mk,) = [t for t in top["traces"] if t["name"] == "measured markers"]
+    ym = z["y"][k, :, 2] - floor
+    assert np.allclose([np.nan if y is None else y for y in mk["y"]], ym, atol=1e-6,
+                       equal_nan=True)
+    # every coordinate's angle drawn once, in deg (rotations) from the fitted q
+    angles = {}
+    for c in charts:
+        if c["y"] == "joint angle [deg]":
+            for t in c["traces"]:
+                angles[t["name"]] = np.asarray(t["y"], float)
+    joints = set(fit["fit"]["torque_peak"])
+    rot = {j for j in joints if not j.startswith("pelvis_t")}
+    assert set(angles) == rot
+    for j, y in angles.items():
+        assert np.allclose(y, np.degrees(z["q"][:, drake.layout.slot(j).iq]), atol=1e-5), j
+    # the centres of pressure: the distance between the two feet's is Drake's (moment
+    # balance on the floor plane from the stored forces), whatever the view axes
+    (cop,) = [c for c in charts if c["title"] == "centre of pressure per foot, seen from above"]
+    assert cop["scaleanchor"] == "x" and cop["x"].endswith("[mm]")
+    tr = {t["name"]: t for t in cop["traces"]}
+    L = np.c_[tr["left foot: centre of pressure"]["x"], tr["left foot: centre of pressure"]["y"]]
+    R = np.c_[tr["right foot: centre of pressure"]["x"], tr["right foot: centre of pressure"]["y"]]
+    frames = [str(x) for x in z["contact_frames"]]
+    f = z["contact_forces"]
+    for i in range(0, len(z["t"]), 7):
+        p = drake.frame_poses(S(z["t"][i]), frames)[:, :3]
+        c2 = []
+        for side in "lr":
+            idx = [n for n, name in enumerate(frames) if name.startswith(side + "_")]
+            M = np.cross(p[idx] - [0, 0, floor], f[i, idx]).sum(axis=0)
+            c2.append(np.array([-M[1], M[0]]) / f[i, idx, 2].sum())
+        assert np.linalg.norm(L[i] - R[i]) == pytest.approx(
+            1e3 * np.linalg.norm(c2[0] - c2[1]), abs=1e-3)
+    # marker RMSE per marker and phase: Drake's markers of the fitted q against the
+    # measured ones, over the fit's phases (the window start, top, mid-downswing, impact)
+    (hdr,) = [r for r in [tab["phase_head"]]]
+    assert [h.split("\n")[0] for h in hdr[1:]] == ["address → top", "window start → top",
+                                                    "top → mid-downswing",
+                                                    "mid-downswing → impact"]
+    rows = {r[0]: r[1:] for r in tab["phase"] if r}
+    fr = np.arange(w["first_frame"], w["last_frame"] + 1)
+    mid = (ev["top_frame"] + ev["impact_frame"]) // 2
+    Mq = np.stack([drake.frame_poses(x, labels)[:, :3] for x in z["q"]])
+    e = np.linalg.norm(Mq - z["y"], axis=2)
+    for col, (lo, hi) in enumerate([(fr[0], ev["top_frame"]), (ev["top_frame"], mid),
+                                    (mid, ev["impact_frame"] + 1)], start=1):
+        m = (fr >= lo) & (fr < hi)
+        for kk, label in enumerate(labels):
+            ek = e[m, kk]
+            if np.isfinite(ek).any():
+                want = 1e3 * np.sqrt(np.nanmean(ek ** 2))
+                assert abs(float(rows[label][col]) - want) <= 0.051, (label, col, want)
+            else:
+                assert rows[label][col] == "—"
+    assert "calibration IK" in hdr[1]
 
 
 def test_page_sizes(fit_report, sweep_report, swing_report):

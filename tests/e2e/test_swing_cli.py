@@ -5,6 +5,7 @@ import json
 import os
 import stat
 
+import pytest
 from conftest import ROOT, run_cli
 
 from harness.core.tolerances import lookup
@@ -40,6 +41,7 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     assert cand.tau.shape[1] == 42          # with the legs (hips, knees, ankles)
     _independent_consistency(cand, out / "fit", fit)
     _ground_consistency(cand, out / "fit", fit)
+    _interval_consistency(cand, out / "fit", fit)
 
 
 SUMMARY = {"marker_rmse_mm", "marker_max_mm", "residual_force_peak_N", "residual_force_rms_N",
@@ -82,6 +84,84 @@ def _ground_consistency(cand, fitdir, fit):
     assert np.isclose(max(Mp), s["residual_moment_peak_Nm"], rtol=1e-6, atol=1e-6)
     assert max(Fp) <= lookup("swing", "residual_force_peak").atol
     assert max(Mp) <= lookup("swing", "residual_moment_peak").atol
+
+
+def _nearest_in_hull(c, pts):
+    """Distance [m] from c (2,) to the convex hull of pts (n, 2), computed as a bounded
+    least-squares problem over convex weights λ ≥ 0, Σλ = 1 (scipy nnls with the sum as
+    a heavily weighted row): independent of the harness's polygon code."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    A = np.r_[pts.T, 1e6 * np.ones((1, len(pts)))]
+    lam, _ = nnls(A, np.r_[c, 1e6])
+    return float(np.linalg.norm(pts.T @ lam - c))
+
+
+def _interval_consistency(cand, fitdir, fit):
+    """Drake recomputes the per-interval contact checks from the files (spline, stored
+    forces, stored schedule) and its own kinematics: penetration and slip at five points
+    per frame interval, the forces' negative normal part and cone ratio at the frames,
+    each foot's centre of pressure from the moment balance on the floor and its distance
+    to the hull of the stick points by a least-squares projection; the per-interval worst
+    values and the exceeding counts must be fit.json's."""
+    import numpy as np
+    from scipy.interpolate import BSpline
+
+    from harness.model import registry
+
+    z = np.load(fitdir / "trajectory.npz")
+    S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    drake = registry.adapter_class("drake")(cand.model)
+    frames = [str(x) for x in z["contact_frames"]]
+    f, stick, t = z["contact_forces"], z["contact_stick"], z["t"]
+    cons = fit["ground"]["consistency"]
+    floor, mu = fit["ground"]["anchors_m"][0][2], fit["ground"]["mu"]
+    N = t.size
+    assert cons["label"] == "assumed" and cons["intervals"] == N - 1
+    pen = np.zeros(N - 1)
+    slip = np.full(N - 1, np.nan)
+    for i in range(N - 1):
+        for x in np.linspace(t[i], t[i + 1], 5):
+            q, v = S(x), S.derivative(1)(x)
+            p = drake.frame_poses(q, frames)[:, :3]
+            u = drake.frame_jacobians(q, frames)[:, :3, :] @ v
+            pen[i] = max(pen[i], float(np.max(floor - p[:, 2])), 0.0)
+            both = stick[i] & stick[i + 1]
+            if both.any():
+                slip[i] = np.nanmax([slip[i], np.linalg.norm(u[both, :2], axis=1).max()])
+    neg = np.maximum(-f[:, :, 2], 0).max(axis=1)
+    ft = np.linalg.norm(f[:, :, :2], axis=2)
+    ratio = np.where(ft == 0, 0.0, ft / (mu * np.where(f[:, :, 2] > 0, f[:, :, 2], np.nan)))
+    ratio = np.nan_to_num(ratio, nan=np.inf).max(axis=1)
+    cop_out = np.full((N, 2), np.nan)
+    for k in range(N):
+        p = drake.frame_poses(S(t[k]), frames)[:, :3]
+        for j, side in enumerate("lr"):
+            idx = [c for c, n in enumerate(frames) if n.startswith(side + "_")]
+            fz = f[k, idx, 2].sum()
+            if fz <= 0:
+                continue
+            M = np.cross(p[idx] - [0, 0, floor], f[k, idx]).sum(axis=0)   # about (0,0,floor)
+            c = np.array([-M[1], M[0]]) / fz     # r × F horizontal moment balance
+            on = [c_ for c_ in idx if stick[k, c_]]
+            cop_out[k, j] = _nearest_in_hull(c, p[on, :2])
+    cop_i = np.fmax(cop_out[:-1], cop_out[1:]).max(axis=1)
+    want = {"penetration": 1e3 * pen, "slip_speed": 1e3 * slip,
+            "negative_normal_force": np.maximum(neg[:-1], neg[1:]),
+            "friction_ratio": np.maximum(ratio[:-1], ratio[1:]), "cop_outside": 1e3 * cop_i}
+    for key, w in want.items():
+        q = cons["quantities"][key]
+        got = np.array([np.nan if x is None else x for x in q["per_interval_worst"]])
+        assert np.array_equal(np.isnan(got), np.isnan(w)), key
+        ok = ~np.isnan(w)
+        assert np.allclose(got[ok], w[ok], rtol=1e-6, atol=1e-6), (key, got, w)
+        thr = q["threshold"]
+        assert q["threshold"] == pytest.approx(
+            lookup("swing", f"contact_{'cop_outside' if key == 'cop_outside' else key}").atol
+            * (1e3 if q["unit"].startswith("mm") else 1.0))
+        assert q["intervals_exceeding"] == int(np.sum(w[ok] > thr)), key
+        assert fit["summary"][f"contact_intervals_exceeding_{key}"] == q["intervals_exceeding"]
 
 
 def _independent_consistency(cand, fitdir, fit):

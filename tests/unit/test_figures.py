@@ -128,3 +128,44 @@ def test_grid_and_page_scripts():
     assert "</script" not in lib and len(lib) > 1_000_000  # embedded whole, tag-safe
     with pytest.raises(ValueError):
         F.scripts("cdn")
+
+
+def test_second_value_axis_shows_the_same_data_scaled():
+    """y2 = (label, unit, factor): the right axis's range is the left one's × factor, its
+    ticks sit at the left ticks × factor, both value axes are fixed (a zoom of one alone
+    would untie them) and the helper trace that makes plotly draw it is on y2, unnamed in
+    the legend."""
+    fig = F.Figure("torque", "t", "s", "torque", "N·m", y2=("per mass", "N·m/kg", 1 / 80))
+    fig.line([0, 1, 2], [0.0, 100.0, -50.0], "a")
+    fig.hline(200.0, "threshold")        # reference lines do not widen the range
+    s = fig.spec()
+    L = s["layout"]
+    lo, hi = L["yaxis"]["range"]
+    assert lo < -50 < 100 < hi and hi - lo == pytest.approx(150 * 1.1)
+    assert L["yaxis2"]["range"] == pytest.approx([lo / 80, hi / 80])
+    assert L["yaxis2"]["title"]["text"] == "per mass [N·m/kg]"
+    assert L["yaxis2"]["overlaying"] == "y" and L["yaxis2"]["side"] == "right"
+    assert L["yaxis"]["fixedrange"] and L["yaxis2"]["fixedrange"]
+    left = L["yaxis"]["tickvals"]
+    assert left == [-50, 0, 50, 100]                      # multiples of 50 inside the range
+    assert L["yaxis2"]["tickvals"] == pytest.approx([v / 80 for v in left])
+    assert L["yaxis2"]["ticktext"] == ["-0.625", "0", "0.625", "1.25"]
+    (helper,) = [t for t in s["data"] if t.get("yaxis") == "y2"]
+    assert helper["showlegend"] is False and helper["y"] == L["yaxis2"]["range"]
+    with pytest.raises(ValueError):
+        F.Figure("x", "t", "s", "y", "N", ylog=True, y2=("z", "N/kg", 1.0))
+
+
+def test_equal_aspect_ties_the_axes():
+    fig = F.Figure("pose", "along", "m", "height", "m", equal_aspect=True)
+    fig.line([0, 1], [0, 2], "a")
+    y = fig.spec()["layout"]["yaxis"]
+    assert y["scaleanchor"] == "x" and y["scaleratio"] == 1
+    assert "scaleanchor" not in F.Figure("p", "a", "m", "b", "m").spec()["layout"]["yaxis"]
+
+
+@pytest.mark.parametrize("lo, hi, want", [(0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+                                          (-3, 7, [-2, 0, 2, 4, 6]),
+                                          (0.013, 0.061, [0.02, 0.03, 0.04, 0.05, 0.06])])
+def test_nice_ticks(lo, hi, want):
+    assert F._nice_ticks(lo, hi) == pytest.approx(want)

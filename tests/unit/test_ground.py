@@ -127,3 +127,26 @@ def test_lift_schedule_follows_the_heights():
     assert stick[:, 0].all() and stick[:, [1, 2, 4, 5]].all()
     import dataclasses
     assert ground.schedule(P, 0.01, dataclasses.replace(s, contact_schedule="planted")).all()
+
+
+def test_standing_golfer_is_consistent_in_every_interval(standing):
+    """The still golfer on flat feet: no interval exceeds any contact-consistency
+    threshold, and the two feet's forces together press at the centre of mass's
+    horizontal projection (static balance: gravity's moment about that point vanishes),
+    computed here from the bodies' masses and centres."""
+    from harness.swing import consistency
+
+    pin, prob, fr, mass = standing
+    per = consistency.evaluate(pin, prob, fr)
+    s = consistency.summarise(per, prob.contact.frames)
+    assert all(q["intervals_exceeding"] == 0 for q in s["quantities"].values()), s
+    assert s["quantities"]["cop_outside"]["intervals_evaluated"] == prob.N - 1
+    q = fr.q[0]
+    bodies = [b for b in pin.model.spec.bodies if b.mass > 0]
+    X = pin.frame_poses(q, [b.name for b in bodies])
+    com = sum(b.mass * (X[i, :3] + X[i, 3:].reshape(3, 3) @ np.asarray(b.com))
+              for i, b in enumerate(bodies)) / sum(b.mass for b in bodies)
+    P = pin.frame_poses(q, list(prob.contact.frames))[:, :3]
+    cop = consistency.centre_of_pressure(P, fr.forces[0], float(prob.contact.anchors[0, 2]))
+    # the residual moment (≤ 0.08 N·m) over the body weight (785 N) moves it ≤ 0.1 mm
+    assert np.linalg.norm(cop - com[:2]) <= 1e-4, (cop, com)   # m
