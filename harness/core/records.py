@@ -208,6 +208,8 @@ UNITS: dict = {
     ("constrained", "constraint_residual"): "m | rad",
     ("constrained", "constraint_velocity"): "m/s | rad/s",
     ("constrained", "constraint_acceleration"): "m/s² | rad/s²",
+    ("constrained", "released_acceleration"): "1 (fraction of its bound)",
+    ("constrained", "rollout_released_drift"): "m | rad, m/s | rad/s",
     ("constrained", "rollout_projection"): "m | rad, m/s | rad/s",
     ("constrained", "rollout_drift_none"): "m | rad, m/s | rad/s",
     ("constrained", "rollout_drift_baumgarte"): "m | rad, m/s | rad/s",
