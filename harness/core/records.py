@@ -199,6 +199,7 @@ UNITS: dict = {
     ("model_identity", "joint_damping"): "N·s/m | N·m·s/rad",
     ("model_identity", "joint_friction"): _RIGID,
     ("model_identity", "joint_armature"): "kg | kg·m²",
+    ("model_identity", "joint_spring"): "N/m | N·m/rad, m | rad",
     ("kinematics", "frame_pose"): "m | 1 (rotation entries)",
     ("kinematics", "frame_jacobian"): "m/s | rad/s per unit velocity",
     ("dynamics", "mass_matrix"): "kg | kg·m | kg·m²",

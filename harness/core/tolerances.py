@@ -20,7 +20,8 @@ TABLE_VERSION = "2026.12.12"
 #   acceleration residual as a fraction of the bound its release implies), release_step
 #   (the central difference that measures its rate),
 #   exact_dependence (wording of the dependent_rows note), rollout_step (the RK4 step of the
-#   stage-3 rollouts, chosen per model).
+#   stage-3 rollouts, chosen per model). Joint springs: model_identity/joint_spring (the
+#   read-back [k, q_ref] of each joint).
 # 2026.12.11: no existing atol or rtol changed. New groups: schedules (bounce fit under
 #   candidate onsets), shooting/grazing, event_gradient, event_gradient_analytic,
 #   no_jump_error (gradients through events), activation (excitation-to-activation
@@ -94,6 +95,11 @@ TABLE: dict = {
         "it differs by 100 %."),
     ("model_identity", "joint_friction"): Tolerance(0.0, 1e-12, "Coulomb friction the "
         "engine applies (MuJoCo frictionloss): parsed decimals, exact."),
+    ("model_identity", "joint_spring"): Tolerance(0.0, 1e-12, "Joint spring [k, q_ref] the "
+        "engine applies (MuJoCo stiffness and qpos_spring, Drake's RevoluteSpring/"
+        "PrismaticSpring, OpenSim's SpringGeneralizedForce; Pinocchio and Crocoddyl: the "
+        "adapter's own): parsed decimals, exact; an engine that drops the spring differs "
+        "by 100 %."),
     ("model_identity", "joint_armature"): Tolerance(0.0, 1e-12, "Armature (Drake: rotor "
         "inertia × gear², gear 1): parsed decimals, exact."),
     # stage 1: kinematics
