@@ -67,6 +67,10 @@ class CrocoddylAdapter(AdapterBase):
         self._x = np.zeros(self.nq + self.nv)
         self._D = np.asarray(self._state.pinocchio.damping, dtype=float)[vidx]
         self._damped = bool(np.any(self._D))
+        # joint springs: Crocoddyl (like Pinocchio) has none; the adapter applies
+        # −K (q − q_ref) on u, as for damping (harness/core/conventions.py spring_force)
+        self._K = self.layout.stiffness
+        self._sprung = self.layout.has_springs
         self._as_is = as_is_source(model, self.name)
         if self._as_is:
             self._damped = False  # Crocoddyl's default: no joint damping
@@ -74,9 +78,10 @@ class CrocoddylAdapter(AdapterBase):
             "group_inertias": "StateMultibody.pinocchio.inertias (the model Crocoddyl uses)",
             "mass_matrix": "DifferentialActionModelFreeFwdDynamics.calc(data, x) (state "
                            "only: computeAllTerms) → data.pinocchio.M, no inversion",
-            "forward_dynamics": "DifferentialActionModelFreeFwdDynamics.calc, u = τ − D v",
+            "forward_dynamics": "DifferentialActionModelFreeFwdDynamics.calc, u = τ − D v "
+                                "− K (q − q_ref) (joint springs applied by the adapter)",
             "inverse_dynamics": "DifferentialActionModelFreeInvDynamics.calc, u = v̇; "
-                                "data.multibody.actuation.tau + D v",
+                                "data.multibody.actuation.tau + D v + K (q − q_ref)",
             "integrate": "StateMultibody.integrate",
             "contact_frame_kinematics": "p_WF = ResidualModelFrameTranslation.r (ref 0), "
                                         "J_WF = ∂r/∂v of ResidualModelFrameVelocity "
@@ -133,12 +138,17 @@ class CrocoddylAdapter(AdapterBase):
         when this adapter applies it (Crocoddyl's free dynamics apply none)."""
         from engines.pinocchio import pinocchio_readback
 
-        return pinocchio_readback(self._state.pinocchio, self.layout, self._qidx,
-                                  self._damped, self.name,
-                                  "StateMultibody.pinocchio (the pin.Model Crocoddyl's "
-                                  "action models compute with)",
-                                  ["Crocoddyl holds no model of its own: this is its "
-                                   "StateMultibody's pin.Model"])
+        rb = pinocchio_readback(self._state.pinocchio, self.layout, self._qidx,
+                                self._damped, self.name,
+                                "StateMultibody.pinocchio (the pin.Model Crocoddyl's "
+                                "action models compute with); joint springs as the adapter "
+                                "applies them",
+                                ["Crocoddyl holds no model of its own: this is its "
+                                 "StateMultibody's pin.Model"])
+        for sl in self.layout.slots:  # no spring in Crocoddyl: what the adapter applies
+            rb["joints"][sl.name].update(stiffness_applied=sl.stiffness,
+                                         spring_ref=sl.spring_ref)
+        return rb
 
     def ablated(self, changes: dict):
         """A new adapter with ``damping=0`` (no −D v on u), ``armature=0`` (the state's
@@ -270,6 +280,8 @@ class CrocoddylAdapter(AdapterBase):
         tau = np.asarray(tau, dtype=float)
         if self._damped:
             tau = tau - self._D * v
+        if self._sprung:
+            tau = tau - self.layout.spring_force(q)
         dam.calc(data, x, tau if self._identity else tau[self._vinv])
         out = np.array(data.xout)
         return (out if self._identity else out[self._vidx]), None
@@ -293,6 +305,8 @@ class CrocoddylAdapter(AdapterBase):
     def forward_dynamics(self, q, v, tau):
         if self._damped:
             tau = tau - self._D * v
+        if self._sprung:
+            tau = tau - self.layout.spring_force(q)
         if self._identity:
             self._fwd.calc(self._fwd_data, np.concatenate((q, v)), tau)
             return self._fwd_data.xout.copy()
@@ -305,6 +319,8 @@ class CrocoddylAdapter(AdapterBase):
         tau = np.array(self._inv_data.multibody.actuation.tau)
         if not self._identity:
             tau = tau[self._vidx]
+        if self._sprung:
+            tau = tau + self.layout.spring_force(q)
         return tau + self._D * v if self._damped else tau
 
     def integrate(self, q, v, dt):
@@ -328,8 +344,9 @@ class CrocoddylAdapter(AdapterBase):
         return s, (f"{api}.calc → xnext over DifferentialActionModelFreeFwdDynamics, step = "
                    f"each grid interval / ceil(interval / {s['dt']:g} s); u = τ held over each "
                    f"step; joint damping enters through a Python ActuationModelAbstract "
-                   f"(τ_joint = u − D v, D = model.damping), so it is re-evaluated at every "
-                   f"integrator stage (Crocoddyl itself applies no damping)")
+                   f"(τ_joint = u − D v − K (q − q_ref), D = model.damping, K and q_ref the "
+                   f"joint springs), so it is re-evaluated at every integrator stage "
+                   f"(Crocoddyl itself applies no damping and has no joint spring)")
 
     def native_rollout(self, q0, v0, t, controls, settings=None):
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by Crocoddyl's integrated
@@ -362,8 +379,10 @@ class CrocoddylAdapter(AdapterBase):
         """DifferentialActionModelFreeFwdDynamics with the damped actuation (cached)."""
         dam = getattr(self, "_native_dam_cache", None)
         if dam is None:
+            springs = [(int(self._qidx[sl.iq]), int(self._vidx[sl.iv]), sl.stiffness,
+                        sl.spring_ref) for sl in self.layout.slots if sl.stiffness]
             act = _DampedActuation(self._state, np.asarray(self._state.pinocchio.damping,
-                                                           dtype=float))
+                                                           dtype=float), springs)
             dam = crocoddyl.DifferentialActionModelFreeFwdDynamics(
                 self._state, act, crocoddyl.CostModelSum(self._state, self.nv))
             self._native_dam_cache = (dam, act)  # the actuation must outlive the model
@@ -382,6 +401,8 @@ class CrocoddylAdapter(AdapterBase):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv): DifferentialActionModelFreeFwdDynamics
         .calcDiff, Fx = [∂v̇/∂q, ∂v̇/∂v], Fu = ∂v̇/∂u; u = τ − D v adds −Fu D to ∂v̇/∂v."""
         u = tau - self._D * v if self._damped else tau
+        if self._sprung:
+            u = u - self.layout.spring_force(q)
         x = self._set_x(q, v).copy()
         up = u if self._identity else u[self._vinv]
         self._fwd.calc(self._fwd_data, x, up)
@@ -393,6 +414,8 @@ class CrocoddylAdapter(AdapterBase):
                       self._perm_nv(Fu))
         if self._damped:
             dv = dv - du * self._D[None, :]
+        if self._sprung:
+            dq = dq - du * self._K[None, :]
         return dq, dv, du
 
     def inverse_dynamics_derivatives(self, q, v, vdot):
@@ -410,6 +433,8 @@ class CrocoddylAdapter(AdapterBase):
         dq, dv, M = self._perm_nv(pd.dtau_dq), self._perm_nv(pd.dtau_dv), self._perm_nv(M)
         if self._damped:
             dv = dv + np.diag(self._D)
+        if self._sprung:
+            dq = dq + np.diag(self._K)
         return dq, dv, M
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
@@ -501,6 +526,8 @@ class CrocoddylAdapter(AdapterBase):
 
         dam, data = self._contact_dam(key, build)[:2]
         t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+        if self._sprung:
+            t = t - self.layout.spring_force(q)
         x = self._set_x(np.asarray(q, dtype=float), np.asarray(v, dtype=float)).copy()
         dam.calc(data, x, t if self._identity else t[self._vinv])
         vd = np.array(data.xout)
@@ -543,7 +570,7 @@ class CrocoddylAdapter(AdapterBase):
                                                                  problem.TAU[k], rows)
         return [{"solver": "ContactFwdDynamics", "exact": True, "vdot": vd, "lam": lam,
                  "law": "crocoddyl.DifferentialActionModelContactFwdDynamics (inv_damping 0, "
-                        "Baumgarte gains 0), u = τ − D v; one ContactModel1D "
+                        "Baumgarte gains 0), u = τ − D v − K (q − q_ref); one ContactModel1D "
                         "(LOCAL_WORLD_ALIGNED, reference z axis = the row's world axis) per "
                         "kept point/line row, a ContactModel6D per weld; λ = "
                         "pinocchio.lambda_c"}]
@@ -551,23 +578,34 @@ class CrocoddylAdapter(AdapterBase):
 
 if crocoddyl is not None:
     class _DampedActuation(crocoddyl.ActuationModelAbstract):
-        """Full actuation with joint damping: τ = u − D v (nv,), Pinocchio's v order."""
+        """Full actuation with joint damping and joint springs: τ = u − D v − K (q − q_ref)
+        (nv,), Pinocchio's order; ``springs`` [(q index, v index, k, q_ref)] of the sprung
+        one-dof joints in Pinocchio's q and v."""
 
-        def __init__(self, state, D):
+        def __init__(self, state, D, springs=()):
             crocoddyl.ActuationModelAbstract.__init__(self, state, state.nv)
             self._D = D
             self._nq = state.nq
+            self._springs = list(springs)
+
+        def _spring(self, x):
+            f = np.zeros(self.nu)
+            for iq, iv, k, ref in self._springs:
+                f[iv] = k * (x[iq] - ref)
+            return f
 
         def calc(self, data, x, u):
-            data.tau[:] = u - self._D * x[self._nq:]
+            data.tau[:] = u - self._D * x[self._nq:] - self._spring(x)
 
         def calcDiff(self, data, x, u):
             data.dtau_dx[:, :] = 0.0
             data.dtau_dx[:, self.state.ndx // 2:] = -np.diag(self._D)
+            for _, iv, k, _ in self._springs:
+                data.dtau_dx[iv, iv] = -k
             data.dtau_du[:, :] = np.eye(self.nu)
 
         def commands(self, data, x, tau):
-            data.u[:] = tau + self._D * x[self._nq:]
+            data.u[:] = tau + self._D * x[self._nq:] + self._spring(x)
 
         def torqueTransform(self, data, x, u):
             data.Mtau[:, :] = np.eye(self.nu)

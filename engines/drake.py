@@ -68,6 +68,26 @@ def _rpy_body_rate_matrix(rpy) -> np.ndarray:
     return np.array([[1.0, 0.0, -sp], [0.0, cr, sr * cp], [0.0, -sr, cr * cp]])
 
 
+def _add_joint_springs(plant, springs) -> list:
+    """Drake's own joint springs on ``plant`` (before Finalize): a RevoluteSpring (nominal
+    angle q_ref [rad], stiffness k [N·m/rad]) or PrismaticSpring (nominal position [m], k
+    [N/m]) per (joint name, kind, k, q_ref) of ``springs``; returns the force elements.
+    URDF carries no spring, so the adapter adds them from the spec."""
+    from pydrake.multibody.tree import PrismaticSpring, RevoluteSpring
+
+    out = []
+    for name, kind, k, ref in springs:
+        joint = plant.GetJointByName(name)
+        cls = RevoluteSpring if kind == "revolute" else PrismaticSpring
+        out.append(plant.AddForceElement(cls(joint, float(ref), float(k))))
+    return out
+
+
+def _springs(layout) -> list:
+    """[(joint name, kind, k, q_ref)] of the layout's joint springs."""
+    return [(s.name, s.type, s.stiffness, s.spring_ref) for s in layout.slots if s.stiffness]
+
+
 def _refuse_ball_damping_armature(layout) -> None:
     """ModelRejected (one line) for a ball joint with armature: the harness's armature is
     the rotor inertia of a JointActuator, which Drake allows on one-dof joints only.
@@ -154,9 +174,11 @@ class DrakeAdapter(AdapterBase):
                                                  plant.GetJointByName(s.name))
                     act.set_default_rotor_inertia(s.armature)
                     act.set_default_gear_ratio(1.0)
+            springs = _add_joint_springs(plant, _springs(self.layout))
             plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
             plant.Finalize()
         lay = self.layout
+        self._spring_elements = [] if self._as_is is not None else springs
         self._plant, self._ctx = plant, plant.CreateDefaultContext()
         if plant.num_velocities() != lay.nv:
             raise ModelRejected("drake", f"plant nv {plant.num_velocities()}, expected "
@@ -217,7 +239,10 @@ class DrakeAdapter(AdapterBase):
             "frame_pose": "EvalBodyPoseInWorld",
             "frame_jacobian": "CalcJacobianSpatialVelocity(kV)",
             "mass_matrix": "CalcMassMatrix (reflected rotor inertia included)",
-            "bias_forces": "CalcBiasTerm − CalcGravityGeneralizedForces",
+            "bias_forces": "CalcBiasTerm − CalcGravityGeneralizedForces (− the joint "
+                           "springs' generalized forces: RevoluteSpring/PrismaticSpring force "
+                           "elements added by the adapter, read through "
+                           "CalcForceElementsContribution)",
             "forward_dynamics": "generalized acceleration output port, τ on the applied "
                                 "generalized force input port (damping by Drake)",
             "inverse_dynamics": "CalcInverseDynamics with CalcForceElementsContribution",
@@ -462,12 +487,19 @@ class DrakeAdapter(AdapterBase):
                 if np.isfinite(a) and np.isfinite(b) and a < b:
                     lo, hi = a, b
             dmp = float(j.GetDampingVector(ctx)[0]) if kind != "free" else 0.0
+            spring = next((e for e in getattr(self, "_spring_elements", ())
+                           if e.joint().name() == s.name), None)
             joints[s.name] = {
                 "type": kind, "body": j.child_body().name(), "axis_W": np.asarray(axis),
                 "X_WJ": T, "lower": lo, "upper": hi, "limit_enforced": False,
                 "damping": dmp, "damping_applied": dmp, "friction": 0.0,
                 "friction_applied": 0.0,
                 "armature": self._armature(j, ctx) if kind != "free" else 0.0,
+                "stiffness_applied": 0.0 if spring is None else float(
+                    spring.GetStiffness(ctx) if kind == "revolute" else spring.stiffness()),
+                "spring_ref": 0.0 if spring is None else float(
+                    spring.GetNominalAngle(ctx) if kind == "revolute"
+                    else spring.nominal_position()),
                 "native_q": native[0], "native_v": native[1], "native_index": int(qa)}
         return {"engine": self.name, "api": "MultibodyPlant after Finalize: "
                 "CalcSpatialInertiaInBodyFrame, EvalBodyPoseInWorld, joint frames and axes, "
@@ -585,10 +617,37 @@ class DrakeAdapter(AdapterBase):
             return self._ball_bias_forces(q, v)
         R = self._set(q, v)
         plant, ctx = self._plant, self._ctx
-        h = self._from_dk(plant.CalcBiasTerm(ctx) - plant.CalcGravityGeneralizedForces(ctx), R)
+        h_dk = plant.CalcBiasTerm(ctx) - plant.CalcGravityGeneralizedForces(ctx)
+        if self._spring_elements:
+            h_dk = h_dk - self._spring_forces(ctx)
+        h = self._from_dk(h_dk, R)
         if R is not None:
             h += self._mass_canonical(R)[:, 0:6] @ root_convective_term(v[0:6])
         return h
+
+    def _spring_forces(self, ctx):
+        """(nv_dk,) [N·m | N]: the generalized forces of the plant's joint springs
+        (RevoluteSpring/PrismaticSpring: −k (q − q_ref)) at ctx, from Drake's
+        CalcForceElementsContribution (springs and joint damping −D v; gravity is not in
+        it) with the damping part taken out (D by GetDampingVector)."""
+        plant = self._plant
+        plant.CalcForceElementsContribution(ctx, self._forces)
+        f = np.array(self._forces.generalized_forces())
+        return f + self._damping_dk(ctx) * plant.GetVelocities(ctx)
+
+    def _damping_dk(self, ctx):
+        """(nv_dk,) [N·s/m | N·m·s/rad] joint damping in Drake's v order, from the joints."""
+        D = getattr(self, "_D_dk", None)
+        if D is None:
+            plant = self._plant
+            D = np.zeros(plant.num_velocities())
+            for i in plant.GetJointIndices():
+                j = plant.get_joint(i)
+                if j.num_velocities():
+                    D[j.velocity_start():j.velocity_start() + j.num_velocities()] = \
+                        j.GetDampingVector(ctx)
+            self._D_dk = D
+        return D
 
     def forward_dynamics(self, q, v, tau):
         if self._balls:
@@ -731,6 +790,8 @@ class DrakeAdapter(AdapterBase):
         P, g = self._ball_set(q, v)
         plant, ctx = self._plant, self._ctx
         h_dk = plant.CalcBiasTerm(ctx) - plant.CalcGravityGeneralizedForces(ctx)
+        if self._spring_elements:
+            h_dk = h_dk - self._spring_forces(ctx)
         return P.T @ (h_dk + plant.CalcMassMatrix(ctx) @ g)
 
     def _ball_forward_dynamics(self, q, v, tau):
@@ -1254,6 +1315,7 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     spec = adapter.model.spec
     payload = {"urdf": adapter.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
                "armature": {s.name: s.armature for s in adapter.layout.slots if s.armature > 0},
+               "springs": _springs(adapter.layout),
                "constraints": list(constraints), "dt": SAP_DT,
                "q": [adapter._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
                "v": [adapter._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
@@ -1315,6 +1377,7 @@ def _drake_sap_worker(payload, conn):
             act = plant.AddJointActuator(f"{name}__armature", plant.GetJointByName(name))
             act.set_default_rotor_inertia(arm)
             act.set_default_gear_ratio(1.0)
+        _add_joint_springs(plant, payload["springs"])
         plant.mutable_gravity_field().set_gravity_vector(np.array(payload["gravity"]))
         plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
         for kind, fa, fb in payload["constraints"]:

@@ -109,6 +109,7 @@ class MujocoAdapter(AdapterBase):
         for s, _, da in self._slots:
             self._vmap[s.iv:s.iv + s.nv] = np.arange(da, da + s.nv)
         self._vinv = np.argsort(self._vmap)
+        self._sprung = lay.has_springs
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
         self._free = lay.free_slot()
@@ -172,7 +173,9 @@ class MujocoAdapter(AdapterBase):
             "frame_pose": "mj_kinematics → xpos/xmat (bodies), site_xpos/site_xmat (frames)",
             "frame_jacobian": "mj_jacBody / mj_jacSite",
             "mass_matrix": "mj_fullM after mj_forward",
-            "bias_forces": "qfrc_bias after mj_forward",
+            "bias_forces": "qfrc_bias after mj_forward (− qfrc_spring: MuJoCo's joint "
+                           "springs, stiffness and springref = qpos_spring, are passive "
+                           "forces)",
             "forward_dynamics": "mj_forward, qfrc_applied = τ (passive damping by MuJoCo)",
             "inverse_dynamics": "mj_inverse → qfrc_inverse",
             "integrate": "mj_integratePos",
@@ -321,7 +324,7 @@ class MujocoAdapter(AdapterBase):
         return {"limits": constraints and not dis("mjDSBL_LIMIT"),
                 "equality": constraints and not dis("mjDSBL_EQUALITY"),
                 "frictionloss": constraints and not dis("mjDSBL_FRICTIONLOSS"),
-                "damper": not dis("mjDSBL_DAMPER")}
+                "damper": not dis("mjDSBL_DAMPER"), "spring": not dis("mjDSBL_SPRING")}
 
     def readback(self) -> dict:
         """The compiled model as MuJoCo holds it, at the canonical neutral q, world axes
@@ -376,12 +379,15 @@ class MujocoAdapter(AdapterBase):
             lo, hi = (float(x) for x in m.jnt_range[jid]) if limited else (None, None)
             dmp = float(m.dof_damping[da]) if kind != "free" else 0.0
             fr = float(m.dof_frictionloss[da]) if kind != "free" else 0.0
+            k = float(m.jnt_stiffness[jid]) if kind in ("revolute", "prismatic") else 0.0
             joints[s.name] = {
                 "type": kind, "body": name(obj.mjOBJ_BODY, b), "axis_W": axis, "X_WJ": X,
                 "lower": lo, "upper": hi, "limit_enforced": limited and flags["limits"],
                 "damping": dmp, "damping_applied": dmp if flags["damper"] else 0.0,
                 "friction": fr, "friction_applied": fr if flags["frictionloss"] else 0.0,
                 "armature": float(m.dof_armature[da]) if kind != "free" else 0.0,
+                "stiffness_applied": k if flags["spring"] else 0.0,
+                "spring_ref": float(m.qpos_spring[qa]) if k else 0.0,
                 "native_q": native[0], "native_v": native[1], "native_index": qa}
         couplings = {}
         for e in range(m.neq):
@@ -628,7 +634,10 @@ class MujocoAdapter(AdapterBase):
 
     def bias_forces(self, q, v):
         R = self._forward(q, v)
-        h = self._from_mj_v(self._d.qfrc_bias, R)
+        # joint springs are MuJoCo passive forces (qfrc_spring = −k (qpos − qpos_spring)),
+        # not part of qfrc_bias: the canonical h carries them (+k (q − q_ref))
+        h = self._from_mj_v(self._d.qfrc_bias - self._d.qfrc_spring if self._sprung
+                            else self._d.qfrc_bias, R)
         if R is not None:
             h += self._mass_canonical(R)[:, 0:6] @ root_convective_term(v[0:6])
         return h
@@ -1057,18 +1066,19 @@ def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, not
     """The Joint of a compiled MuJoCo hinge (→ revolute: ``range`` if ``jnt_limited``,
     else unbounded), slide (→ prismatic) or ball joint (``_ball_joint``) from ``parent`` to
     ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
-    body's orientation: harness/model/joint_chain.py); stiffness, springref, a non-zero
-    ``ref`` and frictionloss are refused (BadInput naming the joint)."""
+    body's orientation: harness/model/joint_chain.py); a joint spring (``stiffness`` k,
+    ``springref`` = MuJoCo's qpos_spring) becomes the joint's stiffness and spring_ref (a
+    springref without stiffness acts on nothing and is dropped); a ball joint's stiffness,
+    a non-zero ``ref`` and frictionloss are refused (BadInput naming the joint)."""
     from harness.core.spec import Joint
 
-    if m.jnt_stiffness[jid] != 0:
-        raise bad(f"{label}: joint stiffness is not supported")
     if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_BALL:
+        if m.jnt_stiffness[jid] != 0:
+            raise bad(f"{label}: joint stiffness on a ball joint is not supported")
         return _ball_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes,
                            bad)
     qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
-    if m.qpos_spring[qa] != 0:
-        raise bad(f"{label}: springref is not supported")
+    k = float(m.jnt_stiffness[jid])
     if m.qpos0[qa] != 0:
         raise bad(f"{label}: ref (a non-zero reference position) is not supported")
     if m.dof_frictionloss[dof] != 0:
@@ -1079,7 +1089,8 @@ def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, not
         lo, hi = (float(x) for x in m.jnt_range[jid])
     return Joint(jname, kind, parent, child, xyz, rpy, tuple(float(x) for x in m.jnt_axis[jid]),
                  lo, hi, damping=0.0 if no_damping else float(m.dof_damping[dof]),
-                 armature=float(m.dof_armature[dof]))
+                 armature=float(m.dof_armature[dof]), stiffness=k,
+                 spring_ref=float(m.qpos_spring[qa]) if k else 0.0)
 
 
 def _tendons_set_aside(m, bad) -> list:

@@ -13,7 +13,8 @@ ground: world axes, angular first) for the free root.
 inertia about the com in body axes, PinJoint / SliderJoint / BallJoint / WeldJoint /
 FreeJoint named after the spec's joints, the joint frame rotated so that the hinge or
 slide axis is the joint's z or x axis, named frames as PhysicalOffsetFrames, damping as a
-SpringGeneralizedForce of zero stiffness per dof, gravity from the spec, loop constraints
+SpringGeneralizedForce of zero stiffness per dof, a joint spring as a second one
+(stiffness k, rest length q_ref, no viscosity), gravity from the spec, loop constraints
 as PointConstraint / WeldConstraint / PointOnLineConstraint). Armature has no OpenSim
 element: the adapter adds it to M (below) and the exported model does not carry it.
 
@@ -243,6 +244,7 @@ def _check_names(spec) -> None:
 
 
 TRANSFER_MASS = 1e-9  # [relative] share of a parent's mass lent to a massless child
+SPRING_SUFFIX = "__spring"  # the SpringGeneralizedForce of a joint spring (model name)
 
 
 def _shift(d) -> np.ndarray:
@@ -329,9 +331,10 @@ def build_model(spec, constraints: bool = True):
     (A e_z or A e_x = the axis), so X_PC = X_PJ · A · Rot(q) · Aᵀ; a ball joint is a
     BallJoint, a fixed joint a WeldJoint. Limits go to the coordinate's range (not
     clamped, never enforced: no CoordinateLimitForce). Damping d: a SpringGeneralizedForce
-    (stiffness 0, viscosity d) on every coordinate of the joint. ``constraints``: add the
-    spec's loop constraints (point: PointConstraint; weld: WeldConstraint; line:
-    PointOnLineConstraint along world z through frame_b)."""
+    (stiffness 0, viscosity d) on every coordinate of the joint; a joint spring k, q_ref: a
+    second one (stiffness k, rest length q_ref, viscosity 0) named ``<coordinate>__spring``.
+    ``constraints``: add the spec's loop constraints (point: PointConstraint; weld:
+    WeldConstraint; line: PointOnLineConstraint along world z through frame_b)."""
     if osim is None:
         raise EngineUnavailable("opensim", _IMPORT_ERROR)
     _check_names(spec)
@@ -395,6 +398,13 @@ def build_model(spec, constraints: bool = True):
                 f.setStiffness(0.0)
                 f.setRestLength(0.0)
                 f.setViscosity(float(j.damping))
+                m.addForce(f)
+            if j.stiffness > 0:  # the joint spring: −k (q − q_ref), part of h
+                f = osim.SpringGeneralizedForce(c.getName())
+                f.setName(f"{c.getName()}{SPRING_SUFFIX}")
+                f.setStiffness(float(j.stiffness))
+                f.setRestLength(float(j.spring_ref))
+                f.setViscosity(0.0)
                 m.addForce(f)
     for fr in spec.frames:
         off = osim.PhysicalOffsetFrame(fr.name, bodies[fr.body],
@@ -482,6 +492,9 @@ class OpensimAdapter(AdapterBase):
         # the force elements _applied adds up (a twin with actuators or contact never
         # calls it: its forces act through realizeAcceleration or the Manager)
         self._producers = [osim.ForceProducer.safeDownCast(f) for f in self._m.getForceSet()]
+        # the joint springs alone: they are part of h (bias_forces), damping is not
+        self._spring_producers = [p for p, f in zip(self._producers, self._m.getForceSet())
+                                  if f.getName().endswith(SPRING_SUFFIX)]
         self._bodies = {b.getName(): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
@@ -529,7 +542,9 @@ class OpensimAdapter(AdapterBase):
             "frame_jacobian": "SimbodyMatterSubsystem.calcFrameJacobian",
             "mass_matrix": "SimbodyMatterSubsystem.calcM"
                            + (" + armature (added by the adapter)" if self._has_arm else ""),
-            "bias_forces": "calcResidualForceIgnoringConstraints(v̇ = 0, gravity body forces)",
+            "bias_forces": "calcResidualForceIgnoringConstraints(v̇ = 0, gravity body forces "
+                           "and the joint springs' SpringGeneralizedForce (stiffness k, rest "
+                           "length q_ref) mobility forces)",
             "forward_dynamics": fd,
             "inverse_dynamics": "calcResidualForceIgnoringConstraints with the model's "
                                 "damping and gravity forces"
@@ -772,8 +787,10 @@ class OpensimAdapter(AdapterBase):
     def bias_forces(self, q, v):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         P = self._set(q, v, "dynamics")
-        _, body = self._applied(False)
-        h_o = self._residual(osim.Vector(self._nu, 0.0), body, np.zeros(self._nu))
+        mob, body = self._applied(False)
+        for f in self._spring_producers:  # the joint springs' −k (q − q_ref) into mob
+            f.computeForce(self._s, body, mob)
+        h_o = self._residual(mob, body, np.zeros(self._nu))
         if P is None:
             return h_o[self._vperm]
         return P.T @ (h_o + self._M_o() @ self._g(q, v, P))
@@ -971,11 +988,14 @@ class OpensimAdapter(AdapterBase):
             T[:3, :3], T[:3, 3] = R, p
             bodies[name] = {"mass": float(mass), "com_W": p + R @ com, "I_W": R @ Ib @ R.T,
                             "X_WB": T}
-        damping = {}
+        damping, springs = {}, {}
         for f in self._m.getForceSet():
             sg = osim.SpringGeneralizedForce.safeDownCast(f)
             if sg is not None:
-                damping[sg.get_coordinate()] = float(sg.getViscosity())
+                c = sg.get_coordinate()
+                damping[c] = damping.get(c, 0.0) + float(sg.getViscosity())
+                if sg.getStiffness():
+                    springs[c] = (float(sg.getStiffness()), float(sg.getRestLength()))
         joints = {}
         jset = {j.getName(): j for j in self._m.getJointSet()}
         for slot, qi, ui in self._slots:
@@ -1011,10 +1031,13 @@ class OpensimAdapter(AdapterBase):
                 "damping": dmp, "damping_applied": dmp, "friction": 0.0,
                 "friction_applied": 0.0,
                 "armature": float(self._arm[slot.iv]) if kind != "free" else 0.0,
+                "stiffness_applied": springs.get(cname, (0.0, 0.0))[0],
+                "spring_ref": springs.get(cname, (0.0, 0.0))[1],
                 "native_q": native[0], "native_v": native[1], "native_index": int(qi[0])}
         return {"engine": self.name, "api": "opensim.Model after initSystem: Body mass, "
                 "mass center, inertia, getTransformInGround, joint child frames, coordinate "
-                "ranges, SpringGeneralizedForce viscosity; armature kept by the adapter",
+                "ranges, SpringGeneralizedForce viscosity, stiffness and rest length; armature "
+                "kept by the adapter",
                 "bodies": bodies, "joints": joints, "couplings": {},
                 "nq_native": int(self._nq_o), "nv_native": int(self._nu), "notes": []}
 
@@ -1337,5 +1360,12 @@ class OpensimAdapter(AdapterBase):
             h._m.realizeAcceleration(h._s)
             udot = h._s.getUDot().to_numpy().copy()
             vd[k] = udot[h._vperm] if P is None else P.T @ (udot - h._g(q, v, P))
+        nearly = problem.nearly_dependent_rows()
+        if nearly:  # Simbody keeps every row of its Ball/Weld and decides rank itself
+            return [{"solver": "realizeAcceleration", "exact": False, "vdot": vd,
+                     "lam": None, "law": self.native_constrained_law() + "; not the same "
+                     "equations here: the harness released the nearly (not exactly) "
+                     f"dependent row(s) {', '.join(nearly)}, which Simbody's constraint "
+                     "keeps, resolving the near-redundancy by its own rank rule"}]
         return [{"solver": "realizeAcceleration", "exact": True, "vdot": vd, "lam": None,
                  "law": self.native_constrained_law()}]

@@ -117,7 +117,7 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
 
     model, _ = _load(path, bad)
     notes: list = []
-    damping = _set_aside(model, notes, bad)
+    damping, springs = _set_aside(model, notes, bad)
     for c in model.getCoordinateSet():
         if c.get_prescribed():
             raise bad(f"coordinate {c.getName()} is prescribed (a driven motion): not "
@@ -202,6 +202,7 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
         [Body(n, 0.0) for n in extra]
 
     joints = _with_damping(joints, damping, scaled, model, notes, bad)
+    joints = _with_springs(joints, springs, scaled, bad)
     frames = []
     for comp in model.getComponentsList():  # offset frames a body owns: named frames
         off = opensim.PhysicalOffsetFrame.safeDownCast(comp)
@@ -259,6 +260,30 @@ def _with_damping(joints, damping, scaled, model, notes, bad) -> list:
     return out
 
 
+def _with_springs(joints, springs, scaled, bad) -> list:
+    """Joints with the stiffness k and rest length x_ref of their coordinate's
+    SpringGeneralizedForce, in the canonical coordinate q = s x (s the LinearFunction
+    slope): −k (x − x_ref) is −(k / s²)(q − s x_ref). Revolute and prismatic joints only."""
+    from dataclasses import replace
+
+    if not springs:
+        return joints
+    out, done = [], set()
+    for j in joints:
+        if j.type in ("revolute", "prismatic") and j.name in springs:
+            k, ref = springs[j.name]
+            sc = scaled.get(j.name, 1.0)
+            out.append(replace(j, stiffness=k / sc ** 2, spring_ref=sc * ref))
+            done.add(j.name)
+            continue
+        out.append(j)
+    left = sorted(set(springs) - done)
+    if left:
+        raise bad(f"spring (SpringGeneralizedForce stiffness) on coordinate {left[0]}: its "
+                  "joint is not a canonical revolute or prismatic joint: not supported")
+    return out
+
+
 def _weld_pose(j, pose):
     _, X_AF = pose(j.getParentFrame())
     _, X_BM = pose(j.getChildFrame())
@@ -267,15 +292,22 @@ def _weld_pose(j, pose):
 
 def _set_aside(model, notes: list, bad) -> dict:
     """Notes for what does not enter M or h; BadInput for forces and constraints that do.
-    Returns {coordinate: viscosity [N·m·s/rad or N·s/m]} of the SpringGeneralizedForces
-    of zero stiffness (joint damping)."""
-    muscles, actuators, off, damping = [], [], [], {}
+    Returns ({coordinate: viscosity [N·m·s/rad or N·s/m]}, {coordinate: (stiffness
+    [N·m/rad or N/m], rest length [rad or m])}) of the SpringGeneralizedForces (joint
+    damping; joint springs, at most one per coordinate)."""
+    muscles, actuators, off, damping, springs = [], [], [], {}, {}
     for f in model.getForceSet():
         kind = f.getConcreteClassName()
         sg = opensim.SpringGeneralizedForce.safeDownCast(f)
-        if sg is not None and f.get_appliesForce() and sg.getStiffness() == 0:
+        if sg is not None and f.get_appliesForce():
             c = sg.get_coordinate()
-            damping[c] = damping.get(c, 0.0) + float(sg.getViscosity())
+            if sg.getViscosity():
+                damping[c] = damping.get(c, 0.0) + float(sg.getViscosity())
+            if sg.getStiffness():
+                if c in springs:
+                    raise bad(f"coordinate {c}: two SpringGeneralizedForces with stiffness: "
+                              "not supported (one joint spring per coordinate)")
+                springs[c] = (float(sg.getStiffness()), float(sg.getRestLength()))
             continue
         if opensim.Muscle.safeDownCast(f) is not None:
             muscles.append(f.getName())
@@ -311,7 +343,7 @@ def _set_aside(model, notes: list, bad) -> dict:
                      "stages 0-2")
     if model.getControllerSet().getSize():
         notes.append(f"{model.getControllerSet().getSize()} controller(s) set aside")
-    return damping
+    return damping, springs
 
 
 def _elements(j, kind, bad) -> list:

@@ -302,6 +302,10 @@ class PinocchioAdapter(AdapterBase):
         self._vinv = np.argsort(vidx)
         self._D = np.asarray(self._m.damping, dtype=float)[vidx]  # canonical order
         self._damped = bool(np.any(self._D))
+        # joint springs: Pinocchio has none, so the adapter applies −K (q − q_ref) itself,
+        # as part of h (harness/core/conventions.py Layout.spring_force)
+        self._K = self.layout.stiffness
+        self._sprung = self.layout.has_springs
         self._as_is = as_is_source(model, self.name)
         if self._as_is is not None:
             self._damped = False  # Pinocchio's default: pin.aba ignores model.damping
@@ -311,9 +315,10 @@ class PinocchioAdapter(AdapterBase):
             "frame_pose": "framesForwardKinematics → data.oMf",
             "frame_jacobian": "computeFrameJacobian(LOCAL_WORLD_ALIGNED)",
             "mass_matrix": "crba (symmetrised)",
-            "bias_forces": "nonLinearEffects",
-            "forward_dynamics": "aba(q, v, τ − D v), D = model.damping",
-            "inverse_dynamics": "rnea(q, v, v̇) + D v",
+            "bias_forces": "nonLinearEffects (+ K (q − q_ref) of the joint springs, "
+                           "added by the adapter: Pinocchio has no joint spring)",
+            "forward_dynamics": "aba(q, v, τ − D v − K (q − q_ref)), D = model.damping",
+            "inverse_dynamics": "rnea(q, v, v̇) + D v + K (q − q_ref)",
             "integrate": "pin.integrate",
             "native_sticking_acceleration": "constraintDynamics with a "
                               "CONTACT_3D RigidConstraintModel (LOCAL_WORLD_ALIGNED, no "
@@ -322,9 +327,9 @@ class PinocchioAdapter(AdapterBase):
         self.derivatives_method = "analytical"  # stages/derivatives.py
         self.provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "computeABADerivatives (analytical), damping "
-                                            "by the chain rule",
+                                            "and joint springs by the chain rule",
             "inverse_dynamics_derivatives": "computeRNEADerivatives (analytical) + D on "
-                                            "∂τ/∂v",
+                                            "∂τ/∂v, + K on ∂τ/∂q",
         })
         if self._as_is is not None:
             self.provides.update({"forward_dynamics": "aba(q, v, τ) — Pinocchio's default: "
@@ -370,10 +375,15 @@ class PinocchioAdapter(AdapterBase):
         """The pin.Model as Pinocchio holds it after parsing (see pinocchio_readback)."""
         notes = ["as-is: Pinocchio's defaults (pin.aba ignores model.damping and "
                  "model.friction; URDF mimic tags ignored)"] if self._as_is else []
-        return pinocchio_readback(self._m, self.layout, self._qidx, self._damped, self.name,
-                                  "pin.Model: inertias + frame inertias, oMi, joint "
-                                  "Jacobians, lower/upperPositionLimit, damping, friction, "
-                                  "armature", notes)
+        rb = pinocchio_readback(self._m, self.layout, self._qidx, self._damped, self.name,
+                                "pin.Model: inertias + frame inertias, oMi, joint "
+                                "Jacobians, lower/upperPositionLimit, damping, friction, "
+                                "armature; joint springs as the adapter applies them",
+                                notes)
+        for sl in self.layout.slots:  # Pinocchio holds no spring: what the adapter applies
+            rb["joints"][sl.name].update(stiffness_applied=sl.stiffness,
+                                         spring_ref=sl.spring_ref)
+        return rb
 
     def ablated(self, changes: dict):
         """A new adapter with one known cause removed: ``damping=0`` (no −D v),
@@ -422,6 +432,8 @@ class PinocchioAdapter(AdapterBase):
         tau = np.asarray(tau, dtype=float)
         if self._damped:
             tau = tau - self._D * v
+        if self._sprung:
+            tau = tau - self.layout.spring_force(q)
         ddq = pin.constraintDynamics(m, d, qp, self._v(np.asarray(v, dtype=float)),
                                      self._v(tau), models, datas)
         return self._out_v(np.asarray(ddq)), np.array(datas[0].contact_force.linear)
@@ -434,6 +446,8 @@ class PinocchioAdapter(AdapterBase):
             return None
         if self._damped:
             tau = tau - np.asarray(m.damping) * v
+        if self._sprung:
+            tau = tau - self._spring_pin(q)
         M = pin.crba(m, d, np.asarray(q, dtype=float)).reshape(m.nv, m.nv)
         return np.triu(M) + np.triu(M, 1).T, np.array(pin.aba(m, d, q, v, tau))
 
@@ -489,16 +503,27 @@ class PinocchioAdapter(AdapterBase):
         M = np.triu(M) + np.triu(M, 1).T
         return M if self._identity else M[np.ix_(self._vidx, self._vidx)]
 
+    def _spring_pin(self, q_pin):
+        """K (q − q_ref) (nv,) in Pinocchio's own joint order from Pinocchio's q."""
+        q_pin = np.asarray(q_pin, dtype=float)
+        return self._v(self.layout.spring_force(q_pin if self._identity
+                                                else q_pin[self._qidx]))
+
     def bias_forces(self, q, v):
-        return self._out_v(pin.nonLinearEffects(self._m, self._d, self._q(q), self._v(v)))
+        h = self._out_v(pin.nonLinearEffects(self._m, self._d, self._q(q), self._v(v)))
+        return h + self.layout.spring_force(q) if self._sprung else h
 
     def forward_dynamics(self, q, v, tau):
         if self._damped:
             tau = tau - self._D * v
+        if self._sprung:
+            tau = tau - self.layout.spring_force(q)
         return self._out_v(pin.aba(self._m, self._d, self._q(q), self._v(v), self._v(tau)))
 
     def inverse_dynamics(self, q, v, vdot):
         tau = self._out_v(pin.rnea(self._m, self._d, self._q(q), self._v(v), self._v(vdot)))
+        if self._sprung:
+            tau = tau + self.layout.spring_force(q)
         return tau + self._D * v if self._damped else tau
 
     def integrate(self, q, v, dt):
@@ -518,13 +543,16 @@ class PinocchioAdapter(AdapterBase):
         v̇ = aba(q, v, τ − D v): computeABADerivatives (analytical), damping by the
         chain rule ∂v̇/∂v = ABA_v − M⁻¹ D."""
         qp, vp = self._q(q), self._v(v)
-        tp = self._v(tau - self._D * v if self._damped else tau)
+        t = tau - self._D * v if self._damped else tau
+        tp = self._v(t - self.layout.spring_force(q) if self._sprung else t)
         dq, dv, dtau = pin.computeABADerivatives(self._m, self._d, qp, vp, tp)
         Minv = np.array(dtau, dtype=float).reshape(self.nv, self.nv)
         Minv = np.triu(Minv) + np.triu(Minv, 1).T  # Pinocchio fills the upper triangle
         dq, dv, Minv = self._perm_nv(dq), self._perm_nv(dv), self._perm_nv(Minv)
         if self._damped:
             dv = dv - Minv * self._D[None, :]
+        if self._sprung:  # ∂(−K (q − q_ref))/∂q = −K on the one-dof joints (nq = nv there)
+            dq = dq - Minv * self._K[None, :]
         return dq, dv, Minv
 
     def inverse_dynamics_derivatives(self, q, v, vdot):
@@ -537,6 +565,8 @@ class PinocchioAdapter(AdapterBase):
         dq, dv, M = self._perm_nv(dq), self._perm_nv(dv), self._perm_nv(M)
         if self._damped:
             dv = dv + np.diag(self._D)
+        if self._sprung:
+            dq = dq + np.diag(self._K)
         return dq, dv, M
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
@@ -576,6 +606,8 @@ class PinocchioAdapter(AdapterBase):
         m, d = self._m, self._d
         qp, vp = self._q(np.asarray(q, dtype=float)), self._v(np.asarray(v, dtype=float))
         t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+        if self._sprung:
+            t = t - self.layout.spring_force(q)
         Jp = J if self._identity else J[:, self._vinv]
         vdot = np.array(pin.forwardDynamics(m, d, qp, vp, self._v(t), Jp,
                                             np.asarray(drift, dtype=float), 0.0))
@@ -620,7 +652,8 @@ class PinocchioAdapter(AdapterBase):
             if rows is not None:
                 cd_v[k] = out["constraintDynamics"][0]
         res = [{"solver": "forwardDynamics", "exact": True, "vdot": fd_v, "lam": fd_l,
-                "law": "pin.forwardDynamics(q, v, τ − D v, J, γ = J̇v, damping 0): "
+                "law": "pin.forwardDynamics(q, v, τ − D v − K (q − q_ref), J, γ = J̇v, "
+                       "damping 0): "
                        "Pinocchio's KKT solve (Cholesky of J M⁻¹ Jᵀ) on the harness's kept "
                        "rows of Pinocchio's own J and J̇v; λ = data.lambda_c"}]
         if rows is not None:

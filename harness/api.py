@@ -158,7 +158,7 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     """Prepared models: catalog fixtures by name ("all": the tree fixtures, ball-joint ones
     included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
-    (``drop_springs``: an SDF's joint springs set aside instead of refused)."""
+    (``drop_springs``: an SDF's joint springs set aside, with a note)."""
     from fixtures import catalog
     from harness.model.mjcf_import import load_mjcf_with_notes
     from harness.model.prepared import prepare_fixture

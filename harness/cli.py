@@ -634,9 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="an OpenSim model file, .osim (repeatable); read by OpenSim, "
                           "muscles and wrap objects set aside (docs/osim.md)")
     par.add_argument("--drop-springs", action="store_true",
-                     help="--sdf: set aside joint springs (spring_stiffness) and the damping "
-                          "of loop-closing joints, noted in the report, instead of refusing "
-                          "the file (they act in the dynamics)")
+                     help="--sdf: set aside the joint springs (spring_stiffness), noted in "
+                          "the report, and compare the model without them (by default they "
+                          "are part of the model: −k (q − q_ref) in h)")
     par.add_argument("--floating", action="store_true",
                      help="add a free root joint to the user's files (default: fixed base)")
     par.add_argument("--repair-inertia", action="store_true",

@@ -17,7 +17,8 @@ Generalized coordinates follow Pinocchio:
   (FixtureSpec.moving_joints). Engines are matched to it by joint *name*.
 
 Dynamics: M(q) v̇ + h(q, v) = τ − D v, where M includes armature on the diagonal, h is the
-rigid-body bias (Coriolis, centrifugal and gravity; no damping), D = diag(joint damping).
+rigid-body bias (Coriolis, centrifugal and gravity; no damping) plus the joint springs'
+K (q − q_ref) (``Layout.spring_force``), D = diag(joint damping).
 Forward dynamics returns v̇ for given (q, v, τ); inverse dynamics returns τ for (q, v, v̇).
 
 Frames: X_WF is the pose of frame F in world, reported as p_WF (3) and R_WF (3x3). The
@@ -74,6 +75,8 @@ class JointSlot:
     upper: float | None = None
     damping: float = 0.0
     armature: float = 0.0
+    stiffness: float = 0.0
+    spring_ref: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ class Layout:
             iq, iv = 7, 6
         for j in spec.moving_joints():
             slots.append(JointSlot(j.name, j.type, iq, NQ[j.type], iv, NV[j.type],
-                                   j.lower, j.upper, j.damping, j.armature))
+                                   j.lower, j.upper, j.damping, j.armature,
+                                   j.stiffness, j.spring_ref))
             iq += NQ[j.type]
             iv += NV[j.type]
         return cls(tuple(slots), iq, iv)
@@ -116,6 +120,30 @@ class Layout:
             if s.type != "free":
                 d[s.iv:s.iv + s.nv] = s.damping
         return d
+
+    @property
+    def has_springs(self) -> bool:
+        return any(s.stiffness for s in self.slots)
+
+    def spring_force(self, q) -> np.ndarray:
+        """(nv,) [N·m | N]: the joint springs' part of the bias h, +k (q − q_ref) on each
+        sprung joint's dof (so that M v̇ + h = τ − D v applies −k (q − q_ref)); zeros
+        elsewhere. Springs sit on one-dof joints only (q and v share the slot's index)."""
+        q = np.asarray(q, dtype=float)
+        f = np.zeros(self.nv)
+        for s in self.slots:
+            if s.stiffness:
+                f[s.iv] = s.stiffness * (q[s.iq] - s.spring_ref)
+        return f
+
+    @property
+    def stiffness(self) -> np.ndarray:
+        """K (nv,) [N·m/rad | N/m] of the joint springs (∂ spring_force / ∂q)."""
+        k = np.zeros(self.nv)
+        for s in self.slots:
+            if s.type != "free" and s.nv == 1:
+                k[s.iv] = s.stiffness
+        return k
 
     @property
     def armature(self) -> np.ndarray:

@@ -3,7 +3,8 @@
 Dimensions and units: lengths in m, masses in kg, inertias in kg·m² (about the body's
 centre of mass, axes of the body frame), angles in rad, linear damping in N·s/m,
 angular damping in N·m·s/rad, armature (reflected rotor inertia) in kg·m² (revolute)
-or kg (prismatic), gravity in m/s².
+or kg (prismatic), joint stiffness in N·m/rad (revolute) or N/m (prismatic) with its
+reference position in rad or m, gravity in m/s².
 
 A spec is a tree: one root body attached to the world either rigidly (``floating=False``)
 or by a free joint named ``root_joint`` (``floating=True``); every other body has exactly one
@@ -99,7 +100,9 @@ class Joint:
     frame (= child body frame) in the parent body frame [m, rad]. ``axis``: unit axis in
     the joint frame. ``lower``/``upper``: position limits [rad or m], None if unbounded.
     ``damping``: viscous coefficient D (generalized force −D·v). ``armature``: added to
-    the joint's diagonal of M.
+    the joint's diagonal of M. ``stiffness`` k [N·m/rad | N/m] and ``spring_ref`` q_ref
+    [rad | m]: a joint spring, generalized force −k (q − q_ref), part of the bias h
+    (revolute and prismatic joints only).
 
     A ``ball`` joint (spherical: 3 rotational dofs about the joint origin) has no axis (it
     is ignored) and no limits; its damping [N·m·s/rad] and armature [kg·m²] are per-axis
@@ -117,6 +120,8 @@ class Joint:
     upper: float | None = None
     damping: float = 0.0
     armature: float = 0.0
+    stiffness: float = 0.0
+    spring_ref: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,10 @@ class FixtureSpec:
         for key in ("constraints", "q_init"):  # tree models keep their original digest
             if not d[key]:
                 del d[key]
+        for j in d["joints"]:  # so do models without joint springs
+            for key in ("stiffness", "spring_ref"):
+                if not j[key]:
+                    del j[key]
         blob = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -362,6 +371,14 @@ class FixtureSpec:
                 raise ValueError(f"joint {j.name}: damping must be finite and >= 0")
             if not (math.isfinite(j.armature) and j.armature >= 0):
                 raise ValueError(f"joint {j.name}: armature must be finite and >= 0")
+            if not (math.isfinite(j.stiffness) and j.stiffness >= 0):
+                raise ValueError(f"joint {j.name}: stiffness must be finite and >= 0")
+            if not math.isfinite(j.spring_ref):
+                raise ValueError(f"joint {j.name}: spring_ref must be finite")
+            if (j.stiffness or j.spring_ref) and j.type not in ("revolute", "prismatic"):
+                raise ValueError(f"joint {j.name}: a joint spring needs a revolute or "
+                                 f"prismatic joint, not {j.type} (a continuous joint's "
+                                 f"angle wraps)")
             for lim in (j.lower, j.upper):
                 if lim is not None and not math.isfinite(lim):
                     raise ValueError(f"joint {j.name}: limits must be finite or absent")

@@ -26,7 +26,9 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
 * ``hinge`` → revolute; with a ``range`` (``jnt_limited``) the limits, else unbounded
   (lower/upper None: still one q, as in MuJoCo — "continuous" would change the
   coordinates to (cos, sin)). ``slide`` → prismatic. ``dof_damping`` → damping (0 if the
-  damper is disabled in ``<option>``), ``dof_armature`` → armature.
+  damper is disabled in ``<option>``), ``dof_armature`` → armature, a joint spring
+  ``stiffness`` k with ``springref`` (MuJoCo's qpos_spring) → stiffness and spring_ref
+  (−k (q − q_ref) in h; a springref without stiffness acts on nothing and is dropped).
 * ``ball`` → ball (quaternion, ω in the child frame: MuJoCo's own ball joint with the
   quaternion reordered to x y z w); its damping and armature are per-axis scalars, as in
   MuJoCo; a ``range`` (a cone limit) is dropped with a note (the canonical ball joint has
@@ -59,7 +61,8 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
 An MJCF may not contain (each raises BadInput naming the file and the element):
 a free joint below the root or beside other joints in one body (MuJoCo's compiler
 already refuses most of these), or with damping/armature/frictionloss; non-zero
-joint ``stiffness``, ``springref``, ``ref`` or ``frictionloss`` (on ball joints too);
+joint ``ref`` or ``frictionloss`` (on ball joints too); ``stiffness`` or ``springref``
+on a ball joint;
 a tendon with stiffness, damping, armature or frictionloss; an equality that is a joint
 coupling (``polycoef``), a tendon or flex coupling, or an equality on a floating model;
 flexes; plugins; mocap bodies; ``gravcomp``; fluid forces

@@ -233,7 +233,8 @@ class EngineAdapter(HasDerivatives, HasConstrainedDynamics, HasReadback, Protoco
         """M (nv, nv) [kg, kg·m, kg·m²], armature included."""
 
     def bias_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """h (nv,) [N, N·m]: Coriolis, centrifugal and gravity terms (no damping)."""
+        """h (nv,) [N, N·m]: Coriolis, centrifugal and gravity terms and the joint springs'
+        K (q − q_ref) (no damping)."""
 
     def forward_dynamics(self, q, v, tau) -> np.ndarray:
         """v̇ (nv,) [m/s², rad/s²] solving M v̇ + h = τ − D v."""

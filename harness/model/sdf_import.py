@@ -23,8 +23,13 @@ What becomes what (SDF 1.4 – 1.6, one ``<model>``):
   child by the weld ``<child>__fixed`` (as MJCF joints away from their body origin:
   docs/conventions.md). ``<axis><xyz>`` is in the joint frame (in the model frame with
   ``use_parent_model_frame``); ``<limit>`` lower/upper (|value| ≥ 1e15 is unbounded),
-  ``<dynamics><damping>``. revolute → revolute, continuous → revolute without limits,
-  prismatic → prismatic, ball → ball, fixed → fixed.
+  ``<dynamics><damping>``, and a joint spring ``<dynamics><spring_stiffness>`` k with
+  ``<spring_reference>`` q_ref (default 0) → Joint.stiffness / spring_ref (−k (q − q_ref)
+  in h). revolute → revolute, continuous → revolute without limits, prismatic →
+  prismatic, ball → ball, fixed → fixed.
+* The damping of a loop-closing joint acts on the relative motion across a loop
+  constraint, which carries no force law in the canonical model: it is set aside with a
+  note saying so (it acts in the dynamics; the harness compares the model without it).
 * A joint to ``world``: ``fixed`` welds the root where the model puts it (the massless
   root ``world_`` when that pose is not the identity); the root floats only with
   ``floating=True`` (then its pose is dropped, as in URDF).
@@ -36,11 +41,10 @@ Refused (BadInput naming the file and the element): another format or a nested/i
 model, more than one model, a static or kinematic model or link, a link without gravity,
 ``<frame>``, ``relative_to`` or a non-empty ``frame`` attribute on a pose (SDF ≥ 1.7
 frame semantics), SDF versions after 1.6, joint types universal, revolute2, screw,
-gearbox; ``<axis2>``; non-zero joint friction; joint springs (``spring_stiffness``)
-and the damping of a loop-closing joint — unless ``drop_springs`` sets those two aside
-with a note (they act in the dynamics: the harness then compares the model without
-them); a loop closed by a revolute or prismatic joint; a link reachable only against a
-joint's direction; a joint to ``world`` that is not fixed.
+gearbox; ``<axis2>``; non-zero joint friction; a spring on a ball joint; a loop closed
+by a revolute or prismatic joint; a link reachable only against a joint's direction; a
+joint to ``world`` that is not fixed. ``drop_springs`` sets the joint springs aside with
+a note (the harness then compares the model without them).
 """
 from __future__ import annotations
 
@@ -217,7 +221,8 @@ def load_sdf_with_notes(path: str, floating: bool = False,
                 raise r.bad(f"joint {name}: unknown {what} link {end!r}")
         info = {"name": name, "type": kind, "parent": parent, "child": child,
                 "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
-                "lower": None, "upper": None, "damping": 0.0, "spring": 0.0}
+                "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
+                "spring_ref": 0.0}
         for c in el:
             if c.tag in ("parent", "child", "pose", "axis", "physics", "sensor"):
                 if c.tag in ("physics", "sensor"):
@@ -254,6 +259,8 @@ def load_sdf_with_notes(path: str, floating: bool = False,
                     raise r.bad(f"joint {name}: friction is not supported (a Coulomb force)")
                 info["spring"] = r.number(dyn.find("spring_stiffness"),
                                           f"joint {name} spring_stiffness", 0.0)
+                info["spring_ref"] = r.number(dyn.find("spring_reference"),
+                                              f"joint {name} spring_reference", 0.0)
         if info["damping"] < 0 or info["spring"] < 0:
             raise r.bad(f"joint {name}: damping and spring_stiffness must be >= 0")
         J[name] = info
@@ -310,17 +317,18 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         P, C = j["parent"], j["child"]
         X_PJ = np.linalg.solve(X_M[P], X_M[C] @ j["X_CJ"])
         kind = {"continuous": "revolute"}.get(j["type"], j["type"])
-        if j["spring"]:
-            if not drop_springs:
-                raise r.bad(f"joint {j['name']}: spring_stiffness {j['spring']:g} is not "
-                            "supported (it acts in h); --drop-springs compares the model "
-                            "without its joint springs")
+        if j["spring"] and kind not in ("revolute", "prismatic"):
+            raise r.bad(f"joint {j['name']}: spring_stiffness on a {j['type']} joint is not "
+                        "supported (joint springs act on revolute and prismatic joints)")
+        if j["spring"] and drop_springs:
             spring_notes.append(f"{j['name']} ({j['spring']:g})")
         identity = np.allclose(j["X_CJ"], np.eye(4), rtol=0.0, atol=0.0)
         child = C if identity else claim(f"{C}__{j['name']}")
         extra = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
         if kind in ("revolute", "prismatic"):
             extra.update(axis=j["axis"], lower=j["lower"], upper=j["upper"])
+            if j["spring"] and not drop_springs:
+                extra.update(stiffness=float(j["spring"]), spring_ref=float(j["spring_ref"]))
         joints.append(Joint(j["name"], kind, P, child, _t(X_PJ[:3, 3]),
                             _t(matrix_to_rpy(X_PJ[:3, :3])), **extra))
         if not identity:
@@ -331,18 +339,23 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     if spring_notes:
         notes.append("joint springs set aside (--drop-springs; they act in h, so the "
                      "harness compares the model without them): spring_stiffness on "
-                     + ", ".join(spring_notes) + " N·m/rad")
+                     + ", ".join(spring_notes) + " (N·m/rad | N/m)")
     for j in closures:
         if j["type"] not in ("ball", "fixed"):
             raise r.bad(f"joint {j['name']} closes a kinematic loop but is {j['type']}: "
                         "only ball (point) and fixed (weld) joints can close loops")
-        if j["damping"]:
+        if j["spring"]:
             if not drop_springs:
-                raise r.bad(f"joint {j['name']} closes a loop and has damping "
-                            f"{j['damping']:g}: not supported (the loop constraint carries "
-                            "no force law); --drop-springs sets it aside")
+                raise r.bad(f"joint {j['name']} closes a loop and has spring_stiffness "
+                            f"{j['spring']:g}: not supported (a loop constraint carries no "
+                            "force law); --drop-springs sets the joint springs aside")
+            notes.append(f"joint {j['name']}: spring_stiffness {j['spring']:g} of a "
+                         "loop-closing joint set aside (--drop-springs)")
+        if j["damping"]:
             notes.append(f"joint {j['name']}: damping {j['damping']:g} of a loop-closing "
-                         "joint set aside (--drop-springs)")
+                         "joint set aside: it acts on the relative motion across the loop "
+                         "constraint, which carries no force law in the canonical model, so "
+                         "the harness compares the model without it")
         P, C = j["parent"], j["child"]
         X_CF = j["X_CJ"]
         X_PF = np.linalg.solve(X_M[P], X_M[C] @ X_CF)

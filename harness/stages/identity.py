@@ -27,7 +27,9 @@ harness/stages/diagnosis/summary.py ``first_differing``):
   harness reads lower ≥ upper as unbounded, like its URDF importer and MuJoCo).
 * joint_damping, joint_friction (n_joints, 1): the viscous [N·m·s/rad | N·s/m] and
   Coulomb [N·m | N] coefficients the engine *applies* in its dynamics (held but ignored
-  counts as 0); joint_armature (n_joints, 1) [kg·m² | kg].
+  counts as 0); joint_armature (n_joints, 1) [kg·m² | kg];
+* joint_spring (n_joints, 2): [k N·m/rad | N/m, q_ref rad | m] of the joint spring the
+  engine applies (its −k (q − q_ref) is part of h), q_ref 0 where k is 0 (no spring).
 
 All of them are also compared with the values declared by the FixtureSpec (and, for an
 as-is model, by the user's file: friction).
@@ -108,7 +110,8 @@ def declared_readback(model) -> dict:
         joints[s.name] = {"type": s.type, "axis_W": axis, "X_WJ": X, "lower": s.lower,
                           "upper": s.upper, "limit_enforced": False, "damping": s.damping,
                           "damping_applied": s.damping, "friction": fr,
-                          "friction_applied": fr, "armature": s.armature}
+                          "friction_applied": fr, "armature": s.armature,
+                          "stiffness_applied": s.stiffness, "spring_ref": s.spring_ref}
     return {"engine": "declared", "bodies": bodies, "joints": joints,
             "couplings": dict((f, l) for f, l, *_ in getattr(model, "mimic", ()) or ())}
 
@@ -128,6 +131,12 @@ def body_row(b: dict, origin=None) -> np.ndarray:
     return np.array([m, *(m * dv), I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])
 
 
+def _spring(j):
+    """[k, q_ref] of a read-back joint (an engine that reports no spring applies none)."""
+    k = float(j.get("stiffness_applied", 0.0))
+    return np.array([k, float(j.get("spring_ref", 0.0)) if k else 0.0])
+
+
 def _limits(j):
     return np.array([1.0, j["lower"], j["upper"]]) if j["lower"] is not None else np.zeros(3)
 
@@ -140,6 +149,7 @@ JOINT_FIELDS = {  # quantity -> (width, row of one read-back joint)
     "joint_damping": (1, lambda j: np.array([j["damping_applied"]])),
     "joint_friction": (1, lambda j: np.array([j["friction_applied"]])),
     "joint_armature": (1, lambda j: np.array([j["armature"]])),
+    "joint_spring": (2, lambda j: _spring(j)),
 }
 
 

@@ -72,7 +72,7 @@ def test_projection_keeps_drift_at_round_off_and_no_stabilisation_drifts():
     tol = lookup("constrained", "rollout_projection").atol
     drift = {}
     for mode in R.MODES:
-        _, _, _, d = R.rollout(a.model.spec, a.model.layout, a, Q[0], V[0], mode,
+        _, _, _, d, _ = R.rollout(a.model.spec, a.model.layout, a, Q[0], V[0], mode,
                                duration=0.5, dt=1e-2)
         drift[mode] = d.max(axis=0)  # [max ‖g‖∞, max ‖J v‖∞]
     assert np.all(drift["projection"] <= tol), drift

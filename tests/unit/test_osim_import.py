@@ -183,12 +183,35 @@ def test_unsupported_joint_force_and_constraint_are_refused(tmp_path):
                                     osim.Vec3(0), b, osim.Vec3(0), osim.Vec3(0)))
     _refused(_variant(tmp_path, gimbal), "GimbalJoint gimbal", "not supported")
 
+    def spring(m):  # a spring between two points is no joint spring
+        f = osim.PointToPointSpring(m.getGround(), osim.Vec3(0), m.getBodySet().get("hand"),
+                                    osim.Vec3(0), 10.0, 0.1)
+        f.setName("p2p_spring")
+        m.addForce(f)
+    _refused(_variant(tmp_path, spring), "force p2p_spring", "PointToPointSpring")
+
+    def two_springs(m):
+        for i in range(2):
+            f = osim.SpringGeneralizedForce("hip")
+            f.setName(f"hip_spring{i}")
+            f.setStiffness(10.0)
+            m.addForce(f)
+    _refused(_variant(tmp_path, two_springs), "coordinate hip", "one joint spring")
+
+
+def test_a_coordinate_spring_is_the_joint_spring(tmp_path):
+    """SpringGeneralizedForce stiffness k and rest length on a revolute coordinate: the
+    joint's spring −k (q − q_ref), its viscosity the joint's damping."""
     def spring(m):
         f = osim.SpringGeneralizedForce("hip")
         f.setName("hip_spring")
         f.setStiffness(10.0)
+        f.setRestLength(0.25)
+        f.setViscosity(0.5)
         m.addForce(f)
-    _refused(_variant(tmp_path, spring), "force hip_spring", "SpringGeneralizedForce")
+    spec, _ = osim_to_spec(str(_variant(tmp_path, spring)))
+    hip = next(j for j in spec.joints if j.name == "hip")
+    assert (hip.stiffness, hip.spring_ref, hip.damping) == (10.0, 0.25, 0.5)
 
     def weld(m):
         c = osim.WeldConstraint("pin_hand", m.getBodySet().get("hand"), osim.Transform(),

@@ -80,6 +80,7 @@ def test_fixture_round_trips_through_osim(name, tmp_path):
         if j.type in ("revolute", "continuous", "prismatic"):
             assert np.allclose(k.axis, j.axis, rtol=0, atol=tol), n
         assert k.damping == pytest.approx(j.damping, rel=1e-15, abs=0), n
+        assert (k.stiffness, k.spring_ref) == (j.stiffness, j.spring_ref), n
     f0, f1 = {f.name: f for f in spec.frames}, {f.name: f for f in back.frames}
     assert f0.keys() == f1.keys()
     for n, f in f0.items():

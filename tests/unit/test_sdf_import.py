@@ -6,7 +6,7 @@
   from the file here, not from the importer), the loop closed at q_init, and stages 0–3
   in all four engines;
 * example-robot-data's cassie (cassie_v2.sdf): 4 ball joints close the leg linkages as
-  point constraints; stages 0–2 pass and every engine pair agrees in stage 3;
+  point constraints; stages 0–3 pass (the nearly dependent right plantar row released);
 * every unsupported element is refused in one line naming it and the file.
 
 Units: m, rad, kg, kg·m²; tolerances from the table."""
@@ -115,25 +115,44 @@ def test_four_bar_stages_0_to_3_pass_in_every_engine(tmp_path):
     assert out.exit_code == 0
 
 
-def test_cassie_goes_through_its_loop_constraints(tmp_path):
+@pytest.mark.parametrize("drop", [False, True])
+def test_cassie_goes_through_its_loop_constraints(tmp_path, drop):
     """cassie_v2: its four ball joints close the leg linkages (point constraints, stage
-    3); the joint springs are set aside only when asked for."""
+    3); its joint springs (knee-shin 1500, tarsus-heel-spring 1250 N·m/rad) are part of
+    the model, set aside only when asked for; the damping of the two loop-closing
+    pitch-rod joints is set aside with a note either way."""
     path = str(CASSIE / "cassie_v2.sdf")
-    assert_bad_input(load_sdf, path, "spring_stiffness 1500 is not supported")
-    spec, notes = load_sdf_with_notes(path, drop_springs=True)
+    spec, notes = load_sdf_with_notes(path, drop_springs=drop)
     assert sorted(c.name for c in spec.constraints) == [
         "left-pitch-rod-joint", "left-plantar-foot-joint", "right-pitch-rod-joint",
         "right-plantar-foot-joint"]
-    assert any("spring_stiffness" in n for n in notes)
-    out = api.parity(sdf=[path], drop_springs=True, out=tmp_path / "b", samples=4, seed=0)
-    # stages 0-2 and every engine pair of stage 3 agree
+    springs = {j.name: (j.stiffness, j.spring_ref) for j in spec.joints if j.stiffness}
+    if drop:
+        assert not springs and any("spring_stiffness" in n for n in notes)
+    else:
+        assert springs == {f"{s}-{j}": (k, 0.0) for s in ("left", "right") for j, k in (
+            ("knee-shin-joint", 1500.0), ("tarsus-spring-joint", 1250.0))}
+        assert not any("spring_stiffness" in n for n in notes)
+    assert sum("loop-closing joint set aside" in n for n in notes) == 2
+    out = api.parity(sdf=[path], drop_springs=drop, out=tmp_path / "b", samples=4, seed=0)
+    # stages 0-2, every engine pair of stage 3 and every declared check pass, the right
+    # plantar loop's nearly dependent row included (released, with its own check)
     pairs = [r for r in out.records if r.engine_a != "declared" and r.engine_b
              and r.status != "informational"]
-    bad = [(r.id, r.reason) for r in pairs if r.status != "passed"]
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
     assert pairs and not bad, bad
+    assert out.exit_code == 0
     assert {r.quantity for r in pairs if r.stage == "constrained"} >= {
         "constraint_jacobian", "constraint_drift", "constrained_vdot",
         "constraint_multipliers"}
+    declared = {r.quantity for r in out.records if r.engine_a == "declared"
+                and r.status == "passed"}
+    assert {"constraint_velocity", "constraint_acceleration", "released_acceleration",
+            "rollout_projection"} <= declared
+    notes = [r.reason for r in out.records if r.quantity == "dependent_rows"]
+    assert notes and all("right-plantar-foot-joint" in n and "nearly but not exactly "
+                         "dependent" in n for n in notes)
 
 
 @pytest.mark.parametrize("name,expected", [
@@ -204,12 +223,15 @@ def test_drop_springs_needs_an_sdf():
         api.load_models(fixtures=["pendulum"], drop_springs=True)
 
 
-def test_cli_sdf_springs_refused_in_one_line_exit_2(tmp_path):
-    path = str(CASSIE / "cassie_v2.sdf")
+def test_cli_sdf_spring_on_a_ball_joint_refused_in_one_line_exit_2(tmp_path):
+    text = _model(_J.replace("revolute", "ball").format(
+        "<axis><xyz>1 0 0</xyz><dynamics><spring_stiffness>3</spring_stiffness></dynamics>"
+        "</axis>"))
+    path = _write(tmp_path, text)
     r = run_cli("parity", "--sdf", path, "--out", tmp_path / "b", "--quiet")
     assert r.returncode == 2 and not (tmp_path / "b").exists()
     line = r.stderr.strip().splitlines()[-1]
-    assert path in line and "spring_stiffness" in line and "--drop-springs" in line
+    assert path in line and "spring_stiffness on a ball joint" in line
 
 
 def _drake_tree(text: str, root: str):
@@ -219,6 +241,11 @@ def _drake_tree(text: str, root: str):
 
     plant = MultibodyPlant(0.0)
     Parser(plant).AddModelsFromString(text, "sdf")
+    if "spring_stiffness" in text:  # Drake's parser makes RevoluteSprings of them
+        from pydrake.multibody.tree import ForceElementIndex, RevoluteSpring
+
+        assert any(isinstance(plant.get_force_element(ForceElementIndex(i)), RevoluteSpring)
+                   for i in range(plant.num_force_elements()))
     plant.WeldFrames(plant.world_frame(), plant.GetFrameByName(root))
     plant.Finalize()
     return plant, plant.CreateDefaultContext()
@@ -246,7 +273,7 @@ def test_drakes_own_sdf_parser_agrees_on_the_tree(tmp_path, case):
         closures = ["left-pitch-rod-joint", "right-pitch-rod-joint",
                     "left-plantar-foot-joint", "right-plantar-foot-joint"]
     tree = _without_closures(text, closures)
-    spec = load_sdf(_write(tmp_path, tree), drop_springs=True)
+    spec = load_sdf(_write(tmp_path, tree))
     assert not spec.constraints
     pin = adapter_class("pinocchio")(PreparedModel(spec, "tree"))
     plant, ctx = _drake_tree(tree, root)
@@ -259,6 +286,16 @@ def test_drakes_own_sdf_parser_agrees_on_the_tree(tmp_path, case):
             plant.GetJointByName(n).set_angle(ctx, q[lay.slot(n).iq])
         assert_close(pin.mass_matrix(q), plant.CalcMassMatrix(ctx)[np.ix_(order, order)],
                      "dynamics", "mass_matrix", f"{case} M vs Drake's SDF parser")
+        # h at v = 0 (gravity and cassie's joint springs, which Drake's parser reads from
+        # <spring_stiffness>/<spring_reference> as RevoluteSprings; the Pinocchio adapter
+        # applies the canonical −k (q − q_ref) itself)
+        from pydrake.multibody.tree import MultibodyForces
+
+        forces = MultibodyForces(plant)
+        plant.CalcForceElementsContribution(ctx, forces)
+        h_dk = plant.CalcInverseDynamics(ctx, np.zeros(plant.num_velocities()), forces)
+        assert_close(pin.bias_forces(q, np.zeros(lay.nv)), h_dk[order], "dynamics",
+                     "bias_forces", f"{case} h(q, 0) vs Drake's SDF parser")
         P = pin.frame_pose(q, root)
         X_WR = np.eye(4)
         X_WR[:3, :3], X_WR[:3, 3] = P[3:].reshape(3, 3), P[:3]

@@ -21,6 +21,21 @@ The saddle system (docs/constrained.md) with D the canonical joint damping:
 Redundant rows make it singular: ``independent_rows`` keeps, in declaration order, each
 row that raises the numerical rank of the kept set (SVD, threshold from the tolerance
 table); the dropped rows get λ = 0 and are reported.
+
+A dropped ("released") row j is dependent only to within the rank threshold. ``release``
+splits it as j = cᵀ J_K + e with e ⟂ the kept rows' span (least squares): d = ‖e‖ is its
+distance from that span [m/rad | 1], 0 to round-off for a structurally dependent row. Then,
+with J_K v the kept rows' velocity residual and r_K = J_K v̇ + (J̇v)_K their acceleration
+residual,
+
+    j·v         = cᵀ(J_K v) + e·v                       |·| ≤ ‖c‖₁‖J_K v‖∞ + d‖v‖
+    j·v̇ + J̇v_j  = cᵀ r_K + e·v̇ + δa,   δa = J̇v_j − cᵀ(J̇v)_K = ė·v   (when J_K v = 0)
+
+so the released row's residuals are bounded by its distance d, the kept rows' residuals and
+δa, the rate at which the row's departure e from the kept span changes along v. δa is
+measured independently by a central difference of the engine's own Jacobian along v
+(``release_rate``), which is what the stage's released-row checks compare against
+(docs/constrained.md).
 """
 from __future__ import annotations
 
@@ -132,6 +147,89 @@ def independent_rows(J: np.ndarray) -> np.ndarray:
     return keep
 
 
+def release(J: np.ndarray, keep: np.ndarray):
+    """(c (m, m), d (m,)) for J (m, nv) and its kept-row mask (m,): row j of c holds the
+    least-squares coefficients of dropped row j over the rows of J (nonzero on kept rows
+    only), d[j] = ‖J_j − c_jᵀ J‖ its distance from the kept rows' span (0 on kept rows)."""
+    m = J.shape[0]
+    c, d = np.zeros((m, m)), np.zeros(m)
+    JK = J[keep]
+    for j in np.where(~keep)[0]:
+        cj = np.linalg.lstsq(JK.T, J[j], rcond=None)[0] if JK.shape[0] else np.zeros(0)
+        c[j, keep] = cj
+        d[j] = float(np.linalg.norm(J[j] - JK.T @ cj))
+    return c, d
+
+
+def nearly_dependent(J: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Mask (m,) of the dropped rows that are *not* exactly dependent: their distance from
+    the kept rows' span exceeds round-off, atol of constrained/exact_dependence ×
+    (1 + ‖c‖₁) σ_max (``release``)."""
+    c, d = release(J, keep)
+    smax = float(np.linalg.norm(J, 2)) if J.size else 0.0
+    exact = lookup("constrained", "exact_dependence").atol
+    return ~np.asarray(keep, dtype=bool) & (d > exact * (1.0 + np.abs(c).sum(axis=1)) * smax)
+
+
+def release_rate(spec, adapter, q, v, c, keep, h: float):
+    """(δa(h) (m,), δa(2h) (m,)) [m/s² | rad/s²]: central differences, steps h and 2h [s]
+    along v, of the dropped rows' departure from the kept rows, (J_j − c_jᵀ J)(q ⊕ t v)·v,
+    from ``adapter``'s own frame Jacobians (0 on kept rows). c from ``release`` at q."""
+    frames = constraint_frames(spec)
+    zero = dict(zip(frames, np.zeros((len(frames), 6))))
+
+    def departure(t):
+        qt = adapter.integrate(q, v, t)
+        Jf, _ = adapter.frame_jacobian_drift(qt, np.zeros(adapter.nv), frames)
+        J, _ = rows(spec, dict(zip(frames, Jf)), zero)
+        return (J - c @ J) @ v
+
+    out = []
+    for step in (h, 2.0 * h):
+        rate = (departure(step) - departure(-step)) / (2.0 * step)
+        rate[keep] = 0.0
+        out.append(rate)
+    return out[0], out[1]
+
+
+def residuals(J, drift, vdot, V, keep, nearly, c, d, rate, rate2) -> dict:
+    """The stage's declared checks for N states, from one engine's J (N, m, nv), J̇v
+    (N, m), KKT v̇ (N, nv), the sampled v V (N, nv), kept-row masks keep (N, m), the
+    released rows nearly (N, m) (dropped, not exactly dependent: ``nearly_dependent``),
+    ``release`` c (N, m, m), d (N, m) and ``release_rate`` rate, rate2 (N, m). Arrays (N,):
+
+    * ``velocity`` ‖J v‖∞, ``acceleration`` ‖J v̇ + J̇v‖∞ over the kept rows (the
+      equations the solve enforces) and the exactly dependent dropped ones (implied by
+      them to round-off);
+    * ``released_acceleration`` [1]: over the released rows, |j·v̇ + J̇v_j| divided by what
+      the release accounts for, ‖c‖₁‖r_K‖∞ + d‖v̇‖ + |δa(h)| + |δa(h) − δa(2h)| plus the
+      round-off slack (atol of constrained/constraint_acceleration); ≤ 1 when the residual
+      is explained (0 where no row is released). The velocity-level counterpart, |j·v| ≤
+      ‖c‖₁‖J_K v‖∞ + d‖v‖, is Cauchy–Schwarz (an identity), so it has no verdict;
+
+    and per row (N, m): ``row_velocity`` |J v|, ``row_acceleration`` |J v̇ + J̇v|,
+    ``allow_velocity``, ``allow_acceleration`` (what the release accounts for, 0 on
+    kept rows)."""
+    J, drift, vdot, V = (np.asarray(x, dtype=float) for x in (J, drift, vdot, V))
+    keep, nearly = np.asarray(keep, dtype=bool), np.asarray(nearly, dtype=bool)
+    rv = np.abs(np.einsum("nmv,nv->nm", J, V))
+    ra = np.abs(np.einsum("nmv,nv->nm", J, vdot) + drift)
+    kv = np.where(keep, rv, 0.0).max(axis=1)
+    ka = np.where(keep, ra, 0.0).max(axis=1)
+    c1 = np.abs(c).sum(axis=2)
+    fd = np.abs(rate) + np.abs(rate - rate2)
+    dropped = ~keep
+    av = np.where(dropped, c1 * kv[:, None] + d * np.linalg.norm(V, axis=1)[:, None], 0.0)
+    aa = np.where(dropped, c1 * ka[:, None] + d * np.linalg.norm(vdot, axis=1)[:, None]
+                  + fd, 0.0)
+    slack = lookup("constrained", "constraint_acceleration").atol
+    ratio = np.where(nearly, ra / (aa + slack), 0.0).max(axis=1)
+    return {"velocity": np.where(nearly, 0.0, rv).max(axis=1),
+            "acceleration": np.where(nearly, 0.0, ra).max(axis=1),
+            "released_acceleration": ratio, "row_velocity": rv, "row_acceleration": ra,
+            "allow_velocity": av, "allow_acceleration": aa}
+
+
 def kkt_solve(M, f, J, drift, keep):
     """(v̇ (nv,), λ (m,)) of [M −Jᵀ; J 0][v̇; λ] = [f; −J̇v] on the kept rows (λ = 0 on the
     dropped ones). f = τ − h − D v [N·m | N]; λ [N | N·m] acts as Jᵀλ."""
@@ -153,20 +251,22 @@ def null_space(J: np.ndarray) -> np.ndarray:
     return vt[r:].T
 
 
-def solve_manifold(spec, adapter, q0, iters: int = 50):
+def solve_manifold(spec, adapter, q0, iters: int = 50, keep=None):
     """q (nq,) with ‖g(q)‖ at round-off, by Gauss–Newton from q0 using ``adapter``'s own
-    frame poses and Jacobians (minimum-norm steps q ← q ⊕ (−J⁺ g)). Raises ValueError if
-    it does not converge (the tolerance table's constrained/manifold atol)."""
+    frame poses and Jacobians (minimum-norm steps q ← q ⊕ (−J⁺ g)); ``keep`` (m,): close
+    only those rows (default: every row). Raises ValueError if it does not converge (the
+    tolerance table's constrained/manifold atol)."""
     frames = constraint_frames(spec)
     tol = lookup("constrained", "manifold").atol
     q = np.asarray(q0, dtype=float)
+    sel = slice(None) if keep is None else np.asarray(keep, dtype=bool)
     for _ in range(iters):
-        g = residual(spec, dict(zip(frames, adapter.frame_poses(q, frames))))
+        g = residual(spec, dict(zip(frames, adapter.frame_poses(q, frames))))[sel]
         if np.abs(g).max() <= tol:
             return q
         Jf, _ = adapter.frame_jacobian_drift(q, np.zeros(adapter.nv), frames)
         J, _ = rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
-        dq = -np.linalg.lstsq(J, g, rcond=None)[0]
+        dq = -np.linalg.lstsq(J[sel], g, rcond=None)[0]
         q = adapter.integrate(q, dq, 1.0)
     raise ValueError(f"Gauss-Newton did not reach ‖g‖ ≤ {tol:g} in {iters} iterations "
                      f"(‖g‖ = {np.abs(g).max():.3e})")
@@ -195,6 +295,15 @@ class NativeProblem:
         if self.spec.floating or f.body != self.spec.root:
             return None
         return np.array(f.xyz, dtype=float), rpy_to_matrix(f.rpy)
+
+    def nearly_dependent_rows(self) -> list:
+        """Labels of the rows dropped in some state although not exactly dependent there
+        (``nearly_dependent``): a solver that keeps every row of a constraint and resolves
+        redundancy by its own rank rule solves other equations on them."""
+        hit = np.zeros(len(self.labels), dtype=bool)
+        for J, keep in zip(self.J, self.keep):
+            hit |= nearly_dependent(np.asarray(J), np.asarray(keep, dtype=bool))
+        return [lab for lab, h in zip(self.labels, hit) if h]
 
     def whole_constraints_kept(self) -> bool:
         """True if every state keeps every row (no redundancy to remove)."""

@@ -5,9 +5,9 @@ Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py)
 States: q on the constraint manifold (Gauss–Newton from the fixture's q_init ⊕ a seeded
 N(0, 0.3²) perturbation, halved up to 8 times when Gauss-Newton cannot close the loops
 from there, sample 0 unperturbed), v = a seeded random combination of an
-orthonormal basis of ker J, τ ~ N(0, 1); all computed with the *reference engine* (the
-first engine, in the run's order, whose frame poses and constraint terms work), named in
-the records' reasons.
+orthonormal basis of ker J, projected onto ker J_K of the kept rows, τ ~ N(0, 1);
+all computed with the *reference engine* (the first engine, in the run's order, whose
+frame poses and constraint terms work), named in the records' reasons.
 
 Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift),
 M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own (Crocoddyl)
@@ -17,9 +17,12 @@ dropped rows). Records:
 
 * engine pairs (passed/failed, gated like stages 0-2): constraint_jacobian,
   constraint_drift, independent_rows, constrained_vdot, constraint_multipliers;
-* declared~engine (against 0): constraint_residual ‖g‖∞, constraint_velocity ‖Jv‖∞,
-  constraint_acceleration ‖Jv̇ + J̇v‖∞, each (N, 1);
-* dependent_rows (informational note per engine) naming the rows dropped;
+* declared~engine (against 0): constraint_residual ‖g‖∞ (every row), constraint_velocity
+  ‖Jv‖∞, constraint_acceleration ‖Jv̇ + J̇v‖∞ (the kept and the exactly dependent rows),
+  each (N, 1); where a nearly dependent row was released, released_acceleration: its
+  |Jv̇ + J̇v| as a fraction of what its release accounts for (constraints.py residuals);
+* dependent_rows (informational note per engine) naming the rows dropped, each exactly or
+  nearly (not exactly) dependent, by how much;
 * native solvers (``adapter.native_constrained``), each against the same engine's KKT
   answer: exact solvers → native_vdot / native_lambda, passed/failed; soft or
   velocity-level solvers → native_vdot informational (their law and parameters in the
@@ -82,8 +85,13 @@ def sample_states(spec, ref, n: int, rng: np.random.Generator):
         Jf, _ = ref.frame_jacobian_drift(q, np.zeros(ref.nv), frames)
         J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
         B = C.null_space(J)
+        v = B @ rng.normal(size=B.shape[1])
+        # in ker J_K of the rows the stage keeps: the thresholded ker J also holds the
+        # direction of a nearly (not exactly) dependent row, which the kept rows see
+        JK = J[C.independent_rows(J)]
+        v = v - np.linalg.lstsq(JK, JK @ v, rcond=None)[0]
         Q.append(q)
-        V.append(B @ rng.normal(size=B.shape[1]))
+        V.append(v)
         TAU.append(rng.normal(size=ref.nv))
     return np.array(Q), np.array(V), np.array(TAU)
 
@@ -95,7 +103,9 @@ def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
     frames = C.constraint_frames(spec)
     D = damping_vector(layout)
     N = Q.shape[0]
-    out = {k: [] for k in ("J", "drift", "keep", "vdot", "lam", "f", "M", "g")}
+    h = lookup(NAME, "release_step").atol
+    out = {k: [] for k in ("J", "drift", "keep", "vdot", "lam", "f", "M", "g", "c", "d",
+                           "rate", "rate2", "nearly")}
     g_why, f_api = "", "τ − h − D v (bias_forces)"
     for k in range(N):
         q, v, tau = Q[k], V[k], TAU[k]
@@ -109,6 +119,10 @@ def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
             f_api = "M · forward_dynamics(τ) (the engine has no h of its own)"
         keep = C.independent_rows(J)
         vdot, lam = C.kkt_solve(M, f, J, drift, keep)
+        c, d = C.release(J, keep)
+        nearly = C.nearly_dependent(J, keep)
+        rate, rate2 = (C.release_rate(spec, adapter, q, v, c, keep, h) if not keep.all()
+                       else (np.zeros(len(keep)), np.zeros(len(keep))))
         if not g_why:
             try:
                 out["g"].append(C.residual(spec, dict(zip(frames,
@@ -116,7 +130,8 @@ def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
             except NotProvided as err:
                 g_why = err.why
         for key, val in (("J", J), ("drift", drift), ("keep", keep), ("vdot", vdot),
-                         ("lam", lam), ("f", f), ("M", M)):
+                         ("lam", lam), ("f", f), ("M", M), ("c", c), ("d", d),
+                         ("rate", rate), ("rate2", rate2), ("nearly", nearly)):
             out[key].append(val)
     res = {k: np.array(v) for k, v in out.items() if k != "g"}
     res["g"] = None if g_why else np.array(out["g"])
@@ -165,9 +180,19 @@ def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: d
                          ("constrained_vdot", t["vdot"]),
                          ("constraint_multipliers", t["lam"])):
             arrays[f"{pre}/{qty}/{e}"] = arr
-        acc = np.abs(np.einsum("nmv,nv->nm", t["J"], t["vdot"]) + t["drift"]).max(axis=1)
-        vel = np.abs(np.einsum("nmv,nv->nm", t["J"], V)).max(axis=1)
-        zeros = {"constraint_velocity": vel, "constraint_acceleration": acc}
+        res = C.residuals(t["J"], t["drift"], t["vdot"], V, t["keep"], t["nearly"], t["c"],
+                          t["d"], t["rate"], t["rate2"])
+        zeros = {"constraint_velocity": res["velocity"],
+                 "constraint_acceleration": res["acceleration"]}
+        dropped = ~t["keep"]
+        if t["nearly"].any():
+            zeros["released_acceleration"] = res["released_acceleration"]
+        if dropped.any():
+            for k in ("d", "rate", "rate2"):
+                arrays[f"{pre}/release/{k}/{e}"] = t[k]
+            for k in ("row_velocity", "row_acceleration", "allow_velocity",
+                      "allow_acceleration"):
+                arrays[f"{pre}/release/{k}/{e}"] = res[k]
         if t["g"] is not None:
             zeros["constraint_residual"] = np.abs(t["g"]).max(axis=1)
         else:
@@ -180,19 +205,11 @@ def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: d
             records.append(compare(f"{fx}/{NAME}/{qty}/declared~{e}", NAME, fx, qty,
                                    "declared", e, arrays[dkey], arrays[key],
                                    lookup(NAME, qty), dkey, key, labels, lkey))
-        dropped = ~t["keep"]
         if dropped.any():
-            rl = C.row_labels(spec)
-            names = [f"{rl[i]} (in {int(dropped[:, i].sum())} of {samples} states)"
-                     for i in range(len(rl)) if dropped[:, i].any()]
-            ranks = sorted({int(x) for x in t["keep"].sum(axis=1)})
             records.append(Record(
                 id=f"{fx}/{NAME}/dependent_rows/{e}", stage=NAME, fixture=fx,
                 quantity="dependent_rows", engine_a=e, engine_b="", status="informational",
-                n_samples=samples,
-                reason=f"dependent constraint rows detected (SVD rank {ranks} of "
-                       f"{len(rl)} rows, threshold constrained/rank) and removed before the "
-                       f"solve (λ = 0 there): {', '.join(names)}; {t['f_api']}"))
+                n_samples=samples, reason=_dependent_note(spec, t, res, samples)))
     # engine pairs
     import itertools
 
@@ -222,6 +239,46 @@ def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: d
     if ref_name in terms:
         records += constrained_rollout.stage_rows(model, ref, ref_name, Q[0], V[0], arrays)
     return records
+
+
+def _dependent_note(spec, t, res, samples) -> str:
+    """The dependent_rows note: which rows were dropped, in how many states, and whether
+    each is exactly dependent (its distance d from the kept rows' span at round-off:
+    d ≤ atol of constrained/exact_dependence × (1 + ‖c‖₁) σ_max) or nearly but not
+    exactly, by how much, and the largest residuals its release leaves."""
+    rl = C.row_labels(spec)
+    keep, d = t["keep"], t["d"]
+    dropped = ~keep
+    smax = np.array([np.linalg.norm(J, 2) for J in t["J"]])
+    rel = d / np.where(smax > 0, smax, 1.0)[:, None]
+    nearly = t["nearly"]
+    slack = lookup(NAME, "constraint_acceleration").atol
+    used = res["row_acceleration"] / (res["allow_acceleration"] + slack)
+    parts = []
+    for i in range(len(rl)):
+        if not dropped[:, i].any():
+            continue
+        s = dropped[:, i]
+        head = f"{rl[i]} (in {int(s.sum())} of {samples} states)"
+        if not nearly[s, i].any():
+            parts.append(f"{head}: exactly dependent (distance from the kept rows' span "
+                         f"≤ {rel[s, i].max():.2g} σ_max: round-off, within "
+                         f"constrained/exact_dependence × (1 + ‖c‖₁))")
+        else:
+            parts.append(
+                f"{head}: nearly but not exactly dependent (distance d from the kept rows' "
+                f"span {rel[s, i].min():.2g}–{rel[s, i].max():.2g} σ_max, below the rank "
+                f"threshold); released: |Jv| up to {res['row_velocity'][s, i].max():.2g} "
+                f"on it (≤ d|v| + ‖c‖₁‖J_K v‖∞, up to "
+                f"{res['allow_velocity'][s, i].max():.2g}), |Jv̇ + J̇v| up to "
+                f"{res['row_acceleration'][s, i].max():.2g}, checked against d|v̇|, the kept "
+                f"rows' residuals and its measured rate δa (up to "
+                f"{np.abs(t['rate'][s, i]).max():.2g}) in released_acceleration, up to "
+                f"{used[s, i].max():.2g} of that bound")
+    ranks = sorted({int(x) for x in keep.sum(axis=1)})
+    return (f"dependent constraint rows detected (SVD rank {ranks} of {len(rl)} rows, "
+            f"threshold constrained/rank) and removed before the solve (λ = 0 there): "
+            f"{'; '.join(parts)}; {t['f_api']}")
 
 
 def _single(fx, qty, e, status, reason):
@@ -268,8 +325,10 @@ def _native_rows(model, adapter, e, t, Q, V, TAU, arrays, labels, lkey, progress
         else:
             out.append(inform(f"{fx}/{NAME}/native_vdot/{who}", NAME, fx, "native_vdot",
                               who, "", arrays[kv], arrays[kkt_v], kv, kkt_v, labels, lkey,
-                              reason=f"soft/velocity-level native solver vs {e}'s exact KKT "
-                                     f"answer (informational, never tuned) — {r['law']}"))
+                              reason=f"native solver that does not solve the KKT equations "
+                                     f"(soft, velocity-level or another rank rule) vs {e}'s "
+                                     f"exact KKT answer (informational, never tuned) — "
+                                     f"{r['law']}"))
     return out
 
 

@@ -93,8 +93,9 @@ class Observer:
 
     k frames (model.frames: every body, then named frames), m markers. Energy E = ½ vᵀMv −
     Σ_b m_b g·c_b [J] (M from the adapter, armature included; body coms c_b from the
-    model). Angular momentum about the system com, world axes [kg·m²/s] (free root only):
-    L = R n_B + (p − c) × R f_B with (f_B, n_B) = (M v)[root]."""
+    model), plus the joint springs' ½ k (q − q_ref)². Angular momentum about the system
+    com, world axes [kg·m²/s] (free root only): L = R n_B + (p − c) × R f_B with
+    (f_B, n_B) = (M v)[root]."""
 
     def __init__(self, adapter, model, markers=()):
         self.a, self.model = adapter, model
@@ -127,9 +128,13 @@ class Observer:
         return P[:, self._bodies, :3] + np.einsum("nbij,bj->nbi", R, self._com)
 
     def energy(self, Q, V, P):
-        """(N,) [J] kinetic + gravitational energy."""
+        """(N,) [J] kinetic + gravitational energy, + ½ Σ k (q − q_ref)² of the joint
+        springs (their potential: −k (q − q_ref) is its negative gradient)."""
         kin = np.array([0.5 * v @ self.a.mass_matrix(q) @ v for q, v in zip(Q, V)])
         pot = -np.einsum("nbi,i,b->n", self._coms(P), self._g, self._mass)
+        for s in self.model.layout.slots:
+            if s.stiffness:
+                pot = pot + 0.5 * s.stiffness * (np.asarray(Q)[:, s.iq] - s.spring_ref) ** 2
         return kin + pot
 
     def angular_momentum(self, Q, V, P):
