@@ -404,10 +404,19 @@ def cmd_fit(args) -> int:
               f"bent link: selected {va['selected']}, choice {va['choice']}; bundle {out}")
         return 0 if d["converged"] else 1
     if d["problem"] == "bounce":  # candidate schedules weighted by evidence (no IPOPT)
-        r, sel = d["restitution"], d["selected"]
+        r, sel, rp = d["restitution"], d["selected"], d["replay"]
+        ok = d["converged"] and rp["passed"]
         args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
                         "problem": "bounce", "converged": d["converged"],
-                        "restitution": api.plain(r), "selected": api.plain(sel)}
+                        "restitution": api.plain(r), "selected": api.plain(sel),
+                        "replay": api.plain(rp)}
+        worst = max((e["max_height_diff_m"] for e in rp["engines"].values()), default=None)
+        rline = (f"replay of the selected schedule: {len(rp['engines'])} engines, "
+              + ("every one within" if rp["passed"] else "NOT every one within")
+              + f" {rp['tolerance']['height_m']:g} m and {rp['tolerance']['impact_time_s']:g}"
+              " s of the fit" + (f" (worst {worst:.2g} m)" if worst is not None else "")
+              + (f"; unavailable: {', '.join(rp['unavailable'])}" if rp["unavailable"]
+                 else ""))
         if "event_time" in d:  # --method phases: the phase-aligned fit
             et = d["event_time"]
             args.summary["event_time"] = api.plain(et)
@@ -418,12 +427,14 @@ def cmd_fit(args) -> int:
                   f"{len(d['schedules'])} candidate onsets"
                   + ("" if d["phases"]["accepted"] else
                      f"; not accepted: {d['phases']['reason']}") + f"; bundle {out}")
-            return 0 if d["converged"] else 1
+            print(rline)
+            return 0 if ok else 1
         print(f"fit bounce: {len(d['schedules'])} candidate onsets; restitution "
               f"{r['value']:.5f} ± {r['se']:.5f} (truth {d['truth']['restitution']:g}); "
               f"largest weight {sel['weight']:.3f} at onset {sel['onset_s']:.4f} s "
               f"(truth {d['truth']['onset_s']:.4f} s); bundle {out}")
-        return 0 if d["converged"] else 1
+        print(rline)
+        return 0 if ok else 1
     args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
                     "problem": d["problem"], "converged": d["converged"],
                     "parameters": api.plain(d["parameters"]), "ipopt": api.plain(d["ipopt"])}

@@ -59,6 +59,10 @@ BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "
                "solver", "state_names", "state_units", "command_line", "created",
                "provenance"}
 BOUNCE_PHASES_KEYS = BOUNCE_KEYS | {"event_time", "event_times", "phases"}
+# the selected schedule replayed in every engine (harness/fit/bounce_replay.py); bundles
+# written before it have no "replay"
+BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BOUNCE_KEYS,
+                   BOUNCE_PHASES_KEYS)
 
 # the dimension problem's fit.json (candidate chains compared on held-out frames,
 # harness/fit/dimension.py; docs/dimension.md)
@@ -75,9 +79,9 @@ def _recognise(path: Path):
     """BadInput unless ``path`` is a fit.json of this schema (its id, version and fields)."""
     doc = read_json(path)
     if not isinstance(doc, dict) \
-            or set(doc) - {"study"} not in (FIT_KEYS, *_EARLIER_FIT_KEYS, BOUNCE_KEYS,
-                                            BOUNCE_PHASES_KEYS, DIMENSION_KEYS) \
-            or (set(doc) in (BOUNCE_KEYS, BOUNCE_PHASES_KEYS)) != (doc["problem"] == "bounce") \
+            or set(doc) - {"study"} not in (FIT_KEYS, *_EARLIER_FIT_KEYS, *BOUNCE_KEY_SETS,
+                                            DIMENSION_KEYS) \
+            or (set(doc) in BOUNCE_KEY_SETS) != (doc["problem"] == "bounce") \
             or (set(doc) == DIMENSION_KEYS) != (doc["problem"] == "dimension") \
             or doc["schema"] != SCHEMA \
             or doc["schema_version"] != SCHEMA_VERSION:
@@ -252,7 +256,7 @@ def _value_se(mean, var) -> dict:
 
 def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoint",
                n: int | None = None, p0: float | None = None,
-               process_noise: bool = False) -> dict:
+               process_noise: bool = False, engines=None) -> dict:
     """The bounce problem (harness/fit/bounce.py): seeded data, every candidate onset
     fitted and weighted by its Laplace evidence; {"json": dict, "arrays": dict}. fit.json
     holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
@@ -261,7 +265,9 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     ``selected`` (the largest-weight candidate) and the event labels. ``method``
     "phases" then fits the phase-aligned problem from the selected candidate and reports
     it (``_bounce_phases``); the default ("midpoint", the CLI's) leaves the document as
-    it was."""
+    it was. ``replay``: the largest-weight schedule replayed in ``engines`` (default every
+    engine; harness/fit/bounce_replay.py), its heights [m] in arrays.npz as
+    ``replay_height_<engine>``."""
     from harness.fit import bounce as B
 
     if seed < 0:
@@ -361,6 +367,13 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true)
+    from harness.fit.bounce_replay import replay
+
+    # the largest-weight schedule replayed in every engine, against its closed-form flow
+    doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
+                                    times, engines=engines, dt=B.H)
+    for name, yk in heights.items():
+        arrays[f"replay_height_{name}"] = yk
     return {"json": doc, "arrays": arrays}
 
 
