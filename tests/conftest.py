@@ -23,6 +23,10 @@ from harness.model import registry  # noqa: E402
 from harness.model.prepared import PreparedModel, prepare_fixture  # noqa: E402
 
 ENGINES = list(registry.ENGINES)
+# the OpenSim adapter module sets OpenSim's logger (warnings only, no opensim.log file in
+# the working folder); tests that call OpenSim directly get the same settings when it is
+# imported here, before any test module
+registry.probe("opensim")
 FIXTURES = catalog.names() + catalog.joint_names()  # the tree fixtures, ball joints included
 
 _adapters: dict = {}
