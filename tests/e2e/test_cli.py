@@ -45,6 +45,7 @@ def test_parity_all_fixtures_passes_with_every_engine(parity_all):
                                                   "free_body", "tree_floating",
                                                   "ball", "box", "rod",  # contact
                                                   "planar_golfer", "golfer3d",  # swing
+                                                  "spring_chain",  # joint springs
                                                   "humanoid_ball", "humanoid_ball_fixed",
                                                   "hand"}  # ball joints, joint chains
     html = (out / "index.html").read_text()
