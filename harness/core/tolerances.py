@@ -27,7 +27,8 @@ TABLE_VERSION = "2026.12.12"
 #   exact_dependence (wording of the dependent_rows note), rollout_step (the RK4 step of
 #   the stage-3 rollouts, chosen per model). Joint springs: model_identity/joint_spring
 #   (the read-back [k, q_ref] of each joint). schedules/replay_height and
-#   replay_impact_time (the selected bounce schedule replayed in every engine).
+#   replay_impact_time (the selected bounce schedule replayed in every engine);
+#   fit/shooting_check_truth and shooting_check_order (the shooting check of a fit).
 # 2026.12.11: no existing atol or rtol changed. New groups: schedules (bounce fit under
 #   candidate onsets), shooting/grazing, event_gradient, event_gradient_analytic,
 #   no_jump_error (gradients through events), activation (excitation-to-activation
@@ -799,6 +800,16 @@ TABLE.update({
         "state error ratio over a halving of h on ẍ = −x against cos t) within ±0.3 of "
         "the method's order (1 backward Euler, 2 midpoint and trapezoidal, 4 "
         "Hermite–Simpson) in the asymptotic regime."),
+    ("fit", "shooting_check_truth"): Tolerance(1e-9, 0.0, "Largest multiple-shooting defect "
+        "and reintegration error (the states' units: rad, rad/s) of the shooting check "
+        "(harness/fit/validate.py, DOP853 at rtol 1e-10, atol 1e-12) on trajectories it "
+        "did not make: the pendulum's SciPy DOP853 truth (1e-12) and the balance's RK4 "
+        "truth (8 substeps, < 1e-9 rad against DOP853); measured ≤ 7.3e-11. A check that "
+        "reports a wrong model sees it above 100 × this (a 10 % error in p: 3e-4 rad)."),
+    ("fit", "shooting_check_order"): Tolerance(0.45, 0.0, "Threshold (atol) on |log₂(d_h / "
+        "d_h/2) − 3|: the RMS shooting defect of a midpoint-collocation fit falls as its "
+        "O(h³) local error when h halves (measured log₂ 7.97 = 2.99 on the pendulum); 0.45 "
+        "admits ratios 5.9–11 and fails a check whose defects do not scale with the scheme."),
     ("fit", "same_optimum"): Tolerance(1e-6, 0.0, "Threshold on the relative difference "
         "|p/p_ref − 1|: every start reaches the "
         "optimum of the start at the truth, identified parameter equal to 1e-6 relative "

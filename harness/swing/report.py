@@ -410,7 +410,8 @@ def consistency_section(summary: dict, per: dict) -> tuple:
         f"<tr><td>{escape(v['what'])}</td><td>{v['threshold']:g}{escape(_u(v['unit']))}</td>"
         f"<td>{'—' if v['worst']['value'] is None else format(v['worst']['value'], '.4g')}"
         f"</td><td>{escape(v['worst']['where'] or '—')}</td>"
-        f"<td>{v['intervals_exceeding']}</td><td>{v['intervals_evaluated']}</td></tr>"
+        f"<td class='{'bad' if v['intervals_exceeding'] else 'ok'}'>"
+        f"{v['intervals_exceeding']}</td><td>{v['intervals_evaluated']}</td></tr>"
         for v in q.values())
     counts = ("<table id='contact-consistency'><tr><th>check (per frame interval)</th>"
               "<th>threshold</th><th>worst</th><th>where</th><th>intervals exceeding</th>"

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from harness.core.conventions import quat_xyzw_to_matrix, root_convective_term
+from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import prepare_fixture
 
@@ -75,7 +76,8 @@ def test_opensim_fast_path_inverts_its_inverse_dynamics(fixture):
     for q, v, tau in _states(model, 12, 7):
         back = ad.inverse_dynamics(q, v, ad.forward_dynamics(q, v, tau))
         worst = max(worst, float(np.max(np.abs(back - tau)) / np.max(np.abs(tau))))
-    assert worst < 1e-12, worst
+    # two Simbody paths of one model: within the table's parity claim for v̇
+    assert worst <= lookup("dynamics", "forward_dynamics").rtol, worst
 
 
 @pytest.mark.parametrize("engine", ["mujoco", "drake", "opensim"])
