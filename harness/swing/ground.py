@@ -36,16 +36,37 @@ def frames() -> tuple:
 def schedule(P, floor: float, settings) -> np.ndarray:
     """stick (N, nc) bool from the contact points' IK positions P (N, nc, 3) m: with
     ``settings.contact_schedule`` "planted" every point sticks at every frame; with
-    "lift" (the default) a point sticks while its IK height is within
-    ``settings.lift_height_m`` of the floor, runs of either mode shorter than
-    ``settings.min_run_frames`` frames merged into their neighbours (a heel that rises
-    off the floor, as the trail heel does towards impact, is not held to it)."""
+    "lift" (the default) a point is in flight while its IK height is above
+    ``settings.lift_height_m`` over the floor, and each flight run grows into the
+    neighbouring frames whose height (a centred running median over
+    ``settings.touch_window`` frames: equal to the height on a monotone rise, robust to
+    a marker's blip) is still ``settings.touch_height_m`` above the point's standing
+    height, the lower quartile of its heights below the lift height (hysteresis: the lift height
+    finds a heel that has left the floor, the touch height dates when it left and when it
+    came back, so a rising heel is not held to the floor for the frames it takes to
+    reach the lift height). Runs of either mode shorter than
+    ``settings.min_run_frames`` frames are then merged into their neighbours."""
+    from scipy.ndimage import median_filter
+
     N, nc = P.shape[:2]
     if settings.contact_schedule == "planted":
         return np.ones((N, nc), bool)
-    stick = (P[:, :, 2] - floor) <= settings.lift_height_m
+    z = P[:, :, 2] - floor
+    stick = z <= settings.lift_height_m
+    # the touch height counts from each point's own standing height (the lower quartile of its
+    # heights below the lift height): a point whose IK stands a few mm off the floor
+    # plane (marker placement, shoe, soft tissue) is not released by that offset
+    rest = np.array([np.percentile(z[stick[:, c], c], 25) if stick[:, c].any() else 0.0
+                     for c in range(nc)])
+    above = median_filter(z, size=(max(1, settings.touch_window), 1),
+                          mode="nearest") > rest + settings.touch_height_m
     for c in range(nc):
-        col = stick[:, c]
+        flight = ~stick[:, c]
+        for i in range(1, N):                   # grow each flight run forwards ...
+            flight[i] |= flight[i - 1] and above[i, c]
+        for i in range(N - 2, -1, -1):          # ... and backwards
+            flight[i] |= flight[i + 1] and above[i, c]
+        col = ~flight
         edges = np.flatnonzero(np.diff(col.astype(int))) + 1
         runs = np.split(np.arange(N), edges)
         for k, r in enumerate(runs):

@@ -89,6 +89,8 @@ class SwingSettings:
     residual_moment_scale_nm: float = 75.0
     contact_schedule: str = "lift"   # "lift": a point sticks while near the floor in IK;
     lift_height_m: float = 0.015     # "planted": every point sticks throughout
+    touch_height_m: float = 0.003    # "lift": a flight run extends while the point's
+    touch_window: int = 5            # height (mean over this many frames) is above this
     min_run_frames: int = 3
     tradeoff_weights: tuple = (1.0, 10.0, 100.0, 10000.0)   # refits: trade-off table
     tradeoff_iter: int = 8
@@ -162,18 +164,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     say(f"IK over the window ({len(win)} frames): RMSE {1e3 * ikr.overall_rmse():.1f} mm "
         f"({ik_s:.0f} s)")
     h = 1.0 / cap.rate_hz
-    scale = np.full(adapter.nv, s.torque_scale_nm)
-    for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz"):
-        scale[adapter.layout.slot(n).iv] = 10 * s.torque_scale_nm
-    contact = None
-    if s.ground:
-        contact = ground.contact_model(adapter, ikr.q, ground_info["floor_z_m"], len(win), s)
-    prob = tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
-                         w_effort=s.w_effort, w_smooth=s.w_smooth,
-                         pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
-                         sigma_closure=s.sigma_closure_m, t0=first * h,
-                         knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
-                         control_degree=s.control_degree, contact=contact)
+    prob = fit_problem(adapter, labels, Y, ikr.q, first * h, h, s,
+                       ground_info["floor_z_m"] if s.ground else None)
     fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol,
                 progress=lambda i, c: say(f"  fit iteration {i}: cost {c:.1f}") if i % 5 == 0
                 else None)
@@ -328,6 +320,26 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "the assumed schedule (True: stick), with ground contact"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
+
+
+def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
+                floor_z: float | None) -> tf.FitProblem:
+    """The dynamic fit's FitProblem for markers Y (N, K, 3) m at frames t0 + i·h [s]: the
+    joints' torque scale ``s.torque_scale_nm`` (10× for the pelvis translations, N), the
+    grip pair, and with ``floor_z`` [m] (not None) the feet's ground contact whose assumed
+    schedule and anchors come from the IK trajectory Q_ik (N, nv)."""
+    scale = np.full(adapter.nv, s.torque_scale_nm)
+    for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz"):
+        scale[adapter.layout.slot(n).iv] = 10 * s.torque_scale_nm
+    contact = None
+    if floor_z is not None:
+        contact = ground.contact_model(adapter, Q_ik, floor_z, len(Y), s)
+    return tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
+                         w_effort=s.w_effort, w_smooth=s.w_smooth,
+                         pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
+                         sigma_closure=s.sigma_closure_m, t0=t0,
+                         knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
+                         control_degree=s.control_degree, contact=contact)
 
 
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time

@@ -111,19 +111,25 @@ def test_contact_normal_equations_match_finite_differences(standing):
 
 
 def test_lift_schedule_follows_the_heights():
-    """A point sticks while its height is within the lift height of the floor; a blip
-    shorter than min_run_frames is merged into its neighbours; "planted" sticks always."""
+    """A point is in flight once its height passes the lift height, from the frame its
+    height first passed the touch height (a rising heel is not held to the floor while
+    it climbs to the lift height); a point hovering between the two heights but never
+    reaching the lift height sticks throughout; a blip shorter than min_run_frames is
+    merged into its neighbours; "planted" sticks always."""
     from harness.swing.pipeline import SwingSettings
 
     s = SwingSettings()
-    z = np.zeros((20, 6))
-    z[12:, 3] = np.linspace(0.0, 0.06, 8)          # a heel rising off the floor
+    assert s.touch_height_m < s.lift_height_m
+    z = np.zeros((30, 6))
+    z[12:, 3] = np.linspace(0.0, 0.06, 18)         # a heel rising off the floor
+    z[20:26, 1] = 0.5 * (s.touch_height_m + s.lift_height_m)   # hovering, never lifted
     z[5, 0] = 0.05                                 # a one-frame marker blip
-    P = np.zeros((20, 6, 3))
+    P = np.zeros((30, 6, 3))
     P[:, :, 2] = 0.01 + z
     stick = ground.schedule(P, 0.01, s)
-    rise = np.flatnonzero(z[:, 3] > s.lift_height_m)
-    assert (~stick[rise, 3]).all() and stick[:rise[0], 3].all()
+    left = np.flatnonzero(z[:, 3] > s.touch_height_m)[0]
+    assert np.flatnonzero(z[:, 3] > s.lift_height_m)[0] > left + 1
+    assert (~stick[left:, 3]).all() and stick[:left, 3].all()
     assert stick[:, 0].all() and stick[:, [1, 2, 4, 5]].all()
     import dataclasses
     assert ground.schedule(P, 0.01, dataclasses.replace(s, contact_schedule="planted")).all()

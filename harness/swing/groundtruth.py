@@ -1,0 +1,230 @@
+"""A whole-body swing with known torques and foot forces, and what the swing fit recovers
+of them from noisy markers.
+
+Dimensions: N frames t_i = t0 + i·h [s] of a finished swing's fitted window; nv
+coordinates of its golfer (revolute and prismatic, nq == nv); nc = 6 foot contact points
+(heel, first and fifth metatarsal heads of each foot); K tracked markers. Positions m,
+angles rad, forces N, torques N·m, body weight BW = m_total·g [N].
+
+The truth (``whole_body_truth``):
+- motion: the fitted B-spline of a finished ``harness swing`` folder (a real swing's
+  motion: q, q̇, q̈ exact at the frames);
+- which contact points stand on the floor: that fit's assumed schedule;
+- foot forces: a rule of their own, not the fit's. At each frame the floor must supply
+  the wrench the pelvis's six coordinates need, g_p = ID(q, q̇, q̈)_pelvis = Σ_c
+  J_c,pelvisᵀ f_c. Of the forces that do so inside the friction pyramid (f_c = E β_c,
+  β_c ≥ 0), the truth takes the nearest to a weight-shift prior: the vertical force
+  g_tz split between the feet with the lead (left) foot's share moving linearly from
+  ``lead_share[0]`` at the window's start to ``lead_share[1]`` at its end (a golfer's
+  weight moves to the lead foot in the downswing), shared equally by the points of a
+  foot, no horizontal force. Solved per frame by non-negative least squares with the
+  six equations weighted 10⁴ above the prior; what the equations leave over is the
+  truth's own pelvis residual, reported (≈ 1e-3 N);
+- joint torques: τ = ID(q, q̇, q̈) − Σ_c J_cᵀ f_c;
+- markers: the model's marker frames at q plus white noise of σ (2 mm by default), seeded.
+
+The recovery (``recover``) runs the swing fit's own steps on those markers: IK tracking
+over the window, the assumed contact schedule and anchors from the IK (the "lift" rule
+with its touch height),
+and the dynamic fit with the same settings as the source fit, then compares the fitted
+forces and torques with the truth. The fit regularises the contact forces towards small
+pyramid coefficients and the joint torques towards small effort: how two planted feet
+share the load is not seen by markers, so the split between the feet is the prior's
+choice and the total ground reaction force (set by the body's momentum) is what the
+markers determine. Both are reported.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import nnls
+
+from harness.core.errors import BadInput
+from harness.core.strict import read_json
+from harness.fit import trajectory as tf
+from harness.swing import ground
+
+LEAD = "l"    # the lead foot of a right-handed golfer
+
+
+@dataclass
+class WholeBodyTruth:
+    t: np.ndarray          # (N,) s
+    q: np.ndarray          # (N, nv) rad | m
+    v: np.ndarray          # (N, nv)
+    vdot: np.ndarray       # (N, nv)
+    forces: np.ndarray     # (N, nc, 3) N, world axes, on the contact frames
+    tau: np.ndarray        # (N, nv) N·m | N: joint torques; pelvis rows the leftover residual
+    markers: np.ndarray    # (N, K, 3) m, noisy
+    clean: np.ndarray      # (N, K, 3) m
+    labels: tuple
+    frames: tuple          # contact frames
+    stick: np.ndarray      # (N, nc) bool, the schedule the truth's forces respect
+    floor_z_m: float
+    body_weight_N: float
+    lead_share: np.ndarray  # (N,) prior share of the vertical force on the lead foot
+    residual_peak_N: float  # largest |pelvis translation residual| the truth leaves
+    top_index: int          # frame index of the top of the backswing (scored from there)
+    sigma_m: float
+    seed: int
+
+
+def source(swing_dir):
+    """(adapter of the fit's engine, the swing's settings, fit.json, trajectory arrays) of
+    a finished ``harness swing`` output folder; BadInput naming the file and the
+    problem."""
+    from harness.model import registry
+    from harness.model.osim_export import read_swing
+    from harness.model.prepared import PreparedModel
+    from harness.swing.pipeline import SwingSettings
+
+    d = Path(swing_dir)
+    data = read_swing(d)              # checks the folder, fit.json and trajectory.npz
+    doc = read_json(d / "fit" / "fit.json")
+    if not doc.get("ground"):
+        raise BadInput(str(d / "fit" / "fit.json"), "the swing was fitted without ground "
+                                                     "contact: no feet to give forces to")
+    fields = {f.name for f in dataclasses.fields(SwingSettings)}
+    s = SwingSettings(**{k: tuple(v) if isinstance(v, list) else v
+                         for k, v in doc["settings"].items() if k in fields})
+    with np.load(d / "fit" / "trajectory.npz", allow_pickle=False) as z:
+        arr = {k: z[k] for k in z.files}
+    urdf = (d / "fit" / "golfer.urdf").read_text()
+    pm = PreparedModel(data["spec"], str(d / "fit" / "golfer.urdf"),
+                       hashlib.sha256(urdf.encode()).hexdigest())
+    adapter = registry.adapter_class(registry.preferred("fit"))(pm)
+    return adapter, s, doc, arr
+
+
+def _spline(arr, t):
+    from scipy.interpolate import BSpline
+
+    b = BSpline(arr["spline_knots"], arr["spline_coefficients"], int(arr["spline_degree"]))
+    return b(t), b.derivative(1)(t), b.derivative(2)(t)
+
+
+def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed: int = 0,
+                     lead_share=(0.5, 0.8), w_equation: float = 1e4) -> WholeBodyTruth:
+    """The truth of the module docstring from a swing folder's ``source`` (adapter,
+    fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
+    against the prior in the per-frame non-negative least squares."""
+    t = np.asarray(arr["t"], float)
+    q, v, vd = _spline(arr, t)
+    frames = tuple(str(x) for x in arr["contact_frames"])
+    stick = np.asarray(arr["contact_stick"], bool)
+    labels = tuple(str(x) for x in arr["labels"])
+    N, nc = stick.shape
+    E = tf.pyramid_edges(float(doc["ground"]["mu"]))                       # (3, 4)
+    rd = [adapter.layout.slot(n).iv for n in ground.PELVIS]
+    tz = adapter.layout.slot("pelvis_tz").iv
+    bw = ground.total_mass(adapter) * ground.GRAVITY
+    share = np.linspace(lead_share[0], lead_share[1], N)
+    lead = np.array([f.startswith(LEAD + "_") for f in frames])
+    F = np.zeros((N, nc, 3))
+    tau = np.empty((N, adapter.nv))
+    for i in range(N):
+        g = adapter.inverse_dynamics(q[i], v[i], vd[i])
+        J = adapter.frame_jacobians(q[i], list(frames))[:, :3, :]         # (nc, 3, nv)
+        on = np.flatnonzero(stick[i])
+        if on.size:
+            fz = g[tz]
+            n_lead, n_trail = int(lead[on].sum()), int((~lead[on]).sum())
+            s_lead = share[i] if n_trail else 1.0
+            s_lead = s_lead if n_lead else 0.0
+            prior = np.zeros((on.size, 3))
+            for k, c in enumerate(on):
+                prior[k, 2] = fz * (s_lead / n_lead if lead[c] else (1 - s_lead) / n_trail)
+            A = np.hstack([J[c][:, rd].T @ E for c in on])                 # (6, 4·n)
+            top = np.sqrt(w_equation) * A
+            bottom = np.kron(np.eye(on.size), E)                           # (3n, 4n)
+            beta, _ = nnls(np.vstack([top, bottom]),
+                           np.r_[np.sqrt(w_equation) * g[rd], prior.ravel()],
+                           maxiter=50 * 4 * on.size)
+            F[i, on] = (E @ beta.reshape(on.size, 4).T).T
+        tau[i] = g - np.einsum("cjv,cj->v", J, F[i])
+    clean = np.stack([adapter.frame_poses(x, list(labels))[:, :3] for x in q])
+    noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
+    trans = [adapter.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
+    return WholeBodyTruth(t, q, v, vd, F, tau, clean + noise, clean, labels, frames, stick,
+                          float(doc["ground"]["floor_z_m"]), bw, share,
+                          float(np.abs(tau[:, trans]).max()),
+                          int(doc["window"]["top_frame"]) - int(doc["window"]["first_frame"]),
+                          sigma_m, seed)
+
+
+def _rms_bw(a, b, bw) -> float:
+    """RMS over frames of |a − b| (N, 3) N, as a fraction of body weight."""
+    return float(np.sqrt(np.mean(np.sum((a - b) ** 2, axis=1))) / bw)
+
+
+def _grf(fit_forces, truth: WholeBodyTruth, rows) -> dict:
+    """Ground reaction force errors over the frames ``rows``: total and per foot, RMS
+    over frames as a fraction of body weight."""
+    bw = truth.body_weight_N
+    out = {"total": _rms_bw(fit_forces[rows].sum(axis=1), truth.forces[rows].sum(axis=1),
+                            bw)}
+    for side in "lr":
+        idx = [k for k, n in enumerate(truth.frames) if n.startswith(side + "_")]
+        out[side] = _rms_bw(fit_forces[rows][:, idx].sum(axis=1),
+                            truth.forces[rows][:, idx].sum(axis=1), bw)
+    return out
+
+
+def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
+    """Fit ``truth.markers`` with the swing fit's steps and ``settings`` (a
+    SwingSettings); ``stick`` (N, nc) bool replaces the schedule derived from the IK (to
+    measure the schedule's share of the error: pass ``truth.stick``). Returns the
+    figures: ``grf_rms_bw`` the ground reaction force error, RMS over frames as a
+    fraction of body weight, total and per foot, from the top of the backswing to impact
+    and over the whole window; the fit's and the truth's mean vertical force per foot
+    [BW]; the joint-torque RMS error top → impact [N·m] (all joints, and per joint);
+    the marker RMSE [mm]; the pelvis residual of the fit [N]; the share of point-frames
+    whose contact mode agrees with the truth's; the wall time [s]."""
+    from harness.capture import ik
+    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing.pipeline import fit_problem
+
+    t0 = time.perf_counter()
+    h = float(truth.t[1] - truth.t[0])
+    ikr = ik.track(adapter, list(truth.labels), truth.markers, truth.q[0], pairs=GRIP_PAIRS)
+    prob = fit_problem(adapter, truth.labels, truth.markers, ikr.q, float(truth.t[0]), h,
+                       settings, truth.floor_z_m)
+    if stick is not None:
+        prob.contact.stick = np.asarray(stick, bool).copy()
+    fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
+    wall = time.perf_counter() - t0
+    fit_frames = tuple(prob.contact.frames)
+    if fit_frames != truth.frames:
+        raise BadInput("truth", f"contact frames differ: {fit_frames} vs {truth.frames}")
+    bw = truth.body_weight_N
+    feet = {}
+    for side in "lr":
+        idx = [k for k, n in enumerate(truth.frames) if n.startswith(side + "_")]
+        feet[side] = (fr.forces[:, idx].sum(axis=1), truth.forces[:, idx].sum(axis=1))
+    down = np.arange(truth.top_index, len(truth.t))
+    joints = [j for j in adapter.joint_names if j not in ground.PELVIS]
+    ji = [adapter.layout.slot(j).iv for j in joints]
+    err = (fr.act[:, ji] - truth.tau[:, ji])[down]
+    F_res, _ = ground.pelvis_wrench(adapter, fr.q, fr.act)
+    return {
+        "grf_rms_bw": {"top_to_impact": _grf(fr.forces, truth, down),
+                       "whole_window": _grf(fr.forces, truth, np.arange(len(truth.t)))},
+        "foot_vertical_mean_bw": {s: {"fit": float(a[:, 2].mean() / bw),
+                                      "truth": float(b[:, 2].mean() / bw)}
+                                  for s, (a, b) in feet.items()},
+        "torque_rms_error_Nm": float(np.sqrt(np.mean(err ** 2))),
+        "torque_rms_truth_Nm": float(np.sqrt(np.mean(truth.tau[down][:, ji] ** 2))),
+        "torque_rms_error_by_joint_Nm": dict(zip(joints, np.sqrt(np.mean(err ** 2, axis=0))
+                                                 .tolist())),
+        "marker_rmse_mm": 1e3 * fr.marker_rmse(),
+        "fit_residual_force_peak_N": float(np.linalg.norm(F_res, axis=1).max()),
+        "truth_residual_peak_N": truth.residual_peak_N,
+        "schedule_agreement": float(np.mean(prob.contact.stick == truth.stick)),
+        "iterations": fr.iterations, "wall_s": wall,
+        "body_weight_N": bw, "sigma_m": truth.sigma_m, "seed": truth.seed,
+    }

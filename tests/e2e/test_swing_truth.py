@@ -1,0 +1,51 @@
+"""The whole-body synthetic ground truth (harness/swing/groundtruth.py), built from the
+shared quick swing: its torques and foot forces satisfy the equations of motion in an
+engine other than the one that built them, its forces are ones a floor can apply, and
+the swing fit recovers its ground reaction force from 2 mm noisy markers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.core.tolerances import lookup
+
+
+@pytest.fixture(scope="module")
+def truth(quick_swing):
+    from harness.swing import groundtruth as gt
+
+    _, out, p = quick_swing
+    assert (out / "fit" / "fit.json").is_file(), p.stderr
+    adapter, settings, doc, arr = gt.source(out)
+    return adapter, settings, doc, gt.whole_body_truth(adapter, doc, arr)
+
+
+def test_truth_satisfies_the_equations_of_motion_in_another_engine(truth):
+    """τ + Σ J_cᵀ f = ID(q, q̇, q̈) with MuJoCo's inverse dynamics and Jacobians (the
+    truth was built with the fit's engine), every force inside the friction pyramid and
+    zero on a point in flight, and the six pelvis equations met by the forces alone up to
+    the leftover the truth reports."""
+    from harness.model import registry
+
+    adapter, _, doc, tr = truth
+    assert registry.preferred("fit") != "mujoco"
+    mj = registry.adapter_class("mujoco")(adapter.model)
+    tol = lookup("dynamics", "inverse_dynamics")
+    for i in range(0, len(tr.t), 7):
+        g = mj.inverse_dynamics(tr.q[i], tr.v[i], tr.vdot[i])
+        J = mj.frame_jacobians(tr.q[i], list(tr.frames))[:, :3, :]
+        rebuilt = tr.tau[i] + np.einsum("cjv,cj->v", J, tr.forces[i])
+        assert np.abs(rebuilt - g).max() <= tol.atol + tol.rtol * np.abs(g).max(), i
+    f = tr.forces
+    assert not f[~tr.stick].any()
+    mu = float(doc["ground"]["mu"])
+    ratio = np.linalg.norm(f[..., :2], axis=-1) / np.maximum(mu * f[..., 2], 1e-300)
+    assert (f[..., 2] >= 0).all()
+    assert (ratio[tr.stick] <= lookup("swing", "contact_friction_ratio").atol).all()
+    pelvis = [adapter.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
+    assert np.abs(tr.tau[:, pelvis]).max() == pytest.approx(tr.residual_peak_N)
+    assert tr.residual_peak_N <= lookup("swing", "residual_force_peak").atol
+    # the weight-shift prior moved the load to the lead foot, as the truth says it did
+    lead = [k for k, n in enumerate(tr.frames) if n.startswith("l_")]
+    share = f[:, lead, 2].sum(axis=1) / f[..., 2].sum(axis=1)
+    assert share[-10:].mean() > share[:10].mean()
