@@ -8,7 +8,9 @@ angles rad, forces N, torques N·m, body weight BW = m_total·g [N].
 
 The truth (``whole_body_truth``):
 - motion: the fitted B-spline of a finished ``harness swing`` folder (a real swing's
-  motion: q, q̇, q̈ exact at the frames);
+  motion: q, q̇, q̈ exact at the frames), up to the ball impact when the fit has one
+  (its pre-impact phase: the window from the top − 50 ms to the last frame before
+  contact);
 - which contact points stand on the floor: that fit's assumed schedule;
 - foot forces: a rule of their own, not the fit's. At each frame the floor must supply
   the wrench the pelvis's six coordinates need, g_p = ID(q, q̇, q̈)_pelvis = Σ_c
@@ -114,9 +116,11 @@ def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
     against the prior in the per-frame non-negative least squares."""
     t = np.asarray(arr["t"], float)
+    if "impact_time_s" in arr:     # a two-phase fit: the truth is its pre-impact phase
+        t = t[t < float(arr["impact_time_s"])]
     q, v, vd = _spline(arr, t)
     frames = tuple(str(x) for x in arr["contact_frames"])
-    stick = np.asarray(arr["contact_stick"], bool)
+    stick = np.asarray(arr["contact_stick"], bool)[:len(t)]
     labels = tuple(str(x) for x in arr["labels"])
     N, nc = stick.shape
     E = tf.pyramid_edges(float(doc["ground"]["mu"]))                       # (3, 4)
@@ -189,6 +193,8 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     from harness.capture.scaling import GRIP_PAIRS
     from harness.swing.pipeline import fit_problem
 
+    if hasattr(settings, "impact"):   # the truth ends before the ball: one phase
+        settings = dataclasses.replace(settings, impact=False)
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
     ikr = ik.track(adapter, list(truth.labels), truth.markers, truth.q[0], pairs=GRIP_PAIRS)
