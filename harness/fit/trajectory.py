@@ -50,7 +50,19 @@ carry the actuation τ − Σ J_cᵀ f (joint torques; the ``residual_dofs`` wei
     force_feasibility   √w_h · min(β, 0) / F
 
 The smoothness rows then act on ID (the generalized forces), so a frame's forces touch
-only that frame's rows and are eliminated per frame (Schur complement). The change of
+only that frame's rows and are eliminated per frame (Schur complement).
+
+Impact (``FitProblem.impact``, an ImpactEvent; 3 more unknowns, the impulse Λ [N·s]):
+a knot of multiplicity ``degree`` at t_e makes the spline C⁰ there, two phases (each a
+clamped spline, sharing the coefficient at t_e): positions continuous, velocities free
+to jump. Three more components enter:
+
+    reset              (M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ) / σ_r        nv rows at t_e
+    impulse_prior      Λ / σ_Λ
+    torque_continuity  √w_c · ws · (ID(q_e, v⁺, v̇⁺) − ID(q_e, v⁻, v̇⁻))
+
+The impulse borders the banded system (3 columns, a 3×3 Schur complement); t_e is
+chosen by ``fit_impact`` on the profile cost with the event residual (t̂ − t_e)/σ_t. The change of
 J_c with q is taken by forward differences. ``feasible_forces`` makes the final forces
 exactly feasible: a non-negative least squares per frame.
 """
