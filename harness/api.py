@@ -627,7 +627,7 @@ def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
 
 
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
-          cutoff_hz: float | None = None, replay: bool = True,
+          cutoff_hz: float | None = None, club: str = "driver", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
@@ -644,7 +644,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         return case.name, o
 
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
-                           replay_fn=replay_fn if replay else None, progress=progress)
+                           club=club, replay_fn=replay_fn if replay else None,
+                           progress=progress)
 
 
 def osim_export(swing_dir, *, out=None) -> dict:

@@ -362,7 +362,8 @@ def cmd_swing(args) -> int:
     if args.capture is None:
         raise BadInput("swing", "name a capture (CAPTURE.c3d) or a batch (--batch PATH)")
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
-                  cutoff_hz=args.cutoff, replay=not args.no_replay, engines=args.engines,
+                  cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
+                  engines=args.engines,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -768,6 +769,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--up", default="auto", help="the file's up axis (default auto)")
     sw.add_argument("--cutoff", type=float, default=None, metavar="HZ",
                     help="low-pass the markers first [Hz] (default: no filter)")
+    sw.add_argument("--club", choices=("driver", "iron"), default="driver",
+                    help="the club of the capture, for the smash-factor band (default "
+                         "driver; a capture does not say)")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--engines", default=None, help="comma list (default: all four)")
     sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",

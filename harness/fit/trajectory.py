@@ -50,12 +50,26 @@ carry the actuation τ − Σ J_cᵀ f (joint torques; the ``residual_dofs`` wei
     force_feasibility   √w_h · min(β, 0) / F
 
 The smoothness rows then act on ID (the generalized forces), so a frame's forces touch
-only that frame's rows and are eliminated per frame (Schur complement). The change of
+only that frame's rows and are eliminated per frame (Schur complement).
+
+Impact (``FitProblem.impact``, an ImpactEvent; 3 more unknowns, the impulse Λ [N·s]):
+a knot of multiplicity ``degree`` at t_e makes the spline C⁰ there, two phases (each a
+clamped spline, sharing the coefficient at t_e): positions continuous, velocities free
+to jump. Three more components enter:
+
+    reset              (M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ) / σ_r        nv rows at t_e
+    impulse_prior      Λ / σ_Λ
+    torque_continuity  √w_c · ws · (ID(q_e, v⁺, v̇⁺) − ID(q_e, v⁻, v̇⁻))
+
+The impulse borders the banded system (3 columns, a 3×3 Schur complement); t_e is
+chosen by ``fit_impact`` on the profile cost with the event residual (t̂ − t_e)/σ_t. The change of
 J_c with q is taken by forward differences. ``feasible_forces`` makes the final forces
 exactly feasible: a non-negative least squares per frame.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -71,6 +85,18 @@ def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarr
     (the last interval absorbs the remainder)."""
     n = max(1, int(round((t_end - t_start) / spacing)))
     inner = np.linspace(t_start, t_end, n + 1)
+    return np.r_[[t_start] * degree, inner, [t_end] * degree]
+
+
+def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
+                     t_break: float) -> np.ndarray:
+    """Clamped knot vector on [t_start, t_end] as ``knots``, with a knot of multiplicity
+    ``degree`` at t_break [s] (the spline is C⁰ there: positions continuous, velocities
+    free to jump); the uniform knots within half a spacing of t_break are dropped."""
+    tk = knots(t_start, t_end, spacing, degree)
+    inner = tk[degree:-degree]
+    keep = (np.abs(inner - t_break) >= 0.5 * spacing) | (inner == t_start) | (inner == t_end)
+    inner = np.sort(np.r_[inner[keep], [t_break] * degree])
     return np.r_[[t_start] * degree, inner, [t_end] * degree]
 
 
@@ -131,6 +157,36 @@ class GroundContact:
 
 
 @dataclass
+class ImpactEvent:
+    """A hybrid event splitting the fit into two phases at t_e [s]: the impulse Λ (3,)
+    [N·s, world axes] acts at the model frame ``frame`` (the club-head contact point);
+    positions are continuous and the generalized velocity jumps by the reset map
+    M(q_e)(v⁺ − v⁻) = J(q_e)ᵀ Λ (J (3, nv) the frame's translational Jacobian, q_e = q(t_e)),
+    held as a stiff penalty whitened by ``sigma_reset`` [N·s | N·m·s], whose violation
+    is reported. The joint torques are continuous through the impulse (muscles and motors
+    do not jump): τ(t_e⁺) − τ(t_e⁻) = ID(q_e, v⁺, v̇⁺) − ID(q_e, v⁻, v̇⁻) enters as a
+    smoothness row weighted ``w_continuity`` × the frame-to-frame one; without it the
+    post-impact spline could explain the velocity change by an unseen torque spike
+    between t_e and the next frame instead of by the impulse. ``t_hat`` and ``sigma_t``
+    [s] are the measured event time and its
+    standard deviation (the event-time residual (t̂ − t_e)/σ); ``t_bounds`` (2,) s the
+    interval the search for t_e covers."""
+    frame: str
+    t_e: float
+    t_hat: float
+    sigma_t: float
+    t_bounds: tuple
+    sigma_reset: float = 1e-2
+    sigma_impulse: float = 1e3     # N·s: a weak prior Λ/σ_Λ, fixes the directions JᵀΛ misses
+    w_continuity: float = 1.0      # torque continuity through t_e, × the smoothness weight
+
+    def event_cost(self, t_e=None) -> float:
+        """½((t̂ − t_e)/σ)² (dimensionless)."""
+        t = self.t_e if t_e is None else t_e
+        return 0.5 * ((self.t_hat - t) / self.sigma_t) ** 2
+
+
+@dataclass
 class FitProblem:
     """What to fit. y (N, K, 3) m (NaN where unseen); h [s] frame interval; weights as in
     the module docstring; torque_scale (nv,) [N·m | N]."""
@@ -150,6 +206,7 @@ class FitProblem:
     samples_per_frame: int = 4       # replay samples per frame (control_degree == 0 only)
     control_degree: int = 16         # P of the lobatto<P> replay controls; 0: cubic
     contact: GroundContact | None = None
+    impact: ImpactEvent | None = None
 
     def __post_init__(self):
         a = self.adapter
@@ -174,17 +231,7 @@ class FitProblem:
             raise BadInput("fit", f"need at least {self.degree + 2} frames, got {self.N}")
         self.seen = np.isfinite(self.y).all(axis=2)
         self.t = self.t0 + self.h * np.arange(self.N)
-        self.tk = knots(self.t[0], self.t[-1], self.knot_frames * self.h, self.degree)
-        self.B0, self.B1, self.B2 = basis(self.tk, self.degree, self.t)
-        self.M = self.B0.shape[1]
-        # banded form: row i touches coefficients band[i] (W = degree + 1 of them)
-        W = self.degree + 1
-        dense = [B.toarray() for B in (self.B0, self.B1, self.B2)]
-        nz = (np.abs(dense[0]) + np.abs(dense[1]) + np.abs(dense[2])) > 0
-        first = np.clip(np.argmax(nz, axis=1), 0, self.M - W)
-        self.band = first[:, None] + np.arange(W)[None, :]                      # (N, W)
-        self.bvals = np.stack([np.take_along_axis(D, self.band, axis=1)
-                               for D in dense])                                  # (3, N, W)
+        self._build_basis()
         c = self.contact
         if c is not None:
             c.anchors = np.asarray(c.anchors, float).reshape(c.nc, 3)
@@ -195,6 +242,65 @@ class FitProblem:
                     and c.w_residual >= 0 and np.all(c.residual_scale > 0)):
                 raise BadInput("fit", "contact: mu, sigma_contact, force_scale and the "
                                       "residual scales must be > 0")
+
+    def set_event_time(self, t_e: float) -> None:
+        """Move the impact to t_e [s] (the knot vector and the bases are rebuilt)."""
+        self.impact.t_e = float(t_e)
+        self._build_basis()
+
+    def _build_basis(self):
+        ie = self.impact
+        if ie is None:
+            self.tk = knots(self.t[0], self.t[-1], self.knot_frames * self.h, self.degree)
+        else:
+            gap = np.abs(self.t - ie.t_e).min()
+            if not (self.t[0] < ie.t_e < self.t[-1]) or gap < 1e-6 * self.h:
+                raise BadInput("fit", f"impact time {ie.t_e:.6f} s must lie strictly "
+                                      "between two frames of the window")
+            if not (ie.sigma_t > 0 and ie.sigma_reset > 0):
+                raise BadInput("fit", "impact: sigma_t and sigma_reset must be > 0")
+            self.tk = knots_with_break(self.t[0], self.t[-1], self.knot_frames * self.h,
+                                       self.degree, ie.t_e)
+        if ie is None:
+            self.B0, self.B1, self.B2 = basis(self.tk, self.degree, self.t)
+            self.M = self.B0.shape[1]
+        else:
+            # two phases, each a clamped spline of its own; they share the coefficient
+            # at t_e (positions continuous) and nothing else
+            p = self.degree
+            last = int(np.flatnonzero(self.tk == ie.t_e)[-1])
+            self.tk1 = np.r_[self.tk[:last + 1], ie.t_e]
+            self.M1 = len(self.tk1) - p - 1
+            self.tk2 = np.r_[ie.t_e, self.tk[last - p + 1:]]
+            self.M = self.M1 + (len(self.tk2) - p - 1) - 1
+            pre = self.t <= ie.t_e
+            Bs = [np.zeros((self.N, self.M)) for _ in range(3)]
+            for m, tk, cols in ((pre, self.tk1, np.arange(self.M1)),
+                                (~pre, self.tk2, np.arange(self.M1 - 1, self.M))):
+                for B, Bp in zip(Bs, basis(tk, p, self.t[m])):
+                    B[np.ix_(m, cols)] = Bp.toarray()
+            self.B0, self.B1, self.B2 = (sp.csr_matrix(B) for B in Bs)
+            # one-sided bases at t_e (rows over all M coefficients)
+            self.Be0 = np.zeros(self.M)
+            self.Be1m = np.zeros(self.M)
+            self.Be1p = np.zeros(self.M)
+            b = [B.toarray()[0] for B in basis(self.tk1, p, [ie.t_e])]
+            self.Be0[:self.M1] = b[0]
+            self.Be1m[:self.M1] = b[1]
+            b2 = basis(self.tk2, p, [ie.t_e])
+            self.Be1p[self.M1 - 1:] = b2[1].toarray()[0]
+            self.Be2m = np.zeros(self.M)
+            self.Be2p = np.zeros(self.M)
+            self.Be2m[:self.M1] = b[2]
+            self.Be2p[self.M1 - 1:] = b2[2].toarray()[0]
+        # banded form: row i touches coefficients band[i] (W = degree + 1 of them)
+        W = self.degree + 1
+        dense = [B.toarray() for B in (self.B0, self.B1, self.B2)]
+        nz = (np.abs(dense[0]) + np.abs(dense[1]) + np.abs(dense[2])) > 0
+        first = np.clip(np.argmax(nz, axis=1), 0, self.M - W)
+        self.band = first[:, None] + np.arange(W)[None, :]                      # (N, W)
+        self.bvals = np.stack([np.take_along_axis(D, self.band, axis=1)
+                               for D in dense])                                  # (3, N, W)
 
     @property
     def n_force(self) -> int:
@@ -210,13 +316,58 @@ class FitProblem:
         return (self.N - 1) * self.h
 
     def coefficients_from(self, Q) -> np.ndarray:
-        """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames."""
-        return np.linalg.lstsq(self.B0.toarray(), np.asarray(Q, float), rcond=None)[0]
+        """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames.
+        With an impact: the smooth spline through Q (no break; the frames alone do not
+        determine the two one-sided velocities at t_e, and a least-squares fit of the
+        two phases to them extrapolates noise into the jump) carried onto the two
+        phases, so the fit starts from no velocity jump."""
+        if self.impact is None:
+            return np.linalg.lstsq(self.B0.toarray(), np.asarray(Q, float), rcond=None)[0]
+        smooth = copy.copy(self)
+        smooth.impact = None
+        smooth._build_basis()
+        return self.coefficients_like(smooth, smooth.coefficients_from(Q))
 
     def evaluate(self, C, x):
-        """(q, v, vdot) (len(x), nv) of the spline C at times x [s]."""
-        B0, B1, B2 = basis(self.tk, self.degree, x)
-        return B0 @ C, B1 @ C, B2 @ C
+        """(q, v, vdot) (len(x), nv) of the spline C at times x [s]. With an impact each
+        phase is its own spline (x ≤ t_e: the pre-impact phase, so at t_e the left limits
+        v⁻, v̇⁻; x > t_e: the post-impact phase)."""
+        x = np.atleast_1d(np.asarray(x, float))
+        if self.impact is None:
+            B0, B1, B2 = basis(self.tk, self.degree, x)
+            return B0 @ C, B1 @ C, B2 @ C
+        out = [np.empty((x.size, C.shape[1])) for _ in range(3)]
+        pre = x <= self.impact.t_e
+        for m, tk, Cp in ((pre, self.tk1, C[:self.M1]), (~pre, self.tk2, C[self.M1 - 1:])):
+            if m.any():
+                for o, B in zip(out, basis(tk, self.degree, x[m])):
+                    o[m] = B @ Cp
+        return tuple(out)
+
+    def coefficients_like(self, other: "FitProblem", C) -> np.ndarray:
+        """C (M, nv) of this problem's spline closest (least squares at 8 points per frame
+        interval, each phase on its own side) to ``other``'s spline C (another event
+        time): the warm start of a refit."""
+        x = np.linspace(self.t[0], self.t[-1], 8 * (self.N - 1) + 1)
+        if self.impact is not None and other.impact is not None:
+            lo = min(self.impact.t_e, other.impact.t_e)
+            hi = max(self.impact.t_e, other.impact.t_e)
+            x = x[(x < lo) | (x > hi)]
+        q = other.evaluate(C, x)[0]
+        B = np.zeros((x.size, self.M))
+        if self.impact is None:
+            B = basis(self.tk, self.degree, x)[0].toarray()
+        else:
+            pre = x <= self.impact.t_e
+            B[np.ix_(pre, np.arange(self.M1))] = basis(self.tk1, self.degree,
+                                                       x[pre])[0].toarray()
+            B[np.ix_(~pre, np.arange(self.M1 - 1, self.M))] = basis(
+                self.tk2, self.degree, x[~pre])[0].toarray()
+        return np.linalg.lstsq(B, q, rcond=None)[0]
+
+    def velocity_jump(self, C) -> np.ndarray:
+        """v⁺ − v⁻ (nv,) at t_e [rad/s | m/s] of the spline C."""
+        return (self.Be1p - self.Be1m) @ C
 
     @property
     def interpolation(self) -> str:
@@ -228,9 +379,12 @@ class FitProblem:
         ends), or ``samples_per_frame`` uniform samples per frame for the cubic."""
         if not self.control_degree:
             n = (self.N - 1) * self.samples_per_frame + 1
-            return np.linspace(self.t[0], self.t[-1], n)
+            end = self.t[-1] if self.impact is None else self.impact.t_e
+            return np.linspace(self.t[0], end, n)
         P = self.control_degree
         br = np.unique(self.tk)
+        if self.impact is not None:      # the pre-impact phase (the candidate's)
+            br = br[br <= self.impact.t_e]
         x = 0.5 * (1.0 - np.cos(np.pi * np.arange(P) / P))        # [0, 1), ends shared
         grid = (br[:-1, None] + np.diff(br)[:, None] * x[None, :]).ravel()
         return np.r_[grid, br[-1]]
@@ -263,6 +417,11 @@ class TrajectoryFitResult:
     beta: np.ndarray | None = None      # (N, nc, 4) pyramid coefficients
     contact_residual: np.ndarray | None = None   # (N, nc, 3) m, p_c(q) − anchor
     forces_unprojected: np.ndarray | None = None  # (N, nc, 3) N of the LM iterate
+    # with an impact (FitProblem.impact): Λ (3,) N·s world, on the club at the contact
+    # frame; impact: t_e_s, the velocity jump (nv,), the reset's violation
+    # max |M(v⁺ − v⁻) − JᵀΛ| [N·s | N·m·s] and relative ‖·‖/‖JᵀΛ‖, the event cost
+    impulse: np.ndarray | None = None
+    impact: dict | None = None
 
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
@@ -303,8 +462,42 @@ class _Residuals:
         p = self.p
         n = p.M * self.nv
         C = theta[:n].reshape(p.M, self.nv)
-        beta = theta[n:].reshape(p.N, p.contact.nc, 4) if p.contact is not None else None
+        beta = theta[n:n + p.n_force].reshape(p.N, p.contact.nc, 4) \
+            if p.contact is not None else None
         return C, beta
+
+    def impulse(self, theta) -> np.ndarray:
+        """Λ (3,) N·s: the impulse, the last three entries of θ with an impact (zero when
+        θ does not carry them)."""
+        n = self.p.M * self.nv + self.p.n_force
+        return np.asarray(theta[n:n + 3], float) if len(theta) >= n + 3 else np.zeros(3)
+
+    def reset(self, C, lam, jac: bool = False, step: float = 1e-7):
+        """The reset map's residual M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ (nv,) [N·s | N·m·s] at
+        t_e, M(q)Δv taken as ID(q, 0, Δv) − ID(q, 0, 0) of the fit's engine; with
+        ``jac`` also its derivatives (nv, M·nv) over the coefficients and (nv, 3) over Λ
+        (∂(JᵀΛ)/∂q by forward differences of step [rad | m])."""
+        p, a, nv = self.p, self.p.adapter, self.nv
+        fr = [p.impact.frame]
+        qe = p.Be0 @ C
+        dv = p.velocity_jump(C)
+        z = np.zeros(nv)
+        Mdv = a.inverse_dynamics(qe, z, dv) - a.inverse_dynamics(qe, z, z)
+        J = a.frame_jacobians(qe, fr)[0, :3, :]
+        r = Mdv - J.T @ lam
+        if not jac:
+            return r, J
+        dq1, _, Mm = a.inverse_dynamics_derivatives(qe, z, dv)
+        dq0 = a.inverse_dynamics_derivatives(qe, z, z)[0]
+        JtL = J.T @ lam
+        dJL = np.zeros((nv, nv))
+        for k in np.flatnonzero(np.abs(J).sum(axis=0) > 0):
+            qk = qe.copy()
+            qk[k] += step
+            dJL[:, k] = (a.frame_jacobians(qk, fr)[0, :3, :].T @ lam - JtL) / step
+        R_C = np.kron(p.Be0[None, :], dq1 - dq0 - dJL) \
+            + np.kron((p.Be1p - p.Be1m)[None, :], Mm)
+        return r, J, R_C, -J.T
 
     def force_map(self, Jc, stick_i):
         """G (nv, nc·4): generalized force of the pyramid coefficients at one frame, from
@@ -386,6 +579,8 @@ class _Residuals:
         r_eff = (act * self.we).ravel()
         # smoothness of the generalized forces ID (the actuation without contact; with
         # contact the forces are regularised per frame, which keeps their blocks apart)
+        # (across an impact too: the joint torques are continuous through it, the impulse
+        # acts on the velocities only)
         r_smo = (np.diff(tau, axis=0) * self.ws).ravel()
         extra = []
         comps = {"markers": 0.5 * msum, "closure": 0.5 * csum}
@@ -409,6 +604,19 @@ class _Residuals:
         else:
             comps["effort"] = 0.5 * float(r_eff @ r_eff)
         comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
+        if p.impact is not None:
+            lam = self.impulse(theta)
+            rs = self.reset(C, lam, jac=jac)
+            r_rs = rs[0] / p.impact.sigma_reset
+            r_pr = lam / p.impact.sigma_impulse
+            comps["reset"] = 0.5 * float(r_rs @ r_rs)
+            comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
+            qe = p.Be0 @ C
+            vm, vp, am, ap = (B @ C for B in (p.Be1m, p.Be1p, p.Be2m, p.Be2p))
+            wc = np.sqrt(p.impact.w_continuity) * self.ws
+            r_tc = wc * (a.inverse_dynamics(qe, vp, ap) - a.inverse_dynamics(qe, vm, am))
+            comps["torque_continuity"] = 0.5 * float(r_tc @ r_tc)
+            extra = extra + [r_rs, r_pr, r_tc]
         r = np.concatenate(r_geo + [r_eff, r_smo] + extra + r_slip)
         comps["total"] = 0.5 * float(r @ r)
         out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": mres,
@@ -417,6 +625,27 @@ class _Residuals:
         if jac:
             out["normal"] = self._normal(r_geo, geo_J, r_slip, slip_J, dq, dv, da, act,
                                          tau, G, beta, curv)
+            if p.impact is not None:       # the reset rows: the coefficients and Λ
+                ne, sg = out["normal"], p.impact.sigma_reset
+                R_C, R_L = rs[2] / sg, rs[3] / sg
+                cols = np.flatnonzero(np.abs(R_C).sum(axis=0) > 0)
+                Rc = R_C[:, cols]
+                ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
+                ne["g"][cols] += Rc.T @ r_rs
+                ne["HcL"] = R_C.T @ R_L
+                ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
+                ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
+                Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
+                Dm = a.inverse_dynamics_derivatives(qe, vm, am)
+                T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])
+                                     + np.kron(p.Be1p[None, :], Dp[1])
+                                     - np.kron(p.Be1m[None, :], Dm[1])
+                                     + np.kron(p.Be2p[None, :], Dp[2])
+                                     - np.kron(p.Be2m[None, :], Dm[2]))
+                cols = np.flatnonzero(np.abs(T_C).sum(axis=0) > 0)
+                Tc = T_C[:, cols]
+                ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
+                ne["g"][cols] += Tc.T @ r_tc
         return out
 
     def _contact_curvature(self, q, v, Jc_all, stick, beta_i, step=1e-7):
@@ -514,8 +743,9 @@ def _solve_banded_spd(S, rhs):
 def _lm_step(ne: dict, lam: float):
     """The Levenberg–Marquardt step of the block normal equations with damping
     lam·(diag(H) + floor): the force blocks eliminated frame by frame (Schur complement),
-    the banded coefficient system solved by banded Cholesky. Returns (δC flat, δβ (N,
-    nc·4) or None)."""
+    the banded coefficient system solved by banded Cholesky (bordered by the impulse's
+    three unknowns with an impact). Returns (δC flat, δβ (N, nc·4) or None, δΛ (3,) or
+    None)."""
     H, g = ne["H"], ne["g"]
     dH = H.diagonal()
     dmax = max(float(dH.max()), 1.0)
@@ -532,12 +762,21 @@ def _lm_step(ne: dict, lam: float):
         S[ix, ix] -= Hcb @ X[:, :-1]
         rhs[ix] -= Hcb @ X[:, -1]
         sol.append(X)
-    dC = _solve_banded_spd(S, -rhs)
+    if "HLL" in ne:
+        # the impulse Λ couples to the coefficients near t_e only through the reset rows:
+        # a bordered system, S⁻¹ applied to [−rhs, H_CΛ] and Λ's 3×3 Schur complement
+        HcL = ne["HcL"]
+        X = _solve_banded_spd(S, np.c_[-rhs, HcL])
+        D = ne["HLL"] + np.diag(lam * (ne["HLL"].diagonal() + floor))
+        dL = np.linalg.solve(D - HcL.T @ X[:, 1:], -ne["gL"] - HcL.T @ X[:, 0])
+        dC = X[:, 0] - X[:, 1:] @ dL
+    else:
+        dC, dL = _solve_banded_spd(S, -rhs), None
     if not sol:
-        return dC, None
+        return dC, None, dL
     db = np.stack([-(X[:, -1] + X[:, :-1] @ dC[ne["idx"][i]]) for i, X in enumerate(sol)])
     # (ne["idx"][i] is the contiguous band of frame i)
-    return dC, db
+    return dC, db, dL
 
 
 def feasible_forces(prob: FitProblem, C, beta0=None):
@@ -592,16 +831,24 @@ def _replay_torques(prob: FitProblem, C):
 
 
 def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
-        progress=None, C0=None) -> TrajectoryFitResult:
+        progress=None, C0=None, impulse0=None) -> TrajectoryFitResult:
     """Levenberg–Marquardt from the spline through Q0 (N, nv) (or the coefficients C0).
     Stops when the relative cost decrease of an accepted step is below ``tol`` (or no
     decrease is possible). With ground contact the forces start from ``feasible_forces``
-    on the initial spline and end made exactly feasible by it on the fitted one."""
+    on the initial spline and end made exactly feasible by it on the fitted one. With an
+    impact (at the problem's current t_e; ``fit_impact`` searches t_e) the impulse Λ
+    starts from ``impulse0`` [N·s] or from the least-squares JᵀΛ = M(v⁺ − v⁻) of the
+    initial spline."""
     start = time.perf_counter()
     res = _Residuals(prob)
     C = prob.coefficients_from(Q0) if C0 is None else np.array(C0, float)
     beta = feasible_forces(prob, C)[0] if prob.contact is not None else np.zeros(0)
     theta = np.r_[C.ravel(), beta.ravel()]
+    if prob.impact is not None:
+        if impulse0 is None:
+            r0, J0 = res.reset(C, np.zeros(3))
+            impulse0 = np.linalg.lstsq(J0.T, r0, rcond=None)[0]
+        theta = np.r_[theta, np.asarray(impulse0, float)]
     ev = res.evaluate(theta, jac=True)
     cost = 0.5 * float(ev["r"] @ ev["r"])
     lam = 1e-3
@@ -612,8 +859,10 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         ne = ev["normal"]
         accepted = False
         for _ in range(25):
-            dC, db = _lm_step(ne, lam)
+            dC, db, dL = _lm_step(ne, lam)
             step = dC if db is None else np.r_[dC, db.ravel()]
+            if dL is not None:
+                step = np.r_[step, dL]
             thn = theta + step
             evn = res.evaluate(thn, jac=False)
             cn = 0.5 * float(evn["r"] @ evn["r"])
@@ -644,6 +893,18 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         raw = np.einsum("kl,ncl->nck", res.E, beta) * prob.contact.stick[:, :, None]
         extra = {"act": act, "forces": forces, "beta": b_f,
                  "contact_residual": ev["gres"], "forces_unprojected": raw}
+    if prob.impact is not None:
+        L = res.impulse(theta)
+        r, J = res.reset(C, L)
+        JtL = J.T @ L
+        extra["impulse"] = L
+        extra["impact"] = {
+            "t_e_s": prob.impact.t_e, "frame": prob.impact.frame,
+            "velocity_jump": prob.velocity_jump(C),
+            "reset_violation_max": float(np.abs(r).max()),
+            "reset_violation_rel": float(np.linalg.norm(r) / max(np.linalg.norm(JtL),
+                                                                  1e-300)),
+            "event_cost": prob.impact.event_cost()}
     return TrajectoryFitResult(C=C, q=ev["Q"], v=ev["V"], vdot=ev["A"], tau=ev["tau"],
                                t=prob.t.copy(), t_replay=tr, tau_replay=tau_r,
                                components=ev["components"], marker_residual=ev["mres"],
@@ -652,6 +913,67 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
                                message=message, solve_time_s=time.perf_counter() - start,
                                labels=tuple(prob.labels), interpolation=prob.interpolation,
                                **extra)
+
+
+def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
+               progress=None, refit_iter: int = 10, say=None) -> TrajectoryFitResult:
+    """The two-phase fit with the event time t_e a decision variable: the profile cost
+    c(t_e) = (the fit's cost at t_e) + ½((t̂ − t_e)/σ)² minimised by a parabola through
+    t̂ and t̂ ± d (d = max(σ, h/4)), its vertex clipped to ``impact.t_bounds``: a first
+    fit at t̂ (``max_iter``), then at each point a Levenberg–Marquardt refit
+    warm-started from it (at most ``refit_iter`` iterations, t̂ included, so the points
+    compare alike). Returns the fit of the lowest profile cost, with
+    ``impact["profile"]`` the points tried [(t_e s, cost)]."""
+    start = time.perf_counter()
+    ie = prob.impact
+    t_hat = ie.t_hat
+    prob.set_event_time(_off_frames(prob, t_hat))
+    base = fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress)
+    ref = copy.copy(prob)                      # keeps the bases of t̂ (rebuilt ones are new)
+    ref.impact = dataclasses.replace(ie)
+
+    def run(t):
+        prob.set_event_time(_off_frames(prob, t))
+        C0 = prob.coefficients_like(ref, base.C)
+        return fit(prob, Q0, max_iter=refit_iter, tol=tol, C0=C0, impulse0=base.impulse)
+
+    def cost(r):
+        return r.components["total"] + ie.event_cost(r.impact["t_e_s"])
+
+    d = max(ie.sigma_t, prob.h / 4)
+    # every point of the profile gets the same warm start and iteration budget, so that
+    # the costs compare the event times and not how far each refit got
+    tried = [run(t_hat), run(t_hat - d), run(t_hat + d)]
+    c = np.array([cost(r) for r in tried])
+    x = np.array([r.impact["t_e_s"] for r in tried])
+    A = np.c_[x ** 2, x, np.ones(3)]
+    a2, a1, _ = np.linalg.solve(A, c)
+    lo, hi = ie.t_bounds
+    t_star = float(np.clip(-a1 / (2 * a2), lo, hi)) if a2 > 0 else \
+        float(x[int(np.argmin(c))])
+    if min(abs(t_star - xi) for xi in x) > 1e-3 * prob.h:
+        tried.append(run(t_star))
+    costs = [cost(r) for r in tried]
+    best = tried[int(np.argmin(costs))]
+    prob.set_event_time(best.impact["t_e_s"])
+    best.impact["profile"] = [(float(r.impact["t_e_s"]), float(k))
+                              for r, k in zip(tried, costs)]
+    best.impact["event_cost"] = ie.event_cost(best.impact["t_e_s"])
+    best.components["event_time"] = best.impact["event_cost"]
+    best.solve_time_s = time.perf_counter() - start
+    best.iterations = base.iterations + best.iterations
+    if say:
+        say("impact time profile: " + ", ".join(f"{t:.5f} s → {k:.1f}"
+                                                 for t, k in best.impact["profile"]))
+    return best
+
+
+def _off_frames(prob: FitProblem, t: float) -> float:
+    """t [s] moved at least 2 % of a frame interval away from the nearest frame."""
+    k = int(np.argmin(np.abs(prob.t - t)))
+    if abs(prob.t[k] - t) < 0.02 * prob.h:
+        t = prob.t[k] + (0.02 * prob.h if t >= prob.t[k] else -0.02 * prob.h)
+    return float(t)
 
 
 def reintegrate(adapter, result: TrajectoryFitResult, method=None):

@@ -1,9 +1,10 @@
 """`harness swing CAPTURE.c3d --out DIR`: ingest → IK → dynamic fit → candidate → replay.
 
-Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad … one
-frame before the last frame before ball contact, events.py); nv = 30 of the fitted golfer
-(fixtures.golfers.golfer3d with an actuated pelvis); K tracked markers. Positions m,
-angles rad, torques N·m / forces N.
+Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad …
+``post_impact_s`` after ball contact, events.py, in two phases joined at the fitted
+impact time; without ``SwingSettings.impact`` up to the last frame before contact);
+nv = 30 of the fitted golfer (fixtures.golfers.golfer3d with an actuated pelvis); K
+tracked markers. Positions m, angles rad, torques N·m / forces N.
 
 Steps, each reported in DIR/fit/fit.json and DIR/index.html:
 1. ingest (harness/capture/ingest.py) and swing events (events.py);
@@ -94,10 +95,23 @@ class SwingSettings:
     min_run_frames: int = 3
     tradeoff_weights: tuple = (1.0, 10.0, 100.0, 10000.0)   # refits: trade-off table
     tradeoff_iter: int = 8
+    # ball impact (a hybrid event, harness/fit/trajectory.py ImpactEvent): the window runs
+    # to post_impact_s after the measured impact, in two phases joined by the reset map
+    impact: bool = True
+    post_impact_s: float = 0.03
+    impact_frame: str = "club_head_centre"   # the model frame the ball's impulse acts at
+    ball_mass_kg: float = 0.04593            # the Rules' maximum mass of a golf ball
+    sigma_reset: float = 1e-2        # N·s | N·m·s: whitening of M(v⁺ − v⁻) − JᵀΛ (1e-3
+    #                                  held it 10× tighter but left the quick fit far from
+    #                                  converged in its 15 iterations)
+    sigma_impulse_ns: float = 4.6    # N·s prior scale of Λ: 45.93 g at 100 m/s
+    impact_search_frames: float = 2.0   # t_e searched within t̂ ± this many frames
+    impact_refit_iter: int = 10
+    club: str = "driver"             # driver | iron: which smash-factor band applies
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
-                      max_iter=15, tol=1e-3, tradeoff_weights=())
+                      max_iter=15, tol=1e-3, tradeoff_weights=(), impact_refit_iter=6)
 
 
 def _finite(x):
@@ -153,9 +167,13 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
     pad = int(round(s.pad_s * cap.rate_hz))
     first = max(0, ev.top_frame - pad)
-    # ends at the last frame before ball contact (events.impact_frame): the motion after
-    # contact follows the impact, which this single-phase fit does not model
-    win = np.arange(first, ev.impact_frame + 1)
+    # with the impact: to post_impact_s after it, two phases joined by the reset map at
+    # t_e; without: to the last frame before ball contact (events.impact_frame)
+    last = ev.impact_frame
+    if s.impact:
+        last = min(cap.n_frames - 1,
+                   ev.impact_frame + 1 + int(round(s.post_impact_s * cap.rate_hz)))
+    win = np.arange(first, last + 1)
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
     k0 = int(np.argmin(np.abs(frames - first)))
     t0 = time.perf_counter()
@@ -164,11 +182,25 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     say(f"IK over the window ({len(win)} frames): RMSE {1e3 * ikr.overall_rmse():.1f} mm "
         f"({ik_s:.0f} s)")
     h = 1.0 / cap.rate_hz
+    impact_ev = None
+    if s.impact:
+        span = s.impact_search_frames * h
+        impact_ev = tf.ImpactEvent(s.impact_frame, ev.impact_s, ev.impact_s, ev.impact_sigma_s,
+                                   (max(ev.impact_s - span, (first + 1) * h),
+                                    min(ev.impact_s + span, (last - 1) * h)),
+                                   sigma_reset=s.sigma_reset,
+                                   sigma_impulse=s.sigma_impulse_ns)
     prob = fit_problem(adapter, labels, Y, ikr.q, first * h, h, s,
-                       ground_info["floor_z_m"] if s.ground else None)
-    fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol,
-                progress=lambda i, c: say(f"  fit iteration {i}: cost {c:.1f}") if i % 5 == 0
-                else None)
+                       ground_info["floor_z_m"] if s.ground else None, impact=impact_ev)
+
+    def progress(i, c):
+        if i % 5 == 0:
+            say(f"  fit iteration {i}: cost {c:.1f}")
+    if s.impact:
+        fr = tf.fit_impact(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress,
+                           refit_iter=s.impact_refit_iter, say=say)
+    else:
+        fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     act = fr.act if fr.act is not None else fr.tau
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
@@ -191,8 +223,13 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{k} ± {1e3 * v:.1f} mm" if v is not None and np.isfinite(v) else f"{k} unresolved"
         for k, v in ident["lengths"]["lengths_se_m"].items()))
     # ---- checks
-    in_down = (win >= ev.top_frame)[:, None] & np.ones((1, len(labels)), bool)
-    phases = {"before_top": ~in_down, "top_to_impact": in_down}
+    in_down = ((win >= ev.top_frame) & (win <= ev.impact_frame))[:, None] \
+        & np.ones((1, len(labels)), bool)
+    phases = {"before_top": (win < ev.top_frame)[:, None] & np.ones((1, len(labels)), bool),
+              "top_to_impact": in_down}
+    if s.impact:
+        phases["after_impact"] = (win > ev.impact_frame)[:, None] \
+            & np.ones((1, len(labels)), bool)
     qf, vf, _ = prob.evaluate(fr.C, fr.t_replay)
     t0 = time.perf_counter()
     method = reintegration_method(s)
@@ -207,10 +244,13 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
     club = mkf_frames[:, ch].mean(axis=1)
     # one speed definition (events.py): the interval speed |p[k] − p[k−1]|·rate, fitted and
-    # measured over the same interval, the window's last
-    v_fit = float(np.linalg.norm(club[-1] - club[-2]) / h)
-    v_meas = float(cap_events.interval_speeds(cap_events.club_head_point(cap),
-                                              cap.rate_hz)[win[-1]])
+    # measured over the same interval: the last before contact (impact_frame − 1,
+    # impact_frame), and with the impact the first after it (impact_frame + 1, + 2)
+    kf = ev.impact_frame - first
+    v_fit = float(np.linalg.norm(club[kf] - club[kf - 1]) / h)
+    s_meas = cap_events.interval_speeds(cap_events.club_head_point(cap), cap.rate_hz)
+    v_meas = float(s_meas[ev.impact_frame])
+    impact_info = _impact_summary(fr, prob, ev, club, kf, h, s) if s.impact else None
     summary = {
         "capture": cap.report() | {"events": ev.to_json()},
         "settings": vars(s) if hasattr(s, "__dict__") else {},
@@ -220,7 +260,14 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                   "not_tracked": [l for l in cap.markerset.tracked if l not in labels]},
         "window": {"first_frame": int(first), "last_frame": int(win[-1]),
                    "t_start_s": float(first * h), "t_end_s": float(win[-1] * h),
-                   "top_frame": ev.top_frame, "impact_frame": ev.impact_frame},
+                   "top_frame": ev.top_frame, "impact_frame": ev.impact_frame,
+                   "phases": ([{"phase": "pre-impact", "t_start_s": float(first * h),
+                                "t_end_s": fr.impact["t_e_s"]},
+                               {"phase": "post-impact", "t_start_s": fr.impact["t_e_s"],
+                                "t_end_s": float(win[-1] * h)}] if s.impact else
+                              [{"phase": "pre-impact", "t_start_s": float(first * h),
+                                "t_end_s": float(win[-1] * h)}]),
+                   "candidate_t_end_s": float(fr.t_replay[-1])},
         "calibration": {"frames": len(frames), "rmse_by_round_m": [h_ for _, h_ in history],
                         "wall_s": calib_s},
         "ik": {"rmse_m": ikr.overall_rmse(), "wall_s": ik_s},
@@ -236,11 +283,12 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "defects": fr.defects,
                 "club_head_speed_at_impact_mps": {
                     "fitted": v_fit, "measured": v_meas,
-                    "interval_frames": [int(win[-2]), int(win[-1])],
+                    "interval_frames": [int(ev.impact_frame - 1), int(ev.impact_frame)],
                     "measured_pre_impact": ev.clubhead_speed_pre_impact_mps,
-                    "definition": "|p[k] − p[k−1]|·rate over the window's last frame "
-                                  "interval; measured_pre_impact: over the last interval "
-                                  "before ball contact (events.py)"},
+                    "definition": "|p[k] − p[k−1]|·rate over the last frame interval "
+                                  "before ball contact (events.py), of the mean of the "
+                                  "club-head markers (fitted: the model's marker frames)"},
+                "impact": impact_info,
                 "torque_peak": dict(zip(adapter.joint_names,
                                         np.abs(act).max(axis=0).tolist())),
                 "pelvis_residual_peak": _pelvis_residual(adapter, act)},
@@ -267,7 +315,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     summary["fit"]["marker_rmse_by_phase_and_label_m"] = _phase_rmse(
         adapter, cap, ev, frames, res.q, fr, win, labels)
     summary["summary"] = ground.headline(summary, fr, in_down) \
-        | consistency.headline((ground_info or {}).get("consistency"))
+        | consistency.headline((ground_info or {}).get("consistency")) \
+        | (impact_headline(impact_info) if impact_info else {})
     # ---- candidate
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
@@ -287,6 +336,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                    "status": "converged" if fr.converged else "unconverged",
                                    "notes": f"fit of {cap.source} from {first * h:.4f} s to "
                                             f"{win[-1] * h:.4f} s"
+                                            + (f"; the candidate is the pre-impact phase, "
+                                               f"to the ball impact at "
+                                               f"{fr.impact['t_e_s']:.5f} s" if s.impact
+                                               else "")
                                             + ground.candidate_note(ground_info)})
     import dataclasses
 
@@ -300,11 +353,24 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         arrays["ground"] = ground.arrays(adapter, prob, fr)
         arrays["ground"]["consistency"] = per_interval
     arrays["poses"] = event_poses
+    if s.impact:
+        # interval speeds [m/s] over the window's frame intervals, at each interval's end
+        arrays["impact"] = {"t": win[1:] * h, "measured": s_meas[win[1:]],
+                            "fitted": np.asarray(
+                                impact_info["clubhead_speed_fitted_by_interval_mps"])}
     arrays["angles"] = fr.q[:, [adapter.layout.slot(n).iq for n in adapter.joint_names]]
     qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
     arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
-    write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes({
-        "spline_coefficients": fr.C, "spline_knots": prob.tk,
+    if s.impact:
+        # each phase its own clamped spline (scipy differentiates no repeated inner knot)
+        spline = {"spline_coefficients": fr.C[:prob.M1], "spline_knots": prob.tk1,
+                  "spline_coefficients_post": fr.C[prob.M1 - 1:],
+                  "spline_knots_post": prob.tk2,
+                  "impact_time_s": np.array(fr.impact["t_e_s"]),
+                  "impulse_Ns": fr.impulse, "impact_frame_name": np.array(s.impact_frame)}
+    else:
+        spline = {"spline_coefficients": fr.C, "spline_knots": prob.tk}
+    write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes(spline | {
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
         "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
         "labels": np.array(labels), "y": Y}
@@ -314,7 +380,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     # relative to the output folder: ``workdir`` is a temporary folder moved into place
     summary["candidate"] = cpath.relative_to(workdir).as_posix()
     summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
-        "coefficients, degree), canonical coordinate order) and its q, v at the frames and "\
+        "coefficients, degree), canonical coordinate order; with the impact the pre-impact "\
+        "phase, up to impact_time_s, and spline_knots_post, spline_coefficients_post the "\
+        "post-impact phase from it; impulse_Ns the impulse on the club at "\
+        "impact_frame_name) and its q, v at the frames and "\
         "at the replay knots; y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
         "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "\
         "the assumed schedule (True: stick), with ground contact"
@@ -323,11 +392,12 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
 
 
 def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
-                floor_z: float | None) -> tf.FitProblem:
+                floor_z: float | None, impact=None) -> tf.FitProblem:
     """The dynamic fit's FitProblem for markers Y (N, K, 3) m at frames t0 + i·h [s]: the
     joints' torque scale ``s.torque_scale_nm`` (10× for the pelvis translations, N), the
-    grip pair, and with ``floor_z`` [m] (not None) the feet's ground contact whose assumed
-    schedule and anchors come from the IK trajectory Q_ik (N, nv)."""
+    grip pair, with ``floor_z`` [m] (not None) the feet's ground contact whose assumed
+    schedule and anchors come from the IK trajectory Q_ik (N, nv), and ``impact`` (a
+    trajectory.ImpactEvent, or None) the ball impact joining two phases."""
     scale = np.full(adapter.nv, s.torque_scale_nm)
     for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz"):
         scale[adapter.layout.slot(n).iv] = 10 * s.torque_scale_nm
@@ -339,10 +409,70 @@ def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
                          pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
                          sigma_closure=s.sigma_closure_m, t0=t0,
                          knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
-                         control_degree=s.control_degree, contact=contact)
+                         control_degree=s.control_degree, contact=contact, impact=impact)
 
 
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
+
+
+def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
+    """The impact's figures: the event time t_e [s] against the measured t̂ ± σ, the
+    impulse Λ [N·s] on the club (world axes) and the ball's speed |Λ|/m_ball [m/s] (the
+    ball at rest before contact takes −Λ), the club-head speeds [m/s] through impact
+    (fitted from the model's club-head marker frames at the frames, measured from the
+    capture, both as the interval speed |p[k] − p[k−1]|·rate over the same intervals:
+    (f − 1, f) before contact, (f + 1, f + 2) after it, f the last frame before contact)
+    and the smash factor ball speed / fitted pre-impact club-head speed; the reset map's
+    violation and the velocity jump."""
+    from harness.core.tolerances import lookup
+
+    L = np.asarray(fr.impulse, float)
+    ball = float(np.linalg.norm(L) / s.ball_mass_kg)
+    v_pre = float(np.linalg.norm(club[kf] - club[kf - 1]) / h)
+    v_post = float(np.linalg.norm(club[kf + 2] - club[kf + 1]) / h) \
+        if kf + 2 < len(club) else float("nan")
+    # the fitted club-head speed over every frame interval of the window, for the report
+    speeds = np.linalg.norm(np.diff(club, axis=0), axis=1) / h
+    band = (lookup("swing", f"smash_factor_{s.club}_low").atol,
+            lookup("swing", f"smash_factor_{s.club}_high").atol)
+    return {"t_e_s": float(fr.impact["t_e_s"]), "t_hat_s": float(ev.impact_s),
+            "sigma_s": float(ev.impact_sigma_s), "frame_interval_s": h,
+            "impact_frame": int(ev.impact_frame), "contact_point": s.impact_frame,
+            "profile": fr.impact.get("profile", []),
+            "impulse_Ns": L.tolist(), "impulse_magnitude_Ns": float(np.linalg.norm(L)),
+            "ball_mass_kg": s.ball_mass_kg, "ball_speed_mps": ball,
+            "clubhead_speed_pre_impact_fitted_mps": v_pre,
+            "clubhead_speed_pre_impact_measured_mps": float(ev.clubhead_speed_pre_impact_mps),
+            "clubhead_speed_post_impact_fitted_mps": v_post,
+            "clubhead_speed_post_impact_measured_mps":
+                float(ev.clubhead_speed_post_impact_mps),
+            "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
+            "smash_factor": ball / v_pre if v_pre > 0 else float("nan"),
+            "club": s.club, "smash_band": list(band),
+            "reset_violation_max": fr.impact["reset_violation_max"],
+            "reset_violation_rel": fr.impact["reset_violation_rel"],
+            "velocity_jump_max": float(np.abs(fr.impact["velocity_jump"]).max()),
+            "what": "impulse Λ on the club face at the club-head contact point (world "
+                    "axes), identified by the fit with the reset M(q)(v⁺ − v⁻) = J(q)ᵀΛ as "
+                    "a stiff penalty (its violation max |M Δv − JᵀΛ| and relative "
+                    "‖·‖/‖JᵀΛ‖); the event time t_e a decision variable with the residual "
+                    "(t̂ − t_e)/σ; ball speed |Λ|/m_ball (momentum, the ball at rest before "
+                    "contact); smash factor ball speed / fitted club-head speed before "
+                    "contact"}
+
+
+def impact_headline(info: dict) -> dict:
+    """fit.json's ``summary`` keys of the impact (units in the names)."""
+    return {"impact_time_s": info["t_e_s"], "impact_time_sigma_s": info["sigma_s"],
+            "clubhead_speed_pre_impact_measured_mps":
+                info["clubhead_speed_pre_impact_measured_mps"],
+            "clubhead_speed_pre_impact_fitted_mps":
+                info["clubhead_speed_pre_impact_fitted_mps"],
+            "clubhead_speed_post_impact_measured_mps":
+                info["clubhead_speed_post_impact_measured_mps"],
+            "clubhead_speed_post_impact_fitted_mps":
+                info["clubhead_speed_post_impact_fitted_mps"],
+            "ball_speed_mps": info["ball_speed_mps"], "smash_factor": info["smash_factor"]}
 
 
 def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,

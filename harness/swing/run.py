@@ -10,6 +10,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import (
@@ -102,6 +104,47 @@ def _ground_checks(summary: dict) -> list:
     ]
 
 
+def impact_checks(summary: dict) -> list:
+    """The ball impact's scored checks from fit.json (none without the impact): the
+    fitted impact time within ``swing/impact_time_frames`` frame intervals of the
+    measured velocity discontinuity, the fitted club-head speeds before and after contact
+    within ``swing/clubhead_speed_through_impact`` of the measured ones, the smash factor
+    inside its club's band; and the identified impulse with the reset's violation
+    (reported)."""
+    im = summary["fit"].get("impact")
+    if not im:
+        return []
+    frames = lookup("swing", "impact_time_frames").atol
+    rel = lookup("swing", "clubhead_speed_through_impact").atol
+    dt = abs(im["t_e_s"] - im["t_hat_s"]) / im["frame_interval_s"]
+    rows = [{"name": "impact time, fitted against the measured club-head velocity "
+                     "discontinuity",
+             "value": f"{im['t_e_s']:.5f} s vs {im['t_hat_s']:.5f} ± {im['sigma_s']:.5f} s "
+                      f"({dt:.2f} frame intervals apart)",
+             "target": f"within {frames:g} frame interval", "ok": bool(dt <= frames)}]
+    for when in ("pre", "post"):
+        f_ = im[f"clubhead_speed_{when}_impact_fitted_mps"]
+        m_ = im[f"clubhead_speed_{when}_impact_measured_mps"]
+        d = abs(f_ - m_) / m_ if m_ and np.isfinite(f_) else float("nan")
+        rows.append({"name": f"club-head speed {'before' if when == 'pre' else 'after'} "
+                             "ball contact, fitted vs measured (one frame interval)",
+                     "value": f"{f_:.1f} vs {m_:.1f} m/s ({100 * d:.1f} %)",
+                     "target": f"within {100 * rel:g} %", "ok": bool(d <= rel)})
+    lo, hi = im["smash_band"]
+    sf = im["smash_factor"]
+    rows.append({"name": f"smash factor (ball speed / fitted club-head speed before "
+                         f"contact; {im['club']}, the --club option)",
+                 "value": f"{sf:.3f} (ball {im['ball_speed_mps']:.1f} m/s from |Λ| "
+                          f"{im['impulse_magnitude_Ns']:.3f} N·s)",
+                 "target": f"{lo:g}–{hi:g} ({im['club']})", "ok": bool(lo <= sf <= hi)})
+    rows.append({"name": "impulse on the club face and the reset map's violation",
+                 "value": "Λ = (" + ", ".join(f"{x:+.3f}" for x in im["impulse_Ns"])
+                          + f") N·s; max |M(v⁺ − v⁻) − JᵀΛ| {im['reset_violation_max']:.1e}, "
+                            f"relative {im['reset_violation_rel']:.1e}",
+                 "target": "reported, no threshold", "ok": None})
+    return rows
+
+
 def _consistency_checks(summary: dict) -> list:
     """One reported row per per-interval contact check (harness/swing/consistency.py):
     its worst value and how many frame intervals exceed its threshold. Under the assumed
@@ -132,13 +175,19 @@ def _consistency_checks(summary: dict) -> list:
 
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
-          cutoff_hz: float | None = None, replay_fn=None, progress=None) -> SwingOutcome:
+          cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
+          progress=None) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. exit_code 0 if every swing check is met and the
     replay's records pass, 1 otherwise; BadInput for bad input."""
     say = progress or (lambda msg: None)
-    settings = pipeline.QUICK if quick else pipeline.SwingSettings()
+    if club not in ("driver", "iron"):
+        raise BadInput("--club", f"must be driver or iron, got {club!r}")
+    import dataclasses
+
+    settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
+                                   club=club)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         summary, cpath, model, arrays, joints = pipeline.fit_capture(
@@ -198,7 +247,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
              "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
                       f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
              "target": "reported, no threshold", "ok": None},
-        ] + _ground_checks(summary)
+        ] + impact_checks(summary) + _ground_checks(summary)
         if replay_fn is not None:
             dev = summary["replay"]["engine_marker_deviation_m"]
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "

@@ -62,3 +62,62 @@ def planar_swing(adapter, rate_hz: float = 360.0, duration_s: float = 0.25,
     clean = np.stack([fwd.frame_poses(q, MARKERS)[:, :3] for q in r.q])
     noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
     return PlanarSwing(t, r.q, r.v, tau, clean + noise, clean, MARKERS, sigma_m, seed)
+
+
+@dataclass
+class PlanarImpactSwing:
+    """A planar downswing through a ball impact with a known impulse: t (N,) s the
+    frames; t_e [s] the impact (strictly between frames ``frame`` and ``frame`` + 1);
+    impulse (3,) N·s, world axes, on the club at ``contact_frame``; q, v (N, 3) rad,
+    rad/s the truth at the frames; v_minus, v_plus (3,) rad/s at t_e; markers (N, K, 3) m
+    noisy, clean noise-free."""
+    t: np.ndarray
+    t_e: float
+    frame: int
+    impulse: np.ndarray
+    contact_frame: str
+    q: np.ndarray
+    v: np.ndarray
+    v_minus: np.ndarray
+    v_plus: np.ndarray
+    markers: np.ndarray
+    clean: np.ndarray
+    labels: tuple
+    sigma_m: float
+
+
+def planar_impact_swing(adapter, speed_ratio: float = 1.45, ball_kg: float = 0.04593,
+                        rate_hz: float = 360.0, frames_pre: int = 90, alpha: float = 0.37,
+                        post_s: float = 0.03, sigma_m: float = 0.002,
+                        seed: int = 0) -> PlanarImpactSwing:
+    """The downswing of ``planar_swing`` (quintic design, torques from ``adapter``'s
+    inverse dynamics, forward rollout, RK4 dt 1/7200 s) up to the impact at
+    t_e = (frames_pre + alpha)/rate_hz; there the velocity jumps by the reset map
+    v⁺ = v⁻ + M(q)⁻¹ J(q)ᵀ Λ of ``adapter`` with Λ = −m_ball · speed_ratio · |ṗ| · ṗ/|ṗ|
+    (the ball at rest before contact leaves at speed_ratio × the club-head speed ṗ; the
+    club receives the opposite of the ball's momentum); after it the torques stay at
+    their value at t_e for ``post_s`` s. Markers: the model's marker frames plus white
+    noise σ [m], seeded."""
+    n_post = int(np.floor(post_s * rate_hz))
+    t = np.arange(frames_pre + 1 + n_post) / rate_hz
+    t_e = (frames_pre + alpha) / rate_hz
+    tk1 = np.r_[t[:frames_pre + 1], t_e]
+    parts = [_quintic(Q_TOP[j], Q_IMPACT[j], V_IMPACT[j], t_e, tk1) for j in range(3)]
+    qd, vd, ad = (np.stack([p[k] for p in parts], axis=1) for k in range(3))
+    tau = np.stack([adapter.inverse_dynamics(qd[i], vd[i], ad[i]) for i in range(tk1.size)])
+    m = Method("rk4", dt=1 / 7200)
+    r1 = rollout(adapter, qd[0], vd[0], Controls(tk1, tau, "linear"), m)
+    qe, vm = r1.q[-1], r1.v[-1]
+    J = adapter.frame_jacobians(qe, ["club_head"])[0, :3, :]
+    u = J @ vm
+    lam = -ball_kg * speed_ratio * u
+    vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ lam)
+    tk2 = np.r_[t_e, t[frames_pre + 1:]]
+    r2 = rollout(adapter, qe, vp, Controls(tk2, np.repeat(tau[-1:], tk2.size, axis=0),
+                                           "linear"), m)
+    q = np.r_[r1.q[:-1], r2.q[1:]]
+    v = np.r_[r1.v[:-1], r2.v[1:]]
+    clean = np.stack([adapter.frame_poses(x, MARKERS)[:, :3] for x in q])
+    noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
+    return PlanarImpactSwing(t, t_e, frames_pre, lam, "club_head", q, v, vm, vp,
+                             clean + noise, clean, MARKERS, sigma_m)

@@ -330,6 +330,7 @@ def _biomechanics_sections(out, fit, charts, text, tab):
     drake = registry.adapter_class("drake")(cand.model)
     z = np.load(out / "fit" / "trajectory.npz")
     S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    assert np.allclose(S(z["t"][0]), z["q"][0], atol=1e-9)   # the pre-impact phase
     labels = [str(x) for x in z["labels"]]
     w, ev = fit["window"], fit["capture"]["events"]
     floor = fit["ground"]["floor_z_m"]
@@ -387,7 +388,7 @@ def _biomechanics_sections(out, fit, charts, text, tab):
     frames = [str(x) for x in z["contact_frames"]]
     f = z["contact_forces"]
     for i in range(0, len(z["t"]), 7):
-        p = drake.frame_poses(S(z["t"][i]), frames)[:, :3]
+        p = drake.frame_poses(z["q"][i], frames)[:, :3]   # after the impact too
         c2 = []
         for side in "lr":
             idx = [n for n, name in enumerate(frames) if name.startswith(side + "_")]

@@ -55,14 +55,13 @@ def _ground_consistency(cand, fitdir, fit):
     Jacobians, as a wrench at the pelvis; the peaks must be fit.json's and within the
     thresholds; the stored forces must be feasible (normal ≥ 0, inside the cone)."""
     import numpy as np
-    from scipy.interpolate import BSpline
 
     from harness.model import registry
 
     s = fit["summary"]
     assert set(s) >= SUMMARY and s["foot_contact_label"] == "assumed"
     z = np.load(fitdir / "trajectory.npz")
-    S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    S = _Motion(z)
     drake = registry.adapter_class("drake")(cand.model)
     frames = [str(x) for x in z["contact_frames"]]
     f = z["contact_forces"]
@@ -73,7 +72,7 @@ def _ground_consistency(cand, fitdir, fit):
                                                  "pelvis_rz", "pelvis_rx", "pelvis_ry")]
     Fp, Mp = [], []
     for x, fi in zip(z["t"], f):
-        q, v, a = S(x), S.derivative(1)(x), S.derivative(2)(x)
+        q, v, a = S(x), S(x, 1), S(x, 2)
         Jc = drake.frame_jacobians(q, frames)[:, :3, :]
         tau = drake.inverse_dynamics(q, v, a) - np.einsum("cki,ck->i", Jc, fi)
         Jp = drake.frame_jacobians(q, ["pelvis"])[0][:, pelvis]
@@ -84,6 +83,25 @@ def _ground_consistency(cand, fitdir, fit):
     assert np.isclose(max(Mp), s["residual_moment_peak_Nm"], rtol=1e-6, atol=1e-6)
     assert max(Fp) <= lookup("swing", "residual_force_peak").atol
     assert max(Mp) <= lookup("swing", "residual_moment_peak").atol
+
+
+class _Motion:
+    """The fitted motion from trajectory.npz as scipy splines: S(x, d) the d-th time
+    derivative at x [s]; with the impact the pre-impact spline up to impact_time_s (left
+    limits there) and the post-impact one after it."""
+
+    def __init__(self, z):
+        from scipy.interpolate import BSpline
+
+        k = int(z["spline_degree"])
+        self.pre = BSpline(z["spline_knots"], z["spline_coefficients"], k)
+        self.post = BSpline(z["spline_knots_post"], z["spline_coefficients_post"], k) \
+            if "spline_knots_post" in z else None
+        self.t_e = float(z["impact_time_s"]) if self.post is not None else float("inf")
+
+    def __call__(self, x, d=0):
+        s = self.pre if x <= self.t_e else self.post
+        return s.derivative(d)(x) if d else s(x)
 
 
 def _nearest_in_hull(c, pts):
@@ -106,12 +124,11 @@ def _interval_consistency(cand, fitdir, fit):
     to the hull of the stick points by a least-squares projection; the per-interval worst
     values and the exceeding counts must be fit.json's."""
     import numpy as np
-    from scipy.interpolate import BSpline
 
     from harness.model import registry
 
     z = np.load(fitdir / "trajectory.npz")
-    S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
+    S = _Motion(z)
     drake = registry.adapter_class("drake")(cand.model)
     frames = [str(x) for x in z["contact_frames"]]
     f, stick, t = z["contact_forces"], z["contact_stick"], z["t"]
@@ -123,7 +140,7 @@ def _interval_consistency(cand, fitdir, fit):
     slip = np.full(N - 1, np.nan)
     for i in range(N - 1):
         for x in np.linspace(t[i], t[i + 1], 5):
-            q, v = S(x), S.derivative(1)(x)
+            q, v = S(x), S(x, 1)
             p = drake.frame_poses(q, frames)[:, :3]
             u = drake.frame_jacobians(q, frames)[:, :3, :] @ v
             pen[i] = max(pen[i], float(np.max(floor - p[:, 2])), 0.0)
@@ -177,7 +194,7 @@ def _independent_consistency(cand, fitdir, fit):
 
     z = np.load(fitdir / "trajectory.npz")
     S = BSpline(z["spline_knots"], z["spline_coefficients"], int(z["spline_degree"]))
-    S1, S2 = S.derivative(1), S.derivative(2)
+    S1, S2 = S.derivative(1), S.derivative(2)     # the pre-impact phase: the candidate's
     drake = registry.adapter_class("drake")(cand.model)
     tr = z["t_replay"]
     assert np.array_equal(tr, cand.t)
@@ -207,3 +224,64 @@ def test_swing_bad_input(tmp_path):
     p = run_cli("swing", CAPTURE, "--out", other)
     assert p.returncode == 2 and "refusing" in p.stderr
     assert (other / "keep.txt").read_text() == "mine"
+
+
+IMPACT_KEYS = {"impact_time_s", "impact_time_sigma_s", "clubhead_speed_pre_impact_measured_mps",
+               "clubhead_speed_pre_impact_fitted_mps", "clubhead_speed_post_impact_measured_mps",
+               "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps", "smash_factor"}
+
+
+def test_swing_impact_summary_and_checks(quick_swing):
+    """The ball impact on the quick driver fit: the summary keys, each recomputed from the
+    files with another engine than the fit's (Drake's marker frames of the fitted
+    coordinates at the frames) and from the capture (harness/capture: ingest and the
+    club-head point, not the fit); the checks printed as met or NOT met as the numbers
+    say."""
+    import numpy as np
+
+    from harness.capture import events as cap_events
+    from harness.capture.ingest import ingest
+    from harness.model import candidate, registry
+
+    _, out, p = quick_swing
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+    s = fit["summary"]
+    assert set(s) >= IMPACT_KEYS | SUMMARY
+    z = np.load(out / "fit" / "trajectory.npz")
+    cap = ingest(CAPTURE)
+    ev = cap_events.detect(cap)
+    rate = cap.rate_hz
+    assert s["impact_time_sigma_s"] == pytest.approx(ev.impact_sigma_s)
+    assert s["impact_time_s"] == pytest.approx(float(z["impact_time_s"]))
+    sp = cap_events.interval_speeds(cap_events.club_head_point(cap), rate)
+    f = ev.impact_frame
+    assert s["clubhead_speed_pre_impact_measured_mps"] == pytest.approx(sp[f])
+    assert s["clubhead_speed_post_impact_measured_mps"] == pytest.approx(sp[f + 2])
+    cand = candidate.load(out / "fit" / "candidate.json")
+    drake = registry.adapter_class("drake")(cand.model)
+    heads = [m for m in cap.markerset.club_head if m in [str(x) for x in z["labels"]]]
+    first = fit["window"]["first_frame"]
+    club = np.stack([drake.frame_poses(z["q"][k - first], heads)[:, :3].mean(axis=0)
+                     for k in (f - 1, f, f + 1, f + 2)])
+    pre, post = (np.linalg.norm(club[1] - club[0]) * rate,
+                 np.linalg.norm(club[3] - club[2]) * rate)
+    assert s["clubhead_speed_pre_impact_fitted_mps"] == pytest.approx(pre, rel=1e-8)
+    assert s["clubhead_speed_post_impact_fitted_mps"] == pytest.approx(post, rel=1e-8)
+    ball = np.linalg.norm(z["impulse_Ns"]) / 0.04593
+    assert s["ball_speed_mps"] == pytest.approx(ball, rel=1e-12)
+    assert s["smash_factor"] == pytest.approx(ball / pre, rel=1e-8)
+    # the checks, recomputed from these numbers and the table, as the command printed them
+    rel = lookup("swing", "clubhead_speed_through_impact").atol
+    lo = lookup("swing", "smash_factor_driver_low").atol
+    hi = lookup("swing", "smash_factor_driver_high").atol
+    want = {
+        "impact time, fitted against": abs(s["impact_time_s"] - ev.impact_s) * rate
+        <= lookup("swing", "impact_time_frames").atol,
+        "club-head speed before ball contact": abs(pre - sp[f]) <= rel * sp[f],
+        "club-head speed after ball contact": abs(post - sp[f + 2]) <= rel * sp[f + 2],
+        "smash factor": lo <= ball / pre <= hi}
+    lines = p.stdout.splitlines()
+    for name, ok in want.items():
+        line = [x for x in lines if name in x]
+        assert len(line) == 1, name
+        assert line[0].lstrip().startswith("met" if ok else "NOT met"), line[0]

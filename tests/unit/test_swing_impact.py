@@ -1,0 +1,124 @@
+"""The ball impact as a hybrid event of the trajectory fit (harness/fit/trajectory.py
+ImpactEvent, fit_impact): a planar downswing through an impact with a known impulse
+(Drake's reset map; harness/swing/synthetic.py planar_impact_swing), markers with 2 mm
+noise, fitted with Pinocchio. Impulses N·s, velocities rad/s, times s."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import adapter
+
+from harness.capture import events as cap_events
+from harness.capture import ik
+from harness.core.tolerances import lookup
+from harness.fit import trajectory as tf
+from harness.swing.synthetic import planar_impact_swing
+
+
+def _problem(pin, sw, t_hat, sigma_t):
+    h = float(sw.t[1] - sw.t[0])
+    ie = tf.ImpactEvent("club_head", t_hat, t_hat, sigma_t,
+                        (t_hat - 2 * h, t_hat + 2 * h))
+    return tf.FitProblem(pin, sw.labels, sw.markers, h, 0.002,
+                         np.array([100.0, 100.0, 30.0]), w_effort=1e-3, w_smooth=1.0,
+                         impact=ie)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    pin, drake = adapter("pinocchio", "planar_golfer"), adapter("drake", "planar_golfer")
+    sw = planar_impact_swing(drake, sigma_m=0.002, seed=1)
+    h = float(sw.t[1] - sw.t[0])
+    # the event time as the swing pipeline measures it: the club-head marker's velocity
+    # discontinuity (harness/capture/events.py)
+    imp = cap_events.impact(sw.markers[:, list(sw.labels).index("club_head")], 1.0 / h)
+    ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
+    prob = _problem(pin, sw, imp.t_s, imp.sigma_s)
+    return sw, imp, prob, tf.fit_impact(prob, ikr.q)
+
+
+def _resolved(drake, sw):
+    """The unit direction (3,) in which the impulse changes the club-head velocity most
+    (the leading eigenvector of J M⁻¹ Jᵀ at the impact, Drake's): the planar golfer's
+    three joints move the club head in the swing plane only, and an impulse along the
+    shaft moves it 30 times less than one across it, so the markers resolve Λ along this
+    direction."""
+    qe = sw.q[sw.frame] + (sw.t_e - sw.t[sw.frame]) * sw.v_minus
+    J = drake.frame_jacobians(qe, ["club_head"])[0, :3, :]
+    W = J @ np.linalg.solve(drake.mass_matrix(qe), J.T)
+    w, U = np.linalg.eigh(W)
+    return U[:, -1], w
+
+
+def test_the_impact_is_found_where_the_markers_put_it(fitted):
+    sw, imp, prob, fr = fitted
+    h = prob.h
+    assert abs(imp.t_s - sw.t_e) <= h
+    assert abs(fr.impact["t_e_s"] - sw.t_e) <= lookup("swing", "impact_time_frames").atol * h
+
+
+def test_fit_recovers_the_known_impulse(fitted):
+    """The impulse the fit identifies against the one the truth applied, along the
+    direction the markers resolve (the truth's lies within 2° of it), within 5 %."""
+    sw, _, prob, fr = fitted
+    drake = adapter("drake", "planar_golfer")
+    u, w = _resolved(drake, sw)
+    assert w[-1] > 10 * w[-2]
+    assert abs(u @ sw.impulse) >= np.cos(np.radians(2.0)) * np.linalg.norm(sw.impulse)
+    tol = lookup("swing", "impulse_recovery").atol
+    true_n, fit_n = float(u @ sw.impulse), float(u @ fr.impulse)
+    assert abs(fit_n - true_n) <= tol * abs(true_n), (fit_n, true_n)
+
+
+def test_reset_map_holds_in_another_engine(fitted):
+    """The fitted velocity jump against the impulse-momentum balance computed by Drake
+    (the fit used Pinocchio): M(q_e)(v⁺ − v⁻) = J(q_e)ᵀΛ."""
+    sw, _, prob, fr = fitted
+    drake = adapter("drake", "planar_golfer")
+    qe = prob.Be0 @ fr.C
+    dv = prob.velocity_jump(fr.C)
+    J = drake.frame_jacobians(qe, ["club_head"])[0, :3, :]
+    lhs = drake.mass_matrix(qe) @ dv
+    rhs = J.T @ fr.impulse
+    assert np.linalg.norm(lhs - rhs) <= lookup("swing", "reset_map").rtol * np.linalg.norm(rhs)
+    # and the jump is the one the spline carries: the one-sided velocities at t_e
+    t_e = fr.impact["t_e_s"]
+    vm = prob.evaluate(fr.C, [t_e])[1][0]
+    vp = prob.evaluate(fr.C, [t_e + 1e-9])[1][0]
+    assert np.allclose(vp - vm, dv, rtol=1e-5, atol=1e-5 * np.abs(dv).max())
+    # positions continuous through the event
+    qm = prob.evaluate(fr.C, [t_e])[0][0]
+    qp = prob.evaluate(fr.C, [t_e + 1e-12])[0][0]
+    assert np.abs(qp - qm).max() <= 1e-9
+
+
+def test_impact_normal_equations_match_finite_differences(fitted):
+    """g = Jᵀr and H = JᵀJ with the impact's rows (the reset map, the impulse prior, the
+    torque continuity) and the impulse's columns, against central differences of the
+    residual vector, columns near t_e and the impulse's three."""
+    sw, _, prob, fr = fitted
+    res = tf._Residuals(prob)
+    rng = np.random.default_rng(0)
+    C = fr.C + 0.01 * rng.normal(size=fr.C.shape)
+    th = np.r_[C.ravel(), fr.impulse + 0.1 * rng.normal(size=3)]
+    ev = res.evaluate(th, jac=True)
+    ne, r = ev["normal"], ev["r"]
+    n = C.size
+    near = np.flatnonzero(np.repeat(np.abs(prob.Be1p - prob.Be1m) + np.abs(prob.Be0) > 0,
+                                    prob.adapter.nv))
+    ks = list(rng.choice(near, 6, replace=False)) + [n, n + 1, n + 2]
+    eps = 1e-6
+    cols = []
+    for k in ks:
+        d = np.zeros(th.size)
+        d[k] = eps
+        cols.append((res.evaluate(th + d, jac=False)["r"]
+                     - res.evaluate(th - d, jac=False)["r"]) / (2 * eps))
+    Jfd = np.stack(cols, axis=1)
+    g = np.r_[ne["g"], ne["gL"]]
+    H = np.block([[ne["H"], ne["HcL"]], [ne["HcL"].T, ne["HLL"]]])
+    tol = lookup("swing", "jacobian/finite_difference").rtol
+    g_fd = Jfd.T @ r
+    assert np.abs(g[ks] - g_fd).max() <= tol * max(1.0, np.abs(g_fd).max())
+    H_fd = Jfd.T @ Jfd
+    assert np.abs(H[np.ix_(ks, ks)] - H_fd).max() <= tol * max(1.0, np.abs(H_fd).max())
