@@ -3,8 +3,8 @@
 Dimensions: F capture frames (rate [Hz]); N fitted frames (top of backswing − pad …
 ``post_impact_s`` after ball contact, events.py, in two phases joined at the fitted
 impact time; without ``SwingSettings.impact`` up to the last frame before contact);
-nv = 30 of the fitted golfer (fixtures.golfers.golfer3d with an actuated pelvis); K
-tracked markers. Positions m, angles rad, torques N·m / forces N.
+nv coordinates of the fitted golfer (fixtures.golfers.golfer3d with legs and an actuated
+pelvis, nq == nv); K tracked markers. Positions m, angles rad, torques N·m / forces N.
 
 Steps, each reported in DIR/fit/fit.json and DIR/index.html:
 1. ingest (harness/capture/ingest.py) and swing events (events.py);
