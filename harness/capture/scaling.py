@@ -215,9 +215,14 @@ GRIP_PAIRS = (("grip_r_point", "club_grip_r_point", 100.0),)  # weight: 10× a m
 
 
 def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
-              pairs=GRIP_PAIRS, root="actuated"):
+              pairs=GRIP_PAIRS, root="actuated", relax: float = 1.0):
     """Alternate IK on ``frames`` and marker-offset estimation. Returns (PreparedModel,
-    adapter, IKResult of the last round, history [(round, rmse m)])."""
+    adapter, IKResult of the last round, history [(round, rmse m)]). ``relax`` ω
+    over-relaxes the offset updates, o ← o + ω (ô − o) with ô the least-squares offsets
+    of the round's poses: the alternation is a linear contraction near its fixed point
+    whose slow modes (a marker trading against the joint it sits near) shrink by
+    1 − ω (1 − λ) per round, so 1 < ω < 2 speeds them up and still damps the fast
+    ones."""
     bodies = {l: b for l, (b, _) in marker_offsets(dims).items()}
     labels = [l for l in (labels or bodies) if l in capture.usable([l])]
     Y = np.stack([capture.marker(l)[frames] for l in labels], axis=1)
@@ -233,7 +238,12 @@ def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
         history.append((k, res.overall_rmse()))
         if k == rounds:
             break
-        offsets = ik.estimate_offsets(adapter, bodies, labels, Y, res.q)
+        est = ik.estimate_offsets(adapter, bodies, labels, Y, res.q)
+        if relax != 1.0 and offsets is not None:
+            est = {l: (b, tuple(np.asarray(offsets[l][1]) + relax * (np.asarray(x)
+                                                                    - offsets[l][1])))
+                   for l, (b, x) in est.items()}
+        offsets = est
         model = build(dims, offsets, root=root)
         adapter = adapter_cls(model)
         q0 = res.q[0]

@@ -64,11 +64,12 @@ class SwingSettings:
     pad_s: float = 0.05              # fitted window starts this long before the top
     calib_stride: int = 12           # calibration frames: every stride-th before the top,
     calib_stride_down: int = 2       # ... and every stride_down-th in the downswing
-    calib_rounds: int = 5
+    calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing.md)
+    calib_relax: float = 1.5         # over-relaxation of the offset updates (scaling.py)
     sigma_marker_m: float = 0.01     # marker error scale of the objective
     sigma_closure_m: float = 0.001
     w_effort: float = 1e-3
-    w_smooth: float = 1.0
+    w_smooth: float = 0.03           # chosen on held-out frames (docs/swing.md)
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
     knot_frames: int = 2
     control_degree: int = 16         # replay controls lobatto<P>: P + 1 knots per interval
@@ -110,7 +111,7 @@ class SwingSettings:
     club: str = "driver"             # driver | iron: which smash-factor band applies
 
 
-QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=2, knot_frames=3,
+QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
                       max_iter=15, tol=1e-3, tradeoff_weights=(), impact_refit_iter=6)
 
 
@@ -148,7 +149,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     ref = registry.adapter_class(engine)
     t0 = time.perf_counter()
     model, adapter, res, history, labels = calibrate(ref, cap, frames, dims,
-                                                     rounds=s.calib_rounds)
+                                                     rounds=s.calib_rounds,
+                                                     relax=s.calib_relax)
     ground_info = None
     if s.ground:
         # contact points placed from the foot markers at address (scaling.contact_targets),

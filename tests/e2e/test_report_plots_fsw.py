@@ -251,7 +251,7 @@ def test_swing_report_rules_and_defects(swing_report):
             assert {"top", "impact"} <= set(c["annotations"]), c["title"]
             x = {a: sh["x0"] for a, sh in zip(c["annotations"], c["shapes"])}
             assert x["top"] == pytest.approx(fit["capture"]["events"]["top_s"], abs=1e-6)
-    assert set(drawn) == joints and len(joints) == 42  # with the legs
+    assert set(drawn) == joints and len(joints) == 44  # with the legs
     for name, ytitle in drawn.items():
         assert ytitle.endswith("[N]" if name.startswith("pelvis_t") else "[N·m]"), name
     # the energy record's quoted work equals the plotted work at the instant it applies,
