@@ -10,11 +10,13 @@ schedule's agreement with the truth's. With ``--truth-schedule`` the fit is also
 with the truth's own schedule, which separates the schedule's share of the error.
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--out bench/swing_truth.txt]
+     [--settings quick|full] [--truth-schedule] [--w-smooth 0.03,1]
+     [--out bench/swing_truth.txt]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -40,6 +42,9 @@ def main():
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--settings", choices=("quick", "full"), default="full")
     ap.add_argument("--truth-schedule", action="store_true")
+    ap.add_argument("--w-smooth", default=None,
+                    help="comma-separated smoothness weights to recover with (default: the "
+                         "settings' own)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "swing_truth.txt"))
     args = ap.parse_args()
     lines = []
@@ -56,22 +61,26 @@ def main():
                         "--out", str(swing_dir), "--quiet"], check=False)
     adapter, source_settings, doc, arr = gt.source(swing_dir)
     settings = source_settings if args.settings == "quick" else SwingSettings()
+    weights = ([float(w) for w in args.w_smooth.split(",")] if args.w_smooth
+               else [settings.w_smooth])
     limit = lookup("swing", "grf_truth").atol
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
         f"schedule, foot forces by the weight-shift rule), 2 mm marker noise, recovered "
-        f"with the {args.settings} settings; GRF error RMS over frames / body weight "
+        f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}); "
+        f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
-    say(f"{'seed':>4s} {'schedule':>9s} {'GRF top→impact: total':>22s} {'lead':>6s} "
-        f"{'trail':>6s} {'whole: total':>12s} {'torque RMS err':>15s} {'marker RMSE':>12s} "
-        f"{'agreement':>9s} {'wall s':>7s}")
+    say(f"{'w_smooth':>8s} {'seed':>4s} {'schedule':>9s} {'GRF top→impact: total':>22s} "
+        f"{'lead':>6s} {'trail':>6s} {'whole: total':>12s} {'torque RMS err':>15s} "
+        f"{'marker RMSE':>12s} {'agreement':>9s} {'wall s':>7s}")
     for seed in (int(s) for s in args.seeds.split(",")):
         tr = gt.whole_body_truth(adapter, doc, arr, seed=seed)
-        for which in ("derived", "truth") if args.truth_schedule else ("derived",):
+        for ws, which in [(ws, which) for ws in weights for which in
+                          (("derived", "truth") if args.truth_schedule else ("derived",))]:
             t0 = time.perf_counter()
-            r = gt.recover(adapter, tr, settings,
+            r = gt.recover(adapter, tr, dataclasses.replace(settings, w_smooth=ws),
                            stick=tr.stick if which == "truth" else None)
             d, w = r["grf_rms_bw"]["top_to_impact"], r["grf_rms_bw"]["whole_window"]
-            say(f"{seed:4d} {which:>9s} {d['total']:22.3f} {d['l']:6.3f} {d['r']:6.3f} "
+            say(f"{ws:8g} {seed:4d} {which:>9s} {d['total']:22.3f} {d['l']:6.3f} {d['r']:6.3f} "
                 f"{w['total']:12.3f} {r['torque_rms_error_Nm']:9.1f} N·m "
                 f"{r['marker_rmse_mm']:9.2f} mm {r['schedule_agreement']:9.3f} "
                 f"{time.perf_counter() - t0:7.0f}")
