@@ -354,7 +354,7 @@ TABLE.update({
         "through about ten post-impact frames, and the torque regularisation trades part "
         "of it against post-impact acceleration; measured 2-5 %. A wrong reset map or "
         "impulse Jacobian is off by far more."),
-    ("swing", "reset_map"): Tolerance(0.0, 1e-3, "Relative residual "
+    ("swing", "reset_map"): Tolerance(1e-3, 0.0, "Relative residual "
         "‖M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ‖ / ‖JᵀΛ‖ of the fitted velocity jump, recomputed with "
         "another engine's mass matrix and Jacobian than the fit's: the reset is a stiff "
         "penalty (whitened by 1e-2 N·s) whose fitted violation is 1.7e-4 relative on the "
