@@ -23,6 +23,8 @@ names, ``NAME.npz`` (numeric arrays only; read with ``allow_pickle=False``). The
                             "t_start": 0.0, "t_end": 0.3,
                             "label": "measured" | "inferred" | "assumed"}],
       "markers": [{"name": "m1", "frame": "tool", "offset": [0.0, 0.0, 0.02]}],
+      "events": [{"t": 0.25, "kind": "impulse", "frame": "tool",
+                  "impulse": [0.0, 0.0, 1.5], "label": "measured"}],      (optional)
       "provenance": {"producer": "...", "created": "2026-12-01T12:00:00Z",
                      "solver": {"name": "...", "tolerance": 1e-8, ...},
                      "status": "converged", "notes": "..."}
@@ -50,6 +52,17 @@ already contain them (``applied: "in_model"``) — replay lists them and applies
 ``contact_schedule`` intervals are validated; the replay of unconstrained models rejects
 a schedule with ``stick``/``slip`` intervals (contact replay belongs to stage 4).
 Markers are points fixed in a model frame (``offset`` in that frame, m).
+
+``events`` (optional) splits the motion into phases joined by impulsive resets: an
+``impulse`` event at time ``t`` [s] applies the impulse Λ (3,) [N·s], world axes, at the
+origin of model frame ``frame``, so the velocity jumps by M(q)⁻¹ J(q)ᵀ Λ (J the frame's
+linear-velocity Jacobian in world axes, M the mass matrix; positions do not jump). The
+knot grid repeats the event time exactly once: ``t[k] == t[k+1] == t_event`` ends the
+phase before the event and starts the one after it, so ``tau[k]`` is the left limit and
+``tau[k+1]`` the right limit of τ there. Each phase is interpolated on its own (a
+``lobatto<P>`` phase has a multiple of P intervals); a knot may repeat only at an event,
+and every event needs its repeated knot strictly inside the grid. ``label`` says where
+the event time comes from, as for the contact schedule.
 
 Every problem — unknown or missing field, wrong shape, NaN/inf, an unknown joint or
 frame name, a hash that differs — raises ``BadInput(path, problem)`` (CLI exit 2).
@@ -110,6 +123,7 @@ def interpolation_problem(interpolation, n_knots: int) -> str | None:
 CONTACT_MODES = ("free", "stick", "slip")
 MODE_LABELS = ("measured", "inferred", "assumed")
 ARRAY_NAMES = ("q0", "v0", "t", "tau")
+EVENT_KINDS = ("impulse",)
 
 _TOP = {"schema", "schema_version", "model", "joints", "arrays_file", "arrays", "controls",
         "parameters", "contact_schedule", "markers", "provenance"}
@@ -121,6 +135,8 @@ _PARAMETER = {"value", "unit", "applied"}
 _SCHEDULE = {"contact", "mode", "t_start", "t_end", "label"}
 _MARKER = {"name", "frame", "offset"}
 _PROVENANCE = {"producer", "created", "solver", "status", "notes"}
+_EVENT = {"t", "kind", "frame", "impulse", "label"}
+_OPTIONAL_TOP = {"events"}
 
 
 def array_sha256(a: np.ndarray) -> str:
@@ -128,6 +144,23 @@ def array_sha256(a: np.ndarray) -> str:
     from harness.core.io import array_sha256 as digest
 
     return digest(a)
+
+
+@dataclass(frozen=True)
+class Event:
+    """An impulsive reset at time ``t`` [s]: the impulse ``impulse`` (3,) [N·s], world axes,
+    applied at the origin of model frame ``frame``; ``label`` measured | inferred |
+    assumed (where the time comes from)."""
+
+    t: float
+    frame: str
+    impulse: tuple
+    label: str
+    kind: str = "impulse"
+
+    def to_json(self) -> dict:
+        return {"t": self.t, "kind": self.kind, "frame": self.frame,
+                "impulse": list(self.impulse), "label": self.label}
 
 
 @dataclass(frozen=True)
@@ -162,6 +195,7 @@ class Candidate:
     path: str = ""
     arrays_sha256: dict = field(default_factory=dict)  # of the arrays as stored in the file
     manifest_sha256: str = ""
+    events: tuple = ()             # Event, in time order; each at a repeated knot of t
 
     @property
     def name(self) -> str:
@@ -172,7 +206,7 @@ class Candidate:
         return float(self.t[-1] - self.t[0])
 
     def controls(self) -> "Controls":
-        return Controls(self.t, self.tau, self.interpolation)
+        return Controls(self.t, self.tau, self.interpolation, self.events)
 
     def summary(self) -> dict:
         """JSON-able description for evidence manifests and reports."""
@@ -185,33 +219,63 @@ class Candidate:
                 "contact_schedule": [dict(c) for c in self.contact_schedule],
                 "markers": [{"name": m.name, "frame": m.frame, "offset": list(m.offset)}
                             for m in self.markers],
+                "events": [e.to_json() for e in self.events],
                 "provenance": json.loads(json.dumps(self.provenance))}
 
 
 # ----- controls ---------------------------------------------------------------------------
 class Controls:
-    """τ(t) (nv,) [N·m | N] from N knots, interpolated by ``zoh``, ``linear`` or ``cubic``.
+    """τ(t) (nv,) [N·m | N] from N knots, interpolated by ``zoh``, ``linear``, ``cubic`` or
+    ``lobatto<P>``.
 
     ``segment(k)`` is the interpolant of interval [t_k, t_{k+1}] as a function that may be
     evaluated on the closed interval (for ``zoh`` it keeps τ_k at t_{k+1}): integrators
     step segment by segment so a discontinuity of ZOH never falls inside a step.
-    ``__call__(t)`` is the right-continuous global interpolant."""
+    ``__call__(t)`` is the right-continuous global interpolant.
 
-    def __init__(self, t, tau, interpolation: str):
+    With ``events`` (Event, in time order) the knots repeat once at each event time: the
+    zero-length interval k there is the event (``event_at(k)``; an integrator applies its
+    reset instead of stepping) and each phase between events is interpolated on its own."""
+
+    def __init__(self, t, tau, interpolation: str, events=()):
         self.t = np.asarray(t, dtype=float)
         self.tau = np.asarray(tau, dtype=float)
-        why = interpolation_problem(interpolation, self.t.size)
-        if why:
-            raise ValueError(why)
+        zero = np.flatnonzero(np.diff(self.t) == 0.0)
+        if len(zero) != len(events) or any(self.t[k] != e.t for k, e in zip(zero, events)):
+            raise ValueError("the knots repeat exactly once at each event time and nowhere "
+                             "else")
+        self._events = {int(k): e for k, e in zip(zero, events)}
+        starts = [0] + [int(k) + 1 for k in zero]
+        ends = [int(k) for k in zero] + [self.t.size - 1]
+        for a, b in zip(starts, ends):
+            why = interpolation_problem(interpolation, b - a + 1)
+            if why or b - a < 1:
+                raise ValueError(why or f"phase from knot {a} has a single knot")
         self.interpolation = interpolation
         self.degree = lobatto_degree(interpolation)
         self.nv = self.tau.shape[1]
-        if interpolation == "cubic":
+        self._segs = {}
+        self._parent, self._offset = None, 0
+        # phases: (first knot, last knot, Controls of that phase) when there are events
+        self._phases = [(a, b, Controls(self.t[a:b + 1], self.tau[a:b + 1], interpolation))
+                        for a, b in zip(starts, ends)] if zero.size else []
+        if interpolation == "cubic" and not zero.size:
             from scipy.interpolate import CubicSpline
 
             self._c = CubicSpline(self.t, self.tau, axis=0, bc_type="not-a-knot").c
-        self._segs = {}
-        self._parent, self._offset = None, 0
+
+    def event_at(self, k: int):
+        """The Event at zero-length interval k, or None."""
+        root = self._parent or self
+        return root._events.get(k + self._offset)
+
+    @property
+    def events(self) -> tuple:
+        """The events inside this grid, in time order."""
+        root = self._parent or self
+        n = self.t.size - 1
+        return tuple(e for k, e in sorted(root._events.items())
+                     if 0 <= k - self._offset < n)
 
     def sub(self, a: int, b: int) -> "Controls":
         """The same interpolant restricted to knots a … b (segments a … b − 1): segment k
@@ -222,7 +286,7 @@ class Controls:
         c = object.__new__(Controls)
         c.t, c.tau = self.t[a:b + 1], self.tau[a:b + 1]
         c.interpolation, c.degree, c.nv = self.interpolation, self.degree, self.nv
-        c._segs = {}
+        c._segs, c._events, c._phases = {}, {}, []
         root = self._parent or self
         c._parent, c._offset = root, self._offset + a
         return c
@@ -236,6 +300,17 @@ class Controls:
             return self._parent.segment(k + self._offset)
         fn = self._segs.get(k)
         if fn is not None:
+            return fn
+        if self._phases:
+            if k in self._events:  # no time passes: the right limit, never integrated
+                val = self.tau[k + 1].copy()
+
+                def fn(t, val=val):
+                    return val
+            else:
+                a, _, ph = next(p for p in self._phases if p[0] <= k < p[1])
+                fn = ph.segment(k - a)
+            self._segs[k] = fn
             return fn
         t0 = self.t[k]
         if self.degree is not None:
@@ -414,7 +489,7 @@ def load(path) -> Candidate:
     where = str(path)
     raw = read_regular(path, "a candidate manifest", MAX_JSON_BYTES)
     m = loads_json(raw, where, "JSON candidate manifest")
-    _fields(where, "candidate", m, _TOP)
+    _fields(where, "candidate", m, _TOP | _OPTIONAL_TOP, required=_TOP)
     if m["schema"] != SCHEMA:
         raise BadInput(where, f"schema is {m['schema']!r}, expected {SCHEMA!r}")
     if not is_int(m["schema_version"]) or m["schema_version"] != SCHEMA_VERSION:
@@ -477,12 +552,8 @@ def load(path) -> Candidate:
     _check_array(where, "t", stored["t"], (N,))
     if N < 2:
         raise BadInput(where, "array t: needs at least 2 knots")
-    if not np.all(np.diff(stored["t"]) > 0):
-        k = int(np.argmin(np.diff(stored["t"]) > 0))
-        raise BadInput(where, f"array t: not strictly increasing at index {k + 1}")
-    why = interpolation_problem(interp, N)
-    if why:
-        raise BadInput(where, f"controls.{why}")
+    events = _events(where, m.get("events", []), model)
+    _knots(where, stored["t"], events, interp)
     _check_array(where, "q0", stored["q0"], (lay.nq,))
     _check_array(where, "v0", stored["v0"], (lay.nv,))
     _check_array(where, "tau", stored["tau"], (N, lay.nv))
@@ -503,7 +574,58 @@ def load(path) -> Candidate:
     return Candidate(model, dict(m["model"]), q0, v0, stored["t"].copy(), tau, interp,
                      params, schedule, markers, prov, where,
                      {k: entries[k]["sha256"] for k in ARRAY_NAMES},
-                     hashlib.sha256(raw).hexdigest())
+                     hashlib.sha256(raw).hexdigest(), events)
+
+
+def _events(where, evs, model) -> tuple:
+    """The manifest's ``events`` list → (Event, ...) in time order; BadInput on a problem."""
+    if not isinstance(evs, list):
+        raise BadInput(where, "events must be a list")
+    frames = set(model.frames)
+    out = []
+    for i, e in enumerate(evs):
+        _fields(where, f"events[{i}]", e, _EVENT)
+        if e["kind"] not in EVENT_KINDS:
+            raise BadInput(where, f"events[{i}].kind must be one of {', '.join(EVENT_KINDS)}")
+        if e["frame"] not in frames:
+            raise BadInput(where, f"events[{i}]: unknown frame {e['frame']!r}")
+        if e["label"] not in MODE_LABELS:
+            raise BadInput(where, f"events[{i}].label must be one of {', '.join(MODE_LABELS)}")
+        imp = e["impulse"]
+        if not isinstance(imp, list) or len(imp) != 3:
+            raise BadInput(where, f"events[{i}].impulse must be 3 numbers [N·s]")
+        out.append(Event(_finite_number(where, f"events[{i}].t", e["t"]), e["frame"],
+                         tuple(_finite_number(where, f"events[{i}].impulse", x) for x in imp),
+                         e["label"], e["kind"]))
+    if any(b.t <= a.t for a, b in zip(out, out[1:])):
+        raise BadInput(where, "events must be in strictly increasing time order")
+    return tuple(out)
+
+
+def _knots(where, t, events, interp) -> None:
+    """BadInput unless t is increasing, repeats a knot exactly at each event (and only
+    there) with the event strictly inside the grid, and each phase fits ``interp``."""
+    d = np.diff(t)
+    if np.any(d < 0):
+        raise BadInput(where, f"array t: not strictly increasing at index "
+                              f"{int(np.argmax(d < 0)) + 1}")
+    times = {e.t for e in events}
+    for k in np.flatnonzero(d == 0):
+        if float(t[k]) not in times:
+            raise BadInput(where, f"array t: not strictly increasing at index {int(k) + 1} "
+                                  "(a knot repeats only at a declared event)")
+    for e in events:
+        k = np.flatnonzero((t[:-1] == e.t) & (d == 0))
+        if k.size != 1:
+            raise BadInput(where, f"event at {e.t!r} s: the knot grid must hold its time "
+                                  "exactly twice (the end of one phase, the start of the next)")
+        if k[0] == 0 or k[0] + 1 == t.size - 1:
+            raise BadInput(where, f"event at {e.t!r} s: a phase before and after it needs "
+                                  "at least two knots")
+    try:
+        Controls(t, np.zeros((t.size, 1)), interp, events)
+    except ValueError as err:
+        raise BadInput(where, f"controls.{err}") from None
 
 
 def _parameters(where, p):
@@ -611,6 +733,8 @@ def save(cand: Candidate, path) -> Path:
                     for mk in cand.markers],
         "provenance": dict(cand.provenance),
     }
+    if cand.events:
+        manifest["events"] = [e.to_json() for e in cand.events]
     blob = json.dumps(manifest, indent=1, allow_nan=False).encode()
     import io
 
@@ -624,15 +748,18 @@ def save(cand: Candidate, path) -> Path:
 
 
 def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenance=None,
-                parameters=None, contact_schedule=()) -> Candidate:
-    """A Candidate built in memory (canonical order), validated like a file would be."""
+                parameters=None, contact_schedule=(), events=()) -> Candidate:
+    """A Candidate built in memory (canonical order), validated like a file would be;
+    ``events`` (Event, ...) with their repeated knots in t."""
     lay = model.layout
     where = f"candidate for {model.name}"
     q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
     t, tau = np.asarray(t, dtype=float), np.asarray(tau, dtype=float)
     _check_array(where, "t", t, (t.size,))
-    if t.size < 2 or not np.all(np.diff(t) > 0):
-        raise BadInput(where, "array t: needs at least 2 strictly increasing knots")
+    events = _events(where, [e.to_json() for e in events], model)
+    if t.size < 2 or not np.all(np.diff(t) >= 0):
+        raise BadInput(where, "array t: needs at least 2 increasing knots")
+    _knots(where, t, events, interpolation)
     _check_array(where, "q0", q0, (lay.nq,))
     _check_array(where, "v0", v0, (lay.nv,))
     _check_array(where, "tau", tau, (t.size, lay.nv))
@@ -640,9 +767,6 @@ def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenan
         lay.check_q(q0)
     except ValueError as e:
         raise BadInput(where, f"array q0: {e}")
-    why = interpolation_problem(interpolation, t.size)
-    if why:
-        raise BadInput(where, why)
     frames = set(model.frames)
     for mk in markers:
         if mk.frame not in frames:
@@ -656,4 +780,4 @@ def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenan
     arrays = {"q0": q0, "v0": v0, "t": t, "tau": tau}
     return Candidate(model, model_reference(model), q0, v0, t, tau, interpolation,
                      dict(parameters or {}), tuple(contact_schedule), tuple(markers), prov,
-                     "", {k: array_sha256(a) for k, a in arrays.items()}, "")
+                     "", {k: array_sha256(a) for k, a in arrays.items()}, "", events)

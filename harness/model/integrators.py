@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from harness.core.conventions import canonical_dexp_inv, canonical_integrate, manifold_maps
+from harness.core.errors import NotProvided
 
 METHODS = ("semi_implicit_euler", "rk4", "dop853")
 ORDERS = {"semi_implicit_euler": 1, "rk4": 4, "dop853": 8}
@@ -86,14 +87,15 @@ class Method:
         return ORDERS[self.name]
 
     def steps(self, t) -> np.ndarray:
-        """(N − 1,) steps taken in each interval of the knots t (N,) [s] (fixed-step)."""
+        """Steps taken in each interval of the knots t (N,) [s] (fixed-step), one per
+        interval of positive length (the zero-length intervals of events take none)."""
         self._fixed_step()
-        return np.array([steps_per_interval(float(d), self.dt)
-                         for d in np.diff(np.asarray(t, dtype=float))], dtype=int)
+        return np.array([steps_per_interval(float(d), self.dt) for d in spans(t)], dtype=int)
 
     def effective_steps(self, t) -> np.ndarray:
-        """(N − 1,) [s] the step h_k = Δt_k / n_k actually taken in each interval of t."""
-        return np.diff(np.asarray(t, dtype=float)) / self.steps(t)
+        """[s] the step h_k = Δt_k / n_k actually taken in each interval of t of positive
+        length."""
+        return spans(t) / self.steps(t)
 
     def effective_dt(self, t) -> float:
         """[s] the largest step actually taken on the knots t (≤ dt)."""
@@ -111,7 +113,7 @@ class Method:
         if self.name == "dop853":
             bound = self.max_step
             if t is not None and len(t) >= 2:
-                half = float(np.diff(np.asarray(t, dtype=float)).min()) * REFINE_DT
+                half = float(spans(t).min()) * REFINE_DT
                 bound = half if bound is None else min(bound * REFINE_DT, half)
             elif bound is not None:
                 bound = bound * REFINE_DT
@@ -157,6 +159,30 @@ class Method:
     def _fixed_step(self):
         if self.name == "dop853":
             raise ValueError("dop853 is adaptive: it has no fixed step")
+
+
+def spans(t) -> np.ndarray:
+    """[s] the lengths of the intervals of the knots t that have positive length (an
+    event's repeated knot bounds a zero-length one, where no time passes)."""
+    d = np.diff(np.asarray(t, dtype=float))
+    return d[d > 0]
+
+
+def impulse_reset(adapter, q, v, event) -> tuple:
+    """(v⁺ (nv,) [m/s, rad/s], work [J]) of the impulse ``event`` (harness/model/
+    candidate.py Event: Λ (3,) [N·s], world axes, at a frame's origin) at (q, v):
+    M(q)(v⁺ − v) = J(q)ᵀ Λ with the engine's own mass matrix and the frame's linear-
+    velocity Jacobian J (3, nv) in world axes (an engine without frame_jacobian: its
+    contact_frame_kinematics); the work is the kinetic-energy change
+    ½ Λ·J(v + v⁺) (exact for this reset, so an energy balance holds through it)."""
+    try:
+        J = adapter.frame_jacobian(q, event.frame)[:3]
+    except NotProvided:  # an engine without a kinematics API (Crocoddyl): its contact
+        # kinematics give the same J_WF from its own frame residuals
+        J = adapter.contact_frame_kinematics(q, [event.frame])[1][0, :3]
+    L = np.asarray(event.impulse, dtype=float)
+    vp = v + np.linalg.solve(adapter.mass_matrix(q), J.T @ L)
+    return vp, 0.5 * float(L @ (J @ (v + vp)))
 
 
 def steps_per_interval(span: float, dt: float) -> int:
@@ -294,8 +320,13 @@ def rollout(adapter, q0, v0, controls, method: Method, damping=None) -> Rollout:
     Q[0], V[0] = q, v
     start = time.perf_counter()
     for k in range(N - 1):
-        u = controls.segment(k)
         ta, tb = float(t[k]), float(t[k + 1])
+        if ta == tb:  # an event: its reset, no time passes
+            v, dw = impulse_reset(adapter, q, v, controls.event_at(k))
+            w = w + np.array([dw, 0.0])
+            Q[k + 1], V[k + 1], W[k + 1] = q, v, w
+            continue
+        u = controls.segment(k)
         if method.name == "dop853":
             q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, method.rtol, method.atol,
                                        method.max_step)

@@ -55,6 +55,10 @@ class Case:
             raise BadInput("--score", f"must be one of {', '.join(MODES)}")
         if self.mode != "convergence" and self.method is None:
             raise BadInput("--method", "a replay needs an integrator")
+        if self.mode == "convergence" and self.candidate.events:
+            raise BadInput(self.candidate.path or self.name,
+                           "a convergence sweep of a candidate with events is not available "
+                           "(score it by agreement or horizon)")
         bad = [c for c in self.candidate.contact_schedule if c["mode"] != "free"]
         if bad:
             raise BadInput(self.candidate.path or self.name,

@@ -16,7 +16,7 @@ from harness.core.records import Record
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.candidate import Controls
-from harness.model.integrators import Method, rollout, steps_per_interval
+from harness.model.integrators import Method, impulse_reset, rollout, spans, steps_per_interval
 from harness.model.protocol import HasNativeRollout
 from harness.stages.replay.cases import (
     NAME,
@@ -124,7 +124,11 @@ def run(cases, engines, earlier_records=(), progress=None) -> ReplayResult:
         observer = Observer(adapters[obs_engine], cand.model, cand.markers)
         t = cand.t
         arrays[array_key(case.name, "t")] = t.copy()
-        arrays[array_key(case.name, "labels")] = np.array([f"t = {x:.4f} s" for x in t])
+        ev = {k for k in range(t.size - 1) if t[k] == t[k + 1]}  # before / after an event
+        arrays[array_key(case.name, "labels")] = np.array([
+            f"t = {x:.4f} s" + (" (before the event)" if i in ev else
+                                " (after the event)" if i - 1 in ev else "")
+            for i, x in enumerate(t)])
         arrays[array_key(case.name, "in", "q0")] = cand.q0.copy()
         arrays[array_key(case.name, "in", "v0")] = cand.v0.copy()
         arrays[array_key(case.name, "in", "tau")] = cand.tau.copy()
@@ -256,7 +260,6 @@ def _run_replay(case, adapters, blocked, bp, observer, records, arrays, cinfo, s
 def _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say):
     cand, fx, name = case.candidate, case.candidate.model.name, case.name
     controls = cand.controls()
-    fn = _controls_fn(controls)
     run = NATIVE
     cinfo["runs"][run] = {"kind": "native", "engines": {}}
     for e, a in adapters.items():
@@ -279,9 +282,9 @@ def _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
             refined = refine_native(settings, cand.t)
             say(f"replay {name}: {e} native {settings}")
             t0 = time.perf_counter()
-            Q, V = a.native_rollout(cand.q0, cand.v0, cand.t, fn, settings)
+            Q, V = _native_phases(a, cand, controls, settings)
             t1 = time.perf_counter()
-            Qr, Vr = a.native_rollout(cand.q0, cand.v0, cand.t, fn, refined)
+            Qr, Vr = _native_phases(a, cand, controls, refined)
             t2 = time.perf_counter()
         except Exception as err:
             records.append(Record(id=rid, stage=NAME, fixture=fx, quantity="native",
@@ -306,6 +309,28 @@ def _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
         records.append(recompute_record(stub, arrays, {g.id: g, ref_gate.id: ref_gate}))
 
 
+def _native_phases(a, cand, controls, settings):
+    """(Q (N, nq), V (N, nv)) of the engine's own stepping over the candidate's knots,
+    phase by phase: between phases the event's impulse reset (integrators.impulse_reset,
+    the engine's own mass matrix and frame Jacobian), which no engine's stepping applies
+    itself. Without events: one native_rollout."""
+    t = cand.t
+    cuts = [k for k in range(t.size - 1) if t[k] == t[k + 1]]
+    if not cuts:
+        return a.native_rollout(cand.q0, cand.v0, t, _controls_fn(controls), settings)
+    Qs, Vs, q, v, a0 = [], [], cand.q0, cand.v0, 0
+    for b in cuts + [t.size - 1]:  # phase [a0, b]; its first row is its start state
+        Q, V = a.native_rollout(q, v, t[a0:b + 1], _controls_fn(controls.sub(a0, b)),
+                                settings)
+        Qs.append(Q)
+        Vs.append(V)
+        if b < t.size - 1:
+            q = Q[-1]
+            v, _ = impulse_reset(a, q, V[-1], controls.event_at(b))
+            a0 = b + 1
+    return np.vstack(Qs), np.vstack(Vs)
+
+
 def harness_run(case) -> str:
     """The run label of a case's harness integrator: its effective step on the grid."""
     return case.method.label_on(case.candidate.t)
@@ -328,8 +353,7 @@ def native_effective_dt(settings: dict, t):
     rule, ceil(interval / dt) equal steps per interval), or None (error-controlled)."""
     if "dt" not in settings:
         return None
-    d = np.diff(np.asarray(t, dtype=float))
-    return float(max(x / steps_per_interval(float(x), settings["dt"]) for x in d))
+    return float(max(x / steps_per_interval(float(x), settings["dt"]) for x in spans(t)))
 
 
 def refine_native(settings: dict, t=None) -> dict:
@@ -342,8 +366,7 @@ def refine_native(settings: dict, t=None) -> dict:
     if "dt" in out:
         dt = out["dt"]
         if t is not None and len(t) >= 2:
-            h = min(float(x) / steps_per_interval(float(x), dt)
-                    for x in np.diff(np.asarray(t, dtype=float)))
+            h = min(float(x) / steps_per_interval(float(x), dt) for x in spans(t))
             dt = dt if h >= dt * (1.0 - 1e-9) else h
         out["dt"] = dt * 0.5
     elif "accuracy" in out:
