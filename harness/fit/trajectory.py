@@ -331,13 +331,14 @@ class FitProblem:
     def evaluate(self, C, x):
         """(q, v, vdot) (len(x), nv) of the spline C at times x [s]. With an impact each
         phase is its own spline (x ≤ t_e: the pre-impact phase, so at t_e the left limits
-        v⁻, v̇⁻; x > t_e: the post-impact phase)."""
+        v⁻, v̇⁻; x > t_e: the post-impact phase; a replay grid's repeated knot at t_e gives
+        both: its second occurrence the right limits v⁺, v̇⁺)."""
         x = np.atleast_1d(np.asarray(x, float))
         if self.impact is None:
             B0, B1, B2 = basis(self.tk, self.degree, x)
             return B0 @ C, B1 @ C, B2 @ C
         out = [np.empty((x.size, C.shape[1])) for _ in range(3)]
-        pre = x <= self.impact.t_e
+        pre = self.pre_mask(x)
         for m, tk, Cp in ((pre, self.tk1, C[:self.M1]), (~pre, self.tk2, C[self.M1 - 1:])):
             if m.any():
                 for o, B in zip(out, basis(tk, self.degree, x[m])):
@@ -374,17 +375,34 @@ class FitProblem:
         """The replay controls' interpolation (harness/model/candidate.py)."""
         return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
 
+    def pre_mask(self, x) -> np.ndarray:
+        """(len(x),) bool: the times x [s] on the pre-impact phase: x ≤ t_e, except the
+        second of two consecutive entries equal to t_e (a replay grid's repeated knot,
+        whose second occurrence starts the post-impact phase)."""
+        x = np.asarray(x, float)
+        pre = x <= self.impact.t_e
+        rep = np.flatnonzero((x[:-1] == self.impact.t_e) & (x[1:] == self.impact.t_e))
+        pre[rep + 1] = False
+        return pre
+
     def replay_grid(self) -> np.ndarray:
         """Replay knots [s]: P + 1 Chebyshev–Lobatto points per spline interval (shared
-        ends), or ``samples_per_frame`` uniform samples per frame for the cubic."""
+        ends), or ``samples_per_frame`` uniform samples per frame for the cubic. With an
+        impact, the pre-impact phase's knots up to t_e, then the post-impact phase's from
+        t_e: the event time appears twice (harness/model/candidate.py events)."""
+        if self.impact is not None:
+            t_e = self.impact.t_e
+            return np.r_[self._phase_grid(self.t[0], t_e), self._phase_grid(t_e, self.t[-1])]
+        return self._phase_grid(self.t[0], self.t[-1])
+
+    def _phase_grid(self, a: float, b: float) -> np.ndarray:
+        """Replay knots [s] on [a, b] (a and b included)."""
         if not self.control_degree:
-            n = (self.N - 1) * self.samples_per_frame + 1
-            end = self.t[-1] if self.impact is None else self.impact.t_e
-            return np.linspace(self.t[0], end, n)
+            n = max(int(round((b - a) / self.h * self.samples_per_frame)), 1) + 1
+            return np.linspace(a, b, n)
         P = self.control_degree
         br = np.unique(self.tk)
-        if self.impact is not None:      # the pre-impact phase (the candidate's)
-            br = br[br <= self.impact.t_e]
+        br = br[(br >= a) & (br <= b)]
         x = 0.5 * (1.0 - np.cos(np.pi * np.arange(P) / P))        # [0, 1), ends shared
         grid = (br[:-1, None] + np.diff(br)[:, None] * x[None, :]).ravel()
         return np.r_[grid, br[-1]]
@@ -422,6 +440,15 @@ class TrajectoryFitResult:
     # max |M(v⁺ − v⁻) − JᵀΛ| [N·s | N·m·s] and relative ‖·‖/‖JᵀΛ‖, the event cost
     impulse: np.ndarray | None = None
     impact: dict | None = None
+    # the impact as the candidate's event (harness/model/candidate.py Event): t_replay
+    # repeats t_e, tau_replay holds both one-sided limits there
+    events: tuple = ()
+
+    def controls(self):
+        """The replay controls (harness/model/candidate.py Controls) with their events."""
+        from harness.model.candidate import Controls
+
+        return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
@@ -814,11 +841,16 @@ def _replay_torques(prob: FitProblem, C):
     # defects: the interpolant the engines receive vs ID at the midpoints between knots
     from harness.model.candidate import Controls
 
-    mid = 0.5 * (tr[1:] + tr[:-1])
+    # each phase interpolated on its own (the event's zero-length interval has no midpoint)
+    cuts = [k for k in range(tr.size - 1) if tr[k] == tr[k + 1]]
+    bounds = list(zip([0] + [k + 1 for k in cuts], cuts + [tr.size - 1]))
+    mid = np.concatenate([0.5 * (tr[i + 1:j + 1] + tr[i:j]) for i, j in bounds])
     qm, vm, am = prob.evaluate(C, mid)
     tau_mid = np.stack([a.inverse_dynamics(qm[k], vm[k], am[k]) for k in range(mid.size)])
-    ctl = Controls(tr, tau, prob.interpolation)
-    interp = np.stack([ctl.segment(k)(mid[k]) for k in range(mid.size)])
+    interp = np.concatenate([
+        np.stack([c.segment(k)(x) for k, x in enumerate(0.5 * (tr[i + 1:j + 1] + tr[i:j]))])
+        for (i, j), c in ((b, Controls(tr[b[0]:b[1] + 1], tau[b[0]:b[1] + 1],
+                                       prob.interpolation)) for b in bounds)])
     err = np.abs(interp - tau_mid)
     scale = np.maximum(np.abs(tau_mid).max(axis=0), prob.torque_scale * 1e-3)
     defects = {"max_abs": float(err.max()), "max_rel": float((err / scale).max()),
@@ -898,6 +930,12 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         r, J = res.reset(C, L)
         JtL = J.T @ L
         extra["impulse"] = L
+        from harness.model.candidate import Event
+
+        # the event time is the capture's velocity discontinuity, refined with its
+        # measurement residual: measured
+        extra["events"] = (Event(float(prob.impact.t_e), prob.impact.frame,
+                                 tuple(float(x) for x in L), "measured"),)
         extra["impact"] = {
             "t_e_s": prob.impact.t_e, "frame": prob.impact.frame,
             "velocity_jump": prob.velocity_jump(C),
@@ -977,12 +1015,11 @@ def _off_frames(prob: FitProblem, t: float) -> float:
 
 
 def reintegrate(adapter, result: TrajectoryFitResult, method=None):
-    """Open-loop integration of the replay torques (their own interpolation) from the
-    fitted (q0, v0), by ``method`` (harness/model/integrators.py; default DOP853 with rtol =
-    atol = 1e-12). Returns the harness Rollout on the replay knots."""
-    from harness.model.candidate import Controls
+    """Open-loop integration of the replay torques (their own interpolation; through the
+    impact's reset when the fit has one) from the fitted (q0, v0), by ``method``
+    (harness/model/integrators.py; default DOP853 with rtol = atol = 1e-12). Returns the
+    harness Rollout on the replay knots."""
     from harness.model.integrators import Method, rollout
 
     method = method or Method("dop853", rtol=1e-12, atol=1e-12)
-    return rollout(adapter, result.q[0], result.v[0],
-                   Controls(result.t_replay, result.tau_replay, result.interpolation), method)
+    return rollout(adapter, result.q[0], result.v[0], result.controls(), method)

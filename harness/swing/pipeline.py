@@ -328,7 +328,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     pm = PreparedModel(model.spec, str(upath), sha)
     markers = [Marker(l, l, (0.0, 0.0, 0.0)) for l in labels]
     cand = from_arrays(pm, qf[0], vf[0], fr.t_replay, fr.tau_replay, fr.interpolation,
-                       markers=markers,
+                       markers=markers, events=fr.events,
                        provenance={"producer": "harness swing (harness/fit/trajectory.py)",
                                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                    "solver": {"name": "B-spline inverse-dynamics collocation, "
@@ -338,10 +338,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                    "status": "converged" if fr.converged else "unconverged",
                                    "notes": f"fit of {cap.source} from {first * h:.4f} s to "
                                             f"{win[-1] * h:.4f} s"
-                                            + (f"; the candidate is the pre-impact phase, "
-                                               f"to the ball impact at "
-                                               f"{fr.impact['t_e_s']:.5f} s" if s.impact
-                                               else "")
+                                            + (f"; two phases joined at the ball impact "
+                                               f"at {fr.impact['t_e_s']:.5f} s by the "
+                                               f"fitted impulse (the candidate's event)"
+                                               if s.impact else "")
                                             + ground.candidate_note(ground_info)})
     import dataclasses
 
@@ -386,7 +386,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "phase, up to impact_time_s, and spline_knots_post, spline_coefficients_post the "\
         "post-impact phase from it; impulse_Ns the impulse on the club at "\
         "impact_frame_name) and its q, v at the frames and "\
-        "at the replay knots; y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
+        "at the replay knots (t_replay repeats impact_time_s: the left, then the right "\
+        "limits); y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
         "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "\
         "the assumed schedule (True: stick), with ground contact"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
@@ -667,10 +668,9 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
     so that a divergence is caught early), stopped when the state is no longer finite or
     a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN after a stop; time of the stop
     [s from the window start] or None)."""
-    from harness.model.candidate import Controls
     from harness.model.integrators import rollout
 
-    ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
+    ctl = fr.controls()  # through the impact's reset when the fit has one
     step = _chunk(prob)
     tr = fr.t_replay
     R, K = tr.size, len(labels)
@@ -695,17 +695,16 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
 def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method) -> dict:
     """Reintegrate each window of about ``n_frames`` frames (whole chunks) from the fitted
     state at its start; the worst marker deviation per segment (m)."""
-    from harness.model.candidate import Controls
     from harness.model.integrators import rollout
 
-    ctl = Controls(fr.t_replay, fr.tau_replay, fr.interpolation)
+    ctl = fr.controls()
     per_frame = (fr.t_replay.size - 1) / max(prob.N - 1, 1)
     step = max(_chunk(prob), int(round(n_frames * per_frame / _chunk(prob))) * _chunk(prob))
     worst = []
+    Q, V, _ = prob.evaluate(fr.C, fr.t_replay)  # the whole grid: each side of the impact
     for a in range(0, len(fr.t_replay) - 1, step):
         b = min(a + step, len(fr.t_replay) - 1)
-        t = fr.t_replay[a:b + 1]
-        q, v, _ = prob.evaluate(fr.C, t)
+        q, v = Q[a:b + 1], V[a:b + 1]
         try:
             r = rollout(adapter, q[0], v[0], ctl.sub(a, b), method)
         except (FloatingPointError, RuntimeError):

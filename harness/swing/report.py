@@ -390,9 +390,11 @@ def impact_section(summary: dict, sp: dict) -> tuple:
              f"{im['reset_violation_max']:.1e} ({im['reset_violation_rel']:.1e})")]
     table = ("<table id='impact'>" + "".join(
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td></tr>" for a, b in rows) + "</table>")
-    note = ("<p class='note'>The candidate handed to the engines is the pre-impact phase "
-            "(to the fitted impact time); the post-impact phase is fitted and shown here, "
-            "not replayed.</p>")
+    note = ("<p class='note'>The candidate handed to the engines holds both phases and "
+            "the impact as an event: each engine replays the pre-impact phase, applies the "
+            "fitted impulse Λ at the club head through its own mass matrix and Jacobian "
+            "(M(v⁺ − v⁻) = JᵀΛ), then replays the post-impact phase. The ground forces "
+            "enter every phase as known generalized forces, as in the fit.</p>")
     return (IMPACT_TITLE, table + note + F.grid([fig], 420))
 
 
