@@ -450,6 +450,13 @@ class TrajectoryFitResult:
 
         return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
+    def marker_max(self, mask=None) -> float:
+        """[m] the largest marker distance (over the frames and markers ``mask`` selects)."""
+        e = np.linalg.norm(self.marker_residual, axis=2)
+        if mask is not None:
+            e = np.where(mask, e, np.nan)
+        return float(np.nanmax(e))
+
     def marker_rmse(self, mask=None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:

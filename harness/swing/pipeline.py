@@ -278,6 +278,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "components": fr.components,
                 "marker_rmse_m": fr.marker_rmse(),
                 "marker_rmse_by_phase_m": {k: fr.marker_rmse(m) for k, m in phases.items()},
+                "marker_max_by_phase_m": {k: fr.marker_max(m) for k, m in phases.items()},
                 "marker_rmse_by_label_m": fr.marker_rmse_by_label(),
                 "marker_rmse_top_to_impact_by_label_m": fr.marker_rmse_by_label(in_down),
                 "closure_max_m": float(np.linalg.norm(fr.closure_residual, axis=2).max()) if
