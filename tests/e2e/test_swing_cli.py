@@ -67,7 +67,8 @@ def _ground_consistency(cand, fitdir, fit):
     f = z["contact_forces"]
     mu = fit["ground"]["mu"]
     assert (f[:, :, 2] >= 0).all() and s["min_normal_force_N"] >= 0
-    assert (np.linalg.norm(f[:, :, :2], axis=2) <= mu * f[:, :, 2] + 1e-9).all()
+    cone = lookup("swing", "contact_force_cone").atol
+    assert (np.linalg.norm(f[:, :, :2], axis=2) <= mu * f[:, :, 2] + cone).all()
     pelvis = [drake.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz",
                                                  "pelvis_rz", "pelvis_rx", "pelvis_ry")]
     Fp, Mp = [], []
@@ -79,8 +80,9 @@ def _ground_consistency(cand, fitdir, fit):
         W = np.linalg.solve(Jp.T, tau[pelvis])
         Fp.append(np.linalg.norm(W[:3]))
         Mp.append(np.linalg.norm(W[3:]))
-    assert np.isclose(max(Fp), s["residual_force_peak_N"], rtol=1e-6, atol=1e-6)
-    assert np.isclose(max(Mp), s["residual_moment_peak_Nm"], rtol=1e-6, atol=1e-6)
+    tol = lookup("swing", "ground_checks_other_engine")
+    assert np.isclose(max(Fp), s["residual_force_peak_N"], rtol=tol.rtol, atol=tol.atol)
+    assert np.isclose(max(Mp), s["residual_moment_peak_Nm"], rtol=tol.rtol, atol=tol.atol)
     assert max(Fp) <= lookup("swing", "residual_force_peak").atol
     assert max(Mp) <= lookup("swing", "residual_moment_peak").atol
 
@@ -134,6 +136,8 @@ def _interval_consistency(cand, fitdir, fit):
     f, stick, t = z["contact_forces"], z["contact_stick"], z["t"]
     cons = fit["ground"]["consistency"]
     floor, mu = fit["ground"]["anchors_m"][0][2], fit["ground"]["mu"]
+    tol = lookup("swing", "ground_checks_other_engine")
+    stated = lookup("swing", "stated_figure")
     N = t.size
     assert cons["label"] == "assumed" and cons["intervals"] == N - 1
     pen = np.zeros(N - 1)
@@ -172,11 +176,11 @@ def _interval_consistency(cand, fitdir, fit):
         got = np.array([np.nan if x is None else x for x in q["per_interval_worst"]])
         assert np.array_equal(np.isnan(got), np.isnan(w)), key
         ok = ~np.isnan(w)
-        assert np.allclose(got[ok], w[ok], rtol=1e-6, atol=1e-6), (key, got, w)
+        assert np.allclose(got[ok], w[ok], rtol=tol.rtol, atol=tol.atol), (key, got, w)
         thr = q["threshold"]
         assert q["threshold"] == pytest.approx(
             lookup("swing", f"contact_{'cop_outside' if key == 'cop_outside' else key}").atol
-            * (1e3 if q["unit"].startswith("mm") else 1.0))
+            * (1e3 if q["unit"].startswith("mm") else 1.0), rel=stated.rtol, abs=stated.atol)
         assert q["intervals_exceeding"] == int(np.sum(w[ok] > thr)), key
         assert fit["summary"][f"contact_intervals_exceeding_{key}"] == q["intervals_exceeding"]
 
@@ -214,6 +218,11 @@ def _independent_consistency(cand, fitdir, fit):
     tau_c = np.stack([ctl(float(x)) for x in mid])
     peak = np.maximum(np.abs(tau_id).max(axis=0), 0.05)
     assert (np.abs(tau_c - tau_id) / peak).max() <= lookup("swing", "defects").rtol
+    # integrator settings of the reference run, not a pass/fail bound (the bound is the
+    # marker RMSE below): DOP853 at rtol = atol = 1e-12, the settings of the run's own
+    # reintegration, whose whole deviation from the fitted markers is ~2e-5 mm RMS on the
+    # quick swing; the integrator's error is thus many orders below the bound, and what the
+    # check measures is the candidate's dynamic consistency in Drake
     r = rollout(drake, cand.q0, cand.v0, ctl, Method("dop853", rtol=1e-12, atol=1e-12))
     labels = [str(x) for x in z["labels"]]
     mr = np.stack([drake.frame_poses(q, labels)[:, :3] for q in r.q])
@@ -261,12 +270,16 @@ def test_swing_impact_summary_and_checks(quick_swing):
     cap = ingest(CAPTURE)
     ev = cap_events.detect(cap)
     rate = cap.rate_hz
-    assert s["impact_time_sigma_s"] == pytest.approx(ev.impact_sigma_s)
-    assert s["impact_time_s"] == pytest.approx(float(z["impact_time_s"]))
+    st = lookup("swing", "stated_figure")
+
+    def same(x):
+        return pytest.approx(x, rel=st.rtol, abs=st.atol)
+    assert s["impact_time_sigma_s"] == same(ev.impact_sigma_s)
+    assert s["impact_time_s"] == same(float(z["impact_time_s"]))
     sp = cap_events.interval_speeds(cap_events.club_head_point(cap), rate)
     f = ev.impact_frame
-    assert s["clubhead_speed_pre_impact_measured_mps"] == pytest.approx(sp[f])
-    assert s["clubhead_speed_post_impact_measured_mps"] == pytest.approx(sp[f + 2])
+    assert s["clubhead_speed_pre_impact_measured_mps"] == same(sp[f])
+    assert s["clubhead_speed_post_impact_measured_mps"] == same(sp[f + 2])
     cand = candidate.load(out / "fit" / "candidate.json")
     drake = registry.adapter_class("drake")(cand.model)
     heads = [m for m in cap.markerset.club_head if m in [str(x) for x in z["labels"]]]
@@ -275,11 +288,14 @@ def test_swing_impact_summary_and_checks(quick_swing):
                      for k in (f - 1, f, f + 1, f + 2)])
     pre, post = (np.linalg.norm(club[1] - club[0]) * rate,
                  np.linalg.norm(club[3] - club[2]) * rate)
-    assert s["clubhead_speed_pre_impact_fitted_mps"] == pytest.approx(pre, rel=1e-8)
-    assert s["clubhead_speed_post_impact_fitted_mps"] == pytest.approx(post, rel=1e-8)
+    eng = lookup("swing", "clubhead_speed_engines")
+    assert s["clubhead_speed_pre_impact_fitted_mps"] == pytest.approx(pre, rel=eng.rtol,
+                                                                      abs=eng.atol)
+    assert s["clubhead_speed_post_impact_fitted_mps"] == pytest.approx(post, rel=eng.rtol,
+                                                                       abs=eng.atol)
     ball = np.linalg.norm(z["impulse_Ns"]) / 0.04593
-    assert s["ball_speed_mps"] == pytest.approx(ball, rel=1e-12)
-    assert s["smash_factor"] == pytest.approx(ball / pre, rel=1e-8)
+    assert s["ball_speed_mps"] == same(ball)
+    assert s["smash_factor"] == pytest.approx(ball / pre, rel=eng.rtol, abs=eng.atol)
     # the checks, recomputed from these numbers and the table, as the command printed them
     rel = lookup("swing", "clubhead_speed_through_impact").atol
     lo = lookup("swing", "smash_factor_driver_low").atol

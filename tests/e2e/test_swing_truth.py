@@ -46,7 +46,9 @@ def test_truth_satisfies_the_equations_of_motion_in_another_engine(truth):
     assert (f[..., 2] >= 0).all()
     assert (ratio[tr.stick] <= lookup("swing", "contact_friction_ratio").atol).all()
     pelvis = [adapter.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
-    assert np.abs(tr.tau[:, pelvis]).max() == pytest.approx(tr.residual_peak_N)
+    st = lookup("swing", "stated_figure")
+    assert np.abs(tr.tau[:, pelvis]).max() == pytest.approx(tr.residual_peak_N, rel=st.rtol,
+                                                            abs=st.atol)
     assert tr.residual_peak_N <= lookup("swing", "residual_force_peak").atol
     # the weight-shift prior moved the load to the lead foot, as the truth says it did
     lead = [k for k, n in enumerate(tr.frames) if n.startswith("l_")]
