@@ -774,6 +774,47 @@ def _solve_banded_spd(S, rhs):
     return solveh_banded(ab, rhs)
 
 
+def laplace_terms(ne: dict) -> dict:
+    """Laplace's method at a fit: ``half_log_det`` ½ log det H of the Gauss–Newton
+    Hessian of the whole objective (the spline coefficients, the contact-force
+    coefficients and, with an impact, the impulse Λ), ``dim`` the number of unknowns,
+    and ``impulse_cov`` [H⁻¹]_ΛΛ (3, 3) [N²·s²] the impulse's marginal covariance (None
+    without an impact). By the block elimination of ``_lm_step`` without damping: the
+    force blocks frame by frame, the banded coefficient system by banded Cholesky, the
+    impulse's 3 × 3 Schur complement last (det H is the product of the pivots' dets).
+    A Hessian that is not numerically positive definite gives NaN terms."""
+    try:
+        return _laplace_terms(ne)
+    except (np.linalg.LinAlgError, ValueError):
+        return {"half_log_det": float("nan"), "dim": 0, "impulse_cov": None}
+
+
+def _laplace_terms(ne: dict) -> dict:
+    from scipy.linalg import cholesky_banded
+
+    S = ne["H"].copy()
+    logdet, dim = 0.0, S.shape[0]
+    for i, (Hcb, Hbb) in enumerate(zip(ne["Hcb"], ne["Hbb"])):
+        logdet += 2.0 * float(np.log(np.diag(np.linalg.cholesky(Hbb))).sum())
+        dim += Hbb.shape[0]
+        ix = slice(ne["idx"][i][0], ne["idx"][i][-1] + 1)
+        S[ix, ix] -= Hcb @ np.linalg.solve(Hbb, Hcb.T)
+    nzr, nzc = np.nonzero(S)
+    u = int(np.max(nzc - nzr)) if nzr.size else 0
+    ab = np.zeros((u + 1, S.shape[0]))
+    for k in range(u + 1):
+        ab[u - k, k:] = np.diagonal(S, k)
+    logdet += 2.0 * float(np.log(cholesky_banded(ab)[-1]).sum())
+    cov = None
+    if "HLL" in ne:
+        X = _solve_banded_spd(S, ne["HcL"])
+        D = ne["HLL"] - ne["HcL"].T @ X
+        logdet += float(np.linalg.slogdet(D)[1])
+        dim += 3
+        cov = np.linalg.inv(D)
+    return {"half_log_det": 0.5 * logdet, "dim": dim, "impulse_cov": cov}
+
+
 def _lm_step(ne: dict, lam: float):
     """The Levenberg–Marquardt step of the block normal equations with damping
     lam·(diag(H) + floor): the force blocks eliminated frame by frame (Schur complement),
@@ -949,7 +990,9 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
             "reset_violation_max": float(np.abs(r).max()),
             "reset_violation_rel": float(np.linalg.norm(r) / max(np.linalg.norm(JtL),
                                                                   1e-300)),
-            "event_cost": prob.impact.event_cost()}
+            "event_cost": prob.impact.event_cost(),
+            # Laplace's method at the fit (the evidence of this event time, Λ's spread)
+            "laplace": laplace_terms(res.evaluate(theta, jac=True)["normal"])}
     return TrajectoryFitResult(C=C, q=ev["Q"], v=ev["V"], vdot=ev["A"], tau=ev["tau"],
                                t=prob.t.copy(), t_replay=tr, tau_replay=tau_r,
                                components=ev["components"], marker_residual=ev["mres"],
@@ -1003,6 +1046,7 @@ def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
     prob.set_event_time(best.impact["t_e_s"])
     best.impact["profile"] = [(float(r.impact["t_e_s"]), float(k))
                               for r, k in zip(tried, costs)]
+    best.impact["marginal"] = impact_marginal(tried, costs)
     best.impact["event_cost"] = ie.event_cost(best.impact["t_e_s"])
     best.components["event_time"] = best.impact["event_cost"]
     best.solve_time_s = time.perf_counter() - start
@@ -1011,6 +1055,43 @@ def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         say("impact time profile: " + ", ".join(f"{t:.5f} s → {k:.1f}"
                                                  for t, k in best.impact["profile"]))
     return best
+
+
+def impact_marginal(fits, costs) -> dict:
+    """The event time and the impulse marginalised over the profile's fits (each a
+    TrajectoryFitResult with ``impact["laplace"]``; ``costs`` their objective values,
+    event-time residual included): the evidence of each event time by Laplace's method,
+    log Z_i = −c_i + (d_i/2) log 2π − ½ log det H_i (the objective is the negative log
+    posterior up to a constant common to the points, in the noise the fit assumes), the
+    posterior weights (a uniform prior over the points), t_e's weighted mean and spread
+    [s] and Λ's [N·s] as the mixture of the points' Gaussian posteriors N(Λ_i, [H_i⁻¹]_ΛΛ)
+    (within- plus between-point spread)."""
+    from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
+
+    if not all(np.isfinite(f.impact["laplace"]["half_log_det"]) for f in fits):
+        return {"unavailable": "the Gauss–Newton Hessian of a profile point is not "
+                               "numerically positive definite: no Laplace evidence"}
+    lz = [-float(c) + 0.5 * f.impact["laplace"]["dim"] * LOG_2PI
+          - f.impact["laplace"]["half_log_det"] for f, c in zip(fits, costs)]
+    w = posterior_weights(lz)
+    t = np.array([f.impact["t_e_s"] for f in fits])
+    mean_t = float(w @ t)
+    L_mean, L_cov = mixture([f.impulse for f in fits],
+                            [f.impact["laplace"]["impulse_cov"] for f in fits], w)
+    return {"points": [{"t_e_s": float(f.impact["t_e_s"]), "log_evidence": float(z),
+                        "weight": float(wi), "impulse_Ns": [float(x) for x in f.impulse],
+                        "impulse_sd_Ns": np.sqrt(np.diag(
+                            f.impact["laplace"]["impulse_cov"])).tolist()}
+                       for f, z, wi in zip(fits, lz, w)],
+            "t_e_mean_s": mean_t,
+            "t_e_sd_s": float(np.sqrt(max(float(w @ (t - mean_t) ** 2), 0.0))),
+            "impulse_mean_Ns": L_mean.tolist(), "impulse_cov_Ns2": L_cov.tolist(),
+            "what": "Laplace evidence of each event time of the profile (log Z = −cost + "
+                    "(d/2) log 2π − ½ log det H, H the Gauss–Newton Hessian of all the "
+                    "fit's unknowns), posterior weights under a uniform prior over those "
+                    "times, and the mixture of the points' Gaussian posteriors; the "
+                    "noise is the fit's assumed σ, so with a marker RMSE above it the "
+                    "spreads are lower bounds"}
 
 
 def _off_frames(prob: FitProblem, t: float) -> float:

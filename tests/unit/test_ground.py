@@ -156,3 +156,4 @@ def test_standing_golfer_is_consistent_in_every_interval(standing):
     cop = consistency.centre_of_pressure(P, fr.forces[0], float(prob.contact.anchors[0, 2]))
     # the residual moment (≤ 0.08 N·m) over the body weight (785 N) moves it ≤ 0.1 mm
     assert np.linalg.norm(cop - com[:2]) <= 1e-4, (cop, com)   # m
+

@@ -171,3 +171,30 @@ def test_every_engine_replays_through_the_impact(fitted):
         assert np.linalg.norm(X[k + 1, pin.nq:] - X[k, pin.nq:]) > 0.1 * np.linalg.norm(
             prob.velocity_jump(fr.C)), e
     assert seen == ENGINES, seen
+
+
+def test_impact_laplace_terms_and_marginal(fitted):
+    """The impulse's Laplace terms against the dense Hessian (coefficients and Λ), and the
+    marginal over the profile: weights from the stated evidences, summing to 1, the
+    marginal event time within a frame of the truth and the marginal impulse's spread
+    covering the between-point spread."""
+    sw, _, prob, fr = fitted
+    res = tf._Residuals(prob)
+    ne = res.evaluate(np.r_[fr.C.ravel(), fr.impulse], jac=True)["normal"]
+    H = np.block([[ne["H"], ne["HcL"]], [ne["HcL"].T, ne["HLL"]]])
+    sign, logdet = np.linalg.slogdet(H)
+    lt = tf.laplace_terms(ne)
+    tol = lookup("schedules", "laplace_blocks").atol
+    assert sign > 0 and abs(lt["half_log_det"] - 0.5 * logdet) <= tol * abs(0.5 * logdet)
+    cov = np.linalg.inv(H)[-3:, -3:]
+    assert np.abs(lt["impulse_cov"] - cov).max() <= tol * np.abs(cov).max()
+    m = fr.impact["marginal"]
+    lz = np.array([p["log_evidence"] for p in m["points"]])
+    w = np.array([p["weight"] for p in m["points"]])
+    assert abs(w.sum() - 1.0) <= lookup("schedules", "weights_sum").atol
+    assert np.allclose(w, np.exp(lz - lz.max()) / np.exp(lz - lz.max()).sum(), rtol=0,
+                       atol=lookup("schedules", "weights_sum").atol)
+    assert abs(m["t_e_mean_s"] - sw.t_e) <= lookup("swing", "impact_time_frames").atol * prob.h
+    L = np.array([p["impulse_Ns"] for p in m["points"]])
+    between = w @ (L - np.asarray(m["impulse_mean_Ns"])) ** 2
+    assert np.all(np.diag(m["impulse_cov_Ns2"]) >= between * (1 - 1e-9))
