@@ -1080,8 +1080,8 @@ def impact_marginal(fits, costs) -> dict:
                             [f.impact["laplace"]["impulse_cov"] for f in fits], w)
     return {"points": [{"t_e_s": float(f.impact["t_e_s"]), "log_evidence": float(z),
                         "weight": float(wi), "impulse_Ns": [float(x) for x in f.impulse],
-                        "impulse_sd_Ns": np.sqrt(np.diag(
-                            f.impact["laplace"]["impulse_cov"])).tolist()}
+                        "impulse_cov_Ns2": np.asarray(
+                            f.impact["laplace"]["impulse_cov"]).tolist()}
                        for f, z, wi in zip(fits, lz, w)],
             "t_e_mean_s": mean_t,
             "t_e_sd_s": float(np.sqrt(max(float(w @ (t - mean_t) ** 2), 0.0))),

@@ -439,10 +439,25 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
     speeds = np.linalg.norm(np.diff(club, axis=0), axis=1) / h
     band = (lookup("swing", f"smash_factor_{s.club}_low").atol,
             lookup("swing", f"smash_factor_{s.club}_high").atol)
+    marginal = dict(fr.impact.get("marginal") or {})
+    if "points" in marginal:
+        # ball speed |Λ|/m_ball per point, its variance by the delta method (uᵀ Σ u / m²,
+        # u = Λ/|Λ|), then the mixture over the points; the smash factor over v_pre
+        b, var = [], []
+        for pt in marginal["points"]:
+            Li, cov = np.asarray(pt["impulse_Ns"]), np.asarray(pt["impulse_cov_Ns2"])
+            u = Li / np.linalg.norm(Li)
+            b.append(float(np.linalg.norm(Li)) / s.ball_mass_kg)
+            var.append(float(u @ cov @ u) / s.ball_mass_kg ** 2)
+        w = np.array([pt["weight"] for pt in marginal["points"]])
+        mb = float(w @ np.array(b))
+        sb = float(np.sqrt(max(float(w @ (np.array(var) + np.array(b) ** 2)) - mb ** 2, 0.0)))
+        marginal.update(ball_speed_mean_mps=mb, ball_speed_sd_mps=sb,
+                        smash_factor_mean=mb / v_pre, smash_factor_sd=sb / v_pre)
     return {"t_e_s": float(fr.impact["t_e_s"]), "t_hat_s": float(ev.impact_s),
             "sigma_s": float(ev.impact_sigma_s), "frame_interval_s": h,
             "impact_frame": int(ev.impact_frame), "contact_point": s.impact_frame,
-            "profile": fr.impact.get("profile", []),
+            "profile": fr.impact.get("profile", []), "marginal": marginal,
             "impulse_Ns": L.tolist(), "impulse_magnitude_Ns": float(np.linalg.norm(L)),
             "ball_mass_kg": s.ball_mass_kg, "ball_speed_mps": ball,
             "clubhead_speed_pre_impact_fitted_mps": v_pre,

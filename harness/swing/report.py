@@ -390,12 +390,39 @@ def impact_section(summary: dict, sp: dict) -> tuple:
              f"{im['reset_violation_max']:.1e} ({im['reset_violation_rel']:.1e})")]
     table = ("<table id='impact'>" + "".join(
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td></tr>" for a, b in rows) + "</table>")
+    table += _marginal_table(im.get("marginal") or {})
     note = ("<p class='note'>The candidate handed to the engines holds both phases and "
             "the impact as an event: each engine replays the pre-impact phase, applies the "
             "fitted impulse Λ at the club head through its own mass matrix and Jacobian "
             "(M(v⁺ − v⁻) = JᵀΛ), then replays the post-impact phase. The ground forces "
             "enter every phase as known generalized forces, as in the fit.</p>")
     return (IMPACT_TITLE, table + note + F.grid([fig], 420))
+
+
+def _marginal_table(mg: dict) -> str:
+    """HTML: the impact time marginalised over the profile's event times (their Laplace
+    evidence and posterior weight, the impulse magnitude at each [N·s]), then the
+    marginal event time [s], ball speed [m/s] and smash factor as mean ± standard
+    deviation; or why there is none."""
+    from markupsafe import escape
+
+    if not mg:
+        return ""
+    if "points" not in mg:
+        return f"<p class='note'>No marginal over the impact time: {escape(mg['unavailable'])}.</p>"
+    rows = "".join(
+        f"<tr><td>{p['t_e_s']:.5f}</td><td>{p['log_evidence']:.1f}</td>"
+        f"<td>{p['weight']:.3f}</td><td>{float(np.linalg.norm(p['impulse_Ns'])):.3f}</td></tr>"
+        for p in sorted(mg["points"], key=lambda p: p["t_e_s"]))
+    head = ("<p><b>The impact time marginalised</b> over the event times the fit tried "
+            "(Laplace evidence of each, posterior weights under a uniform prior): t_e = "
+            f"{mg['t_e_mean_s']:.5f} s ± {1e3 * mg['t_e_sd_s']:.3f} ms, ball speed "
+            f"{mg['ball_speed_mean_mps']:.1f} ± {mg['ball_speed_sd_mps']:.1f} m/s, smash "
+            f"factor {mg['smash_factor_mean']:.3f} ± {mg['smash_factor_sd']:.3f}. The noise "
+            "is the one the fit assumes (σ of the markers in the settings); with a marker "
+            "RMSE above it these spreads are lower bounds.</p>")
+    return (head + "<table id='impact-marginal'><tr><th>t_e [s]</th><th>log evidence"
+            "</th><th>weight</th><th>|Λ| [N·s]</th></tr>" + rows + "</table>")
 
 
 def _u(unit: str) -> str:

@@ -312,3 +312,15 @@ def test_swing_impact_summary_and_checks(quick_swing):
         line = [x for x in lines if name in x]
         assert len(line) == 1, name
         assert line[0].lstrip().startswith("met" if ok else "NOT met"), line[0]
+    # the impact time marginalised over the profile: weights from the stated evidences,
+    # the marginal ball speed the weighted mean of the points' |Λ|/m_ball, shown in the page
+    mg = fit["fit"]["impact"]["marginal"]
+    lz = np.array([q["log_evidence"] for q in mg["points"]])
+    w = np.exp(lz - lz.max()) / np.exp(lz - lz.max()).sum()
+    ws = lookup("schedules", "weights_sum").atol
+    assert np.allclose([q["weight"] for q in mg["points"]], w, rtol=0, atol=ws)
+    assert [q["t_e_s"] for q in mg["points"]] == [t for t, _ in fit["fit"]["impact"]["profile"]]
+    balls = [np.linalg.norm(q["impulse_Ns"]) / 0.04593 for q in mg["points"]]
+    assert mg["ball_speed_mean_mps"] == pytest.approx(float(w @ balls), rel=eng.rtol)
+    assert mg["smash_factor_mean"] == pytest.approx(float(w @ balls) / pre, rel=eng.rtol)
+    assert "id='impact-marginal'" in (out / "index.html").read_text()
