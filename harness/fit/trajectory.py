@@ -1059,39 +1059,46 @@ def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
 
 def impact_marginal(fits, costs) -> dict:
     """The event time and the impulse marginalised over the profile's fits (each a
-    TrajectoryFitResult with ``impact["laplace"]``; ``costs`` their objective values,
-    event-time residual included): the evidence of each event time by Laplace's method,
-    log Z_i = −c_i + (d_i/2) log 2π − ½ log det H_i (the objective is the negative log
-    posterior up to a constant common to the points, in the noise the fit assumes), the
-    posterior weights (a uniform prior over the points), t_e's weighted mean and spread
-    [s] and Λ's [N·s] as the mixture of the points' Gaussian posteriors N(Λ_i, [H_i⁻¹]_ΛΛ)
-    (within- plus between-point spread)."""
+    TrajectoryFitResult with ``impact["laplace"]``; ``costs`` their objective values c_i,
+    the event-time residual included). Weights: the profile likelihood, w_i ∝ exp(−c_i)
+    (the objective is the negative log posterior up to a constant) under a uniform prior
+    over the event times tried. Laplace's Occam factor (d_i/2) log 2π − ½ log det H_i is
+    computed and reported (``laplace_log_evidence``) but left out of the weights: the
+    spline's knots move with t_e (a break beside a frame leaves a basis function that
+    barely reaches the data), so the Hessians at different t_e describe different
+    parameters and their determinants differ by the basis, not the event. t_e's weighted
+    mean and spread [s]; Λ's [N·s] as the mixture of the points' Gaussian posteriors
+    N(Λ_i, [H_i⁻¹]_ΛΛ) (within- plus between-point spread)."""
     from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
 
     if not all(np.isfinite(f.impact["laplace"]["half_log_det"]) for f in fits):
         return {"unavailable": "the Gauss–Newton Hessian of a profile point is not "
-                               "numerically positive definite: no Laplace evidence"}
-    lz = [-float(c) + 0.5 * f.impact["laplace"]["dim"] * LOG_2PI
-          - f.impact["laplace"]["half_log_det"] for f, c in zip(fits, costs)]
-    w = posterior_weights(lz)
+                               "numerically positive definite: no impulse covariance"}
+    ll = [-float(c) for c in costs]
+    lz = [x + 0.5 * f.impact["laplace"]["dim"] * LOG_2PI - f.impact["laplace"]["half_log_det"]
+          for f, x in zip(fits, ll)]
+    w = posterior_weights(ll)
     t = np.array([f.impact["t_e_s"] for f in fits])
     mean_t = float(w @ t)
     L_mean, L_cov = mixture([f.impulse for f in fits],
                             [f.impact["laplace"]["impulse_cov"] for f in fits], w)
-    return {"points": [{"t_e_s": float(f.impact["t_e_s"]), "log_evidence": float(z),
-                        "weight": float(wi), "impulse_Ns": [float(x) for x in f.impulse],
+    return {"points": [{"t_e_s": float(f.impact["t_e_s"]), "log_likelihood": x,
+                        "laplace_log_evidence": float(z), "weight": float(wi),
+                        "impulse_Ns": [float(v) for v in f.impulse],
                         "impulse_cov_Ns2": np.asarray(
                             f.impact["laplace"]["impulse_cov"]).tolist()}
-                       for f, z, wi in zip(fits, lz, w)],
+                       for f, x, z, wi in zip(fits, ll, lz, w)],
             "t_e_mean_s": mean_t,
             "t_e_sd_s": float(np.sqrt(max(float(w @ (t - mean_t) ** 2), 0.0))),
             "impulse_mean_Ns": L_mean.tolist(), "impulse_cov_Ns2": L_cov.tolist(),
-            "what": "Laplace evidence of each event time of the profile (log Z = −cost + "
-                    "(d/2) log 2π − ½ log det H, H the Gauss–Newton Hessian of all the "
-                    "fit's unknowns), posterior weights under a uniform prior over those "
-                    "times, and the mixture of the points' Gaussian posteriors; the "
-                    "noise is the fit's assumed σ, so with a marker RMSE above it the "
-                    "spreads are lower bounds"}
+            "what": "profile likelihood of each event time the fit tried (log L = −cost, "
+                    "the objective as a negative log posterior), posterior weights under a "
+                    "uniform prior over those times, and the mixture of the points' "
+                    "Gaussian posteriors of Λ (covariance [H⁻¹]_ΛΛ, H the Gauss–Newton "
+                    "Hessian of all the fit's unknowns). Laplace's evidence is reported "
+                    "but not used: the spline's knots move with t_e, so the determinants "
+                    "of H compare bases, not event times. The noise is the fit's assumed "
+                    "σ, so with a marker RMSE above it the spreads are lower bounds"}
 
 
 def _off_frames(prob: FitProblem, t: float) -> float:

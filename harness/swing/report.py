@@ -411,18 +411,22 @@ def _marginal_table(mg: dict) -> str:
     if "points" not in mg:
         return f"<p class='note'>No marginal over the impact time: {escape(mg['unavailable'])}.</p>"
     rows = "".join(
-        f"<tr><td>{p['t_e_s']:.5f}</td><td>{p['log_evidence']:.1f}</td>"
-        f"<td>{p['weight']:.3f}</td><td>{float(np.linalg.norm(p['impulse_Ns'])):.3f}</td></tr>"
+        f"<tr><td>{p['t_e_s']:.5f}</td><td>{p['log_likelihood']:.1f}</td>"
+        f"<td>{p['weight']:.3f}</td><td>{float(np.linalg.norm(p['impulse_Ns'])):.3f}</td>"
+        f"<td>{p['laplace_log_evidence']:.1f}</td></tr>"
         for p in sorted(mg["points"], key=lambda p: p["t_e_s"]))
     head = ("<p><b>The impact time marginalised</b> over the event times the fit tried "
-            "(Laplace evidence of each, posterior weights under a uniform prior): t_e = "
+            "(profile likelihood of each, posterior weights under a uniform prior; Laplace's "
+            "evidence is listed but not used, because the spline's knots move with t_e and "
+            "its determinant compares bases, not event times): t_e = "
             f"{mg['t_e_mean_s']:.5f} s ± {1e3 * mg['t_e_sd_s']:.3f} ms, ball speed "
             f"{mg['ball_speed_mean_mps']:.1f} ± {mg['ball_speed_sd_mps']:.1f} m/s, smash "
             f"factor {mg['smash_factor_mean']:.3f} ± {mg['smash_factor_sd']:.3f}. The noise "
             "is the one the fit assumes (σ of the markers in the settings); with a marker "
             "RMSE above it these spreads are lower bounds.</p>")
-    return (head + "<table id='impact-marginal'><tr><th>t_e [s]</th><th>log evidence"
-            "</th><th>weight</th><th>|Λ| [N·s]</th></tr>" + rows + "</table>")
+    return (head + "<table id='impact-marginal'><tr><th>t_e [s]</th><th>log likelihood "
+            "(−cost)</th><th>weight</th><th>|Λ| [N·s]</th><th>Laplace log evidence (not "
+            "used)</th></tr>" + rows + "</table>")
 
 
 def _u(unit: str) -> str:

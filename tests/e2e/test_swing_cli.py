@@ -315,11 +315,12 @@ def test_swing_impact_summary_and_checks(quick_swing):
     # the impact time marginalised over the profile: weights from the stated evidences,
     # the marginal ball speed the weighted mean of the points' |Λ|/m_ball, shown in the page
     mg = fit["fit"]["impact"]["marginal"]
-    lz = np.array([q["log_evidence"] for q in mg["points"]])
+    lz = np.array([q["log_likelihood"] for q in mg["points"]])
     w = np.exp(lz - lz.max()) / np.exp(lz - lz.max()).sum()
     ws = lookup("schedules", "weights_sum").atol
     assert np.allclose([q["weight"] for q in mg["points"]], w, rtol=0, atol=ws)
-    assert [q["t_e_s"] for q in mg["points"]] == [t for t, _ in fit["fit"]["impact"]["profile"]]
+    assert [(q["t_e_s"], -q["log_likelihood"]) for q in mg["points"]] == [
+        tuple(x) for x in fit["fit"]["impact"]["profile"]]   # −log L is the profile's cost
     balls = [np.linalg.norm(q["impulse_Ns"]) / 0.04593 for q in mg["points"]]
     assert mg["ball_speed_mean_mps"] == pytest.approx(float(w @ balls), rel=eng.rtol)
     assert mg["smash_factor_mean"] == pytest.approx(float(w @ balls) / pre, rel=eng.rtol)

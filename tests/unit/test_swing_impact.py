@@ -175,7 +175,7 @@ def test_every_engine_replays_through_the_impact(fitted):
 
 def test_impact_laplace_terms_and_marginal(fitted):
     """The impulse's Laplace terms against the dense Hessian (coefficients and Λ), and the
-    marginal over the profile: weights from the stated evidences, summing to 1, the
+    marginal over the profile: weights from the profile's costs, summing to 1, the
     marginal event time within a frame of the truth and the marginal impulse's spread
     covering the between-point spread."""
     sw, _, prob, fr = fitted
@@ -189,7 +189,8 @@ def test_impact_laplace_terms_and_marginal(fitted):
     cov = np.linalg.inv(H)[-3:, -3:]
     assert np.abs(lt["impulse_cov"] - cov).max() <= tol * np.abs(cov).max()
     m = fr.impact["marginal"]
-    lz = np.array([p["log_evidence"] for p in m["points"]])
+    lz = np.array([p["log_likelihood"] for p in m["points"]])
+    assert [(p["t_e_s"], -p["log_likelihood"]) for p in m["points"]] == fr.impact["profile"]
     w = np.array([p["weight"] for p in m["points"]])
     assert abs(w.sum() - 1.0) <= lookup("schedules", "weights_sum").atol
     assert np.allclose(w, np.exp(lz - lz.max()) / np.exp(lz - lz.max()).sum(), rtol=0,
