@@ -194,8 +194,10 @@ class Figure:
                             "line": {"color": color_, "dash": dash, "width": 1.4},
                             "hoverinfo": "name"})
 
-    def vline(self, x: float, label: str, *, color_: str = "#555", dash: str = "dot"):
-        """A vertical marker line (an event) with its label at the top."""
+    def vline(self, x: float, label: str, *, color_: str = "#555", dash: str = "dot",
+              side: str = "center"):
+        """A vertical marker line (an event) with its label at the top: centred on the
+        line, or ``side`` "left" / "right" of it (two events close together)."""
         x = _num(x)
         if x is None:
             return
@@ -204,6 +206,8 @@ class Figure:
                                                        "width": 1.2}})
         self.annotations.append({"x": x, "xref": "x", "y": 1, "yref": "paper",
                                  "yanchor": "bottom", "text": html.escape(str(label)),
+                                 "xanchor": {"left": "right", "right": "left"}.get(side,
+                                                                                   "center"),
                                  "showarrow": False, "font": {"size": 11}})
 
     def heatmap(self, z, x, y, colorbar: str, *, log: bool = False):

@@ -71,7 +71,7 @@ class SwingSettings:
     w_effort: float = 1e-3
     w_smooth: float = 1.0            # docs/swing.md: the held-out study and the force truth
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
-    knot_frames: int = 2
+    knot_frames: int = 3
     control_degree: int = 16         # replay controls lobatto<P>: P + 1 knots per interval
     samples_per_frame: int = 16      # only for control_degree 0 (cubic samples)
     reint_rtol: float = 1e-12        # DOP853 rtol = atol of the reintegration and replay

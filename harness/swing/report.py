@@ -364,13 +364,16 @@ def impact_section(summary: dict, sp: dict) -> tuple:
     from markupsafe import escape
 
     im = summary["fit"]["impact"]
-    fig = F.Figure("club-head speed through impact, measured vs fitted", "t", "s",
-                   "club-head speed (one frame interval)", "m/s", legend="below")
+    fig = F.Figure("club-head speed through impact (over each frame interval), measured vs "
+                   "fitted", "t", "s", "club-head speed", "m/s", legend="below")
     fig.line(sp["t"], sp["measured"], "measured (capture)", color_=F.color(0))
     fig.line(sp["t"], sp["fitted"], "fitted (model's club-head marker frames)",
              color_=F.color(1), dash="dash")
-    fig.vline(im["t_hat_s"], "impact measured", color_="#999")
-    fig.vline(im["t_e_s"], "impact fitted", color_="#d62728")
+    early = im["t_e_s"] >= im["t_hat_s"]  # labels on the outer sides: they never overlap
+    fig.vline(im["t_hat_s"], "impact measured", color_="#999",
+              side="left" if early else "right")
+    fig.vline(im["t_e_s"], "impact fitted", color_="#d62728",
+              side="right" if early else "left")
     L = ", ".join(f"{x:+.3f}" for x in im["impulse_Ns"])
     rows = [("impact time, fitted (measured ± σ)",
              f"{im['t_e_s']:.5f} s ({im['t_hat_s']:.5f} ± {im['sigma_s']:.5f} s)"),

@@ -2,9 +2,9 @@
 shared quick swing: its torques and foot forces satisfy the equations of motion in an
 engine other than the one that built them, its forces are ones a floor can apply, and
 the contact schedule the fit derives from its noisy markers dates the modes closer to the
-truth's than the lift height alone. How well the fit recovers the truth's forces is
-measured by bench/swing_truth.py (docs/swing.md): not yet within the table's
-swing/grf_truth, so no test asserts it."""
+truth's than the lift height alone, and the fit with the full settings recovers the
+ground reaction force within the table's swing/grf_truth (bench/swing_truth.py measures
+more seeds and settings, docs/swing.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -81,3 +81,16 @@ def test_hysteresis_dates_the_contact_modes_closer_to_the_truth(truth, truth_ik)
     wrong_lift_only = int((lift_only.stick != tr.stick).sum())
     assert wrong < wrong_lift_only, (wrong, wrong_lift_only)
 
+
+
+def test_the_fit_recovers_the_truths_ground_reaction_force(truth):
+    """The swing fit with the full settings (its own IK, the schedule it derives from the
+    noisy markers, its dynamic fit) recovers the truth's total ground reaction force from
+    the top to impact within swing/grf_truth of body weight (RMS over frames)."""
+    from harness.swing import groundtruth as gt
+    from harness.swing.pipeline import SwingSettings
+
+    adapter, _, _, tr = truth
+    r = gt.recover(adapter, tr, SwingSettings())
+    err = r["grf_rms_bw"]["top_to_impact"]["total"]
+    assert err <= lookup("swing", "grf_truth").atol, r["grf_rms_bw"]
