@@ -74,6 +74,11 @@ class WholeBodyTruth:
     top_index: int          # frame index of the top of the backswing (scored from there)
     sigma_m: float
     seed: int
+    # through the ball impact (``through_impact``): the event time [s], the impulse Λ (3,)
+    # [N·s] world axes on the club at ``impact_frame``; None without
+    impact_time_s: float | None = None
+    impulse_Ns: np.ndarray | None = None
+    impact_frame: str | None = None
 
 
 def source(swing_dir):
@@ -103,22 +108,57 @@ def source(swing_dir):
     return adapter, s, doc, arr
 
 
-def _spline(arr, t):
+def _spline(arr, t, post: bool = False):
     from scipy.interpolate import BSpline
 
-    b = BSpline(arr["spline_knots"], arr["spline_coefficients"], int(arr["spline_degree"]))
+    tail = "_post" if post else ""
+    b = BSpline(arr["spline_knots" + tail], arr["spline_coefficients" + tail],
+                int(arr["spline_degree"]))
     return b(t), b.derivative(1)(t), b.derivative(2)(t)
 
 
+def _through_impact(adapter, arr, t, tau_s: float = 0.005):
+    """(q, q̇, q̈) (N, nv) at the frames t [s] through the ball impact, and (t_e [s], Λ (3,)
+    [N·s], frame): the pre-impact spline up to t_e; after it the post-impact spline plus
+    δ·s·exp(−s/τ) (s = t − t_e, τ = ``tau_s``), with δ = v⁺ − S_post'(t_e) and
+    v⁺ = v⁻ + M⁻¹JᵀΛ the exact reset of the source fit's impulse in the adapter's
+    dynamics (the fit held the reset as a penalty, so its own v⁺ is off by the
+    violation; the correction vanishes at t_e and dies out within a few τ)."""
+    t_e = float(arr["impact_time_s"])
+    L = np.asarray(arr["impulse_Ns"], float)
+    frame = str(arr["impact_frame_name"])
+    pre = t <= t_e
+    q, v, vd = (np.empty((t.size, adapter.nv)) for _ in range(3))
+    q[pre], v[pre], vd[pre] = _spline(arr, t[pre])
+    qe, vm, _ = (x[0] for x in _spline(arr, np.array([t_e])))
+    J = adapter.frame_jacobian(qe, frame)[:3]
+    vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ L)
+    d = vp - _spline(arr, np.array([t_e]), post=True)[1][0]
+    sp = t[~pre] - t_e
+    e = np.exp(-sp / tau_s)[:, None]
+    qa, va, aa = _spline(arr, t[~pre], post=True)
+    q[~pre] = qa + d * (sp[:, None] * e)
+    v[~pre] = va + d * (e * (1.0 - sp[:, None] / tau_s))
+    vd[~pre] = aa + d * (e * (sp[:, None] / tau_s ** 2 - 2.0 / tau_s))
+    return q, v, vd, (t_e, L, frame)
+
+
 def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed: int = 0,
-                     lead_share=(0.5, 0.8), w_equation: float = 1e4) -> WholeBodyTruth:
+                     lead_share=(0.5, 0.8), w_equation: float = 1e4,
+                     through_impact: bool = False) -> WholeBodyTruth:
     """The truth of the module docstring from a swing folder's ``source`` (adapter,
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
-    against the prior in the per-frame non-negative least squares."""
+    against the prior in the per-frame non-negative least squares. ``through_impact``
+    (a two-phase source fit): the whole window with the source's impulse as the truth's
+    (``_through_impact``); otherwise the pre-impact phase."""
     t = np.asarray(arr["t"], float)
-    if "impact_time_s" in arr:     # a two-phase fit: the truth is its pre-impact phase
-        t = t[t < float(arr["impact_time_s"])]
-    q, v, vd = _spline(arr, t)
+    impact = (None, None, None)
+    if "impact_time_s" in arr and through_impact:
+        q, v, vd, impact = _through_impact(adapter, arr, t)
+    else:
+        if "impact_time_s" in arr:     # a two-phase fit: the truth is its pre-impact phase
+            t = t[t < float(arr["impact_time_s"])]
+        q, v, vd = _spline(arr, t)
     frames = tuple(str(x) for x in arr["contact_frames"])
     stick = np.asarray(arr["contact_stick"], bool)[:len(t)]
     labels = tuple(str(x) for x in arr["labels"])
@@ -158,7 +198,7 @@ def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed
                           float(doc["ground"]["floor_z_m"]), bw, share,
                           float(np.abs(tau[:, trans]).max()),
                           int(doc["window"]["top_frame"]) - int(doc["window"]["first_frame"]),
-                          sigma_m, seed)
+                          sigma_m, seed, *impact)
 
 
 def _rms_bw(a, b, bw) -> float:
@@ -188,21 +228,46 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     and over the whole window; the fit's and the truth's mean vertical force per foot
     [BW]; the joint-torque RMS error top → impact [N·m] (all joints, and per joint);
     the marker RMSE [mm]; the pelvis residual of the fit [N]; the share of point-frames
-    whose contact mode agrees with the truth's; the wall time [s]."""
+    whose contact mode agrees with the truth's; the wall time [s]. A truth through the
+    impact is fitted through it (the event time measured from its noisy club-head
+    markers, as for a capture): ``impulse`` compares the fitted Λ with the truth's
+    (relative error of the vector and of its magnitude, and along the direction the club
+    head moves most under an impulse, the leading eigenvector of J M⁻¹ Jᵀ at the fitted
+    impact, with that direction's share of the truth's Λ and the ratio of the two
+    largest eigenvalues); else None."""
     from harness.capture import ik
     from harness.capture.scaling import GRIP_PAIRS
     from harness.swing.pipeline import fit_problem
 
-    if hasattr(settings, "impact"):   # the truth ends before the ball: one phase
-        settings = dataclasses.replace(settings, impact=False)
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
+    impact_ev = None
+    if truth.impulse_Ns is None:
+        if hasattr(settings, "impact"):   # the truth ends before the ball: one phase
+            settings = dataclasses.replace(settings, impact=False)
+    else:  # the event time measured from the noisy club-head markers, as for a capture
+        from harness.capture import events as cap_events
+        from harness.capture.markerset import DRIVER_SWING
+
+        heads = [k for k, n in enumerate(truth.labels) if n in DRIVER_SWING.club_head]
+        imp = cap_events.impact(truth.markers[:, heads].mean(axis=1), 1.0 / h)
+        t_hat = float(truth.t[0]) + imp.t_s
+        span = settings.impact_search_frames * h
+        impact_ev = tf.ImpactEvent(truth.impact_frame, t_hat, t_hat, imp.sigma_s,
+                                   (max(t_hat - span, float(truth.t[1])),
+                                    min(t_hat + span, float(truth.t[-2]))),
+                                   sigma_reset=settings.sigma_reset,
+                                   sigma_impulse=settings.sigma_impulse_ns)
     ikr = ik.track(adapter, list(truth.labels), truth.markers, truth.q[0], pairs=GRIP_PAIRS)
     prob = fit_problem(adapter, truth.labels, truth.markers, ikr.q, float(truth.t[0]), h,
-                       settings, truth.floor_z_m)
+                       settings, truth.floor_z_m, impact=impact_ev)
     if stick is not None:
         prob.contact.stick = np.asarray(stick, bool).copy()
-    fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
+    if impact_ev is None:
+        fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
+    else:
+        fr = tf.fit_impact(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol,
+                           refit_iter=settings.impact_refit_iter)
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)
     if fit_frames != truth.frames:
@@ -212,12 +277,32 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     for side in "lr":
         idx = [k for k, n in enumerate(truth.frames) if n.startswith(side + "_")]
         feet[side] = (fr.forces[:, idx].sum(axis=1), truth.forces[:, idx].sum(axis=1))
-    down = np.arange(truth.top_index, len(truth.t))
+    end = len(truth.t) if truth.impact_time_s is None else \
+        int(np.searchsorted(truth.t, truth.impact_time_s, side="right"))
+    down = np.arange(truth.top_index, end)     # the top to the last frame before impact
     joints = [j for j in adapter.joint_names if j not in ground.PELVIS]
     ji = [adapter.layout.slot(j).iv for j in joints]
     err = (fr.act[:, ji] - truth.tau[:, ji])[down]
     F_res, _ = ground.pelvis_wrench(adapter, fr.q, fr.act)
+    impulse = None
+    if impact_ev is not None:
+        Lt, Lf = np.asarray(truth.impulse_Ns, float), np.asarray(fr.impulse, float)
+        qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
+        J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
+        w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
+        u = U[:, -1]                           # the direction the club head moves most
+        impulse = {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
+                   "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
+                   "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
+                                                / np.linalg.norm(Lt)),
+                   "resolved_direction": u.tolist(),
+                   "resolved_error_rel": float(abs(u @ (Lf - Lt)) / abs(u @ Lt)),
+                   "resolved_share": float(abs(u @ Lt) / np.linalg.norm(Lt)),
+                   "mobility_ratio": float(w[-1] / w[-2]),
+                   "t_e_fit_s": float(fr.impact["t_e_s"]),
+                   "t_e_truth_s": float(truth.impact_time_s)}
     return {
+        "impulse": impulse,
         "grf_rms_bw": {"top_to_impact": _grf(fr.forces, truth, down),
                        "whole_window": _grf(fr.forces, truth, np.arange(len(truth.t)))},
         "foot_vertical_mean_bw": {s: {"fit": float(a[:, 2].mean() / bw),
