@@ -7,10 +7,12 @@ marker noise, the swing fit recovers the forces, and the table lists the ground 
 force error (RMS over frames, fraction of body weight) top → impact and over the whole
 window, total and per foot, the joint-torque RMS error, the marker RMSE and the contact
 schedule's agreement with the truth's. With ``--truth-schedule`` the fit is also run
-with the truth's own schedule, which separates the schedule's share of the error.
+with the truth's own schedule, which separates the schedule's share of the error. With
+``--through-impact`` the truth runs through the ball impact with the source fit's
+impulse (applied exactly) and the fit goes through it: the impulse errors are listed.
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--w-smooth 0.03,1]
+     [--settings quick|full] [--truth-schedule] [--through-impact] [--w-smooth 0.03,1]
      [--out bench/swing_truth.txt]
 """
 from __future__ import annotations
@@ -42,6 +44,9 @@ def main():
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--settings", choices=("quick", "full"), default="full")
     ap.add_argument("--truth-schedule", action="store_true")
+    ap.add_argument("--through-impact", action="store_true",
+                    help="the truth runs through the ball impact with the source's impulse; "
+                         "the fit goes through it and the impulse errors are listed")
     ap.add_argument("--w-smooth", default=None,
                     help="comma-separated smoothness weights to recover with (default: the "
                          "settings' own)")
@@ -73,7 +78,8 @@ def main():
         f"{'lead':>6s} {'trail':>6s} {'whole: total':>12s} {'torque RMS err':>15s} "
         f"{'marker RMSE':>12s} {'agreement':>9s} {'wall s':>7s}")
     for seed in (int(s) for s in args.seeds.split(",")):
-        tr = gt.whole_body_truth(adapter, doc, arr, seed=seed)
+        tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
+                                 through_impact=args.through_impact)
         for ws, which in [(ws, which) for ws in weights for which in
                           (("derived", "truth") if args.truth_schedule else ("derived",))]:
             t0 = time.perf_counter()
@@ -84,6 +90,15 @@ def main():
                 f"{w['total']:12.3f} {r['torque_rms_error_Nm']:9.1f} N·m "
                 f"{r['marker_rmse_mm']:9.2f} mm {r['schedule_agreement']:9.3f} "
                 f"{time.perf_counter() - t0:7.0f}")
+            if r["impulse"]:
+                im = r["impulse"]
+                say(f"{'':8s} impulse: truth {np.round(im['truth_Ns'], 3)} N·s, fit "
+                    f"{np.round(im['fit_Ns'], 3)} N·s; error {100 * im['error_rel']:.1f} % "
+                    f"(vector), {100 * im['magnitude_error_rel']:.1f} % (|Λ|), "
+                    f"{100 * im['resolved_error_rel']:.1f} % in the {im['resolved_dims']} "
+                    f"directions the club head moves in ({100 * im['resolved_share']:.0f} % "
+                    f"of Λ; mobility {np.round(im['mobility'], 3)} 1/kg); t_e fit "
+                    f"{im['t_e_fit_s']:.5f} s, truth {im['t_e_truth_s']:.5f} s")
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "
         f"truth's own pelvis residual ≤ {tr.residual_peak_N:.2f} N; mean vertical force "
         f"per foot (fit, truth, last seed) "

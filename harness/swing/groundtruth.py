@@ -231,10 +231,10 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     whose contact mode agrees with the truth's; the wall time [s]. A truth through the
     impact is fitted through it (the event time measured from its noisy club-head
     markers, as for a capture): ``impulse`` compares the fitted Λ with the truth's
-    (relative error of the vector and of its magnitude, and along the direction the club
-    head moves most under an impulse, the leading eigenvector of J M⁻¹ Jᵀ at the fitted
-    impact, with that direction's share of the truth's Λ and the ratio of the two
-    largest eigenvalues); else None."""
+    (relative error of the vector and of its magnitude, and in the directions the club
+    head moves in under an impulse: the eigenvectors of J M⁻¹ Jᵀ at the fitted impact
+    whose eigenvalue (mobility [1/kg], listed) is at least a tenth of the largest, with
+    their share of the truth's Λ); else None."""
     from harness.capture import ik
     from harness.capture.scaling import GRIP_PAIRS
     from harness.swing.pipeline import fit_problem
@@ -290,15 +290,19 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
         qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
         J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
         w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
-        u = U[:, -1]                           # the direction the club head moves most
+        # the directions in which an impulse moves the club head: those whose mobility
+        # (eigenvalue of J M⁻¹ Jᵀ) is at least a tenth of the largest (across the shaft);
+        # along the shaft an impulse moves the whole arm chain and the head barely
+        P = U[:, w >= 0.1 * w[-1]]
         impulse = {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
                    "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
                    "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
                                                 / np.linalg.norm(Lt)),
-                   "resolved_direction": u.tolist(),
-                   "resolved_error_rel": float(abs(u @ (Lf - Lt)) / abs(u @ Lt)),
-                   "resolved_share": float(abs(u @ Lt) / np.linalg.norm(Lt)),
-                   "mobility_ratio": float(w[-1] / w[-2]),
+                   "resolved_dims": int(P.shape[1]),
+                   "resolved_error_rel": float(np.linalg.norm(P.T @ (Lf - Lt))
+                                               / np.linalg.norm(P.T @ Lt)),
+                   "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
+                   "mobility": w[::-1].tolist(),
                    "t_e_fit_s": float(fr.impact["t_e_s"]),
                    "t_e_truth_s": float(truth.impact_time_s)}
     return {

@@ -94,3 +94,31 @@ def test_the_fit_recovers_the_truths_ground_reaction_force(truth):
     r = gt.recover(adapter, tr, SwingSettings())
     err = r["grf_rms_bw"]["top_to_impact"]["total"]
     assert err <= lookup("swing", "grf_truth").atol, r["grf_rms_bw"]
+
+
+def test_the_fit_recovers_the_impulse_of_a_truth_through_the_impact(quick_swing):
+    """The truth through the ball impact (the source fit's impulse applied exactly: the
+    truth's velocity jump checked with MuJoCo's mass matrix and Jacobian), fitted
+    through the impact with the full settings (the event time measured from its noisy
+    club-head markers): the impulse within swing/impulse_recovery in the directions it
+    moves the club head in and in magnitude, and the ground reaction force within
+    swing/grf_truth."""
+    from harness.model import registry
+    from harness.swing import groundtruth as gt
+    from harness.swing.pipeline import SwingSettings
+
+    _, out, _ = quick_swing
+    adapter, _, doc, arr = gt.source(out)
+    tr = gt.whole_body_truth(adapter, doc, arr, through_impact=True)
+    t_e, L = tr.impact_time_s, np.asarray(tr.impulse_Ns)
+    q, v, _, _ = gt._through_impact(adapter, arr, np.array([t_e, t_e + 1e-12]))
+    mj = registry.adapter_class("mujoco")(adapter.model)
+    J = mj.frame_jacobian(q[0], tr.impact_frame)[:3]
+    lhs, rhs = mj.mass_matrix(q[0]) @ (v[1] - v[0]), J.T @ L
+    assert np.linalg.norm(lhs - rhs) <= lookup("swing", "reset_map").atol * np.linalg.norm(rhs)
+    assert np.abs(q[1] - q[0]).max() <= lookup("swing", "position_continuity").atol
+    r = gt.recover(adapter, tr, SwingSettings())
+    im, tol = r["impulse"], lookup("swing", "impulse_recovery").atol
+    assert im["resolved_dims"] == 2 and im["resolved_share"] > 0.9, im
+    assert im["resolved_error_rel"] <= tol and im["magnitude_error_rel"] <= tol, im
+    assert r["grf_rms_bw"]["top_to_impact"]["total"] <= lookup("swing", "grf_truth").atol
