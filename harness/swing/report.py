@@ -364,10 +364,11 @@ def impact_section(summary: dict, sp: dict) -> tuple:
     from markupsafe import escape
 
     im = summary["fit"]["impact"]
-    fig = F.Figure("club-head speed through impact (over each frame interval), measured vs "
-                   "fitted", "t", "s", "club-head speed", "m/s", legend="below")
-    fig.line(sp["t"], sp["measured"], "measured (capture)", color_=F.color(0))
-    fig.line(sp["t"], sp["fitted"], "fitted (model's club-head marker frames)",
+    fig = F.Figure("club-head speed through impact, measured vs fitted", "t", "s",
+                   "club-head speed", "m/s", legend="below")
+    fig.line(sp["t"], sp["measured"], "measured (capture), over each frame interval",
+             color_=F.color(0))
+    fig.line(sp["t"], sp["fitted"], "fitted (model's club-head marker frames), the same",
              color_=F.color(1), dash="dash")
     early = im["t_e_s"] >= im["t_hat_s"]  # labels on the outer sides: they never overlap
     fig.vline(im["t_hat_s"], "impact measured", color_="#999",
