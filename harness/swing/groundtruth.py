@@ -10,7 +10,8 @@ The truth (``whole_body_truth``):
 - motion: the fitted B-spline of a finished ``harness swing`` folder (a real swing's
   motion: q, q̇, q̈ exact at the frames), up to the ball impact when the fit has one
   (its pre-impact phase: the window from the top − 50 ms to the last frame before
-  contact);
+  contact), or with ``through_impact`` over the whole window, the source's impulse Λ
+  applied exactly at its impact time (``_through_impact``);
 - which contact points stand on the floor: that fit's assumed schedule;
 - foot forces: a rule of their own, not the fit's. At each frame the floor must supply
   the wrench the pelvis's six coordinates need, g_p = ID(q, q̇, q̈)_pelvis = Σ_c
