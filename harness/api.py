@@ -629,9 +629,10 @@ def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
-          progress: Progress | None = None):
+          progress: Progress | None = None, study: bool = False):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
-    the swing outcome (path, checks, exit code)."""
+    the swing outcome (path, checks, exit code). ``study``: also choose the knot density
+    and smoothness weight on a synthetic truth from the fit (harness/swing/study.py)."""
     from harness.swing import run as swing_run
 
     def replay_fn(cand, method, folder):
@@ -645,7 +646,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
 
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
                            club=club, replay_fn=replay_fn if replay else None,
-                           progress=progress)
+                           progress=progress, study=study)
 
 
 def osim_export(swing_dir, *, out=None) -> dict:

@@ -353,6 +353,8 @@ def cmd_swing(args) -> int:
     """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
+    if args.study and args.batch is not None:
+        raise BadInput("--study", "applies to one capture, not to --batch")
     if args.batch is not None:
         return _cmd_swing_batch(args)
     for opt, given in (("--workers", args.workers), ("--scheduler", args.scheduler),
@@ -363,7 +365,7 @@ def cmd_swing(args) -> int:
         raise BadInput("swing", "name a capture (CAPTURE.c3d) or a batch (--batch PATH)")
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
-                  engines=args.engines,
+                  engines=args.engines, study=args.study,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -773,6 +775,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the club of the capture, for the smash-factor band (default "
                          "driver; a capture does not say)")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
+    sw.add_argument("--study", action="store_true",
+                    help="also choose the knot density and smoothness weight on a synthetic "
+                         "truth built from this fit (five more fits; a report section)")
     sw.add_argument("--engines", default=None, help="comma list (default: all four)")
     sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",
                     help="run without ENGINE if it is unavailable (repeatable)")

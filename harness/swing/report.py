@@ -130,6 +130,10 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
             out.append(consistency_section(summary, arrays["ground"]["consistency"]))
     if arrays.get("impact") is not None and (summary.get("fit") or {}).get("impact"):
         out.append(impact_section(summary, arrays["impact"]))
+    if summary.get("study"):
+        from harness.swing import study as swing_study
+
+        out.append(swing_study.section(summary["study"]))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")

@@ -30,7 +30,7 @@ from harness.swing import pipeline
 from harness.swing import report as swing_report
 
 # fit/fit.json: the swing summary (harness/swing/pipeline.py fit_capture), "replay" added
-# when the candidate was replayed in the engines
+# when the candidate was replayed in the engines, "study" with --study (harness/swing/study.py)
 SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "fit",
                 "identifiability", "reintegration", "wall_s", "candidate", "trajectory",
                 "ground", "summary"}
@@ -39,7 +39,8 @@ SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "
 def _recognise(path: Path):
     """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
     doc = read_json(path)
-    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {"replay"}:
+    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {"replay",
+                                                                                 "study"}:
         raise BadInput(str(path), "not a swing summary")
 
 
@@ -176,7 +177,7 @@ def _consistency_checks(summary: dict) -> list:
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
-          progress=None) -> SwingOutcome:
+          progress=None, study: bool = False) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. exit_code 0 if every swing check is met and the
@@ -216,6 +217,13 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                                      for e, (r_, m_) in engine_dev.items()},
                                  "energy_balance": pipeline.energy_summary(arrays["energy"])}
             write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
+        if study:
+            from harness.swing import study as swing_study
+
+            say("study: the knot density and smoothness weight on a synthetic truth from "
+                "this fit")
+            summary["study"] = swing_study.run_study(tmp, settings, say=say)
+            write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
         f = summary["fit"]
         rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
         fit_wall_s = summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + f["wall_s"]
@@ -253,6 +261,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                       f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
              "target": "reported, no threshold", "ok": None},
         ] + impact_checks(summary) + _ground_checks(summary)
+        if study:
+            checks.append(swing_study.check(summary["study"]))
         if replay_fn is not None:
             dev = summary["replay"]["engine_marker_deviation_m"]
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "
