@@ -126,9 +126,9 @@ def test_the_fit_recovers_the_impulse_of_a_truth_through_the_impact(quick_swing)
 
 def test_study_chooses_the_knot_density_that_recovers_the_truth(quick_swing):
     """harness/swing/study.py on the quick swing's folder with its own (quick) settings:
-    of knots every 2 and every 3 frames, the study chooses the one whose recovery of the
-    synthetic truth's ground force is best, and that one is within swing/grf_truth while
-    the other is not; the report section marks the choice."""
+    of knots every 2 and every 3 frames, the study chooses one whose recovery of the
+    synthetic truth's ground force is as good as the best (swing/study_tie), within
+    swing/grf_truth while the other is not; the report section marks the choice."""
     from harness.swing import study
     from harness.swing.pipeline import QUICK
 
@@ -136,8 +136,9 @@ def test_study_chooses_the_knot_density_that_recovers_the_truth(quick_swing):
     r = study.run_study(out, QUICK, grid=((2, 1.0), (3, 1.0)), through_impact=False)
     err = {row["knot_frames"]: row["grf_top_to_impact_bw"] for row in r["rows"]}
     limit = lookup("swing", "grf_truth").atol
-    assert r["chosen"] == {"knot_frames": min(err, key=err.get), "w_smooth": 1.0}
-    assert err[r["chosen"]["knot_frames"]] <= limit < max(err.values()), err
+    chosen = r["chosen"]["knot_frames"]
+    assert err[chosen] <= min(err.values()) + lookup("swing", "study_tie").atol
+    assert err[chosen] <= limit < max(err.values()), err
     title, html = study.section(r)
     assert "id='study'" in html and html.count("(chosen)") == 1
     assert study.check(r)["ok"] is None
