@@ -761,17 +761,22 @@ class _Residuals:
         return {"H": H, "g": g, "idx": idx, "Hcb": Hcb, "Hbb": Hbb, "gb": gb}
 
 
+def _upper_banded(S) -> np.ndarray:
+    """The upper banded storage ab (u + 1, n) of a symmetric S (n, n) stored dense but
+    banded (SciPy's solveh_banded / cholesky_banded layout, diagonal in the last row)."""
+    nzr, nzc = np.nonzero(S)
+    u = int(np.max(nzc - nzr)) if nzr.size else 0
+    ab = np.zeros((u + 1, S.shape[0]))
+    for k in range(u + 1):
+        ab[u - k, k:] = np.diagonal(S, k)
+    return ab
+
+
 def _solve_banded_spd(S, rhs):
     """x = S⁻¹ rhs for a symmetric positive definite S stored dense but banded."""
     from scipy.linalg import solveh_banded
 
-    nzr, nzc = np.nonzero(S)
-    u = int(np.max(nzc - nzr)) if nzr.size else 0
-    n = S.shape[0]
-    ab = np.zeros((u + 1, n))
-    for k in range(u + 1):
-        ab[u - k, k:] = np.diagonal(S, k)
-    return solveh_banded(ab, rhs)
+    return solveh_banded(_upper_banded(S), rhs)
 
 
 def laplace_terms(ne: dict) -> dict:
@@ -799,12 +804,7 @@ def _laplace_terms(ne: dict) -> dict:
         dim += Hbb.shape[0]
         ix = slice(ne["idx"][i][0], ne["idx"][i][-1] + 1)
         S[ix, ix] -= Hcb @ np.linalg.solve(Hbb, Hcb.T)
-    nzr, nzc = np.nonzero(S)
-    u = int(np.max(nzc - nzr)) if nzr.size else 0
-    ab = np.zeros((u + 1, S.shape[0]))
-    for k in range(u + 1):
-        ab[u - k, k:] = np.diagonal(S, k)
-    logdet += 2.0 * float(np.log(cholesky_banded(ab)[-1]).sum())
+    logdet += 2.0 * float(np.log(cholesky_banded(_upper_banded(S))[-1]).sum())
     cov = None
     if "HLL" in ne:
         X = _solve_banded_spd(S, ne["HcL"])

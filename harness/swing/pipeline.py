@@ -236,7 +236,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     t0 = time.perf_counter()
     method = reintegration_method(s)
     dev, diverged_at = _open_loop(adapter, fr, prob, labels, qf, method)
-    seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames, method)
+    seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames, method, qf, vf)
     reint_s = time.perf_counter() - t0
     rmse_down = fr.marker_rmse(in_down)
     with np.errstate(invalid="ignore"):
@@ -362,7 +362,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                             "fitted": np.asarray(
                                 impact_info["clubhead_speed_fitted_by_interval_mps"])}
     arrays["angles"] = fr.q[:, [adapter.layout.slot(n).iq for n in adapter.joint_names]]
-    qr, vr, _ = prob.evaluate(fr.C, fr.t_replay)
+    qr, vr = qf, vf  # the fitted spline at the replay knots (evaluated once, above)
     arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
     if s.impact:
         # each phase its own clamped spline (scipy differentiates no repeated inner knot)
@@ -449,9 +449,11 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             u = Li / np.linalg.norm(Li)
             b.append(float(np.linalg.norm(Li)) / s.ball_mass_kg)
             var.append(float(u @ cov @ u) / s.ball_mass_kg ** 2)
-        w = np.array([pt["weight"] for pt in marginal["points"]])
-        mb = float(w @ np.array(b))
-        sb = float(np.sqrt(max(float(w @ (np.array(var) + np.array(b) ** 2)) - mb ** 2, 0.0)))
+        from harness.fit.schedules import mixture
+
+        m_, v_ = mixture(np.array(b)[:, None], np.array(var)[:, None, None],
+                         [pt["weight"] for pt in marginal["points"]])
+        mb, sb = float(m_[0]), float(np.sqrt(max(float(v_[0, 0]), 0.0)))
         marginal.update(ball_speed_mean_mps=mb, ball_speed_sd_mps=sb,
                         smash_factor_mean=mb / v_pre, smash_factor_sd=sb / v_pre)
     return {"t_e_s": float(fr.impact["t_e_s"]), "t_hat_s": float(ev.impact_s),
@@ -708,16 +710,17 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
     return dev, None
 
 
-def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method) -> dict:
+def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method, Q,
+                           V) -> dict:
     """Reintegrate each window of about ``n_frames`` frames (whole chunks) from the fitted
-    state at its start; the worst marker deviation per segment (m)."""
+    state at its start (Q, V (R, nv): the fitted spline at the replay knots, each side of
+    the impact); the worst marker deviation per segment (m)."""
     from harness.model.integrators import rollout
 
     ctl = fr.controls()
     per_frame = (fr.t_replay.size - 1) / max(prob.N - 1, 1)
     step = max(_chunk(prob), int(round(n_frames * per_frame / _chunk(prob))) * _chunk(prob))
     worst = []
-    Q, V, _ = prob.evaluate(fr.C, fr.t_replay)  # the whole grid: each side of the impact
     for a in range(0, len(fr.t_replay) - 1, step):
         b = min(a + step, len(fr.t_replay) - 1)
         q, v = Q[a:b + 1], V[a:b + 1]
