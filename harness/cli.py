@@ -353,8 +353,9 @@ def cmd_swing(args) -> int:
     """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
-    if args.study and args.batch is not None:
-        raise BadInput("--study", "applies to one capture, not to --batch")
+    for opt, given in (("--study", args.study), ("--dimension", args.dimension)):
+        if given and args.batch is not None:
+            raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
         return _cmd_swing_batch(args)
     for opt, given in (("--workers", args.workers), ("--scheduler", args.scheduler),
@@ -365,7 +366,7 @@ def cmd_swing(args) -> int:
         raise BadInput("swing", "name a capture (CAPTURE.c3d) or a batch (--batch PATH)")
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
-                  engines=args.engines, study=args.study,
+                  engines=args.engines, study=args.study, dimension=args.dimension,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -374,6 +375,9 @@ def cmd_swing(args) -> int:
                                for k, v in (("met", True), ("not_met", False),
                                             ("reported", None))},
                     "replay": api.plain(o.summary.get("replay"))}
+    for key in ("study", "dimension"):
+        if o.summary.get(key):
+            args.summary[key] = api.plain(o.summary[key])
     for c in o.checks:
         print(f"  {word[c['ok']]} {c['name']}: {c['value']} ({c['target']})")
     print(f"report: {o.report}")
@@ -778,6 +782,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density and smoothness weight on a synthetic "
                          "truth built from this fit (five more fits; a report section)")
+    sw.add_argument("--dimension", action="store_true",
+                    help="also compare the golfer with and without the wrists' radial/ulnar "
+                         "deviation on held-out frames (twelve fits of the training frames "
+                         "of four folds; a report section)")
     sw.add_argument("--engines", default=None, help="comma list (default: all four)")
     sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",
                     help="run without ENGINE if it is unavailable (repeatable)")

@@ -134,6 +134,10 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
         from harness.swing import study as swing_study
 
         out.append(swing_study.section(summary["study"]))
+    if summary.get("dimension"):
+        from harness.swing import dimension as swing_dim
+
+        out.append(swing_dim.section(summary["dimension"]))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")

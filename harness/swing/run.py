@@ -30,7 +30,8 @@ from harness.swing import pipeline
 from harness.swing import report as swing_report
 
 # fit/fit.json: the swing summary (harness/swing/pipeline.py fit_capture), "replay" added
-# when the candidate was replayed in the engines, "study" with --study (harness/swing/study.py)
+# when the candidate was replayed in the engines, "study" with --study (harness/swing/study.py),
+# "dimension" with --dimension (harness/swing/dimension.py)
 SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "fit",
                 "identifiability", "reintegration", "wall_s", "candidate", "trajectory",
                 "ground", "summary"}
@@ -39,8 +40,8 @@ SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "
 def _recognise(path: Path):
     """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
     doc = read_json(path)
-    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {"replay",
-                                                                                 "study"}:
+    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {
+            "replay", "study", "dimension"}:
         raise BadInput(str(path), "not a swing summary")
 
 
@@ -177,11 +178,15 @@ def _consistency_checks(summary: dict) -> list:
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
-          progress=None, study: bool = False) -> SwingOutcome:
+          progress=None, study: bool = False, dimension: bool = False) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
-    after the fit) → ``out``/index.html. exit_code 0 if every swing check is met and the
-    replay's records pass, 1 otherwise; BadInput for bad input."""
+    after the fit) → ``out``/index.html. ``study``: the knot density and smoothness
+    weight chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
+    wrists' deviation kept or locked, chosen on held-out frames
+    (harness/swing/dimension.py); each adds a report section. exit_code 0 if every
+    swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
+    input."""
     say = progress or (lambda msg: None)
     if club not in ("driver", "iron"):
         raise BadInput("--club", f"must be driver or iron, got {club!r}")
@@ -224,6 +229,13 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                 "this fit")
             summary["study"] = swing_study.run_study(tmp, settings, say=say)
             write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
+        if dimension:
+            from harness.swing import dimension as swing_dim
+
+            say(f"dimension: the golfer with and without the {swing_dim.STEP[0]}, on "
+                "held-out frames")
+            summary["dimension"] = swing_dim.plain(swing_dim.run_dimension(tmp, say=say))
+            write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
         f = summary["fit"]
         rmse = f["marker_rmse_by_phase_m"]["top_to_impact"]
         fit_wall_s = summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + f["wall_s"]
@@ -263,6 +275,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         ] + impact_checks(summary) + _ground_checks(summary)
         if study:
             checks.append(swing_study.check(summary["study"]))
+        if dimension:
+            checks.append(swing_dim.check(summary["dimension"]))
         if replay_fn is not None:
             dev = summary["replay"]["engine_marker_deviation_m"]
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "
