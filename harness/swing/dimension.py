@@ -322,7 +322,8 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
             "criterion": "predictive log-likelihood of the held-out frames (isotropic "
                          f"Gaussian markers, σ = {1e3 * sigma:g} mm, the fit's own), summed "
                          "over every frame; declared before fitting",
-            "held_fixed": ["tracked markers and their gaps", "folds", "σ",
+            "held_fixed": ["tracked markers and their gaps", "folds",
+                           f"σ = {1e3 * sigma:g} mm",
                            "the source fit's assumed contact schedule and (per fold) the "
                            "feet's anchors", "the ball impact at the source fit's t_e "
                            "(impulse refitted)" if src["t_e"] is not None else "no impact",
@@ -377,7 +378,7 @@ def check(r: dict) -> dict:
              f"without ({wo['nv']}) {wo['heldout_rmse_mm']:.1f} mm held-out RMSE; "
              f"log-likelihood {d:+.0f} nats for 'with'; chosen: {r['choice']} "
              f"(bootstrap {100 * rows[r['selected']]['bootstrap_fraction']:.0f} %)"
-             + (f"; gain {a['verdict']}" if a else ""))
+             + (f"; static or moving: {a['verdict']}" if a else ""))
     return {"name": "model dimension chosen on held-out frames (the --dimension option)",
             "value": value, "target": "reported, no threshold", "ok": None}
 
@@ -401,7 +402,7 @@ def section(r: dict) -> tuple:
             f"log-likelihood of 'with' exceeds 'without' by "
             f"{pm(r['absorption']['total_gain'] if r['absorption'] else wo['below_selected'])}"
             f" nats; {100 * rows[r['selected']]['bootstrap_fraction']:.0f} % of the "
-            "block-bootstrap resamples select the same candidate. "
+            "block-bootstrap resamples select the same candidate. Reason: "
             f"{escape(r['choice_reason'])}.</p>"
             f"<p>Each candidate is fitted on the training frames of {r['folds']} folds "
             f"({escape(r['fold_rule'])}) and scored on the frames it never saw. "
@@ -439,11 +440,11 @@ def section(r: dict) -> tuple:
                      "part counts; <i>absorbing</i>, only the constant part does; <i>gain "
                      "not attributed</i>, the whole gain counts but neither part alone: "
                      "the static fits differ between folds). The static angles per fold: "
-                     + escape("; ".join(f"{j} " + ", ".join(f"{x:.2f}" for x in v) + " rad"
-                                        for j, v in a["static_angle_rad"].items()))
+                     + str(escape("; ".join(f"{j} " + ", ".join(f"{x:.2f}" for x in v)
+                                            + " rad" for j, v in a["static_angle_rad"].items())))
                      + ".</li>")
     parts.append(f"<li>Where the gain lies: {pm(sep['gain_on_moved'])} nats on the markers "
-                 f"the coordinates move ({escape(', '.join(sep['moved_markers']))}), "
+                 f"the coordinates move (the club's: {escape(', '.join(sep['moved_markers']))}), "
                  f"{pm(sep['gain_elsewhere'])} on the others (both hands hold the club, so "
                  "locking a wrist also moves the arms).</li>")
     parts.append(f"<li>The contact model's share: at the training frames the total ground "
