@@ -360,6 +360,13 @@ TABLE.update({
         "poses and the Gaussian formula written out: the two engines' marker positions "
         "agree to ~1e-15 m, which moves the sum by ~1e-12 relative; 1e-9 leaves room for "
         "summation order and nothing for a wrong frame, fold or constant."),
+    ("swing", "joint_range"): Tolerance(1e-9, 0.0, "rad (m for a translation): how far a "
+        "fitted joint angle may lie outside the golfer's joint limits (fixtures/golfers.py: "
+        "anatomical ranges, and the shoulder's and wrist's ranges that keep their joint "
+        "sequences away from gimbal lock). The limits are part of the model: a motion "
+        "outside them is not one this model can make, so nothing beyond round-off is "
+        "allowed. The dynamic fit does not enforce them (its IK start does); this check "
+        "says when it left them."),
     ("swing", "marker_max"): Tolerance(0.040, 0.0, "m, the largest distance of a tracked "
         "body or club marker from its model point at any frame from the top of the "
         "backswing to impact: 40 mm is the same published best practice's maximum (below "

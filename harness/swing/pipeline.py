@@ -294,7 +294,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                 "impact": impact_info,
                 "torque_peak": dict(zip(adapter.joint_names,
                                         np.abs(act).max(axis=0).tolist())),
-                "pelvis_residual_peak": _pelvis_residual(adapter, act)},
+                "pelvis_residual_peak": _pelvis_residual(adapter, act),
+                "joint_range": joint_range(adapter, fr.q)},
         "ground": ground_info,
         "summary": None,
         "identifiability": ident,
@@ -657,6 +658,27 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
         d = np.linalg.norm(mk - fitted_markers, axis=2)
         out[e] = (float(np.sqrt(np.mean(d ** 2))), float(d.max()))
     return out
+
+
+def joint_range(adapter, Q) -> dict:
+    """The fitted angles Q (N, nq) [rad | m] against the model's joint limits: per joint
+    whose fitted range leaves its limits, {lower, upper, min, max (rad | m), excess (the
+    largest distance outside, rad | m), frames (how many frames are outside)}; and the
+    worst excess with its joint (0 and None when every frame is inside)."""
+    out, worst, which = {}, 0.0, None
+    for j in adapter.model.spec.joints:
+        if j.type not in ("revolute", "prismatic") or j.lower is None:
+            continue
+        x = Q[:, adapter.layout.slot(j.name).iq]
+        over = np.maximum(np.maximum(x - j.upper, j.lower - x), 0.0)
+        if over.max() > 0:
+            out[j.name] = {"lower": j.lower, "upper": j.upper, "min": float(x.min()),
+                           "max": float(x.max()), "excess": float(over.max()),
+                           "frames": int((over > 0).sum())}
+            if over.max() > worst:
+                worst, which = float(over.max()), j.name
+    return {"worst_excess": worst, "worst_joint": which, "outside": out,
+            "frames": int(len(Q))}
 
 
 def _pelvis_residual(adapter, tau) -> dict:

@@ -106,6 +106,24 @@ def _ground_checks(summary: dict) -> list:
     ]
 
 
+def joint_range_check(jr) -> dict:
+    """The check row of the fitted angles against the golfer's joint limits."""
+    tol = lookup("swing", "joint_range").atol
+    if jr is None:
+        return {"name": "fitted joint angles within the model's joint limits",
+                "value": "not computed (an earlier summary)", "target": f"≤ {tol:g} rad "
+                "outside", "ok": None}
+    parts = [f"{n} {d['min']:+.2f} … {d['max']:+.2f} (limits {d['lower']:+.2f} … "
+             f"{d['upper']:+.2f}; {d['frames']} of {jr['frames']} frames outside)"
+             for n, d in sorted(jr["outside"].items(), key=lambda kv: -kv[1]["excess"])]
+    value = (f"worst {jr['worst_excess']:.3f} rad outside ({jr['worst_joint']}): "
+             + "; ".join(parts)) if parts else "every joint inside its limits at every frame"
+    return {"name": "fitted joint angles within the model's joint limits (the fit does not "
+                    "enforce them; the IK start does)",
+            "value": value, "target": f"≤ {tol:g} rad outside",
+            "ok": jr["worst_excess"] <= tol}
+
+
 def impact_checks(summary: dict) -> list:
     """The ball impact's scored checks from fit.json (none without the impact): the
     fitted impact time within ``swing/impact_time_frames`` frame intervals of the
@@ -268,6 +286,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
              "value": f"{fit_wall_s:.0f} s",
              "target": f"≤ {lookup('swing', 'fit_wall_s').atol:.0f} s",
              "ok": fit_wall_s <= lookup("swing", "fit_wall_s").atol},
+            joint_range_check(f.get("joint_range")),
             {"name": "club-head speed at impact, fitted vs measured",
              "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
                       f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",

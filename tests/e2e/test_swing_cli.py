@@ -332,3 +332,39 @@ def test_swing_impact_summary_and_checks(quick_swing):
     assert mg["ball_speed_mean_mps"] == same(float(w @ balls))
     assert mg["smash_factor_mean"] == pytest.approx(float(w @ balls) / pre, rel=eng.rtol)
     assert "id='impact-marginal'" in (out / "index.html").read_text()
+
+
+def test_joint_range_check_is_the_urdf_limits_against_the_fitted_angles(quick_swing):
+    """fit.json's joint_range and the printed check row, recomputed here from golfer.urdf's
+    <limit> elements (read with the XML parser, not the model builder) and the fitted
+    angles in trajectory.npz."""
+    import xml.etree.ElementTree as ET
+
+    import numpy as np
+
+    from harness.swing import groundtruth as gt
+
+    _, out, p = quick_swing
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+    adapter, _, _, arr = gt.source(out)
+    root = ET.parse(out / "fit" / "golfer.urdf").getroot()
+    worst, outside = 0.0, set()
+    for j in root.iter("joint"):
+        lim = j.find("limit")
+        if j.get("type") not in ("revolute", "prismatic") or lim is None:
+            continue
+        x = arr["q"][:, adapter.layout.slot(j.get("name")).iq]
+        e = max(float((x - float(lim.get("upper"))).max()),
+                float((float(lim.get("lower")) - x).max()), 0.0)
+        if e > 0:
+            outside.add(j.get("name"))
+        worst = max(worst, e)
+    jr = fit["fit"]["joint_range"]
+    st = lookup("swing", "stated_figure")
+    assert jr["worst_excess"] == pytest.approx(worst, rel=st.rtol, abs=st.atol)
+    assert set(jr["outside"]) == outside
+    line = [x for x in p.stdout.splitlines() if "within the model's joint limits" in x]
+    assert len(line) == 1
+    ok = worst <= lookup("swing", "joint_range").atol
+    assert line[0].lstrip().startswith("met" if ok else "NOT met"), line[0]
+    assert np.isfinite(worst)
