@@ -353,7 +353,8 @@ def cmd_swing(args) -> int:
     """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
-    for opt, given in (("--study", args.study), ("--dimension", args.dimension)):
+    for opt, given in (("--study", args.study), ("--dimension", args.dimension),
+                       ("--joint-limits", args.joint_limits)):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -367,6 +368,7 @@ def cmd_swing(args) -> int:
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
                   engines=args.engines, study=args.study, dimension=args.dimension,
+                  joint_limits=args.joint_limits,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -782,6 +784,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density and smoothness weight on a synthetic "
                          "truth built from this fit (five more fits; a report section)")
+    sw.add_argument("--joint-limits", action="store_true",
+                    help="the dynamic fit holds the golfer's joint limits too (the IK always "
+                         "does; off by default, docs/swing.md \"Joint limits\")")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

@@ -365,8 +365,9 @@ TABLE.update({
         "anatomical ranges, and the shoulder's and wrist's ranges that keep their joint "
         "sequences away from gimbal lock). The limits are part of the model: a motion "
         "outside them is not one this model can make, so nothing beyond round-off is "
-        "allowed. The dynamic fit does not enforce them (its IK start does); this check "
-        "says when it left them."),
+        "allowed. The IK and the dynamic fit hold them (the fit keeps each coordinate's "
+        "spline coefficients in its range, so by the B-spline's convex hull the motion "
+        "stays inside between frames too); this check says when a fit left them."),
     ("swing", "marker_max"): Tolerance(0.040, 0.0, "m, the largest distance of a tracked "
         "body or club marker from its model point at any frame from the top of the "
         "backswing to impact: 40 mm is the same published best practice's maximum (below "

@@ -207,6 +207,10 @@ class FitProblem:
     control_degree: int = 16         # P of the lobatto<P> replay controls; 0: cubic
     contact: GroundContact | None = None
     impact: ImpactEvent | None = None
+    # (lower (nv,), upper (nv,)) [rad | m], ±inf where free: each coordinate's spline
+    # coefficients are held in its box, so by the convex hull of the B-spline basis the
+    # fitted coordinate stays inside it at every time (None: no bounds)
+    bounds: tuple | None = None
 
     def __post_init__(self):
         a = self.adapter
@@ -229,6 +233,12 @@ class FitProblem:
             raise BadInput("fit", "torque scales must be > 0")
         if self.N < self.degree + 2:
             raise BadInput("fit", f"need at least {self.degree + 2} frames, got {self.N}")
+        if self.bounds is not None:
+            lo, hi = (np.broadcast_to(np.asarray(b, float), (a.nv,)).copy()
+                      for b in self.bounds)
+            if not np.all(lo <= hi):
+                raise BadInput("fit", "bounds: every lower bound must be ≤ its upper one")
+            self.bounds = (lo, hi)
         self.seen = np.isfinite(self.y).all(axis=2)
         self.t = self.t0 + self.h * np.arange(self.N)
         self._build_basis()
@@ -242,6 +252,13 @@ class FitProblem:
                     and c.w_residual >= 0 and np.all(c.residual_scale > 0)):
                 raise BadInput("fit", "contact: mu, sigma_contact, force_scale and the "
                                       "residual scales must be > 0")
+
+    def clip(self, C) -> np.ndarray:
+        """C (M, nv) with each coordinate's coefficients clipped to ``bounds`` (a copy;
+        C itself without bounds)."""
+        if self.bounds is None:
+            return C
+        return np.clip(C, self.bounds[0][None, :], self.bounds[1][None, :])
 
     def set_event_time(self, t_e: float) -> None:
         """Move the impact to t_e [s] (the knot vector and the bases are rebuilt)."""
@@ -815,6 +832,61 @@ def _laplace_terms(ne: dict) -> dict:
     return {"half_log_det": 0.5 * logdet, "dim": dim, "impulse_cov": cov}
 
 
+def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> np.ndarray:
+    """(M·nv,) bool: the coefficients that sit on a bound of ``prob.bounds`` and along
+    which ``v`` (M·nv,) points out of the box (with ``outward_if_positive`` False: −v)."""
+    nv = prob.adapter.nv
+    n = prob.M * nv
+    C = theta[:n].reshape(prob.M, nv)
+    d = np.asarray(v, float).reshape(prob.M, nv)
+    if not outward_if_positive:
+        d = -d
+    lo, hi = prob.bounds
+    return (((C <= lo[None, :]) & (d < 0)) | ((C >= hi[None, :]) & (d > 0))).ravel()
+
+
+def _freeze(ne: dict, frozen: np.ndarray) -> dict:
+    """The normal equations with the coefficients ``frozen`` (M·nv,) bool held fixed:
+    their rows and columns replaced by the identity, their gradient zero (the step moves
+    the others as if those stayed put); ``ne`` itself when none is."""
+    k = np.flatnonzero(frozen)
+    if not k.size:
+        return ne
+    out = dict(ne)
+    H = ne["H"].copy()
+    H[k, :] = 0.0
+    H[:, k] = 0.0
+    H[k, k] = 1.0
+    gg = ne["g"].copy()
+    gg[k] = 0.0
+    out["H"], out["g"] = H, gg
+    if ne["Hcb"]:
+        out["Hcb"] = []
+        for i, Hcb in enumerate(ne["Hcb"]):
+            rows = frozen[ne["idx"][i]]
+            out["Hcb"].append(np.where(rows[:, None], 0.0, Hcb) if rows.any() else Hcb)
+    if "HcL" in ne:
+        HcL = ne["HcL"].copy()
+        HcL[k, :] = 0.0
+        out["HcL"] = HcL
+    return out
+
+
+def _bounded_step(prob: FitProblem, theta, ne: dict, lam: float):
+    """``_lm_step`` with the box of ``prob.bounds`` (a projected Newton step): the
+    coefficients on a bound whose descent direction −g points out are held, then those
+    on a bound whose step still points out are added and the step solved again (at most
+    eight rounds), so that the step is the Newton step of the free coefficients."""
+    frozen = _at_bounds(prob, theta, ne["g"], outward_if_positive=False)
+    for _ in range(8):
+        dC, db, dL = _lm_step(_freeze(ne, frozen), lam)
+        more = _at_bounds(prob, theta, dC, outward_if_positive=True) & ~frozen
+        if not more.any():
+            break
+        frozen |= more
+    return dC, db, dL
+
+
 def _lm_step(ne: dict, lam: float):
     """The Levenberg–Marquardt step of the block normal equations with damping
     lam·(diag(H) + floor): the force blocks eliminated frame by frame (Schur complement),
@@ -921,7 +993,7 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
     initial spline."""
     start = time.perf_counter()
     res = _Residuals(prob)
-    C = prob.coefficients_from(Q0) if C0 is None else np.array(C0, float)
+    C = prob.clip(prob.coefficients_from(Q0) if C0 is None else np.array(C0, float))
     beta = feasible_forces(prob, C)[0] if prob.contact is not None else np.zeros(0)
     theta = np.r_[C.ravel(), beta.ravel()]
     if prob.impact is not None:
@@ -939,11 +1011,15 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         ne = ev["normal"]
         accepted = False
         for _ in range(25):
-            dC, db, dL = _lm_step(ne, lam)
+            dC, db, dL = _lm_step(ne, lam) if prob.bounds is None else \
+                _bounded_step(prob, theta, ne, lam)
             step = dC if db is None else np.r_[dC, db.ravel()]
             if dL is not None:
                 step = np.r_[step, dL]
             thn = theta + step
+            if prob.bounds is not None:    # projected: the coefficients back into the box
+                nC = prob.M * res.nv
+                thn[:nC] = prob.clip(thn[:nC].reshape(prob.M, res.nv)).ravel()
             evn = res.evaluate(thn, jac=False)
             cn = 0.5 * float(evn["r"] @ evn["r"])
             if np.isfinite(cn) and cn < cost:

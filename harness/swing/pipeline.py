@@ -79,6 +79,10 @@ class SwingSettings:
     tol: float = 1e-4
     segment_frames: int = 10
     body_mass_kg: float = 80.0
+    # the golfer's joint limits held by the dynamic fit too (its spline coefficients kept
+    # in each joint's range; the IK holds them always). Off by default: docs/swing.md,
+    # "Joint limits", says what holding them changes and why it is not yet the default
+    joint_limits: bool = False
     # ground contact (harness/swing/ground.py): the feet's contact points stick to the
     # floor (assumed schedule), their forces are decision variables kept feasible
     ground: bool = True
@@ -409,12 +413,14 @@ def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
     contact = None
     if floor_z is not None:
         contact = ground.contact_model(adapter, Q_ik, floor_z, len(Y), s)
+    bounds = joint_bounds(adapter) if s.joint_limits else None
     return tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
                          w_effort=s.w_effort, w_smooth=s.w_smooth,
                          pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
                          sigma_closure=s.sigma_closure_m, t0=t0,
                          knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
-                         control_degree=s.control_degree, contact=contact, impact=impact)
+                         control_degree=s.control_degree, contact=contact, impact=impact,
+                         bounds=bounds)
 
 
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
@@ -660,23 +666,38 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
     return out
 
 
+def joint_bounds(adapter) -> tuple:
+    """(lower (nv,), upper (nv,)) [rad | m]: the model's joint limits per coordinate
+    (±inf where a joint has none; every joint of the golfer has one dof)."""
+    lo, hi = np.full(adapter.nv, -np.inf), np.full(adapter.nv, np.inf)
+    for j in adapter.model.spec.joints:
+        if j.type in ("revolute", "prismatic") and j.lower is not None:
+            k = adapter.layout.slot(j.name).iv
+            lo[k], hi[k] = j.lower, j.upper
+    return lo, hi
+
+
 def joint_range(adapter, Q) -> dict:
     """The fitted angles Q (N, nq) [rad | m] against the model's joint limits: per joint
-    whose fitted range leaves its limits, {lower, upper, min, max (rad | m), excess (the
-    largest distance outside, rad | m), frames (how many frames are outside)}; and the
-    worst excess with its joint (0 and None when every frame is inside)."""
+    that leaves its limits by more than swing/joint_range (round-off), {lower, upper,
+    min, max (rad | m), excess (the largest distance outside, rad | m), frames (how many
+    frames are outside by more than that)}; and the worst excess with its joint (0 and
+    None when every frame is inside)."""
+    from harness.core.tolerances import lookup
+
+    tol = lookup("swing", "joint_range").atol
     out, worst, which = {}, 0.0, None
     for j in adapter.model.spec.joints:
         if j.type not in ("revolute", "prismatic") or j.lower is None:
             continue
         x = Q[:, adapter.layout.slot(j.name).iq]
         over = np.maximum(np.maximum(x - j.upper, j.lower - x), 0.0)
-        if over.max() > 0:
+        if over.max() > tol:
             out[j.name] = {"lower": j.lower, "upper": j.upper, "min": float(x.min()),
                            "max": float(x.max()), "excess": float(over.max()),
-                           "frames": int((over > 0).sum())}
-            if over.max() > worst:
-                worst, which = float(over.max()), j.name
+                           "frames": int((over > tol).sum())}
+        if over.max() > worst:
+            worst, which = float(over.max()), j.name
     return {"worst_excess": worst, "worst_joint": which, "outside": out,
             "frames": int(len(Q))}
 

@@ -117,9 +117,9 @@ def joint_range_check(jr) -> dict:
              f"{d['upper']:+.2f}; {d['frames']} of {jr['frames']} frames outside)"
              for n, d in sorted(jr["outside"].items(), key=lambda kv: -kv[1]["excess"])]
     value = (f"worst {jr['worst_excess']:.3f} rad outside ({jr['worst_joint']}): "
-             + "; ".join(parts)) if parts else "every joint inside its limits at every frame"
-    return {"name": "fitted joint angles within the model's joint limits (the fit does not "
-                    "enforce them; the IK start does)",
+             + "; ".join(parts)) if parts else \
+        f"every joint inside its limits at every frame (worst {jr['worst_excess']:.1e} rad)"
+    return {"name": "fitted joint angles within the model's joint limits",
             "value": value, "target": f"≤ {tol:g} rad outside",
             "ok": jr["worst_excess"] <= tol}
 
@@ -196,13 +196,15 @@ def _consistency_checks(summary: dict) -> list:
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
-          progress=None, study: bool = False, dimension: bool = False) -> SwingOutcome:
+          progress=None, study: bool = False, dimension: bool = False,
+          joint_limits: bool = False) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density and smoothness
     weight chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
     wrists' deviation kept or locked, chosen on held-out frames
-    (harness/swing/dimension.py); each adds a report section. exit_code 0 if every
+    (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
+    dynamic fit holds the golfer's joint limits (the IK always does). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -211,7 +213,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
-                                   club=club)
+                                   club=club, joint_limits=joint_limits)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         summary, cpath, model, arrays, joints = pipeline.fit_capture(

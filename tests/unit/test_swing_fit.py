@@ -89,3 +89,30 @@ def test_candidate_replays_in_all_four_engines(fitted):
         frozenset(p) for p in [("mujoco", "pinocchio"), ("pinocchio", "drake"),
                                ("crocoddyl", "drake")]}
     assert_known(rr.records)  # all pass but the known disagreements
+
+
+def test_bounds_hold_the_fit_inside_the_joint_range(fitted):
+    """With the wrist's range cut to exclude the truth's last 20 % of its travel, the
+    bounded fit stays inside at every frame and between frames (dense samples: the
+    B-spline's convex hull), where the unbounded fit leaves it, and its cost is no higher
+    than the feasible point made by clipping the unbounded fit's coefficients."""
+    sw, prob, fr = fitted
+    j = 2                                             # the wrist (rad)
+    lo_t, hi_t = float(sw.q[:, j].min()), float(sw.q[:, j].max())
+    hi = hi_t - 0.2 * (hi_t - lo_t)
+    lower = np.full(prob.adapter.nv, -np.inf)
+    upper = np.full(prob.adapter.nv, np.inf)
+    upper[j] = hi
+    assert fr.q[:, j].max() > hi                      # the unbounded fit leaves the range
+    bp = tf.FitProblem(prob.adapter, prob.labels, prob.y, prob.h, prob.sigma_marker,
+                       prob.torque_scale, w_effort=prob.w_effort, w_smooth=prob.w_smooth,
+                       bounds=(lower, upper))
+    ikr = ik.track(prob.adapter, list(sw.labels), sw.markers, sw.q[0])
+    fb = tf.fit(bp, ikr.q)
+    t = np.linspace(bp.t[0], bp.t[-1], 20 * len(bp.t))
+    dense = bp.evaluate(fb.C, t)[0]
+    assert fb.q[:, j].max() <= hi and dense[:, j].max() <= hi
+    res = tf._Residuals(bp)
+    clipped = res.evaluate(bp.clip(fr.C).ravel(), jac=False)["components"]["total"]
+    assert fb.components["total"] <= clipped
+    assert fb.q[:, j].max() == pytest.approx(hi, abs=0.05 * (hi_t - lo_t))  # it presses on it
