@@ -232,7 +232,7 @@ def _independent_consistency(cand, fitdir, fit):
     assert rms <= fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"], rms
 
 
-@pytest.mark.parametrize("opt", ["--study", "--dimension"])
+@pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and opt in p.stderr
