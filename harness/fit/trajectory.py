@@ -990,7 +990,8 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
     on the initial spline and end made exactly feasible by it on the fitted one. With an
     impact (at the problem's current t_e; ``fit_impact`` searches t_e) the impulse Λ
     starts from ``impulse0`` [N·s] or from the least-squares JᵀΛ = M(v⁺ − v⁻) of the
-    initial spline."""
+    initial spline. With ``prob.bounds`` the start is clipped into the box and every step
+    is the projected Newton step of ``_bounded_step``."""
     start = time.perf_counter()
     res = _Residuals(prob)
     C = prob.clip(prob.coefficients_from(Q0) if C0 is None else np.array(C0, float))
