@@ -167,13 +167,13 @@ class MujocoAdapter(AdapterBase):
         self._cq_few = (tuple(zip(self._cq_mj.tolist(), self._cq_can.tolist(),
                                   self._cq_sin.tolist()))
                         if 0 < self._cq_can.size <= 4 else ())
-        if self._free is not None:  # what the free-root path reads, one attribute access
-            # q and v as whole lists when short (a slice's view costs as much as ~10 more
-            # numbers converted) or when the continuous joints need q anyway
-            self._fd_free = (self._P, self._Tm, self._Tm_pack, self._Tm_at,
-                             bool(self._cq_few) or lay.nq <= 12, lay.nv <= 12, self._cq_few,
-                             self._cq_can.size > 4, self._qvel, self._qfrc, self._qacc,
-                             self._qacc[fd:fd + 3], self._vmap, m, self._d)
+        # what the free-root path reads, one attribute access (None: no free root); q as a
+        # whole list when short (a slice's view costs as much as ~10 more numbers
+        # converted) or when the continuous joints need it anyway, v when it is the root's
+        self._fd_free = None if self._free is None else (
+            self._P, self._Tm, self._Tm_pack, self._Tm_at, bool(self._cq_few) or lay.nq <= 12,
+            lay.nv == 6, self._cq_few, self._cq_can.size > 4, self._qpos, self._qvel,
+            self._qfrc, self._qacc, self._qacc[fd:fd + 3], self._vmap, m, self._d)
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -653,14 +653,15 @@ class MujocoAdapter(AdapterBase):
         return h
 
     def forward_dynamics(self, q, v, tau):
-        if self._identity:
-            self._qpos[:] = q
-            self._qvel[:] = v
-            self._qfrc[:] = tau
-            mujoco.mj_forward(self._m, self._d)
-            return self._qacc.copy()
-        qpos = self._qpos
-        if self._free is None:  # fixed base, non-identity maps (continuous joints, reordering)
+        fr = self._fd_free
+        if fr is None:  # fixed base
+            if self._identity:
+                self._qpos[:] = q
+                self._qvel[:] = v
+                self._qfrc[:] = tau
+                mujoco.mj_forward(self._m, self._d)
+                return self._qacc.copy()
+            qpos = self._qpos  # non-identity maps (continuous joints, reordering)
             if self._cp_can.size:
                 qpos[self._cp_mj] = q[self._cp_can]
             if self._cq_can.size:
@@ -672,10 +673,10 @@ class MujocoAdapter(AdapterBase):
             return self._qacc[vmap]
         # free root: the per-call path of every floating rollout. R_WB is written into the
         # cached T only when the root quaternion changes (finite differences in v and τ keep
-        # it); one ndarray.dot per input vector; R_WBᵀ and the convective term in scalar
-        # arithmetic on the output.
-        (P, T, pack_R, at_R, q_whole, v_whole, cq_few, cq_many, qvel, qfrc, qacc, acc_root,
-         vmap, m, d) = self._fd_free
+        # it); one ndarray.dot per input vector (np.dot without its dispatch); R_WBᵀ and the
+        # convective term in scalar arithmetic on the output.
+        (P, T, pack_R, at_R, q_whole, v_root, cq_few, cq_many, qpos, qvel, qfrc, qacc,
+         acc_root, vmap, m, d) = fr
         if q_whole:
             ql = q.tolist()
             key = ql[3:7]
@@ -686,7 +687,7 @@ class MujocoAdapter(AdapterBase):
             R = quat_xyzw_rows(*key)
             pack_R(T, at_R, *R)
             self._Tm_key, self._Tm_rows = key, R
-        P.dot(q, qpos)  # ndarray.dot: np.dot without its dispatch (0.13 µs a call)
+        P.dot(q, qpos)
         if cq_few:
             for j, c, sn in cq_few:
                 qpos[j] = atan2(ql[sn], ql[c])
@@ -697,7 +698,7 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_forward(m, d)
         a = qacc[vmap]  # v̇ = Tᵀ qacc − c: the permutation, then the root's linear part
         x, y, z = acc_root.tolist()  # a_W, the root's world linear acceleration
-        v0, v1, v2, w0, w1, w2 = (v.tolist() if v_whole else v[0:6].tolist())[0:6]
+        v0, v1, v2, w0, w1, w2 = v.tolist() if v_root else v[0:6].tolist()
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
         a[0] = r00 * x + r10 * y + r20 * z - (w1 * v2 - w2 * v1)  # R_WBᵀ a_W − ω_B × v_B
         a[1] = r01 * x + r11 * y + r21 * z - (w2 * v0 - w0 * v2)
