@@ -12,10 +12,14 @@ copied to a fresh array; native coordinates are prepared outside the timed call:
   mujoco     qpos/qvel/qfrc_applied set, mj_forward, qacc copy
   drake      SetPositions, SetVelocities, FixValue(τ), acceleration port Eval, copy
   opensim    setQ, setU (Simbody order, prepared), realizeDynamics, gravity body forces,
-             each Force's computeForce, calcAcceleration, copy (raw* = raw)
+             each Force's computeForce, calcAcceleration, copy
 raw* is the same with exactly the binding calls the adapter makes, so adapter/raw* is
 the cost of the adapter's own work (coordinate changes, checks, Python glue) alone:
   mujoco     the MjData views taken once (each attribute access builds a new view)
+  opensim    Q, U and τ Vectors built per call from the prepared numpy arrays
+             (createFromMat), τ's handed to each Force's computeForce to add into; the
+             output Vectors made once (u̇ and the body accelerations; with armature the
+             residual, M and the zero input)
   drake      SetPositionsAndVelocities and τ written in place into the port's fixed value
              (FixValue allocates a new one each call); pinocchio, crocoddyl: raw* = raw
 For fixed-base fixtures the canonical and native coordinates coincide; for floating
@@ -125,6 +129,26 @@ def raw_call(engine, ad, q, v, tau, same_calls=False):
 
         arm = np.diag(ad._arm_o) if ad._has_arm else None
         zero = osim.Vector.createFromMat(np.zeros(ad._nu))
+        if same_calls:
+            udot, a_gb, r, M = (osim.Vector(), osim.VectorOfSpatialVec(), osim.Vector(),
+                                osim.Matrix())
+            qn, un = ad._q_native(q), ad._to_o(v, P)
+
+            def f():  # the adapter's calls: outputs kept, the forces added into τ's Vector
+                s.setQ(osim.Vector.createFromMat(qn))
+                s.setU(osim.Vector.createFromMat(un))
+                mdl.realizeDynamics(s)
+                body = mdl.getGravityBodyForces(s)
+                mob = osim.Vector.createFromMat(tau_o)
+                for fp in producers:
+                    fp.computeForce(s, body, mob)
+                if arm is not None:
+                    mat.calcResidualForceIgnoringConstraints(s, zero, body, zero, r)
+                    mat.calcM(s, M)
+                    return np.linalg.solve(M.to_numpy() + arm, mob.to_numpy() - r.to_numpy())
+                mat.calcAcceleration(s, mob, body, udot, a_gb)
+                return udot.to_numpy()
+            return f
 
         def f():  # what an OpenSim user writes: state, forces, calcAcceleration
             s.setQ(qo)

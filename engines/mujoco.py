@@ -16,6 +16,7 @@ M = Tᵀ M_o T, h = Tᵀ h_o + M c, v̇ = Tᵀ v̇_o − c, τ_o = T τ, J = J_o
 """
 from __future__ import annotations
 
+import struct
 from math import atan2
 
 import numpy as np
@@ -140,10 +141,12 @@ class MujocoAdapter(AdapterBase):
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
         # forward_dynamics per-call path: the MjData views once (each attribute access
-        # builds a new view; an MjData's arrays never move) and, for a free root, the whole
-        # coordinate change as matrices, so each vector costs one np.dot:
+        # builds a new view; an MjData's arrays never move) and, for a free root, the input
+        # coordinate change as matrices, so each vector costs one ndarray.dot:
         #   qpos = P q (then the continuous joints' angles), v_mj = T v, τ_mj = T τ,
-        #   v̇ = Tᵀ qacc − c, T = the dof permutation with R_WB in the root's linear block
+        #   T = the dof permutation with R_WB in the root's linear block;
+        # the output v̇ = Tᵀ qacc − c as the permutation, then R_WBᵀ and c on the root's
+        # three linear numbers in scalar arithmetic
         self._qpos, self._qvel = self._d.qpos, self._d.qvel
         self._qfrc, self._qacc = self._d.qfrc_applied, self._d.qacc
         if self._free is not None:
@@ -151,19 +154,26 @@ class MujocoAdapter(AdapterBase):
             self._P[self._cp_mj, self._cp_can] = 1.0
             self._Tm = np.zeros((m.nv, lay.nv))
             self._Tm[self._vmap, np.arange(lay.nv)] = 1.0
-            self._Tm_flat = self._Tm.reshape(-1)  # a view
-            fd = self._free_da  # flat indices of T[fd:fd+3, 0:3] (R_WB), row by row
-            self._Tm_R = np.array([(fd + r) * lay.nv + c for r in range(3) for c in range(3)],
-                                  dtype=np.intp)
+            fd = self._free_da
+            # R_WB into T[fd:fd+3, 0:3] by one struct pack: each of the three rows is 3
+            # doubles of R, then the row's other nv − 3 entries (zeros: the root's linear
+            # dofs take no other canonical number) as zero pad bytes
+            gap = 8 * (lay.nv - 3)
+            self._Tm_pack = struct.Struct(f"=3d{gap}x3d{gap}x3d").pack_into
+            self._Tm_at = 8 * fd * lay.nv  # byte offset of T[fd, 0]
             self._Tm_key = None  # the root quaternion (x, y, z, w) whose R_WB is in _Tm
+            self._Tm_rows = None  # that R_WB's 9 entries, row-major (Python floats)
         # up to 4 continuous joints: (qpos index, canonical cos index, sin index) each
         self._cq_few = (tuple(zip(self._cq_mj.tolist(), self._cq_can.tolist(),
                                   self._cq_sin.tolist()))
                         if 0 < self._cq_can.size <= 4 else ())
-        if self._free is not None:  # what the free-root path reads, one attribute access
-            self._fd_free = (self._P, self._Tm, self._Tm_flat, self._Tm_R, self._cq_few,
-                             self._cq_can.size > 4, self._qvel, self._qfrc, self._qacc, m,
-                             self._d)
+        # what the free-root path reads, one attribute access (None: no free root); q as a
+        # whole list when short (a slice's view costs as much as ~10 more numbers
+        # converted) or when the continuous joints need it anyway, v when it is the root's
+        self._fd_free = None if self._free is None else (
+            self._P, self._Tm, self._Tm_pack, self._Tm_at, bool(self._cq_few) or lay.nq <= 12,
+            lay.nv == 6, self._cq_few, self._cq_can.size > 4, self._qpos, self._qvel,
+            self._qfrc, self._qacc, self._qacc[fd:fd + 3], self._vmap, m, self._d)
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -643,14 +653,15 @@ class MujocoAdapter(AdapterBase):
         return h
 
     def forward_dynamics(self, q, v, tau):
-        if self._identity:
-            self._qpos[:] = q
-            self._qvel[:] = v
-            self._qfrc[:] = tau
-            mujoco.mj_forward(self._m, self._d)
-            return self._qacc.copy()
-        qpos = self._qpos
-        if self._free is None:  # fixed base, non-identity maps (continuous joints, reordering)
+        fr = self._fd_free
+        if fr is None:  # fixed base
+            if self._identity:
+                self._qpos[:] = q
+                self._qvel[:] = v
+                self._qfrc[:] = tau
+                mujoco.mj_forward(self._m, self._d)
+                return self._qacc.copy()
+            qpos = self._qpos  # non-identity maps (continuous joints, reordering)
             if self._cp_can.size:
                 qpos[self._cp_mj] = q[self._cp_can]
             if self._cq_can.size:
@@ -662,17 +673,21 @@ class MujocoAdapter(AdapterBase):
             return self._qacc[vmap]
         # free root: the per-call path of every floating rollout. R_WB is written into the
         # cached T only when the root quaternion changes (finite differences in v and τ keep
-        # it); one np.dot per vector; the convective term in scalar arithmetic.
-        P, T, T_flat, T_R, cq_few, cq_many, qvel, qfrc, qacc, m, d = self._fd_free
-        if cq_few:  # a few continuous joints: their angles in scalar arithmetic too
+        # it); one ndarray.dot per input vector (np.dot without its dispatch); R_WBᵀ and the
+        # convective term in scalar arithmetic on the output.
+        (P, T, pack_R, at_R, q_whole, v_root, cq_few, cq_many, qpos, qvel, qfrc, qacc,
+         acc_root, vmap, m, d) = fr
+        if q_whole:
             ql = q.tolist()
             key = ql[3:7]
         else:
             key = q[3:7].tolist()
+        R = self._Tm_rows
         if key != self._Tm_key:  # R_WB, as conventions.quat_xyzw_to_matrix computes it
-            T_flat[T_R] = quat_xyzw_rows(*key)
-            self._Tm_key = key
-        P.dot(q, qpos)  # ndarray.dot: np.dot without its dispatch (0.13 µs a call)
+            R = quat_xyzw_rows(*key)
+            pack_R(T, at_R, *R)
+            self._Tm_key, self._Tm_rows = key, R
+        P.dot(q, qpos)
         if cq_few:
             for j, c, sn in cq_few:
                 qpos[j] = atan2(ql[sn], ql[c])
@@ -681,11 +696,13 @@ class MujocoAdapter(AdapterBase):
         T.dot(v, qvel)
         T.dot(tau, qfrc)
         mujoco.mj_forward(m, d)
-        a = qacc.dot(T)  # Tᵀ qacc
-        v0, v1, v2, w0, w1, w2 = v[0:6].tolist()  # − c = − [ω_B × v_B, 0]
-        a[0] -= w1 * v2 - w2 * v1
-        a[1] -= w2 * v0 - w0 * v2
-        a[2] -= w0 * v1 - w1 * v0
+        a = qacc[vmap]  # v̇ = Tᵀ qacc − c: the permutation, then the root's linear part
+        x, y, z = acc_root.tolist()  # a_W, the root's world linear acceleration
+        v0, v1, v2, w0, w1, w2 = v.tolist() if v_root else v[0:6].tolist()
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+        a[0] = r00 * x + r10 * y + r20 * z - (w1 * v2 - w2 * v1)  # R_WBᵀ a_W − ω_B × v_B
+        a[1] = r01 * x + r11 * y + r21 * z - (w2 * v0 - w0 * v2)
+        a[2] = r02 * x + r12 * y + r22 * z - (w0 * v1 - w1 * v0)
         return a
 
     def inverse_dynamics(self, q, v, vdot):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import replace
 
 import numpy as np
@@ -138,11 +139,20 @@ class _StateMap:
         self.quat_idx = np.array([i + k for i in quats for k in range(4)], dtype=np.intp)
         self._one = slice(quats[0], quats[0] + 4) if len(quats) == 1 else None
         self.angle_q = np.array(angle_q, dtype=np.intp)
-        self.blocks = blocks
+        # R into a block of P by one struct pack when its 3 rows are consecutive (a
+        # mobilizer's u always are): 3 doubles, then the other nv − 3 entries of the row as
+        # zero pad bytes (a rotation's rows of P hold nothing else); numpy's fancy
+        # assignment from a tuple costs several times more
+        self.blocks = [tuple((fl,) + _block_pack(fl, nv) for fl in b) for b in blocks]
+        # the angles into Q by one pack when their Simbody q are consecutive
+        run = len(angle_q) > 0 and np.array_equal(
+            self.angle_q, np.arange(self.angle_q[0], self.angle_q[0] + len(angle_q)))
+        self._angle_pack = (struct.Struct(f"={len(angle_q)}d").pack_into, 8 * int(angle_q[0])) \
+            if run else None
         self.free = free_flat  # which rotation is the free root's (or None)
         self.rows = []  # the 9 entries of each rotation, as of the cached key
         self.qo = np.zeros(ad._nq_o)
-        self._angles = np.zeros(len(angle_q))
+        self._angles = ()  # the Euler angles [rad] of every rotation, as of the cached key
         self._key = None
         # the return map: Pᵀ, or the plain selection when nothing rotates (rotor rows of U
         # are the twin's own and never enter a canonical vector)
@@ -159,16 +169,22 @@ class _StateMap:
                 rows, angles = [], []
                 for k, blocks in enumerate(self.blocks):
                     r = quat_xyzw_rows(*key[4 * k:4 * k + 4])
-                    for fl in blocks:
-                        self._P_flat[fl] = r
+                    for fl, pack, at in blocks:
+                        if pack is None:
+                            self._P_flat[fl] = r
+                        else:
+                            pack(self.P, at, *r)
                     rows.append(r)
                     angles.extend(xyz_of_rows(*r))
-                self._angles[:] = angles
+                self._angles = tuple(angles)
                 self.rows, self._key = rows, key
         qo = self.qo
         self.Pi.dot(q, qo)
         if self.blocks:
-            qo[self.angle_q] = self._angles
+            if self._angle_pack is not None:
+                self._angle_pack[0](qo, self._angle_pack[1], *self._angles)
+            else:
+                qo[self.angle_q] = self._angles
         for j, c, sn in self.cont:
             qo[j] = math.atan2(q[sn], q[c])
         return qo, self.P
@@ -184,6 +200,19 @@ class _StateMap:
         r = self.rows[self.free]
         return ui, (r[0] * c0 + r[1] * c1 + r[2] * c2, r[3] * c0 + r[4] * c1 + r[5] * c2,
                     r[6] * c0 + r[7] * c1 + r[8] * c2)
+
+
+def _block_pack(fl, nv) -> tuple:
+    """(struct pack_into, byte offset) that writes 9 numbers (R row-major) at the flat
+    indices ``fl`` of a C-ordered (·, nv) matrix — rows r, r + 1, r + 2, the same 3
+    consecutive columns in each — and zeros the rest of those rows; (None, None) when
+    the rows are not consecutive."""
+    r0, c0 = divmod(int(fl[0]), nv)
+    want = [(r0 + i) * nv + c0 + j for i in range(3) for j in range(3)]
+    if fl.tolist() != want:
+        return None, None
+    gap = 8 * (nv - 3)
+    return struct.Struct(f"=3d{gap}x3d{gap}x3d").pack_into, 8 * (r0 * nv + c0)
 
 
 def _rot_xyz(abc) -> np.ndarray:
@@ -495,6 +524,12 @@ class OpensimAdapter(AdapterBase):
         # the joint springs alone: they are part of h (bias_forces), damping is not
         self._spring_producers = [p for p, f in zip(self._producers, self._m.getForceSet())
                                   if f.getName().endswith(SPRING_SUFFIX)]
+        self._producers_ok = all(f is not None for f in self._producers)
+        # forward_dynamics' output Vectors and its zero input, built once: a new SWIG
+        # object costs 1.5–3 µs (proxy, type checks, C++ new and delete) on every call
+        self._udot, self._A_GB = osim.Vector(), osim.VectorOfSpatialVec()
+        self._r_buf, self._M_buf = osim.Vector(), osim.Matrix()
+        self._zero_u = osim.Vector(self._nu, 0.0)
         self._bodies = {b.getName(): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
@@ -686,7 +721,7 @@ class OpensimAdapter(AdapterBase):
         body = m.getGravityBodyForces(s)
         mob = osim.Vector(self._nu, 0.0)
         if with_model_mobility:  # each Force adds its share into both vectors
-            if any(f is None for f in self._producers):
+            if not self._producers_ok:
                 raise ModelRejected("opensim", "a force element is not a ForceProducer")
             for f in self._producers:
                 f.computeForce(s, body, mob)
@@ -797,34 +832,38 @@ class OpensimAdapter(AdapterBase):
 
     def forward_dynamics(self, q, v, tau):
         # the per-call path of every rollout: the cached state map, one product per vector,
-        # the free root's drift in scalar arithmetic
+        # the three input Vectors the only SWIG objects built, the model's forces added
+        # into τ_o in place, the free root's drift in scalar arithmetic
         sm, s, m = self._smap, self._s, self._m
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         qo, P = sm.native(q)
         s.setQ(osim.Vector.createFromMat(qo))
         s.setU(osim.Vector.createFromMat(P.dot(v)))
         m.realizeDynamics(s)
-        tau_o = P.dot(np.asarray(tau, dtype=float))
+        body = m.getGravityBodyForces(s)
+        # τ_o, then each Force's computeForce adds its mobility forces (damping) into it
+        mob = osim.Vector.createFromMat(P.dot(np.asarray(tau, dtype=float)))
         if self._producers:
-            mob, body = self._applied()
-            tau_o += mob.to_numpy()
-        else:
-            body = m.getGravityBodyForces(s)
+            if not self._producers_ok:
+                raise ModelRejected("opensim", "a force element is not a ForceProducer")
+            for f in self._producers:
+                f.computeForce(s, body, mob)
         if self._has_arm:  # (M + A) u̇ = τ_o − residual(u̇ = 0): Simbody has no armature
-            r, M = osim.Vector(), osim.Matrix()
-            zero = osim.Vector(self._nu, 0.0)
+            r, M, zero = self._r_buf, self._M_buf, self._zero_u
             self._mat.calcResidualForceIgnoringConstraints(s, zero, body, zero, r)
             self._mat.calcM(s, M)
-            a_o = np.linalg.solve(M.to_numpy() + self._A_o, tau_o - r.to_numpy())
+            a_o = np.linalg.solve(M.to_numpy() + self._A_o, mob.to_numpy() - r.to_numpy())
         else:
-            udot = osim.Vector()
-            self._mat.calcAcceleration(s, osim.Vector.createFromMat(tau_o), body, udot,
-                                       osim.VectorOfSpatialVec())
-            a_o = udot.to_numpy()
-        d = sm.drift(v)
-        if d is not None:
-            a_o[d[0]] -= d[1]
-        return a_o.dot(sm.P_out)
+            self._mat.calcAcceleration(s, mob, body, self._udot, self._A_GB)
+            a_o = self._udot.to_numpy()
+        a = a_o.dot(sm.P_out)
+        if sm.free is not None:  # v̇ = Pᵀ (u̇ − g) = Pᵀ u̇ − c, c = ω_B × v_B on the root's v_B
+            i = sm.free_u[1]
+            v0, v1, v2, w0, w1, w2 = v[i:i + 6].tolist()
+            a[i] -= w1 * v2 - w2 * v1
+            a[i + 1] -= w2 * v0 - w0 * v2
+            a[i + 2] -= w0 * v1 - w1 * v0
+        return a
 
     def inverse_dynamics(self, q, v, vdot):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
