@@ -438,8 +438,9 @@ def section(r: dict) -> tuple:
                      f"{pm(a['dynamic_gain'])} more. Verdict: <b>{escape(a['verdict'])}</b> "
                      f"(a gain counts at z ≥ {r['z_gain']:g}: <i>dimension</i>, the moving "
                      "part counts; <i>absorbing</i>, only the constant part does; <i>gain "
-                     "not attributed</i>, the whole gain counts but neither part alone: "
-                     "the static fits differ between folds). The static angles per fold: "
+                     "not attributed</i>, the whole gain counts but neither part alone: a "
+                     "constant angle helps at some frames and hurts at others, which widens "
+                     "both parts' standard errors). The static angles per fold: "
                      + str(escape("; ".join(f"{j} " + ", ".join(f"{x:.2f}" for x in v)
                                             + " rad" for j, v in a["static_angle_rad"].items())))
                      + ".</li>")
