@@ -563,7 +563,8 @@ def _json(p):
 
 
 def _common(p, out_default=None):
-    p.add_argument("--engines", help="comma-separated engines (default: all four)")
+    p.add_argument("--engines", help="comma-separated engines (default: all five: mujoco, "
+                                     "pinocchio, crocoddyl, drake, opensim)")
     p.add_argument("--allow-missing", action="append", metavar="ENGINE", default=[],
                    help="run without ENGINE if it is unavailable (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled states (default 0)")
@@ -791,7 +792,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "
                          "of four folds; a report section)")
-    sw.add_argument("--engines", default=None, help="comma list (default: all four)")
+    sw.add_argument("--engines", default=None, help="comma list (default: all five: mujoco, "
+                                                    "pinocchio, crocoddyl, drake, opensim)")
     sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",
                     help="run without ENGINE if it is unavailable (repeatable)")
     sw.add_argument("--quiet", action="store_true",
