@@ -632,8 +632,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
-    the swing outcome (path, checks, exit code). ``study``: also choose the knot density
-    and smoothness weight on a synthetic truth from the fit (harness/swing/study.py);
+    the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
+    smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
     ``dimension``: also compare the golfer with and without the wrists' deviation on
     held-out frames (harness/swing/dimension.py); ``joint_limits``: the dynamic fit holds
     the golfer's joint limits (the IK always does)."""

@@ -783,8 +783,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "driver; a capture does not say)")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
-                    help="also choose the knot density and smoothness weight on a synthetic "
-                         "truth built from this fit (five more fits; a report section)")
+                    help="also choose the knot density, smoothness and effort weights on a "
+                         "synthetic truth built from this fit (seven more fits; a report "
+                         "section)")
     sw.add_argument("--joint-limits", action="store_true",
                     help="the dynamic fit holds the golfer's joint limits too (the IK always "
                          "does; off by default, docs/swing.md \"Joint limits\")")

@@ -200,8 +200,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           joint_limits: bool = False) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
-    after the fit) → ``out``/index.html. ``study``: the knot density and smoothness
-    weight chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
+    after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
+    and effort weights chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
     wrists' deviation kept or locked, chosen on held-out frames
     (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
     dynamic fit holds the golfer's joint limits (the IK always does). exit_code 0 if every
@@ -245,8 +245,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         if study:
             from harness.swing import study as swing_study
 
-            say("study: the knot density and smoothness weight on a synthetic truth from "
-                "this fit")
+            say("study: the knot density, smoothness and effort weights on a synthetic "
+                "truth from this fit")
             summary["study"] = swing_study.run_study(tmp, settings, say=say)
             write_json_atomic(tmp / "fit" / "fit.json", pipeline._finite(summary))
         if dimension:

@@ -1,7 +1,9 @@
-"""The knot density and the smoothness weight chosen from the capture's own motion.
+"""The knot density, the smoothness and the effort weights chosen from the capture's own
+motion.
 
 Dimensions: S settings of the grid, each (knot_frames [frames per spline knot], w_smooth
-[–]); forces N and fractions of body weight BW; torques N·m; markers mm; impulse N·s.
+[–], w_effort [–]); forces N and fractions of body weight BW; torques N·m; markers mm;
+impulse N·s.
 
 Markers alone cannot choose these settings: a held-out marker study preferred a
 smoothness weight whose fit of a known truth went astray (docs/swing.md). So the choice
@@ -12,8 +14,9 @@ fit's impulse applied exactly when the fit has one, 2 mm of marker noise), recov
 the swing fit's own steps with each setting of the grid. The settings whose recovery of
 the total ground reaction force from the top to impact (RMS over frames, body weights) is
 within swing/study_tie of the best are as good as it; of those the simplest (fewest
-knots, then the largest smoothness weight) is the choice. The joint torques', the marker
-and, through the impact, the impulse's errors are reported beside it. One noise seed:
+knots, then the largest smoothness weight, then the largest effort weight) is the
+choice. The joint torques', the marker and, through the impact, the impulse's errors are
+reported beside it. One noise seed:
 the spread between seeds was 0.002-0.006 BW at one setting (bench/swing_truth.txt), far
 below the differences between settings that decide.
 """
@@ -27,17 +30,29 @@ import numpy as np
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 
-# (knot_frames, w_smooth): the knot density around the default at the default weight,
-# then the weight ten times lower and higher around it at the default density (a cross,
-# not the full grid: five recoveries)
-GRID = ((2, 1.0), (3, 1.0), (4, 1.0), (3, 0.1), (3, 10.0))
+# (knot_frames, w_smooth, w_effort): the knot density around the default at the default
+# weights, then each weight ten times lower and higher around it at the default density
+# (a cross, not the full grid: seven recoveries)
+GRID = ((2, 1.0, 1e-3), (3, 1.0, 1e-3), (4, 1.0, 1e-3), (3, 0.1, 1e-3), (3, 10.0, 1e-3),
+        (3, 1.0, 1e-4), (3, 1.0, 1e-2))
+
+
+def _key(r) -> tuple:
+    """(knot_frames, w_smooth, w_effort) of a row or a choice."""
+    return (r["knot_frames"], r["w_smooth"], r["w_effort"])
+
+
+def _label(r) -> str:
+    return (f"knots every {r['knot_frames']} frames, w_smooth {r['w_smooth']:g}, "
+            f"w_effort {r['w_effort']:g}")
 
 
 def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool = True,
               say=None) -> dict:
     """The study of the module docstring on the finished (or just fitted) swing folder
     ``folder``, each recovery with ``settings`` (a SwingSettings) but the grid's
-    knot_frames and w_smooth. Returns {"rows": one per setting, "chosen", "used", "what",
+    knot_frames, w_smooth and w_effort (a grid entry of two numbers keeps the
+    settings' w_effort). Returns {"rows": one per setting, "chosen", "used", "what",
     "seed", "truth"}; a row whose fit failed holds its error and is never chosen."""
     from harness.swing import groundtruth as gt
 
@@ -46,18 +61,21 @@ def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool =
     tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                              through_impact=through_impact and "impact_time_s" in arr)
     rows = []
-    for kf, ws in grid:
+    for entry in grid:
+        kf, ws = entry[0], entry[1]
+        we = float(entry[2]) if len(entry) > 2 else float(settings.w_effort)
         t0 = time.perf_counter()
-        s = dataclasses.replace(settings, knot_frames=int(kf), w_smooth=float(ws))
+        s = dataclasses.replace(settings, knot_frames=int(kf), w_smooth=float(ws),
+                                w_effort=we)
+        head = {"knot_frames": int(kf), "w_smooth": float(ws), "w_effort": we}
         try:
             r = gt.recover(adapter, tr, s)
         except (FloatingPointError, np.linalg.LinAlgError, BadInput) as err:
-            rows.append({"knot_frames": int(kf), "w_smooth": float(ws),
-                         "error": f"{type(err).__name__}: {err}"})
-            say(f"study: knots every {kf} frames, w_smooth {ws:g}: failed ({err})")
+            rows.append(head | {"error": f"{type(err).__name__}: {err}"})
+            say(f"study: {_label(head)}: failed ({err})")
             continue
         im = r["impulse"] or {}
-        row = {"knot_frames": int(kf), "w_smooth": float(ws),
+        row = head | {
                "grf_top_to_impact_bw": r["grf_rms_bw"]["top_to_impact"]["total"],
                "grf_whole_window_bw": r["grf_rms_bw"]["whole_window"]["total"],
                "torque_rms_error_Nm": r["torque_rms_error_Nm"],
@@ -66,16 +84,15 @@ def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool =
                "impulse_resolved_error": im.get("resolved_error_rel"),
                "iterations": r["iterations"], "wall_s": time.perf_counter() - t0}
         rows.append(row)
-        say(f"study: knots every {kf} frames, w_smooth {ws:g}: ground force "
-            f"{row['grf_top_to_impact_bw']:.3f} BW, marker RMSE {row['marker_rmse_mm']:.1f} mm"
-            f" ({row['wall_s']:.0f} s)")
+        say(f"study: {_label(head)}: ground force {row['grf_top_to_impact_bw']:.3f} BW, "
+            f"marker RMSE {row['marker_rmse_mm']:.1f} mm ({row['wall_s']:.0f} s)")
     ok = [r for r in rows if "error" not in r and np.isfinite(r["grf_top_to_impact_bw"])]
     best, as_good = None, []
     if ok:
         low = min(r["grf_top_to_impact_bw"] for r in ok)
         as_good = [r for r in ok
                    if r["grf_top_to_impact_bw"] <= low + lookup("swing", "study_tie").atol]
-        best = max(as_good, key=lambda r: (r["knot_frames"], r["w_smooth"]))
+        best = max(as_good, key=_key)
     return {"what": "a synthetic truth from this fit (its motion, schedule, foot forces by "
                     "a weight-shift rule, the impulse when through the impact, 2 mm marker "
                     "noise) recovered with each setting; chosen: the least ground reaction "
@@ -85,11 +102,12 @@ def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool =
                       "torque_rms_top_to_impact_Nm": float(np.sqrt(np.mean(
                           tr.tau[tr.top_index:] ** 2)))},
             "rows": rows,
-            "chosen": None if best is None else {"knot_frames": best["knot_frames"],
-                                                 "w_smooth": best["w_smooth"]},
-            "as_good": [{"knot_frames": r["knot_frames"], "w_smooth": r["w_smooth"]}
+            "chosen": None if best is None else dict(zip(("knot_frames", "w_smooth",
+                                                          "w_effort"), _key(best))),
+            "as_good": [dict(zip(("knot_frames", "w_smooth", "w_effort"), _key(r)))
                         for r in as_good],
-            "used": {"knot_frames": settings.knot_frames, "w_smooth": settings.w_smooth}}
+            "used": {"knot_frames": settings.knot_frames, "w_smooth": settings.w_smooth,
+                     "w_effort": settings.w_effort}}
 
 
 def check(study: dict) -> dict:
@@ -99,18 +117,14 @@ def check(study: dict) -> dict:
     if c is None:
         value = "every recovery failed: no choice"
     else:
-        row = next(r for r in study["rows"] if r["knot_frames"] == c["knot_frames"]
-                   and r["w_smooth"] == c["w_smooth"])
-        others = [a for a in study["as_good"] if a != c]
-        value = (f"knots every {c['knot_frames']} frames, w_smooth {c['w_smooth']:g} "
-                 f"(ground force {row['grf_top_to_impact_bw']:.3f} BW"
-                 + "".join(f"; as good: every {a['knot_frames']} frames, w_smooth "
-                           f"{a['w_smooth']:g}" for a in others)
-                 + "); this run used "
-                 f"{u['knot_frames']} frames, w_smooth {u['w_smooth']:g}"
-                 + (" (the same)" if c == u else ""))
-    return {"name": "knot density and smoothness weight chosen on a synthetic truth from "
-                    "this capture's motion (the --study option)",
+        row = next(r for r in study["rows"] if "error" not in r and _key(r) == _key(c))
+        others = [a for a in study["as_good"] if _key(a) != _key(c)]
+        value = (f"{_label(c)} (ground force {row['grf_top_to_impact_bw']:.3f} BW"
+                 + "".join(f"; as good: {_label(a)}" for a in others)
+                 + f"); this run used {_label(u)}"
+                 + (" (the same)" if _key(c) == _key(u) else ""))
+    return {"name": "knot density, smoothness and effort weights chosen on a synthetic "
+                    "truth from this capture's motion (the --study option)",
             "value": value, "target": "reported, no threshold", "ok": None}
 
 
@@ -124,18 +138,17 @@ def section(study: dict) -> tuple:
     c = study["chosen"]
     body = []
     for r in study["rows"]:
-        mark = c is not None and r["knot_frames"] == c["knot_frames"] \
-            and r["w_smooth"] == c["w_smooth"]
+        mark = c is not None and _key(r) == _key(c)
+        lead = (f"<td>{r['knot_frames']}</td><td>{r['w_smooth']:g}</td>"
+                f"<td>{r['w_effort']:g}</td>")
         if "error" in r:
-            body.append(f"<tr><td>{r['knot_frames']}</td><td>{r['w_smooth']:g}</td>"
-                        f"<td colspan='7'>failed: {escape(r['error'])}</td></tr>")
+            body.append(f"<tr>{lead}<td colspan='7'>failed: {escape(r['error'])}</td></tr>")
             continue
         imp = (cell(None if r["impulse_magnitude_error"] is None
                     else 100 * r["impulse_magnitude_error"], ".1f"),
                cell(None if r["impulse_resolved_error"] is None
                     else 100 * r["impulse_resolved_error"], ".1f"))
-        body.append(f"<tr{' class=chosen' if mark else ''}><td>{r['knot_frames']}</td>"
-                    f"<td>{r['w_smooth']:g}</td>"
+        body.append(f"<tr{' class=chosen' if mark else ''}>{lead}"
                     f"<td>{r['grf_top_to_impact_bw']:.3f}{' (chosen)' if mark else ''}</td>"
                     f"<td>{r['grf_whole_window_bw']:.3f}</td>"
                     f"<td>{r['torque_rms_error_Nm']:.1f}</td><td>{r['marker_rmse_mm']:.2f}</td>"
@@ -148,12 +161,12 @@ def section(study: dict) -> tuple:
             "swing fit's own steps with each setting; of the settings whose ground reaction "
             "force error from the top to impact is within "
             f"{lookup('swing', 'study_tie').atol:g} body weights of the least, the simplest "
-            "(fewest knots, then the largest smoothness weight) is the choice. Markers alone "
-            "cannot make it: a held-out marker study preferred a smoothness weight whose "
-            "fit of a known truth went astray. This run used knots every "
-            f"{u['knot_frames']} frames, w_smooth {u['w_smooth']:g}; the study does not "
-            "refit the capture.</p>")
+            "(fewest knots, then the largest smoothness weight, then the largest effort "
+            "weight) is the choice. Markers alone cannot make it: a held-out marker study "
+            "preferred a smoothness weight whose fit of a known truth went astray. This run "
+            f"used {escape(_label(u))}; the study does not refit the capture.</p>")
     table = ("<table id='study'><tr><th>knot every [frames]</th><th>w_smooth</th>"
+             "<th>w_effort</th>"
              "<th>ground force error top → impact [BW]</th><th>whole window [BW]</th>"
              "<th>joint torque error [N·m RMS]</th><th>marker RMSE [mm]</th>"
              "<th>|Λ| error [%]</th><th>Λ error across the shaft [%]</th>"
