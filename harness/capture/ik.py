@@ -43,7 +43,9 @@ class IKResult:
         return float(np.sqrt(np.nanmean(e ** 2)))
 
 
-def _bounds(layout):
+def limit_bounds(layout):
+    """(indices into q, lower, upper) [rad | m] of the coordinates whose joint has
+    limits (one-dof revolute and prismatic joints)."""
     idx, lo, hi = [], [], []
     for s in layout.slots:
         if s.type in ("revolute", "prismatic") and s.lower is not None:
@@ -59,7 +61,7 @@ def solve_frame(adapter, labels, y, q0, weights=None, max_iter=60, tol=1e-10, da
     frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
     as a weighted residual p_a − p_b). Returns (q, residual (K,3), iterations)."""
     layout = adapter.layout
-    bi, lo, hi = _bounds(layout)
+    bi, lo, hi = limit_bounds(layout)
     seen = np.isfinite(y).all(axis=1)
     w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
     sw = np.sqrt(w[seen])[:, None]

@@ -200,13 +200,21 @@ def fold_of(n: int = N, folds: int = FOLDS) -> np.ndarray:
     return np.arange(n) % folds
 
 
-def _loglik(ad, q, y) -> tuple:
-    """(ℓ (N,) nats per frame over its seen markers, p (N, K, 3) m predicted)."""
-    p = np.stack([ad.frame_poses(qi, list(LABELS))[:, :3] for qi in q])
+def marker_loglik(ad, labels, q, y, sigma: float) -> tuple:
+    """(ℓ (N, K) nats, p (N, K, 3) m): log N(y_ik; p_k(q_i), σ² I) of each seen marker
+    (0 where unseen) and the predicted marker positions, for the frames q (N, nq) and
+    markers y (N, K, 3) m (NaN where unseen) of the frames ``labels``."""
+    p = np.stack([ad.frame_poses(qi, list(labels))[:, :3] for qi in q])
     seen = np.isfinite(y).all(axis=2)
     r2 = np.where(seen, np.sum((p - np.nan_to_num(y)) ** 2, axis=2), 0.0)
-    const = 1.5 * np.log(2 * np.pi * SIGMA ** 2)
-    return -0.5 * np.sum(r2, axis=1) / SIGMA ** 2 - const * seen.sum(axis=1), p
+    const = 1.5 * np.log(2 * np.pi * sigma ** 2)
+    return np.where(seen, -0.5 * r2 / sigma ** 2 - const, 0.0), p
+
+
+def _loglik(ad, q, y) -> tuple:
+    """(ℓ (N,) nats per frame over its seen markers, p (N, K, 3) m predicted)."""
+    ll, p = marker_loglik(ad, LABELS, q, y, SIGMA)
+    return ll.sum(axis=1), p
 
 
 def ik_start(ad, y, max_iter: int = IK_MAX_ITER) -> np.ndarray:

@@ -51,28 +51,24 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.fit import dimension as fdim
+from harness.swing.groundtruth import rms_bw
 
 STEP = ("wrist radial/ulnar deviation", ("l_wrist_deviation", "r_wrist_deviation"))
 FOLDS = 4
 MAX_ITER = 15                  # Levenberg–Marquardt iterations per fit, every candidate
 TOL = 1e-3                     # relative cost decrease that stops a fit
-BLOCK = 10                     # frames per block of the standard errors and bootstrap
-BOOTSTRAP = 2000
 NAMES = ("without", "static", "with")
-
-
-def _rot(axis, angle: float) -> np.ndarray:
-    """(3, 3) rotation by ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
-    a = np.asarray(axis, float)
-    a = a / np.linalg.norm(a)
-    K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * K @ K
 
 
 def locked_spec(spec, angles: dict):
     """The model ``spec`` with each joint named in ``angles`` {name: angle [rad]} turned
     into a fixed joint at that angle (its frame rotated about its axis by the angle)."""
-    from harness.core.conventions import matrix_to_rpy, rpy_to_matrix
+    from harness.core.conventions import (
+        matrix_to_rpy,
+        quat_xyzw_from_rotvec,
+        quat_xyzw_to_matrix,
+        rpy_to_matrix,
+    )
 
     missing = set(angles) - {j.name for j in spec.joints}
     if missing:
@@ -80,7 +76,9 @@ def locked_spec(spec, angles: dict):
     joints = []
     for j in spec.joints:
         if j.name in angles:
-            R = rpy_to_matrix(j.rpy) @ _rot(j.axis, float(angles[j.name]))
+            axis = np.asarray(j.axis, float) / np.linalg.norm(j.axis)
+            R = rpy_to_matrix(j.rpy) @ quat_xyzw_to_matrix(
+                quat_xyzw_from_rotvec(float(angles[j.name]) * axis))
             j = dataclasses.replace(j, type="fixed", rpy=tuple(float(x) for x in
                                                                matrix_to_rpy(R)),
                                     lower=None, upper=None, damping=0.0, armature=0.0)
@@ -105,29 +103,15 @@ def _columns(full, cand) -> list:
 def _moved_markers(spec, joints, labels) -> np.ndarray:
     """(K,) bool: the markers on a body the coordinates ``joints`` move (their children's
     subtrees)."""
-    kids = {}
-    for j in spec.joints:
-        kids.setdefault(j.parent, []).append(j.child)
     todo = [j.child for j in spec.joints if j.name in joints]
     moved = set()
     while todo:
         b = todo.pop()
         if b not in moved:
             moved.add(b)
-            todo.extend(kids.get(b, []))
+            todo.extend(j.child for j in spec.children(b))
     body = {f.name: f.body for f in spec.frames}
     return np.array([body.get(lab) in moved for lab in labels])
-
-
-def _loglik(adapter, labels, Q, Y, sigma: float) -> np.ndarray:
-    """(N, K) nats: log N(y_ik; p_k(q_i), σ² I) for each seen marker (0 where unseen)."""
-    out = np.zeros(Y.shape[:2])
-    for i, q in enumerate(Q):
-        p = adapter.frame_poses(q, list(labels))[:, :3]
-        r2 = np.sum((Y[i] - p) ** 2, axis=1)
-        ll = -1.5 * np.log(2 * np.pi * sigma ** 2) - 0.5 * r2 / sigma ** 2
-        out[i] = np.where(np.isfinite(ll), ll, 0.0)
-    return out
 
 
 def _ik_start(adapter, labels, Y, train, q_init) -> np.ndarray:
@@ -200,7 +184,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
     Y = np.asarray(arr["y"], float)
     N = len(Y)
     if folds < 2 or folds > N // 4:
-        raise BadInput("--folds", f"must be 2 … {N // 4}, got {folds}")
+        raise BadInput("folds", f"must be 2 … {N // 4}, got {folds}")
     name, joints = STEP
     spec = full.model.spec
     iv = [full.layout.slot(j).iv for j in joints]
@@ -221,6 +205,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
     info = {n: {"iterations": [], "converged": [], "wall_s": 0.0, "nv": None,
                 "residual_force_peak_N": [], "rms_torque_Nm": []} for n in names}
     angles = []
+    locked0 = _adapter(locked_spec(spec, dict.fromkeys(joints, 0.0)), "without")
     for f in range(folds):
         train, test = fold != f, fold == f
         grf_train.append(grf_src[train])
@@ -229,12 +214,13 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
             if n not in names:
                 continue
             t0 = time.perf_counter()
+            mean = None
             if n == "with":
                 ad = full
-                mean = None
+            elif n == "without":
+                ad, mean = locked0, dict.fromkeys(joints, 0.0)
             else:
-                mean = dict.fromkeys(joints, 0.0) if n == "without" else \
-                    {j: float(angles[-1][k]) for k, j in enumerate(joints)}
+                mean = {j: float(angles[-1][k]) for k, j in enumerate(joints)}
                 ad = _adapter(locked_spec(spec, mean), n)
             cols = _columns(full, ad)
             fr, prob = _fit_fold(ad, labels, Y, train, q_src[0, cols], s, src, anchors)
@@ -245,7 +231,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
             else:
                 qe[n][test] = np.array([mean[j] for j in joints])
             qhat.setdefault(n, np.zeros((N, ad.nv)))[test] = fr.q[test]
-            ll[n][test] = _loglik(ad, labels, fr.q[test], Y[test], sigma)
+            ll[n][test] = fdim.marker_loglik(ad, labels, fr.q[test], Y[test], sigma)[0]
             grf[n].append(fr.forces[train].sum(axis=1))
             F_res, _ = ground.pelvis_wrench(ad, fr.q, fr.act)
             shared = [k for k, j in enumerate(ad.joint_names) if j not in ground.PELVIS]
@@ -258,19 +244,19 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
             i_["wall_s"] += time.perf_counter() - t0
             say(f"dimension: fold {f + 1}/{folds}, {n} ({ad.nv} coordinates): "
                 f"{fr.iterations} iterations, held-out RMSE "
-                f"{_rmse_mm(ad, fr.q[test], Y[test], labels):.1f} mm "
+                f"{_heldout_mm(ll[n][test], Y[test], sigma):.1f} mm "
                 f"({time.perf_counter() - t0:.0f} s)")
     lls = np.stack([ll[n].sum(axis=1) for n in names])             # (C, N)
     tot = lls.sum(axis=1)
     cand = [n for n in names if n != "static"]
     best = max(cand, key=lambda n: tot[names.index(n)])
-    frac = fdim.bootstrap_selection(lls, seed, BOOTSTRAP)
+    frac = fdim.bootstrap_selection(lls, seed)
     z_gain = lookup("dimension", "gain_z").atol
     rows = []
     for k, n in enumerate(names):
         pr = fdim.paired(lls[names.index(best)], lls[k]) if n != best else \
             {"diff": 0.0, "se": 0.0, "z": 0.0}
-        r2 = _heldout_sq(ll[n], Y, sigma, len(labels))
+        r2 = _heldout_mm(ll[n], Y, sigma)
         rows.append({"name": n, "nv": info[n]["nv"],
                      "heldout_loglik": float(tot[k]), "heldout_loglik_per_frame":
                      float(tot[k] / N), "heldout_rmse_mm": r2,
@@ -290,9 +276,9 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
     split = {"moved_markers": [lab for lab, m in zip(labels, moved) if m],
              "gain_on_moved": part("with", "without", moved),
              "gain_elsewhere": part("with", "without", ~moved),
-             "grf_change_bw": _rms_bw(np.vstack(grf["with"]), np.vstack(grf["without"]), bw),
-             "grf_from_source_fit_bw": {n: _rms_bw(np.vstack(grf[n]), np.vstack(grf_train),
-                                                   bw) for n in names}}
+             "grf_change_bw": rms_bw(np.vstack(grf["with"]), np.vstack(grf["without"]), bw),
+             "grf_from_source_fit_bw": {n: rms_bw(np.vstack(grf[n]), np.vstack(grf_train),
+                                                  bw) for n in names}}
     steps = None
     if absorption:
         total, static, dynamic = part("with", "without"), part("static", "without"), \
@@ -333,7 +319,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
                            f"stop at relative cost decrease {TOL:g}",
                            "start: IK over the training frames"],
             "uncertainty": f"paired differences with standard errors from blocks of "
-                           f"{fdim.BLOCK} frames; fraction of {BOOTSTRAP} block-bootstrap "
+                           f"{fdim.BLOCK} frames; fraction of {fdim.BOOTSTRAP} block-bootstrap "
                            "resamples selecting each candidate",
             "frames": N, "markers": len(labels), "body_weight_N": bw,
             "candidates": rows, "selected": best, "choice": final, "choice_reason": reason,
@@ -343,24 +329,14 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
             "qhat": [qhat[n] for n in names], "names": list(names)}
 
 
-def _heldout_sq(ll_nk, Y, sigma, K) -> float:
+def _heldout_mm(ll_nk, Y, sigma) -> float:
     """Held-out marker RMSE [mm] (3-D distance, as the swing's other marker figures)
-    recovered from the per-marker log-likelihoods (N, K)."""
+    recovered from the per-marker log-likelihoods ll_nk (N, K) of the markers Y (N, K, 3)
+    (NaN where unseen)."""
     seen = np.isfinite(Y).all(axis=2)
     c = -1.5 * np.log(2 * np.pi * sigma ** 2)
     r2 = -2.0 * sigma ** 2 * (ll_nk[seen] - c)
     return float(1e3 * np.sqrt(np.mean(r2)))
-
-
-def _rms_bw(a, b, bw) -> float:
-    """RMS over frames of |a − b| (N, 3) N, in body weights."""
-    return float(np.sqrt(np.mean(np.sum((a - b) ** 2, axis=1))) / bw)
-
-
-def _rmse_mm(adapter, Q, Y, labels) -> float:
-    P = np.stack([adapter.frame_poses(q, list(labels))[:, :3] for q in Q])
-    e = np.sum((P - Y) ** 2, axis=2)
-    return float(1e3 * np.sqrt(np.nanmean(e)))
 
 
 def plain(r: dict) -> dict:

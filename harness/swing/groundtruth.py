@@ -202,7 +202,7 @@ def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed
                           sigma_m, seed, *impact)
 
 
-def _rms_bw(a, b, bw) -> float:
+def rms_bw(a, b, bw) -> float:
     """RMS over frames of |a − b| (N, 3) N, as a fraction of body weight."""
     return float(np.sqrt(np.mean(np.sum((a - b) ** 2, axis=1))) / bw)
 
@@ -211,11 +211,11 @@ def _grf(fit_forces, truth: WholeBodyTruth, rows) -> dict:
     """Ground reaction force errors over the frames ``rows``: total and per foot, RMS
     over frames as a fraction of body weight."""
     bw = truth.body_weight_N
-    out = {"total": _rms_bw(fit_forces[rows].sum(axis=1), truth.forces[rows].sum(axis=1),
+    out = {"total": rms_bw(fit_forces[rows].sum(axis=1), truth.forces[rows].sum(axis=1),
                             bw)}
     for side in "lr":
         idx = [k for k, n in enumerate(truth.frames) if n.startswith(side + "_")]
-        out[side] = _rms_bw(fit_forces[rows][:, idx].sum(axis=1),
+        out[side] = rms_bw(fit_forces[rows][:, idx].sum(axis=1),
                             truth.forces[rows][:, idx].sum(axis=1), bw)
     return out
 

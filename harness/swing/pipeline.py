@@ -668,36 +668,36 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
 
 def joint_bounds(adapter) -> tuple:
     """(lower (nv,), upper (nv,)) [rad | m]: the model's joint limits per coordinate
-    (±inf where a joint has none; every joint of the golfer has one dof)."""
+    (±inf where a joint has none), the IK's (ik.limit_bounds); the golfer's joints have
+    one dof each, so q and v share their indices."""
+    idx, lo_l, hi_l = ik.limit_bounds(adapter.layout)
     lo, hi = np.full(adapter.nv, -np.inf), np.full(adapter.nv, np.inf)
-    for j in adapter.model.spec.joints:
-        if j.type in ("revolute", "prismatic") and j.lower is not None:
-            k = adapter.layout.slot(j.name).iv
-            lo[k], hi[k] = j.lower, j.upper
+    lo[idx], hi[idx] = lo_l, hi_l
     return lo, hi
 
 
 def joint_range(adapter, Q) -> dict:
-    """The fitted angles Q (N, nq) [rad | m] against the model's joint limits: per joint
-    that leaves its limits by more than swing/joint_range (round-off), {lower, upper,
-    min, max (rad | m), excess (the largest distance outside, rad | m), frames (how many
-    frames are outside by more than that)}; and the worst excess with its joint (0 and
-    None when every frame is inside)."""
+    """The fitted angles Q (N, nq) [rad | m] against the model's joint limits
+    (ik.limit_bounds): per joint that leaves its limits by more than swing/joint_range
+    (round-off), {lower, upper, min, max (rad | m), excess (the largest distance outside,
+    rad | m), frames (how many frames are outside by more than that)}; and the worst
+    excess with its joint (0 and None when every frame is inside)."""
     from harness.core.tolerances import lookup
 
     tol = lookup("swing", "joint_range").atol
+    idx, lo, hi = ik.limit_bounds(adapter.layout)
+    names = {s.iq: s.name for s in adapter.layout.slots}
+    X = Q[:, idx]
+    over = np.maximum(np.maximum(X - hi, lo - X), 0.0)                 # (N, n)
     out, worst, which = {}, 0.0, None
-    for j in adapter.model.spec.joints:
-        if j.type not in ("revolute", "prismatic") or j.lower is None:
-            continue
-        x = Q[:, adapter.layout.slot(j.name).iq]
-        over = np.maximum(np.maximum(x - j.upper, j.lower - x), 0.0)
-        if over.max() > tol:
-            out[j.name] = {"lower": j.lower, "upper": j.upper, "min": float(x.min()),
-                           "max": float(x.max()), "excess": float(over.max()),
-                           "frames": int((over > tol).sum())}
-        if over.max() > worst:
-            worst, which = float(over.max()), j.name
+    for c, k in enumerate(idx):
+        e = float(over[:, c].max())
+        if e > tol:
+            out[names[k]] = {"lower": float(lo[c]), "upper": float(hi[c]),
+                             "min": float(X[:, c].min()), "max": float(X[:, c].max()),
+                             "excess": e, "frames": int((over[:, c] > tol).sum())}
+        if e > worst:
+            worst, which = e, names[k]
     return {"worst_excess": worst, "worst_joint": which, "outside": out,
             "frames": int(len(Q))}
 
