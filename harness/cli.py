@@ -354,7 +354,8 @@ def cmd_swing(args) -> int:
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
     for opt, given in (("--study", args.study), ("--dimension", args.dimension),
-                       ("--joint-limits", args.joint_limits)):
+                       ("--joint-limits", args.joint_limits),
+                       ("--activation", args.activation)):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -368,7 +369,7 @@ def cmd_swing(args) -> int:
     o = api.swing(args.capture, out=args.out, quick=args.quick, up=args.up,
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
                   engines=args.engines, study=args.study, dimension=args.dimension,
-                  joint_limits=args.joint_limits,
+                  joint_limits=args.joint_limits, activation=args.activation,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -377,7 +378,7 @@ def cmd_swing(args) -> int:
                                for k, v in (("met", True), ("not_met", False),
                                             ("reported", None))},
                     "replay": api.plain(o.summary.get("replay"))}
-    for key in ("study", "dimension"):
+    for key in ("study", "dimension", "activation"):
         if o.summary.get(key):
             args.summary[key] = api.plain(o.summary[key])
     for c in o.checks:
@@ -793,6 +794,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "
                          "of four folds; a report section)")
+    sw.add_argument("--activation", action="store_true",
+                    help="also refit with the upper body's joint actuators activation-driven "
+                         "(excitation, 10/40 ms activation dynamics, |e| ≤ 1) and report what "
+                         "that changes (one more fit; a report section)")
     sw.add_argument("--engines", default=None, help="comma list (default: all five: mujoco, "
                                                     "pinocchio, crocoddyl, drake, opensim)")
     sw.add_argument("--allow-missing", action="append", default=[], metavar="ENGINE",

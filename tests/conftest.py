@@ -89,10 +89,11 @@ def run_cli(*args, cwd=None, timeout=600):
 
 @pytest.fixture(scope="session")
 def quick_swing(tmp_path_factory):
-    """One ``harness swing --quick`` of the bundled capture, shared by the tests that read
-    its outputs (the fit, its replay in every engine, the report, the OpenSim export): a
-    swing takes about a minute. Its output folder first holds an earlier swing's files, which
-    the run must replace whole. Returns (base, out, CompletedProcess); base holds only out."""
+    """One ``harness swing --quick --activation`` of the bundled capture, shared by the
+    tests that read its outputs (the fit, its replay in every engine, the report, the
+    OpenSim export, the activation-driven refit): a swing takes about a minute. Its
+    output folder first holds an earlier swing's files, which the run must replace whole.
+    Returns (base, out, CompletedProcess); base holds only out."""
     import json
 
     from harness.swing.run import SUMMARY_KEYS
@@ -102,8 +103,8 @@ def quick_swing(tmp_path_factory):
     (out / "fit").mkdir(parents=True)
     (out / "fit" / "fit.json").write_text(json.dumps(dict.fromkeys(SUMMARY_KEYS, {})))
     (out / "index.html").write_text("earlier")
-    p = run_cli("swing", ROOT / "data" / "swing" / "driver.c3d", "--quick", "--out", out,
-                "--quiet", timeout=1500)
+    p = run_cli("swing", ROOT / "data" / "swing" / "driver.c3d", "--quick", "--activation",
+                "--out", out, "--quiet", timeout=1500)
     return base, out, p
 
 

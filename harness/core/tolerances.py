@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.15"
+TABLE_VERSION = "2026.12.16"
+# 2026.12.16: no existing atol or rtol changed. New: activation/signed_midpoint (the
+#   signed activation's midpoint excitation against its ODE); swing/activation_recompute
+#   (the activation-driven swing fit's excitations from another engine).
+# 2026.12.15: no existing atol or rtol changed. New: swing/dimension_loglik,
+#   swing/joint_range.
 # 2026.12.14: swing/marker_rmse tightened from 0.025 to 0.020 m (the published best
 #   practice the swing is held to); no other atol or rtol changed. New: swing/marker_max
 #   (that practice's maximum, 0.040 m); swing/study_tie (settings the --study finds as
@@ -1040,6 +1045,19 @@ TABLE.update({
         "exponential by 2.1e-5 (rise) and 8.6e-5 (decay), RK4 at h = 1 ms adds < 1e-6, "
         "midpoint and Hermite–Simpson at h = τ_act/10 add ≤ 1e-5 (measured). 1e-3 still "
         "fails a time constant 3 % off (a wrong constant, τ_deact on the rise, is 0.41)."),
+    ("activation", "signed_midpoint"): Tolerance(5e-8, 0.0, "Activation (dimensionless) "
+        "at the end of one frame interval, from the signed model's ODE integrated by DOP853 "
+        "(rtol = atol 1e-12) with the excitation the implicit midpoint rule found for it, "
+        "against the sampled activation (h = 5e-5 s, a smooth path through zero, |ȧ| up to "
+        "25/s): measured at most 1.4e-8, the rule's local h³ term (1.1e-7 at twice the step, "
+        "8 times more, as it must be); an excitation off by 1e-3 misses by at least 8.8e-7, "
+        "so 5e-8 fails any error in the rate or its blend of that size."),
+    ("swing", "activation_recompute"): Tolerance(0.0, 1e-8, "The excitations of the "
+        "activation-driven fit recomputed from its fitted motion with another engine's "
+        "inverse dynamics and a bracketing root finder on the signed rate (relative to the "
+        "largest): the engines' torques agree to ~1e-12 relative, the excitation magnifies "
+        "that by ~τ_deact/h ≈ 15, the root finder stops at 1e-14; 1e-8 fails any "
+        "difference in the formula."),
     ("activation", "parameter_recovery"): Tolerance(1e-2, 0.0, "Threshold on |p/p_true − "
         "1| of the pendulum's p0 identified by collocation with activation-driven torque "
         "from θ alone (σ = 1e-4 rad, 1 kHz, 0.4 s, one seed, w_smooth 1e-5): measured "

@@ -233,3 +233,68 @@ class ActivatedSystem:
         Fp = np.zeros((nx, self.np_))
         Fp[:nxb] = fp
         return Fx, Fu, Fp
+
+
+# ----- signed actuators (a joint actuator pulls both ways) ----------------------------------
+SIGN_SHARPNESS = 100.0   # b_a [1/(unit of a)]: width of the blend between the two mirrors
+
+
+def _signed(model: ActivationModel, d, a, sharpness: float):
+    """(ȧ, ∂ȧ/∂d, ∂ȧ/∂a) [1/s] of ``signed_rate`` at d = e − a and a."""
+    b, c = model.sharpness, model._c
+    T = np.tanh(b * d)
+    f, f1 = 0.5 * (1.0 + T), 0.5 * b * (1.0 - T * T)
+    S = np.tanh(sharpness * a)
+    sg, sg1 = 0.5 * (1.0 + S), 0.5 * sharpness * (1.0 - S * S)
+    fs = sg * f + (1.0 - sg) * (1.0 - f)
+    return (d / model.tau_deact + c * d * fs,
+            1.0 / model.tau_deact + c * fs + c * d * (2.0 * sg - 1.0) * f1,
+            c * d * sg1 * (2.0 * f - 1.0))
+
+
+def signed_rate(e, a, model: ActivationModel | None = None,
+                sharpness: float = SIGN_SHARPNESS):
+    """(…) ȧ [1/s] of a signed activation a ∈ [−1, 1] driven by the excitation
+    e ∈ [−1, 1] (torque a·τ_max): ``ActivationModel`` for a > 0 and its mirror image
+    ȧ = −g(a − e) for a < 0, blended by σ(a) = ½(1 + tanh(b_a a)):
+
+        ȧ = d/τ_deact + c d f_s,   d = e − a,   f_s = σ f(d) + (1 − σ)(1 − f(d)),
+
+    so τ → τ_act while |a| rises and τ_deact while it falls, on either side of zero. ȧ
+    rises monotonically with e (∂ȧ/∂e ≥ 1/τ_deact > 0), so an activation path fixes its
+    excitation (``signed_excitation``)."""
+    model = model or ActivationModel()
+    e, a = np.asarray(e, float), np.asarray(a, float)
+    return _signed(model, e - a, a, sharpness)[0]
+
+
+def signed_excitation(a0, a1, h: float, model: ActivationModel | None = None,
+                      sharpness: float = SIGN_SHARPNESS):
+    """Excitation e [–] held over one frame interval h [s] that takes a signed activation
+    from a0 to a1 [–] (same shapes) by the implicit midpoint rule of ``signed_rate``:
+    (a1 − a0)/h = ȧ(e, (a0 + a1)/2), solved for e (safeguarded Newton on the monotone
+    rate, to round-off). Returns (e, ∂e/∂a0, ∂e/∂a1), each the shape of a0 (exact, by the
+    implicit function theorem)."""
+    model = model or ActivationModel()
+    a0, a1 = np.asarray(a0, float), np.asarray(a1, float)
+    ab, ad = 0.5 * (a0 + a1), (a1 - a0) / h
+    # ȧ/d lies between 1/τ_deact and 1/τ_act, so d lies between ȧ τ_act and ȧ τ_deact
+    lo = np.minimum(ad * model.tau_act, ad * model.tau_deact)
+    hi = np.maximum(ad * model.tau_act, ad * model.tau_deact)
+    d = 0.5 * (lo + hi)
+    for _ in range(100):
+        g, gd, _ = _signed(model, d, ab, sharpness)
+        r = g - ad
+        lo = np.where(r < 0, d, lo)
+        hi = np.where(r > 0, d, hi)
+        dn = d - r / gd
+        bad = (dn <= lo) | (dn >= hi)
+        dn = np.where(bad, 0.5 * (lo + hi), dn)
+        done = np.abs(dn - d) <= 1e-15 * (1.0 + np.abs(d))
+        d = dn
+        if np.all(done):
+            break
+    _, gd, ga = _signed(model, d, ab, sharpness)
+    dd_dad, dd_dab = 1.0 / gd, -ga / gd
+    de_dab = 1.0 + dd_dab
+    return ab + d, 0.5 * de_dab - dd_dad / h, 0.5 * de_dab + dd_dad / h

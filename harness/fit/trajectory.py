@@ -61,6 +61,17 @@ to jump. Three more components enter:
     impulse_prior      Λ / σ_Λ
     torque_continuity  √w_c · ws · (ID(q_e, v⁺, v̇⁺) − ID(q_e, v⁻, v̇⁻))
 
+Activation-driven joints (``FitProblem.activation``, an ActivationDrive): their torque
+is a·τ_max with a signed activation a that lags an excitation e (harness/fit/activation.py
+``signed_rate``); along the spline a = τ/τ_max, and each frame interval's e follows from a
+at its ends (``signed_excitation``, the implicit midpoint rule). Their effort rows give way
+to
+
+    excitation         √(w_e/(N−1)) · e_j(i, i+1) · τ_max,j / s_j     every interval
+    excitation_bound   √w_bound · (|e_j| − 1)₊                        every interval
+
+which touch the bands of two consecutive frames, as the smoothness rows do.
+
 The impulse borders the banded system (3 columns, a 3×3 Schur complement); t_e is
 chosen by ``fit_impact`` on the profile cost with the event residual (t̂ − t_e)/σ_t. The change of
 J_c with q is taken by forward differences. ``feasible_forces`` makes the final forces
@@ -187,6 +198,35 @@ class ImpactEvent:
 
 
 @dataclass
+class ActivationDrive:
+    """Activation-driven joint actuators: the velocity indices ``dofs`` (n_a,) whose
+    torque is τ_j = a_j τ_max,j (``tau_max`` (n_a,) N·m | N), a_j ∈ [−1, 1] the signed
+    activation a first-order lag of the excitation e_j (harness/fit/activation.py,
+    ``signed_excitation``, time constants of ``model``). Along the spline a = ID/τ_max,
+    and the excitation of each frame interval follows from a at its two ends, so the
+    dynamics hold exactly as before. The effort rows of these joints become excitation
+    rows √(w_e/(N−1)) · e · τ_max/s_j (equal to the torque rows where the torque is
+    steady), and ``w_bound`` whitens the bound |e| ≤ 1 as a stiff penalty
+    √w_bound · (|e| − 1)₊ [–]. Only joints whose generalized force the contact forces do
+    not enter can be driven so (the forces are per-frame unknowns without a rate)."""
+    dofs: tuple
+    tau_max: np.ndarray
+    model: object = None             # harness.fit.activation.ActivationModel (default)
+    w_bound: float = 1e4
+
+    def __post_init__(self):
+        from harness.fit.activation import ActivationModel
+
+        self.dofs = tuple(int(j) for j in self.dofs)
+        self.tau_max = np.broadcast_to(np.asarray(self.tau_max, float),
+                                       (len(self.dofs),)).copy()
+        if not self.dofs or not np.all(self.tau_max > 0) or not self.w_bound > 0:
+            raise BadInput("fit", "activation: needs dofs, tau_max > 0 and w_bound > 0")
+        if self.model is None:
+            self.model = ActivationModel()
+
+
+@dataclass
 class FitProblem:
     """What to fit. y (N, K, 3) m (NaN where unseen); h [s] frame interval; weights as in
     the module docstring; torque_scale (nv,) [N·m | N]."""
@@ -211,6 +251,7 @@ class FitProblem:
     # coefficients are held in its box, so by the convex hull of the B-spline basis the
     # fitted coordinate stays inside it at every time (None: no bounds)
     bounds: tuple | None = None
+    activation: ActivationDrive | None = None
 
     def __post_init__(self):
         a = self.adapter
@@ -252,6 +293,12 @@ class FitProblem:
                     and c.w_residual >= 0 and np.all(c.residual_scale > 0)):
                 raise BadInput("fit", "contact: mu, sigma_contact, force_scale and the "
                                       "residual scales must be > 0")
+        ad = self.activation
+        if ad is not None:
+            rd = set(c.residual_dofs) if c is not None else set()
+            if not all(0 <= j < a.nv and j not in rd for j in ad.dofs):
+                raise BadInput("fit", "activation: its dofs must be joints of the model "
+                                      "and not residual ones")
 
     def clip(self, C) -> np.ndarray:
         """C (M, nv) with each coordinate's coefficients clipped to ``bounds`` (a copy;
@@ -460,6 +507,9 @@ class TrajectoryFitResult:
     # the impact as the candidate's event (harness/model/candidate.py Event): t_replay
     # repeats t_e, tau_replay holds both one-sided limits there
     events: tuple = ()
+    # with activation-driven joints (FitProblem.activation): (N − 1, n_a) the excitation
+    # [–] of each frame interval
+    excitation: np.ndarray | None = None
 
     def controls(self):
         """The replay controls (harness/model/candidate.py Controls) with their events."""
@@ -508,6 +558,14 @@ class _Residuals:
             self.we = self.we.copy()
             self.we[rd] = np.sqrt(c.w_residual / N) / c.residual_scale
             self.E = pyramid_edges(c.mu)
+        ad = prob.activation
+        if ad is not None:
+            # the effort rows of the driven joints become excitation rows (ActivationDrive)
+            j = list(ad.dofs)
+            self.we = self.we.copy()
+            self.we[j] = 0.0
+            self.wx = np.sqrt(prob.w_effort / (N - 1)) * ad.tau_max / prob.torque_scale[j]
+            self.wb = np.sqrt(ad.w_bound)
 
     def split(self, theta):
         p = self.p
@@ -655,6 +713,14 @@ class _Residuals:
         else:
             comps["effort"] = 0.5 * float(r_eff @ r_eff)
         comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
+        exc = None
+        if p.activation is not None:
+            exc = self.excitation(tau)
+            r_x = (exc[0] * self.wx).ravel()
+            r_b = self.wb * _beyond_one(exc[0]).ravel()
+            comps["excitation"] = 0.5 * float(r_x @ r_x)
+            comps["excitation_bound"] = 0.5 * float(r_b @ r_b)
+            extra = extra + [r_x, r_b]
         if p.impact is not None:
             lam = self.impulse(theta)
             rs = self.reset(C, lam, jac=jac)
@@ -672,10 +738,10 @@ class _Residuals:
         comps["total"] = 0.5 * float(r @ r)
         out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": mres,
                "cres": cres, "gres": gres, "slip": slip, "G": G, "beta": beta,
-               "components": comps}
+               "components": comps, "excitation": None if exc is None else exc[0]}
         if jac:
             out["normal"] = self._normal(r_geo, geo_J, r_slip, slip_J, dq, dv, da, act,
-                                         tau, G, beta, curv)
+                                         tau, G, beta, curv, exc)
             if p.impact is not None:       # the reset rows: the coefficients and Λ
                 ne, sg = out["normal"], p.impact.sigma_reset
                 R_C, R_L = rs[2] / sg, rs[3] / sg
@@ -699,6 +765,16 @@ class _Residuals:
                 ne["g"][cols] += Tc.T @ r_tc
         return out
 
+    def excitation(self, tau):
+        """(e, ∂e/∂a_i, ∂e/∂a_{i+1}) each (N − 1, n_a) [–]: the excitation of every frame
+        interval of the activation-driven joints, from the torques τ (N, nv) [N·m | N]
+        (a = τ/τ_max; harness/fit/activation.signed_excitation)."""
+        from harness.fit.activation import signed_excitation
+
+        ad = self.p.activation
+        a = tau[:, list(ad.dofs)] / ad.tau_max
+        return signed_excitation(a[:-1], a[1:], self.p.h, ad.model)
+
     def _contact_curvature(self, q, v, Jc_all, stick, beta_i, step=1e-7):
         """(∂(J_c v)/∂q (3·n_stick, nv), ∂(G β)/∂q (nv, nv)) at one frame by forward
         differences (step [rad | m]) of the contact frames' Jacobians, over the
@@ -719,7 +795,7 @@ class _Residuals:
         return dJv, dGb
 
     def _normal(self, r_geo, geo_J, r_slip, slip_J, dq, dv, da, act, tau, G, beta,
-                curv=()):
+                curv=(), exc=None):
         """JᵀJ and Jᵀr assembled frame by frame: a dense H_CC over the spline coefficients
         (each frame's rows touch the W = degree + 1 coefficients of its band), and per
         frame the force blocks H_Cβ (W·nv, nc·4), H_ββ (nc·4, nc·4) and g_β — the forces
@@ -775,7 +851,30 @@ class _Residuals:
             L *= self.ws[:, None]
             H[lo:hi, lo:hi] += L.T @ L
             g[lo:hi] += L.T @ (self.ws * (tau[i + 1] - tau[i]))
+            if exc is not None:
+                # the excitation rows of interval (i, i+1) and their bound's, through
+                # ∂e/∂τ = ∂e/∂a / τ_max and dτ/dC of both frames
+                jd = list(self.p.activation.dofs)
+                tm = self.p.activation.tau_max[:, None]
+                e, d0, d1 = exc[0][i], exc[1][i], exc[2][i]
+                E = np.zeros((len(jd), hi - lo))
+                E[:, idx[i + 1, 0] - lo:idx[i + 1, -1] + 1 - lo] += \
+                    d1[:, None] * T[i + 1][jd] / tm
+                E[:, idx[i, 0] - lo:idx[i, -1] + 1 - lo] += d0[:, None] * T[i][jd] / tm
+                X = self.wx[:, None] * E
+                H[lo:hi, lo:hi] += X.T @ X
+                g[lo:hi] += X.T @ (self.wx * e)
+                over = np.abs(e) > 1.0
+                if over.any():
+                    B = self.wb * E[over]
+                    H[lo:hi, lo:hi] += B.T @ B
+                    g[lo:hi] += B.T @ (self.wb * _beyond_one(e[over]))
         return {"H": H, "g": g, "idx": idx, "Hcb": Hcb, "Hbb": Hbb, "gb": gb}
+
+
+def _beyond_one(e):
+    """(…) [–]: how far each excitation lies outside [−1, 1] (signed, 0 inside)."""
+    return np.maximum(e - 1.0, 0.0) + np.minimum(e + 1.0, 0.0)
 
 
 def _upper_banded(S) -> np.ndarray:
@@ -1077,7 +1176,7 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
                                history=history, iterations=it, converged=converged,
                                message=message, solve_time_s=time.perf_counter() - start,
                                labels=tuple(prob.labels), interpolation=prob.interpolation,
-                               **extra)
+                               excitation=ev["excitation"], **extra)
 
 
 def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,

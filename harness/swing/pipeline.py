@@ -83,6 +83,10 @@ class SwingSettings:
     # in each joint's range; the IK holds them always). Off by default: docs/swing.md,
     # "Joint limits", says what holding them changes and why it is not yet the default
     joint_limits: bool = False
+    # a refit with the upper body's joint actuators activation-driven (excitation →
+    # activation → torque, harness/swing/activation.py), reported beside this fit
+    activation: bool = False
+    activation_iter: int = 15
     # ground contact (harness/swing/ground.py): the feet's contact points stick to the
     # floor (assumed schedule), their forces are decision variables kept feasible
     ground: bool = True
@@ -316,6 +320,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
             "segments": seg, "wall_s": reint_s},
         "wall_s": time.perf_counter() - t_start,
     }
+    if s.activation:
+        from harness.swing import activation as swing_act
+
+        summary["activation"] = swing_act.compare(prob, fr, s, ch, kf, in_down, say)
     event_poses = _event_poses(adapter, model.spec, cap, ev, frames, res.q, fr.q, win, labels,
                                addr, s.calib_stride)
     summary["fit"]["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",

@@ -31,7 +31,8 @@ from harness.swing import report as swing_report
 
 # fit/fit.json: the swing summary (harness/swing/pipeline.py fit_capture), "replay" added
 # when the candidate was replayed in the engines, "study" with --study (harness/swing/study.py),
-# "dimension" with --dimension (harness/swing/dimension.py)
+# "dimension" with --dimension (harness/swing/dimension.py), "activation" with --activation
+# (harness/swing/activation.py)
 SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "fit",
                 "identifiability", "reintegration", "wall_s", "candidate", "trajectory",
                 "ground", "summary"}
@@ -41,7 +42,7 @@ def _recognise(path: Path):
     """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
     doc = read_json(path)
     if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {
-            "replay", "study", "dimension"}:
+            "replay", "study", "dimension", "activation"}:
         raise BadInput(str(path), "not a swing summary")
 
 
@@ -197,14 +198,16 @@ def _consistency_checks(summary: dict) -> list:
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
           progress=None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False) -> SwingOutcome:
+          joint_limits: bool = False, activation: bool = False) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
     and effort weights chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
     wrists' deviation kept or locked, chosen on held-out frames
     (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
-    dynamic fit holds the golfer's joint limits (the IK always does). exit_code 0 if every
+    dynamic fit holds the golfer's joint limits (the IK always does). ``activation``: a
+    refit with the upper body's actuators activation-driven, reported beside the fit
+    (harness/swing/activation.py; a report section). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -213,7 +216,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
-                                   club=club, joint_limits=joint_limits)
+                                   club=club, joint_limits=joint_limits,
+                                   activation=activation)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         summary, cpath, model, arrays, joints = pipeline.fit_capture(
@@ -298,6 +302,10 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
             checks.append(swing_study.check(summary["study"]))
         if dimension:
             checks.append(swing_dim.check(summary["dimension"]))
+        if activation:
+            from harness.swing import activation as swing_act
+
+            checks.append(swing_act.check(summary["activation"]))
         if replay_fn is not None:
             dev = summary["replay"]["engine_marker_deviation_m"]
             checks.append({"name": "each engine's open-loop replay within the marker RMSE "

@@ -54,9 +54,15 @@ def test_fit_is_dynamically_consistent(fitted):
 def test_normal_equations_match_finite_differences(fitted):
     """g = Jᵀr and H = JᵀJ of the block assembly against central differences of the
     residual vector (J column by column)."""
-    sw, prob, fr = fitted
+    _, prob, fr = fitted
+    _assert_normal_equations(prob, fr.C)
+
+
+def _assert_normal_equations(prob, C0):
+    """g and H of the block assembly at C0 + noise against central differences of the
+    residuals on eight coefficients; returns the evaluation there."""
     res = tf._Residuals(prob)
-    C = fr.C + 0.01 * np.random.default_rng(0).normal(size=fr.C.shape)
+    C = C0 + 0.01 * np.random.default_rng(0).normal(size=C0.shape)
     ev = res.evaluate(C.ravel(), jac=True)
     ne, r = ev["normal"], ev["r"]
     eps = 1e-6
@@ -74,6 +80,7 @@ def test_normal_equations_match_finite_differences(fitted):
     assert np.abs(ne["g"][ks] - g_fd).max() <= tol.rtol * max(1.0, np.abs(g_fd).max())
     H_fd = Jfd.T @ Jfd
     assert np.abs(ne["H"][np.ix_(ks, ks)] - H_fd).max() <= tol.rtol * max(1.0, np.abs(H_fd).max())
+    return ev
 
 
 def test_candidate_replays_in_all_four_engines(fitted):
@@ -116,3 +123,60 @@ def test_bounds_hold_the_fit_inside_the_joint_range(fitted):
     clipped = res.evaluate(bp.clip(fr.C).ravel(), jac=False)["components"]["total"]
     assert fb.components["total"] <= clipped
     assert fb.C[:, j].max() == hi          # it presses on it: coefficients held on the bound
+
+
+@pytest.fixture(scope="module")
+def activated(fitted):
+    """The planar swing refitted with its three joints activation-driven, strengths 0.8
+    of the truth's peak torques (so the torque-driven fit asks for excitations beyond 1)."""
+    sw, prob, fr = fitted
+    tmax = 0.8 * np.abs(sw.tau).max(axis=0)
+    ap = tf.FitProblem(prob.adapter, prob.labels, prob.y, prob.h, prob.sigma_marker,
+                       prob.torque_scale, w_effort=prob.w_effort, w_smooth=prob.w_smooth,
+                       activation=tf.ActivationDrive((0, 1, 2), tmax))
+    return ap, tf.fit(ap, fr.q, C0=fr.C)
+
+
+def test_activation_normal_equations_match_finite_differences(activated):
+    """With activation-driven joints (excitation rows and bound rows on two frames'
+    bands), g = Jᵀr and H = JᵀJ against central differences of the residuals, at a point
+    where excitations lie beyond ±1."""
+    ap, fa = activated
+    ev = _assert_normal_equations(ap, fa.C)
+    assert (np.abs(ev["excitation"]) > 1).sum() > 10
+
+
+def test_activation_fit_brings_the_excitation_within_its_bound(fitted, activated):
+    """The activation-driven fit's excitations, recomputed from its fitted motion with
+    Drake's inverse dynamics and a bracketing root finder on the signed rate, are the ones
+    it reports; beyond ±1 they fall well short of the torque-driven fit's on every joint
+    (its torques computed the same way)."""
+    from scipy.optimize import brentq
+
+    from harness.fit.activation import ActivationModel, signed_rate
+
+    sw, prob, fr = fitted
+    ap, fa = activated
+    drake = adapter("drake", "planar_golfer")
+    tmax, h, model = ap.activation.tau_max, ap.h, ActivationModel()
+
+    def excitations(r):
+        tau = np.stack([drake.inverse_dynamics(q, v, a) for q, v, a in zip(r.q, r.v, r.vdot)])
+        a = tau / tmax
+        e = np.empty((len(a) - 1, a.shape[1]))
+        for i in range(len(a) - 1):
+            for j in range(a.shape[1]):
+                ab, ad = 0.5 * (a[i, j] + a[i + 1, j]), (a[i + 1, j] - a[i, j]) / h
+                e[i, j] = brentq(lambda x: float(signed_rate(x, ab, model)) - ad,
+                                 ab - 10.0, ab + 10.0, xtol=1e-14, rtol=1e-15)
+        return e
+
+    e_a, e_t = excitations(fa), excitations(fr)
+    tol = lookup("swing", "activation_recompute")
+    assert np.abs(fa.excitation - e_a).max() <= tol.rtol * np.abs(e_a).max()
+    over_t = np.abs(e_t).max(axis=0) - 1.0
+    over_a = np.abs(e_a).max(axis=0) - 1.0
+    assert (over_t > 0.2).all(), over_t
+    assert (over_a < 0.5 * over_t).all(), (over_a, over_t)
+    assert fa.components["excitation_bound"] < 0.1 * tf._Residuals(ap).evaluate(
+        fr.C.ravel(), jac=False)["components"]["excitation_bound"]
