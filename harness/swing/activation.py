@@ -116,14 +116,16 @@ def _figures(prob, r, ch, kf, in_down, joints, tau_max, model, ball_mass_kg) -> 
     return out
 
 
-def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -> dict:
+def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -> tuple:
     """The activation-driven refit of the swing (module docstring) beside the
     torque-driven fit ``fr`` of ``prob`` (at its impact time): ``ch`` the indices of the
     club-head markers among the labels, ``kf`` the last frame before ball contact (window
-    index), ``in_down`` (N, K) bool the top → impact mask. Returns a plain dict: the
-    joints, their strengths and per-joint peaks (torque N·m, activation, excitation,
-    intervals with |e| > 1) of both fits, the headline figures of both, the change of
-    the ground reaction force between them (RMS over frames, BW)."""
+    index), ``in_down`` (N, K) bool the top → impact mask. Returns (series, summary):
+    series the excitations (N − 1, n) of both fits at the interval midpoints t_s [s] for
+    the report's charts; summary a plain dict: the joints, their strengths and per-joint
+    peaks (torque N·m, activation, excitation, intervals with |e| > 1) of both fits, the
+    headline figures of both, the change of the ground reaction force between them (RMS
+    over frames, BW)."""
     from harness.swing.ground import GRAVITY, total_mass
 
     say = say or (lambda msg: None)
@@ -157,6 +159,10 @@ def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -
                         "excitation_peak": float(np.abs(e).max()),
                         "intervals_beyond_one": int((np.abs(e) > 1.0).sum())}
         per_joint.append(row)
+    series = {"t_s": 0.5 * (prob.t[:-1] + prob.t[1:]),
+              "joints": [name[j] for j in joints], "driven": nd,
+              "torque": fits["torque"]["excitation"],
+              "activation": fits["activation"]["excitation"]}
     for f in fits.values():
         e = f.pop("excitation")
         f.pop("torque_peak_Nm")
@@ -170,7 +176,7 @@ def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -
         bw = total_mass(a) * GRAVITY
         d = fits["activation"].pop("ground_force_N") - fits["torque"].pop("ground_force_N")
         grf = float(np.sqrt(np.mean(np.sum(d ** 2, axis=1))) / bw)
-    return {"what": "the swing refitted with its upper-body joints activation-driven "
+    return series, {"what": "the swing refitted with its upper-body joints activation-driven "
                     "(excitation → activation → torque a·τ_max; |e| ≤ 1), warm-started "
                     "from the torque-driven fit at its impact time; the legs' activation "
                     "computed from their fitted torques",
@@ -201,8 +207,34 @@ def check(r: dict) -> dict:
             "value": value, "target": "reported, no threshold", "ok": None}
 
 
-def section(r: dict) -> tuple:
-    """(title, HTML): the answer, the headline figures of both fits, one row per joint."""
+CHART_JOINTS = 4       # the upper-body joints charted: those with the largest excitation
+
+
+def _charts(series) -> str:
+    """The excitation over time of the driven joints with the largest torque-driven
+    excitation, both fits, with the bound ±1."""
+    from harness.core import figures as F
+
+    nd = series["driven"]
+    e_t, e_a = np.asarray(series["torque"]), np.asarray(series["activation"])
+    peak = np.abs(e_t[:, :nd]).max(axis=0)
+    figs = []
+    for k in np.argsort(-peak)[:CHART_JOINTS]:
+        fig = F.Figure(f"{series['joints'][k]}: excitation", "t", "s", "excitation",
+                       F.DIMENSIONLESS, legend="below")
+        fig.line(series["t_s"], e_t[:, k], "torque-driven fit (implied)", color_=F.color(0))
+        fig.line(series["t_s"], e_a[:, k], "activation-driven fit", color_=F.color(1),
+                 dash="dash")
+        fig.hline(1.0, "bound e = +1", color_="#555", dash="dot")
+        fig.hline(-1.0, "bound e = −1", color_="#555", dash="dot")
+        figs.append(fig)
+    return ("<p>The upper-body joints with the largest excitation, each frame interval's "
+            "value at its midpoint; the bound ±1 dotted grey.</p>" + F.grid(figs, 420))
+
+
+def section(r: dict, series=None) -> tuple:
+    """(title, HTML): the answer, the headline figures of both fits, one row per joint,
+    and with ``series`` (``compare``'s) charts of the largest excitations."""
     from markupsafe import escape
 
     t, a = r["fits"]["torque"], r["fits"]["activation"]
@@ -290,4 +322,6 @@ def section(r: dict) -> tuple:
               "fit</th></tr><tr>" + "<th>peak |τ| [N·m]</th><th>peak |a| [–]</th>"
               "<th>peak |e| [–]</th><th>intervals |e| &gt; 1</th>" * 2 + "</tr>"
               + "".join(body) + "</table></details>")
-    return ("Activation-driven actuators: what they change", answer + table1 + table2)
+    charts = _charts(series) if series is not None else ""
+    return ("Activation-driven actuators: what they change",
+            answer + table1 + table2 + charts)

@@ -323,7 +323,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     if s.activation:
         from harness.swing import activation as swing_act
 
-        summary["activation"] = swing_act.compare(prob, fr, s, ch, kf, in_down, say)
+        act_series, summary["activation"] = swing_act.compare(prob, fr, s, ch, kf,
+                                                              in_down, say)
     event_poses = _event_poses(adapter, model.spec, cap, ev, frames, res.q, fr.q, win, labels,
                                addr, s.calib_stride)
     summary["fit"]["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",
@@ -369,6 +370,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         arrays["ground"] = ground.arrays(adapter, prob, fr)
         arrays["ground"]["consistency"] = per_interval
     arrays["poses"] = event_poses
+    if s.activation:
+        arrays["activation"] = act_series
     if s.impact:
         # interval speeds [m/s] over the window's frame intervals, at each interval's end
         arrays["impact"] = {"t": win[1:] * h, "measured": s_meas[win[1:]],

@@ -141,7 +141,7 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
     if summary.get("activation"):
         from harness.swing import activation as swing_act
 
-        out.append(swing_act.section(summary["activation"]))
+        out.append(swing_act.section(summary["activation"], arrays.get("activation")))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")

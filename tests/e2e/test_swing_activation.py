@@ -91,5 +91,8 @@ def test_the_report_states_both_fits(swing, quick_swing):
             assert f"<td>{f[key]:.1f}</td>" in sec, key
         assert f"<td>{f['excitation_peak_driven']:.3f}</td>" in sec
         assert f"<td>{f['intervals_beyond_one_driven']}</td>" in sec
+    # the charts of the largest excitations, both fits against the bound
+    after = html[html.index("id='activation'"):]
+    assert "excitation [\\u2013]" in after or "excitation [–]" in after
     line = [x for x in quick_swing[2].stdout.splitlines() if "activation-driven" in x]
     assert len(line) == 1 and line[0].lstrip().startswith("reported"), line
