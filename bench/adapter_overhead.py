@@ -23,10 +23,12 @@ the cost of the adapter's own work (coordinate changes, checks, Python glue) alo
   drake      SetPositionsAndVelocities and τ written in place into the port's fixed value
              (FixValue allocates a new one each call); pinocchio, crocoddyl: raw* = raw
 For fixed-base fixtures the canonical and native coordinates coincide; for floating
-ones the adapter also converts quaternion order and velocity frames (reported apart).
-The adapters keep R_WB of the last root quaternion, so repeated calls at one q (as in
-finite differences in v or τ) skip it: "q varies" times calls alternating between two
-configurations, where it is rebuilt every call. The table is also written to
+ones the adapter also converts quaternion order and velocity frames (reported apart;
+MuJoCo's adapter, up to 24 dofs, instead runs mj_forward in a frame aligned with the
+root, so only gravity's direction there depends on the root quaternion). The adapters
+keep R_WB of the last root quaternion (MuJoCo in that frame: R_WBᵀ g), so repeated calls
+at one q (as in finite differences in v or τ) skip it: "q varies" times calls alternating
+between two configurations, where it is rebuilt every call. The table is also written to
 bench/adapter_overhead.txt (``--out``).
 
 Run: .venv/bin/python bench/adapter_overhead.py [--repeat 7] [--number 2000] [--no-qualify]

@@ -13,6 +13,12 @@ damping and armature come from the MJCF joints and are applied by MuJoCo itself
 
 Free-root conversion (T orthogonal, v_o = T v, T = diag(R_WB, I)):
 M = Tᵀ M_o T, h = Tᵀ h_o + M c, v̇ = Tᵀ v̇_o − c, τ_o = T τ, J = J_o T, c = [ω_B × v_B, 0].
+
+Forward dynamics of a parity model with a free root (up to ``BODY_FRAME_MAX_NV`` dofs) runs
+in a private MjData whose world axes are the root body's axes of the moment (root qpos
+p = 0, identity quaternion): v_o = v, τ_o = τ, and v̇ = v̇_o − c + (R_WBᵀ g − g) [m/s²,
+rad/s²], the last term because MuJoCo's gravity g then acts along the body axes instead of
+R_WBᵀ g. Exact where gravity is the only thing anchored to the world (_init_body_frame).
 """
 from __future__ import annotations
 
@@ -49,6 +55,9 @@ else:  # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT i
 # derivative, so ∂v̇/∂· comes from mjd_inverseFD by the implicit-function theorem:
 # ∂v̇/∂x = −M⁻¹ ∂τ/∂x at v̇ = forward_dynamics(q, v, τ), ∂v̇/∂τ = M⁻¹.
 MJD_EPS = 1e-6  # step of mjd_inverseFD; its error bound is in harness/core/tolerances.py
+# forward_dynamics in the root-aligned frame up to this many dofs (tree_floating: 19); larger
+# models keep the world frame (_init_body_frame says why)
+BODY_FRAME_MAX_NV = 24
 
 def _mark_body_frames(spec) -> None:
     """Add a massless site named after every body of an MjSpec (unless a site has that
@@ -174,6 +183,7 @@ class MujocoAdapter(AdapterBase):
             self._P, self._Tm, self._Tm_pack, self._Tm_at, bool(self._cq_few) or lay.nq <= 12,
             lay.nv == 6, self._cq_few, self._cq_can.size > 4, self._qpos, self._qvel,
             self._qfrc, self._qacc, self._qacc[fd:fd + 3], self._vmap, m, self._d)
+        self._fd_body = self._init_body_frame(m)  # None: the world-frame path above
         self._M = np.zeros((m.nv, m.nv))
         self._jacp = np.zeros((3, m.nv))
         self._jacr = np.zeros((3, m.nv))
@@ -217,6 +227,60 @@ class MujocoAdapter(AdapterBase):
                         if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
                         and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
         self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+
+    def _init_body_frame(self, m):
+        """(tuple or None) The per-call state of forward_dynamics in MuJoCo's world frame
+        aligned with the free root [SI units]; None where that frame does not apply.
+
+        A private MjData holds the root at qpos (0, 0, 0, 1, 0, 0, 0) for good, so MuJoCo's
+        world axes are the body axes of the moment: qvel and qfrc_applied take the canonical
+        v and τ as they are (v_B, ω_B; f_B, n_B), and qacc's root linear block is R_WBᵀ a_W.
+        Gravity then acts along MuJoCo's g in that frame instead of R_WBᵀ g. Where nothing else
+        is anchored to the world, changing a uniform field by g′ − g accelerates every body by
+        g′ − g and nothing else (with e that acceleration on the root's linear dofs, M e is the
+        change of the gravity forces, Σ m_b J_bᵀ (g′ − g), while no armature sits on those
+        dofs), so v̇ = v̇_o − c + (R_WBᵀ g − g), the last term kept per root quaternion. The
+        root position does not enter, for the same reason.
+
+        Applies to the parity model (constraints disabled) with the free root first, nothing
+        on its dofs (armature, damping, stiffness) and no gravity compensation, fluid forces,
+        actuators, tendons, flexes or plugins; up to BODY_FRAME_MAX_NV dofs. MuJoCo's rounding
+        in the other axes moves v̇ as much as a 1-ulp change of the root quaternion moves the
+        world-frame result (measured over 40 states, relative to max|v̇|: tree_floating ≤ 4.6e-15
+        against 7.0e-15; golfer3d ≤ 4.4e-13, median 6.6e-14, against 4.5e-13 and 6.6e-14).
+        Larger models keep the world frame: golfer3d's 4.4e-13 exceeds the 2e-14 that
+        tests/unit/test_floating_forward_fast_paths.py holds the fast path to against the
+        generic maps, and they gain little (golfer3d: 1.3x raw in the world frame)."""
+        if (self._free is None or self._as_is is not None or self.nv > BODY_FRAME_MAX_NV
+                or self._free_qa != 0 or self._free_da != 0):
+            return None
+        off = int(m.opt.disableflags)
+        jid = int(m.dof_jntid[0])
+        if (not off & int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+                or np.any(m.dof_armature[0:6]) or np.any(m.dof_damping[0:6])
+                or m.jnt_stiffness[jid] != 0 or np.any(m.body_gravcomp)
+                or m.opt.density != 0 or m.opt.viscosity != 0
+                or m.nu or m.ntendon or m.nflex or m.nplugin):
+            return None
+        lay, d = self.layout, mujoco.MjData(m)
+        d.qpos[0:7] = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        g = (0.0, 0.0, 0.0) if off & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else \
+            tuple(float(x) for x in m.opt.gravity)
+        # the other joints' qpos: one product into qpos[7:] (then the continuous angles)
+        P = None
+        if m.nq > 7:
+            P = np.zeros((m.nq - 7, lay.nq))
+            keep = self._cp_mj >= 7
+            P[self._cp_mj[keep] - 7, self._cp_can[keep]] = 1.0
+        vid = bool(np.array_equal(self._vmap, np.arange(lay.nv)))
+        T0 = np.zeros((m.nv, lay.nv))  # the dof permutation alone (when not the identity)
+        T0[self._vmap, np.arange(lay.nv)] = 1.0
+        self._gB_key = None  # the root quaternion (x, y, z, w) of _gB
+        self._gB = None  # R_WBᵀ g − g for it [m/s²] (Python floats)
+        # memoryviews: a number in or out of MjData without numpy's scalar machinery
+        return (P, d.qpos[7:], bool(self._cq_few) or lay.nq <= 12, self._cq_few,
+                self._cq_can.size > 4, memoryview(d.qpos), vid, T0, d.qvel, d.qfrc_applied,
+                d.qacc, memoryview(d.qvel), memoryview(d.qacc), self._vmap, g, m, d)
 
     # ----- conversions ---------------------------------------------------------------
     def _T(self, q):
@@ -477,6 +541,7 @@ class MujocoAdapter(AdapterBase):
                 m.body_inertia[b] = np.clip(ev, 0.0, None)
         if changes.get("placements") or changes.get("inertials"):
             mujoco.mj_setConst(m, d)
+        new._fd_body = new._init_body_frame(m)  # its conditions checked on the ablated model
         return new
 
     def naive_dynamics(self, q, v, tau):
@@ -671,9 +736,50 @@ class MujocoAdapter(AdapterBase):
             self._qfrc[vmap] = tau
             mujoco.mj_forward(self._m, self._d)
             return self._qacc[vmap]
-        # free root: the per-call path of every floating rollout. R_WB is written into the
-        # cached T only when the root quaternion changes (finite differences in v and τ keep
-        # it); one ndarray.dot per input vector (np.dot without its dispatch); R_WBᵀ and the
+        fb = self._fd_body
+        if fb is not None:  # free root, MuJoCo's world aligned with it (_init_body_frame)
+            (P, qrest, q_whole, cq_few, cq_many, mq, vid, T0, qvel, qfrc, qacc, mv, ma, vmap,
+             g, m, d) = fb
+            if q_whole:
+                ql = q.tolist()
+                key = ql[3:7]
+            else:
+                key = q[3:7].tolist()
+            if key == self._gB_key:
+                g0, g1, g2 = self._gB
+            else:  # R_WBᵀ g − g = s (u × (u × g) − w u × g), q = (u, w), s = 2/|q|²
+                x, y, z, w = key
+                s = 2.0 / (x * x + y * y + z * z + w * w)
+                gx, gy, gz = g
+                t0, t1, t2 = y * gz - z * gy, z * gx - x * gz, x * gy - y * gx  # u × g
+                g0 = s * ((y * t2 - z * t1) - w * t0)
+                g1 = s * ((z * t0 - x * t2) - w * t1)
+                g2 = s * ((x * t1 - y * t0) - w * t2)
+                self._gB_key, self._gB = key, (g0, g1, g2)
+            if P is not None:
+                P.dot(q, qrest)
+                if cq_few:
+                    for j, c, sn in cq_few:
+                        mq[j] = atan2(ql[sn], ql[c])
+                elif cq_many:
+                    d.qpos[self._cq_mj] = np.arctan2(q[self._cq_sin], q[self._cq_can])
+            if vid:
+                qvel[:] = v
+                qfrc[:] = tau
+            else:
+                T0.dot(v, qvel)
+                T0.dot(tau, qfrc)
+            mujoco.mj_forward(m, d)
+            v0, v1, v2, w0, w1, w2 = mv[0:6].tolist()  # the root's v_B, ω_B
+            x, y, z = ma[0], ma[1], ma[2]  # R_WBᵀ a_W, with MuJoCo's g along these axes
+            ma[0] = x - (w1 * v2 - w2 * v1) + g0  # v̇ = v̇_o − ω_B × v_B + R_WBᵀ g − g
+            ma[1] = y - (w2 * v0 - w0 * v2) + g1
+            ma[2] = z - (w0 * v1 - w1 * v0) + g2
+            return qacc.copy() if vid else qacc[vmap]
+        # free root in the world frame, where _init_body_frame does not apply (an as-is
+        # model, more than BODY_FRAME_MAX_NV dofs): R_WB is written into the cached T only
+        # when the root quaternion changes (finite differences in v and τ keep it); one
+        # ndarray.dot per input vector (np.dot without its dispatch); R_WBᵀ and the
         # convective term in scalar arithmetic on the output.
         (P, T, pack_R, at_R, q_whole, v_root, cq_few, cq_many, qpos, qvel, qfrc, qacc,
          acc_root, vmap, m, d) = fr
