@@ -53,10 +53,9 @@ def split_joints(prob: tf.FitProblem, q) -> tuple:
     their generalized force; not the pelvis) and of the other joints (the legs)."""
     a = prob.adapter
     pelvis = {a.layout.slot(n).iv for n in a.joint_names if n.startswith("pelvis_")}
-    if prob.contact is not None:
-        pelvis |= set(prob.contact.residual_dofs)
     coupled = set()
     if prob.contact is not None:
+        pelvis |= set(prob.contact.residual_dofs)
         J = a.frame_jacobians(np.asarray(q, float), list(prob.contact.frames))
         coupled = set(np.flatnonzero(np.abs(J).sum(axis=(0, 1)) > 0).tolist())
     joints = [a.layout.slot(n).iv for n in a.joint_names]
@@ -83,7 +82,9 @@ def _excitation(act, dofs, tau_max, h, model) -> np.ndarray:
 
 
 def _figures(prob, r, ch, kf, in_down, joints, tau_max, model, ball_mass_kg) -> dict:
-    """The figures of one fit ``r`` that switching the actuators may change."""
+    """Markers mm, pelvis residual N and N·m, club-head speeds m/s, impulse N·s, smash
+    factor, excitations (N − 1, n) [–] and peak torques (n,) N·m of one fit ``r``: what
+    switching the actuators may change."""
     from harness.swing import ground
 
     e = np.linalg.norm(r.marker_residual, axis=2)
@@ -186,10 +187,6 @@ def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -
             "joints": per_joint, "fits": fits,
             "ground_force_change_rms_bw": grf,
             "wall_s": wall}
-
-
-def _pct(x) -> str:
-    return f"{x:.0f} %" if x >= 1 else f"{x:.1f} %"
 
 
 def check(r: dict) -> dict:
