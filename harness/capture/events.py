@@ -128,6 +128,14 @@ def interval_speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
     return np.linalg.norm(interval_velocities(p, rate_hz), axis=1)
 
 
+def speeds_around(p: np.ndarray, k: int, rate_hz: float) -> tuple:
+    """(before, after) m/s: ``interval_speeds`` of the point p (F, 3) [m] over the frame
+    interval (k − 1, k), the last before an event after frame k, and over (k + 1, k + 2),
+    the first that does not hold it (NaN past the last frame)."""
+    s = interval_speeds(p, rate_hz)
+    return float(s[k]), (float(s[k + 2]) if k + 2 < len(p) else float("nan"))
+
+
 def speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
     """(F,) m/s frame speed: central differences where frame k−1, k, k+1 are valid;
     one-sided at the edges of a valid run; NaN elsewhere. Locates still and turning

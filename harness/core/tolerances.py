@@ -1052,6 +1052,26 @@ TABLE.update({
         "25/s): measured at most 1.4e-8, the rule's local h³ term (1.1e-7 at twice the step, "
         "8 times more, as it must be); an excitation off by 1e-3 misses by at least 8.8e-7, "
         "so 5e-8 fails any error in the rate or its blend of that size."),
+    ("activation", "signed_symmetry"): Tolerance(1e-12, 0.0, "Excitation (dimensionless) "
+        "of a mirrored activation path against minus the path's own: the signed model is "
+        "odd in (e, a) by construction, so only the Newton iteration's round-off (it stops "
+        "at 1e-15 relative) separates them; a blend that favoured one sign would differ "
+        "by ~1e-2."),
+    ("activation", "signed_positive"): Tolerance(1e-9, 0.0, "Activation rate [1/s] of the "
+        "signed model against ActivationModel's at a = 0.4 over e in [−1, 1]: the sign "
+        "blend tanh(100 a) differs from 1 by 2e-35 there; the rates (up to ~100/s) agree "
+        "to round-off. 1e-9 fails any change in the rate for a > 0."),
+    ("activation", "midpoint_order"): Tolerance(2.0, 0.0, "The ratio of the signed "
+        "midpoint excitation's worst one-step landing error at step 2h to that at h (h = "
+        "5e-5 s), against 8, the ratio of an O(h³) local error: measured 7.8; an O(h²) "
+        "rule (an excitation taken at one end of the interval) gives 4, outside 8 ± 2."),
+    ("swing", "activation_excess_share"): Tolerance(0.5, 0.0, "The activation-driven "
+        "planar swing fit's largest excitation beyond ±1, per joint, as a share of the "
+        "torque-driven fit's (strengths 0.8 of the truth's peak torques, so the torque "
+        "fit exceeds by 0.23–0.30): measured 0.015–0.20 with the bound's weight 1e4. A half "
+        "fails a bound that does not act; the bound's penalty cost, quadratic in the "
+        "excess, must also fall below the share squared of the torque-driven fit's "
+        "(measured 0.028)."),
     ("swing", "activation_recompute"): Tolerance(0.0, 1e-8, "The excitations of the "
         "activation-driven fit recomputed from its fitted motion with another engine's "
         "inverse dynamics and a bracketing root finder on the signed rate (relative to the "

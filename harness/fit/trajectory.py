@@ -843,6 +843,9 @@ class _Residuals:
                 neg = (bi < 0).astype(float)
                 Hbb.append(Jb.T @ Jb + np.diag(self.wf ** 2 + self.wh ** 2 * neg))
                 gb.append(Jb.T @ e + self.wf ** 2 * bi + self.wh ** 2 * np.minimum(bi, 0.0))
+        if exc is not None:
+            jd = list(self.p.activation.dofs)
+            tm = self.p.activation.tau_max[:, None]
         for i in range(N - 1):
             lo, hi = min(idx[i, 0], idx[i + 1, 0]), max(idx[i, -1], idx[i + 1, -1]) + 1
             L = np.zeros((nv, hi - lo))
@@ -854,8 +857,6 @@ class _Residuals:
             if exc is not None:
                 # the excitation rows of interval (i, i+1) and their bound's, through
                 # ∂e/∂τ = ∂e/∂a / τ_max and dτ/dC of both frames
-                jd = list(self.p.activation.dofs)
-                tm = self.p.activation.tau_max[:, None]
                 e, d0, d1 = exc[0][i], exc[1][i], exc[2][i]
                 E = np.zeros((len(jd), hi - lo))
                 E[:, idx[i + 1, 0] - lo:idx[i + 1, -1] + 1 - lo] += \

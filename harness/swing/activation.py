@@ -64,12 +64,11 @@ def split_joints(prob: tf.FitProblem, q) -> tuple:
     return driven, legs
 
 
-def drive(prob: tf.FitProblem, q) -> tf.ActivationDrive:
-    """The ActivationDrive of the upper body (``split_joints`` at q (nv,)) with the
-    strengths of ``STRENGTH_NM``."""
+def drive(prob: tf.FitProblem, driven) -> tf.ActivationDrive:
+    """The ActivationDrive of the joints ``driven`` (velocity indices, the first of
+    ``split_joints``) with the strengths of ``STRENGTH_NM``."""
     a = prob.adapter
     name = {a.layout.slot(n).iv: n for n in a.joint_names}
-    driven, _ = split_joints(prob, q)
     return tf.ActivationDrive(driven, np.array([strength(name[j]) for j in driven]),
                               ActivationModel())
 
@@ -82,38 +81,28 @@ def _excitation(act, dofs, tau_max, h, model) -> np.ndarray:
 
 
 def _figures(prob, r, ch, kf, in_down, joints, tau_max, model, ball_mass_kg) -> dict:
-    """Markers mm, pelvis residual N and N·m, club-head speeds m/s, impulse N·s, smash
-    factor, excitations (N − 1, n) [–] and peak torques (n,) N·m of one fit ``r``: what
-    switching the actuators may change."""
+    """Markers mm, pelvis residual N and N·m (ground.fit_figures), club-head speeds m/s
+    (events.speeds_around), impulse N·s, smash factor, excitations (N − 1, n) [–] and
+    peak torques (n,) N·m of one fit ``r``: what switching the actuators may change."""
+    from harness.capture.events import speeds_around
     from harness.swing import ground
 
-    e = np.linalg.norm(r.marker_residual, axis=2)
-    out = {"marker_rmse_mm": 1e3 * r.marker_rmse(),
-           "marker_rmse_top_to_impact_mm": 1e3 * r.marker_rmse(in_down),
-           "marker_max_top_to_impact_mm": 1e3 * r.marker_max(in_down),
-           "marker_max_mm": float(1e3 * np.nanmax(e)),
-           "iterations": int(r.iterations), "wall_s": float(r.solve_time_s),
-           "components": dict(r.components)}
-    act = r.act if r.act is not None else r.tau
-    if prob.contact is not None:
-        F, M = ground.pelvis_wrench(prob.adapter, r.q, act)
-        out["residual_force_peak_N"] = float(np.linalg.norm(F, axis=1).max())
-        out["residual_moment_peak_Nm"] = float(np.linalg.norm(M, axis=1).max())
-        out["ground_force_N"] = r.forces.sum(axis=1)            # (N, 3), not written
+    out = ground.fit_figures(prob, r, prob.contact.w_residual)
+    out.pop("w_residual")
+    out |= {"marker_rmse_top_to_impact_mm": 1e3 * r.marker_rmse(in_down),
+            "marker_max_top_to_impact_mm": 1e3 * r.marker_max(in_down),
+            "wall_s": float(r.solve_time_s), "components": dict(r.components),
+            "ground_force_N": r.forces.sum(axis=1)}             # (N, 3), not written
     club = np.stack([prob.adapter.frame_poses(q, [prob.labels[k] for k in ch])[:, :3]
                      .mean(axis=0) for q in r.q])
-    h = prob.h
-    out["clubhead_speed_pre_impact_fitted_mps"] = float(np.linalg.norm(
-        club[kf] - club[kf - 1]) / h)
-    if r.impulse is not None and kf + 2 < len(club):
-        out["clubhead_speed_post_impact_fitted_mps"] = float(np.linalg.norm(
-            club[kf + 2] - club[kf + 1]) / h)
+    pre, post = speeds_around(club, kf, 1.0 / prob.h)
+    out["clubhead_speed_pre_impact_fitted_mps"] = pre
+    if r.impulse is not None and np.isfinite(post):
+        out["clubhead_speed_post_impact_fitted_mps"] = post
         out["impulse_magnitude_Ns"] = float(np.linalg.norm(r.impulse))
-        out["smash_factor"] = out["impulse_magnitude_Ns"] / ball_mass_kg \
-            / out["clubhead_speed_pre_impact_fitted_mps"]
-    exc = _excitation(act, joints, tau_max, h, model)
-    out["excitation"] = exc                                      # (N − 1, n), not written
-    out["torque_peak_Nm"] = np.abs(act[:, list(joints)]).max(axis=0)
+        out["smash_factor"] = out["impulse_magnitude_Ns"] / ball_mass_kg / pre
+    out["excitation"] = _excitation(r.act, joints, tau_max, prob.h, model)  # not written
+    out["torque_peak_Nm"] = np.abs(r.act[:, list(joints)]).max(axis=0)
     return out
 
 
@@ -131,9 +120,12 @@ def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -
 
     say = say or (lambda msg: None)
     a = prob.adapter
+    if prob.contact is None:
+        raise BadInput("--activation", "compares fits with the feet on the ground; this "
+                                       "fit has no ground contact")
     model = ActivationModel()
-    drv = drive(prob, fr.q[0])
-    _, legs = split_joints(prob, fr.q[0])
+    driven, legs = split_joints(prob, fr.q[0])
+    drv = drive(prob, driven)
     joints = tuple(drv.dofs) + legs
     name = {a.layout.slot(n).iv: n for n in a.joint_names}
     tmax = np.array([strength(name[j]) for j in joints])
@@ -172,11 +164,8 @@ def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -
                 else None
             f[f"intervals_beyond_one_{part}"] = int((np.abs(e[:, sl]) > 1.0).sum())
         f["intervals"] = int(e.shape[0])
-    grf = None
-    if prob.contact is not None:
-        bw = total_mass(a) * GRAVITY
-        d = fits["activation"].pop("ground_force_N") - fits["torque"].pop("ground_force_N")
-        grf = float(np.sqrt(np.mean(np.sum(d ** 2, axis=1))) / bw)
+    d = fits["activation"].pop("ground_force_N") - fits["torque"].pop("ground_force_N")
+    grf = float(np.sqrt(np.mean(np.sum(d ** 2, axis=1))) / (total_mass(a) * GRAVITY))
     return series, {"what": "the swing refitted with its upper-body joints activation-driven "
                     "(excitation → activation → torque a·τ_max; |e| ≤ 1), warm-started "
                     "from the torque-driven fit at its impact time; the legs' activation "

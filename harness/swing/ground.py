@@ -212,18 +212,20 @@ def tradeoff(prob, fr, settings, say=print) -> list:
     iterations}], the fitted weight included."""
     import dataclasses
 
-    rows = [_row(prob, fr, prob.contact.w_residual)]
+    rows = [fit_figures(prob, fr, prob.contact.w_residual)]
     for w in settings.tradeoff_weights:
         p = dataclasses.replace(prob, contact=dataclasses.replace(prob.contact, w_residual=w))
         r = tf.fit(p, fr.q, max_iter=settings.tradeoff_iter, tol=settings.tol, C0=fr.C)
-        rows.append(_row(p, r, w))
+        rows.append(fit_figures(p, r, w))
         say(f"  trade-off w_residual {w:g}: marker RMSE {rows[-1]['marker_rmse_mm']:.1f} mm, "
             f"residual {rows[-1]['residual_force_peak_N']:.0f} N / "
             f"{rows[-1]['residual_moment_peak_Nm']:.0f} N·m")
     return sorted(rows, key=lambda r: r["w_residual"])
 
 
-def _row(prob, r, w) -> dict:
+def fit_figures(prob, r, w) -> dict:
+    """Marker RMSE and max [mm], the pelvis residual's peak force [N] and moment [N·m]
+    and the iterations of the contact fit ``r`` of ``prob``, with its residual weight w."""
     F, M = pelvis_wrench(prob.adapter, r.q, r.act)
     e = np.linalg.norm(r.marker_residual, axis=2)
     return {"w_residual": float(w), "marker_rmse_mm": 1e3 * r.marker_rmse(),

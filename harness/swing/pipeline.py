@@ -257,7 +257,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     # measured over the same interval: the last before contact (impact_frame − 1,
     # impact_frame), and with the impact the first after it (impact_frame + 1, + 2)
     kf = ev.impact_frame - first
-    v_fit = float(np.linalg.norm(club[kf] - club[kf - 1]) / h)
+    v_fit = float(cap_events.interval_speeds(club, 1.0 / h)[kf])
     s_meas = cap_events.interval_speeds(cap_events.club_head_point(cap), cap.rate_hz)
     v_meas = float(s_meas[ev.impact_frame])
     impact_info = _impact_summary(fr, prob, ev, club, kf, h, s) if s.impact else None
@@ -450,11 +450,9 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
 
     L = np.asarray(fr.impulse, float)
     ball = float(np.linalg.norm(L) / s.ball_mass_kg)
-    v_pre = float(np.linalg.norm(club[kf] - club[kf - 1]) / h)
-    v_post = float(np.linalg.norm(club[kf + 2] - club[kf + 1]) / h) \
-        if kf + 2 < len(club) else float("nan")
+    v_pre, v_post = cap_events.speeds_around(club, kf, 1.0 / h)
     # the fitted club-head speed over every frame interval of the window, for the report
-    speeds = np.linalg.norm(np.diff(club, axis=0), axis=1) / h
+    speeds = cap_events.interval_speeds(club, 1.0 / h)[1:]
     band = (lookup("swing", f"smash_factor_{s.club}_low").atol,
             lookup("swing", f"smash_factor_{s.club}_high").atol)
     marginal = dict(fr.impact.get("marginal") or {})

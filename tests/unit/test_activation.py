@@ -420,7 +420,7 @@ def test_signed_excitation_reproduces_the_signed_ODE():
     # the implicit midpoint rule's local error is O(h³): 8 times larger at twice the step
     t2, a2 = path(2 * h)
     ratio = worst_landing(2 * h, signed_excitation(a2[:-1], a2[1:], 2 * h, model)[0], a2) / worst
-    assert 6.0 < ratio < 10.0, ratio
+    assert abs(ratio - 8.0) <= lookup("activation", "midpoint_order").atol, ratio
     eps = 1e-7
     k = np.arange(0, len(t) - 1, 37)
     fd0 = (signed_excitation(a[k] + eps, a[k + 1], h, model)[0]
@@ -430,6 +430,8 @@ def test_signed_excitation_reproduces_the_signed_ODE():
     fdt = lookup("swing", "jacobian/finite_difference").rtol
     assert np.abs(d0[k] - fd0).max() <= fdt * np.abs(fd0).max()
     assert np.abs(d1[k] - fd1).max() <= fdt * np.abs(fd1).max()
-    assert np.abs(signed_excitation(-a[:-1], -a[1:], h, model)[0] + e).max() <= 1e-12
+    assert np.abs(signed_excitation(-a[:-1], -a[1:], h, model)[0] + e).max() \
+        <= lookup("activation", "signed_symmetry").atol
     x = np.linspace(-1.0, 1.0, 41)
-    assert np.abs(signed_rate(x, 0.4, model) - model.rate(x, 0.4)).max() <= 1e-9
+    assert np.abs(signed_rate(x, 0.4, model) - model.rate(x, 0.4)).max() \
+        <= lookup("activation", "signed_positive").atol

@@ -176,7 +176,8 @@ def test_activation_fit_brings_the_excitation_within_its_bound(fitted, activated
     assert np.abs(fa.excitation - e_a).max() <= tol.rtol * np.abs(e_a).max()
     over_t = np.abs(e_t).max(axis=0) - 1.0
     over_a = np.abs(e_a).max(axis=0) - 1.0
-    assert (over_t > 0.2).all(), over_t
-    assert (over_a < 0.5 * over_t).all(), (over_a, over_t)
-    assert fa.components["excitation_bound"] < 0.1 * tf._Residuals(ap).evaluate(
+    assert (over_t > 0.1).all(), over_t      # the strengths make the torque fit exceed
+    share = lookup("swing", "activation_excess_share").atol
+    assert (over_a < share * over_t).all(), (over_a, over_t)
+    assert fa.components["excitation_bound"] < share ** 2 * tf._Residuals(ap).evaluate(
         fr.C.ravel(), jac=False)["components"]["excitation_bound"]
