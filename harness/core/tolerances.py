@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 TABLE_VERSION = "2026.12.16"
 # 2026.12.16: no existing atol or rtol changed. New: activation/signed_midpoint (the
-#   signed activation's midpoint excitation against its ODE); swing/activation_recompute
-#   (the activation-driven swing fit's excitations from another engine).
+#   signed activation's midpoint excitation against its ODE), signed_symmetry,
+#   signed_positive, midpoint_order; swing/activation_recompute (the activation-driven
+#   swing fit's excitations from another engine), activation_excess_share.
 # 2026.12.15: no existing atol or rtol changed. New: swing/dimension_loglik,
 #   swing/joint_range.
 # 2026.12.14: swing/marker_rmse tightened from 0.025 to 0.020 m (the published best
