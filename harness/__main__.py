@@ -1,6 +1,6 @@
-"""``python -m harness``: the command-line interface (harness/cli.py)."""
+"""``python -m harness``: the ``harness`` command (harness/launch.py, then harness/cli.py)."""
 import sys
 
-from harness.cli import main
+from harness.launch import main
 
 sys.exit(main())

@@ -826,6 +826,17 @@ def _batch_common(workers, scheduler, timeout_s):
     return workers, execute, versions()
 
 
+def _warm_workers(engines, scheduler, extra=()):
+    """On a LocalCluster (no ``scheduler``): start the forkserver its workers fork from,
+    preloaded with the task's modules and the named engines, before this process probes
+    the engines: the workers then start with the engines imported, and those imports run
+    beside this process's own. Nothing if the command's launcher started it already."""
+    if scheduler is None:
+        from harness.sweep.executor import engine_preload, start_forkserver
+
+        start_forkserver(engine_preload(engines, ("harness.api", *extra)))
+
+
 def _batch_backend_text(b: dict) -> str:
     return backend_text(b.get("name"), b.get("workers"), b.get("scheduler"))
 
@@ -846,6 +857,7 @@ def parity_batch(path, *, out="reports/survey", base: str = "fixed",
     from harness.batch import run as batch_run
 
     batch = inputs.collect(path, "models", base)
+    _warm_workers(engines, scheduler)
     run_engines, _, stage_list = _run_choices(engines, allow_missing, stages, samples, seed)
     workers, execute, vers = _batch_common(workers, scheduler, timeout_s)
     eng_text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
@@ -894,6 +906,7 @@ def swing_batch(path, *, out, workers: int | None = None, scheduler: str | None 
     from harness.swing import run as swing_run
 
     batch = inputs.collect(path, "captures")
+    _warm_workers(engines if replay else [], scheduler, ("harness.swing.run",))
     if replay:
         select_engines(engines, allow_missing)
     if cutoff_hz is not None and not (0 < cutoff_hz < float("inf")):

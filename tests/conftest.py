@@ -83,7 +83,7 @@ def assert_bad_input(load, path: str, expected: str):
 
 def run_cli(*args, cwd=None, timeout=600):
     """Run the installed CLI in a subprocess; returns CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "harness.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "harness.launch", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout)
 
 

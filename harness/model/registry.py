@@ -100,6 +100,16 @@ def distributions() -> dict:
     return {n: _TABLE[n].distribution for n in ENGINES}
 
 
+def modules(names=None) -> list:
+    """The import names of each engine's binding and adapter module (``names`` None: every
+    engine), without importing them: what a process that will run those engines may import
+    ahead of time."""
+    out = []
+    for n in (ENGINES if names is None else names):
+        out += [_TABLE[n].binding, _TABLE[n].module]
+    return out
+
+
 def providing(method: str) -> list:
     """Engines (available here) whose adapter class defines ``method``; BadInput if none."""
     out = [n for n in ENGINES if probe(n).available

@@ -323,3 +323,35 @@ def test_a_batch_leaves_the_dask_configuration_of_its_process_whole(tmp_path):
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert (tmp_path / "s" / "survey.json").is_file()
+
+
+def test_a_batch_command_starts_its_workers_with_the_engines_imported():
+    """harness/launch.py: for ``parity --batch`` on a LocalCluster the forkserver is started
+    before the command's imports, preloaded with the named engines' bindings and adapters;
+    a process forked from it starts with them imported (and with nothing of an engine not
+    named). Not for other commands, a remote ``--scheduler``, or help."""
+    code = (
+        "import multiprocessing as mp, sys\n"
+        "from harness import launch\n"
+        "for argv in (['parity', '--fixture', 'pendulum'], ['fit', '--batch', 'x'],\n"
+        "             ['parity', '--batch', 'x', '--scheduler', 'tcp://h:1'],\n"
+        "             ['parity', '--batch=x', '--scheduler=tcp://h:1'],\n"
+        "             ['swing', '--batch', 'x', '--help'], []):\n"
+        "    assert launch.head_start(argv) is False, argv\n"
+        "assert 'mujoco' not in sys.modules and 'pinocchio' not in sys.modules\n"
+        "assert launch.head_start(['parity', '--batch=x', '--engines', 'mujoco,pinocchio'])\n"
+        "assert launch.head_start(['parity', '--batch', 'y']) is False  # runs already\n"
+        "from tests.support.forked import send_imported\n"
+        "ctx = mp.get_context('forkserver')\n"
+        "a, b = ctx.Pipe()\n"
+        "p = ctx.Process(target=send_imported, args=(b, ['mujoco', 'pinocchio', 'engines.mujoco',\n"
+        "    'engines.pinocchio', 'harness.api', 'distributed', 'pydrake', 'opensim']))\n"
+        "p.start(); print(a.recv()); p.join()\n"
+        "print(sorted(m for m in ('mujoco', 'pinocchio') if m in sys.modules))\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    child, parent = p.stdout.strip().splitlines()[-2:]
+    assert child == str(['distributed', 'engines.mujoco', 'engines.pinocchio', 'harness.api',
+                         'mujoco', 'pinocchio']), child
+    assert parent == "[]", parent  # the command's own process imported nothing of them

@@ -141,6 +141,44 @@ def test_bundle_npz_is_hashed_before_it_is_decompressed(tmp_path):
 
 
 # ----- JSON --------------------------------------------------------------------------------
+def _depth_by_characters(text: str, limit: int) -> int | None:
+    """Reference: the position of the first bracket deeper than ``limit`` outside JSON
+    strings (a quote opens a string, a backslash escapes the next character in one), by a
+    walk over every character; None if there is none."""
+    depth, in_str, esc = 0, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def test_json_depth_scan_matches_a_character_walk():
+    """The regular-expression scan against a character walk on random texts made of
+    brackets, quotes, backslashes and filler (unterminated strings, escaped quotes, closing
+    brackets first), each with a small limit: the same verdict and the same position."""
+    import random
+
+    from harness.core.strict import json_depth_problem
+
+    rng = random.Random(7)
+    for _ in range(20000):
+        text = "".join(rng.choice('[]{}"\\ a,:\n') for _ in range(rng.randint(0, 40)))
+        limit = rng.randint(0, 4)
+        at = _depth_by_characters(text, limit)
+        got = json_depth_problem(text, limit)
+        assert (got == "") == (at is None), (text, limit, got)
+        if at is not None:
+            assert f"(at character {at})" in got, (text, limit, got)
+
+
 def test_json_nesting_repeated_keys_and_constants():
     assert "nested deeper than 64" in _bad(loads_json, "[" * 100000 + "]" * 100000,
                                            "x.json").problem
