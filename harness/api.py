@@ -12,6 +12,7 @@ Units: SI throughout (s, m, kg, rad, N, N·m); tolerances come from the versione
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,26 +250,30 @@ def run(models: list, *, out, title: str = "Engine parity report",
         ["harness", *sys.argv[1:]]
     result = runner.run(models, run_engines, stage_list, samples=samples, seed=seed,
                         progress=say)
+    contact = None
     if contact_suite and "contact" in stage_list:
-        from harness.stages.contact import suite
-
-        crec, carr = suite.run(models, run_engines, progress=say)
-        result.records += crec
-        result.arrays.update(carr)
+        contact = _ContactSuite(models, run_engines, say, beside=bool(replay_cases))
     as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
-    if as_is:  # why the engines disagree (stage "diagnosis")
-        from harness.stages.diagnosis import ablation
+    diagnosis = rr = None
+    try:
+        if as_is:  # why the engines disagree (stage "diagnosis")
+            from harness.stages.diagnosis import ablation
 
-        dr = ablation.run(as_is, run_engines, samples=samples, seed=seed,
-                           beyond_limits=beyond_limits, progress=say)
-        result.records += dr.records
-        result.arrays.update(dr.arrays)
+            diagnosis = ablation.run(as_is, run_engines, samples=samples, seed=seed,
+                                     beyond_limits=beyond_limits, progress=say)
+        rr = _replays(replay_cases, run_engines, result, contact, diagnosis, say)
+    except BaseException:
+        if contact is not None:
+            contact.close()  # the second process ends with the run
+        raise
+    if contact is not None:  # the order of a serial run: stages, contact, diagnosis, replay
+        result.records += contact.records()
+        result.arrays.update(contact.arrays())
+    if diagnosis is not None:
+        result.records += diagnosis.records
+        result.arrays.update(diagnosis.arrays)
     replay_info, extra, timings = None, {}, None
-    if replay_cases:
-        from harness.stages.replay import run as replay_run
-
-        cases = replay_cases() if callable(replay_cases) else replay_cases
-        rr = replay_run.run(cases, run_engines, result.records, progress=say)
+    if rr is not None:
         result.records += rr.records
         result.arrays.update(rr.arrays)
         replay_info, timings = rr.info, rr.timings
@@ -285,6 +290,155 @@ def run(models: list, *, out, title: str = "Engine parity report",
         write_junit(junit, result.records, missing)
     return Outcome(Path(path), result.records, result.arrays, manifest,
                    judge_records(result.records), missing, timings)
+
+
+def _replays(replay_cases, engines, result, contact, diagnosis, say):
+    """The replays of a run (None without cases), gated as the serial run gates them: on
+    the stages', the contact suite's and the diagnosis's records."""
+    if not replay_cases:
+        return None
+    from harness.stages.replay import run as replay_run
+
+    cases = replay_cases() if callable(replay_cases) else replay_cases
+    diag = diagnosis.records if diagnosis else []
+    if contact is None or not contact.running:
+        crec = contact.records() if contact is not None else []
+        return replay_run.run(cases, engines, result.records + crec + diag, progress=say)
+    rr = replay_run.run(cases, engines, result.records + diag, progress=say)
+    if contact.gates(contact.records()):
+        # a contact record failed: the replays run again, gated as in a serial run
+        say("replay: again, gated on the contact records")
+        rr = replay_run.run(cases, engines, result.records + contact.records() + diag,
+                            progress=say)
+    return rr
+
+
+def contact_suite_task(conn, models, engines) -> None:
+    """Runs in the second process of _ContactSuite: sends ("ok", (records, arrays)) of the
+    contact suite of ``models`` on ``engines``, or ("raised", the exception)."""
+    import logging
+    import warnings
+
+    from harness.stages.contact import suite
+
+    said = []  # what the engines warned, re-emitted by the run's own process (_said_again)
+
+    class _Keep(logging.Handler):
+        def emit(self, record):
+            said.append(("log", record.name, record.levelno, record.getMessage()))
+
+    logging.getLogger().addHandler(_Keep(logging.WARNING))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = ("ok", suite.run(models, engines))
+        except Exception as e:  # raised again in the run's own process
+            out = ("raised", e)
+    said += [("warning", w.category.__name__, 0, str(w.message)) for w in caught]
+    try:
+        conn.send((*out, said))
+    finally:
+        conn.close()
+
+
+def _said_again(said) -> None:
+    """Re-emit here what the second process's engines logged or warned, so that the command
+    counts and shows them as its own (one line per distinct message)."""
+    import logging
+    import warnings
+
+    for kind, name, level, msg in said:
+        if kind == "log":
+            logging.getLogger(name).log(level, msg)
+        else:
+            warnings.warn(f"{name}: {msg}", RuntimeWarning, stacklevel=2)
+
+
+class _ContactSuite:
+    """The contact suite of a run (harness/stages/contact/suite.py), in a second process
+    while this one replays when ``beside`` and the machine has a second core; else here, at
+    once. Its records and arrays are those of the serial run: the suite depends only on
+    the models and engines, and the replays' gate is checked against its records
+    afterwards (``gates``), the replays run again when a contact record would have blocked
+    one. Measured on the qualification (two cores): 38-40 s serial, 25 s so. The process
+    is a daemon (it ends with the run's own); one that cannot start or dies before it
+    answered makes the suite run here; an exception in the suite is raised here."""
+
+    def __init__(self, models, engines, say, beside: bool):
+        self.models, self.engines, self.say = models, list(engines), say
+        self._result, self._proc, self._conn = None, None, None
+        self.running = False  # whether the suite was handed to a second process
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            (os.cpu_count() or 1)
+        if beside and cores >= 2:
+            try:
+                import multiprocessing as mp
+                import pickle
+
+                pickle.dumps((models, self.engines))  # what cannot be sent runs here
+                method = "forkserver" if "forkserver" in mp.get_all_start_methods() \
+                    else "spawn"
+                ctx = mp.get_context(method)
+                self._conn, child = ctx.Pipe(duplex=False)
+                self._proc = ctx.Process(target=contact_suite_task,
+                                         args=(child, models, self.engines), daemon=True)
+                self._proc.start()
+                child.close()
+                self.running = True
+                say("contact: analytic and native contact fixtures, in a second process "
+                    "beside the replays")
+                return
+            except Exception:  # no second process here: the suite runs in this one
+                self.close()
+                self.running = False
+        self._run_here()
+
+    def _run_here(self):
+        from harness.stages.contact import suite
+
+        self._result = suite.run(self.models, self.engines, progress=self.say)
+
+    def close(self):
+        """End the second process (if any) and forget it."""
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join()
+            self._proc = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _wait(self):
+        if self._result is None:
+            try:
+                kind, payload, said = self._conn.recv()
+                _said_again(said)
+            except (EOFError, OSError):
+                kind, payload = "died", None
+            finally:
+                self.close()
+            if kind == "raised":
+                raise payload
+            if kind == "died":
+                self.say("contact: the second process ended without its records; the suite "
+                         "runs here")
+                self._run_here()
+            else:
+                self._result = payload
+                self.say(f"contact: {len(payload[0])} records from the second process")
+        return self._result
+
+    def records(self) -> list:
+        return self._wait()[0]
+
+    def arrays(self) -> dict:
+        return self._wait()[1]
+
+    @staticmethod
+    def gates(records) -> bool:
+        """Whether any of ``records`` is one the replays' gate blocks on."""
+        return any(r.status in ("failed", "error") for r in records)
 
 
 def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),
