@@ -248,20 +248,27 @@ def run(models: list, *, out, title: str = "Engine parity report",
         check_output_file(junit, "--junit")
     command_line = list(command_line) if command_line is not None else \
         ["harness", *sys.argv[1:]]
-    result = runner.run(models, run_engines, stage_list, samples=samples, seed=seed,
-                        progress=say)
-    contact = None
-    if contact_suite and "contact" in stage_list:
-        contact = _ContactSuite(models, run_engines, say, beside=bool(replay_cases))
     as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
+    contact = None
+    if contact_suite and "contact" in stage_list:  # it needs no stage: it starts first
+        contact = _ContactSuite(models, run_engines, say, beside=bool(replay_cases))
     diagnosis = rr = None
     try:
+        result = runner.run(models, run_engines, stage_list, samples=samples, seed=seed,
+                            progress=say)
+        cases = (replay_cases() if callable(replay_cases) else list(replay_cases)) \
+            if replay_cases else []
+        if contact is not None and contact.running:
+            # the second process also replays the last case when the gate needs nothing
+            # more than the stages' records (no diagnosis): the two shares then balance
+            contact.hand_over(cases[-1:] if len(cases) >= 2 and not as_is else [],
+                              result.records)
         if as_is:  # why the engines disagree (stage "diagnosis")
             from harness.stages.diagnosis import ablation
 
             diagnosis = ablation.run(as_is, run_engines, samples=samples, seed=seed,
                                      beyond_limits=beyond_limits, progress=say)
-        rr = _replays(replay_cases, run_engines, result, contact, diagnosis, say)
+        rr = _replays(cases, run_engines, result, contact, diagnosis, say)
     except BaseException:
         if contact is not None:
             contact.close()  # the second process ends with the run
@@ -292,30 +299,44 @@ def run(models: list, *, out, title: str = "Engine parity report",
                    judge_records(result.records), missing, timings)
 
 
-def _replays(replay_cases, engines, result, contact, diagnosis, say):
+def _replays(cases, engines, result, contact, diagnosis, say):
     """The replays of a run (None without cases), gated as the serial run gates them: on
-    the stages', the contact suite's and the diagnosis's records."""
-    if not replay_cases:
+    the stages', the contact suite's and the diagnosis's records. The cases the second
+    process replayed (``contact.tail``) are put after this process's, in case order."""
+    if not cases:
         return None
     from harness.stages.replay import run as replay_run
 
-    cases = replay_cases() if callable(replay_cases) else replay_cases
     diag = diagnosis.records if diagnosis else []
     if contact is None or not contact.running:
         crec = contact.records() if contact is not None else []
         return replay_run.run(cases, engines, result.records + crec + diag, progress=say)
-    rr = replay_run.run(cases, engines, result.records + diag, progress=say)
+    head = cases[:len(cases) - len(contact.tail)]
+    rr = replay_run.run(head, engines, result.records + diag, progress=say)
     if contact.gates(contact.records()):
-        # a contact record failed: the replays run again, gated as in a serial run
+        # a contact record failed: every replay runs again, gated as in a serial run
         say("replay: again, gated on the contact records")
-        rr = replay_run.run(cases, engines, result.records + contact.records() + diag,
-                            progress=say)
-    return rr
+        return replay_run.run(cases, engines, result.records + contact.records() + diag,
+                              progress=say)
+    return _joined(rr, contact.tail_replays()) if contact.tail else rr
+
+
+def _joined(a, b):
+    """One replay result of two, the cases of ``a`` first (the per-case records, arrays,
+    manifest sections and wall times of a run over all of them, in that order)."""
+    from harness.stages.replay.cases import ReplayResult
+
+    return ReplayResult(a.records + b.records, {**a.arrays, **b.arrays},
+                        {"cases": {**a.info["cases"], **b.info["cases"]}},
+                        {**a.timings, **b.timings})
 
 
 def contact_suite_task(conn, models, engines) -> None:
-    """Runs in the second process of _ContactSuite: sends ("ok", (records, arrays)) of the
-    contact suite of ``models`` on ``engines``, or ("raised", the exception)."""
+    """Runs in the second process of _ContactSuite: the contact suite of ``models`` on
+    ``engines``, then the replays of the cases it receives (``tail``, gated on the
+    ``earlier`` records it receives with them); sends ("ok", ((records, arrays), the replay
+    result or None)) or ("raised", the exception), and what the engines logged or
+    warned."""
     import logging
     import warnings
 
@@ -331,7 +352,15 @@ def contact_suite_task(conn, models, engines) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            out = ("ok", suite.run(models, engines))
+            done = suite.run(models, engines)
+            tail, earlier = conn.recv()  # after the stages: the cases to replay here
+            if tail:
+                from harness.stages.replay import run as replay_run
+
+                done = (done, replay_run.run(list(tail), engines, list(earlier)))
+            else:
+                done = (done, None)
+            out = ("ok", done)
         except Exception as e:  # raised again in the run's own process
             out = ("raised", e)
     said += [("warning", w.category.__name__, 0, str(w.message)) for w in caught]
@@ -366,6 +395,8 @@ class _ContactSuite:
 
     def __init__(self, models, engines, say, beside: bool):
         self.models, self.engines, self.say = models, list(engines), say
+        self.tail, self.earlier = [], []
+        self._tail_result, self._sender = None, None
         self._result, self._proc, self._conn = None, None, None
         self.running = False  # whether the suite was handed to a second process
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
@@ -379,18 +410,19 @@ class _ContactSuite:
                 method = "forkserver" if "forkserver" in mp.get_all_start_methods() \
                     else "spawn"
                 ctx = mp.get_context(method)
-                self._conn, child = ctx.Pipe(duplex=False)
+                self._conn, child = ctx.Pipe(duplex=True)
                 self._proc = ctx.Process(target=contact_suite_task,
                                          args=(child, models, self.engines), daemon=True)
                 self._proc.start()
                 child.close()
                 self.running = True
                 say("contact: analytic and native contact fixtures, in a second process "
-                    "beside the replays")
+                    "beside the stages and the replays")
                 return
             except Exception:  # no second process here: the suite runs in this one
                 self.close()
                 self.running = False
+        self.tail = []  # the replays all run in this process
         self._run_here()
 
     def _run_here(self):
@@ -411,6 +443,9 @@ class _ContactSuite:
 
     def _wait(self):
         if self._result is None:
+            if self._sender is None:  # nothing handed over: the process replays nothing
+                self.hand_over([], [])
+            self._sender.join()
             try:
                 kind, payload, said = self._conn.recv()
                 _said_again(said)
@@ -424,13 +459,42 @@ class _ContactSuite:
                 self.say("contact: the second process ended without its records; the suite "
                          "runs here")
                 self._run_here()
+                if self.tail:
+                    from harness.stages.replay import run as replay_run
+
+                    self._tail_result = replay_run.run(self.tail, self.engines, self.earlier,
+                                                       progress=self.say)
             else:
-                self._result = payload
-                self.say(f"contact: {len(payload[0])} records from the second process")
+                self._result, self._tail_result = payload
+                self.say(f"contact: {len(self._result[0])} records from the second process")
         return self._result
 
     def records(self) -> list:
         return self._wait()[0]
+
+    def hand_over(self, tail, earlier) -> None:
+        """Give the second process the replay ``tail`` (cases; may be empty) to run after the
+        suite, gated on the ``earlier`` records (the stages')."""
+        import threading
+
+        # the gate reads only failed and error records (``gates``): those are sent
+        self.tail, self.earlier = list(tail), [r for r in earlier if self.gates([r])]
+
+        def send():  # from a thread: the process reads it only once its suite is done
+            try:
+                self._conn.send((self.tail, self.earlier))
+            except (OSError, ValueError):  # the process is gone: _wait runs it all here
+                pass
+
+        self._sender = threading.Thread(target=send, daemon=True)
+        self._sender.start()
+        if self.tail:
+            self.say(f"replay {', '.join(c.name for c in self.tail)}: in the second process")
+
+    def tail_replays(self):
+        """The replay result of the ``tail`` cases (gated on ``earlier``)."""
+        self._wait()
+        return self._tail_result
 
     def arrays(self) -> dict:
         return self._wait()[1]
