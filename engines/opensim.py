@@ -263,13 +263,43 @@ def _transform(p, R):
 
 
 # ----- the model -------------------------------------------------------------------------------
-def _check_names(spec) -> None:
+def osim_names(spec) -> dict:
+    """{spec name: the name it has in the OpenSim model} for every body, joint, frame and
+    constraint whose name OpenSim refuses: whitespace, / \\ * or + (each replaced by _), and
+    a body named ``ground`` other than a fixed root (OpenSim's ground frame has that name:
+    ``ground_body``), each made unique among every name of the model. Every other name is
+    kept: the map holds only the renamed ones (empty for most models)."""
+    on_ground = not spec.floating and spec.root == "ground"
     names = ([b.name for b in spec.bodies] + [j.name for j in spec.joints]
              + [f.name for f in spec.frames] + [c.name for c in spec.constraints])
+    used = set(names) | {"ground", "root_joint"}
+    out = {}
     for n in names:
-        if _NAME_BAD.search(n):
-            raise ModelRejected("opensim", f"name {n!r}: OpenSim component names cannot "
-                                           "contain whitespace, / \\ * or +")
+        bad_ground = n == "ground" and not on_ground and any(b.name == n for b in spec.bodies)
+        if n in out or not (_NAME_BAD.search(n) or bad_ground):
+            continue
+        base = "ground_body" if bad_ground else _NAME_BAD.sub("_", n)
+        cand, k = base, 2
+        while cand in used:
+            cand, k = f"{base}_{k}", k + 1
+        used.add(cand)
+        out[n] = cand
+    return out
+
+
+def _renamed(spec, names: dict):
+    """``spec`` with the names of ``names`` (osim_names) replaced everywhere they appear."""
+    if not names:
+        return spec
+    n = lambda x: names.get(x, x)  # noqa: E731
+    return replace(
+        spec,
+        bodies=tuple(replace(b, name=n(b.name)) for b in spec.bodies),
+        joints=tuple(replace(j, name=n(j.name), parent=n(j.parent), child=n(j.child))
+                     for j in spec.joints),
+        frames=tuple(replace(f, name=n(f.name), body=n(f.body)) for f in spec.frames),
+        constraints=tuple(replace(c, name=n(c.name), frame_a=n(c.frame_a),
+                                  frame_b=n(c.frame_b)) for c in spec.constraints))
 
 
 TRANSFER_MASS = 1e-9  # [relative] share of a parent's mass lent to a massless child
@@ -366,7 +396,7 @@ def build_model(spec, constraints: bool = True):
     WeldConstraint; line: PointOnLineConstraint along world z through frame_b)."""
     if osim is None:
         raise EngineUnavailable("opensim", _IMPORT_ERROR)
-    _check_names(spec)
+    spec = _renamed(spec, osim_names(spec))
     m = osim.Model()
     m.setName(spec.name)
     m.setGravity(_vec3(spec.gravity))
@@ -377,11 +407,8 @@ def build_model(spec, constraints: bool = True):
         bodies["ground"] = ground
     props = mass_transfers(spec)
     for b in spec.bodies:
-        if b.name == "ground":
-            if on_ground:
-                continue
-            raise ModelRejected("opensim", "body 'ground': the name of OpenSim's ground "
-                                           "frame (allowed only for a fixed-base root)")
+        if b.name == "ground" and on_ground:
+            continue
         mass, com, I = props.get(b.name, (b.mass, np.asarray(b.com), b.inertia_matrix))
         body = osim.Body(b.name, float(mass), _vec3(com),
                          osim.Inertia(I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]))
@@ -508,6 +535,11 @@ class OpensimAdapter(AdapterBase):
             raise NotProvided(self.name, "as-is loading", _AS_IS_WHY)
         self.version = opensim_version()
         self._spec = _spec if _spec is not None else model.spec
+        # the spec's names OpenSim refuses, renamed in the model (build_model): every
+        # lookup in the model goes through _on, and what the model names comes back
+        # through _back, so the harness only ever sees the spec's names
+        self._onames = osim_names(self._spec)
+        self._back_names = {v: k for k, v in self._onames.items()}
         self._use_armature = _armature
         self._m = build_model(self._spec, constraints=_constraints)
         self._controller = None
@@ -530,7 +562,7 @@ class OpensimAdapter(AdapterBase):
         self._udot, self._A_GB = osim.Vector(), osim.VectorOfSpatialVec()
         self._r_buf, self._M_buf = osim.Vector(), osim.Matrix()
         self._zero_u = osim.Vector(self._nu, 0.0)
-        self._bodies = {b.getName(): b for b in self._m.getBodySet()}
+        self._bodies = {self._back(b.getName()): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
         self._lent: dict = {}
@@ -545,7 +577,7 @@ class OpensimAdapter(AdapterBase):
                 self._frames[name] = (self._bodies[name], np.zeros(3))
             else:
                 f = next(x for x in self._spec.frames if x.name == name)
-                off = self._bodies[f.body].getComponent(name)
+                off = self._bodies[f.body].getComponent(self._on(name))
                 self._frames[name] = (osim.PhysicalOffsetFrame.safeDownCast(off),
                                       np.array(f.xyz, dtype=float))
         lay = self.layout
@@ -599,6 +631,14 @@ class OpensimAdapter(AdapterBase):
                               "ContactHalfSpace, Manager (RungeKuttaMerson)",
         }
 
+    def _on(self, name: str) -> str:
+        """The name the OpenSim model gives the spec's ``name`` (osim_names)."""
+        return self._onames.get(name, name)
+
+    def _back(self, name: str) -> str:
+        """The spec's name of the model's ``name``."""
+        return self._back_names.get(name, name)
+
     # ----- state layout -------------------------------------------------------------------
     def _map_state(self):
         """Index maps canonical ↔ Simbody found by writing each coordinate through
@@ -615,9 +655,9 @@ class OpensimAdapter(AdapterBase):
             if slot.type == "free":
                 names = [f"root_joint_coord_{k}" for k in range(6)]
             elif slot.type == "ball":
-                names = [f"{slot.name}_{a}" for a in "xyz"]
+                names = [f"{self._on(slot.name)}_{a}" for a in "xyz"]
             else:
-                names = [slot.name]
+                names = [self._on(slot.name)]
             qi, ui = [], []
             for n in names:
                 iq, iu = self._probe_index(s, coords[n])
@@ -921,7 +961,7 @@ class OpensimAdapter(AdapterBase):
         frames = {f.name: f for f in self._spec.frames}
         for i, g in enumerate(scene.geometry):
             f = frames.get(g.frame)
-            body = m.getBodySet().get(f.body if f is not None else g.frame)
+            body = m.getBodySet().get(self._on(f.body if f is not None else g.frame))
             loc = f.xyz if f is not None else (0.0, 0.0, 0.0)
             r = g.radius if isinstance(g, Sphere) else s["point_radius"]
             sph = osim.ContactSphere(float(r), _vec3(loc), body, f"contact_{i}")
@@ -934,7 +974,7 @@ class OpensimAdapter(AdapterBase):
             force.set_viscous_friction(float(s["viscous_friction"]))
             force.set_transition_velocity(float(s["transition_velocity"]))
             m.addForce(force)
-        push = osim.PrescribedForce("push", m.getBodySet().get(self._spec.root))
+        push = osim.PrescribedForce("push", m.getBodySet().get(self._on(self._spec.root)))
         push.setForceIsInGlobalFrame(True)
         push.setPointIsInGlobalFrame(False)
         push.setForceFunctions(*force_fn)
@@ -1038,7 +1078,7 @@ class OpensimAdapter(AdapterBase):
         joints = {}
         jset = {j.getName(): j for j in self._m.getJointSet()}
         for slot, qi, ui in self._slots:
-            j = jset[slot.name]
+            j = jset[self._on(slot.name)]
             Xc = j.getChildFrame().getTransformInGround(s)
             Rc = _np33(Xc.R())
             child = j.getChildFrame().findBaseFrame()
@@ -1052,12 +1092,12 @@ class OpensimAdapter(AdapterBase):
             elif slot.type == "ball":
                 kind, axis = "ball", np.zeros(3)
                 native = ("X-Y-Z body-fixed angles", "w_FM in the parent's joint frame F")
-                cname = f"{slot.name}_x"
+                cname = f"{self._on(slot.name)}_x"
             else:
                 kind = slot.type
                 axis = Rc[:, 0] if kind == "prismatic" else Rc[:, 2]
                 native = ("x", "ẋ") if kind == "prismatic" else ("θ", "θ̇")
-                cname = slot.name
+                cname = self._on(slot.name)
             lo = hi = None
             js = next((x for x in self._spec.joints if x.name == slot.name), None)
             if js is not None and js.lower is not None:
@@ -1065,7 +1105,7 @@ class OpensimAdapter(AdapterBase):
                 lo, hi = float(c.getRangeMin()), float(c.getRangeMax())
             dmp = damping.get(cname, 0.0) if cname else 0.0
             joints[slot.name] = {
-                "type": kind, "body": child.getName(), "axis_W": np.asarray(axis),
+                "type": kind, "body": self._back(child.getName()), "axis_W": np.asarray(axis),
                 "X_WJ": T, "lower": lo, "upper": hi, "limit_enforced": False,
                 "damping": dmp, "damping_applied": dmp, "friction": 0.0,
                 "friction_applied": 0.0,
@@ -1155,7 +1195,8 @@ class OpensimAdapter(AdapterBase):
         for s in self.layout.slots:
             if s.type == "free":
                 continue
-            coords = [s.name] if s.nv == 1 else [f"{s.name}_{a}" for a in "xyz"]
+            on = self._on(s.name)
+            coords = [on] if s.nv == 1 else [f"{on}_{a}" for a in "xyz"]
             for c in coords:
                 a = osim.CoordinateActuator(c)
                 a.setName(f"{c}__tau")
@@ -1177,7 +1218,8 @@ class OpensimAdapter(AdapterBase):
             self._controller = ctrl
             self._wrench = None
             if self._spec.floating:
-                w = osim.PrescribedForce("root_wrench", m.getBodySet().get(self._spec.root))
+                w = osim.PrescribedForce("root_wrench",
+                                         m.getBodySet().get(self._on(self._spec.root)))
                 w.setForceIsInGlobalFrame(False)
                 w.setPointIsInGlobalFrame(False)
                 w.setForceFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
@@ -1202,30 +1244,31 @@ class OpensimAdapter(AdapterBase):
             if s.type in ("free", "ball") or not (self._use_armature and s.armature > 0):
                 continue
             a = float(s.armature)
+            on = self._on(s.name)  # the joint's (and its coordinate's) name in the model
             if s.type == "prismatic":
                 d = np.cross(g, [1.0, 0.0, 0.0]) if np.linalg.norm(g) > 0 else np.eye(3)[0]
                 if np.linalg.norm(d) < 1e-9 * max(1.0, np.linalg.norm(g)):
                     d = np.cross(g, [0.0, 1.0, 0.0])
-                body = osim.Body(f"{s.name}__rotor", a, zero, osim.Inertia(0.0, 0.0, 0.0))
+                body = osim.Body(f"{on}__rotor", a, zero, osim.Inertia(0.0, 0.0, 0.0))
                 A = _vec3(xyz_body_fixed(_align(d, 0)))
-                joint = osim.SliderJoint(f"{s.name}__rotor_joint", ground, zero, A, body,
+                joint = osim.SliderJoint(f"{on}__rotor_joint", ground, zero, A, body,
                                          zero, A)
             else:
                 # mass 1 kg at the pin's origin: it never moves (OpenSim refuses a
                 # massless body at the end of a chain), so only the spin inertia counts
-                body = osim.Body(f"{s.name}__rotor", 1.0, zero, osim.Inertia(a, a, a))
-                joint = osim.PinJoint(f"{s.name}__rotor_joint", ground, zero, zero, body,
+                body = osim.Body(f"{on}__rotor", 1.0, zero, osim.Inertia(a, a, a))
+                joint = osim.PinJoint(f"{on}__rotor_joint", ground, zero, zero, body,
                                       zero, zero)
             m.addBody(body)
             m.addJoint(joint)
-            rname = f"{s.name}__rotor"
+            rname = f"{on}__rotor"
             joint.upd_coordinates(0).setName(rname)
             joint.upd_coordinates(0).setRangeMin(-1e6)
             joint.upd_coordinates(0).setRangeMax(1e6)
             cc = osim.CoordinateCouplerConstraint()
-            cc.setName(f"{s.name}__rotor_coupler")
+            cc.setName(f"{on}__rotor_coupler")
             names = osim.ArrayStr()
-            names.append(s.name)
+            names.append(on)
             cc.setIndependentCoordinateNames(names)
             cc.setDependentCoordinateName(rname)
             cc.setFunction(osim.LinearFunction(1.0, 0.0))

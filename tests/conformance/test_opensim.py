@@ -169,3 +169,51 @@ def test_as_is_files_are_not_provided_and_left_out_of_the_diagnosis(tmp_path):
     assert s["failed"] == [] and set(s["engines"]) == {"pinocchio", "drake"}
     assert any(n.startswith("opensim is not part of the as-is diagnosis")
                for n in s["notes"]), s["notes"]
+
+
+def _erd_urdf(rel):
+    from pathlib import Path
+
+    import example_robot_data
+
+    root = Path(example_robot_data.getModelPath("panda_description/urdf/panda.urdf"))
+    return str(root / rel)
+
+
+@pytest.mark.parametrize("rel,floating", [
+    ("asr_twodof_description/urdf/TwoDofs.urdf", True),   # a body named "ground"
+    ("iris_description/robots/iris.urdf", False),         # names with a "/"
+])
+def test_names_opensim_refuses_are_renamed_inside_the_model_only(rel, floating):
+    """A URDF as shipped whose names OpenSim refuses (a body called ``ground`` on a
+    floating base, link and joint names with a slash): the model renames them
+    (osim_names), the adapter answers under the spec's names, and its frame poses, mass
+    matrix and forward dynamics at random states equal Pinocchio's; its readback names
+    the spec's bodies and joints."""
+    from engines.opensim import build_model, osim_names
+    from harness import api
+    from harness.model import registry
+
+    model = api.load_models(urdf=[_erd_urdf(rel)], floating=floating)[0]
+    renamed = osim_names(model.spec)
+    assert renamed and all(not any(ch in v for ch in " /\\*+") for v in renamed.values())
+    m = build_model(model.spec)
+    assert {b.getName() for b in m.getBodySet()} >= set(renamed.get(b.name, b.name)
+                                                        for b in model.spec.bodies
+                                                        if b.name != "ground" or floating)
+    osm = registry.adapter_class("opensim")(model)
+    pin = registry.adapter_class("pinocchio")(model)
+    rng = np.random.default_rng(3)
+    lay = model.layout
+    for _ in range(3):
+        q = lay.random_q(rng)
+        v = rng.standard_normal(lay.nv)
+        tau = rng.standard_normal(lay.nv)
+        assert_close(osm.frame_poses(q, model.frames), pin.frame_poses(q, model.frames),
+                     "kinematics", "frame_pose", rel)
+        assert_close(osm.mass_matrix(q), pin.mass_matrix(q), "dynamics", "mass_matrix", rel)
+        assert_close(osm.forward_dynamics(q, v, tau), pin.forward_dynamics(q, v, tau),
+                     "dynamics", "forward_dynamics", rel)
+    rb = osm.readback()
+    assert set(rb["bodies"]) <= {b.name for b in model.spec.bodies}
+    assert {j["body"] for j in rb["joints"].values()} <= {b.name for b in model.spec.bodies}
