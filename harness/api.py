@@ -389,9 +389,10 @@ class _ContactSuite:
     once. Its records and arrays are those of the serial run: the suite depends only on
     the models and engines, and the replays' gate is checked against its records
     afterwards (``gates``), the replays run again when a contact record would have blocked
-    one. Measured on the qualification (two cores): 38-40 s serial, 25 s so. The process
-    is a daemon (it ends with the run's own); one that cannot start or dies before it
-    answered makes the suite run here; an exception in the suite is raised here."""
+    one. Measured on the qualification (two cores): 38-40 s serial, 22-24 s so (the second
+    process also replays the last case: ``hand_over``). The process is a daemon (it ends
+    with the run's own); one that cannot start or dies before it answered makes the suite
+    run here; an exception in the suite is raised here."""
 
     def __init__(self, models, engines, say, beside: bool):
         self.models, self.engines, self.say = models, list(engines), say
