@@ -48,8 +48,27 @@ def headline(doc) -> dict:
     return {"passed": False, "text": f"{c['qualified']} of {n} {word} qualified; {bad}"}
 
 
+ERROR_SHOWN = 160  # [characters] of a row's error shown before the rest is folded
+
+
+def error_cell(row) -> dict:
+    """{short, rest} of a row's error as its table cell shows it: without the model's or
+    capture's path where the message names it first (the row's first column shows it;
+    elsewhere the path is written as the row's name), the first ERROR_SHOWN characters,
+    and the rest (folded; empty if nothing is left). survey.json keeps the whole text."""
+    text = row.get("error") or ""
+    if row.get("path") and row.get("name"):
+        text = text.replace(f": {row['path']}: ", ": ", 1)
+        text = text.replace(row["path"], row["name"])
+    if len(text) <= ERROR_SHOWN:
+        return {"short": text, "rest": ""}
+    cut = text.rfind(" ", 0, ERROR_SHOWN)
+    cut = cut if cut > ERROR_SHOWN // 2 else ERROR_SHOWN
+    return {"short": text[:cut], "rest": text[cut:]}
+
+
 def render(doc) -> str:
     """index.html of the survey ``doc`` (survey.json's document)."""
     return ENV.get_template("survey.html.j2").render(
         doc=doc, rows=ordered_rows(doc), answer=headline(doc), cell=CELL, num=_num,
-        row_statuses=survey.ROW_STATUSES)
+        row_statuses=survey.ROW_STATUSES, error_cell=error_cell)

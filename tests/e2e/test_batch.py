@@ -94,6 +94,32 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
     assert "ERROR     broken: " in proc.stdout
 
 
+def test_error_cells_drop_the_path_and_fold_what_is_long(batch):
+    """A row's error cell: every word of the error but the model's path (which the row's
+    first column shows), at most ERROR_SHOWN characters before the fold; survey.json keeps
+    the whole message. The broken URDF's row, and a long message made from it."""
+    import html as h
+
+    from harness.batch.report import ERROR_SHOWN, error_cell
+
+    _, _, out, _ = batch
+    doc = json.loads((out / "survey.json").read_text())
+    page = (out / "index.html").read_text()
+    rows = [r for r in doc["rows"] if r["error"]]
+    raised = [r for r in rows if r["status"] == "error"]
+    assert raised and all(r["path"] in r["error"] for r in raised)
+    long = dict(raised[0], error=raised[0]["error"] + " and more" * 60)
+    for r in rows + [long]:
+        e = error_cell(r)
+        whole = e["short"] + e["rest"]
+        assert r["path"] not in whole
+        assert whole.split() == [w for w in r["error"].split() if w != r["path"] + ":"]
+        assert len(e["short"]) <= ERROR_SHOWN and bool(e["rest"]) == (len(whole) > ERROR_SHOWN)
+        if r is not long:
+            assert h.escape(e["short"], quote=False) in page
+    assert error_cell(long)["rest"]
+
+
 def test_survey_rows_agree_with_the_bundles(batch):
     _, _, out, _ = batch
     doc = survey.read_survey(out / "survey.json")
