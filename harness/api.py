@@ -502,8 +502,11 @@ class _ContactSuite:
 
     @staticmethod
     def gates(records) -> bool:
-        """Whether any of ``records`` is one the replays' gate blocks on."""
-        return any(r.status in ("failed", "error") for r in records)
+        """Whether any of ``records`` is one the replays' gate blocks on (the replay
+        stage's own rule, harness/stages/replay/run.py ``blocked_by``)."""
+        from harness.stages.replay.run import blocked_by
+
+        return any(blocked_by(records))
 
 
 def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),

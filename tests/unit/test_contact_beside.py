@@ -57,16 +57,35 @@ def test_a_replay_in_the_second_process_equals_the_replay_here():
     assert there.info == here.info
 
 
-def test_the_rerun_rule_is_the_replays_gate():
-    """``gates`` (run the replays again) is true exactly for the contact records the
-    replays' own gate (harness/stages/replay/run.py ``_blocked``) would block on, for every
-    record status."""
-    from harness.core.records import STATUSES
-    from harness.stages.replay.run import _blocked
+def test_a_failed_contact_record_gates_the_replays_as_a_serial_run_would():
+    """The replays run beside the contact suite with the stages' gate only; when a contact
+    record then turns out to block an engine (here a failed record of mujoco on the free
+    body, put among the suite's real records), every replay runs again gated on it: the
+    result equals the serial run's, in which the replays read that record first, and
+    mujoco's free-body replay is blocked by it."""
+    from types import SimpleNamespace
 
-    for status in STATUSES:
-        for a, b in (("analytic", "mujoco"), ("mujoco", "pinocchio"), ("mujoco", "")):
-            r = Record(id=f"ball/contact/x/{status}", stage="contact", fixture="ball",
-                       quantity="x", engine_a=a, engine_b=b, status=status)
-            blocked = any(_blocked([r]))
-            assert api._ContactSuite.gates([r]) == blocked, (status, a, b)
+    from harness.stages.replay import run as replay_run
+    from harness.stages.replay.synth import qualify_cases
+
+    engines = ["mujoco", "pinocchio"]
+    cases = [c for c in qualify_cases(coarse=True)
+             if c.candidate.model.name in ("pendulum", "free_body")]
+    assert [c.candidate.model.name for c in cases] == ["pendulum", "free_body"]
+    said = []
+    contact = api._ContactSuite([prepare_fixture("ball")], engines, said.append, beside=True)
+    assert contact.running
+    contact.hand_over(cases[-1:], [])
+    bad = Record(id="free_body/contact/x/mujoco", stage="contact", fixture="free_body",
+                 quantity="x", engine_a="mujoco", engine_b="", status="failed",
+                 reason="a contact record that failed")
+    contact.records().append(bad)
+    got = api._replays(cases, engines, SimpleNamespace(records=[]), contact, None,
+                       said.append)
+    assert "replay: again, gated on the contact records" in said
+    serial = replay_run.run(cases, engines, contact.records())
+    assert [_key(r) for r in got.records] == [_key(r) for r in serial.records]
+    mine = [r for r in got.records if r.fixture == "free_body" and "mujoco" in
+            (r.engine_a, r.engine_b) and r.stage == "replay"]
+    assert mine and all(r.status != "passed" for r in mine)
+    assert any("a contact record" in r.reason or "stage contact" in r.reason for r in mine)

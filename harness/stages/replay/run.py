@@ -77,7 +77,7 @@ def _rollout_until(adapter, q0, v0, controls, method, damping, base_x, tol):
     return np.vstack(xs)
 
 
-def _blocked(records):
+def blocked_by(records):
     """({engine: reason}, {(a, b): reason}) from earlier stages (the runner's gating rule)."""
     be, bp = {}, {}
     for r in records:
@@ -97,7 +97,7 @@ def _blocked(records):
 def run(cases, engines, earlier_records=(), progress=None) -> ReplayResult:
     """Replay every case with every engine; records (stage 'replay'), arrays, manifest info."""
     records, arrays, info = [], {}, {"cases": {}}
-    be, bp = _blocked(earlier_records)
+    be, bp = blocked_by(earlier_records)
     classes = {e: registry.adapter_class(e) for e in engines}
     for case in cases:
         cand = case.candidate
