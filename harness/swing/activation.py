@@ -35,8 +35,8 @@ from harness.fit.activation import ActivationModel, signed_excitation
 # (joint-name fragment, τ_max N·m), first match wins (docs/swing.md gives the reasons)
 STRENGTH_NM = (("lumbar_", 250.0), ("neck_", 60.0), ("clavicle_", 150.0),
                ("shoulder_", 150.0), ("elbow", 100.0), ("forearm_", 20.0),
-               ("wrist_", 40.0), ("hip_", 300.0), ("knee_rotation", 40.0), ("knee", 250.0),
-               ("ankle_inversion", 60.0), ("ankle_flexion", 200.0))
+               ("wrist_", 40.0), ("grip", 20.0), ("hip_", 300.0), ("knee_rotation", 40.0),
+               ("knee", 250.0), ("ankle_inversion", 60.0), ("ankle_flexion", 200.0))
 
 
 def strength(joint: str) -> float:
