@@ -38,7 +38,7 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     from harness.model import candidate
 
     cand = candidate.load(out / "fit" / "candidate.json")
-    assert cand.tau.shape[1] == 44          # with the legs (hips, knees, ankles)
+    assert cand.tau.shape[1] == 45   # with the legs (hips, knees, ankles) and the grip hinge
     _independent_consistency(cand, out / "fit", fit)
     _ground_consistency(cand, out / "fit", fit)
     _interval_consistency(cand, out / "fit", fit)
