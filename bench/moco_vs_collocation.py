@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import statistics
 import sys
@@ -256,8 +255,6 @@ def arm_spec(dims):
         b = stack.pop()
         for j in full.children(b):
             if j.child.startswith(("l_", "club")):
-                if j.name == "l_grip":   # the club welded to the hand: 9 coordinates
-                    j = dataclasses.replace(j, type="fixed", lower=None, upper=None)
                 joints.append(j)
                 keep.append(j.child)
                 stack.append(j.child)

@@ -852,7 +852,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False, activation: bool = False):
+          joint_limits: bool = False, activation: bool = False, grip: str = "weld"):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -860,7 +860,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     held-out frames (harness/swing/dimension.py); ``joint_limits``: the dynamic fit holds
     the golfer's joint limits (the IK always does); ``activation``: also refit with the
     upper body's actuators activation-driven and report what that changes
-    (harness/swing/activation.py)."""
+    (harness/swing/activation.py); ``grip``: the club "weld"-ed to the lead hand or on a
+    "hinge" in its grip (fixtures/golfers.py, docs/swing.md)."""
     from harness.swing import run as swing_run
 
     def replay_fn(cand, method, folder):
@@ -875,7 +876,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
                            club=club, replay_fn=replay_fn if replay else None,
                            progress=progress, study=study, dimension=dimension,
-                           joint_limits=joint_limits, activation=activation)
+                           joint_limits=joint_limits, activation=activation, grip=grip)
 
 
 def osim_export(swing_dir, *, out=None) -> dict:

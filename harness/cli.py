@@ -355,7 +355,8 @@ def cmd_swing(args) -> int:
     records pass, 1 otherwise, 2 for bad input."""
     for opt, given in (("--study", args.study), ("--dimension", args.dimension),
                        ("--joint-limits", args.joint_limits),
-                       ("--activation", args.activation)):
+                       ("--activation", args.activation),
+                       ("--grip", args.grip != "weld")):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -370,6 +371,7 @@ def cmd_swing(args) -> int:
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
+                  grip=args.grip,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -790,6 +792,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--joint-limits", action="store_true",
                     help="the dynamic fit holds the golfer's joint limits too (the IK always "
                          "does; off by default, docs/swing.md \"Joint limits\")")
+    sw.add_argument("--grip", choices=("weld", "hinge"), default="weld",
+                    help="the club in the lead hand: welded to it (default) or on a hinge in "
+                         "its grip, about the wrist deviation's axis (one more coordinate; "
+                         "docs/swing.md \"The marker maximum\")")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

@@ -53,6 +53,24 @@ def assert_close(a, b, stage: str, quantity: str, what: str = ""):
                 f"atol {tol.atol} rtol {tol.rtol} ({stage}/{quantity})")
 
 
+def assert_builds_alike(a, b, model, seed: int, what: str, kinematics: bool = True):
+    """Adapters ``a`` and ``b`` of one PreparedModel at three random states: frame poses
+    (unless ``kinematics`` is False), the mass matrix and forward dynamics within the
+    tolerance table's entries."""
+    rng = np.random.default_rng(seed)
+    lay = model.layout
+    for _ in range(3):
+        q = lay.random_q(rng)
+        v = rng.standard_normal(lay.nv)
+        tau = rng.standard_normal(lay.nv)
+        if kinematics:
+            assert_close(a.frame_poses(q, model.frames), b.frame_poses(q, model.frames),
+                         "kinematics", "frame_pose", what)
+        assert_close(a.mass_matrix(q), b.mass_matrix(q), "dynamics", "mass_matrix", what)
+        assert_close(a.forward_dynamics(q, v, tau), b.forward_dynamics(q, v, tau),
+                     "dynamics", "forward_dynamics", what)
+
+
 def tol_kw(stage: str, quantity: str) -> dict:
     """rtol and atol of a table entry, as keywords of np.testing.assert_allclose."""
     t = lookup(stage, quantity)

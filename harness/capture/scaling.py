@@ -186,8 +186,9 @@ def pelvis_pose(capture, frame: int):
     return origin, quat_wxyz_to_xyzw(matrix_to_quat_wxyz(R))
 
 
-def build(dims, offsets=None, name="golfer3d_fit", root="actuated") -> PreparedModel:
-    spec = golfer3d(dims, name=name, offsets=offsets, root=root).validate()
+def build(dims, offsets=None, name="golfer3d_fit", root="actuated",
+          grip="weld") -> PreparedModel:
+    spec = golfer3d(dims, name=name, offsets=offsets, root=root, grip=grip).validate()
     return PreparedModel(spec, f"fit:{name}")
 
 
@@ -215,20 +216,20 @@ GRIP_PAIRS = (("grip_r_point", "club_grip_r_point", 100.0),)  # weight: 10× a m
 
 
 def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
-              pairs=GRIP_PAIRS, root="actuated", relax: float = 1.0):
+              pairs=GRIP_PAIRS, root="actuated", relax: float = 1.0, grip="weld"):
     """Alternate IK on ``frames`` and marker-offset estimation. Returns (PreparedModel,
     adapter, IKResult of the last round, history [(round, rmse m)]). ``relax`` ω
     over-relaxes the offset updates, o ← o + ω (ô − o) with ô the least-squares offsets
     of the round's poses: the alternation is a linear contraction near its fixed point
     whose slow modes (a marker trading against the joint it sits near) shrink by
     1 − ω (1 − λ) per round, so 1 < ω < 2 speeds them up and still damps the fast
-    ones."""
+    ones. ``grip``: the club welded or hinged in the lead hand (fixtures/golfers.py)."""
     bodies = {l: b for l, (b, _) in marker_offsets(dims).items()}
     labels = [l for l in (labels or bodies) if l in capture.usable([l])]
     Y = np.stack([capture.marker(l)[frames] for l in labels], axis=1)
     offsets = None
     history = []
-    model = build(dims, root=root)
+    model = build(dims, root=root, grip=grip)
     adapter = adapter_cls(model)
     p, quat = pelvis_pose(capture, int(frames[0]))
     q0 = root_coordinates(adapter.layout, p, quat)
@@ -244,7 +245,7 @@ def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
                                                                     - offsets[l][1])))
                    for l, (b, x) in est.items()}
         offsets = est
-        model = build(dims, offsets, root=root)
+        model = build(dims, offsets, root=root, grip=grip)
         adapter = adapter_cls(model)
         q0 = res.q[0]
     return model, adapter, res, history, labels

@@ -83,6 +83,9 @@ class SwingSettings:
     # in each joint's range; the IK holds them always). Off by default: docs/swing.md,
     # "Joint limits", says what holding them changes and why it is not yet the default
     joint_limits: bool = False
+    # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py; docs/swing.md,
+    # "The marker maximum", says what the hinge changes and why it is not yet the default)
+    grip: str = "weld"
     # a refit with the upper body's joint actuators activation-driven (excitation →
     # activation → torque, harness/swing/activation.py), reported beside this fit
     activation: bool = False
@@ -158,7 +161,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     t0 = time.perf_counter()
     model, adapter, res, history, labels = calibrate(ref, cap, frames, dims,
                                                      rounds=s.calib_rounds,
-                                                     relax=s.calib_relax)
+                                                     relax=s.calib_relax, grip=s.grip)
     ground_info = None
     if s.ground:
         # contact points placed from the foot markers at address (scaling.contact_targets),
@@ -167,7 +170,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         ka = int(np.argmin(np.abs(frames - ev.address_frame)))
         contacts = place_contacts(adapter, res.q[ka], contact_targets(cap, addr, floor))
         offsets = {f.name: (f.body, f.xyz) for f in model.spec.frames if f.name in labels}
-        model = build(dims, offsets | contacts, name=model.name)
+        model = build(dims, offsets | contacts, name=model.name, grip=s.grip)
         adapter = ref(model)
         ground_info = {"floor_z_m": floor, "address_frame": int(frames[ka]),
                        "contact_points": {k: {"body": b, "xyz_m": list(x)}
@@ -227,7 +230,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     t0 = time.perf_counter()
     ident = scaled_parameters(model, dims, ref, fr.q, Y, labels,
                               tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
-                              s.sigma_closure_m, lambda d, o: build(d, o, name=model.name))
+                              s.sigma_closure_m, lambda d, o: build(d, o, name=model.name,
+                                                                 grip=s.grip))
     ident["wall_s"] = time.perf_counter() - t0
     say("identifiability of the scaled lengths (offsets fixed): " + ", ".join(
         f"{k} ± {1e3 * v:.1f} mm" if v is not None and np.isfinite(v) else f"{k} unresolved"

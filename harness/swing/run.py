@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fixtures.golfers import GRIPS
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import (
@@ -198,7 +199,8 @@ def _consistency_checks(summary: dict) -> list:
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
           progress=None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False, activation: bool = False) -> SwingOutcome:
+          joint_limits: bool = False, activation: bool = False,
+          grip: str = "weld") -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
@@ -207,16 +209,19 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
     dynamic fit holds the golfer's joint limits (the IK always does). ``activation``: a
     refit with the upper body's actuators activation-driven, reported beside the fit
-    (harness/swing/activation.py; a report section). exit_code 0 if every
+    (harness/swing/activation.py; a report section). ``grip``: the club welded ("weld")
+    or hinged ("hinge") in the lead hand (fixtures/golfers.py). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
     if club not in ("driver", "iron"):
         raise BadInput("--club", f"must be driver or iron, got {club!r}")
+    if grip not in GRIPS:
+        raise BadInput("--grip", f"must be one of {', '.join(GRIPS)}, got {grip!r}")
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
-                                   club=club, joint_limits=joint_limits,
+                                   club=club, joint_limits=joint_limits, grip=grip,
                                    activation=activation)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:

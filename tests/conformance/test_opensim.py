@@ -15,7 +15,7 @@ from harness.core.tolerances import lookup
 from harness.model.integrators import Method, rollout
 from harness.model.prepared import prepare_fixture
 from harness.stages.replay.synth import synthesize
-from tests.conftest import adapter, assert_close
+from tests.conftest import adapter, assert_builds_alike, assert_close
 
 
 def _np33(R):
@@ -203,17 +203,7 @@ def test_names_opensim_refuses_are_renamed_inside_the_model_only(rel, floating):
                                                         if b.name != "ground" or floating)
     osm = registry.adapter_class("opensim")(model)
     pin = registry.adapter_class("pinocchio")(model)
-    rng = np.random.default_rng(3)
-    lay = model.layout
-    for _ in range(3):
-        q = lay.random_q(rng)
-        v = rng.standard_normal(lay.nv)
-        tau = rng.standard_normal(lay.nv)
-        assert_close(osm.frame_poses(q, model.frames), pin.frame_poses(q, model.frames),
-                     "kinematics", "frame_pose", rel)
-        assert_close(osm.mass_matrix(q), pin.mass_matrix(q), "dynamics", "mass_matrix", rel)
-        assert_close(osm.forward_dynamics(q, v, tau), pin.forward_dynamics(q, v, tau),
-                     "dynamics", "forward_dynamics", rel)
+    assert_builds_alike(osm, pin, model, 3, rel)
     rb = osm.readback()
     assert set(rb["bodies"]) <= {b.name for b in model.spec.bodies}
     assert {j["body"] for j in rb["joints"].values()} <= {b.name for b in model.spec.bodies}

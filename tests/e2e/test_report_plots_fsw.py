@@ -258,7 +258,7 @@ def test_swing_report_rules_and_defects(swing_report):
             x = {a: sh["x0"] for a, sh in zip(c["annotations"], c["shapes"])}
             assert x["top"] == pytest.approx(fit["capture"]["events"]["top_s"],
                                              abs=lookup("report", "chart_time").atol)
-    assert set(drawn) == joints and len(joints) == 45  # with the legs and the grip hinge
+    assert set(drawn) == joints and len(joints) == 44  # with the legs
     for name, ytitle in drawn.items():
         assert ytitle.endswith("[N]" if name.startswith("pelvis_t") else "[N·m]"), name
     # the energy record's quoted work equals the plotted work at the instant it applies,

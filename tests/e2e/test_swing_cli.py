@@ -38,7 +38,7 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     from harness.model import candidate
 
     cand = candidate.load(out / "fit" / "candidate.json")
-    assert cand.tau.shape[1] == 45   # with the legs (hips, knees, ankles) and the grip hinge
+    assert cand.tau.shape[1] == 44          # with the legs (hips, knees, ankles)
     _independent_consistency(cand, out / "fit", fit)
     _ground_consistency(cand, out / "fit", fit)
     _interval_consistency(cand, out / "fit", fit)
@@ -232,10 +232,12 @@ def _independent_consistency(cand, fitdir, fit):
     assert rms <= fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"], rms
 
 
-@pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits"])
+@pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits",
+                                 "--grip=hinge"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
-    assert p.returncode == 2 and p.stderr.count("\n") == 1 and opt in p.stderr
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert opt.split("=")[0] in p.stderr
     assert not (tmp_path / "o").exists()
 
 
