@@ -12,7 +12,8 @@ with the truth's own schedule, which separates the schedule's share of the error
 impulse (applied exactly) and the fit goes through it: the impulse errors are listed.
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--through-impact] [--w-smooth 0.03,1]
+     [--settings quick|full] [--truth-schedule] [--through-impact] [--joint-limits]
+     [--w-smooth 0.03,1]
      [--out bench/swing_truth.txt]
 """
 from __future__ import annotations
@@ -47,6 +48,9 @@ def main():
     ap.add_argument("--through-impact", action="store_true",
                     help="the truth runs through the ball impact with the source's impulse; "
                          "the fit goes through it and the impulse errors are listed")
+    ap.add_argument("--joint-limits", action="store_true",
+                    help="the recovering fit holds the golfer's joint limits (build the "
+                         "source with --joint-limits too)")
     ap.add_argument("--w-smooth", default=None,
                     help="comma-separated smoothness weights to recover with (default: the "
                          "settings' own)")
@@ -66,12 +70,15 @@ def main():
                         "--out", str(swing_dir), "--quiet"], check=False)
     adapter, source_settings, doc, arr = gt.source(swing_dir)
     settings = source_settings if args.settings == "quick" else SwingSettings()
+    if args.joint_limits:
+        settings = dataclasses.replace(settings, joint_limits=True)
     weights = ([float(w) for w in args.w_smooth.split(",")] if args.w_smooth
                else [settings.w_smooth])
     limit = lookup("swing", "grf_truth").atol
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
         f"schedule, foot forces by the weight-shift rule), 2 mm marker noise, recovered "
-        f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}); "
+        f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}"
+        f"{'; joint limits held' if settings.joint_limits else ''}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
     say(f"{'w_smooth':>8s} {'seed':>4s} {'schedule':>9s} {'GRF top→impact: total':>22s} "
