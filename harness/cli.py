@@ -22,6 +22,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from fixtures.golfers import GRIPS
 from harness import api
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
@@ -792,7 +793,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--joint-limits", action="store_true",
                     help="the dynamic fit holds the golfer's joint limits too (the IK always "
                          "does; off by default, docs/swing.md \"Joint limits\")")
-    sw.add_argument("--grip", choices=("weld", "hinge"), default="weld",
+    sw.add_argument("--grip", choices=GRIPS, default="weld",
                     help="the club in the lead hand: welded to it (default) or on a hinge in "
                          "its grip, about the wrist deviation's axis (one more coordinate; "
                          "docs/swing.md \"The marker maximum\")")

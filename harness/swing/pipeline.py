@@ -139,6 +139,19 @@ def _finite(x):
     return x
 
 
+def address_frames(ev) -> np.ndarray:
+    """Frame indices that scale the golfer: the ten before address up to the takeaway
+    (``ev``: the swing events of harness/capture/events.py)."""
+    return np.arange(max(0, ev.address_frame - 10), ev.takeaway_frame + 1)
+
+
+def calibration_frames(ev, s: SwingSettings) -> np.ndarray:
+    """Frame indices that calibrate the marker offsets: every ``calib_stride``-th before
+    the top, every ``calib_stride_down``-th from the top to ball contact."""
+    return np.unique(np.r_[np.arange(0, ev.top_frame, s.calib_stride),
+                           np.arange(ev.top_frame, ev.impact_frame, s.calib_stride_down)])
+
+
 def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSettings(),
                 up: str = "auto", cutoff_hz=None, say=print):
     """Steps 1–5; returns (summary dict, candidate path, PreparedModel, arrays dict)."""
@@ -152,10 +165,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     ev = cap_events.detect(cap)
     say(f"capture: {cap.n_frames} frames at {cap.rate_hz:g} Hz; rejected "
         f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
-    addr = np.arange(max(0, ev.address_frame - 10), ev.takeaway_frame + 1)
+    addr = address_frames(ev)
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
-    frames = np.unique(np.r_[np.arange(0, ev.top_frame, s.calib_stride),
-                             np.arange(ev.top_frame, ev.impact_frame, s.calib_stride_down)])
+    frames = calibration_frames(ev, s)
     engine = registry.preferred("fit")  # exact derivatives and Jacobians
     ref = registry.adapter_class(engine)
     t0 = time.perf_counter()

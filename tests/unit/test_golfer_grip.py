@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fixtures.golfers import GolferDims, golfer3d
+from fixtures.golfers import golfer3d
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel
@@ -57,14 +57,13 @@ def test_the_hinge_brings_the_lead_wrist_marker_within_the_maximum():
     from harness.capture import events as cap_events
     from harness.capture import ik, scaling
     from harness.capture.ingest import ingest
-    from harness.swing.pipeline import QUICK
+    from harness.swing.pipeline import QUICK, address_frames, calibration_frames
 
     cap = ingest("data/swing/driver.c3d")
     ev = cap_events.detect(cap)
-    addr = np.arange(max(0, ev.address_frame - 10), ev.takeaway_frame + 1)
-    dims, _ = scaling.dims_from_capture(cap, addr, body_mass_kg=GolferDims.body_mass_kg)
-    frames = np.unique(np.r_[np.arange(0, ev.top_frame, QUICK.calib_stride),
-                             np.arange(ev.top_frame, ev.impact_frame, QUICK.calib_stride_down)])
+    dims, _ = scaling.dims_from_capture(cap, address_frames(ev),
+                                        body_mass_kg=QUICK.body_mass_kg)
+    frames = calibration_frames(ev, QUICK)
     ref = registry.adapter_class(registry.preferred("fit"))
     win = np.arange(ev.top_frame, ev.impact_frame + 1)
     worst = {}
