@@ -3,17 +3,18 @@
 
 A finished swing folder (default: a fresh ``harness swing data/swing/driver.c3d --quick
 --no-replay`` into a temporary folder) gives the truth's motion; each seed draws new 2 mm
-marker noise, the swing fit recovers the forces, and the table lists the ground reaction
-force error (RMS over frames, fraction of body weight) top → impact and over the whole
-window, total and per foot, the joint-torque RMS error, the marker RMSE and the contact
-schedule's agreement with the truth's. With ``--truth-schedule`` the fit is also run
+marker noise (``--noise-mm``), the swing fit recovers the forces (``--set`` changes a
+setting of it), and the table lists the ground reaction force error (RMS over frames,
+fraction of body weight) top → impact and over the whole window, total and per foot,
+the joint-torque RMS error, the marker RMSE and the contact schedule's agreement with the
+truth's. With ``--truth-schedule`` the fit is also run
 with the truth's own schedule, which separates the schedule's share of the error. With
 ``--through-impact`` the truth runs through the ball impact with the source fit's
 impulse (applied exactly) and the fit goes through it: the impulse errors are listed.
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
      [--settings quick|full] [--truth-schedule] [--through-impact] [--joint-limits]
-     [--w-smooth 0.03,1]
+     [--w-smooth 0.03,1] [--noise-mm 2] [--set NAME=VALUE ...]
      [--out bench/swing_truth.txt]
 """
 from __future__ import annotations
@@ -51,9 +52,15 @@ def main():
     ap.add_argument("--joint-limits", action="store_true",
                     help="the recovering fit holds the golfer's joint limits (build the "
                          "source with --joint-limits too)")
+    ap.add_argument("--noise-mm", type=float, default=2.0,
+                    help="the truth's marker noise, standard deviation [mm] (at least 0.001: the "
+                         "impact detection needs some)")
     ap.add_argument("--w-smooth", default=None,
                     help="comma-separated smoothness weights to recover with (default: the "
                          "settings' own)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a SwingSettings field of the recovering fit (a number), e.g. "
+                         "sigma_closure_m=0.01; repeatable")
     ap.add_argument("--out", default=str(ROOT / "bench" / "swing_truth.txt"))
     args = ap.parse_args()
     lines = []
@@ -72,13 +79,25 @@ def main():
     settings = source_settings if args.settings == "quick" else SwingSettings()
     if args.joint_limits:
         settings = dataclasses.replace(settings, joint_limits=True)
+    fields = {f.name for f in dataclasses.fields(settings)}
+    for item in args.set:
+        name, _, value = item.partition("=")
+        kind = type(getattr(settings, name, None))
+        if name not in fields or kind not in (int, float):
+            ap.error(f"--set {item}: not NAME=VALUE with NAME a numeric SwingSettings field")
+        try:
+            settings = dataclasses.replace(settings, **{name: kind(value)})
+        except ValueError:
+            ap.error(f"--set {item}: {value!r} is not a {kind.__name__}")
     weights = ([float(w) for w in args.w_smooth.split(",")] if args.w_smooth
                else [settings.w_smooth])
     limit = lookup("swing", "grf_truth").atol
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
-        f"schedule, foot forces by the weight-shift rule), 2 mm marker noise, recovered "
+        f"schedule, foot forces by the weight-shift rule), {args.noise_mm:g} mm marker noise, "
+        f"recovered "
         f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}"
-        f"{'; joint limits held' if settings.joint_limits else ''}); "
+        f"{'; joint limits held' if settings.joint_limits else ''}"
+        f"{''.join('; ' + x for x in args.set)}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
     say(f"{'w_smooth':>8s} {'seed':>4s} {'schedule':>9s} {'GRF top→impact: total':>22s} "
@@ -86,6 +105,7 @@ def main():
         f"{'marker RMSE':>12s} {'agreement':>9s} {'wall s':>7s}")
     for seed in (int(s) for s in args.seeds.split(",")):
         tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
+                                 sigma_m=max(1e-3 * args.noise_mm, 1e-6),
                                  through_impact=args.through_impact)
         for ws, which in [(ws, which) for ws in weights for which in
                           (("derived", "truth") if args.truth_schedule else ("derived",))]:
@@ -105,7 +125,10 @@ def main():
                     f"{100 * im['resolved_error_rel']:.1f} % in the {im['resolved_dims']} "
                     f"directions the club head moves in ({100 * im['resolved_share']:.0f} % "
                     f"of Λ; mobility {np.round(im['mobility'], 3)} 1/kg); t_e fit "
-                    f"{im['t_e_fit_s']:.5f} s, truth {im['t_e_truth_s']:.5f} s")
+                    f"{im['t_e_fit_s']:.5f} s, truth {im['t_e_truth_s']:.5f} s; along "
+                    f"those directions, the most mobile first: truth "
+                    f"{np.round(im['truth_by_direction_Ns'], 3)} N·s, error "
+                    f"{np.round(im['error_by_direction_Ns'], 3)} N·s")
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "
         f"truth's own pelvis residual ≤ {tr.residual_peak_N:.2f} N; mean vertical force "
         f"per foot (fit, truth, last seed) "

@@ -304,6 +304,9 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
                                                / np.linalg.norm(P.T @ Lt)),
                    "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
                    "mobility": w[::-1].tolist(),
+                   # Λ and its error along each eigenvector, the most mobile first [N·s]
+                   "truth_by_direction_Ns": (U[:, ::-1].T @ Lt).tolist(),
+                   "error_by_direction_Ns": (U[:, ::-1].T @ (Lf - Lt)).tolist(),
                    "t_e_fit_s": float(fr.impact["t_e_s"]),
                    "t_e_truth_s": float(truth.impact_time_s)}
     return {

@@ -121,6 +121,14 @@ def test_the_fit_recovers_the_impulse_of_a_truth_through_the_impact(quick_swing)
     im, tol = r["impulse"], lookup("swing", "impulse_recovery").atol
     assert im["resolved_dims"] == 2 and im["resolved_share"] > 0.9, im
     assert im["resolved_error_rel"] <= tol and im["magnitude_error_rel"] <= tol, im
+    # the split along the mobility directions (most mobile first) adds up to the vector
+    # error, and its leading entries to the resolved one
+    e, tb = np.asarray(im["error_by_direction_Ns"]), np.asarray(im["truth_by_direction_Ns"])
+    k, rt = im["resolved_dims"], lookup("swing", "stated_figure").rtol
+    assert np.linalg.norm(e) == pytest.approx(im["error_rel"] * np.linalg.norm(L), rel=rt)
+    assert np.linalg.norm(tb) == pytest.approx(np.linalg.norm(L), rel=rt)
+    assert np.linalg.norm(e[:k]) / np.linalg.norm(tb[:k]) == pytest.approx(
+        im["resolved_error_rel"], rel=rt)
     assert r["grf_rms_bw"]["top_to_impact"]["total"] <= lookup("swing", "grf_truth").atol
 
 
