@@ -849,7 +849,7 @@ def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
 
 
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
-          cutoff_hz: float | None = None, club: str = "driver", replay: bool = True,
+          cutoff_hz: float | None = None, club: str = "auto", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False, grip: str = "weld"):
@@ -861,7 +861,9 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     the golfer's joint limits (the IK always does); ``activation``: also refit with the
     upper body's actuators activation-driven and report what that changes
     (harness/swing/activation.py); ``grip``: the club "weld"-ed to the lead hand or on a
-    "hinge" in its grip (fixtures/golfers.py, docs/swing.md)."""
+    "hinge" in its grip (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"
+    or "auto" (inferred from the club's length measured at address), for the
+    smash-factor band and the club's masses."""
     from harness.swing import run as swing_run
 
     def replay_fn(cand, method, folder):

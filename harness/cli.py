@@ -22,7 +22,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from fixtures.golfers import GRIPS
+from fixtures.golfers import CLUB_CHOICES, GRIPS
 from harness import api
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
@@ -782,9 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--up", default="auto", help="the file's up axis (default auto)")
     sw.add_argument("--cutoff", type=float, default=None, metavar="HZ",
                     help="low-pass the markers first [Hz] (default: no filter)")
-    sw.add_argument("--club", choices=("driver", "iron"), default="driver",
-                    help="the club of the capture, for the smash-factor band (default "
-                         "driver; a capture does not say)")
+    sw.add_argument("--club", choices=CLUB_CHOICES, default="auto",
+                    help="the club of the capture, for the smash-factor band and the "
+                         "club's masses (default auto: a driver if the club measured at "
+                         "address is at least swing/club_length_driver_min long, else an "
+                         "iron)"),
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density, smoothness and effort weights on a "

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.16"
+TABLE_VERSION = "2026.12.17"
+# 2026.12.17: no existing atol or rtol changed. New: swing/club_length_driver_min (which
+#   club a capture holds, from its markers, for the smash-factor band and the club's
+#   masses).
 # 2026.12.16: no existing atol or rtol changed. New: activation/signed_midpoint (the
 #   signed activation's midpoint excitation against its ODE), signed_symmetry,
 #   signed_positive, midpoint_order; swing/activation_recompute (the activation-driven
@@ -429,6 +432,18 @@ TABLE.update({
         "the club-head speed into ball speed)."),
     ("swing", "smash_factor_iron_high"): Tolerance(1.40, 0.0, "Dimensionless, upper end "
         "of the plausible iron smash factor (see smash_factor_iron_low)."),
+    ("swing", "club_length_driver_min"): Tolerance(0.92, 0.0, "Metres: the club of a "
+        "capture is taken for a driver when its measured length at address (the distance "
+        "from the wrist markers' mean to the club-head markers' mean, less the hand) is at "
+        "least this, an iron otherwise. Drivers are 43.5-46 in long (1.10-1.17 m), irons "
+        "35-40 in (0.89-1.02 m): the shortest driver and the longest iron differ by 3.5 in "
+        "(0.09 m). The bundled driver capture measures 0.987 m. If its driver is of the "
+        "common 45.5 in, the measure is 0.17 m short of the club's length (the hands grip "
+        "below the butt, the head markers sit short of the head's centre), and 0.92 m falls "
+        "at 42.9 in, between the two; for a driver of 44-47 in it falls at 41.4-44.4 in. "
+        "A club the same golfer swings 3.5 in shorter (the longest iron, against the "
+        "shortest driver) measures at most 0.90 m. Fairway woods and hybrids (39-43 in) "
+        "fall either side and are not told apart: --club overrides."),
     ("swing", "defects"): Tolerance(0.0, 1e-6, "Torques handed to the engines (their "
         "candidate interpolation: lobatto16 on each spline interval) against ID(q, q̇, q̈) "
         "of the fitted spline at the midpoints between replay knots, relative to each "

@@ -32,6 +32,7 @@ candidate's provenance (its contact_schedule field is for contact replay, stage 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from fixtures.export import to_urdf
+from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
@@ -52,6 +54,7 @@ from harness.capture.scaling import (
     floor_height,
     place_contacts,
 )
+from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
 from harness.swing import consistency, ground, poses
@@ -119,7 +122,8 @@ class SwingSettings:
     sigma_impulse_ns: float = 4.6    # N·s prior scale of Λ: 45.93 g at 100 m/s
     impact_search_frames: float = 2.0   # t_e searched within t̂ ± this many frames
     impact_refit_iter: int = 10
-    club: str = "driver"             # driver | iron: which smash-factor band applies
+    club: str = "auto"               # auto | driver | iron: the smash-factor band and the
+    #                                  club's masses (auto: from the club's measured length)
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
@@ -167,6 +171,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
     addr = address_frames(ev)
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
+    club = which_club(s.club, measured)
+    dims = dims.for_club(club["club"])
+    say(f"club: {club['club']}, {club['how']}")
     frames = calibration_frames(ev, s)
     engine = registry.preferred("fit")  # exact derivatives and Jacobians
     ref = registry.adapter_class(engine)
@@ -268,20 +275,22 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     horizon_i = np.flatnonzero(~(rms_t <= rmse_down))
     ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
-    club = mkf_frames[:, ch].mean(axis=1)
+    club_pts = mkf_frames[:, ch].mean(axis=1)
     # one speed definition (events.py): the interval speed |p[k] − p[k−1]|·rate, fitted and
     # measured over the same interval: the last before contact (impact_frame − 1,
     # impact_frame), and with the impact the first after it (impact_frame + 1, + 2)
     kf = ev.impact_frame - first
-    v_fit = float(cap_events.interval_speeds(club, 1.0 / h)[kf])
+    v_fit = float(cap_events.interval_speeds(club_pts, 1.0 / h)[kf])
     s_meas = cap_events.interval_speeds(cap_events.club_head_point(cap), cap.rate_hz)
     v_meas = float(s_meas[ev.impact_frame])
-    impact_info = _impact_summary(fr, prob, ev, club, kf, h, s) if s.impact else None
+    impact_info = _impact_summary(fr, prob, ev, club_pts, kf, h,
+                                  dataclasses.replace(s, club=club["club"])) \
+        if s.impact else None
     summary = {
         "capture": cap.report() | {"events": ev.to_json()},
         "settings": vars(s) if hasattr(s, "__dict__") else {},
         "model": {"name": model.name, "nq": adapter.nq, "nv": adapter.nv,
-                  "dims": vars(dims), "measured_lengths": measured,
+                  "dims": vars(dims), "measured_lengths": measured, "club": club,
                   "tracked_markers": list(labels),
                   "not_tracked": [l for l in cap.markerset.tracked if l not in labels]},
         "window": {"first_frame": int(first), "last_frame": int(win[-1]),
@@ -374,8 +383,6 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                                                f"fitted impulse (the candidate's event)"
                                                if s.impact else "")
                                             + ground.candidate_note(ground_info)})
-    import dataclasses
-
     # the model is referenced relative to the candidate (the folder is moved into place)
     cand = dataclasses.replace(cand, model_ref=dict(cand.model_ref, path=upath.name))
     cpath = save(cand, fitdir / "candidate.json")
@@ -425,6 +432,27 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         "the assumed schedule (True: stick), with ground contact"
     write_json_atomic(fitdir / "fit.json", _finite(summary))
     return summary, cpath, pm, arrays, adapter.joint_names
+
+
+def which_club(given: str, measured: dict) -> dict:
+    """The club of the capture: ``given`` ("driver" | "iron"), or with "auto" the one its
+    measured length says (``measured["club"]["value_m"]`` [m] at least the table's
+    swing/club_length_driver_min: a driver; else an iron). Returns {"club", "how",
+    "length_m", "masses_kg" (whole club, head)}."""
+    from harness.core.tolerances import lookup
+
+    L = float(measured["club"]["value_m"])
+    if given == "auto":
+        lim = lookup("swing", "club_length_driver_min").atol
+        club = "driver" if L >= lim else "iron"
+        how = (f"inferred: its measured length {L:.3f} m is "
+               f"{'at least' if club == 'driver' else 'under'} {lim:g} m")
+    elif given in CLUBS:
+        club, how = given, "given (--club)"
+    else:
+        raise BadInput("--club", f"must be one of {', '.join(CLUB_CHOICES)}, got {given!r}")
+    return {"club": club, "how": how, "length_m": L,
+            "masses_kg": list(CLUB_MASSES_KG[club])}
 
 
 def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,

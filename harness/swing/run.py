@@ -154,8 +154,9 @@ def impact_checks(summary: dict) -> list:
                      "target": f"within {100 * rel:g} %", "ok": bool(d <= rel)})
     lo, hi = im["smash_band"]
     sf = im["smash_factor"]
+    how = (summary.get("model", {}).get("club") or {}).get("how", "the --club option")
     rows.append({"name": f"smash factor (ball speed / fitted club-head speed before "
-                         f"contact; {im['club']}, the --club option)",
+                         f"contact; {im['club']}, {how})",
                  "value": f"{sf:.3f} (ball {im['ball_speed_mps']:.1f} m/s from |Λ| "
                           f"{im['impulse_magnitude_Ns']:.3f} N·s)",
                  "target": f"{lo:g}–{hi:g} ({im['club']})", "ok": bool(lo <= sf <= hi)})
@@ -197,7 +198,7 @@ def _consistency_checks(summary: dict) -> list:
 
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
 def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
-          cutoff_hz: float | None = None, club: str = "driver", replay_fn=None,
+          cutoff_hz: float | None = None, club: str = "auto", replay_fn=None,
           progress=None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False,
           grip: str = "weld") -> SwingOutcome:
@@ -214,8 +215,9 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
-    if club not in ("driver", "iron"):
-        raise BadInput("--club", f"must be driver or iron, got {club!r}")
+    if club not in pipeline.CLUB_CHOICES:
+        raise BadInput("--club", f"must be one of {', '.join(pipeline.CLUB_CHOICES)}, "
+                                 f"got {club!r}")
     if grip not in GRIPS:
         raise BadInput("--grip", f"must be one of {', '.join(GRIPS)}, got {grip!r}")
     import dataclasses

@@ -308,8 +308,19 @@ def test_swing_impact_summary_and_checks(quick_swing):
     assert s["smash_factor"] == pytest.approx(ball / pre, rel=eng.rtol, abs=eng.atol)
     # the checks, recomputed from these numbers and the table, as the command printed them
     rel = lookup("swing", "clubhead_speed_through_impact").atol
-    lo = lookup("swing", "smash_factor_driver_low").atol
-    hi = lookup("swing", "smash_factor_driver_high").atol
+    # the club, from the capture's markers at address (--club auto): its band and masses
+    from fixtures.golfers import CLUB_MASSES_KG
+    from harness.capture.scaling import dims_from_capture
+    from harness.swing.pipeline import address_frames, which_club
+
+    club = which_club("auto", dims_from_capture(cap, address_frames(ev))[1])
+    assert fit["model"]["club"] == club and club["club"] == "driver"
+    assert fit["fit"]["impact"]["club"] == club["club"]
+    dims = fit["model"]["dims"]
+    assert (dims["club_mass_kg"], dims["club_head_mass_kg"]) == CLUB_MASSES_KG[club["club"]]
+    assert f"a {club['club']} of" in (out / "index.html").read_text()
+    lo = lookup("swing", f"smash_factor_{club['club']}_low").atol
+    hi = lookup("swing", f"smash_factor_{club['club']}_high").atol
     want = {
         "impact time, fitted against": abs(s["impact_time_s"] - ev.impact_s) * rate
         <= lookup("swing", "impact_time_frames").atol,

@@ -1,0 +1,75 @@
+"""Which club a capture holds (harness/swing/pipeline.py ``which_club``): measured from
+its markers at address, it sets the smash-factor band and the club's masses. Lengths m,
+masses kg."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fixtures.golfers import CLUB_MASSES_KG, GolferDims, golfer3d
+from harness.capture import events as cap_events
+from harness.capture.ingest import ingest
+from harness.capture.scaling import dims_from_capture
+from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.prepared import PreparedModel
+from harness.swing.pipeline import address_frames, which_club
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def capture():
+    cap = ingest(ROOT / "data" / "swing" / "driver.c3d")
+    return cap, address_frames(cap_events.detect(cap))
+
+
+def _shortened(cap, frames, by_m: float):
+    """The capture with its club-head markers moved by_m toward the wrist markers' mean
+    at every frame: the same swing with a club that much shorter."""
+    X = cap.X.copy()
+    wr = np.nanmean(X[:, [cap.index("LWristTop"), cap.index("RWristTop")]], axis=1)
+    for lab in cap.markerset.club_head:
+        k = cap.index(lab)
+        d = wr - X[:, k]
+        X[:, k] += by_m * d / np.linalg.norm(d, axis=1, keepdims=True)
+    return dataclasses.replace(cap, X=X)
+
+
+def test_the_bundled_capture_holds_a_driver_and_a_shorter_club_is_an_iron(capture):
+    """The bundled driver swing measures a club at least swing/club_length_driver_min
+    long; the same swing with the club-head markers 0.2 m nearer the hands (about a
+    7-iron against a driver) measures under it and is taken for an iron. --club wins
+    over the measure, and anything else is refused."""
+    cap, frames = capture
+    lim = lookup("swing", "club_length_driver_min").atol
+    _, measured = dims_from_capture(cap, frames)
+    got = which_club("auto", measured)
+    assert got["club"] == "driver" and got["length_m"] >= lim, got
+    assert got["how"].startswith("inferred")
+    assert got["masses_kg"] == list(CLUB_MASSES_KG["driver"])
+    _, short = dims_from_capture(_shortened(cap, frames, 0.2), frames)
+    assert short["club"]["value_m"] == pytest.approx(got["length_m"] - 0.2, abs=0.01)
+    iron = which_club("auto", short)
+    assert iron["club"] == "iron" and iron["length_m"] < lim, iron
+    assert which_club("driver", short)["club"] == "driver"
+    assert which_club("iron", measured)["how"] == "given (--club)"
+    with pytest.raises(BadInput):
+        which_club("wood", measured)
+
+
+def test_the_club_masses_reach_the_engines():
+    """The golfer built with an iron's masses carries the iron's extra mass: MuJoCo's
+    mass matrix, whose pelvis-translation block is the whole body's mass, grows by the
+    difference of the two clubs' masses."""
+    def total(club):
+        spec = golfer3d(GolferDims().for_club(club), root="actuated")
+        a = registry.adapter_class("mujoco")(PreparedModel(spec.validate(), f"test:{club}"))
+        i = a.layout.slot("pelvis_tx").iv
+        return float(a.mass_matrix(np.zeros(a.nq))[i, i])
+
+    diff = CLUB_MASSES_KG["iron"][0] - CLUB_MASSES_KG["driver"][0]
+    tol = lookup("dynamics", "mass_matrix")
+    assert total("iron") - total("driver") == pytest.approx(diff, abs=tol.atol + tol.rtol)
