@@ -786,7 +786,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the club of the capture, for the smash-factor band and the "
                          "club's masses (default auto: a driver if the club measured at "
                          "address is at least swing/club_length_driver_min long, else an "
-                         "iron)"),
+                         "iron)")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density, smoothness and effort weights on a "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fixtures.golfers import GRIPS
+from fixtures.golfers import CLUB_CHOICES, GRIPS
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import (
@@ -215,9 +215,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
-    if club not in pipeline.CLUB_CHOICES:
-        raise BadInput("--club", f"must be one of {', '.join(pipeline.CLUB_CHOICES)}, "
-                                 f"got {club!r}")
+    if club not in CLUB_CHOICES:
+        raise BadInput("--club", f"must be one of {', '.join(CLUB_CHOICES)}, got {club!r}")
     if grip not in GRIPS:
         raise BadInput("--grip", f"must be one of {', '.join(GRIPS)}, got {grip!r}")
     import dataclasses
