@@ -11,7 +11,7 @@ import pytest
 from fixtures.golfers import CLUB_MASSES_KG, GolferDims, golfer3d
 from harness.capture import events as cap_events
 from harness.capture.ingest import ingest
-from harness.capture.scaling import dims_from_capture
+from harness.capture.scaling import _mean, dims_from_capture
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.model import registry
@@ -27,14 +27,14 @@ def capture():
 
 
 def _shortened(cap, frames, by_m: float):
-    """The capture with its club-head markers moved by_m toward the wrist markers' mean
-    at every frame: the same swing with a club that much shorter."""
+    """The capture with its club-head markers all moved by the same vector, by_m [m]
+    from their mean at address toward the wrist markers' mean there: a club that much
+    shorter, as the scaling measures it."""
+    ch = _mean(cap, frames, *cap.markerset.club_head)
+    wr = 0.5 * (_mean(cap, frames, "LWristTop") + _mean(cap, frames, "RWristTop"))
     X = cap.X.copy()
-    wr = np.nanmean(X[:, [cap.index("LWristTop"), cap.index("RWristTop")]], axis=1)
-    for lab in cap.markerset.club_head:
-        k = cap.index(lab)
-        d = wr - X[:, k]
-        X[:, k] += by_m * d / np.linalg.norm(d, axis=1, keepdims=True)
+    X[:, [cap.index(lab) for lab in cap.markerset.club_head]] += \
+        by_m * (wr - ch) / np.linalg.norm(wr - ch)
     return dataclasses.replace(cap, X=X)
 
 
@@ -51,7 +51,9 @@ def test_the_bundled_capture_holds_a_driver_and_a_shorter_club_is_an_iron(captur
     assert got["how"].startswith("inferred")
     assert got["masses_kg"] == list(CLUB_MASSES_KG["driver"])
     _, short = dims_from_capture(_shortened(cap, frames, 0.2), frames)
-    assert short["club"]["value_m"] == pytest.approx(got["length_m"] - 0.2, abs=0.01)
+    st = lookup("swing", "stated_figure")
+    assert short["club"]["value_m"] == pytest.approx(got["length_m"] - 0.2, rel=st.rtol,
+                                                     abs=st.atol)
     iron = which_club("auto", short)
     assert iron["club"] == "iron" and iron["length_m"] < lim, iron
     assert which_club("driver", short)["club"] == "driver"
@@ -72,4 +74,5 @@ def test_the_club_masses_reach_the_engines():
 
     diff = CLUB_MASSES_KG["iron"][0] - CLUB_MASSES_KG["driver"][0]
     tol = lookup("dynamics", "mass_matrix")
-    assert total("iron") - total("driver") == pytest.approx(diff, abs=tol.atol + tol.rtol)
+    iron, driver = total("iron"), total("driver")
+    assert iron - driver == pytest.approx(diff, abs=tol.atol + tol.rtol * iron)
