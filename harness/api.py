@@ -852,7 +852,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "auto", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False, activation: bool = False, grip: str = "weld"):
+          joint_limits: bool = False, activation: bool = False, grip: str = "weld",
+          shaft: str = "rigid"):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -861,7 +862,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     the golfer's joint limits (the IK always does); ``activation``: also refit with the
     upper body's actuators activation-driven and report what that changes
     (harness/swing/activation.py); ``grip``: the club "weld"-ed to the lead hand or on a
-    "hinge" in its grip (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"
+    "hinge" in its grip; ``shaft``: the club "rigid" or bending at one point ("flex")
+    (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"
     or "auto" (inferred from the club's length measured at address), for the
     smash-factor band and the club's masses."""
     from harness.swing import run as swing_run
@@ -878,7 +880,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
                            club=club, replay_fn=replay_fn if replay else None,
                            progress=progress, study=study, dimension=dimension,
-                           joint_limits=joint_limits, activation=activation, grip=grip)
+                           joint_limits=joint_limits, activation=activation, grip=grip,
+                           shaft=shaft)
 
 
 def osim_export(swing_dir, *, out=None) -> dict:

@@ -22,7 +22,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from fixtures.golfers import CLUB_CHOICES, GRIPS
+from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness import api
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
@@ -357,7 +357,8 @@ def cmd_swing(args) -> int:
     for opt, given in (("--study", args.study), ("--dimension", args.dimension),
                        ("--joint-limits", args.joint_limits),
                        ("--activation", args.activation),
-                       ("--grip", args.grip != "weld")):
+                       ("--grip", args.grip != "weld"),
+                       ("--shaft", args.shaft != "rigid")):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -372,7 +373,7 @@ def cmd_swing(args) -> int:
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
-                  grip=args.grip,
+                  grip=args.grip, shaft=args.shaft,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -799,6 +800,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the club in the lead hand: welded to it (default) or on a hinge in "
                          "its grip, about the wrist deviation's axis (one more coordinate; "
                          "docs/swing.md \"The marker maximum\")")
+    sw.add_argument("--shaft", choices=SHAFTS, default="rigid",
+                    help="the club's shaft: rigid (default) or bending at one point above "
+                         "the head (two more coordinates; docs/swing.md \"The flexible "
+                         "shaft\")")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

@@ -102,6 +102,22 @@ class Impact:
     noise_sd_m: float
 
 
+def across_shaft(head: np.ndarray, shaft: np.ndarray) -> np.ndarray:
+    """(F,) m: at each frame, the distance of the point head (F, 3) [m] (the club-head
+    point) from the line through the shaft markers shaft (F, k ≥ 2, 3) [m] (their
+    principal axis); NaN where a point is missing. A rigid club keeps it constant; a
+    shaft bending below its markers changes it by the head's deflection across them."""
+    out = np.full(len(head), np.nan)
+    for i, (h, s) in enumerate(zip(head, shaft)):
+        if not (np.isfinite(h).all() and np.isfinite(s).all()):
+            continue
+        c = s.mean(axis=0)
+        d = np.linalg.svd(s - c)[2][0]
+        r = h - c
+        out[i] = float(np.linalg.norm(r - (r @ d) * d))
+    return out
+
+
 def club_head_point(capture) -> np.ndarray:
     """(F, 3) m mean of the usable club-head markers per frame (NaN where none)."""
     labels = capture.usable(capture.markerset.club_head)

@@ -187,8 +187,12 @@ def pelvis_pose(capture, frame: int):
 
 
 def build(dims, offsets=None, name="golfer3d_fit", root="actuated",
-          grip="weld") -> PreparedModel:
-    spec = golfer3d(dims, name=name, offsets=offsets, root=root, grip=grip).validate()
+          grip="weld", shaft="rigid") -> PreparedModel:
+    """The golfer (fixtures/golfers.py golfer3d) with ``offsets`` {label: (body, xyz)}
+    as its marker frames; a rigid club's offsets below the bend point move to the bent
+    shaft's head with ``shaft="flex"``."""
+    spec = golfer3d(dims, name=name, offsets=offsets, root=root, grip=grip,
+                    shaft=shaft).validate()
     return PreparedModel(spec, f"fit:{name}")
 
 

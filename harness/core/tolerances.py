@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.17"
+TABLE_VERSION = "2026.12.18"
+# 2026.12.18: no existing atol or rtol changed. New: swing/shaft_law (the bent shaft's
+#   nearest spring, recovered from a moment built as one), swing/shaft_law_other_engine
+#   (the bent shaft's figures recomputed by Drake).
 # 2026.12.17: no existing atol or rtol changed. New: swing/club_length_driver_min (which
 #   club a capture holds, from its markers, for the smash-factor band and the club's
 #   masses).
@@ -444,6 +447,22 @@ TABLE.update({
         "A club the same golfer swings 3.5 in shorter (the longest iron, against the "
         "shortest driver) measures at most 0.90 m. Fairway woods and hybrids (39-43 in) "
         "fall either side and are not told apart: --club overrides."),
+    ("swing", "shaft_law"): Tolerance(0.0, 1e-12, "The bent shaft's nearest spring and "
+        "damper (k, c, m0 and R², pipeline.shaft_figures, a least squares over the frames "
+        "of the moment against -theta, -theta_dot and 1) recovered from a moment built "
+        "exactly as such a law in float64. The least-squares matrix's condition number is "
+        "about 80 on the test's 6 Hz bend; the recovered values were measured 6e-15 "
+        "relative from the built ones at worst (the damping): 1e-12 is 170 times that, "
+        "and a law read with a wrong sign, unit or column fails by orders more."),
+    ("swing", "shaft_law_other_engine"): Tolerance(0.0, 1e-9, "The bent shaft's figures "
+        "fit.json states (pipeline.shaft_figures: bend and deflection ranges, bending "
+        "moment range, the nearest spring's k, c, m0 and R²) recomputed from trajectory.npz: "
+        "the spline by SciPy, the moments by Drake's inverse dynamics (the fit's are "
+        "Pinocchio's). The engines agree to round-off; the least squares loses a digit or "
+        "two where a coefficient is small against the moment (a damping of 0.09 N·m·s/rad): "
+        "measured 2.3e-12 relative at worst on the quick hinged, bent swing. 1e-9 is 400 "
+        "times that, and a moment taken from the wrong coordinate, phase or engine state "
+        "misses by orders more."),
     ("swing", "defects"): Tolerance(0.0, 1e-6, "Torques handed to the engines (their "
         "candidate interpolation: lobatto16 on each spline interval) against ID(q, q̇, q̈) "
         "of the fitted spline at the midpoints between replay knots, relative to each "

@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from fixtures.golfers import SHAFT_COORDINATES
 from harness.core.errors import BadInput
 from harness.fit import trajectory as tf
 from harness.fit.activation import ActivationModel, signed_excitation
@@ -50,17 +51,19 @@ def strength(joint: str) -> float:
 def split_joints(prob: tf.FitProblem, q) -> tuple:
     """(driven, legs): velocity indices of the joints that can be activation-driven (no
     contact point moves with them at the coordinates q (nv,), so no contact force enters
-    their generalized force; not the pelvis) and of the other joints (the legs)."""
+    their generalized force; not the pelvis, and not a bent shaft's coordinates, which no
+    muscle drives) and of the other joints (the legs)."""
     a = prob.adapter
-    pelvis = {a.layout.slot(n).iv for n in a.joint_names if n.startswith("pelvis_")}
+    undriven = {a.layout.slot(n).iv for n in a.joint_names
+                if n.startswith("pelvis_") or n in SHAFT_COORDINATES}
     coupled = set()
     if prob.contact is not None:
-        pelvis |= set(prob.contact.residual_dofs)
+        undriven |= set(prob.contact.residual_dofs)
         J = a.frame_jacobians(np.asarray(q, float), list(prob.contact.frames))
         coupled = set(np.flatnonzero(np.abs(J).sum(axis=(0, 1)) > 0).tolist())
     joints = [a.layout.slot(n).iv for n in a.joint_names]
-    driven = tuple(sorted(j for j in joints if j not in pelvis and j not in coupled))
-    legs = tuple(sorted(j for j in joints if j not in pelvis and j in coupled))
+    driven = tuple(sorted(j for j in joints if j not in undriven and j not in coupled))
+    legs = tuple(sorted(j for j in joints if j not in undriven and j in coupled))
     return driven, legs
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from fixtures.export import to_urdf
-from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS
+from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS, SHAFT_COORDINATES, bend_point
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.capture.ingest import ingest
@@ -89,6 +89,10 @@ class SwingSettings:
     # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py; docs/swing.md,
     # "The marker maximum", says what the hinge changes and why it is not yet the default)
     grip: str = "weld"
+    # the club's shaft: "rigid" or "flex", bending at one point (fixtures/golfers.py;
+    # docs/swing.md, "The flexible shaft"). The marker offsets are calibrated on the rigid
+    # club either way, so zero bend is the club as it stands at address
+    shaft: str = "rigid"
     # a refit with the upper body's joint actuators activation-driven (excitation →
     # activation → torque, harness/swing/activation.py), reported beside this fit
     activation: bool = False
@@ -143,6 +147,50 @@ def _finite(x):
     return x
 
 
+def shaft_figures(layout, fr, dims) -> dict | None:
+    """The bent shaft's figures (None when the club is rigid): per bend coordinate, its
+    range [rad], the club-head centre's deflection across the shaft [mm] (the angle ×
+    the head's distance below the bend point), the fitted bending moment's range [N·m]
+    and the elastic law it is closest to: the least squares over the frames of
+    moment ≈ −k θ − c θ̇ + m₀ (k [N·m/rad], c [N·m·s/rad], m₀ [N·m]) with its R² (1: the
+    moment is that spring and damper; near 0: it is not). The fit does not hold the
+    moment to any law; these say how near one it came."""
+    names = [n for n in SHAFT_COORDINATES if n in layout.joint_names]
+    if not names:
+        return None
+    arm = dims.club - bend_point(dims)
+    act = fr.act if fr.act is not None else fr.tau
+    out = {"bend_point_below_grip_m": bend_point(dims), "head_below_bend_m": arm,
+           "what": "moment ≈ −k θ − c θ̇ + m0, least squares over the frames; R² the "
+                   "share of the fitted moment's variance the law explains"}
+    for n in names:
+        sl = layout.slot(n)
+        th, om, m = fr.q[:, sl.iq], fr.v[:, sl.iv], act[:, sl.iv]
+        A = np.c_[-th, -om, np.ones_like(th)]
+        (k, c, m0), *_ = np.linalg.lstsq(A, m, rcond=None)
+        var = float(np.var(m))
+        r2 = 1.0 - float(np.var(m - A @ np.array([k, c, m0]))) / var if var > 0 else 1.0
+        out[n] = {"angle_range_rad": [float(th.min()), float(th.max())],
+                  "deflection_range_mm": [1e3 * arm * float(np.sin(th.min())),
+                                          1e3 * arm * float(np.sin(th.max()))],
+                  "moment_range_Nm": [float(m.min()), float(m.max())],
+                  "stiffness_Nm_per_rad": float(k), "damping_Nms_per_rad": float(c),
+                  "offset_Nm": float(m0), "r2": r2}
+    return out
+
+
+def carry_coordinates(Q: np.ndarray, old, new) -> np.ndarray:
+    """(F, new.nq) [rad | m]: the coordinates Q (F, old.nq) of one layout (a
+    harness.core.conventions Layout) carried onto another by joint name; joints the old
+    layout lacks (the bent shaft's) at zero."""
+    Q = np.atleast_2d(np.asarray(Q, float))
+    out = np.zeros((len(Q), new.nq))
+    for slot in old.slots:
+        to = new.slot(slot.name)
+        out[:, to.iq:to.iq + to.nq] = Q[:, slot.iq:slot.iq + slot.nq]
+    return out
+
+
 def address_frames(ev) -> np.ndarray:
     """Frame indices that scale the golfer: the ten before address up to the takeaway
     (``ev``: the swing events of harness/capture/events.py)."""
@@ -194,6 +242,16 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         ground_info = {"floor_z_m": floor, "address_frame": int(frames[ka]),
                        "contact_points": {k: {"body": b, "xyz_m": list(x)}
                                           for k, (b, x) in contacts.items()}}
+    calib_q = res.q
+    if s.shaft != "rigid":
+        # the bent shaft, its points below the bend on the head's body where the rigid
+        # calibration put them (scaling.build), so zero bend is the calibrated club
+        rigid = model.layout
+        placed = {f.name: (f.body, f.xyz) for f in model.spec.frames
+                  if f.name in labels or (ground_info and f.name in contacts)}
+        model = build(dims, placed, name=model.name, grip=s.grip, shaft=s.shaft)
+        adapter = ref(model)
+        calib_q = carry_coordinates(res.q, rigid, model.layout)
     calib_s = time.perf_counter() - t0
     say(f"calibration: {len(frames)} frames, IK RMSE by round "
         f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
@@ -209,7 +267,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
     k0 = int(np.argmin(np.abs(frames - first)))
     t0 = time.perf_counter()
-    ikr = ik.track(adapter, labels, Y, res.q[k0], pairs=GRIP_PAIRS)
+    ikr = ik.track(adapter, labels, Y, calib_q[k0], pairs=GRIP_PAIRS)
     ik_s = time.perf_counter() - t0
     say(f"IK over the window ({len(win)} frames): RMSE {1e3 * ikr.overall_rmse():.1f} mm "
         f"({ik_s:.0f} s)")
@@ -250,7 +308,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     ident = scaled_parameters(model, dims, ref, fr.q, Y, labels,
                               tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
                               s.sigma_closure_m, lambda d, o: build(d, o, name=model.name,
-                                                                 grip=s.grip))
+                                                                 grip=s.grip,
+                                                                 shaft=s.shaft))
     ident["wall_s"] = time.perf_counter() - t0
     say("identifiability of the scaled lengths (offsets fixed): " + ", ".join(
         f"{k} ± {1e3 * v:.1f} mm" if v is not None and np.isfinite(v) else f"{k} unresolved"
@@ -350,12 +409,15 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
 
         act_series, summary["activation"] = swing_act.compare(prob, fr, s, ch, kf,
                                                               in_down, say)
-    event_poses = _event_poses(adapter, model.spec, cap, ev, frames, res.q, fr.q, win, labels,
-                               addr, s.calib_stride)
+    event_poses = _event_poses(adapter, model.spec, cap, ev, frames, calib_q, fr.q, win,
+                               labels, addr, s.calib_stride)
     summary["fit"]["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",
                                                         "what")} for e in event_poses["events"]]
     summary["fit"]["marker_rmse_by_phase_and_label_m"] = _phase_rmse(
-        adapter, cap, ev, frames, res.q, fr, win, labels)
+        adapter, cap, ev, frames, calib_q, fr, win, labels)
+    shaft = shaft_figures(adapter.model.layout, fr, dims)
+    if shaft is not None:
+        summary["shaft"] = shaft
     summary["summary"] = ground.headline(summary, fr, in_down) \
         | consistency.headline((ground_info or {}).get("consistency")) \
         | (impact_headline(impact_info) if impact_info else {})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fixtures.golfers import CLUB_CHOICES, GRIPS
+from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFT_COORDINATES, SHAFTS
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import (
@@ -43,7 +43,7 @@ def _recognise(path: Path):
     """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
     doc = read_json(path)
     if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {
-            "replay", "study", "dimension", "activation"}:
+            "replay", "study", "dimension", "activation", "shaft"}:
         raise BadInput(str(path), "not a swing summary")
 
 
@@ -126,6 +126,28 @@ def joint_range_check(jr) -> dict:
             "ok": jr["worst_excess"] <= tol}
 
 
+def shaft_checks(summary: dict) -> list:
+    """The bent shaft's reported row (none with a rigid club): per bend coordinate, the
+    head's deflection across the shaft and how near the fitted bending moment came to an
+    elastic law (pipeline.shaft_figures)."""
+    sh = summary.get("shaft")
+    if not sh:
+        return []
+    parts = []
+    for n in SHAFT_COORDINATES:
+        if n in sh:
+            d = sh[n]
+            parts.append(f"{n}: head {d['deflection_range_mm'][0]:+.0f} … "
+                         f"{d['deflection_range_mm'][1]:+.0f} mm, moment "
+                         f"{d['moment_range_Nm'][0]:+.1f} … {d['moment_range_Nm'][1]:+.1f} "
+                         f"N·m, nearest spring k {d['stiffness_Nm_per_rad']:.0f} N·m/rad, "
+                         f"R² {d['r2']:.2f}")
+    return [{"name": "the bent shaft (its bending moment is fitted, not held to a law): "
+                     "deflection of the club head across the shaft, moment, and the "
+                     "spring −kθ − cθ̇ + m0 nearest the moment",
+             "value": "; ".join(parts), "target": "reported, no threshold", "ok": None}]
+
+
 def impact_checks(summary: dict) -> list:
     """The ball impact's scored checks from fit.json (none without the impact): the
     fitted impact time within ``swing/impact_time_frames`` frame intervals of the
@@ -201,7 +223,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "auto", replay_fn=None,
           progress=None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False,
-          grip: str = "weld") -> SwingOutcome:
+          grip: str = "weld", shaft: str = "rigid") -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
@@ -211,7 +233,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     dynamic fit holds the golfer's joint limits (the IK always does). ``activation``: a
     refit with the upper body's actuators activation-driven, reported beside the fit
     (harness/swing/activation.py; a report section). ``grip``: the club welded ("weld")
-    or hinged ("hinge") in the lead hand (fixtures/golfers.py). exit_code 0 if every
+    or hinged ("hinge") in the lead hand; ``shaft``: rigid or bending at one point ("flex")
+    (fixtures/golfers.py). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -219,10 +242,13 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         raise BadInput("--club", f"must be one of {', '.join(CLUB_CHOICES)}, got {club!r}")
     if grip not in GRIPS:
         raise BadInput("--grip", f"must be one of {', '.join(GRIPS)}, got {grip!r}")
+    if shaft not in SHAFTS:
+        raise BadInput("--shaft", f"must be one of {', '.join(SHAFTS)}, got {shaft!r}")
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
                                    club=club, joint_limits=joint_limits, grip=grip,
+                                   shaft=shaft,
                                    activation=activation)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
@@ -303,7 +329,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
              "value": f"{f['club_head_speed_at_impact_mps']['fitted']:.1f} vs "
                       f"{f['club_head_speed_at_impact_mps']['measured']:.1f} m/s",
              "target": "reported, no threshold", "ok": None},
-        ] + impact_checks(summary) + _ground_checks(summary)
+        ] + impact_checks(summary) + _ground_checks(summary) + shaft_checks(summary)
         if study:
             checks.append(swing_study.check(summary["study"]))
         if dimension:

@@ -233,7 +233,7 @@ def _independent_consistency(cand, fitdir, fit):
 
 
 @pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits",
-                                 "--grip=hinge"])
+                                 "--grip=hinge", "--shaft=flex"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
