@@ -11,6 +11,8 @@ truth's. With ``--truth-schedule`` the fit is also run
 with the truth's own schedule, which separates the schedule's share of the error. With
 ``--through-impact`` the truth runs through the ball impact with the source fit's
 impulse (applied exactly) and the fit goes through it: the impulse errors are listed.
+The run's table goes into ``--out`` after its first line (the record of runs, newest
+first); what the run was is written above it by hand as "# Run N: ...".
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
      [--settings quick|full] [--truth-schedule] [--through-impact] [--joint-limits]
@@ -39,6 +41,8 @@ from harness.core.tolerances import lookup  # noqa: E402
 from harness.swing import groundtruth as gt  # noqa: E402
 from harness.swing.pipeline import SwingSettings  # noqa: E402
 
+RECORD_HEADER = "# Runs of bench/swing_truth.py on this 2-core machine, newest first."
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -61,7 +65,9 @@ def main():
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a SwingSettings field of the recovering fit (a number), e.g. "
                          "sigma_closure_m=0.01; repeatable")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "swing_truth.txt"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "swing_truth.txt"),
+                    help="the record of runs, newest first: this run goes in after its "
+                         "first line (a new file is started)")
     args = ap.parse_args()
     lines = []
 
@@ -134,7 +140,9 @@ def main():
         f"per foot (fit, truth, last seed) "
         + ", ".join(f"{s}: {v['fit']:.2f} / {v['truth']:.2f} BW"
                     for s, v in r["foot_vertical_mean_bw"].items()))
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    out = Path(args.out)
+    old = out.read_text().splitlines() if out.exists() else [RECORD_HEADER]
+    out.write_text("\n".join(old[:1] + lines + [""] + old[1:]) + "\n")
 
 
 if __name__ == "__main__":
