@@ -72,6 +72,13 @@ to
 
 which touch the bands of two consecutive frames, as the smoothness rows do.
 
+Passive coordinates (``FitProblem.passive``, a PassiveLaw: a spring and damper with an
+offset, no actuator): their effort rows give way to the law's violation
+
+    passive_law        (ID_j + k_j q_j + c_j q̇_j − m0_j) / σ             every frame
+
+and they leave the smoothness and torque-continuity rows.
+
 The impulse borders the banded system (3 columns, a 3×3 Schur complement); t_e is
 chosen by ``fit_impact`` on the profile cost with the event residual (t̂ − t_e)/σ_t. The change of
 J_c with q is taken by forward differences. ``feasible_forces`` makes the final forces
@@ -227,6 +234,35 @@ class ActivationDrive:
 
 
 @dataclass
+class PassiveLaw:
+    """Coordinates whose generalized force is passive: a spring and damper with an
+    offset, Q_j = −k_j q_j − c_j q̇_j + m0_j [N·m | N] (``dofs`` velocity indices (n,);
+    ``k`` (n,) N·m/rad, ``c`` (n,) N·m·s/rad, ``m0`` (n,) N·m). No actuator drives them:
+    their effort rows become the law's violation (ID_j − Q_j)/σ at every frame, a stiff
+    penalty (``sigma`` N·m), reported as the ``passive_law`` component, and they leave the
+    smoothness and torque-continuity rows."""
+    dofs: tuple
+    k: np.ndarray
+    c: np.ndarray
+    m0: np.ndarray
+    sigma: float = 0.1
+
+    def __post_init__(self):
+        self.dofs = tuple(int(j) for j in self.dofs)
+        n = len(self.dofs)
+        self.k, self.c, self.m0 = (np.broadcast_to(np.asarray(x, float), (n,)).copy()
+                                   for x in (self.k, self.c, self.m0))
+        if not n or not self.sigma > 0:
+            raise BadInput("fit", "passive law: needs dofs and sigma > 0")
+
+    def violation_part(self, Q, V) -> np.ndarray:
+        """(N, n) [N·m | N]: k q + c q̇ − m0 of the law's coordinates at Q, V (N, nv): what
+        the law adds to ID to give its violation ID − Q_law."""
+        j = list(self.dofs)
+        return self.k * Q[:, j] + self.c * V[:, j] - self.m0
+
+
+@dataclass
 class FitProblem:
     """What to fit. y (N, K, 3) m (NaN where unseen); h [s] frame interval; weights as in
     the module docstring; torque_scale (nv,) [N·m | N]."""
@@ -252,6 +288,7 @@ class FitProblem:
     # fitted coordinate stays inside it at every time (None: no bounds)
     bounds: tuple | None = None
     activation: ActivationDrive | None = None
+    passive: PassiveLaw | None = None
 
     def __post_init__(self):
         a = self.adapter
@@ -566,6 +603,13 @@ class _Residuals:
             self.we[j] = 0.0
             self.wx = np.sqrt(prob.w_effort / (N - 1)) * ad.tau_max / prob.torque_scale[j]
             self.wb = np.sqrt(ad.w_bound)
+        pl = prob.passive
+        if pl is not None:
+            # the law's violation in the effort rows; no smoothness (no muscle)
+            j = list(pl.dofs)
+            self.we, self.ws = self.we.copy(), self.ws.copy()
+            self.we[j] = 1.0 / pl.sigma
+            self.ws[j] = 0.0
 
     def split(self, theta):
         p = self.p
@@ -685,6 +729,9 @@ class _Residuals:
                 dq[i], dv[i], da[i] = a.inverse_dynamics_derivatives(Q[i], V[i], A[i])
         # the actuation: joint torques and residuals, what the contact forces leave of ID
         act = tau - np.einsum("nij,nj->ni", G, beta.reshape(N, -1)) if nc else tau
+        if p.passive is not None:
+            act = act.copy()
+            act[:, list(p.passive.dofs)] += p.passive.violation_part(Q, V)
         r_eff = (act * self.we).ravel()
         # smoothness of the generalized forces ID (the actuation without contact; with
         # contact the forces are regularised per frame, which keeps their blocks apart)
@@ -712,6 +759,11 @@ class _Residuals:
             extra = [r_f, r_h]
         else:
             comps["effort"] = 0.5 * float(r_eff @ r_eff)
+        if p.passive is not None:       # the law's rows, out of the effort
+            j = list(p.passive.dofs)
+            r_p = (act[:, j] * self.we[j]).ravel()
+            comps["passive_law"] = 0.5 * float(r_p @ r_p)
+            comps["effort"] -= comps["passive_law"]
         comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
         exc = None
         if p.activation is not None:
@@ -820,6 +872,13 @@ class _Residuals:
             Ta = T - (K[:, :, None, :] * b0[:, None, :, None]).reshape(N, nv, W * nv)
         else:
             Ta = T
+        if self.p.passive is not None:
+            # d(k q_j + c q̇_j)/dC on row j: the band's basis values of coordinate j
+            pl = self.p.passive
+            Ta = Ta.copy().reshape(N, nv, W, nv)
+            for j, k, c in zip(pl.dofs, pl.k, pl.c):
+                Ta[:, j, :, j] += k * b0 + c * b1
+            Ta = Ta.reshape(N, nv, W * nv)
         for i in range(N):
             ix = slice(idx[i, 0], idx[i, -1] + 1)          # a band is contiguous
             Ji = geo_J[i]
@@ -1048,6 +1107,8 @@ def feasible_forces(prob: FitProblem, C, beta0=None):
         b = np.r_[res.we * ID[i], np.zeros(nb)]
         beta[i] = nnls(A, b, maxiter=50 * nb)[0]
     act = ID - np.einsum("nij,nj->ni", G, beta)
+    if prob.passive is not None:
+        act[:, list(prob.passive.dofs)] += prob.passive.violation_part(ev["Q"], ev["V"])
     forces = np.einsum("kl,ncl->nck", res.E, beta.reshape(prob.N, ct.nc, 4))
     forces *= ct.stick[:, :, None]
     return beta.reshape(prob.N, ct.nc, 4), forces, act, G

@@ -32,6 +32,7 @@ candidate's provenance (its contact_schedule field is for contact replay, stage 
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import time
@@ -93,6 +94,7 @@ class SwingSettings:
     # docs/swing.md, "The flexible shaft"). The marker offsets are calibrated on the rigid
     # club either way, so zero bend is the club as it stands at address
     shaft: str = "rigid"
+    shaft_law_iter: int = 15         # each refit with one bend held to its nearest spring
     # a refit with the upper body's joint actuators activation-driven (excitation →
     # activation → torque, harness/swing/activation.py), reported beside this fit
     activation: bool = False
@@ -151,6 +153,7 @@ def shaft_figures(layout, fr, dims) -> dict | None:
     """The bent shaft's figures (None when the club is rigid): per bend coordinate, its
     range [rad], the club-head centre's deflection across the shaft [mm] (the angle ×
     the head's distance below the bend point), the fitted bending moment's range [N·m]
+    (the inverse dynamics' generalized force of the coordinate, what the engines get)
     and the elastic law it is closest to: the least squares over the frames of
     moment ≈ −k θ − c θ̇ + m₀ (k [N·m/rad], c [N·m·s/rad], m₀ [N·m]) with its R² (1: the
     moment is that spring and damper; near 0: it is not). The fit does not hold the
@@ -159,13 +162,12 @@ def shaft_figures(layout, fr, dims) -> dict | None:
     if not names:
         return None
     arm = dims.club - bend_point(dims)
-    act = fr.act if fr.act is not None else fr.tau
     out = {"bend_point_below_grip_m": bend_point(dims), "head_below_bend_m": arm,
            "what": "moment ≈ −k θ − c θ̇ + m0, least squares over the frames; R² the "
                    "share of the fitted moment's variance the law explains"}
     for n in names:
         sl = layout.slot(n)
-        th, om, m = fr.q[:, sl.iq], fr.v[:, sl.iv], act[:, sl.iv]
+        th, om, m = fr.q[:, sl.iq], fr.v[:, sl.iv], fr.tau[:, sl.iv]
         A = np.c_[-th, -om, np.ones_like(th)]
         (k, c, m0), *_ = np.linalg.lstsq(A, m, rcond=None)
         var = float(np.var(m))
@@ -177,6 +179,36 @@ def shaft_figures(layout, fr, dims) -> dict | None:
                   "stiffness_Nm_per_rad": float(k), "damping_Nms_per_rad": float(c),
                   "offset_Nm": float(m0), "r2": r2}
     return out
+
+
+def shaft_law_refits(prob, fr, Q0, s: SwingSettings, figures: dict, layout, in_down,
+                     say=print) -> None:
+    """Adds to each bend coordinate's ``figures`` (shaft_figures) ``held_to_law``: a
+    refit of the problem ``prob`` warm-started from the fit ``fr`` (Q0 (N, nv) its start,
+    at most ``s.shaft_law_iter`` iterations, the same event time) with that one
+    coordinate's moment held to its nearest spring (trajectory.PassiveLaw): the
+    objective's total (dimensionless) against the fit's, the marker RMSE top → impact
+    [m] (``in_down`` the frames' mask) and the law's own violation (RMS, N·m). A bend the
+    markers can leave to a spring costs the objective almost nothing."""
+    for n in SHAFT_COORDINATES:
+        if n not in figures:
+            continue
+        f = figures[n]
+        held = copy.copy(prob)
+        held.passive = tf.PassiveLaw((layout.slot(n).iv,), f["stiffness_Nm_per_rad"],
+                                     f["damping_Nms_per_rad"], f["offset_Nm"])
+        r = tf.fit(held, Q0, max_iter=s.shaft_law_iter, tol=s.tol, C0=fr.C,
+                   impulse0=fr.impulse)
+        viol = r.tau[:, layout.slot(n).iv] + held.passive.violation_part(r.q, r.v)[:, 0]
+        f["held_to_law"] = {"objective": r.components["total"],
+                            "objective_free": fr.components["total"],
+                            "marker_rmse_top_to_impact_m": r.marker_rmse(in_down),
+                            "marker_rmse_top_to_impact_free_m": fr.marker_rmse(in_down),
+                            "law_violation_rms_Nm": float(np.sqrt(np.mean(viol ** 2))),
+                            "iterations": r.iterations}
+        say(f"shaft: {n} held to its nearest spring: objective "
+            f"{r.components['total']:.1f} against {fr.components['total']:.1f} free, marker "
+            f"RMSE {1e3 * r.marker_rmse(in_down):.1f} mm")
 
 
 def carry_coordinates(Q: np.ndarray, old, new) -> np.ndarray:
@@ -417,6 +449,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         adapter, cap, ev, frames, calib_q, fr, win, labels)
     shaft = shaft_figures(adapter.model.layout, fr, dims)
     if shaft is not None:
+        shaft_law_refits(prob, fr, ikr.q, s, shaft, adapter.model.layout, in_down, say)
         summary["shaft"] = shaft
     summary["summary"] = ground.headline(summary, fr, in_down) \
         | consistency.headline((ground_info or {}).get("consistency")) \

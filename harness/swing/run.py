@@ -128,8 +128,9 @@ def joint_range_check(jr) -> dict:
 
 def shaft_checks(summary: dict) -> list:
     """The bent shaft's reported row (none with a rigid club): per bend coordinate, the
-    head's deflection across the shaft and how near the fitted bending moment came to an
-    elastic law (pipeline.shaft_figures)."""
+    head's deflection across the shaft, how near the fitted bending moment came to an
+    elastic law (pipeline.shaft_figures) and what holding it to that law costs
+    (pipeline.shaft_law_refits)."""
     sh = summary.get("shaft")
     if not sh:
         return []
@@ -137,14 +138,21 @@ def shaft_checks(summary: dict) -> list:
     for n in SHAFT_COORDINATES:
         if n in sh:
             d = sh[n]
+            held = d.get("held_to_law")
             parts.append(f"{n}: head {d['deflection_range_mm'][0]:+.0f} … "
                          f"{d['deflection_range_mm'][1]:+.0f} mm, moment "
                          f"{d['moment_range_Nm'][0]:+.1f} … {d['moment_range_Nm'][1]:+.1f} "
                          f"N·m, nearest spring k {d['stiffness_Nm_per_rad']:.0f} N·m/rad, "
-                         f"R² {d['r2']:.2f}")
+                         f"R² {d['r2']:.2f}"
+                         + (f"; held to it: objective {held['objective']:.1f} against "
+                            f"{held['objective_free']:.1f}, marker RMSE top → impact "
+                            f"{1e3 * held['marker_rmse_top_to_impact_m']:.1f} against "
+                            f"{1e3 * held['marker_rmse_top_to_impact_free_m']:.1f} mm"
+                            if held else ""))
     return [{"name": "the bent shaft (its bending moment is fitted, not held to a law): "
-                     "deflection of the club head across the shaft, moment, and the "
-                     "spring −kθ − cθ̇ + m0 nearest the moment",
+                     "deflection of the club head across the shaft, moment, the spring "
+                     "−kθ − cθ̇ + m0 nearest the moment, and a refit with the moment held "
+                     "to that spring",
              "value": "; ".join(parts), "target": "reported, no threshold", "ok": None}]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ENGINES, adapter, assert_known
+from conftest import ENGINES, adapter, assert_close, assert_known
 
 from harness.capture import ik
 from harness.core.tolerances import lookup
@@ -81,6 +81,24 @@ def _assert_normal_equations(prob, C0):
     H_fd = Jfd.T @ Jfd
     assert np.abs(ne["H"][np.ix_(ks, ks)] - H_fd).max() <= tol.rtol * max(1.0, np.abs(H_fd).max())
     return ev
+
+
+def test_passive_law_normal_equations_match_finite_differences(fitted):
+    """With the third joint's generalized force held to a spring and damper with an
+    offset (trajectory.PassiveLaw; k, c, m0 the least squares of the truth's torque on
+    −q, −q̇, 1), g = Jᵀr and H = JᵀJ against central differences of the residuals; and the
+    law's rows are what they say: (ID + k q + c q̇ − m0)/σ at every frame."""
+    sw, prob, fr = fitted
+    A = np.c_[-sw.q[:, 2], -sw.v[:, 2], np.ones(len(sw.t))]
+    k, c, m0 = np.linalg.lstsq(A, sw.tau[:, 2], rcond=None)[0]
+    law = tf.PassiveLaw((2,), k, c, m0, sigma=0.5)
+    pp = tf.FitProblem(prob.adapter, prob.labels, prob.y, prob.h, prob.sigma_marker,
+                       prob.torque_scale, w_effort=prob.w_effort, w_smooth=prob.w_smooth,
+                       passive=law)
+    ev = _assert_normal_equations(pp, fr.C)
+    expect = (ev["tau"][:, 2] + k * ev["Q"][:, 2] + c * ev["V"][:, 2] - m0) / law.sigma
+    assert_close(np.sqrt(2 * ev["components"]["passive_law"]), np.linalg.norm(expect),
+                 "swing", "stated_figure", "passive law rows")
 
 
 def test_candidate_replays_in_all_four_engines(fitted):
