@@ -107,14 +107,14 @@ def across_shaft(head: np.ndarray, shaft: np.ndarray) -> np.ndarray:
     point) from the line through the shaft markers shaft (F, k ≥ 2, 3) [m] (their
     principal axis); NaN where a point is missing. A rigid club keeps it constant; a
     shaft bending below its markers changes it by the head's deflection across them."""
+    head, shaft = np.asarray(head, float), np.asarray(shaft, float)
     out = np.full(len(head), np.nan)
-    for i, (h, s) in enumerate(zip(head, shaft)):
-        if not (np.isfinite(h).all() and np.isfinite(s).all()):
-            continue
-        c = s.mean(axis=0)
-        d = np.linalg.svd(s - c)[2][0]
-        r = h - c
-        out[i] = float(np.linalg.norm(r - (r @ d) * d))
+    ok = np.isfinite(head).all(axis=1) & np.isfinite(shaft).all(axis=(1, 2))
+    if ok.any():
+        c = shaft[ok].mean(axis=1)                                   # (n, 3)
+        d = np.linalg.svd(shaft[ok] - c[:, None, :])[2][:, 0]        # principal axes
+        r = head[ok] - c
+        out[ok] = np.linalg.norm(r - np.sum(r * d, axis=1)[:, None] * d, axis=1)
     return out
 
 

@@ -95,6 +95,7 @@ class SwingSettings:
     # club either way, so zero bend is the club as it stands at address
     shaft: str = "rigid"
     shaft_law_iter: int = 15         # each refit with one bend held to its nearest spring
+    shaft_law_sigma_nm: float = 0.1  # N·m whitening of that spring's violation per frame
     # a refit with the upper body's joint actuators activation-driven (excitation →
     # activation → torque, harness/swing/activation.py), reported beside this fit
     activation: bool = False
@@ -151,8 +152,8 @@ def _finite(x):
 
 def shaft_figures(layout, fr, dims) -> dict | None:
     """The bent shaft's figures (None when the club is rigid): per bend coordinate, its
-    range [rad], the club-head centre's deflection across the shaft [mm] (the angle ×
-    the head's distance below the bend point), the fitted bending moment's range [N·m]
+    range [rad], the club-head centre's deflection across the shaft [mm] (the head's
+    distance below the bend point × the sine of the angle), the fitted bending moment's range [N·m]
     (the inverse dynamics' generalized force of the coordinate, what the engines get)
     and the elastic law it is closest to: the least squares over the frames of
     moment ≈ −k θ − c θ̇ + m₀ (k [N·m/rad], c [N·m·s/rad], m₀ [N·m]) with its R² (1: the
@@ -186,7 +187,8 @@ def shaft_law_refits(prob, fr, Q0, s: SwingSettings, figures: dict, layout, in_d
     """Adds to each bend coordinate's ``figures`` (shaft_figures) ``held_to_law``: a
     refit of the problem ``prob`` warm-started from the fit ``fr`` (Q0 (N, nv) its start,
     at most ``s.shaft_law_iter`` iterations, the same event time) with that one
-    coordinate's moment held to its nearest spring (trajectory.PassiveLaw): the
+    coordinate's moment held to its nearest spring (trajectory.PassiveLaw, its violation
+    whitened by ``s.shaft_law_sigma_nm``): the
     objective's total (dimensionless) against the fit's, the marker RMSE top → impact
     [m] (``in_down`` the frames' mask) and the law's own violation (RMS, N·m). A bend the
     markers can leave to a spring costs the objective almost nothing."""
@@ -196,7 +198,8 @@ def shaft_law_refits(prob, fr, Q0, s: SwingSettings, figures: dict, layout, in_d
         f = figures[n]
         held = copy.copy(prob)
         held.passive = tf.PassiveLaw((layout.slot(n).iv,), f["stiffness_Nm_per_rad"],
-                                     f["damping_Nms_per_rad"], f["offset_Nm"])
+                                     f["damping_Nms_per_rad"], f["offset_Nm"],
+                                     sigma=s.shaft_law_sigma_nm)
         r = tf.fit(held, Q0, max_iter=s.shaft_law_iter, tol=s.tol, C0=fr.C,
                    impulse0=fr.impulse)
         viol = r.tau[:, layout.slot(n).iv] + held.passive.violation_part(r.q, r.v)[:, 0]

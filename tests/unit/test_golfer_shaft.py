@@ -19,6 +19,7 @@ from fixtures.golfers import (
 )
 from harness.model import registry
 from harness.model.prepared import PreparedModel
+from harness.swing.pipeline import carry_coordinates
 from tests.conftest import assert_builds_alike, assert_close
 
 ENGINES = ("mujoco", "crocoddyl", "drake", "opensim")
@@ -43,14 +44,6 @@ def test_every_engine_builds_the_bent_shaft_as_pinocchio_does(bent, engine):
     other = registry.adapter_class(engine)(bent)
     pin = registry.adapter_class("pinocchio")(bent)
     assert_builds_alike(other, pin, bent, 17, engine, kinematics=engine != "crocoddyl")
-
-
-def _at_zero_bend(bent, rigid, q_rigid):
-    q = np.zeros(bent.layout.nq)
-    for slot in rigid.layout.slots:
-        to = bent.layout.slot(slot.name)
-        q[to.iq:to.iq + to.nq] = q_rigid[slot.iq:slot.iq + slot.nq]
-    return q
 
 
 def _rigid_with_the_link(rigid):
@@ -87,7 +80,7 @@ def test_zero_bend_is_the_rigid_club(bent, rigid):
     rng = np.random.default_rng(5)
     for _ in range(3):
         qr = rigid.layout.random_q(rng)
-        qb = _at_zero_bend(bent, rigid, qr)
+        qb = carry_coordinates(qr, rigid.layout, bent.layout)[0]
         assert_close(a.frame_poses(qb, rigid.frames), b.frame_poses(qr, rigid.frames),
                      "kinematics", "frame_pose", "zero bend")
         assert_close(a.mass_matrix(qb)[np.ix_(keep, keep)], c.mass_matrix(qr),
