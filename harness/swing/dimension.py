@@ -133,15 +133,14 @@ def _fit_fold(adapter, labels, Y, train, q_init, s, src, contact=None):
     ``contact``: (anchors, stick) to impose (else the source schedule with the anchors
     this problem derives)."""
     from harness.fit import trajectory as tf
-    from harness.swing.pipeline import fit_problem
+    from harness.swing.pipeline import fit_problem, impact_event
 
     Yt = np.where(train[:, None, None], Y, np.nan)
     Q0 = _ik_start(adapter, labels, Yt, train, q_init)
     impact = None
     if src["t_e"] is not None:
         t_e = src["t_e"]
-        impact = tf.ImpactEvent(s.impact_frame, t_e, t_e, src["sigma_t"], (t_e, t_e),
-                                sigma_reset=s.sigma_reset, sigma_impulse=s.sigma_impulse_ns)
+        impact = impact_event(s, s.impact_frame, t_e, src["sigma_t"], (t_e, t_e))
     prob = fit_problem(adapter, labels, Yt, Q0, src["t0"], src["h"], s, src["floor"],
                        impact=impact)
     prob.contact.stick = src["stick"].copy()

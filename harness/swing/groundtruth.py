@@ -238,7 +238,7 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     their share of the truth's Λ); else None."""
     from harness.capture import ik
     from harness.capture.scaling import GRIP_PAIRS
-    from harness.swing.pipeline import fit_problem
+    from harness.swing.pipeline import fit_problem, impact_event
 
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
@@ -254,11 +254,9 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
         imp = cap_events.impact(truth.markers[:, heads].mean(axis=1), 1.0 / h)
         t_hat = float(truth.t[0]) + imp.t_s
         span = settings.impact_search_frames * h
-        impact_ev = tf.ImpactEvent(truth.impact_frame, t_hat, t_hat, imp.sigma_s,
-                                   (max(t_hat - span, float(truth.t[1])),
-                                    min(t_hat + span, float(truth.t[-2]))),
-                                   sigma_reset=settings.sigma_reset,
-                                   sigma_impulse=settings.sigma_impulse_ns)
+        impact_ev = impact_event(settings, truth.impact_frame, t_hat, imp.sigma_s,
+                                 (max(t_hat - span, float(truth.t[1])),
+                                  min(t_hat + span, float(truth.t[-2]))))
     ikr = ik.track(adapter, list(truth.labels), truth.markers, truth.q[0], pairs=GRIP_PAIRS)
     prob = fit_problem(adapter, truth.labels, truth.markers, ikr.q, float(truth.t[0]), h,
                        settings, truth.floor_z_m, impact=impact_ev)

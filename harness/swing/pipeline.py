@@ -310,11 +310,9 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     impact_ev = None
     if s.impact:
         span = s.impact_search_frames * h
-        impact_ev = tf.ImpactEvent(s.impact_frame, ev.impact_s, ev.impact_s, ev.impact_sigma_s,
-                                   (max(ev.impact_s - span, (first + 1) * h),
-                                    min(ev.impact_s + span, (last - 1) * h)),
-                                   sigma_reset=s.sigma_reset,
-                                   sigma_impulse=s.sigma_impulse_ns)
+        impact_ev = impact_event(s, s.impact_frame, ev.impact_s, ev.impact_sigma_s,
+                                 (max(ev.impact_s - span, (first + 1) * h),
+                                  min(ev.impact_s + span, (last - 1) * h)))
     prob = fit_problem(adapter, labels, Y, ikr.q, first * h, h, s,
                        ground_info["floor_z_m"] if s.ground else None, impact=impact_ev)
 
@@ -574,6 +572,15 @@ def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
                          knot_frames=s.knot_frames, samples_per_frame=s.samples_per_frame,
                          control_degree=s.control_degree, contact=contact, impact=impact,
                          bounds=bounds)
+
+
+def impact_event(s: SwingSettings, frame: str, t_hat: float, sigma_t: float,
+                 t_bounds: tuple) -> tf.ImpactEvent:
+    """The ball impact of a fit with settings ``s``: the impulse acts at model frame
+    ``frame``; ``t_hat`` and ``sigma_t`` [s] the measured event time and its standard
+    deviation, ``t_bounds`` (2,) [s] where t_e is searched."""
+    return tf.ImpactEvent(frame, t_hat, t_hat, sigma_t, tuple(t_bounds),
+                          sigma_reset=s.sigma_reset, sigma_impulse=s.sigma_impulse_ns)
 
 
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
