@@ -853,7 +853,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False, grip: str = "weld",
-          shaft: str = "rigid"):
+          shaft: str = "rigid", club_masses=None):
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -865,7 +865,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     "hinge" in its grip; ``shaft``: the club "rigid" or bending at one point ("flex")
     (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"
     or "auto" (inferred from the club's length measured at address), for the
-    smash-factor band and the club's masses."""
+    smash-factor band and the club's masses; ``club_masses``: a weighed club's (whole
+    club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses."""
     from harness.swing import run as swing_run
 
     def replay_fn(cand, method, folder):
@@ -881,7 +882,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                            club=club, replay_fn=replay_fn if replay else None,
                            progress=progress, study=study, dimension=dimension,
                            joint_limits=joint_limits, activation=activation, grip=grip,
-                           shaft=shaft)
+                           shaft=shaft, club_masses=club_masses)
 
 
 def osim_export(swing_dir, *, out=None) -> dict:

@@ -358,7 +358,8 @@ def cmd_swing(args) -> int:
                        ("--joint-limits", args.joint_limits),
                        ("--activation", args.activation),
                        ("--grip", args.grip != "weld"),
-                       ("--shaft", args.shaft != "rigid")):
+                       ("--shaft", args.shaft != "rigid"),
+                       ("--club-masses", args.club_masses is not None)):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -373,7 +374,7 @@ def cmd_swing(args) -> int:
                   cutoff_hz=args.cutoff, club=args.club, replay=not args.no_replay,
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
-                  grip=args.grip, shaft=args.shaft,
+                  grip=args.grip, shaft=args.shaft, club_masses=args.club_masses,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -788,6 +789,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "club's masses (default auto: a driver if the club measured at "
                          "address is at least swing/club_length_driver_min long, else an "
                          "iron)")
+    sw.add_argument("--club-masses", default=None, metavar="TOTAL,HEAD",
+                    help="the weighed club's masses [kg], whole club and head, e.g. "
+                         "0.31,0.2 (default: a typical driver's or iron's; docs/swing.md "
+                         "\"Which club\")")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density, smoothness and effort weights on a "

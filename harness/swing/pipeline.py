@@ -131,6 +131,8 @@ class SwingSettings:
     impact_refit_iter: int = 10
     club: str = "auto"               # auto | driver | iron: the smash-factor band and the
     #                                  club's masses (auto: from the club's measured length)
+    club_masses_kg: tuple | None = None   # (whole club, head) kg of a weighed club; None:
+    #                                  the club's typical ones (fixtures/golfers.py)
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
@@ -254,8 +256,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
     addr = address_frames(ev)
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
-    club = which_club(s.club, measured)
-    dims = dims.for_club(club["club"])
+    club = which_club(s.club, measured, s.club_masses_kg)
+    dims = dims.for_club(club["club"], club["masses_kg"])
     say(f"club: {club['club']}, {club['how']}")
     frames = calibration_frames(ev, s)
     engine = registry.preferred("fit")  # exact derivatives and Jacobians
@@ -530,11 +532,31 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     return summary, cpath, pm, arrays, adapter.joint_names
 
 
-def which_club(given: str, measured: dict) -> dict:
+def club_masses(given) -> tuple | None:
+    """(whole club, head) [kg] from ``given``: None (the club's typical masses), a
+    "TOTAL,HEAD" string or a pair of numbers; BadInput naming --club-masses unless both are
+    finite, positive and the head lighter than the whole club."""
+    if given is None:
+        return None
+    try:
+        parts = given.split(",") if isinstance(given, str) else list(given)
+        m = tuple(float(x) for x in parts)
+    except (TypeError, ValueError):
+        m = ()
+    if len(m) != 2 or not all(np.isfinite(m)):
+        raise BadInput("--club-masses", f"give two numbers TOTAL,HEAD in kg, got {given!r}")
+    if not 0.0 < m[1] < m[0]:
+        raise BadInput("--club-masses", f"the head's mass must be positive and less than the "
+                       f"whole club's, got {m[0]:g} kg and {m[1]:g} kg")
+    return m
+
+
+def which_club(given: str, measured: dict, masses=None) -> dict:
     """The club of the capture: ``given`` ("driver" | "iron"), or with "auto" the one its
     measured length says (``measured["club"]["value_m"]`` [m] at least the table's
-    swing/club_length_driver_min: a driver; else an iron). Returns {"club", "how",
-    "length_m", "masses_kg" (whole club, head)}."""
+    swing/club_length_driver_min: a driver; else an iron). ``masses``: the weighed club's
+    (whole, head) [kg] (``club_masses``), else the club's typical ones. Returns {"club",
+    "how", "length_m", "masses_kg" (whole club, head)}."""
     from harness.core.tolerances import lookup
 
     L = float(measured["club"]["value_m"])
@@ -547,8 +569,11 @@ def which_club(given: str, measured: dict) -> dict:
         club, how = given, "given (--club)"
     else:
         raise BadInput("--club", f"must be one of {', '.join(CLUB_CHOICES)}, got {given!r}")
+    m = club_masses(masses)
+    if m is not None:
+        how += "; masses given (--club-masses)"
     return {"club": club, "how": how, "length_m": L,
-            "masses_kg": list(CLUB_MASSES_KG[club])}
+            "masses_kg": list(CLUB_MASSES_KG[club] if m is None else m)}
 
 
 def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,

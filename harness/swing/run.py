@@ -231,7 +231,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "auto", replay_fn=None,
           progress=None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False,
-          grip: str = "weld", shaft: str = "rigid") -> SwingOutcome:
+          grip: str = "weld", shaft: str = "rigid", club_masses=None) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
@@ -242,7 +242,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     refit with the upper body's actuators activation-driven, reported beside the fit
     (harness/swing/activation.py; a report section). ``grip``: the club welded ("weld")
     or hinged ("hinge") in the lead hand; ``shaft``: rigid or bending at one point ("flex")
-    (fixtures/golfers.py). exit_code 0 if every
+    (fixtures/golfers.py); ``club_masses``: a weighed club's (whole, head) [kg], as
+    "TOTAL,HEAD" or a pair (default: the club's typical masses). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -252,11 +253,12 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         raise BadInput("--grip", f"must be one of {', '.join(GRIPS)}, got {grip!r}")
     if shaft not in SHAFTS:
         raise BadInput("--shaft", f"must be one of {', '.join(SHAFTS)}, got {shaft!r}")
+    masses = pipeline.club_masses(club_masses)
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
                                    club=club, joint_limits=joint_limits, grip=grip,
-                                   shaft=shaft,
+                                   shaft=shaft, club_masses_kg=masses,
                                    activation=activation)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:

@@ -233,7 +233,7 @@ def _independent_consistency(cand, fitdir, fit):
 
 
 @pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits",
-                                 "--grip=hinge", "--shaft=flex"])
+                                 "--grip=hinge", "--shaft=flex", "--club-masses=0.31,0.2"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
@@ -253,6 +253,13 @@ def test_swing_bad_input(tmp_path):
     p = run_cli("swing", CAPTURE, "--out", other)
     assert p.returncode == 2 and "refusing" in p.stderr
     assert (other / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("value", ["0.2,0.31", "0.31", "heavy"])
+def test_swing_refuses_impossible_club_masses(tmp_path, value):
+    p = run_cli("swing", CAPTURE, f"--club-masses={value}", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--club-masses" in p.stderr
+    assert not (tmp_path / "o").exists()
 
 
 IMPACT_KEYS = {"impact_time_s", "impact_time_sigma_s", "clubhead_speed_pre_impact_measured_mps",

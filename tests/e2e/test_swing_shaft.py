@@ -13,13 +13,15 @@ from harness.core.tolerances import lookup
 from tests.conftest import ROOT, run_cli, tol_kw
 
 CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
+WEIGHED = (0.32, 0.205)     # kg, whole club and head: a weighed driver (--club-masses)
 
 
 @pytest.fixture(scope="module")
 def bent_swing(tmp_path_factory):
     out = tmp_path_factory.mktemp("bent") / "swing"
     p = run_cli("swing", CAPTURE, "--quick", "--grip", "hinge", "--shaft", "flex",
-                "--no-replay", "--out", out, timeout=1200)
+                f"--club-masses={WEIGHED[0]},{WEIGHED[1]}", "--no-replay", "--out", out,
+                timeout=1200)
     assert p.returncode in (0, 1), p.stderr
     fit = json.loads((out / "fit" / "fit.json").read_text())
     return out, fit
@@ -114,3 +116,31 @@ def test_the_shaft_figures_are_drakes(bent_swing):
         free = float(np.sqrt(max(1.0 - b["r2"], 0.0)) * np.std(m))
         assert a["held_to_law"]["law_violation_rms_Nm"] < free, (n, free)
 
+
+
+def test_a_weighed_clubs_masses_reach_the_fitted_model(bent_swing):
+    """The run was given the club's masses (--club-masses): fit.json's model says so, and
+    the fitted golfer's whole-body mass in MuJoCo exceeds that of the same golfer built
+    with the typical driver's masses by the difference of the two clubs' totals."""
+    from fixtures.golfers import CLUB_MASSES_KG, GolferDims, golfer3d
+    from harness.model import candidate, registry
+    from harness.model.prepared import PreparedModel
+
+    out, fit = bent_swing
+    club = fit["model"]["club"]
+    assert club["masses_kg"] == list(WEIGHED) and "--club-masses" in club["how"]
+    dims = fit["model"]["dims"]
+    assert (dims["club_mass_kg"], dims["club_head_mass_kg"]) == WEIGHED
+
+    def total(model):
+        a = registry.adapter_class("mujoco")(model)
+        return float(a.mass_matrix(np.zeros(a.nq))[a.layout.slot("pelvis_tx").iv,
+                                                  a.layout.slot("pelvis_tx").iv])
+
+    typical = GolferDims(**dims).for_club("driver")
+    spec = golfer3d(typical, root="actuated", grip="hinge", shaft="flex")
+    fitted = total(candidate.load(out / "fit" / "candidate.json").model)
+    tol = lookup("dynamics", "mass_matrix")
+    assert fitted - total(PreparedModel(spec.validate(), "test:typical")) == pytest.approx(
+        WEIGHED[0] - CLUB_MASSES_KG["driver"][0], abs=tol.atol + tol.rtol * fitted)
+    assert "0.32 kg with a 0.205 kg head" in (out / "index.html").read_text()

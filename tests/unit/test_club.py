@@ -16,7 +16,7 @@ from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel
-from harness.swing.pipeline import address_frames, which_club
+from harness.swing.pipeline import address_frames, club_masses, which_club
 from tests.conftest import ROOT
 
 
@@ -76,3 +76,30 @@ def test_the_club_masses_reach_the_engines():
     tol = lookup("dynamics", "mass_matrix")
     iron, driver = total("iron"), total("driver")
     assert iron - driver == pytest.approx(diff, abs=tol.atol + tol.rtol * iron)
+
+
+def test_a_weighed_clubs_masses_replace_the_typical_ones(capture):
+    """--club-masses TOTAL,HEAD: the club keeps its kind (and band) and takes the given
+    masses, which reach the engines (MuJoCo's whole-body mass moves by the difference of
+    the club's totals); a malformed or impossible pair is refused naming the option."""
+    cap, frames = capture
+    _, measured = dims_from_capture(cap, frames)
+    got = which_club("auto", measured, "0.33,0.205")
+    assert got["club"] == "driver" and got["masses_kg"] == [0.33, 0.205]
+    assert "given (--club-masses)" in got["how"]
+    assert which_club("auto", measured, None)["masses_kg"] == list(CLUB_MASSES_KG["driver"])
+
+    def total(masses):
+        spec = golfer3d(GolferDims().for_club("driver", masses), root="actuated")
+        a = registry.adapter_class("mujoco")(PreparedModel(spec.validate(), "test:club"))
+        i = a.layout.slot("pelvis_tx").iv
+        return float(a.mass_matrix(np.zeros(a.nq))[i, i])
+
+    tol = lookup("dynamics", "mass_matrix")
+    heavy, typical = total((0.40, 0.25)), total(None)
+    assert heavy - typical == pytest.approx(0.40 - CLUB_MASSES_KG["driver"][0],
+                                            abs=tol.atol + tol.rtol * heavy)
+    for bad in ("0.2,0.3", "0.31", "a,b", "0.31,0", "0.31,nan", (0.31,), (0.31, -0.1)):
+        with pytest.raises(BadInput) as e:
+            club_masses(bad)
+        assert e.value.where == "--club-masses"
