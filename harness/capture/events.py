@@ -2,12 +2,17 @@
 speeds in m/s, heights in m (Z-up world of harness/capture/ingest.py).
 
 The club-head point p[k] (3,) m is the mean of the marker set's ``club_head`` markers
-present in frame k (frames with none are gaps).
+present in frame k (frames with none are gaps); it gives heights.
 
 One club-head speed, used for every speed this module reports (peak, before and after
-impact): the interval speed s[k] = |p[k] − p[k−1]| · rate, the chord speed over the frame
-interval (k−1, k), indexed by its later frame (NaN at k = 0 and where either frame is a
-gap).
+impact): the interval speed s[k] = |u[k]|, u[k] the mean over the club-head markers seen
+in both frames k−1 and k of their displacement (x_m[k] − x_m[k−1]) · rate: the chord
+speed over the frame interval (k−1, k), indexed by its later frame (NaN at k = 0 and
+where no marker is seen at both ends). With every marker seen, u[k] = (p[k] − p[k−1]) ·
+rate; a marker that drops out leaves the interval's velocity the mean of the others',
+where differencing p would jump by the distance between the two sets' centres (a
+centimetre or more, several m/s at 360 Hz). The functions below take either the point
+(F, 3) or the markers (F, M, 3).
 
 Impact (ball contact) is the club-head velocity discontinuity:
 - the fast intervals are those with s ≥ half the peak interval speed; the contact pair is
@@ -118,23 +123,52 @@ def across_shaft(head: np.ndarray, shaft: np.ndarray) -> np.ndarray:
     return out
 
 
-def club_head_point(capture) -> np.ndarray:
-    """(F, 3) m mean of the usable club-head markers per frame (NaN where none)."""
+def club_head_markers(capture) -> np.ndarray:
+    """(F, M, 3) m the usable club-head markers (NaN where a marker is not seen)."""
     labels = capture.usable(capture.markerset.club_head)
     if not labels:
         raise BadInput(capture.source, "no usable club-head marker for swing events")
-    P = np.stack([capture.marker(l) for l in labels])
+    return np.stack([capture.marker(l) for l in labels], axis=1)
+
+
+def _markers(p: np.ndarray) -> np.ndarray:
+    """(F, M, 3): p itself, or the point p (F, 3) as one marker."""
+    p = np.asarray(p, float)
+    return p[:, None, :] if p.ndim == 2 else p
+
+
+def club_head_point(capture) -> np.ndarray:
+    """(F, 3) m mean of the usable club-head markers per frame (NaN where none)."""
+    P = club_head_markers(capture)
     with np.errstate(invalid="ignore"):
-        n = np.isfinite(P).all(axis=2).sum(axis=0)
-        mean = np.nansum(np.where(np.isfinite(P), P, 0.0), axis=0) / np.maximum(n, 1)[:, None]
+        n = np.isfinite(P).all(axis=2).sum(axis=1)
+        mean = np.nansum(np.where(np.isfinite(P), P, 0.0), axis=1) / np.maximum(n, 1)[:, None]
     mean[n == 0] = np.nan
     return mean
 
 
+def displacements(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), 3) m: the mean displacement from frames a to frames b (index arrays of one
+    length) of the markers seen in both (p (F, M, 3) or the point (F, 3)); NaN where
+    none is."""
+    P = _markers(p)
+    d = P[b] - P[a]                                           # (n, M, 3)
+    seen = np.isfinite(d).all(axis=2)                         # (n, M)
+    n = seen.sum(axis=1)
+    out = np.where(seen[..., None], d, 0.0).sum(axis=1) / np.maximum(n, 1)[:, None]
+    out[n == 0] = np.nan
+    return out
+
+
 def interval_velocities(p: np.ndarray, rate_hz: float) -> np.ndarray:
-    """(F, 3) m/s u[k] = (p[k] − p[k−1]) · rate; NaN at k = 0 and across gaps."""
-    u = np.full(p.shape, np.nan)
-    u[1:] = (p[1:] - p[:-1]) * rate_hz
+    """(F, 3) m/s u[k]: the mean over the markers seen in frames k−1 and k of
+    (x[k] − x[k−1]) · rate (p (F, M, 3), or the point (F, 3)); NaN at k = 0 and where no
+    marker is seen at both ends."""
+    F = len(p)
+    u = np.full((F, 3), np.nan)
+    if F > 1:
+        k = np.arange(1, F)
+        u[1:] = displacements(p, k - 1, k) * rate_hz
     return u
 
 
@@ -145,7 +179,7 @@ def interval_speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
 
 
 def speeds_around(p: np.ndarray, k: int, rate_hz: float) -> tuple:
-    """(before, after) m/s: ``interval_speeds`` of the point p (F, 3) [m] over the frame
+    """(before, after) m/s: ``interval_speeds`` of p (F, 3) or (F, M, 3) [m] over the frame
     interval (k − 1, k), the last before an event after frame k, and over (k + 1, k + 2),
     the first that does not hold it (NaN past the last frame)."""
     s = interval_speeds(p, rate_hz)
@@ -153,19 +187,19 @@ def speeds_around(p: np.ndarray, k: int, rate_hz: float) -> tuple:
 
 
 def speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
-    """(F,) m/s frame speed: central differences where frame k−1, k, k+1 are valid;
-    one-sided at the edges of a valid run; NaN elsewhere. Locates still and turning
-    frames only; reported speeds are ``interval_speeds``."""
-    F = len(p)
-    valid = np.isfinite(p).all(axis=1)
+    """(F,) m/s frame speed of p (F, 3) or (F, M, 3): central differences (the markers
+    seen in frames k−1 and k+1) where frames k−1, k, k+1 each see a marker; one-sided at
+    the edges of such a run; NaN elsewhere. Locates still and turning frames only;
+    reported speeds are ``interval_speeds``."""
+    P = _markers(p)
+    F = len(P)
+    valid = np.isfinite(P).all(axis=2).any(axis=1)
+    k = np.flatnonzero(valid)
+    a = np.where((k > 0) & valid[np.maximum(k - 1, 0)], k - 1, k)
+    b = np.where((k + 1 < F) & valid[np.minimum(k + 1, F - 1)], k + 1, k)
     s = np.full(F, np.nan)
-    for k in range(F):
-        if not valid[k]:
-            continue
-        a = k - 1 if k > 0 and valid[k - 1] else k
-        b = k + 1 if k + 1 < F and valid[k + 1] else k
-        if b > a:
-            s[k] = np.linalg.norm(p[b] - p[a]) * rate_hz / (b - a)
+    m = b > a
+    s[k[m]] = np.linalg.norm(displacements(P, a[m], b[m]), axis=1) * rate_hz / (b[m] - a[m])
     return s
 
 
@@ -176,14 +210,17 @@ MODEL_MARGIN = lookup("capture", "impact_time_margin").atol
 
 
 def _noise_sd(p: np.ndarray, frames: np.ndarray) -> float:
-    """m, per-component marker noise of p estimated from its fourth differences over
-    ``frames`` (a smooth swing contributes ≈ h⁴·d⁴p/dt⁴, 0.1 mm at 50 m/s and 360 Hz;
-    white noise σ gives variance 70 σ²); robust (median absolute value / 0.6745)."""
+    """m, per-component noise of the markers' mean (p (F, 3), or (F, M, 3): each marker's
+    noise over √M) estimated from the fourth differences over ``frames`` (a smooth swing
+    contributes ≈ h⁴·d⁴p/dt⁴, 0.1 mm at 50 m/s and 360 Hz; white noise σ gives variance
+    70 σ²); robust (median absolute value / 0.6745)."""
+    P = _markers(p)
     if frames.size < 5:
         return 0.0
-    d4 = np.diff(p[frames], n=4, axis=0)
-    d4 = d4[np.isfinite(d4).all(axis=1)].ravel()
-    return float(np.median(np.abs(d4)) / 0.6745 / math.sqrt(70.0)) if d4.size else 0.0
+    d4 = np.diff(P[frames], n=4, axis=0)                     # (n, M, 3)
+    d4 = d4[np.isfinite(d4).all(axis=2)].ravel()
+    sd = float(np.median(np.abs(d4)) / 0.6745 / math.sqrt(70.0)) if d4.size else 0.0
+    return sd / math.sqrt(P.shape[1])
 
 
 def _alpha_fit(u: np.ndarray, f: int, sd_p: float, rate_hz: float):
@@ -228,7 +265,8 @@ def _alpha_fit(u: np.ndarray, f: int, sd_p: float, rate_hz: float):
 
 
 def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
-    """Ball contact from the club-head point p (F, 3) m at rate_hz (module doc)."""
+    """Ball contact from the club-head markers p (F, M, 3), or their mean point (F, 3),
+    [m] at rate_hz (module doc)."""
     s = interval_speeds(p, rate_hz)
     if not np.isfinite(s).any():
         raise BadInput(where, "club-head markers never seen in two consecutive frames")
@@ -269,15 +307,16 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
 def detect(capture) -> SwingEvents:
     where = capture.source
     p = club_head_point(capture)
+    P = club_head_markers(capture)
     r = capture.rate_hz
-    s = speeds(p, r)
+    s = speeds(P, r)
     if not np.isfinite(s).any():
         raise BadInput(where, "club-head markers never seen in two consecutive frames")
     still = lookup("capture", "still_speed").atol
-    peak = float(np.nanmax(interval_speeds(p, r)))
+    peak = float(np.nanmax(interval_speeds(P, r)))
     if peak < 10 * still:
         raise BadInput(where, f"club head never moves faster than {peak:.2f} m/s: no swing found")
-    imp = impact(p, r, where)
+    imp = impact(P, r, where)
     f = imp.frame
     z = p[:, 2]
     zi = z[f]

@@ -251,7 +251,7 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
         from harness.capture.markerset import DRIVER_SWING
 
         heads = [k for k, n in enumerate(truth.labels) if n in DRIVER_SWING.club_head]
-        imp = cap_events.impact(truth.markers[:, heads].mean(axis=1), 1.0 / h)
+        imp = cap_events.impact(truth.markers[:, heads], 1.0 / h)
         t_hat = float(truth.t[0]) + imp.t_s
         span = settings.impact_search_frames * h
         impact_ev = impact_event(settings, truth.impact_frame, t_hat, imp.sigma_s,

@@ -369,13 +369,17 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     horizon_i = np.flatnonzero(~(rms_t <= rmse_down))
     ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
-    club_pts = mkf_frames[:, ch].mean(axis=1)
-    # one speed definition (events.py): the interval speed |p[k] − p[k−1]|·rate, fitted and
-    # measured over the same interval: the last before contact (impact_frame − 1,
+    # the fitted club-head markers where the capture sees them, so that each interval's
+    # fitted speed averages the same markers as the measured one (events.py)
+    club_pts = np.where(np.isfinite(Y[:, ch]).all(axis=2)[..., None], mkf_frames[:, ch],
+                        np.nan)
+    # one speed definition (events.py): the interval speed, the club-head markers' mean
+    # displacement over one frame interval × rate, fitted and measured over the same
+    # interval: the last before contact (impact_frame − 1,
     # impact_frame), and with the impact the first after it (impact_frame + 1, + 2)
     kf = ev.impact_frame - first
     v_fit = float(cap_events.interval_speeds(club_pts, 1.0 / h)[kf])
-    s_meas = cap_events.interval_speeds(cap_events.club_head_point(cap), cap.rate_hz)
+    s_meas = cap_events.interval_speeds(cap_events.club_head_markers(cap), cap.rate_hz)
     v_meas = float(s_meas[ev.impact_frame])
     impact_info = _impact_summary(fr, prob, ev, club_pts, kf, h,
                                   dataclasses.replace(s, club=club["club"])) \

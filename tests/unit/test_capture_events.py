@@ -5,6 +5,7 @@ noise, at and before the lowest point; and the bundled driver capture, whose con
 interval is derived here from its own interval speeds."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -129,3 +130,37 @@ def test_the_bundled_contact_time_holds_at_a_lower_rate(step):
         assert abs(t - ref.t_s) <= z * np.hypot(im.sigma_s, ref.sigma_s), (off, t, ref.t_s)
         assert abs(t - ref.t_s) < step / rate, (off, t, ref.t_s)
         assert im.speed_pre_mps > im.speed_across_mps > im.speed_post_mps
+
+
+@pytest.mark.parametrize("label", DRIVER_SWING.club_head)
+def test_a_club_head_marker_dropping_out_near_contact_moves_nothing_it_should_not(label):
+    """One club-head marker of the bundled capture unseen over a few frames before,
+    across or after contact, or over the whole downswing. Contact stays in the same
+    frame interval and within capture/impact_sigma_z of both stated uncertainties of the
+    full capture's time. Each speed is then the mean velocity of the markers still
+    seen, a convex combination of their velocities, so it lies no farther from the full
+    capture's speed than the farthest single marker's speed over that interval does (a
+    mean of the markers seen in each frame would jump by the distance between the two
+    sets' centres instead)."""
+    cap = ingest(BUNDLED)
+    full = events.detect(cap)
+    f, rate = full.impact_frame, cap.rate_hz
+    P = events.club_head_markers(cap)
+    one = np.stack([events.interval_speeds(P[:, [m]], rate) for m in range(P.shape[1])])
+    s_full = events.interval_speeds(P, rate)
+    spread = np.nanmax(np.abs(one - s_full), axis=0)          # (F,) m/s per interval
+    eps = 1e-9 * s_full[f]                                    # round-off, m/s
+    z = lookup("capture", "impact_sigma_z").atol
+    for a, b in ((f - 16, f - 6), (f - 6, f), (f - 6, f + 2), (f + 1, f + 9),
+                 (f - 36, f + 44)):
+        X = cap.X.copy()
+        X[a:b, cap.index(label)] = np.nan
+        ev = events.detect(dataclasses.replace(cap, X=X))
+        assert ev.impact_frame == f, (a, b, ev.impact_frame)
+        assert abs(ev.impact_s - full.impact_s) <= z * np.hypot(ev.impact_sigma_s,
+                                                                full.impact_sigma_s)
+        for got, k in ((ev.clubhead_speed_pre_impact_mps, f),
+                       (ev.clubhead_speed_post_impact_mps, f + 2)):
+            assert abs(got - s_full[k]) <= spread[k] + eps, (a, b, k, got, s_full[k])
+        fast = np.flatnonzero(s_full >= 0.5 * full.peak_speed_mps)
+        assert ev.peak_speed_mps <= np.nanmax(s_full[fast] + spread[fast]) + eps
