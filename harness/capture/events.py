@@ -264,6 +264,29 @@ def _alpha_fit(u: np.ndarray, f: int, sd_p: float, rate_hz: float):
     return al, float(res[i]), max(math.hypot(s_noise, s_model), s_res)
 
 
+def _refuse_contact_in_a_gap(s: np.ndarray, fast: np.ndarray, best: float, where: str):
+    """BadInput when the club-head markers are unseen somewhere in the fast part of the
+    swing (between its first and last fast interval, s (F,) m/s interval speeds) and the
+    speed drops across that gap by at least ``best`` [m/s], the largest drop between two
+    seen intervals: the contact may lie in the gap, where no frame locates it."""
+    idx = np.flatnonzero(fast)
+    if idx.size < 2:
+        return
+    lo, hi = idx[0], idx[-1]
+    unseen = ~np.isfinite(s[lo:hi + 1])
+    starts = np.flatnonzero(unseen & ~np.r_[False, unseen[:-1]]) + lo
+    ends = np.flatnonzero(unseen & ~np.r_[unseen[1:], False]) + lo
+    for g0, g1 in zip(starts, ends):
+        across = float(s[g0 - 1] - s[g1 + 1])
+        if across >= best:
+            gap = f"frame {g0}" if g1 - 1 == g0 else f"frames {g0}–{g1 - 1}"
+            raise BadInput(where, f"the club-head markers are not seen in {gap}, "
+                           f"in the fast part of the swing, and the club head is {across:.1f} "
+                           f"m/s slower after them (the largest drop between seen frames is "
+                           f"{best:.1f} m/s): ball contact may lie there, where no frame "
+                           f"locates it")
+
+
 def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     """Ball contact from the club-head markers p (F, M, 3), or their mean point (F, 3),
     [m] at rate_hz (module doc)."""
@@ -279,6 +302,7 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     if not np.isfinite(drop).any():
         raise BadInput(where, "no pair of consecutive fast club-head intervals: no impact found")
     k = int(np.argmax(drop))
+    _refuse_contact_in_a_gap(s, fast, float(drop[k]), where)
 
     def d(j):
         return float(s[j] - s[j + 1]) if 1 <= j and j + 1 < len(s) and \

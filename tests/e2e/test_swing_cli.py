@@ -262,6 +262,27 @@ def test_swing_refuses_impossible_club_masses(tmp_path, value):
     assert not (tmp_path / "o").exists()
 
 
+def test_swing_refuses_a_capture_whose_contact_the_markers_miss(tmp_path):
+    """The bundled capture with every club-head marker unseen in the frame after ball
+    contact: one line naming the file and the frame, exit 2, no output folder."""
+    import numpy as np
+
+    from harness.capture import events as cap_events
+    from harness.capture.ingest import ingest
+    from harness.capture.synthetic import write_c3d
+
+    cap = ingest(CAPTURE)
+    f = cap_events.detect(cap).impact_frame
+    X = cap.X.copy()
+    for label in cap.markerset.club_head:
+        X[f + 1, cap.index(label)] = np.nan
+    bad = write_c3d(tmp_path / "gap.c3d", cap.labels, X, cap.rate_hz, up="+z")
+    p = run_cli("swing", bad, "--quick", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert str(bad) in p.stderr and f"frame {f + 1}" in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 IMPACT_KEYS = {"impact_time_s", "impact_time_sigma_s", "clubhead_speed_pre_impact_measured_mps",
                "clubhead_speed_pre_impact_fitted_mps", "clubhead_speed_post_impact_measured_mps",
                "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps", "smash_factor"}

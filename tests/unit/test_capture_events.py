@@ -15,6 +15,7 @@ from harness.capture import events
 from harness.capture.ingest import ingest
 from harness.capture.markerset import DRIVER_SWING
 from harness.capture.synthetic import kinematic_swing
+from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "swing" / "driver.c3d"
@@ -164,3 +165,26 @@ def test_a_club_head_marker_dropping_out_near_contact_moves_nothing_it_should_no
             assert abs(got - s_full[k]) <= spread[k] + eps, (a, b, k, got, s_full[k])
         fast = np.flatnonzero(s_full >= 0.5 * full.peak_speed_mps)
         assert ev.peak_speed_mps <= np.nanmax(s_full[fast] + spread[fast]) + eps
+
+
+def test_contact_in_a_gap_of_the_club_head_markers_is_refused_not_guessed():
+    """Every club-head marker of the bundled capture unseen in the frame after contact,
+    or over the contact interval: the speed drop is then across the gap, and the largest
+    drop between seen frames is a slowing in the follow-through, 90 ms later (which the
+    search took for contact before). The capture is refused naming the file and the
+    frames. The same gap earlier in the downswing, where the head speeds up, or later,
+    is not refused, and contact stays in its interval."""
+    cap = ingest(BUNDLED)
+    f = events.detect(cap).impact_frame
+
+    def without_head(a, b):
+        X = cap.X.copy()
+        for label in DRIVER_SWING.club_head:
+            X[a:b, cap.index(label)] = np.nan
+        return dataclasses.replace(cap, X=X)
+    for a, b in ((f + 1, f + 2), (f, f + 2), (f - 2, f + 3)):
+        with pytest.raises(BadInput) as e:
+            events.detect(without_head(a, b))
+        assert e.value.where == cap.source and f"{a}" in e.value.problem
+    for a, b in ((f - 16, f - 6), (f + 14, f + 24)):
+        assert events.detect(without_head(a, b)).impact_frame == f
