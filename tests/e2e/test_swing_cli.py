@@ -262,6 +262,31 @@ def test_swing_refuses_impossible_club_masses(tmp_path, value):
     assert not (tmp_path / "o").exists()
 
 
+def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swing):
+    """The row on the fitted window after contact gives its length from fit.json's window
+    and measured contact time, with the 30 ms asked; the same summary with the capture
+    ending 5 frames after contact says the capture ends there."""
+    import copy
+
+    from harness.swing.run import impact_checks
+
+    _, out, p = quick_swing
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+    w, im = fit["window"], fit["fit"]["impact"]
+
+    def row(summary):
+        return next(r for r in impact_checks(summary)
+                    if r["name"] == "fitted window after ball contact")
+    r = row(fit)
+    assert r["ok"] is None and "30 ms asked" in r["value"] and "ends" not in r["value"]
+    assert r["value"].startswith(f"{1e3 * (w['t_end_s'] - im['t_hat_s']):.1f} ms")
+    assert "fitted window after ball contact" in p.stdout
+    short = copy.deepcopy(fit)
+    short["window"]["last_frame"] = w["impact_frame"] + 5
+    short["window"]["t_end_s"] = short["window"]["last_frame"] * im["frame_interval_s"]
+    assert f"the capture ends at frame {w['impact_frame'] + 5}" in row(short)["value"]
+
+
 def test_swing_refuses_a_capture_whose_contact_the_markers_miss(tmp_path):
     """The bundled capture with every club-head marker unseen in the frame after ball
     contact: one line naming the file and the frame, exit 2, no output folder."""
