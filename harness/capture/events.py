@@ -307,7 +307,18 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     def d(j):
         return float(s[j] - s[j + 1]) if 1 <= j and j + 1 < len(s) and \
             np.isfinite(s[j]) and np.isfinite(s[j + 1]) else -np.inf
+    if not np.isfinite(d(k + 1)):
+        raise BadInput(where, f"the club head is not seen in the frame after its largest "
+                       f"speed drop ({drop[k]:.1f} m/s, frames {k - 1}–{k + 1}): the capture "
+                       f"ends there or the markers are lost, so no contact can be placed")
     f = k if d(k + 1) >= d(k - 1) else k - 1
+    least = lookup("capture", "impact_min_drop").atol
+    if not s[f] - s[f + 2] >= least * s[f]:
+        raise BadInput(where, f"the club head never slows by {100 * least:g} % over two "
+                       f"frame intervals in the fast part of the swing (at most "
+                       f"{100 * (s[f] - s[f + 2]) / s[f]:.1f} %, frames {f - 1}–{f + 2}): "
+                       f"no ball contact (the capture may end before it, or the ball was "
+                       f"missed)")
     u = interval_velocities(p, rate_hz)
     before = np.flatnonzero(fast[:f + 1])
     sd_p = _noise_sd(p, np.arange(before[0] - 1, f + 1) if before.size else before)

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 TABLE_VERSION = "2026.12.19"
 # 2026.12.19: no existing atol or rtol changed. New: capture/impact_sigma_z (the stated
 #   uncertainty of the contact time held against the same capture at a lower rate, and
-#   against noisy synthetic swings, where the test had it inline).
+#   against noisy synthetic swings, where the test had it inline); capture/impact_min_drop
+#   (a speed drop too small to be ball contact: a capture that ends before contact is
+#   refused instead of given a contact where the head still speeds up).
 # 2026.12.18: no existing atol or rtol changed. New: swing/shaft_law (the bent shaft's
 #   nearest spring, recovered from a moment built as one), swing/shaft_law_other_engine
 #   (the bent shaft's figures recomputed by Drake).
@@ -325,6 +327,14 @@ TABLE.update({
         "and before the lowest point) the actual error is 0.95–1.05 × that leading term, "
         "so twice it bounds it; the stated uncertainty is the larger of this and the "
         "propagated marker noise, capped at half a frame."),
+    ("capture", "impact_min_drop"): Tolerance(0.1, 0.0, "Fraction of the club-head speed "
+        "before contact that ball contact must take off it over the two frame intervals "
+        "around it. A free head of mass M meeting a ball of m = 45.93 g at rest with "
+        "restitution e keeps (M − e·m)/(M + m) of its speed: 0.67–0.76 for heads of "
+        "0.20–0.26 kg and e 0.75–0.83, a drop of 24–33 % (the bundled driver: 29 %; the "
+        "shaft and arms behind the head lessen it a little). A head that speeds up, or "
+        "slows with no ball, changes by a few per cent per frame interval at 90–360 Hz. "
+        "10 % lies between with margin on both sides."),
     ("capture", "impact_sigma_z"): Tolerance(3.0, 0.0, "Standard deviations: a contact "
         "time located from a noisy synthetic swing, or from the bundled capture "
         "subsampled to a half or a third of its rate, lies within this many of its stated "

@@ -188,3 +188,33 @@ def test_contact_in_a_gap_of_the_club_head_markers_is_refused_not_guessed():
         assert e.value.where == cap.source and f"{a}" in e.value.problem
     for a, b in ((f - 16, f - 6), (f + 14, f + 24)):
         assert events.detect(without_head(a, b)).impact_frame == f
+
+
+def test_a_capture_that_ends_at_or_before_contact_is_refused():
+    """The bundled capture cut while the head still speeds up, or one frame after its
+    speed drop (the interval after it unseen), has no contact to measure: refused naming
+    the file, where the search used to return a contact there. Cut four frames after
+    contact it keeps the contact interval, its time no longer trusted (± half a frame)."""
+    cap = ingest(BUNDLED)
+    f = events.detect(cap).impact_frame
+    for end in (f - 6, f + 1, f + 2):
+        with pytest.raises(BadInput) as e:
+            events.detect(dataclasses.replace(cap, X=cap.X[:end]))
+        assert e.value.where == cap.source, end
+    ev = events.detect(dataclasses.replace(cap, X=cap.X[:f + 4]))
+    assert ev.impact_frame == f and ev.impact_sigma_s == pytest.approx(0.5 / cap.rate_hz)
+
+
+@pytest.mark.parametrize("ratio,found", [(0.95, False), (0.85, True)])
+def test_a_drop_too_small_for_a_ball_is_no_contact(ratio, found):
+    """Synthetic swings whose head keeps 95 % and 85 % of its speed at the event: below
+    capture/impact_min_drop (10 %) there is no ball, above it the event is found where
+    it is."""
+    labels, X, truth, t_c = _swing(BOTTOM, 0.3, ratio)
+    p = _head(labels, X)
+    if not found:
+        with pytest.raises(BadInput):
+            events.impact(p, RATE)
+        return
+    im = events.impact(p, RATE)
+    assert im.frame == BOTTOM and abs(im.t_s - t_c) <= im.sigma_s
