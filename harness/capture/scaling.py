@@ -20,9 +20,9 @@ def _mean(capture, frames, *labels):
     if not pts:
         raise BadInput(capture.source, f"none of {', '.join(labels)} usable for scaling")
     P = np.concatenate(pts, axis=0)
-    m = np.nanmean(P, axis=0)
-    if not np.isfinite(m).all():
+    if not np.isfinite(P).all(axis=1).any():
         raise BadInput(capture.source, f"{', '.join(labels)} never seen at address")
+    m = np.nanmean(P, axis=0)
     return m
 
 

@@ -287,6 +287,22 @@ def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swi
     assert f"the capture ends at frame {w['impact_frame'] + 5}" in row(short)["value"]
 
 
+def test_swing_refuses_a_capture_without_a_knee_marker_in_one_line(tmp_path):
+    """A capture whose LKneeOut is never seen: the leg cannot be scaled. One line naming
+    the file and the marker (no warning line before it), exit 2, no output folder."""
+    from harness.capture.ingest import ingest
+    from harness.capture.synthetic import write_c3d
+
+    cap = ingest(CAPTURE)
+    X = cap.X.copy()
+    X[:, cap.index("LKneeOut")] = float("nan")
+    bad = write_c3d(tmp_path / "noknee.c3d", cap.labels, X, cap.rate_hz, up="+z")
+    p = run_cli("swing", bad, "--quick", "--quiet", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert str(bad) in p.stderr and "LKneeOut" in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_swing_refuses_a_capture_whose_contact_the_markers_miss(tmp_path):
     """The bundled capture with every club-head marker unseen in the frame after ball
     contact: one line naming the file and the frame, exit 2, no output folder."""
