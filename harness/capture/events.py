@@ -264,6 +264,42 @@ def _alpha_fit(u: np.ndarray, f: int, sd_p: float, rate_hz: float):
     return al, float(res[i]), max(math.hypot(s_noise, s_model), s_res)
 
 
+def search_speeds(p: np.ndarray, rate_hz: float) -> np.ndarray:
+    """(F,) m/s the interval speeds ball contact is searched on: where at least three
+    club-head markers are seen at both ends of an interval, the median of their own
+    interval speeds (one marker's glitch, a swap or a ghost, moves none of them);
+    elsewhere ``interval_speeds``."""
+    P = _markers(p)
+    s = interval_speeds(P, rate_hz)
+    if P.shape[1] < 3 or len(P) < 2:
+        return s
+    each = np.linalg.norm(P[1:] - P[:-1], axis=2) * rate_hz          # (F − 1, M)
+    rows = np.flatnonzero(np.isfinite(each).sum(axis=1) >= 3)
+    if rows.size:
+        s[1 + rows] = np.nanmedian(each[rows], axis=1)
+    return s
+
+
+def _lasting_drop(s: np.ndarray, drop: np.ndarray, kept: float):
+    """The pair index k of the largest speed drop s[k] − s[k+1] (``drop`` (F,) m/s, −inf
+    where no pair) that lasts: the median speed of the three intervals before the pair,
+    s[k−3 … k−1], exceeds that of the three after it and its neighbour, s[k+2 … k+4], by
+    at least ``kept`` × the drop. A ball slows the head for good, a step; a marker
+    glitch of one frame raises one interval's speed and lowers the next, and the speed
+    is back within a few frames. A pair whose medians cannot be formed (a gap, the
+    capture's end) is taken as it is: the rules after it refuse it when it cannot be
+    placed. None when no pair lasts."""
+    for k in np.argsort(-drop, kind="stable"):
+        if not np.isfinite(drop[k]):
+            return None
+        before, after = s[max(k - 3, 0):k], s[k + 2:k + 5]
+        if not (np.isfinite(before).any() and np.isfinite(after).any()):
+            return int(k)
+        if np.nanmedian(before) - np.nanmedian(after) >= kept * drop[k]:
+            return int(k)
+    return None
+
+
 def _refuse_contact_in_a_gap(s: np.ndarray, fast: np.ndarray, best: float, where: str):
     """BadInput when the club-head markers are unseen somewhere in the fast part of the
     swing (between its first and last fast interval, s (F,) m/s interval speeds) and the
@@ -289,8 +325,10 @@ def _refuse_contact_in_a_gap(s: np.ndarray, fast: np.ndarray, best: float, where
 
 def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     """Ball contact from the club-head markers p (F, M, 3), or their mean point (F, 3),
-    [m] at rate_hz (module doc)."""
-    s = interval_speeds(p, rate_hz)
+    [m] at rate_hz (module doc). The contact is searched on ``search_speeds`` (a marker's
+    glitch does not move it); the speeds reported are ``interval_speeds``."""
+    s_rep = interval_speeds(p, rate_hz)
+    s = search_speeds(p, rate_hz)
     if not np.isfinite(s).any():
         raise BadInput(where, "club-head markers never seen in two consecutive frames")
     peak = float(np.nanmax(s))
@@ -301,7 +339,12 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     drop[:-1][ok] = s[:-1][ok] - s[1:][ok]
     if not np.isfinite(drop).any():
         raise BadInput(where, "no pair of consecutive fast club-head intervals: no impact found")
-    k = int(np.argmax(drop))
+    least = lookup("capture", "impact_min_drop").atol
+    k = _lasting_drop(s, drop, lookup("capture", "impact_drop_kept").atol)
+    if k is None:
+        raise BadInput(where, "every drop of club-head speed in the fast part of the swing "
+                              "is made up within a few frames: no ball contact (a marker "
+                              "glitch is no contact)")
     _refuse_contact_in_a_gap(s, fast, float(drop[k]), where)
 
     def d(j):
@@ -312,7 +355,6 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
                        f"speed drop ({drop[k]:.1f} m/s, frames {k - 1}–{k + 1}): the capture "
                        f"ends there or the markers are lost, so no contact can be placed")
     f = k if d(k + 1) >= d(k - 1) else k - 1
-    least = lookup("capture", "impact_min_drop").atol
     if not s[f] - s[f + 2] >= least * s[f]:
         raise BadInput(where, f"the club head never slows by {100 * least:g} % over two "
                        f"frame intervals in the fast part of the swing (at most "
@@ -332,7 +374,7 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
         alpha, r, sig, trusted = 0.5, (fit[1] if fit else float("nan")), half, False
 
     def sp(j):
-        return float(s[j]) if 0 <= j < len(s) else float("nan")
+        return float(s_rep[j]) if 0 <= j < len(s_rep) else float("nan")
     return Impact(frame=f, t_s=(f + alpha) / rate_hz, sigma_s=sig / rate_hz, alpha=alpha,
                   trusted=trusted, speed_pre_mps=sp(f), speed_across_mps=sp(f + 1),
                   speed_post_mps=sp(f + 2), drop_mps=float(drop[k]), residual_mps=r,

@@ -219,3 +219,26 @@ def test_a_drop_too_small_for_a_ball_is_no_contact(ratio, found):
         return
     im = events.impact(p, RATE)
     assert im.frame == BOTTOM and abs(im.t_s - t_c) <= im.sigma_s
+
+
+def test_a_glitch_of_one_club_head_marker_is_no_contact():
+    """One club-head marker of the bundled capture pushed 6 or 10 cm along the head's
+    path in a single frame (a swap or a ghost): its interval speeds jump up and down by
+    20–36 m/s, which the largest-drop search took for contact, up to 27 frames away. The
+    search runs on the median of the markers' own speeds, so contact stays in its
+    interval wherever the glitch is, and away from the contact's own frames its time
+    is the full capture's."""
+    cap = ingest(BUNDLED)
+    full = events.detect(cap)
+    f = full.impact_frame
+    p = events.club_head_point(cap)
+    label = DRIVER_SWING.club_head[0]
+    for frame in (f - 26, f - 16, f - 6, f - 2, f, f + 1, f + 2, f + 14):
+        path = (p[frame + 1] - p[frame - 1]) / np.linalg.norm(p[frame + 1] - p[frame - 1])
+        for size in (0.06, 0.10):
+            X = cap.X.copy()
+            X[frame, cap.index(label)] += size * path
+            ev = events.detect(dataclasses.replace(cap, X=X))
+            assert ev.impact_frame == f, (frame, size, ev.impact_frame)
+            if abs(frame - f) > 4:
+                assert ev.impact_s == full.impact_s, (frame, size)
