@@ -15,9 +15,13 @@ centimetre or more, several m/s at 360 Hz). The functions below take either the 
 (F, 3) or the markers (F, M, 3).
 
 Impact (ball contact) is the club-head velocity discontinuity:
-- the fast intervals are those with s ≥ half the peak interval speed; the contact pair is
-  the pair of consecutive intervals (k−1, k), (k, k+1) whose speed drop s[k] − s[k+1] is
-  the largest among pairs whose first interval is fast;
+- the search runs on ``search_speeds`` (the median of the markers' own interval speeds
+  where three or more are seen, so that one marker's glitch moves nothing); the fast
+  intervals are those at ≥ half the peak; the contact pair is the pair of consecutive
+  intervals (k−1, k), (k, k+1) whose speed drop s[k] − s[k+1] is the largest among
+  pairs whose first interval is fast and whose drop the head keeps (``_lasting_drop``);
+  contact in a gap of the markers, a capture that ends at it and a drop too small for a
+  ball are refused (BadInput);
 - contact at a fraction α of an interval makes that interval's speed a mix of the
   speeds before and after, so the drop is split over two pairs: (1 − α)Δ into the
   straddling interval and αΔ out of it. The straddling interval is therefore (k, k+1)
