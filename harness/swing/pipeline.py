@@ -296,10 +296,10 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     first = max(0, ev.top_frame - pad)
     # with the impact: to post_impact_s after it, two phases joined by the reset map at
     # t_e; without: to the last frame before ball contact (events.impact_frame)
-    last = ev.impact_frame
+    last = asked = ev.impact_frame
     if s.impact:
-        last = min(cap.n_frames - 1,
-                   ev.impact_frame + 1 + int(round(s.post_impact_s * cap.rate_hz)))
+        asked = ev.impact_frame + 1 + int(round(s.post_impact_s * cap.rate_hz))
+        last = min(cap.n_frames - 1, asked)
     win = np.arange(first, last + 1)
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
     k0 = int(np.argmin(np.abs(frames - first)))
@@ -392,6 +392,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
                   "tracked_markers": list(labels),
                   "not_tracked": [l for l in cap.markerset.tracked if l not in labels]},
         "window": {"first_frame": int(first), "last_frame": int(win[-1]),
+                   "last_frame_asked": int(asked),
                    "t_start_s": float(first * h), "t_end_s": float(win[-1] * h),
                    "top_frame": ev.top_frame, "impact_frame": ev.impact_frame,
                    "phases": ([{"phase": "pre-impact", "t_start_s": float(first * h),

@@ -190,12 +190,11 @@ def impact_checks(summary: dict) -> list:
                  "value": f"{sf:.3f} (ball {im['ball_speed_mps']:.1f} m/s from |Λ| "
                           f"{im['impulse_magnitude_Ns']:.3f} N·s)",
                  "target": f"{lo:g}–{hi:g} ({im['club']})", "ok": bool(lo <= sf <= hi)})
-    w, h = summary["window"], im["frame_interval_s"]
+    w = summary["window"]
     post = float(summary.get("settings", {}).get("post_impact_s", float("nan")))
-    asked = w["impact_frame"] + 1 + int(round(post / h)) if np.isfinite(post) else None
     past = 1e3 * (w["t_end_s"] - im["t_hat_s"])
-    end = (f"the capture ends at frame {w['last_frame']}; " if asked is not None
-           and w["last_frame"] < asked else "")
+    end = (f"the capture ends at frame {w['last_frame']}; "
+           if w["last_frame"] < w.get("last_frame_asked", w["last_frame"]) else "")
     rows.append({"name": "fitted window after ball contact",
                  "value": f"{past:.1f} ms past the measured contact ({end}{1e3 * post:g} ms "
                           f"asked)",

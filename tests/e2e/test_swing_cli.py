@@ -278,6 +278,8 @@ def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swi
         return next(r for r in impact_checks(summary)
                     if r["name"] == "fitted window after ball contact")
     r = row(fit)
+    assert w["last_frame"] == w["last_frame_asked"] == w["impact_frame"] + 1 + round(
+        0.03 / im["frame_interval_s"])
     assert r["ok"] is None and "30 ms asked" in r["value"] and "ends" not in r["value"]
     assert r["value"].startswith(f"{1e3 * (w['t_end_s'] - im['t_hat_s']):.1f} ms")
     assert "fitted window after ball contact" in p.stdout
