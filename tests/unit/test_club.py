@@ -62,15 +62,21 @@ def test_the_bundled_capture_holds_a_driver_and_a_shorter_club_is_an_iron(captur
         which_club("wood", measured)
 
 
+def _whole_body_mass(dims) -> float:
+    """kg: MuJoCo's mass-matrix entry of pelvis_tx (the whole body's mass) for the
+    actuated-root golfer of ``dims``."""
+    spec = golfer3d(dims, root="actuated")
+    a = registry.adapter_class("mujoco")(PreparedModel(spec.validate(), "test:club"))
+    i = a.layout.slot("pelvis_tx").iv
+    return float(a.mass_matrix(np.zeros(a.nq))[i, i])
+
+
 def test_the_club_masses_reach_the_engines():
     """The golfer built with an iron's masses carries the iron's extra mass: MuJoCo's
     mass matrix, whose pelvis-translation block is the whole body's mass, grows by the
     difference of the two clubs' masses."""
     def total(club):
-        spec = golfer3d(GolferDims().for_club(club), root="actuated")
-        a = registry.adapter_class("mujoco")(PreparedModel(spec.validate(), f"test:{club}"))
-        i = a.layout.slot("pelvis_tx").iv
-        return float(a.mass_matrix(np.zeros(a.nq))[i, i])
+        return _whole_body_mass(GolferDims().for_club(club))
 
     diff = CLUB_MASSES_KG["iron"][0] - CLUB_MASSES_KG["driver"][0]
     tol = lookup("dynamics", "mass_matrix")
@@ -90,10 +96,7 @@ def test_a_weighed_clubs_masses_replace_the_typical_ones(capture):
     assert which_club("auto", measured, None)["masses_kg"] == list(CLUB_MASSES_KG["driver"])
 
     def total(masses):
-        spec = golfer3d(GolferDims().for_club("driver", masses), root="actuated")
-        a = registry.adapter_class("mujoco")(PreparedModel(spec.validate(), "test:club"))
-        i = a.layout.slot("pelvis_tx").iv
-        return float(a.mass_matrix(np.zeros(a.nq))[i, i])
+        return _whole_body_mass(GolferDims().for_club("driver", masses))
 
     tol = lookup("dynamics", "mass_matrix")
     heavy, typical = total((0.40, 0.25)), total(None)
