@@ -360,11 +360,10 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
                        f"ends there or the markers are lost, so no contact can be placed")
     f = k if d(k + 1) >= d(k - 1) else k - 1
     if not s[f] - s[f + 2] >= least * s[f]:
-        raise BadInput(where, f"the club head never slows by {100 * least:g} % over two "
-                       f"frame intervals in the fast part of the swing (at most "
-                       f"{100 * (s[f] - s[f + 2]) / s[f]:.1f} %, frames {f - 1}–{f + 2}): "
-                       f"no ball contact (the capture may end before it, or the ball was "
-                       f"missed)")
+        raise BadInput(where, f"the club head's largest lasting speed drop is "
+                       f"{100 * (s[f] - s[f + 2]) / s[f]:.1f} % over frames {f - 1}–{f + 2}, "
+                       f"under the {100 * least:g} % ball contact takes: no ball contact "
+                       f"(the capture may end before it, or the ball was missed)")
     u = interval_velocities(p, rate_hz)
     before = np.flatnonzero(fast[:f + 1])
     sd_p = _noise_sd(p, np.arange(before[0] - 1, f + 1) if before.size else before)
