@@ -18,20 +18,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from harness import stages as stage_list_mod
+from harness.core import figures
 from harness.core.errors import BadInput, EngineUnavailable
-from harness.core.io import check_output_file, claims_output, output_folder, write_text_atomic
+from harness.core.io import (
+    check_output_file,
+    claims_output,
+    output_folder,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from harness.core.records import Record
 from harness.core.strict import check_run_size
 from harness.core.verdict import Verdict, judge
+from harness.evidence import baseline as baseline_mod
 from harness.evidence import bundle as evidence
+from harness.model import candidate as cd
 from harness.model import registry
-from harness.model.prepared import PreparedModel
+from harness.model.integrators import Method
+from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.report import render as report_render
-from harness.stages import BY_NAME, STAGES, in_headline, report_sections, runner
+from harness.stages import BY_NAME, STAGES, in_headline, judged, runner
+from harness.stages.contact import stage as contact_stage
+from harness.stages.contact import suite as contact_suite_mod
+from harness.stages.diagnosis import summary as diagnosis_summary
+from harness.stages.replay import cases as replay_cases_mod
+from harness.stages.replay import run as replay_run
+from harness.stages.replay.cases import Case, ReplayResult, safe_case_name
+from harness.stages.replay.run import blocked_by
 
-PROFILES = {"ci": {"samples": 10},
-            # full adds the opt-in derivatives stage (finite-difference rows included)
-            "full": {"samples": 100, "extra": ("derivatives",)}}
+# full adds the opt-in stages (the derivatives, finite-difference rows included)
+PROFILES = {"ci": {"samples": 10, "opt_in": False},
+            "full": {"samples": 100, "opt_in": True}}
 Progress = Callable[[str], None]
 
 
@@ -91,13 +109,45 @@ def evidence_hooks() -> evidence.Hooks:
         recompute={s.name: s.recompute for s in STAGES if s.recompute is not None},
         sections={s.manifest_key: s.manifest_problem for s in STAGES
                   if s.manifest_key and s.manifest_problem is not None},
-        thresholds={s.manifest_key: s.thresholds for s in STAGES if s.manifest_key},
-        stages=tuple(s for s in STAGES if s.sampled))  # in the runner's order
+        thresholds={s.manifest_key: tuple((s.name, q) for q in s.thresholds)
+                    for s in STAGES if s.manifest_key},
+        stages=tuple(s for s in STAGES if s.sampled),  # in the runner's order
+        reason_stated=frozenset(s.name for s in STAGES if s.reason_stated))
+
+
+def stage_views(manifest: dict, records: list, arrays: dict | None,
+                timings: dict | None = None) -> list:
+    """A ``report.render.StageView`` per stage, in report order, with the section each
+    stage builds from the bundle's parts (none without arrays)."""
+    views = []
+    for s in STAGES:
+        ctx = s.report_section(manifest, records, arrays, timings) \
+            if s.report_section is not None and arrays is not None else None
+        views.append(report_render.StageView(
+            s.name, judged=s.judged, plot_rows=s.plot_rows, records_note=s.records_note,
+            row_tag=s.row_tag, template_dir=s.template_dir,
+            section=(s.template, ctx) if ctx else None, title=s.title,
+            before_ladder=s.before_ladder, summary_template=s.summary_template))
+    return views
+
+
+def judged_records(records: Iterable[Record]) -> list:
+    """The rows that enter a verdict (a stage whose rows explain, such as the diagnosis of
+    as-is files, is left out)."""
+    return [r for r in records if judged(r)]
+
+
+def stage_summary_lines(records: Iterable[Record]) -> list:
+    """The lines the command line prints under the headline, one per stage that has one
+    (the judged rows with a relative error)."""
+    return stage_list_mod.summary_lines([r for r in judged_records(records)
+                                         if r.max_rel is not None])
 
 
 def judge_records(records: Iterable[Record]) -> Verdict:
-    """The verdict of ``records`` by every stage's headline rule (diagnosis rows left out)."""
-    return judge([r for r in records if r.stage != "diagnosis"], in_headline)
+    """The verdict of ``records`` by every stage's headline rule (explanatory rows left
+    out)."""
+    return judge(judged_records(records), in_headline)
 
 
 # ----- engines and models ---------------------------------------------------------------
@@ -243,14 +293,15 @@ def run(models: list, *, out, title: str = "Engine parity report",
                                                     seed)
     if not (beyond_limits == beyond_limits and 0.0 <= beyond_limits <= 10.0):
         raise BadInput("--beyond-limits", f"must be between 0 and 10, got {beyond_limits}")
-    check_run_size(models, len(run_engines), samples, "derivatives" in stage_list)
+    check_run_size(models, len(run_engines), samples,
+                   any(BY_NAME[s].large_arrays for s in stage_list))
     if junit:
         check_output_file(junit, "--junit")
     command_line = list(command_line) if command_line is not None else \
         ["harness", *sys.argv[1:]]
     as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
     contact = None
-    if contact_suite and "contact" in stage_list:  # it needs no stage: it starts first
+    if contact_suite and contact_stage.NAME in stage_list:  # it needs no stage: it starts first
         contact = _ContactSuite(models, run_engines, say, beside=bool(replay_cases))
     diagnosis = rr = None
     try:
@@ -286,11 +337,13 @@ def run(models: list, *, out, title: str = "Engine parity report",
         replay_info, timings = rr.info, rr.timings
         extra["timings.json"] = json.dumps(rr.timings, indent=1).encode()  # not evidence
     hooks = evidence_hooks()
-    manifest = evidence.build_manifest(result, missing, command_line, hooks, replay_info)
+    sections = {BY_NAME[replay_cases_mod.NAME].manifest_key: replay_info} if replay_info \
+        else {}
+    manifest = evidence.build_manifest(result, missing, command_line, hooks, sections)
     html = render_report(manifest, result.records, result.arrays, timings, title=title,
                          progress=say)
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
-                                 replay=replay_info, extra_files=extra, manifest=manifest)
+                                 extra_files=extra, manifest=manifest)
     if junit:
         from harness.evidence.junit import write_junit
 
@@ -305,7 +358,6 @@ def _replays(cases, engines, result, contact, diagnosis, say):
     process replayed (``contact.tail``) are put after this process's, in case order."""
     if not cases:
         return None
-    from harness.stages.replay import run as replay_run
 
     diag = diagnosis.records if diagnosis else []
     if contact is None or not contact.running:
@@ -324,7 +376,6 @@ def _replays(cases, engines, result, contact, diagnosis, say):
 def _joined(a, b):
     """One replay result of two, the cases of ``a`` first (the per-case records, arrays,
     manifest sections and wall times of a run over all of them, in that order)."""
-    from harness.stages.replay.cases import ReplayResult
 
     return ReplayResult(a.records + b.records, {**a.arrays, **b.arrays},
                         {"cases": {**a.info["cases"], **b.info["cases"]}},
@@ -340,7 +391,6 @@ def contact_suite_task(conn, models, engines) -> None:
     import logging
     import warnings
 
-    from harness.stages.contact import suite
 
     said = []  # what the engines warned, re-emitted by the run's own process (_said_again)
 
@@ -352,10 +402,9 @@ def contact_suite_task(conn, models, engines) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            done = suite.run(models, engines)
+            done = contact_suite_mod.run(models, engines)
             tail, earlier = conn.recv()  # after the stages: the cases to replay here
             if tail:
-                from harness.stages.replay import run as replay_run
 
                 done = (done, replay_run.run(list(tail), engines, list(earlier)))
             else:
@@ -427,9 +476,8 @@ class _ContactSuite:
         self._run_here()
 
     def _run_here(self):
-        from harness.stages.contact import suite
 
-        self._result = suite.run(self.models, self.engines, progress=self.say)
+        self._result = contact_suite_mod.run(self.models, self.engines, progress=self.say)
 
     def close(self):
         """End the second process (if any) and forget it."""
@@ -461,7 +509,6 @@ class _ContactSuite:
                          "runs here")
                 self._run_here()
                 if self.tail:
-                    from harness.stages.replay import run as replay_run
 
                     self._tail_result = replay_run.run(self.tail, self.engines, self.earlier,
                                                        progress=self.say)
@@ -504,7 +551,6 @@ class _ContactSuite:
     def gates(records) -> bool:
         """Whether any of ``records`` is one the replays' gate blocks on (the replay
         stage's own rule, harness/stages/replay/run.py ``blocked_by``)."""
-        from harness.stages.replay.run import blocked_by
 
         return any(blocked_by(records))
 
@@ -568,15 +614,13 @@ def qualify(profile: str = "ci", *, out, samples: int | None = None,
     """Every catalog fixture through every stage of ``profile`` ("ci", or "full" with the
     opt-in derivatives and 100 samples), plus the qualification replay cases."""
     from fixtures import catalog
-    from harness.model.prepared import prepare_fixture
     from harness.stages.replay.synth import qualify_cases
 
     if profile not in PROFILES:
         raise BadInput("--profile", f"unknown profile {profile!r} (known: "
                                     f"{', '.join(sorted(PROFILES))})")
     prof = PROFILES[profile]
-    stage_list = [s.name for s in STAGES if s.sampled
-                  and (not s.opt_in or s.name in prof.get("extra", ()))]
+    stage_list = [s.name for s in STAGES if s.sampled and (not s.opt_in or prof["opt_in"])]
     models = [prepare_fixture(n) for n in catalog.all_names()]
     return run(models, out=out, title=f"Qualification ({profile} profile)",
                stages=stage_list, samples=prof["samples"] if samples is None else samples,
@@ -590,9 +634,6 @@ def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 
     """Replay a candidate (its .json manifest, or a loaded Candidate) in every engine,
     after stages 0–2 on its model; ``method``: rk4 | semi_implicit_euler (step ``dt`` [s])
     or dop853 (``rtol``, ``atol``)."""
-    from harness.model import candidate as cd
-    from harness.model.integrators import Method
-    from harness.stages.replay.cases import Case, safe_case_name
 
     cand = candidate if isinstance(candidate, cd.Candidate) else cd.load(candidate)
     if method == "dop853":
@@ -618,8 +659,6 @@ def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
     """A candidate of a catalog fixture driven by a known control law, written to ``out``
     (.json + .npz); returns (path, candidate)."""
     from fixtures import catalog
-    from harness.model import candidate as cd
-    from harness.model.prepared import prepare_fixture
     from harness.stages.replay.synth import synthesize
 
     if fixture not in catalog.names():
@@ -645,7 +684,6 @@ def make_candidate(model: PreparedModel, q0, v0, t, tau, *, interpolation: str =
     [s] strictly increasing, tau (N, nv) generalized forces [N·m | N];
     ``interpolation``: zoh | linear | cubic | lobatto<P>; ``provenance``: any of producer,
     created, solver (dict), status, notes (the rest is filled in)."""
-    from harness.model import candidate as cd
 
     return cd.from_arrays(model, q0, v0, t, tau, interpolation, tuple(markers), provenance,
                           parameters)
@@ -654,7 +692,6 @@ def make_candidate(model: PreparedModel, q0, v0, t, tau, *, interpolation: str =
 def save_candidate(cand, path) -> Path:
     """Write ``cand`` as ``path`` (.json manifest) and the .npz arrays beside it, atomically;
     ``harness replay PATH`` replays it in every engine."""
-    from harness.model import candidate as cd
 
     return cd.save(cand, path)
 
@@ -680,10 +717,9 @@ def render_report(manifest: dict, records: list, arrays: dict | None,
     file); ``progress``: one line per report step."""
     say = progress or _quiet
     say("report: stage sections")
-    sections = report_sections(manifest, records, arrays, timings)
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
-        sections=sections, stage_order=[s.name for s in STAGES], in_headline=in_headline,
+        stages=stage_views(manifest, records, arrays, timings), in_headline=in_headline,
         scripts=scripts, progress=say)
 
 
@@ -692,7 +728,6 @@ def report(bundle, out=None, baseline=None, progress: Progress | None = None) ->
     plotly.min.js beside it (or ``out``, one stand-alone file with the chart library
     inside); with ``baseline`` (an older evidence bundle) the changes since it. Returns
     (path written, changes or None)."""
-    from harness.evidence import baseline as baseline_mod
 
     if out:
         check_output_file(out, "--out")
@@ -732,8 +767,6 @@ def report(bundle, out=None, baseline=None, progress: Progress | None = None) ->
 
 def _write_chart_library(folder: Path) -> None:
     """plotly.min.js beside a re-rendered report (its page loads it from there)."""
-    from harness.core import figures
-    from harness.core.io import write_bytes_atomic
 
     write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
 
@@ -741,10 +774,8 @@ def _write_chart_library(folder: Path) -> None:
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------
 def first_differing(outcome: Outcome) -> list:
     """[(record, label of its first differing element)] of stage 0 rows that differ."""
-    from harness.stages.diagnosis import summary
 
-    return summary.first_differing([r for r in outcome.records if r.stage != "diagnosis"],
-                                     outcome.arrays)
+    return diagnosis_summary.first_differing(judged_records(outcome.records), outcome.arrays)
 
 
 def diagnosis_summaries(outcome: Outcome) -> list:
@@ -752,12 +783,11 @@ def diagnosis_summaries(outcome: Outcome) -> list:
     bundle that differs with its causes (``rows``), and lines to print (``lines``);
     ``explained`` is False when a difference or a row has no named cause, or an engine
     could not load the file."""
-    from harness.stages.diagnosis import summary
 
     out = []
-    for s in summary.summarise(outcome.records, outcome.arrays):
-        out.append({**s, "lines": list(summary.format_summary(s)),
-                    "explained": summary.is_explained(s)})
+    for s in diagnosis_summary.summarise(outcome.records, outcome.arrays):
+        out.append({**s, "lines": list(diagnosis_summary.format_summary(s)),
+                    "explained": diagnosis_summary.is_explained(s)})
     return out
 
 
@@ -793,15 +823,15 @@ def outcome_summary(o: Outcome) -> dict:
     ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
     trajectory error [the state's units] and, for a diagnosis, whether every difference is
     explained."""
-    traj = [r for r in o.records if r.stage == "replay" and r.quantity == "trajectory"
-            and r.max_abs is not None]
+    traj = [r for r in o.records if r.stage == replay_cases_mod.NAME
+            and r.quantity == "trajectory" and r.max_abs is not None]
     d = {"bundle": str(o.path), "report": str(o.report), "n_records": len(o.records),
          "engines": dict(o.manifest.get("engines", {})), "missing_engines": dict(o.missing),
          "verdict": verdict_summary(o.verdict)}
     if traj:
         w = max(traj, key=lambda r: r.max_abs)
         d["replay_worst_trajectory"] = {"id": w.id, "max_abs": plain(w.max_abs)}
-    sums = diagnosis_summaries(o) if any(r.stage == "diagnosis" for r in o.records) else []
+    sums = diagnosis_summaries(o) if any(not judged(r) for r in o.records) else []
     if sums:
         d["diagnosis"] = [{"fixture": s["fixture"], "explained": s["explained"],
                            "lines": s["lines"]} for s in sums]
@@ -992,7 +1022,7 @@ def batch_parity_task(case: dict) -> dict:
                    engines=case["engines"] or None,
                    allow_missing=[a for a in case["allow_missing"].split(",") if a],
                    command_line=json.loads(case["command_line"]))
-    rows = [r for r in o.records if r.stage != "diagnosis"]
+    rows = judged_records(o.records)
     m = survey.task_metrics_of_bundle(verdict_summary(o.verdict), o.manifest,
                                       [(r.stage, r.status) for r in rows],
                                       [s.name for s in STAGES], len(seen))

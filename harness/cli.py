@@ -131,8 +131,8 @@ def _engine_files(items) -> dict:
 # ----- printing -----------------------------------------------------------------------------
 def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
     """Print the verdict of a run (and its diagnosis); return the exit code."""
-    records = [r for r in o.records if r.stage != "diagnosis"]
-    if any(r.stage == "diagnosis" for r in o.records):
+    records = api.judged_records(o.records)
+    if len(records) < len(o.records):  # explanatory rows: the diagnosis of as-is files
         rc = _print_diagnosis(o, brief=diagnosis_only)
         if diagnosis_only:
             print(f"report: {o.report}")
@@ -146,23 +146,8 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
              if c["informational"] else ""))
     if v.n_scored:
         print(v.headline)
-    scored = [r for r in records if r.max_rel is not None]
-    der = [r for r in scored if r.stage == "derivatives"]
-    traj = [r for r in scored if r.stage == "replay" and r.quantity == "trajectory"]
-    if der:
-        # relative error only where the difference exceeds the absolute floor: a block
-        # that is structurally zero has max_rel ~1 from round-off on both sides
-        rel = [r for r in der if r.max_abs is not None and r.atol is not None
-               and r.max_abs > r.atol] or der
-        w = max(rel, key=lambda r: r.max_rel)
-        exact = [r for r in rel if "/" not in r.quantity]
-        print(f"derivatives: worst relative error {w.max_rel:.3e} ({w.id}, tolerance "
-              f"class {w.quantity.partition('/')[2] or 'exact'}; rows whose difference "
-              f"exceeds their atol)"
-              + (f"; exact-method pairs {max(r.max_rel for r in exact):.3e}" if exact else ""))
-    if traj:
-        w = max(traj, key=lambda r: r.max_abs)
-        print(f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})")
+    for line in api.stage_summary_lines(records):
+        print(line)
     first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
         if r.status in ("failed", "error", "not_scored", "unconverged"):

@@ -9,9 +9,10 @@
 * records.json — list of records (harness/core/records.py), one per comparison.
 * records.csv — the same records as a table (``records_csv``); a reader checks it
   against records.json when present (bundles written before it have none).
-* manifest ``replay`` — for bundles with stage 5: per replay case the candidate (hashes,
-  provenance), the integrator settings of every run and the observer engine
-  (the replay stage validates it, harness/stages/replay/cases.py); ``{}`` otherwise.
+* manifest stage sections — one object per stage that declares a ``manifest_key``
+  (harness/stages/base.py): what that stage ran, validated by the stage's own check
+  (``Hooks.sections``); ``{}`` when the run did not use the stage. This module names no
+  stage: what it knows of them comes through ``Hooks``.
 
 One schema, validated strictly on read: unknown or missing fields are errors. Writes
 are atomic: the bundle is built in a temporary sibling folder and swapped in with one
@@ -56,14 +57,15 @@ from harness.core.tolerances import TABLE, TABLE_VERSION, Tolerance
 from harness.core.verdict import DECLARED, block_on, blocked_why
 from harness.core.version import __version__
 
-SCHEMA_VERSION = 2  # 2: "replay" manifest key (stage 5)
+SCHEMA_VERSION = 2  # 2: the first stage section (stage 5's) in the manifest
+# the manifest's own fields; a stage with a manifest section adds one object-valued field
+# under its ``manifest_key`` (``Hooks.sections``)
 MANIFEST_TYPES = {"schema_version": int, "harness_version": str, "git_commit": str,
                   "engines": dict, "unavailable_engines": dict, "fixtures": list,
                   "arrays_sha256": dict, "records_sha256": str,
                   "tolerance_table_version": str, "tolerances": dict, "platform": dict,
                   "command_line": list, "seed": int, "samples": int, "created": str,
-                  "kind": str, "arrays_file_sha256": str, "manifest_sha256": str,
-                  "replay": dict}
+                  "kind": str, "arrays_file_sha256": str, "manifest_sha256": str}
 MANIFEST_KEYS = set(MANIFEST_TYPES)
 FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "joints",
                 "provides", "notes"}
@@ -93,15 +95,21 @@ class Hooks:
 
     recompute: {stage: (record, arrays, records_by_id) -> Record} for rows whose verdict is
     more than a comparison of two arrays; sections: {manifest key: (section) -> problem or
-    ""}, the strict check of a stage's manifest section; thresholds: {manifest key: table
-    quantities the section uses (recorded in the manifest)}; stages: the sampled stages in
-    the runner's order (objects with ``name``, ``quantities``, ``run``, ``applies``), from
-    which ``verify`` derives the rows a run must hold."""
+    ""}, the strict check of a stage's manifest section; thresholds: {manifest key: the
+    table keys (stage, quantity) the section uses (recorded in the manifest)}; stages: the
+    sampled stages in the runner's order (objects with ``name``, ``quantities``, ``run``,
+    ``applies``), from which ``verify`` derives the rows a run must hold; reason_stated:
+    the stages whose rows' reasons state a law rather than a computed value (``verify``
+    keeps them when it recomputes a row).
+
+    Without hooks (recognising a folder before replacing it) a stage section is any field
+    beyond the manifest's own whose value is an object."""
 
     recompute: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)
     thresholds: dict = field(default_factory=dict)
     stages: tuple = ()
+    reason_stated: frozenset = frozenset()
 
 
 def git_commit() -> str:
@@ -135,13 +143,15 @@ def _records_blob(records) -> bytes:
 
 
 def build_manifest(result, unavailable: dict, command_line: list, hooks: Hooks,
-                   replay: dict | None = None) -> dict:
-    """``replay``: the replay section (the replay stage's info) or None."""
-    used = tolerances_used(result.records, replay, hooks)
+                   sections: dict | None = None) -> dict:
+    """``sections``: {manifest key: the stage's section} of the stages that wrote one
+    (``hooks.sections`` lists every key; a key without a section is written as {})."""
+    sections = {k: dict((sections or {}).get(k) or {}) for k in hooks.sections}
+    used = tolerances_used(result.records, sections, hooks)
     manifest = {
         "schema_version": SCHEMA_VERSION,
-        "kind": "parity" if not replay else "parity+replay",
-        "replay": dict(replay or {}),
+        "kind": "+".join(["parity"] + [k for k, v in sections.items() if v]),
+        **sections,
         "harness_version": __version__,
         "git_commit": git_commit(),
         "engines": {n: v for n, v in result.engines},
@@ -177,11 +187,11 @@ def manifest_digest(manifest: dict) -> str:
 
 def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hooks,
                  html: str | None = None, extra_files: dict | None = None,
-                 replay: dict | None = None, manifest: dict | None = None) -> Path:
+                 sections: dict | None = None, manifest: dict | None = None) -> Path:
     """The bundle folder, written atomically; ``manifest`` if already built (the report
-    needs it first), else built here."""
+    needs it first), else built here (``sections``: as for ``build_manifest``)."""
     if manifest is None:
-        manifest = build_manifest(result, unavailable, command_line, hooks, replay)
+        manifest = build_manifest(result, unavailable, command_line, hooks, sections)
     files = {"manifest.json": json.dumps(manifest, indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result.arrays),
              "records.json": _records_blob(result.records),
@@ -274,10 +284,12 @@ def _check_manifest(where, m, hooks: Hooks):
     checked by the caller."""
     if not isinstance(m, dict):
         raise BadInput(str(where), "manifest must be an object")
-    unknown, missing = set(m) - MANIFEST_KEYS, MANIFEST_KEYS - set(m)
+    own = set(hooks.sections) if hooks.sections else \
+        {k for k in set(m) - MANIFEST_KEYS if isinstance(m[k], dict)}
+    unknown, missing = set(m) - MANIFEST_KEYS - own, (MANIFEST_KEYS | own) - set(m)
     if unknown or missing:
         raise BadInput(str(where), f"unknown fields {sorted(unknown)}, missing {sorted(missing)}")
-    for k, t in MANIFEST_TYPES.items():
+    for k, t in [*MANIFEST_TYPES.items(), *((k, dict) for k in sorted(own))]:
         if not isinstance(m[k], t) or (t is int and isinstance(m[k], bool)):
             raise BadInput(str(where), f"field {k} must be {t.__name__}")
     if m["schema_version"] != SCHEMA_VERSION:
@@ -352,12 +364,14 @@ def _verify(path: Path, hooks: Hooks) -> list:
     return problems
 
 
-def tolerances_used(records, replay: dict | None, hooks: Hooks) -> list:
+def tolerances_used(records, sections: dict, hooks: Hooks) -> list:
     """Sorted (stage, quantity) table keys a bundle's manifest lists: those of its records,
-    and the replay section's thresholds."""
+    and the thresholds of every stage section it holds (``sections``: {manifest key:
+    section})."""
     used = {(r.stage, r.quantity) for r in records if (r.stage, r.quantity) in TABLE}
-    if replay:
-        used |= {("replay", q) for q in hooks.thresholds["replay"]}
+    for key, section in sections.items():
+        if section:
+            used |= set(hooks.thresholds.get(key, ()))
     return sorted(used)
 
 
@@ -368,7 +382,7 @@ def _tolerance_problems(manifest, records, hooks: Hooks) -> list:
     same_version = manifest["tolerance_table_version"] == TABLE_VERSION
     listed = manifest["tolerances"]
     want = {f"{s}/{q}": TABLE[(s, q)] for s, q in
-            tolerances_used(records, manifest["replay"], hooks)}
+            tolerances_used(records, {k: manifest[k] for k in hooks.sections}, hooks)}
     for k in sorted(set(listed) - set(want)):
         out.append(f"manifest tolerances: entry {k} is used by no record")
     for k in sorted(set(want) - set(listed)):
@@ -436,8 +450,8 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list:
         except (ValueError, IndexError, TypeError) as e:
             problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
             continue
-        if r.stage == "constrained" and (not again.reason or again.status == "failed"):
-            again.reason = r.reason  # stage 3 rows state their solver's law (not computed)
+        if r.stage in hooks.reason_stated and (not again.reason or again.status == "failed"):
+            again.reason = r.reason  # such rows state their solver's law (not computed)
         if again.to_json() != r.to_json():
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
             moved = ", ".join(f"{k}={getattr(r, k)!r}->{getattr(again, k)!r}"
@@ -523,7 +537,7 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
                 out.append(f"{fx}: input in/{fx}/{k} is missing or does not hold the "
                            f"manifest's {S} samples")
         load_fail = {r.engine_a: r.reason for r in rows  # failed, or reads no such model
-                     if r.id == f"{fx}/model_identity/load/{r.engine_a}"
+                     if r.quantity == "load" and r.id == f"{fx}/{r.stage}/load/{r.engine_a}"
                      and r.status in ("error", "not_provided")}
         loaded = [e for e in engines if e not in load_fail]
         if set(f["provides"]) != set(loaded):

@@ -20,8 +20,10 @@ import itertools
 import json
 import re
 from collections import OrderedDict
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 from markupsafe import Markup
@@ -201,8 +203,9 @@ def stage_plot(records, stage, fixtures) -> str:
     return shared_legend(pairs) + figures.grid(charts, min_width=380)
 
 
+# the report's own templates; a stage's folder is added when a report first shows it
 ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("harness.report.render", "templates"),
+    loader=jinja2.ChoiceLoader([jinja2.PackageLoader("harness.report.render", "templates")]),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined)
 
@@ -247,43 +250,65 @@ def rel_value_cell(value, against_zero_: bool = False):
     return Markup(f'<td class="num rel">{escape(_fmt(value))}</td>')
 
 
-REPLAY_RUN = re.compile(r"^[^/]+/replay/([^/]+)/")
-
-
-def run_of(r) -> dict | None:
-    """For a replay record: the run it belongs to, {"kind": "harness" | "native" |
-    "convergence", "label": ...} (its id names the run); None for other stages."""
-    if r.stage != "replay":
-        return None
-    m = REPLAY_RUN.match(r.id)
-    if not m:
-        return None
-    run = m.group(1)
-    if run == "native":
-        return {"kind": "native", "label": "native stepping (the engine's own integrator)"}
-    if r.quantity == "convergence_order":
-        return {"kind": "convergence", "label": f"convergence sweep {run}"}
-    return {"kind": "harness", "label": f"harness integrator {run} (same for every engine)"}
-
-
 ENV.filters["abs_text"] = _abs_text
 ENV.filters["anchor"] = record_anchor
 ENV.filters["rel_text"] = _rel_text
 ENV.filters["rel_cell"] = _rel_cell
 ENV.filters["rel_value_cell"] = rel_value_cell
-ENV.filters["run_of"] = run_of
+
+
+@dataclass(frozen=True)
+class StageView:
+    """How the report shows one stage; the composition root builds one per stage, in report
+    order, from the stage's own declaration (harness/stages/base.py ``Stage``), so that
+    this module names no stage.
+
+    ``judged``: False for a stage whose rows explain rather than judge (kept out of the
+    ladder, the verdict and the record tables; its section shows them). ``plot_rows``:
+    draw its rows' relative errors against their rtol. ``records_note``: a template shown
+    above its record tables. ``row_tag(record)``: the run a row belongs to, as {"kind",
+    "label"}, or None. ``template_dir``: the folder of the stage's own templates.
+    ``section``: its section's template and context (None: it has no section here);
+    ``title``: that section's heading in the contents list; ``before_ladder``: the section
+    sits above the stage ladder; ``summary_template``: a banner that replaces the verdict's
+    (a stage that judges by its own rule)."""
+
+    name: str
+    judged: bool = True
+    plot_rows: bool = True
+    records_note: str = ""
+    row_tag: Callable | None = None
+    template_dir: Path | None = None
+    section: tuple | None = None  # (template, context)
+    title: str = ""
+    before_ladder: bool = False
+    summary_template: str = ""
+
+
+def _add_template_dir(folder: Path | None) -> None:
+    """Let the report's templates include a stage's own templates from ``folder``."""
+    if folder is None:
+        return
+    loaders = ENV.loader.loaders
+    if not any(getattr(x, "searchpath", None) == [str(folder)] for x in loaders):
+        loaders.append(jinja2.FileSystemLoader(str(folder)))
 
 
 def render(manifest: dict, records: list, title: str = "Engine parity report",
-           arrays: dict | None = None, baseline=None, *, sections: dict,
-           stage_order: list, in_headline, scripts: str = "file", progress=None) -> str:
-    """HTML of a bundle. ``sections``: {stage name: (template, context)} of the stages'
-    own sections (harness.stages.report_sections); ``stage_order``: stage names in report
-    order; ``in_headline(record)``: whether a row counts in the headline worst error;
-    ``scripts``: ``"file"`` (plotly.min.js beside the page, as in a bundle) or
-    ``"inline"`` (a stand-alone file); ``progress(message)``: one line per stage plotted."""
+           arrays: dict | None = None, baseline=None, *, stages: list, in_headline,
+           scripts: str = "file", progress=None) -> str:
+    """HTML of a bundle. ``stages``: a ``StageView`` per stage in report order (their
+    sections, notes and rules; this module names none); ``in_headline(record)``: whether a
+    row counts in the headline worst error; ``scripts``: ``"file"`` (plotly.min.js beside
+    the page, as in a bundle) or ``"inline"`` (a stand-alone file); ``progress(message)``:
+    one line per stage plotted."""
     say = progress or (lambda msg: None)
-    records = [r for r in records if r.stage != "diagnosis"]  # explanatory: own section
+    views = {v.name: v for v in stages}
+    for v in stages:
+        _add_template_dir(v.template_dir)
+    explanatory = {v.name for v in stages if not v.judged}
+    records = [r for r in records if r.stage not in explanatory]  # their own section
+    stage_order = [v.name for v in stages]
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
     cols, rows = ladder(records, fixtures, engines, stage_order)
@@ -296,37 +321,40 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
         recs = [r for r in records if r.stage == st]
         if recs:
             say(f"report: stage {st} ({i}/{len(present)})")
-            by_stage.append({"name": st, "plot": "" if st == "replay" else
-                             stage_plot(recs, st, fixtures),
+            by_stage.append({"name": st, "records_note": views[st].records_note,
+                             "plot": stage_plot(recs, st, fixtures)
+                             if views[st].plot_rows else "",
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
-    ctx = {name: c for name, (_, c) in sections.items()}
-    diagnosis = ctx.get("diagnosis", [])
+    sections = [{"name": sv.name, "template": sv.section[0], "context": sv.section[1],
+                 "title": sv.title or sv.name, "before_ladder": sv.before_ladder,
+                 "summary_template": sv.summary_template}
+                for sv in stages if sv.section is not None and sv.section[1]]
     changed = [f for f in manifest["fixtures"] if f["notes"]]
     toc = [("baseline", "Changes since baseline")] if baseline else []
     toc += [("summary", "Summary")]
     if changed:
         toc.append(("model-changes", "What the harness changed in the model"))
-    if diagnosis:
-        toc.append(("diagnosis", "Why the engines disagree"))
+    toc += [(s["name"], s["title"]) for s in sections if s["before_ladder"]]
     toc.append(("ladder-section", "Stage ladder"))
     toc += [(f"stage-{st['name']}", f"Stage: {st['name']}") for st in by_stage]
-    for key, label in (("constrained", "Constrained dynamics"), ("replay", "Replay"),
-                       ("contact", "Contact")):
-        if ctx.get(key):
-            toc.append((key, label))
+    toc += [(s["name"], s["title"]) for s in sections if not s["before_ladder"]]
     toc += [("apis", "What each engine computed"), ("provenance", "Provenance")]
+
+    def row_tag(r):
+        view = views.get(r.stage)
+        return view.row_tag(r) if view is not None and view.row_tag is not None else None
+
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
         qualified=v.qualified, headline=v.headline, n_scored=v.n_scored,
-        stages=by_stage, fixtures=manifest["fixtures"], replay=ctx.get("replay", []),
-        diagnosis=diagnosis, baseline=baseline, toc=toc, changed=changed,
-        growth=GROWTH, floor=FLOOR, contact=ctx.get("contact"),
+        stages=by_stage, fixtures=manifest["fixtures"], sections=sections,
+        baseline=baseline, toc=toc, changed=changed, row_tag=row_tag,
+        growth=GROWTH, floor=FLOOR,
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
                "informational": "info"},
-        constrained=ctx.get("constrained", []), plot_css=figures.CSS,
-        plot_scripts=figures.scripts(scripts))
+        plot_css=figures.CSS, plot_scripts=figures.scripts(scripts))
     return html
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -73,7 +74,9 @@ class Stage:
     section uses). The report gets ``report_section`` (manifest, records, arrays, timings)
     → template context, rendered with ``template``. ``in_headline(record)`` says whether a
     row counts in the headline "worst relative error" (rows against a closed form or zero,
-    and rows with their own summary line, do not)."""
+    and rows with their own summary line, do not). The remaining fields say how the report
+    and the command line show the stage, so that neither names a stage: a stage with a
+    section ships its template in its own folder (``template_dir``)."""
 
     name: str
     number: int | None
@@ -88,6 +91,18 @@ class Stage:
     report_section: Callable | None = None
     template: str = ""
     in_headline: Callable = _always
+    # how the report shows the stage (harness/report/render.py names no stage):
+    title: str = ""                 # the heading of its own section ("" : its name)
+    template_dir: Path | None = None  # folder of its own templates (section, note, banner)
+    before_ladder: bool = False     # its section sits above the stage ladder
+    summary_template: str = ""      # a banner that stands for the verdict's (own rule)
+    records_note: str = ""          # template shown above its record tables
+    plot_rows: bool = True          # draw its rows' relative errors against their rtol
+    row_tag: Callable | None = None  # (record) -> {"kind", "label"} or None: a row's run
+    judged: bool = True             # False: rows explain, they do not enter the verdict
+    reason_stated: bool = False     # its rows' reasons state a law, not a computed value
+    summary_line: Callable | None = None  # (scored records) -> a line the CLI prints, or ""
+    large_arrays: bool = False      # its arrays grow as nv³ per sample (the run-size check)
 
     @property
     def sampled(self) -> bool:

@@ -80,3 +80,21 @@ QUANTITIES = (
     _q("dvdot_dq", "forward", 0), _q("dvdot_dv", "forward", 1), _q("dvdot_dtau", "forward", 2),
     _q("dtau_dq", "inverse", 0), _q("dtau_dv", "inverse", 1), _q("dtau_dvdot", "inverse", 2),
 )
+
+
+def summary_line(scored: list) -> str:
+    """The command line's derivatives line (dimensionless relative errors): the worst among
+    ``scored`` rows whose difference exceeds their atol (a block that is structurally zero
+    has max_rel ~1 from round-off on both sides), and that of the exact-method pairs; ""
+    without derivative rows."""
+    der = [r for r in scored if r.stage == NAME]
+    if not der:
+        return ""
+    rel = [r for r in der if r.max_abs is not None and r.atol is not None
+           and r.max_abs > r.atol] or der
+    w = max(rel, key=lambda r: r.max_rel)
+    exact = [r for r in rel if "/" not in r.quantity]
+    return (f"derivatives: worst relative error {w.max_rel:.3e} ({w.id}, tolerance "
+            f"class {w.quantity.partition('/')[2] or 'exact'}; rows whose difference "
+            f"exceeds their atol)"
+            + (f"; exact-method pairs {max(r.max_rel for r in exact):.3e}" if exact else ""))

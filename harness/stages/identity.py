@@ -36,6 +36,8 @@ as-is model, by the user's file: friction).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from harness.stages.base import Quantity
@@ -78,12 +80,16 @@ def compared_bodies(model) -> list:
     return [b for b in model.spec.depth_first() if b != WORLD_BODY]
 
 
+_READBACKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def readback(adapter) -> dict:
-    """adapter.readback(), computed once per adapter (the compiled model does not change)."""
-    rb = getattr(adapter, "_readback_cache", None)
+    """adapter.readback(), computed once per adapter (the compiled model does not change);
+    kept here, keyed weakly by the adapter, so that the stage writes nothing onto it."""
+    rb = _READBACKS.get(adapter)
     if rb is None:
         rb = adapter.readback()
-        adapter._readback_cache = rb
+        _READBACKS[adapter] = rb
     return rb
 
 

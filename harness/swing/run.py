@@ -27,6 +27,7 @@ from harness.core.strict import read_json
 from harness.core.tolerances import lookup
 from harness.evidence import bundle as evidence
 from harness.model import candidate
+from harness.stages.replay.cases import NAME as REPLAY
 from harness.swing import pipeline
 from harness.swing import report as swing_report
 
@@ -279,7 +280,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
             cand = candidate.load(cpath)
             case_name, result = replay_fn(cand, pipeline.reintegration_method(settings),
                                           tmp / "replay")
-            replay_records = [r for r in result.records if r.stage == "replay"]
+            replay_records = [r for r in result.records if r.stage == REPLAY]
             ok_replay = all(r.status == "passed" for r in result.records
                             if r.status not in ("not_provided",))
             arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case_name,

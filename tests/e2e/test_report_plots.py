@@ -159,7 +159,8 @@ def test_qualify_report_charts(qualify):
     assert zero > 0
 
     # run settings are key/value tables, not Python dicts
-    replay = html[html.index('<section id="replay">'):html.index('<section id="contact">')]
+    start = html.index('<section id="replay">')  # the section runs to the next top one
+    replay = html[start:html.index("<section id=", html.rindex('<section class="replay-case"'))]
     assert "{'" not in _html.unescape(replay)
     assert replay.count('<table class="settings">') >= 5
 

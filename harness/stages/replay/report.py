@@ -5,6 +5,7 @@ tables (run settings as key/value rows), computed from the bundle's arrays and r
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 
@@ -22,8 +23,35 @@ from harness.stages.replay.measures import (
 )
 from harness.stages.replay.run import merge_timings
 
-
 # ----- report data ---------------------------------------------------------------------------
+RUN = re.compile(rf"^[^/]+/{NAME}/([^/]+)/")
+
+
+def row_tag(r) -> dict | None:
+    """The run a replay row belongs to, {"kind": "harness" | "native" | "convergence",
+    "label": ...} (its id names the run), for the report's record tables; None if the id
+    names none."""
+    m = RUN.match(r.id)
+    if not m:
+        return None
+    run = m.group(1)
+    if run == "native":
+        return {"kind": "native", "label": "native stepping (the engine's own integrator)"}
+    if r.quantity == "convergence_order":
+        return {"kind": "convergence", "label": f"convergence sweep {run}"}
+    return {"kind": "harness", "label": f"harness integrator {run} (same for every engine)"}
+
+
+def summary_line(scored: list) -> str:
+    """The command line's replay line: the worst engine-pair trajectory error among
+    ``scored`` rows [the state's units: rad, m, rad/s, m/s], or "" without such rows."""
+    traj = [r for r in scored if r.stage == NAME and r.quantity == "trajectory"]
+    if not traj:
+        return ""
+    w = max(traj, key=lambda r: r.max_abs)
+    return f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})"
+
+
 def report_context(manifest: dict, records: list, arrays: dict, timings=None) -> list:
     """Per case: charts and tables for the report's replay_section.html.j2.
     ``timings``: the bundle's timings.json (wall times), if any."""
