@@ -35,19 +35,17 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.core.errors import ModelRejected
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
-try:
-    import pydrake
+BINDING = Binding("drake")
+with BINDING:
     from pydrake.common.eigen_geometry import AngleAxis, Quaternion
     from pydrake.multibody.parsing import Parser
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces, QuaternionFloatingJoint
-except Exception as e:  # pragma: no cover - reported by the registry
-    pydrake = None
-    _IMPORT_ERROR = e
 
 
 def drake_version() -> str:
@@ -148,8 +146,7 @@ class DrakeAdapter(AdapterBase):
                                ("hydroelastic E 1e6", {"model": "hydroelastic"}))
 
     def __init__(self, model: PreparedModel):
-        if pydrake is None:
-            raise EngineUnavailable("drake", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         self.version = drake_version()
         self._as_is = as_is_source(model, self.name)
@@ -424,8 +421,7 @@ class DrakeAdapter(AdapterBase):
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints (free root excluded) of the as-is plant of ``model``."""
-        if pydrake is None:
-            raise EngineUnavailable("drake", _IMPORT_ERROR)
+        BINDING.require()
         plant = cls.__new__(cls)._build_plant_as_is(model, as_is_source(model, cls.name))
         return [plant.get_joint(j).name() for j in plant.GetJointIndices()
                 if plant.get_joint(j).num_velocities() > 0
@@ -1254,7 +1250,7 @@ class DrakeAdapter(AdapterBase):
                  "law": self.native_constrained_law()}]
 
 
-if pydrake is not None:
+if BINDING.available:
     from pydrake.systems.framework import BasicVector, LeafSystem
 
     class _GeneralizedForceSource(LeafSystem):
@@ -1290,8 +1286,7 @@ def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) ->
     In drake 1.51.1 this **segfaults the process** (SapDriver::AddBallConstraints with the
     world body): call it only in a process you can lose. Returns
     {"t_s": final time} if a later Drake no longer crashes."""
-    if pydrake is None:
-        raise EngineUnavailable("drake", _IMPORT_ERROR)
+    BINDING.require()
     from pydrake.multibody.plant import DiscreteContactApproximation
     from pydrake.multibody.tree import SpatialInertia
     from pydrake.systems.analysis import Simulator

@@ -36,16 +36,16 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.core.errors import ModelRejected
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
-try:
+BINDING = Binding("mujoco")
+with BINDING:
     import mujoco
-except Exception as e:  # pragma: no cover - reported by the registry
-    mujoco = None
-    _IMPORT_ERROR = e
-else:  # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT in the
+
+    # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT in the
     # working directory; its warnings stay counted in mjData.warning
     mujoco.set_mju_user_warning(lambda msg: None)
 
@@ -97,8 +97,7 @@ class MujocoAdapter(AdapterBase):
         return compiled_mjcf_to_spec(path, floating)
 
     def __init__(self, model: PreparedModel):
-        if mujoco is None:
-            raise EngineUnavailable("mujoco", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         self.version = mujoco.__version__
         m = self._compile(model)  # parity: the harness's MJCF; as-is: the user's file
@@ -1329,8 +1328,7 @@ def compiled_mjcf_to_spec(path: str, floating: bool = False):
     MuJoCo's hinge), slide → prismatic, no joint → fixed (named ``<body>__fixed``), free
     joint on the root → floating; ``dof_damping`` and ``dof_armature``; sites → Frames.
     Everything harness/model/mjcf_import.py lists as unsupported raises BadInput(path, ...)."""
-    if mujoco is None:
-        raise EngineUnavailable("mujoco", _IMPORT_ERROR)
+    BINDING.require()
     from harness.core.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
     from harness.core.errors import BadInput
     from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
