@@ -57,6 +57,13 @@ def unregister(name: str) -> None:
     _cache.pop(name, None)
 
 
+def named_module(name: str):
+    """The module whose name is data (an engine's adapter or binding, a sweep named on the
+    command line, the scoring module a sweep.json names), imported by name: the one place
+    that does so, so that what the harness can import is visible here."""
+    return importlib.import_module(name)
+
+
 def command_process() -> None:
     """Process-wide engine settings for a harness command or worker, before any binding is
     imported (engines/__init__.py ``command_process``)."""
