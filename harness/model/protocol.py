@@ -10,7 +10,8 @@ repeating another engine's answer (e.g. Crocoddyl frame poses).
 
 ``EngineAdapter`` is what every adapter implements. The ``Has…`` protocols name the
 optional capabilities one at a time; a caller that needs one checks
-``isinstance(adapter, HasX)`` before calling it.
+``isinstance(adapter, HasX)`` before calling it, or asks the registry which engines have
+it (``registry.providing(HasX)``).
 """
 from __future__ import annotations
 
@@ -179,12 +180,14 @@ class HasWorldConstraintStep(Protocol):
 
 
 @runtime_checkable
-class HasMjcfReader(Protocol):
-    """FixtureSpec [SI: m, kg, kg·m², rad] of an MJCF file as the engine compiles it."""
+class HasMjcfCompiler(Protocol):
+    """An MJCF file compiled by the engine [SI: m, kg, kg·m², rad], handed over as plain
+    values for the MJCF importer (harness/model/mjcf_import.py)."""
 
     @staticmethod
-    def mjcf_to_spec(path: str, floating: bool = False) -> tuple:
-        """(FixtureSpec, notes) of the MJCF at ``path``."""
+    def compile_mjcf(path: str):
+        """harness/model/mjcf_import.py CompiledMjcf of the MJCF at ``path``; BadInput(path,
+        problem) if the engine cannot compile it."""
 
 
 # ----- the interface every adapter implements --------------------------------------------

@@ -152,10 +152,22 @@ def modules(names=None) -> list:
     return out
 
 
-def providing(method: str) -> list:
-    """Engines (available here) whose adapter class defines ``method``; BadInput if none."""
-    out = [n for n in engine_names() if probe(n).available
-           and callable(getattr(adapter_class(n), method, None))]
+def providing(capability) -> list:
+    """Engines (available here) whose adapter class has ``capability``: a capability
+    protocol of harness/model/protocol.py (``HasX``: every method it names) or the name of
+    one method; BadInput naming the method(s) if no engine has it."""
+    if isinstance(capability, str):
+        what = capability
+
+        def has(cls) -> bool:
+            return callable(getattr(cls, capability, None))
+    else:
+        what = ", ".join(k for k, v in vars(capability).items() if not k.startswith("_")
+                         and (callable(v) or isinstance(v, staticmethod)))
+
+        def has(cls) -> bool:
+            return issubclass(cls, capability)
+    out = [n for n in engine_names() if probe(n).available and has(adapter_class(n))]
     if not out:
-        raise BadInput(method, "no available engine provides it")
+        raise BadInput(what, "no available engine provides it")
     return out
