@@ -38,7 +38,7 @@ from harness.core.conventions import (
 from harness.core.errors import ModelRejected
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
-from harness.model.protocol import AdapterBase, as_is_source
+from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
 BINDING = Binding("drake")
 with BINDING:
@@ -201,23 +201,13 @@ class DrakeAdapter(AdapterBase):
         self._qmap = np.array([qa for _, qa, _ in self._slots], dtype=np.intp)
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
-        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
-        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
-        self._sq_can, self._sq_dk = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
-            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_can, self._cq_dk = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
-            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
-        self._free_qa = self._slots[0][1] if self._free is not None else None
         # every Drake q number that is a plain copy of a canonical one (hinges, slides and
         # the free joint's quaternion xyzw → wxyz and p): one fancy assignment
-        cp = list(simple)
-        if self._free_qa is not None:
-            a = self._free_qa
-            cp += [(6, a), (3, a + 1), (4, a + 2), (5, a + 3), (0, a + 4), (1, a + 5),
-                   (2, a + 6)]
-        self._cp_can, self._cp_dk = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
-            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        maps = q_copy_maps(self._slots, self._free, (6, 3, 4, 5, 0, 1, 2))
+        self._sq_can, self._sq_dk = maps.simple_can, maps.simple_eng
+        self._cq_can, self._cq_dk, self._cq_sin = maps.cont_can, maps.cont_eng, maps.cont_sin
+        self._cp_can, self._cp_dk = maps.copy_can, maps.copy_eng
+        self._free_qa = maps.free_qa
         if self._free is not None:  # Drake dofs of the root's linear and angular parts
             va = int(self._vmap[3])
             self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)

@@ -40,7 +40,7 @@ from harness.core.conventions import (
 from harness.core.errors import ModelRejected
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
-from harness.model.protocol import AdapterBase, as_is_source
+from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
 BINDING = Binding("mujoco")
 with BINDING:
@@ -121,29 +121,18 @@ class MujocoAdapter(AdapterBase):
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
         self._free = lay.free_slot()
-        # vectorised coordinate maps (this is the per-call path)
-        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
-        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
-        self._sq_can, self._sq_mj = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
-            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_can, self._cq_mj = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
-            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
-        self._free_qa = self._slots[0][1] if self._free is not None else None
-        # every qpos number that is a plain copy of a canonical one (hinges, slides and the
-        # free joint's p and quaternion, reordered xyzw → wxyz): one fancy assignment
-        cp = list(simple)
-        if self._free_qa is not None:
-            a = self._free_qa
-            cp += [(0, a), (1, a + 1), (2, a + 2), (6, a + 3), (3, a + 4), (4, a + 5),
-                   (5, a + 6)]
-        # ball joints: quaternion xyzw → MuJoCo's wxyz (its qvel is ω in the child frame,
-        # the canonical v, so velocities need no map)
+        # vectorised coordinate maps (this is the per-call path): every qpos number that is
+        # a plain copy of a canonical one (hinges, slides, the free joint's p and quaternion
+        # and the ball joints' quaternions, reordered xyzw → wxyz): one fancy assignment.
+        # A ball joint's qvel is ω in the child frame, the canonical v: no velocity map.
         self._ball_q = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "ball"]
-        for iq, qa in self._ball_q:
-            cp += [(iq + 3, qa), (iq, qa + 1), (iq + 1, qa + 2), (iq + 2, qa + 3)]
-        self._cp_can, self._cp_mj = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
-            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        balls = [(iq + k, qa + a) for iq, qa in self._ball_q
+                 for k, a in ((3, 0), (0, 1), (1, 2), (2, 3))]
+        maps = q_copy_maps(self._slots, self._free, (0, 1, 2, 6, 3, 4, 5), balls)
+        self._sq_can, self._sq_mj = maps.simple_can, maps.simple_eng
+        self._cq_can, self._cq_mj, self._cq_sin = maps.cont_can, maps.cont_eng, maps.cont_sin
+        self._cp_can, self._cp_mj = maps.copy_can, maps.copy_eng
+        self._free_qa = maps.free_qa
         self._free_da = int(self._vmap[0]) if self._free is not None else None
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
