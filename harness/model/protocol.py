@@ -285,11 +285,11 @@ def _index_pairs(pairs: list) -> tuple:
 
 
 def q_copy_maps(slots: list, free, free_order: tuple, extra: list = ()) -> QCopyMaps:
-    """The QCopyMaps of ``slots`` [(layout slot, engine q address, engine v address)] in
-    canonical order; ``free`` the layout's free slot (None: fixed base) and ``free_order``
-    the canonical index (p 0–2, quaternion x y z w 3–6) of each of the engine's 7 free-root
-    numbers in its order; ``extra`` more (canonical, engine) plain copies (e.g. a ball
-    joint's quaternion)."""
+    """QCopyMaps, (k,) intp index arrays, of ``slots`` [(layout slot, engine q address,
+    engine v address)] in canonical order; ``free`` the layout's free slot (None: fixed
+    base) and ``free_order`` the canonical index (p 0–2, quaternion x y z w 3–6) of each of
+    the engine's 7 free-root numbers in its order; ``extra`` more (canonical, engine) plain
+    copies (e.g. a ball joint's quaternion)."""
     simple = [(s.iq, qa) for s, qa, _ in slots if s.type in ("revolute", "prismatic")]
     cont = [(s.iq, qa) for s, qa, _ in slots if s.type == "continuous"]
     free_qa = slots[0][1] if free is not None else None
