@@ -40,7 +40,8 @@ def __getattr__(attr: str):
 def register(name: str, entry) -> None:
     """Add the engine ``name`` as one table row (an ``EngineEntry``: adapter module and
     class, distribution, binding); BadInput if the name is taken or not a plain name.
-    Probed, like every engine, when first asked for."""
+    Probed, like every engine, when first asked for. The row lives in this process: the
+    worker processes of a batch or a sweep read the table of engines/__init__.py."""
     if not isinstance(entry, EngineEntry):
         raise BadInput(name, "an engine is registered with an EngineEntry "
                              "(engines/__init__.py)")

@@ -9,6 +9,7 @@ the real engines pass, and a row Pinocchio does not provide, it does not provide
 """
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 
@@ -17,6 +18,7 @@ import pytest
 import harness
 from harness.core.errors import BadInput
 from harness.model import registry
+from tests.conftest import ROOT
 
 NAME = "scratch"
 MODULE = "scratch_engine_adapter"  # the temporary module, on sys.path for this test only
@@ -24,10 +26,17 @@ REAL = ["pinocchio", "mujoco"]  # the real engines it is compared with
 FIXTURE = "pendulum"
 
 
+def _tree_state() -> str:
+    """The project's files as git sees them (changes and untracked files included)."""
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
     """The scratch engine registered by one table row; unregistered (and its module
-    forgotten) afterwards, whatever the test did."""
+    forgotten) afterwards, whatever the test did. No file of the project changes."""
+    before = _tree_state()
     folder = tmp_path / "adapters"
     folder.mkdir()
     (folder / f"{MODULE}.py").write_text(textwrap.dedent('''\
@@ -49,6 +58,7 @@ def scratch(tmp_path, monkeypatch):
     assert NAME not in registry.ENGINES
     with pytest.raises(BadInput):
         registry.probe(NAME)
+    assert _tree_state() == before, "registering an engine changed a file of the project"
 
 
 def _by_id(records) -> dict:
