@@ -29,24 +29,22 @@ from __future__ import annotations
 import numpy as np
 
 from harness.core.conventions import spatial_inertia_world
-from harness.core.errors import EngineUnavailable, NotProvided
+from harness.core.errors import NotProvided
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
-try:
+BINDING = Binding("crocoddyl")
+with BINDING:
     import crocoddyl
     import pinocchio as pin
-except Exception as e:  # pragma: no cover - reported by the registry
-    crocoddyl = None
-    _IMPORT_ERROR = e
 
 
 class CrocoddylAdapter(AdapterBase):
     name = "crocoddyl"
 
     def __init__(self, model: PreparedModel):
-        if crocoddyl is None:
-            raise EngineUnavailable("crocoddyl", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         from engines.pinocchio import build_pinocchio_model
 

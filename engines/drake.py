@@ -35,19 +35,17 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.core.errors import ModelRejected
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
-from harness.model.protocol import AdapterBase, as_is_source
+from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
-try:
-    import pydrake
+BINDING = Binding("drake")
+with BINDING:
     from pydrake.common.eigen_geometry import AngleAxis, Quaternion
     from pydrake.multibody.parsing import Parser
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces, QuaternionFloatingJoint
-except Exception as e:  # pragma: no cover - reported by the registry
-    pydrake = None
-    _IMPORT_ERROR = e
 
 
 def drake_version() -> str:
@@ -148,8 +146,7 @@ class DrakeAdapter(AdapterBase):
                                ("hydroelastic E 1e6", {"model": "hydroelastic"}))
 
     def __init__(self, model: PreparedModel):
-        if pydrake is None:
-            raise EngineUnavailable("drake", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         self.version = drake_version()
         self._as_is = as_is_source(model, self.name)
@@ -204,23 +201,13 @@ class DrakeAdapter(AdapterBase):
         self._qmap = np.array([qa for _, qa, _ in self._slots], dtype=np.intp)
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
-        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
-        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
-        self._sq_can, self._sq_dk = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
-            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_can, self._cq_dk = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
-            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
-        self._free_qa = self._slots[0][1] if self._free is not None else None
         # every Drake q number that is a plain copy of a canonical one (hinges, slides and
         # the free joint's quaternion xyzw → wxyz and p): one fancy assignment
-        cp = list(simple)
-        if self._free_qa is not None:
-            a = self._free_qa
-            cp += [(6, a), (3, a + 1), (4, a + 2), (5, a + 3), (0, a + 4), (1, a + 5),
-                   (2, a + 6)]
-        self._cp_can, self._cp_dk = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
-            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        maps = q_copy_maps(self._slots, self._free, (6, 3, 4, 5, 0, 1, 2))
+        self._sq_can, self._sq_dk = maps.simple_can, maps.simple_eng
+        self._cq_can, self._cq_dk, self._cq_sin = maps.cont_can, maps.cont_eng, maps.cont_sin
+        self._cp_can, self._cp_dk = maps.copy_can, maps.copy_eng
+        self._free_qa = maps.free_qa
         if self._free is not None:  # Drake dofs of the root's linear and angular parts
             va = int(self._vmap[3])
             self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)
@@ -424,8 +411,7 @@ class DrakeAdapter(AdapterBase):
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints (free root excluded) of the as-is plant of ``model``."""
-        if pydrake is None:
-            raise EngineUnavailable("drake", _IMPORT_ERROR)
+        BINDING.require()
         plant = cls.__new__(cls)._build_plant_as_is(model, as_is_source(model, cls.name))
         return [plant.get_joint(j).name() for j in plant.GetJointIndices()
                 if plant.get_joint(j).num_velocities() > 0
@@ -1254,7 +1240,7 @@ class DrakeAdapter(AdapterBase):
                  "law": self.native_constrained_law()}]
 
 
-if pydrake is not None:
+if BINDING.available:
     from pydrake.systems.framework import BasicVector, LeafSystem
 
     class _GeneralizedForceSource(LeafSystem):
@@ -1290,8 +1276,7 @@ def sap_world_ball_constraint_step(dt_s: float = 1e-3, t_end_s: float = 1e-2) ->
     In drake 1.51.1 this **segfaults the process** (SapDriver::AddBallConstraints with the
     world body): call it only in a process you can lose. Returns
     {"t_s": final time} if a later Drake no longer crashes."""
-    if pydrake is None:
-        raise EngineUnavailable("drake", _IMPORT_ERROR)
+    BINDING.require()
     from pydrake.multibody.plant import DiscreteContactApproximation
     from pydrake.multibody.tree import SpatialInertia
     from pydrake.systems.analysis import Simulator

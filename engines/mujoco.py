@@ -27,6 +27,7 @@ from math import atan2
 
 import numpy as np
 
+from engines import mujoco_mjcf
 from harness.core.conventions import (
     combine_inertias,
     quat_wxyz_to_xyzw,
@@ -36,16 +37,16 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.core.errors import ModelRejected
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
-from harness.model.protocol import AdapterBase, as_is_source
+from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
-try:
+BINDING = Binding("mujoco")
+with BINDING:
     import mujoco
-except Exception as e:  # pragma: no cover - reported by the registry
-    mujoco = None
-    _IMPORT_ERROR = e
-else:  # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT in the
+
+    # MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT in the
     # working directory; its warnings stay counted in mjData.warning
     mujoco.set_mju_user_warning(lambda msg: None)
 
@@ -91,14 +92,11 @@ class MujocoAdapter(AdapterBase):
                                                          "solimp": (0.99, 0.99, 0.001, 0.5,
                                                                     2.0)}))
 
-    @staticmethod
-    def mjcf_to_spec(path: str, floating: bool = False) -> tuple:
-        """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units]."""
-        return compiled_mjcf_to_spec(path, floating)
+    # a user's MJCF compiled by MuJoCo, for harness/model/mjcf_import.py (engines/mujoco_mjcf.py)
+    compile_mjcf = staticmethod(mujoco_mjcf.compile_mjcf)
 
     def __init__(self, model: PreparedModel):
-        if mujoco is None:
-            raise EngineUnavailable("mujoco", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         self.version = mujoco.__version__
         m = self._compile(model)  # parity: the harness's MJCF; as-is: the user's file
@@ -123,29 +121,18 @@ class MujocoAdapter(AdapterBase):
         self._identity = self._simple and bool(np.all(self._qmap == np.arange(lay.nq)) and
                                                np.all(self._vmap == np.arange(lay.nv)))
         self._free = lay.free_slot()
-        # vectorised coordinate maps (this is the per-call path)
-        simple = [(s.iq, qa) for s, qa, _ in self._slots if s.type in ("revolute", "prismatic")]
-        cont = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "continuous"]
-        self._sq_can, self._sq_mj = (np.array(x, dtype=np.intp) for x in zip(*simple)) \
-            if simple else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_can, self._cq_mj = (np.array(x, dtype=np.intp) for x in zip(*cont)) \
-            if cont else (np.zeros(0, np.intp), np.zeros(0, np.intp))
-        self._cq_sin = self._cq_can + 1  # canonical index of each continuous joint's sin
-        self._free_qa = self._slots[0][1] if self._free is not None else None
-        # every qpos number that is a plain copy of a canonical one (hinges, slides and the
-        # free joint's p and quaternion, reordered xyzw → wxyz): one fancy assignment
-        cp = list(simple)
-        if self._free_qa is not None:
-            a = self._free_qa
-            cp += [(0, a), (1, a + 1), (2, a + 2), (6, a + 3), (3, a + 4), (4, a + 5),
-                   (5, a + 6)]
-        # ball joints: quaternion xyzw → MuJoCo's wxyz (its qvel is ω in the child frame,
-        # the canonical v, so velocities need no map)
+        # vectorised coordinate maps (this is the per-call path): every qpos number that is
+        # a plain copy of a canonical one (hinges, slides, the free joint's p and quaternion
+        # and the ball joints' quaternions, reordered xyzw → wxyz): one fancy assignment.
+        # A ball joint's qvel is ω in the child frame, the canonical v: no velocity map.
         self._ball_q = [(s.iq, qa) for s, qa, _ in self._slots if s.type == "ball"]
-        for iq, qa in self._ball_q:
-            cp += [(iq + 3, qa), (iq, qa + 1), (iq + 1, qa + 2), (iq + 2, qa + 3)]
-        self._cp_can, self._cp_mj = (np.array(x, dtype=np.intp) for x in zip(*cp)) \
-            if cp else (np.zeros(0, np.intp), np.zeros(0, np.intp))
+        balls = [(iq + k, qa + a) for iq, qa in self._ball_q
+                 for k, a in ((3, 0), (0, 1), (1, 2), (2, 3))]
+        maps = q_copy_maps(self._slots, self._free, (0, 1, 2, 6, 3, 4, 5), balls)
+        self._sq_can, self._sq_mj = maps.simple_can, maps.simple_eng
+        self._cq_can, self._cq_mj, self._cq_sin = maps.cont_can, maps.cont_eng, maps.cont_sin
+        self._cp_can, self._cp_mj = maps.copy_can, maps.copy_eng
+        self._free_qa = maps.free_qa
         self._free_da = int(self._vmap[0]) if self._free is not None else None
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
@@ -1159,360 +1146,3 @@ def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dic
         mujoco.mj_step(m, d)
         grab(k + 1)
     return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
-
-
-# ----- MJCF import (the MuJoCo half of harness/model/mjcf_import.py) --------------------------
-def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, notes, bad):
-    """The Joint of a compiled MuJoCo ball joint (quaternion qpos w first, qvel ω in the
-    child frame: the canonical ball joint). MuJoCo gives a joint's damping and armature to
-    each of its three dofs (per-axis scalars, as in the canonical model); a range (a cone
-    limit) is dropped with a note (the canonical ball joint has no limits, and stages 0–2
-    apply none); springref, a non-identity reference and frictionloss are refused."""
-    from harness.core.spec import WORLD_BODY, Joint
-
-    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
-    if not np.array_equal(m.qpos_spring[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
-        raise bad(f"{label}: springref is not supported")
-    if not np.array_equal(m.qpos0[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
-        raise bad(f"{label}: a non-identity reference orientation is not supported")
-    if np.any(m.dof_frictionloss[dof:dof + 3]):
-        raise bad(f"{label}: frictionloss is not supported")
-    if m.jnt_limited[jid]:
-        notes.append(f"{label}: ball joint range (a cone of {float(m.jnt_range[jid][1]):g} "
-                     "rad) dropped: the canonical ball joint has no limits")
-    return Joint(jname, "ball", parent or WORLD_BODY, bname, xyz, pose_rpy,
-                 damping=0.0 if no_damping else float(m.dof_damping[dof]),
-                 armature=float(m.dof_armature[dof]))
-
-
-def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes, bad):
-    """The Joint of a compiled MuJoCo hinge (→ revolute: ``range`` if ``jnt_limited``,
-    else unbounded), slide (→ prismatic) or ball joint (``_ball_joint``) from ``parent`` to
-    ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
-    body's orientation: harness/model/joint_chain.py); a joint spring (``stiffness`` k,
-    ``springref`` = MuJoCo's qpos_spring) becomes the joint's stiffness and spring_ref (a
-    springref without stiffness acts on nothing and is dropped); a ball joint's stiffness,
-    a non-zero ``ref`` and frictionloss are refused (BadInput naming the joint)."""
-    from harness.core.spec import Joint
-
-    if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_BALL:
-        if m.jnt_stiffness[jid] != 0:
-            raise bad(f"{label}: joint stiffness on a ball joint is not supported")
-        return _ball_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes,
-                           bad)
-    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
-    k = float(m.jnt_stiffness[jid])
-    if m.qpos0[qa] != 0:
-        raise bad(f"{label}: ref (a non-zero reference position) is not supported")
-    if m.dof_frictionloss[dof] != 0:
-        raise bad(f"{label}: frictionloss is not supported")
-    kind = "revolute" if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_HINGE else "prismatic"
-    lo = hi = None
-    if m.jnt_limited[jid]:
-        lo, hi = (float(x) for x in m.jnt_range[jid])
-    return Joint(jname, kind, parent, child, xyz, rpy, tuple(float(x) for x in m.jnt_axis[jid]),
-                 lo, hi, damping=0.0 if no_damping else float(m.dof_damping[dof]),
-                 armature=float(m.dof_armature[dof]), stiffness=k,
-                 spring_ref=float(m.qpos_spring[qa]) if k else 0.0)
-
-
-def _tendons_set_aside(m, bad) -> list:
-    """Notes for the tendons of a compiled MjModel, which do not enter M or h (stages 0–2)
-    unless they carry stiffness, damping or armature: those, and frictionloss, are refused
-    (BadInput naming the tendon); the rest are set aside with one note."""
-    if not m.ntendon:
-        return []
-    names = []
-    for t in range(m.ntendon):
-        tname = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_TENDON, t) or f"#{t}"
-        for what, arr in (("stiffness", m.tendon_stiffness), ("damping", m.tendon_damping),
-                          ("armature", getattr(m, "tendon_armature", None)),
-                          ("frictionloss", m.tendon_frictionloss)):
-            if arr is not None and np.any(np.asarray(arr[t]) != 0):
-                raise bad(f"tendon {tname}: {what} is not supported (it would act in the "
-                          "dynamics; a FixtureSpec has no tendons)")
-        names.append(tname)
-    return [f"{len(names)} tendon(s) set aside ({', '.join(names)}): without stiffness, "
-            "damping or armature they do not enter M or h (their limits are constraints, "
-            "not compared in stages 0-2)"]
-
-
-_DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
-
-
-def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, notes: list,
-                bad) -> list:
-    """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
-    (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
-
-    * connect between sites: a ``point`` constraint on the two sites (already frames);
-      between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
-      body2 at the compiled body2-side anchor (``eq_data[3:6]``, MuJoCo's own at qpos0).
-    * weld between sites: ``weld`` on the two sites; between bodies: frame ``<name>__1``
-      on body1 at the compiled relative pose (``eq_data[3:10]``: body2's anchor point and
-      orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
-      (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
-    * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
-    Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
-    equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
-    solref/solimp only shape MuJoCo's soft solver: noted."""
-    from harness.core.conventions import matrix_to_rpy
-    from harness.core.spec import Constraint, Frame
-
-    obj, out = mujoco.mjtObj, []
-    taken = bodies | {f.name for f in frames}
-
-    def rpy_of(quat_wxyz):
-        return tuple(float(x) for x in matrix_to_rpy(quat_xyzw_to_matrix(
-            quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))))
-
-    for e in range(m.neq):
-        ename = mujoco.mj_id2name(m, obj.mjOBJ_EQUALITY, e) or f"equality_{e}"
-        et = int(m.eq_type[e])
-        kind = {int(mujoco.mjtEq.mjEQ_CONNECT): "point", int(mujoco.mjtEq.mjEQ_WELD): "weld"}
-        if et not in kind:
-            what = {int(mujoco.mjtEq.mjEQ_JOINT): "a joint coupling (polycoef)",
-                    int(mujoco.mjtEq.mjEQ_TENDON): "a tendon coupling"}.get(et, "a flex "
-                                                                               "equality")
-            raise bad(f"equality {ename} is {what}: not supported (connect and weld become "
-                      "loop constraints)")
-        if not m.eq_active0[e]:
-            notes.append(f"equality {ename} is inactive: set aside")
-            continue
-        if floating:
-            raise bad(f"equality {ename}: loop constraints are supported on fixed-base "
-                      "models only")
-        if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
-            notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
-                         "(the harness compares the exact constraint; MuJoCo's native row "
-                         "uses the defaults)")
-        data = np.asarray(m.eq_data[e], dtype=float)
-        if et == int(mujoco.mjtEq.mjEQ_WELD) and data[10] != 1.0:
-            notes.append(f"equality {ename}: torquescale {data[10]:g} shapes only MuJoCo's "
-                         "soft solver (the exact weld holds both parts)")
-        if int(m.eq_objtype[e]) == int(obj.mjOBJ_SITE):
-            ends = [mujoco.mj_id2name(m, obj.mjOBJ_SITE, int(i)) or ""
-                    for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
-            if not all(n in {f.name for f in frames} for n in ends):
-                raise bad(f"equality {ename}: its sites must be named frames of the model")
-            out.append(Constraint(ename, kind[et], ends[0], ends[1]))
-            continue
-        owners = []
-        for i in (int(m.eq_obj1id[e]), int(m.eq_obj2id[e])):
-            owners.append(world_owner if i == 0 else
-                          mujoco.mj_id2name(m, obj.mjOBJ_BODY, i))
-        fa, fb = f"{ename}__1", f"{ename}__2"
-        for n in (fa, fb):
-            if n in taken:
-                raise bad(f"equality {ename}: the frame name {n} it needs is taken")
-            taken.add(n)
-        vec = lambda x: tuple(float(t) for t in x)  # noqa: E731
-        if et == int(mujoco.mjtEq.mjEQ_CONNECT):
-            frames += [Frame(fa, owners[0], vec(data[0:3])), Frame(fb, owners[1],
-                                                                   vec(data[3:6]))]
-        else:
-            frames += [Frame(fa, owners[0], vec(data[3:6]), rpy_of(data[6:10])),
-                       Frame(fb, owners[1], vec(data[0:3]))]
-        out.append(Constraint(ename, kind[et], fa, fb))
-    return out
-
-
-def compiled_mjcf_to_spec(path: str, floating: bool = False):
-    """(FixtureSpec, notes) of the MJCF at ``path`` as MuJoCo compiles it [SI units: m,
-    kg, kg·m², rad]. Not validated (harness/model/mjcf_import.py does that, naming the file).
-
-    Reads the *compiled* model (``MjModel.from_xml_path``), so whatever the file's compiler
-    settings did (inertia from geoms, degrees, fused bodies) is already applied: per body
-    ``body_mass``, com ``body_ipos``, inertia R(body_iquat) diag(body_inertia) Rᵀ in the
-    body frame, pose ``body_pos``/``body_quat`` in the parent (as URDF xyz/rpy); hinge →
-    revolute (``range`` if ``jnt_limited``, else unbounded: lower/upper None, one q like
-    MuJoCo's hinge), slide → prismatic, no joint → fixed (named ``<body>__fixed``), free
-    joint on the root → floating; ``dof_damping`` and ``dof_armature``; sites → Frames.
-    Everything harness/model/mjcf_import.py lists as unsupported raises BadInput(path, ...)."""
-    if mujoco is None:
-        raise EngineUnavailable("mujoco", _IMPORT_ERROR)
-    from harness.core.conventions import matrix_to_rpy, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
-    from harness.core.errors import BadInput
-    from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
-    from harness.model.joint_chain import body_joint_chain
-
-    path = str(path)
-
-    def bad(problem):
-        return BadInput(path, problem)
-
-    try:
-        m = mujoco.MjModel.from_xml_path(path)
-    except (ValueError, RuntimeError) as e:
-        raise bad(f"MuJoCo cannot compile it: {e}") from None
-    obj = mujoco.mjtObj
-    notes = []
-
-    def name(kind, i):
-        return mujoco.mj_id2name(m, kind, i) or ""
-
-    def rot(quat_wxyz):
-        return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
-
-    def rpy(quat_wxyz):
-        return tuple(float(x) for x in matrix_to_rpy(rot(quat_wxyz)))
-
-    def vec(x):
-        return tuple(float(t) for t in x)
-
-    # ----- model-wide content the spec cannot carry ---------------------------------
-    notes += _tendons_set_aside(m, bad)
-    for count, what in ((m.nflex, "flexes (deformable bodies)"),
-                        (m.nplugin, "engine plugins")):
-        if count:
-            raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
-                      "bodies with revolute/prismatic/ball/fixed joints)")
-    if m.opt.density != 0 or m.opt.viscosity != 0:
-        raise bad("option density/viscosity is non-zero: fluid forces are not supported")
-    disabled = int(m.opt.disableflags)
-    gravity = vec(m.opt.gravity)
-    if disabled & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY):
-        gravity = (0.0, 0.0, 0.0)
-        notes.append("gravity is disabled in <option>: imported as gravity 0")
-    no_damping = bool(disabled & int(mujoco.mjtDisableBit.mjDSBL_DAMPER))
-    if no_damping:
-        notes.append("joint damping is disabled in <option>: imported as damping 0")
-    if m.nu:
-        notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
-                     "directly")
-    roots = [i for i in range(1, m.nbody) if m.body_parentid[i] == 0]
-    if not roots:
-        raise bad("worldbody has no bodies (nothing to simulate)")
-    if len(roots) > 1:
-        raise bad("more than one body tree at worldbody ("
-                  + ", ".join(name(obj.mjOBJ_BODY, i) or f"#{i}" for i in roots[:5])
-                  + "); the harness needs exactly one")
-
-    # ----- bodies and their joints ------------------------------------------------------
-    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
-    for i in range(1, m.nbody):
-        bname = name(obj.mjOBJ_BODY, i)
-        if not bname:
-            raise bad(f"body #{i} has no name; every body needs one (bodies are matched "
-                      "by name)")
-        if m.body_mocapid[i] >= 0:
-            raise bad(f"body {bname} is a mocap body: not supported")
-        if m.body_gravcomp[i] != 0:
-            raise bad(f"body {bname}: gravcomp is non-zero: not supported")
-        Ri = rot(m.body_iquat[i])
-        inertia = Ri @ np.diag(m.body_inertia[i]) @ Ri.T
-        inertia = 0.5 * (inertia + inertia.T)
-        bodies.append(Body(bname, float(m.body_mass[i]), vec(m.body_ipos[i]),
-                           tuple(float(x) for x in inertia.reshape(-1))))
-        parent = "" if m.body_parentid[i] == 0 else name(obj.mjOBJ_BODY, m.body_parentid[i])
-        xyz, pose_rpy = vec(m.body_pos[i]), rpy(m.body_quat[i])
-        identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
-        njnt = int(m.body_jntnum[i])
-        if njnt == 0:
-            if parent:
-                joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
-            elif floating:
-                if not identity:
-                    notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
-                                 "free root joint sets it)")
-            elif not identity:
-                keep_world = True
-                joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
-                                    pose_rpy))
-            continue
-        jid = int(m.body_jntadr[i])
-        jname = name(obj.mjOBJ_JOINT, jid)
-        jtype = int(m.jnt_type[jid])
-        label = f"joint {jname}" if jname else f"the joint of body {bname}"
-        dof = int(m.jnt_dofadr[jid])
-        if jtype == mujoco.mjtJoint.mjJNT_FREE and njnt == 1 and not parent:
-            if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
-                    or np.any(m.dof_frictionloss[dof:dof + 6]):
-                raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
-                          "supported")
-            if m.jnt_stiffness[jid] != 0:
-                raise bad(f"{label}: joint stiffness is not supported")
-            if not floating:
-                notes.append(f"{label} is free: the model is imported as floating")
-            if not identity:
-                notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
-                             "free root joint sets it)")
-            is_floating = True
-            continue
-        # hinge, slide and ball joints, one or several, anywhere in the body: a chain of
-        # massless bodies <body>__<joint> at the anchors (harness/model/joint_chain.py)
-        named = []
-        for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
-            jname = name(obj.mjOBJ_JOINT, jid)
-            label = f"joint {jname}" if jname else f"a joint of body {bname}"
-            if int(m.jnt_type[jid]) == mujoco.mjtJoint.mjJNT_FREE:
-                raise bad(f"{label} (body {bname}): a free joint is only supported alone on "
-                          "the root body")
-            if not jname:
-                raise bad(f"{label} has no name; moving joints are matched by name")
-            named.append((jid, jname, label))
-        if not parent:
-            if floating:
-                raise bad(f"{named[0][2]} attaches body {bname} to the world; the model "
-                          "cannot also be floating")
-            keep_world = True
-        extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
-                                             [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
-        bodies += [Body(n, 0.0) for n in extra]
-        by_name = {jn: (jid, label) for jid, jn, label in named}
-        for jn, jparent, jchild, jxyz, jrpy in placements:
-            if jn is None:
-                joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
-                continue
-            jid, label = by_name[jn]
-            joints.append(_moving_joint(m, jid, jn, label, jparent, jchild, jxyz, jrpy,
-                                        no_damping, notes, bad))
-    if keep_world:
-        if any(b.name == WORLD_BODY for b in bodies):
-            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
-                      "name for the world body it keeps")
-        bodies.insert(0, Body(WORLD_BODY, 0.0))
-        notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
-                     "root body is not attached to it by an identity weld)")
-
-    # ----- sites → frames ---------------------------------------------------------------
-    frames = []
-    for s in range(m.nsite):
-        sname = name(obj.mjOBJ_SITE, s)
-        if not sname:
-            notes.append(f"site #{s} has no name: dropped")
-            continue
-        b = int(m.site_bodyid[s])
-        if b == 0:
-            if is_floating:
-                notes.append(f"site {sname} is on the world body of a floating model: "
-                             "dropped")
-                continue
-            owner = WORLD_BODY if keep_world else bodies[0].name
-        else:
-            owner = name(obj.mjOBJ_BODY, b)
-        frames.append(Frame(sname, owner, vec(m.site_pos[s]), rpy(m.site_quat[s])))
-    world_owner = WORLD_BODY if keep_world else bodies[0].name
-    constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
-                              notes, bad)
-
-    model_name = m.names[:m.names.index(b"\0")].decode("utf-8", "replace")
-    spec = FixtureSpec(name=model_name, bodies=tuple(bodies), joints=tuple(joints),
-                       frames=tuple(frames), gravity=gravity, floating=is_floating,
-                       source=path, constraints=tuple(constraints))
-    if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
-        from dataclasses import replace
-
-        from harness.core.conventions import Layout
-
-        q = Layout.from_spec(spec).neutral()
-        if m.nkey:
-            q = np.asarray(m.key_qpos[0], dtype=float).copy()
-            for j in range(m.njnt):  # ball quaternions w x y z → x y z w
-                if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-                    a = int(m.jnt_qposadr[j])
-                    q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
-            key = name(obj.mjOBJ_KEY, 0) or "#0"
-            notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
-        spec = replace(spec, q_init=tuple(float(x) for x in q))
-    return spec, notes

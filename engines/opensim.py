@@ -41,20 +41,19 @@ from harness.core.conventions import (
     rpy_to_matrix,
     spatial_inertia_world,
 )
-from harness.core.errors import EngineUnavailable, ModelRejected, NotProvided
+from harness.core.errors import ModelRejected, NotProvided
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
-try:
+BINDING = Binding("opensim")
+with BINDING:
     import opensim as osim
 
     # OpenSim logs every model it builds at "info", to the console and to opensim.log in
     # the working directory: warnings and errors to the console only
     osim.Logger.setLevelString("warn")
     osim.Logger.removeFileSink()
-except Exception as e:  # pragma: no cover - reported by the registry
-    osim = None
-    _IMPORT_ERROR = e
 
 # q and u numbers Simbody reserves per mobilizer (Euler-angle mode uses the first 6 / 3)
 _NQ_RESERVED = {"free": 7, "ball": 4, "revolute": 1, "continuous": 1, "prismatic": 1}
@@ -394,8 +393,7 @@ def build_model(spec, constraints: bool = True):
     second one (stiffness k, rest length q_ref, viscosity 0) named ``<coordinate>__spring``.
     ``constraints``: add the spec's loop constraints (point: PointConstraint; weld:
     WeldConstraint; line: PointOnLineConstraint along world z through frame_b)."""
-    if osim is None:
-        raise EngineUnavailable("opensim", _IMPORT_ERROR)
+    BINDING.require()
     spec = _renamed(spec, osim_names(spec))
     m = osim.Model()
     m.setName(spec.name)
@@ -528,8 +526,7 @@ class OpensimAdapter(AdapterBase):
 
     def __init__(self, model: PreparedModel, *, _spec=None, _armature=True,
                  _constraints=False, _actuated=False, _extra=None):
-        if osim is None:
-            raise EngineUnavailable("opensim", _IMPORT_ERROR)
+        BINDING.require()
         super().__init__(model)
         if as_is_source(model, self.name) is not None:
             raise NotProvided(self.name, "as-is loading", _AS_IS_WHY)

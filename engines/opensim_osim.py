@@ -33,11 +33,11 @@ import tempfile
 import numpy as np
 
 from harness.core.io import write_bytes_atomic, write_text_atomic
+from harness.model.binding import Binding
 
-try:  # the binding; a missing one is reported by the registry, not here
+BINDING = Binding("opensim")  # a missing binding is reported by the registry
+with BINDING:
     import opensim
-except ImportError:  # pragma: no cover - exercised only without OpenSim
-    opensim = None
 
 # forces that carry no state-dependent load of their own in stages 0-2: set aside
 _ACTUATORS = ("CoordinateActuator", "PointActuator", "TorqueActuator",
@@ -87,10 +87,7 @@ def _quiet():
 
 
 def _load(path: str, bad):
-    if opensim is None:
-        from harness.core.errors import EngineUnavailable
-
-        raise EngineUnavailable("opensim", "the opensim package does not import")
+    BINDING.require()
     _quiet()
     try:
         model = opensim.Model(path)

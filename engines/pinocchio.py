@@ -24,15 +24,14 @@ import re
 import numpy as np
 
 from harness.core.conventions import spatial_inertia_world
-from harness.core.errors import EngineUnavailable, ModelRejected
+from harness.core.errors import ModelRejected
+from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
-try:
+BINDING = Binding("pinocchio")
+with BINDING:
     import pinocchio as pin
-except Exception as e:  # pragma: no cover - reported by the registry
-    pin = None
-    _IMPORT_ERROR = e
 
 
 def _parse_as_is(model: PreparedModel, src):
@@ -104,8 +103,7 @@ def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
     """(pin.Model, index maps) for a prepared model; shared with the Crocoddyl adapter,
     whose state wraps exactly this Pinocchio model. As-is (``model.as_is_file(engine)``):
     the user's file parsed with Pinocchio's defaults (gravity and armature as parsed)."""
-    if pin is None:
-        raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
+    BINDING.require()
     src = as_is_source(model, engine)
     balls = {s.name: s.damping for s in model.layout.slots if s.type == "ball"}
     urdf = model.urdf
@@ -367,8 +365,7 @@ class PinocchioAdapter(AdapterBase):
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints (free root excluded) Pinocchio parses from the as-is file."""
-        if pin is None:
-            raise EngineUnavailable("pinocchio", _IMPORT_ERROR)
+        BINDING.require()
         return pinocchio_as_is_joints(model, cls.name)
 
     def readback(self) -> dict:

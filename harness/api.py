@@ -952,14 +952,12 @@ def sweep(name: str, *, out, backend: str | None = None, workers: int | None = N
           command_line: Sequence[str] | None = None) -> tuple:
     """Run the named sweep (local processes or Dask) and write its folder; returns (exit
     code, path, sweep document)."""
-    import importlib
-
     from harness.sweep.report import run_named_sweep
 
     if name not in SWEEPS:
         raise BadInput("sweep", f"unknown sweep {name!r} (known: {', '.join(SWEEPS)})")
     try:
-        mod = importlib.import_module(SWEEPS[name])
+        mod = registry.named_module(SWEEPS[name])
     except ImportError as e:
         raise BadInput(f"sweep {name}", f"module {SWEEPS[name]} is not available "
                                         f"({type(e).__name__}: {e})")

@@ -22,9 +22,9 @@ Rules every chart obeys (checked by the browser tests):
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import math
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 ASSET = "plotly.min.js"
@@ -46,12 +46,15 @@ def symbol(i: int) -> str:
 
 
 def plotly_js_path() -> Path:
-    """Path of plotly.min.js inside the installed ``plotly`` package (found without
-    importing the package: its Python side is not used)."""
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
+    """Path of plotly.min.js inside the installed ``plotly`` package (found from the
+    distribution's files, without importing the package: its Python side is not used)."""
+    try:
+        package = Path(distribution("plotly").locate_file("plotly"))
+    except PackageNotFoundError:
+        package = None
+    if package is None or not package.is_dir():
         raise RuntimeError("the plotly package is not installed (pyproject.toml pins it)")
-    return Path(list(spec.submodule_search_locations)[0]) / "package_data" / ASSET
+    return package / "package_data" / ASSET
 
 
 def plotly_asset():

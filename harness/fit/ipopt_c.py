@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import ctypes
 import glob
-import importlib.util
 import os
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_int32, c_void_p
+from importlib.metadata import PackageNotFoundError, distribution
 
 import numpy as np
 
@@ -101,12 +101,15 @@ _LIB = None
 
 def library_path() -> str:
     """The libipopt shipped by cyipopt-wheels: ``cyipopt_wheels.libs/libipopt*.so*`` beside
-    the installed ``cyipopt`` package (found without importing it)."""
-    spec = importlib.util.find_spec("cyipopt")
-    if spec is None or not spec.submodule_search_locations:
+    the installed ``cyipopt`` package (found from the distribution's files, without
+    importing it)."""
+    try:
+        package = distribution("cyipopt-wheels").locate_file("cyipopt")
+    except PackageNotFoundError:
+        package = None
+    if package is None or not os.path.isdir(package):
         raise IpoptCUnavailable("the cyipopt package (cyipopt-wheels) is not installed")
-    libs = os.path.join(os.path.dirname(list(spec.submodule_search_locations)[0]),
-                        "cyipopt_wheels.libs")
+    libs = os.path.join(os.path.dirname(package), "cyipopt_wheels.libs")
     found = sorted(glob.glob(os.path.join(libs, "libipopt*.so*")))
     if not found:
         raise IpoptCUnavailable(f"no libipopt*.so* in {libs}")

@@ -3,9 +3,11 @@ engine (exported again to URDF for Pinocchio/Crocoddyl/Drake and to MJCF for MuJ
 
 Units are SI as MuJoCo compiles them: m, kg, kg·m², rad (an MJCF in degrees is converted
 by MuJoCo's compiler), N·m·s/rad (damping), kg·m² (armature). This module is
-engine-blind: the MuJoCo compile and the reading of the compiled model live in
-``engines.mujoco.compiled_mjcf_to_spec`` (imported lazily); here are the file checks,
-the model name and the final ``FixtureSpec.validate``.
+engine-blind: the compile step is the engine's (the adapter class that has
+``compile_mjcf``, reached through the registry), which hands the compiled model over as
+plain values (``CompiledMjcf``); here are the file checks, the reading of the compiled
+model into a FixtureSpec (``compiled_to_spec``), the model name and the final
+``FixtureSpec.validate``.
 
 The *compiled* model is read, so the file's compiler settings (inertia from geoms,
 ``angle``, ``eulerseq``, fusestatic, …) have already acted; meshes an MJCF refers to
@@ -77,11 +79,407 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from dataclasses import dataclass
 
+import numpy as np
+
+from harness.core.conventions import (
+    Layout,
+    matrix_to_rpy,
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_matrix,
+)
 from harness.core.errors import BadInput
-from harness.core.spec import FixtureSpec
+from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, Joint
 from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model.import_common import read_model_file, sanitise_model_name
+from harness.model.joint_chain import body_joint_chain
+
+# The compiled arrays the reading uses, named as MuJoCo's compiler names them (a row per
+# body, joint, dof, site, equality, tendon or keyframe; quaternions w x y z).
+COMPILED_ARRAYS = (
+    "body_parentid", "body_mocapid", "body_gravcomp", "body_mass", "body_ipos", "body_iquat",
+    "body_inertia", "body_pos", "body_quat", "body_jntnum", "body_jntadr",
+    "jnt_qposadr", "jnt_dofadr", "jnt_limited", "jnt_range", "jnt_stiffness", "jnt_axis",
+    "jnt_pos", "qpos0", "qpos_spring", "dof_damping", "dof_armature", "dof_frictionloss",
+    "site_bodyid", "site_pos", "site_quat",
+    "eq_active0", "eq_solref", "eq_solimp", "eq_data", "eq_obj1id", "eq_obj2id",
+    "tendon_stiffness", "tendon_damping", "tendon_armature", "tendon_frictionloss",
+    "key_qpos",
+)
+# the kinds of named element, each with its names in id order ("" for an unnamed one)
+NAMED_KINDS = ("body", "joint", "site", "equality", "tendon", "key")
+
+
+@dataclass(frozen=True)
+class CompiledMjcf:
+    """An MJCF file as MuJoCo's compiler leaves it, in plain values [SI: m, kg, kg·m²,
+    rad, N·m·s/rad, N·m/rad]: what ``compiled_to_spec`` reads, and all it reads.
+
+    ``arrays``: copies of the compiled arrays of ``COMPILED_ARRAYS`` (one the compiler does
+    not have is absent), also reached as attributes (``m.body_mass``); ``names``: for each
+    kind of ``NAMED_KINDS`` the element names in id order ("" unnamed; body 0 is the
+    world); ``joint_types`` one of "free", "ball", "slide", "hinge" per joint;
+    ``equality_types`` one of "connect", "weld", "joint", "tendon", "flex" per equality
+    and ``equality_on_sites`` whether it joins two sites (else two bodies); the
+    ``<option>`` values (gravity (3,) [m/s²], fluid density [kg/m³] and viscosity [Pa·s],
+    gravity or the joint dampers disabled); the counts of flexes, plugins and actuators;
+    the model's name."""
+
+    model_name: str
+    names: dict
+    joint_types: tuple
+    equality_types: tuple
+    equality_on_sites: tuple
+    gravity: tuple
+    gravity_disabled: bool
+    damper_disabled: bool
+    density: float
+    viscosity: float
+    nflex: int
+    nplugin: int
+    nu: int
+    arrays: dict
+
+    def __getattr__(self, field: str):
+        arrays = self.__dict__.get("arrays", {})
+        if field in arrays:
+            return arrays[field]
+        raise AttributeError(field)
+
+    def count(self, kind: str) -> int:
+        """How many elements of ``kind`` (one of NAMED_KINDS) the compiled model has."""
+        return len(self.names[kind])
+
+
+# ----- the compiled model → FixtureSpec ------------------------------------------------
+def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, notes, bad):
+    """The Joint of a compiled MuJoCo ball joint (quaternion qpos w first, qvel ω in the
+    child frame: the canonical ball joint). MuJoCo gives a joint's damping and armature to
+    each of its three dofs (per-axis scalars, as in the canonical model); a range (a cone
+    limit) is dropped with a note (the canonical ball joint has no limits, and stages 0–2
+    apply none); springref, a non-identity reference and frictionloss are refused."""
+    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
+    if not np.array_equal(m.qpos_spring[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
+        raise bad(f"{label}: springref is not supported")
+    if not np.array_equal(m.qpos0[qa:qa + 4], (1.0, 0.0, 0.0, 0.0)):
+        raise bad(f"{label}: a non-identity reference orientation is not supported")
+    if np.any(m.dof_frictionloss[dof:dof + 3]):
+        raise bad(f"{label}: frictionloss is not supported")
+    if m.jnt_limited[jid]:
+        notes.append(f"{label}: ball joint range (a cone of {float(m.jnt_range[jid][1]):g} "
+                     "rad) dropped: the canonical ball joint has no limits")
+    return Joint(jname, "ball", parent or WORLD_BODY, bname, xyz, pose_rpy,
+                 damping=0.0 if no_damping else float(m.dof_damping[dof]),
+                 armature=float(m.dof_armature[dof]))
+
+
+def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes, bad):
+    """The Joint of a compiled MuJoCo hinge (→ revolute: ``range`` if ``jnt_limited``,
+    else unbounded), slide (→ prismatic) or ball joint (``_ball_joint``) from ``parent`` to
+    ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
+    body's orientation: harness/model/joint_chain.py); a joint spring (``stiffness`` k,
+    ``springref`` = MuJoCo's qpos_spring) becomes the joint's stiffness and spring_ref (a
+    springref without stiffness acts on nothing and is dropped); a ball joint's stiffness,
+    a non-zero ``ref`` and frictionloss are refused (BadInput naming the joint)."""
+    if m.joint_types[jid] == "ball":
+        if m.jnt_stiffness[jid] != 0:
+            raise bad(f"{label}: joint stiffness on a ball joint is not supported")
+        return _ball_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes,
+                           bad)
+    qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
+    k = float(m.jnt_stiffness[jid])
+    if m.qpos0[qa] != 0:
+        raise bad(f"{label}: ref (a non-zero reference position) is not supported")
+    if m.dof_frictionloss[dof] != 0:
+        raise bad(f"{label}: frictionloss is not supported")
+    kind = "revolute" if m.joint_types[jid] == "hinge" else "prismatic"
+    lo = hi = None
+    if m.jnt_limited[jid]:
+        lo, hi = (float(x) for x in m.jnt_range[jid])
+    return Joint(jname, kind, parent, child, xyz, rpy, tuple(float(x) for x in m.jnt_axis[jid]),
+                 lo, hi, damping=0.0 if no_damping else float(m.dof_damping[dof]),
+                 armature=float(m.dof_armature[dof]), stiffness=k,
+                 spring_ref=float(m.qpos_spring[qa]) if k else 0.0)
+
+
+def _tendons_set_aside(m, bad) -> list:
+    """Notes for the tendons of a compiled MjModel, which do not enter M or h (stages 0–2)
+    unless they carry stiffness, damping or armature: those, and frictionloss, are refused
+    (BadInput naming the tendon); the rest are set aside with one note."""
+    if not m.count("tendon"):
+        return []
+    names = []
+    for t in range(m.count("tendon")):
+        tname = m.names["tendon"][t] or f"#{t}"
+        for what, arr in (("stiffness", m.tendon_stiffness), ("damping", m.tendon_damping),
+                          ("armature", m.arrays.get("tendon_armature")),
+                          ("frictionloss", m.tendon_frictionloss)):
+            if arr is not None and np.any(np.asarray(arr[t]) != 0):
+                raise bad(f"tendon {tname}: {what} is not supported (it would act in the "
+                          "dynamics; a FixtureSpec has no tendons)")
+        names.append(tname)
+    return [f"{len(names)} tendon(s) set aside ({', '.join(names)}): without stiffness, "
+            "damping or armature they do not enter M or h (their limits are constraints, "
+            "not compared in stages 0-2)"]
+
+
+_DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, notes: list,
+                bad) -> list:
+    """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
+    (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
+
+    * connect between sites: a ``point`` constraint on the two sites (already frames);
+      between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
+      body2 at the compiled body2-side anchor (``eq_data[3:6]``, MuJoCo's own at qpos0).
+    * weld between sites: ``weld`` on the two sites; between bodies: frame ``<name>__1``
+      on body1 at the compiled relative pose (``eq_data[3:10]``: body2's anchor point and
+      orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
+      (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
+    * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
+    Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
+    equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
+    solref/solimp only shape MuJoCo's soft solver: noted."""
+    out = []
+    taken = bodies | {f.name for f in frames}
+
+    def rpy_of(quat_wxyz):
+        return tuple(float(x) for x in matrix_to_rpy(quat_xyzw_to_matrix(
+            quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))))
+
+    for e in range(m.count("equality")):
+        ename = m.names["equality"][e] or f"equality_{e}"
+        et = m.equality_types[e]
+        kind = {"connect": "point", "weld": "weld"}
+        if et not in kind:
+            what = {"joint": "a joint coupling (polycoef)",
+                    "tendon": "a tendon coupling"}.get(et, "a flex equality")
+            raise bad(f"equality {ename} is {what}: not supported (connect and weld become "
+                      "loop constraints)")
+        if not m.eq_active0[e]:
+            notes.append(f"equality {ename} is inactive: set aside")
+            continue
+        if floating:
+            raise bad(f"equality {ename}: loop constraints are supported on fixed-base "
+                      "models only")
+        if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
+            notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
+                         "(the harness compares the exact constraint; MuJoCo's native row "
+                         "uses the defaults)")
+        data = np.asarray(m.eq_data[e], dtype=float)
+        if et == "weld" and data[10] != 1.0:
+            notes.append(f"equality {ename}: torquescale {data[10]:g} shapes only MuJoCo's "
+                         "soft solver (the exact weld holds both parts)")
+        if m.equality_on_sites[e]:
+            ends = [m.names["site"][int(i)] for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
+            if not all(n in {f.name for f in frames} for n in ends):
+                raise bad(f"equality {ename}: its sites must be named frames of the model")
+            out.append(Constraint(ename, kind[et], ends[0], ends[1]))
+            continue
+        owners = []
+        for i in (int(m.eq_obj1id[e]), int(m.eq_obj2id[e])):
+            owners.append(world_owner if i == 0 else m.names["body"][i])
+        fa, fb = f"{ename}__1", f"{ename}__2"
+        for n in (fa, fb):
+            if n in taken:
+                raise bad(f"equality {ename}: the frame name {n} it needs is taken")
+            taken.add(n)
+        vec = lambda x: tuple(float(t) for t in x)  # noqa: E731
+        if et == "connect":
+            frames += [Frame(fa, owners[0], vec(data[0:3])), Frame(fb, owners[1],
+                                                                   vec(data[3:6]))]
+        else:
+            frames += [Frame(fa, owners[0], vec(data[3:6]), rpy_of(data[6:10])),
+                       Frame(fb, owners[1], vec(data[0:3]))]
+        out.append(Constraint(ename, kind[et], fa, fb))
+    return out
+
+
+def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tuple:
+    """(FixtureSpec, notes) of the MJCF at ``path`` from its compiled model ``m`` [SI
+    units: m, kg, kg·m², rad]. Not validated (``load_mjcf_with_notes`` does that, naming
+    the file).
+
+    Reads the *compiled* model, so whatever the file's compiler settings did (inertia from
+    geoms, degrees, fused bodies) is already applied: per body
+    ``body_mass``, com ``body_ipos``, inertia R(body_iquat) diag(body_inertia) Rᵀ in the
+    body frame, pose ``body_pos``/``body_quat`` in the parent (as URDF xyz/rpy); hinge →
+    revolute (``range`` if ``jnt_limited``, else unbounded: lower/upper None, one q like
+    MuJoCo's hinge), slide → prismatic, no joint → fixed (named ``<body>__fixed``), free
+    joint on the root → floating; ``dof_damping`` and ``dof_armature``; sites → Frames.
+    Everything the module docstring lists as unsupported raises BadInput(path, ...)."""
+    path = str(path)
+
+    def bad(problem):
+        return BadInput(path, problem)
+
+    notes = []
+
+    def name(kind, i):
+        return m.names[kind][i]
+
+    def rot(quat_wxyz):
+        return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
+
+    def rpy(quat_wxyz):
+        return tuple(float(x) for x in matrix_to_rpy(rot(quat_wxyz)))
+
+    def vec(x):
+        return tuple(float(t) for t in x)
+
+    # ----- model-wide content the spec cannot carry ---------------------------------
+    notes += _tendons_set_aside(m, bad)
+    for count, what in ((m.nflex, "flexes (deformable bodies)"),
+                        (m.nplugin, "engine plugins")):
+        if count:
+            raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
+                      "bodies with revolute/prismatic/ball/fixed joints)")
+    if m.density != 0 or m.viscosity != 0:
+        raise bad("option density/viscosity is non-zero: fluid forces are not supported")
+    gravity = vec(m.gravity)
+    if m.gravity_disabled:
+        gravity = (0.0, 0.0, 0.0)
+        notes.append("gravity is disabled in <option>: imported as gravity 0")
+    no_damping = m.damper_disabled
+    if no_damping:
+        notes.append("joint damping is disabled in <option>: imported as damping 0")
+    if m.nu:
+        notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
+                     "directly")
+    roots = [i for i in range(1, m.count("body")) if m.body_parentid[i] == 0]
+    if not roots:
+        raise bad("worldbody has no bodies (nothing to simulate)")
+    if len(roots) > 1:
+        raise bad("more than one body tree at worldbody ("
+                  + ", ".join(name("body", i) or f"#{i}" for i in roots[:5])
+                  + "); the harness needs exactly one")
+
+    # ----- bodies and their joints ------------------------------------------------------
+    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
+    for i in range(1, m.count("body")):
+        bname = name("body", i)
+        if not bname:
+            raise bad(f"body #{i} has no name; every body needs one (bodies are matched "
+                      "by name)")
+        if m.body_mocapid[i] >= 0:
+            raise bad(f"body {bname} is a mocap body: not supported")
+        if m.body_gravcomp[i] != 0:
+            raise bad(f"body {bname}: gravcomp is non-zero: not supported")
+        Ri = rot(m.body_iquat[i])
+        inertia = Ri @ np.diag(m.body_inertia[i]) @ Ri.T
+        inertia = 0.5 * (inertia + inertia.T)
+        bodies.append(Body(bname, float(m.body_mass[i]), vec(m.body_ipos[i]),
+                           tuple(float(x) for x in inertia.reshape(-1))))
+        parent = "" if m.body_parentid[i] == 0 else name("body", m.body_parentid[i])
+        xyz, pose_rpy = vec(m.body_pos[i]), rpy(m.body_quat[i])
+        identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
+        njnt = int(m.body_jntnum[i])
+        if njnt == 0:
+            if parent:
+                joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
+            elif floating:
+                if not identity:
+                    notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                                 "free root joint sets it)")
+            elif not identity:
+                keep_world = True
+                joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
+                                    pose_rpy))
+            continue
+        jid = int(m.body_jntadr[i])
+        jname = name("joint", jid)
+        jtype = m.joint_types[jid]
+        label = f"joint {jname}" if jname else f"the joint of body {bname}"
+        dof = int(m.jnt_dofadr[jid])
+        if jtype == "free" and njnt == 1 and not parent:
+            if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
+                    or np.any(m.dof_frictionloss[dof:dof + 6]):
+                raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
+                          "supported")
+            if m.jnt_stiffness[jid] != 0:
+                raise bad(f"{label}: joint stiffness is not supported")
+            if not floating:
+                notes.append(f"{label} is free: the model is imported as floating")
+            if not identity:
+                notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                             "free root joint sets it)")
+            is_floating = True
+            continue
+        # hinge, slide and ball joints, one or several, anywhere in the body: a chain of
+        # massless bodies <body>__<joint> at the anchors (harness/model/joint_chain.py)
+        named = []
+        for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
+            jname = name("joint", jid)
+            label = f"joint {jname}" if jname else f"a joint of body {bname}"
+            if m.joint_types[jid] == "free":
+                raise bad(f"{label} (body {bname}): a free joint is only supported alone on "
+                          "the root body")
+            if not jname:
+                raise bad(f"{label} has no name; moving joints are matched by name")
+            named.append((jid, jname, label))
+        if not parent:
+            if floating:
+                raise bad(f"{named[0][2]} attaches body {bname} to the world; the model "
+                          "cannot also be floating")
+            keep_world = True
+        extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
+                                             [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
+        bodies += [Body(n, 0.0) for n in extra]
+        by_name = {jn: (jid, label) for jid, jn, label in named}
+        for jn, jparent, jchild, jxyz, jrpy in placements:
+            if jn is None:
+                joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
+                continue
+            jid, label = by_name[jn]
+            joints.append(_moving_joint(m, jid, jn, label, jparent, jchild, jxyz, jrpy,
+                                        no_damping, notes, bad))
+    if keep_world:
+        if any(b.name == WORLD_BODY for b in bodies):
+            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
+                      "name for the world body it keeps")
+        bodies.insert(0, Body(WORLD_BODY, 0.0))
+        notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
+                     "root body is not attached to it by an identity weld)")
+
+    # ----- sites → frames ---------------------------------------------------------------
+    frames = []
+    for s in range(m.count("site")):
+        sname = name("site", s)
+        if not sname:
+            notes.append(f"site #{s} has no name: dropped")
+            continue
+        b = int(m.site_bodyid[s])
+        if b == 0:
+            if is_floating:
+                notes.append(f"site {sname} is on the world body of a floating model: "
+                             "dropped")
+                continue
+            owner = WORLD_BODY if keep_world else bodies[0].name
+        else:
+            owner = name("body", b)
+        frames.append(Frame(sname, owner, vec(m.site_pos[s]), rpy(m.site_quat[s])))
+    world_owner = WORLD_BODY if keep_world else bodies[0].name
+    constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
+                              notes, bad)
+
+    spec = FixtureSpec(name=m.model_name, bodies=tuple(bodies), joints=tuple(joints),
+                       frames=tuple(frames), gravity=gravity, floating=is_floating,
+                       source=path, constraints=tuple(constraints))
+    if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
+        q = Layout.from_spec(spec).neutral()
+        if m.count("key"):
+            q = np.asarray(m.key_qpos[0], dtype=float).copy()
+            for j in range(m.count("joint")):  # ball quaternions w x y z → x y z w
+                if m.joint_types[j] == "ball":
+                    a = int(m.jnt_qposadr[j])
+                    q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
+            key = name("key", 0) or "#0"
+            notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
+        spec = dataclasses.replace(spec, q_init=tuple(float(x) for x in q))
+    return spec, notes
 
 
 @holds_warnings
@@ -96,10 +494,11 @@ def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple:
         raise BadInput(path, f"{bodies} <body> elements: the harness supports at most "
                              f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
     from harness.model import registry
+    from harness.model.protocol import HasMjcfCompiler
 
-    # the MJCF compiler of the engine whose adapter reads MJCF back into a spec
-    reader = registry.adapter_class(registry.providing("mjcf_to_spec")[0])
-    spec, notes = reader.mjcf_to_spec(path, floating)
+    # the MJCF compiler of the engine whose adapter compiles MJCF
+    compiler = registry.adapter_class(registry.providing(HasMjcfCompiler)[0])
+    spec, notes = compiled_to_spec(compiler.compile_mjcf(path), path, floating)
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"MJCF model {spec.name or '(unnamed)'} imported from "

@@ -49,7 +49,7 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple:
     """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content."""
     path = str(path)
-    raw = read_model_file(path, "OpenSim")
+    raw = read_model_file(path, ".osim")
     text = re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)
     if b"<OpenSimDocument" not in text:
         raise BadInput(path, "not an OpenSim model file (no <OpenSimDocument> element)")

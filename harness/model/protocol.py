@@ -10,10 +10,12 @@ repeating another engine's answer (e.g. Crocoddyl frame poses).
 
 ``EngineAdapter`` is what every adapter implements. The ``Has…`` protocols name the
 optional capabilities one at a time; a caller that needs one checks
-``isinstance(adapter, HasX)`` before calling it.
+``isinstance(adapter, HasX)`` before calling it, or asks the registry which engines have
+it (``registry.providing(HasX)``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -179,12 +181,14 @@ class HasWorldConstraintStep(Protocol):
 
 
 @runtime_checkable
-class HasMjcfReader(Protocol):
-    """FixtureSpec [SI: m, kg, kg·m², rad] of an MJCF file as the engine compiles it."""
+class HasMjcfCompiler(Protocol):
+    """An MJCF file compiled by the engine [SI: m, kg, kg·m², rad], handed over as plain
+    values for the MJCF importer (harness/model/mjcf_import.py)."""
 
     @staticmethod
-    def mjcf_to_spec(path: str, floating: bool = False) -> tuple:
-        """(FixtureSpec, notes) of the MJCF at ``path``."""
+    def compile_mjcf(path: str):
+        """harness/model/mjcf_import.py CompiledMjcf of the MJCF at ``path``; BadInput(path,
+        problem) if the engine cannot compile it."""
 
 
 # ----- the interface every adapter implements --------------------------------------------
@@ -247,6 +251,55 @@ class EngineAdapter(HasDerivatives, HasConstrainedDynamics, HasReadback, Protoco
 
     def native_contact_statement(self, settings=None) -> tuple:
         """(settings, one-line statement) of the engine's own contact model."""
+
+
+@dataclass(frozen=True)
+class QCopyMaps:
+    """Index arrays, each (k,) intp, between the canonical q (nq,) and an engine's own q for
+    an engine that holds a revolute or prismatic coordinate as it is, a continuous joint as
+    one angle θ = atan2(sin, cos) and a free root as 7 numbers in an order of its own.
+
+    ``simple_can``/``simple_eng``: revolute and prismatic coordinates; ``cont_can`` (the
+    cos; the sin is ``cont_sin`` = cont_can + 1)/``cont_eng``: continuous joints;
+    ``copy_can``/``copy_eng``: every engine q number that is a plain copy of a canonical one
+    (the simple coordinates, the free root's 7, then the adapter's extra copies), so that
+    q_eng[copy_eng] = q[copy_can] is one fancy assignment; ``free_qa``: the engine's q
+    address of the free root (None for a fixed base)."""
+
+    simple_can: np.ndarray
+    simple_eng: np.ndarray
+    cont_can: np.ndarray
+    cont_eng: np.ndarray
+    cont_sin: np.ndarray
+    copy_can: np.ndarray
+    copy_eng: np.ndarray
+    free_qa: int | None
+
+
+def _index_pairs(pairs: list) -> tuple:
+    """(canonical (k,), engine (k,)) intp arrays of k (canonical, engine) index pairs."""
+    if not pairs:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp)
+    can, eng = zip(*pairs)
+    return np.array(can, dtype=np.intp), np.array(eng, dtype=np.intp)
+
+
+def q_copy_maps(slots: list, free, free_order: tuple, extra: list = ()) -> QCopyMaps:
+    """QCopyMaps, (k,) intp index arrays, of ``slots`` [(layout slot, engine q address,
+    engine v address)] in canonical order; ``free`` the layout's free slot (None: fixed
+    base) and ``free_order`` the canonical index (p 0–2, quaternion x y z w 3–6) of each of
+    the engine's 7 free-root numbers in its order; ``extra`` more (canonical, engine) plain
+    copies (e.g. a ball joint's quaternion)."""
+    simple = [(s.iq, qa) for s, qa, _ in slots if s.type in ("revolute", "prismatic")]
+    cont = [(s.iq, qa) for s, qa, _ in slots if s.type == "continuous"]
+    free_qa = slots[0][1] if free is not None else None
+    copies = list(simple)
+    if free_qa is not None:
+        copies += [(c, free_qa + k) for k, c in enumerate(free_order)]
+    copies += list(extra)
+    cont_can, cont_eng = _index_pairs(cont)
+    return QCopyMaps(*_index_pairs(simple), cont_can, cont_eng, cont_can + 1,
+                     *_index_pairs(copies), free_qa)
 
 
 class AdapterBase:

@@ -3,6 +3,11 @@
 An engine is *available* when its adapter module imports and its binding imports; the
 registry never hides a failure: ``probe()`` returns the reason for every unavailable
 engine, and asking for one raises EngineUnavailable (exit code 2 in the CLI).
+
+The engines are the rows of the table ``ENGINES`` in engines/__init__.py, read live: a
+row added at run time (``register``, or put in the table directly) is an engine like the
+others from then on, and ``registry.ENGINES`` (the names, in table order) includes it.
+This module is the only one that imports by name (``importlib``).
 """
 from __future__ import annotations
 
@@ -16,7 +21,48 @@ from harness.core.errors import BadInput, EngineUnavailable
 # statically, so that nothing above the registry depends on an engine module.
 _ENGINES_PACKAGE = importlib.import_module("engines")
 _TABLE = _ENGINES_PACKAGE.ENGINES
-ENGINES = tuple(_TABLE)
+EngineEntry = _ENGINES_PACKAGE.EngineEntry  # a table row: adapter module and class, ...
+_cache: dict = {}  # name -> EngineInfo, filled by probe()
+
+
+def engine_names() -> tuple:
+    """The engines' names, in the table's order (rows added at run time included)."""
+    return tuple(_TABLE)
+
+
+def __getattr__(attr: str):
+    # ``registry.ENGINES``: the names of the table as it is now (not a copy taken at import)
+    if attr == "ENGINES":
+        return engine_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def register(name: str, entry) -> None:
+    """Add the engine ``name`` as one table row (an ``EngineEntry``: adapter module and
+    class, distribution, binding); BadInput if the name is taken or not a plain name.
+    Probed, like every engine, when first asked for. The row lives in this process: the
+    worker processes of a batch or a sweep read the table of engines/__init__.py."""
+    if not isinstance(entry, EngineEntry):
+        raise BadInput(name, "an engine is registered with an EngineEntry "
+                             "(engines/__init__.py)")
+    if not name.isidentifier() or name in _TABLE:
+        raise BadInput(name, "engine names are plain names, each registered once "
+                             f"(known: {', '.join(_TABLE)})")
+    _cache.pop(name, None)
+    _TABLE[name] = entry
+
+
+def unregister(name: str) -> None:
+    """Remove the row ``register`` added (and what was probed of it)."""
+    del _TABLE[name]
+    _cache.pop(name, None)
+
+
+def named_module(name: str):
+    """The module whose name is data (an engine's adapter or binding, a sweep named on the
+    command line, the scoring module a sweep.json names), imported by name: the one place
+    that does so, so that what the harness can import is visible here."""
+    return importlib.import_module(name)
 
 
 def command_process() -> None:
@@ -33,14 +79,11 @@ class EngineInfo:
     reason: str = ""
 
 
-_cache: dict = {}
-
-
 def probe(name: str, option: str = "--engines") -> EngineInfo:
     """Whether engine ``name`` is available here (cached); BadInput naming ``option`` (the
     option or file that named the engine) for an unknown name."""
-    if name not in ENGINES:
-        raise BadInput(option, f"unknown engine {name!r} (known: {', '.join(ENGINES)})")
+    if name not in _TABLE:
+        raise BadInput(option, f"unknown engine {name!r} (known: {', '.join(_TABLE)})")
     if name in _cache:
         return _cache[name]
     entry = _TABLE[name]
@@ -59,7 +102,7 @@ def probe(name: str, option: str = "--engines") -> EngineInfo:
 
 
 def probe_all() -> list:
-    return [probe(n) for n in ENGINES]
+    return [probe(n) for n in engine_names()]
 
 
 def adapter_class(name: str):
@@ -74,21 +117,21 @@ def parse_engines(text: str | None, option: str = "--engines") -> list:
     """'mujoco,drake' → ['mujoco', 'drake']; None or 'all' → every known engine. Errors
     name ``option``, the option the list came from (``--engines``, ``--allow-missing``)."""
     if text is None or text.strip() == "all":
-        return list(ENGINES)
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
+        return list(engine_names())
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    if not chosen:
         raise BadInput(option, "no engine named")
-    for n in names:
+    for n in chosen:
         probe(n, option)  # raises BadInput for unknown names
-    if len(set(names)) != len(names):
+    if len(set(chosen)) != len(chosen):
         raise BadInput(option, "an engine is named twice")
-    return names
+    return chosen
 
 
 def preferred(role: str) -> str:
     """The first available engine the engines table prefers for ``role`` (e.g. "fit"),
     else the first available engine; EngineUnavailable if none is available."""
-    ranked = [n for n in ENGINES if role in _TABLE[n].preferred_for] + list(ENGINES)
+    ranked = [n for n in _TABLE if role in _TABLE[n].preferred_for] + list(_TABLE)
     for n in ranked:
         if probe(n).available:
             return n
@@ -97,7 +140,7 @@ def preferred(role: str) -> str:
 
 def distributions() -> dict:
     """{engine: PyPI distribution that carries it}."""
-    return {n: _TABLE[n].distribution for n in ENGINES}
+    return {n: _TABLE[n].distribution for n in engine_names()}
 
 
 def modules(names=None) -> list:
@@ -105,15 +148,27 @@ def modules(names=None) -> list:
     engine), without importing them: what a process that will run those engines may import
     ahead of time."""
     out = []
-    for n in (ENGINES if names is None else names):
+    for n in (_TABLE if names is None else names):
         out += [_TABLE[n].binding, _TABLE[n].module]
     return out
 
 
-def providing(method: str) -> list:
-    """Engines (available here) whose adapter class defines ``method``; BadInput if none."""
-    out = [n for n in ENGINES if probe(n).available
-           and callable(getattr(adapter_class(n), method, None))]
+def providing(capability) -> list:
+    """Engines (available here) whose adapter class has ``capability``: a capability
+    protocol of harness/model/protocol.py (``HasX``: every method it names) or the name of
+    one method; BadInput naming the method(s) if no engine has it."""
+    if isinstance(capability, str):
+        what = capability
+
+        def has(cls) -> bool:
+            return callable(getattr(cls, capability, None))
+    else:
+        what = ", ".join(k for k, v in vars(capability).items() if not k.startswith("_")
+                         and (callable(v) or isinstance(v, staticmethod)))
+
+        def has(cls) -> bool:
+            return issubclass(cls, capability)
+    out = [n for n in engine_names() if probe(n).available and has(adapter_class(n))]
     if not out:
-        raise BadInput(method, "no available engine provides it")
+        raise BadInput(what, "no available engine provides it")
     return out

@@ -62,8 +62,9 @@ def crash_case() -> dict:
     world ball-constraint step (a known crash of that engine's discrete solver, stated in
     its adapter) takes one step."""
     from harness.model import registry
+    from harness.model.protocol import HasWorldConstraintStep
 
-    engine = registry.providing("native_world_constraint_step")[0]
+    engine = registry.providing(HasWorldConstraintStep)[0]
     return {"speed_mps": 1.0, "angle_deg": 0.0, "mu": 0.5, "dt_s": 1e-3,
             "case_id": f"crash_{engine}_sap_world_ball_constraint",
             "native_world_constraint": engine}

@@ -113,12 +113,12 @@ def scoring_module(name: str):
     other name): ``method()`` (engine, law, integrator and the criteria), ``criteria()``
     (metric definitions and bounds, qualified domain, tolerance-table version: what
     ``score`` uses) and ``score(inputs, metrics)`` (one case's verdict)."""
-    import importlib
+    from harness.model import registry
 
     if name not in SCORING_MODULES:
         raise BadInput("sweep.json", f"scoring module {name!r} is not one of "
                                      f"{', '.join(SCORING_MODULES)}")
-    return importlib.import_module(name)
+    return registry.named_module(name)
 
 
 def score_rows(scorer, rows: list, expected: dict) -> dict:

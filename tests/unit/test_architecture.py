@@ -20,8 +20,8 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGES = ("harness", "engines", "fixtures")
-ENGINE_WORDS = ("mujoco", "pinocchio", "crocoddyl", "drake")
-BINDINGS = ("mujoco", "pinocchio", "pin", "crocoddyl", "pydrake", "engines")
+ENGINE_WORDS = ("mujoco", "pinocchio", "crocoddyl", "drake", "opensim")
+BINDINGS = ("mujoco", "pinocchio", "pin", "crocoddyl", "pydrake", "opensim", "engines")
 
 
 def _modules() -> dict:
@@ -147,6 +147,57 @@ def test_nothing_outside_engines_imports_an_engine():
             if target.split(".")[0] in BINDINGS:
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not bad, bad
+
+
+# importing a module whose name is data: only the registry does it (importlib.metadata,
+# which reads installed distributions and imports nothing, is not import machinery)
+NAMED_IMPORTS_AT = "harness.model.registry"
+_IMPORT_MACHINERY = ("import_module", "__import__", "find_spec", "find_loader",
+                     "spec_from_file_location", "module_from_spec", "reload", "exec_module")
+
+
+def _named_imports(path: Path) -> list:
+    """Every use of the import machinery in the file: importlib (but importlib.metadata)
+    imported in any form, and any name or attribute of ``_IMPORT_MACHINERY``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    where = path.relative_to(ROOT)
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            found += [f"{where}:{n.lineno}: import {a.name}" for a in n.names
+                      if a.name.split(".")[0] == "importlib"
+                      and not a.name.startswith("importlib.metadata")]
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "importlib":
+            if not (n.module or "").startswith("importlib.metadata"):
+                found += [f"{where}:{n.lineno}: from {n.module} import {a.name}"
+                          for a in n.names if a.name != "metadata"]
+        elif isinstance(n, ast.Name) and n.id in _IMPORT_MACHINERY:
+            found.append(f"{where}:{n.lineno}: {n.id}")
+        elif isinstance(n, ast.Attribute) and n.attr in _IMPORT_MACHINERY:
+            found.append(f"{where}:{n.lineno}: .{n.attr}")
+    return found
+
+
+def test_named_import_check_catches_the_machinery(tmp_path):
+    p = tmp_path / "x.py"
+    p.write_text("import importlib.util\nfrom importlib import import_module\n"
+                 "from importlib.metadata import version\nfrom importlib import metadata\n"
+                 "m = __import__('os')\nimportlib.util.find_spec('os')\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys.modules[__name__], "ROOT", tmp_path)
+        assert _named_imports(p) == ["x.py:1: import importlib.util",
+                                     "x.py:2: from importlib import import_module",
+                                     "x.py:5: __import__", "x.py:6: .find_spec"]
+
+
+def test_only_the_registry_imports_by_name():
+    """A module name that is data (an engine's adapter, a sweep) is imported by the
+    registry alone (harness/model/registry.py ``named_module``), in harness/, engines/ and
+    fixtures/ alike."""
+    bad = [hit for name, path in MODULES.items() if name != NAMED_IMPORTS_AT
+           for hit in _named_imports(path)]
+    assert not bad, bad
+    assert _named_imports(MODULES[NAMED_IMPORTS_AT]), "the registry imports by name"
 
 
 def _docstrings(tree) -> set:

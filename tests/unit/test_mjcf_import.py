@@ -1,4 +1,4 @@
-"""MJCF import (fixtures/mjcf_import.py + engines.mujoco.compiled_mjcf_to_spec): the
+"""MJCF import (harness/model/mjcf_import.py, compiled by engines/mujoco_mjcf.py): the
 catalog round trip through to_mjcf, a hand-written MJCF checked against its declared
 physics, four-engine parity of the imported models, and every rejected construct.
 

@@ -188,6 +188,7 @@ def side_by_side(engines=None, cases=("rolling_push", "ball_drop", "block_ramp")
     status not_provided and a reason)."""
     from harness.model import registry
     from harness.model.prepared import prepare_fixture
+    from harness.model.protocol import HasNativeContact, HasStickingContact
 
     engines = list(registry.ENGINES) if engines is None else engines
     rows = []
@@ -195,11 +196,11 @@ def side_by_side(engines=None, cases=("rolling_push", "ball_drop", "block_ramp")
         model = prepare_fixture(FIXTURE_OF[case])
         for e in engines:
             a = registry.adapter_class(e)(model)
-            if "native_contact" not in a.provides and "native_sticking_acceleration" in \
-                    a.provides and case == "rolling_push":
+            native = isinstance(a, HasNativeContact)
+            if not native and isinstance(a, HasStickingContact) and case == "rolling_push":
                 rows.append(_sticking_row(a))
                 continue
-            if "native_contact" not in a.provides:
+            if not native:
                 rows.append({"engine": e, "case": case, "fixture": model.name,
                              "status": "not_provided",
                              "reason": f"{e}: no native contact model wired in the adapter"})

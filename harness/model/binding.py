@@ -1,0 +1,47 @@
+"""The guard around an adapter's binding import, written once for every adapter.
+
+An adapter module imports its binding (the engine's Python package) when it loads. A
+binding that does not import must not make the adapter module unimportable: the registry
+reports the engine as unavailable with the reason, and an adapter asked to build raises
+``EngineUnavailable`` with the same reason. Engine-blind: the adapter names its engine.
+
+    BINDING = Binding("<engine>")
+    with BINDING:
+        import <binding>
+        <binding>.<setting>(...)          # settings taken once, only if it imported
+    ...
+    BINDING.require()   # in the adapter's __init__: EngineUnavailable if it failed
+
+A failed import leaves the names of the ``with`` block unbound; code that reaches them
+calls ``require()`` first.
+"""
+from __future__ import annotations
+
+from harness.core.errors import EngineUnavailable
+
+
+class Binding:
+    """The outcome of one adapter module's binding import: ``error`` is the exception it
+    raised (None when it imported)."""
+
+    def __init__(self, engine: str):
+        self.engine = engine
+        self.error: Exception | None = None
+
+    def __enter__(self) -> Binding:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if isinstance(error, Exception):  # not KeyboardInterrupt or SystemExit
+            self.error = error
+            return True  # the adapter module still imports; require() reports the reason
+        return False
+
+    @property
+    def available(self) -> bool:
+        return self.error is None
+
+    def require(self) -> None:
+        """EngineUnavailable(engine, the import error) when the binding did not import."""
+        if self.error is not None:
+            raise EngineUnavailable(self.engine, self.error)
