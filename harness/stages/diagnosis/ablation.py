@@ -9,26 +9,33 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import EngineUnavailable, ModelRejected, NotProvided
-from harness.core.records import compare
+from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
+from harness.model import registry
 from harness.model.as_is import AsIsModel
 from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter
 from harness.stages import dynamics as conditioning
+from harness.stages.base import Inputs, fixture_rng
 from harness.stages.diagnosis.causes import (
     ALL,
     AS_IS,
     NAIVE,
     NAME,
     QUANTITIES,
+    Finding,
     detect,
     merge_changes,
 )
 from harness.stages.diagnosis.summary import summarise
+from harness.stages.identity import declared_readback
 
 
 # ----- evaluation -------------------------------------------------------------------------
@@ -140,17 +147,12 @@ def _outside(inputs, model) -> int:
     return n
 
 
-def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int = 0,
-                   beyond_limits: float = 0.0, progress=None):
-    """(records, arrays, summary) of one as-is model (see ``run``)."""
-    from harness.model import registry
-    from harness.stages.base import Inputs, fixture_rng
-    from harness.stages.identity import declared_readback
-
-    fx = model.name
-    say = progress or (lambda m: None)
-    arrays, records, notes = {}, [], list(model.notes)
-    classes = {e: registry.adapter_class(e) for e in engines}
+def _load(model: AsIsModel, engines: list[str], classes: dict[str, type],
+          notes: list[str]) -> tuple[dict[str, EngineAdapter], dict[str, list[str]],
+                                     dict[str, str]]:
+    """(adapters, missing {engine: spec joints it lacks}, failed {engine: why}): every
+    engine that reads the file as-is, on the declared model without the joints it lacks;
+    an engine that reads no file of this kind, or could not load it, gets a note."""
     adapters, missing, failed = {}, {}, {}
     spec_joints = [j.name for j in model.spec.moving_joints()]
     for e in engines:
@@ -168,49 +170,68 @@ def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int
         except (ModelRejected, EngineUnavailable, RuntimeError, ValueError) as err:
             failed[e] = str(err)
             notes.append(f"{e} could not load the model as-is: {err}")
-    say(f"{fx}: read back {', '.join(adapters)}")
-    rbs = {e: a.readback() for e, a in adapters.items()}
-    for e, rb in rbs.items():
-        notes += [f"{e}: {n}" for n in rb["notes"]]
-    declared = declared_readback(model)
-    findings = detect(model, declared, rbs, {e: missing[e] for e in adapters}, failed)
-    inputs = Inputs.sample(_sampling_model(model, beyond_limits), samples,
-                           fixture_rng(seed, fx))
-    n_out = _outside(inputs, model)
+    return adapters, missing, failed
+
+
+def _limits_sampled(findings: list[Finding], n_out: int, samples: int,
+                    notes: list[str]) -> None:
+    """A limits finding says how many of the sampled states lie beyond a limit, or, when
+    none does (limit constraints act only there: nothing to measure), becomes a note."""
     for f in list(findings):
         if f.cause == "limits":
             if n_out:
                 f.evidence += f"; {n_out} of {samples} sampled states lie beyond a limit"
-            else:  # limit constraints act only beyond a limit: nothing to measure here
+            else:
                 findings.remove(f)
                 notes.append(f"{f.evidence}; all {samples} sampled states are inside the "
                              "limits (--beyond-limits FRACTION samples beyond them)")
-    for k, v in inputs.arrays().items():
-        arrays[f"in/{fx}/{NAME}/{k}"] = v
-    lkey = f"labels/{fx}/{NAME}"
-    labels = np.array([f"state {i}" for i in range(samples)])
-    arrays[lkey] = labels
 
-    def variant_adapters(fs):
-        changes, lock = {}, []
-        for f in fs:
-            for e, ch in f.changes.items():
-                merge_changes(changes.setdefault(e, {}), ch)
-            lock += f.lock
-        base = model.with_joints_locked(lock) if lock else None
-        out, why = {}, {}
-        for e in adapters:
-            try:
-                if base is not None:
-                    a = classes[e](base)
-                else:
-                    a = adapters[e]
-                out[e] = a.ablated(changes[e]) if e in changes else a
-            except Exception as err:
-                why[e] = f"{type(err).__name__}: {err}"
-        return out, why
 
-    def record_variant(variant, outs):
+def _variant_adapters(model: AsIsModel, adapters: dict[str, EngineAdapter],
+                      classes: dict[str, type], fs: list[Finding]
+                      ) -> tuple[dict[str, EngineAdapter], dict[str, str]]:
+    """({engine: adapter}, {engine: why not}) with the causes of the findings ``fs``
+    removed: their joints locked (a new adapter on the locked model) and their changes
+    applied (adapter.ablated)."""
+    changes, lock = {}, []
+    for f in fs:
+        for e, ch in f.changes.items():
+            merge_changes(changes.setdefault(e, {}), ch)
+        lock += f.lock
+    base = model.with_joints_locked(lock) if lock else None
+    out, why = {}, {}
+    for e in adapters:
+        try:
+            if base is not None:
+                a = classes[e](base)
+            else:
+                a = adapters[e]
+            out[e] = a.ablated(changes[e]) if e in changes else a
+        except Exception as err:
+            why[e] = f"{type(err).__name__}: {err}"
+    return out, why
+
+
+@dataclass
+class _Recorder:
+    """The records and arrays of one model's diagnosis (fixture ``fx``; N = len(labels)
+    states, one label each)."""
+
+    fx: str
+    engines: list[str]
+    labels: NDArray[np.str_]
+    records: list[Record] = field(default_factory=list)
+    arrays: dict[str, NDArray] = field(default_factory=dict)
+
+    @property
+    def lkey(self) -> str:
+        return f"labels/{self.fx}/{NAME}"
+
+    def variant(self, variant: str, outs: dict[str, dict[str, NDArray[np.float64]]]) -> None:
+        """Store ``outs`` {quantity: {engine: (N, ...) array}} of one variant and a record
+        per engine pair with the same shape (v̇ scored against a bound that grows with
+        cond(M) where every engine's M is there)."""
+        fx, arrays = self.fx, self.arrays
         for qty, per in outs.items():
             tol = lookup(NAME, qty)
             for e, arr in per.items():
@@ -224,17 +245,24 @@ def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int
 
                 def score(*args, _c=arrays[ckey]):  # v̇ carries cond(M)·eps
                     return conditioning.conditioned_compare(*args, _c)
-            for a, b in itertools.combinations([e for e in engines if e in per], 2):
+            for a, b in itertools.combinations([e for e in self.engines if e in per], 2):
                 if per[a].shape != per[b].shape or per[a].size == 0:
                     continue  # no common dofs (e.g. a model without moving joints)
-                records.append(score(
+                self.records.append(score(
                     f"{fx}/{NAME}/{qty}/{a}~{b}/{variant}", NAME, fx, qty, a, b,
                     per[a], per[b], tol, f"out/{fx}/{NAME}/{variant}/{qty}/{a}",
-                    f"out/{fx}/{NAME}/{variant}/{qty}/{b}", labels, lkey))
+                    f"out/{fx}/{NAME}/{variant}/{qty}/{b}", self.labels, self.lkey))
 
-    say(f"{fx}: as-is dynamics")
+
+def _measure(model: AsIsModel, adapters: dict[str, EngineAdapter], classes: dict[str, type],
+             findings: list[Finding], inputs: Inputs, rec: _Recorder, notes: list[str],
+             say: Callable[[str], None]) -> list[str]:
+    """Record M, h, v̇ and τ on the N sampled ``inputs`` as-is, without each measured cause
+    alone, without all of them (when more than one) and, for the conventions, with the
+    canonical arrays handed over unconverted; returns the joints common to every engine."""
+    say(f"{rec.fx}: as-is dynamics")
     outs, why, common = evaluate(adapters, inputs, model.layout)
-    record_variant(AS_IS, outs)
+    rec.variant(AS_IS, outs)
     for e, w in why.items():
         for qty, r in w.items():
             if not r.startswith("not provided"):
@@ -244,14 +272,43 @@ def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int
     if len(measured) > 1:
         variants.append((ALL, measured))
     for name, fs in variants:
-        say(f"{fx}: {name}")
-        vad, vwhy = variant_adapters(fs)
+        say(f"{rec.fx}: {name}")
+        vad, vwhy = _variant_adapters(model, adapters, classes, fs)
         for e, r in vwhy.items():
             notes.append(f"{e} cannot be changed for {name}: {r}")
         o, _, _ = evaluate(vad, inputs, model.layout)
-        record_variant(name, o)
+        rec.variant(name, o)
     if any(f.cause == "conventions" for f in findings):
-        record_variant(NAIVE, evaluate_naive(adapters, inputs))
+        rec.variant(NAIVE, evaluate_naive(adapters, inputs))
+    return common
+
+
+def diagnose_model(model: AsIsModel, engines: list[str], samples: int = 10, seed: int = 0,
+                   beyond_limits: float = 0.0, progress: Callable[[str], None] | None = None
+                   ) -> tuple[list[Record], dict[str, NDArray]]:
+    """(records, arrays) of one as-is model (see ``run``): N = ``samples`` seeded states
+    (limits widened by ``beyond_limits`` × their range per side), the findings of the
+    engines' read-backs, and the records of every variant that measures them."""
+    fx = model.name
+    say = progress or (lambda m: None)
+    notes = list(model.notes)
+    classes = {e: registry.adapter_class(e) for e in engines}
+    adapters, missing, failed = _load(model, engines, classes, notes)
+    say(f"{fx}: read back {', '.join(adapters)}")
+    rbs = {e: a.readback() for e, a in adapters.items()}
+    for e, rb in rbs.items():
+        notes += [f"{e}: {n}" for n in rb["notes"]]
+    declared = declared_readback(model)
+    findings = detect(model, declared, rbs, {e: missing[e] for e in adapters}, failed)
+    inputs = Inputs.sample(_sampling_model(model, beyond_limits), samples,
+                           fixture_rng(seed, fx))
+    _limits_sampled(findings, _outside(inputs, model), samples, notes)
+    rec = _Recorder(fx, engines, np.array([f"state {i}" for i in range(samples)]))
+    for k, v in inputs.arrays().items():
+        rec.arrays[f"in/{fx}/{NAME}/{k}"] = v
+    rec.arrays[rec.lkey] = rec.labels
+    common = _measure(model, adapters, classes, findings, inputs, rec, notes, say)
+    arrays = rec.arrays
     arrays[f"diag/{fx}/findings"] = _strings([json.dumps(f.to_json(), ensure_ascii=False)
                                               for f in findings])
     arrays[f"diag/{fx}/notes"] = _strings(notes)
@@ -260,7 +317,7 @@ def diagnose_model(model: AsIsModel, engines: list, samples: int = 10, seed: int
                                             for e, w in failed.items()])
     full = {s.name: s for s in model.layout.slots}
     arrays[f"diag/{fx}/dofs"] = _strings([n for n in common for _ in range(full[n].nv)])
-    return records, arrays
+    return rec.records, arrays
 
 
 def _strings(items) -> np.ndarray:

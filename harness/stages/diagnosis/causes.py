@@ -7,11 +7,16 @@ damping N·m·s/rad | N·s/m, friction N·m | N.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
+from harness.core.conventions import combine_inertias
 from harness.core.tolerances import lookup
+from harness.model.as_is import AsIsModel
+from harness.stages.identity import body_row, compared_bodies
 
 NAME = "diagnosis"
 
@@ -129,8 +134,6 @@ def _differs(a, b, tol) -> bool:
 
 
 def _combine_world(items):
-    from harness.core.conventions import combine_inertias
-
     m, c, I = combine_inertias(items)
     return float(m), np.asarray(c, dtype=float), np.asarray(I, dtype=float)
 
@@ -164,13 +167,52 @@ def _holder(model, body, held) -> str:
     return b
 
 
-def _nonphysical(model, declared, rbs, failed, add, findings):
+class _Findings(dict):
+    """{cause: Finding}, in the order the causes were first found; ``add`` merges one
+    observation into its cause's finding."""
+
+    def add(self, cause: str, engine: str | None, elements: list[str], text: str,
+            changes: dict | None = None, lock: Sequence[str] = (),
+            structural: bool = False) -> None:
+        """Merge one observation of ``cause``: ``engine`` (None: set by the caller) and
+        ``elements`` are added once each, ``text`` is appended to the evidence, ``changes``
+        {engine: adapter.ablated(**)} and ``lock`` (joints) to the ablation; the finding
+        stays structural only while every observation is."""
+        f = self.setdefault(cause, Finding(cause, [], [], "", structural=True))
+        f.structural = f.structural and structural
+        if engine and engine not in f.engines:
+            f.engines.append(engine)
+        for e in elements:
+            if e not in f.elements:
+                f.elements.append(e)
+        f.evidence = (f.evidence + "; " if f.evidence else "") + text
+        for e, ch in (changes or {}).items():
+            merge_changes(f.changes.setdefault(e, {}), ch)
+        f.lock += [j for j in lock if j not in f.lock]
+        if not f.first and elements:
+            f.first = elements[0]
+
+
+def _declared_merge(declared: dict, members: list[str]) -> tuple:
+    """(mass kg, com (3,) m, inertia (3, 3) kg·m² about the com, world axes) of the
+    declared bodies ``members`` merged."""
+    return _combine_world([(declared["bodies"][b]["mass"], declared["bodies"][b]["com_W"],
+                            declared["bodies"][b]["I_W"]) for b in members])
+
+
+def _merged_row(merge: tuple, X_WB: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(10,) body row (identity.body_row) of a merge (mass, com, inertia) held in the body
+    whose frame is ``X_WB`` (4, 4)."""
+    return body_row({"mass": merge[0], "com_W": merge[1], "I_W": merge[2], "X_WB": X_WB})
+
+
+def _nonphysical(model: AsIsModel, declared: dict, rbs: dict[str, dict],
+                 failed: dict[str, str] | None, found: _Findings) -> set[tuple[str, str]]:
     """The file's non-physical inertias (repaired in the declared model): per link, which
     engine refuses the file, which warns about the link (a parser warning on its line or
     naming it) and which accepts it silently, and what each holds; the ablation sets each
-    engine's holder body to the declared (repaired) merge."""
-    from harness.stages.identity import body_row, compared_bodies
-
+    engine's holder body to the declared (repaired) merge. Returns the (engine, holder
+    body) pairs it covered."""
     bad = list(getattr(model, "nonphysical", ()) or ())
     if not bad:
         return set()
@@ -191,10 +233,8 @@ def _nonphysical(model, declared, rbs, failed, add, findings):
                 holds = "does not hold it (" + ("fused into the world)" if h else "missing)")
             else:
                 got = rb["bodies"][h]
-                members = [b for b in names if _holder(model, b, held) == h]
-                want = _combine_world([(declared["bodies"][b]["mass"],
-                                        declared["bodies"][b]["com_W"],
-                                        declared["bodies"][b]["I_W"]) for b in members])
+                want = _declared_merge(declared, [b for b in names
+                                                  if _holder(model, b, held) == h])
                 covered.add((e, h))
                 if h != link:
                     holds = f"holds it fused into {h}"
@@ -206,9 +246,7 @@ def _nonphysical(model, declared, rbs, failed, add, findings):
                     ev = np.linalg.eigvalsh(0.5 * (got["I_W"] + got["I_W"].T))
                     holds = ("holds values of its own (principal moments "
                              + ", ".join(fmt_g(x) for x in ev) + " kg·m²)")
-                want_row = body_row({"mass": want[0], "com_W": want[1], "I_W": want[2],
-                                     "X_WB": got["X_WB"]})
-                if _differs(body_row(got), want_row, body_tol):
+                if _differs(body_row(got), _merged_row(want, got["X_WB"]), body_tol):
                     merge_changes(changes.setdefault(e, {}), {"inertials": {h: want}})
             own = dict(getattr(model, "files", ())).get(e)
             if own is not None:
@@ -221,124 +259,115 @@ def _nonphysical(model, declared, rbs, failed, add, findings):
         ev = np.linalg.eigvalsh(0.5 * (I_file_W + I_file_W.T))
         parts.append(f"link {link} (principal moments {', '.join(fmt_g(x) for x in ev)} "
                      f"kg·m², line {line}): " + "; ".join(said))
-    add("nonphysical", None, [b for b, _, _ in bad], " | ".join(parts), changes)
-    findings["nonphysical"].engines = list(rbs) + list(failed or {})
+    found.add("nonphysical", None, [b for b, _, _ in bad], " | ".join(parts), changes)
+    found["nonphysical"].engines = list(rbs) + list(failed or {})
     return covered
 
 
-def detect(model, declared: dict, rbs: dict, missing: dict, failed: dict | None = None) -> list:
-    """Findings of the catalogue in the read-backs ``rbs`` {engine: readback} against the
-    declared read-back and each other; ``missing`` {engine: [spec joints it lacks]};
-    ``failed`` {engine: why it could not load the file}."""
-    from harness.stages.identity import body_row, compared_bodies
-
-    findings = {}
-    spec, engines = model.spec, list(rbs)
-    body_tol = lookup("model_identity", "body_inertia")
-    prec = lookup(NAME, "round_trip")
-
-    def add(cause, engine, elements, text, changes=None, lock=(), structural=False):
-        f = findings.setdefault(cause, Finding(cause, [], [], "", structural=True))
-        f.structural = f.structural and structural
-        if engine and engine not in f.engines:
-            f.engines.append(engine)
-        for e in elements:
-            if e not in f.elements:
-                f.elements.append(e)
-        f.evidence = (f.evidence + "; " if f.evidence else "") + text
-        for e, ch in (changes or {}).items():
-            merge_changes(f.changes.setdefault(e, {}), ch)
-        f.lock += [j for j in lock if j not in f.lock]
-        if not f.first and elements:
-            f.first = elements[0]
-
-    # --- joints present in the spec, absent from an engine --------------------------
+def _dropped(model: AsIsModel, engines: list[str], missing: dict[str, list[str]],
+             found: _Findings) -> None:
+    """Joints present in the spec, absent from an engine's compiled model (the ablation
+    locks them in every engine)."""
     lacking = {}
     for e, js in missing.items():
         for j in js:
             lacking.setdefault(j, []).append(e)
-    if lacking:
-        order = [s.name for s in model.layout.slots]
-        js = sorted(lacking, key=order.index)
-        have = [e for e in engines if not missing.get(e)]
-        for j in js:
-            kind = next(x.type for x in spec.joints if x.name == j)
-            add("dropped", None, [j], f"{kind} joint {j} is missing from "
-                f"{_join(lacking[j])}'s compiled model (present in "
-                f"{_join(have) or 'no engine'} and in the file)", lock=[j])
-        findings["dropped"].engines = sorted({e for j in js for e in lacking[j]},
-                                             key=engines.index)
+    if not lacking:
+        return
+    order = [s.name for s in model.layout.slots]
+    js = sorted(lacking, key=order.index)
+    have = [e for e in engines if not missing.get(e)]
+    for j in js:
+        kind = next(x.type for x in model.spec.joints if x.name == j)
+        found.add("dropped", None, [j], f"{kind} joint {j} is missing from "
+                  f"{_join(lacking[j])}'s compiled model (present in "
+                  f"{_join(have) or 'no engine'} and in the file)", lock=[j])
+    found["dropped"].engines = sorted({e for j in js for e in lacking[j]}, key=engines.index)
 
-    # --- per-joint dynamics settings ------------------------------------------------
-    slots = [s for s in model.layout.slots if s.type != "free"]
-    for what, cause in (("damping", "damping"), ("armature", "armature"),
-                        ("friction", "friction")):
-        key = "armature" if what == "armature" else f"{what}_applied"
-        vals = {e: {s.name: rbs[e]["joints"][s.name][key] for s in slots
-                    if s.name in rbs[e]["joints"]} for e in engines}
-        dec = {s.name: declared["joints"][s.name][key] for s in slots}
-        joints = [s.name for s in slots if len({vals[e][s.name] for e in engines
-                                                if s.name in vals[e]}) > 1]
-        if not joints:
-            continue
-        applying = [e for e in engines if any(vals[e].get(j, 0) != 0 for j in joints)]
-        ignoring = [e for e in engines if e not in applying]
-        kinds = {s.name: s.type for s in slots}
-        groups = {}
-        for j in joints:
-            ref = next((vals[e][j] for e in applying if vals[e].get(j)), dec[j])
-            groups.setdefault((ref, _unit(kinds[j], what)), []).append(j)
-        desc = "; ".join(f"{fmt_g(v)} {u} on {_join(js)}" for (v, u), js in groups.items())
-        held = [e for e in ignoring if any(rbs[e]["joints"][j].get(what, 0) for j in joints
-                                           if j in rbs[e]["joints"])]
-        text = (f"{what} {desc}: applied by {_join(applying) or 'no engine'}; not by "
-                f"{_join(ignoring) or 'any other engine'}")
-        if held:
-            text += (f" ({_join(held)} hold{'s' if len(held) == 1 else ''} it in the "
-                     "compiled model but the dynamics ignore it)")
-        diff_apply = [e for e in applying if any(abs(vals[e].get(j, 0) - dec[j]) >
-                                                 1e-12 * max(abs(dec[j]), 1e-300)
-                                                 for j in joints if j in vals[e])]
-        if diff_apply and what != "armature":
-            text += f"; {_join(diff_apply)} apply values other than the file's"
-        if what == "armature" and any(dec[j] for j in joints):
-            missing_arm = [e for e in ignoring]
-            if missing_arm:
-                text += f" (the file declares it: missing from {_join(missing_arm)})"
-        add(cause, None, joints, text, {e: {what: 0.0} for e in applying})
-        findings[cause].engines = applying + ignoring
 
-    # --- limits enforced as constraints ----------------------------------------------
+def _joint_setting(what: str, slots: list, declared: dict, rbs: dict[str, dict],
+                   engines: list[str], found: _Findings) -> None:
+    """One per-joint dynamics setting ``what`` (damping, armature or friction; the cause of
+    the same name) the engines' dynamics apply differently: which engines apply it, which
+    hold it without applying it, and whether the applied values are the file's; the
+    ablation sets it to 0 wherever it is applied."""
+    key = "armature" if what == "armature" else f"{what}_applied"
+    vals = {e: {s.name: rbs[e]["joints"][s.name][key] for s in slots
+                if s.name in rbs[e]["joints"]} for e in engines}
+    dec = {s.name: declared["joints"][s.name][key] for s in slots}
+    joints = [s.name for s in slots if len({vals[e][s.name] for e in engines
+                                            if s.name in vals[e]}) > 1]
+    if not joints:
+        return
+    applying = [e for e in engines if any(vals[e].get(j, 0) != 0 for j in joints)]
+    ignoring = [e for e in engines if e not in applying]
+    kinds = {s.name: s.type for s in slots}
+    groups = {}
+    for j in joints:
+        ref = next((vals[e][j] for e in applying if vals[e].get(j)), dec[j])
+        groups.setdefault((ref, _unit(kinds[j], what)), []).append(j)
+    desc = "; ".join(f"{fmt_g(v)} {u} on {_join(js)}" for (v, u), js in groups.items())
+    held = [e for e in ignoring if any(rbs[e]["joints"][j].get(what, 0) for j in joints
+                                       if j in rbs[e]["joints"])]
+    text = (f"{what} {desc}: applied by {_join(applying) or 'no engine'}; not by "
+            f"{_join(ignoring) or 'any other engine'}")
+    if held:
+        text += (f" ({_join(held)} hold{'s' if len(held) == 1 else ''} it in the "
+                 "compiled model but the dynamics ignore it)")
+    diff_apply = [e for e in applying if any(abs(vals[e].get(j, 0) - dec[j]) >
+                                             1e-12 * max(abs(dec[j]), 1e-300)
+                                             for j in joints if j in vals[e])]
+    if diff_apply and what != "armature":
+        text += f"; {_join(diff_apply)} apply values other than the file's"
+    if what == "armature" and any(dec[j] for j in joints) and ignoring:
+        text += f" (the file declares it: missing from {_join(ignoring)})"
+    found.add(what, None, joints, text, {e: {what: 0.0} for e in applying})
+    found[what].engines = applying + ignoring
+
+
+def _limits(slots: list, rbs: dict[str, dict], engines: list[str], found: _Findings) -> None:
+    """Joint limits some engines (not all) enforce as constraints (the ablation disables
+    them)."""
     bounded = [s.name for s in slots if s.lower is not None]
     enforcing = [e for e in engines if any(rbs[e]["joints"].get(j, {}).get("limit_enforced")
                                            for j in bounded)]
-    if enforcing and len(enforcing) < len(engines):
-        js = [j for j in bounded if any(rbs[e]["joints"].get(j, {}).get("limit_enforced")
-                                        for e in enforcing)]
-        others = _join([e for e in engines if e not in enforcing])
-        add("limits", None, js, f"limits of {len(js)} joint(s) ({_join(js)}) act as "
-            f"constraints in {_join(enforcing)}; {others} do not enforce them (they act "
-            "only on states beyond a limit)",
-            {e: {"limits": False} for e in enforcing})
-        findings["limits"].engines = list(engines)
+    if not (enforcing and len(enforcing) < len(engines)):
+        return
+    js = [j for j in bounded if any(rbs[e]["joints"].get(j, {}).get("limit_enforced")
+                                    for e in enforcing)]
+    others = _join([e for e in engines if e not in enforcing])
+    found.add("limits", None, js, f"limits of {len(js)} joint(s) ({_join(js)}) act as "
+              f"constraints in {_join(enforcing)}; {others} do not enforce them (they act "
+              "only on states beyond a limit)", {e: {"limits": False} for e in enforcing})
+    found["limits"].engines = list(engines)
 
-    # --- couplings (mimic) -------------------------------------------------------------
+
+def _couplings(declared: dict, rbs: dict[str, dict], engines: list[str],
+               found: _Findings) -> None:
+    """Coupled (mimic) joints the engines do not all enforce (the ablation disables the
+    coupling constraints)."""
     dec_c = declared.get("couplings", {})
     keys = sorted(set(dec_c) | {f for e in engines for f in rbs[e]["couplings"]})
-    if keys and len({tuple(sorted(rbs[e]["couplings"].items())) for e in engines}) > 1:
-        enf = [e for e in engines if rbs[e]["couplings"]]
-        free = [e for e in engines if not rbs[e]["couplings"]]
-        def leader(f):
-            return dec_c.get(f) or next(rbs[e]["couplings"][f] for e in enf
-                                        if f in rbs[e]["couplings"])
+    if not (keys and len({tuple(sorted(rbs[e]["couplings"].items())) for e in engines}) > 1):
+        return
+    enf = [e for e in engines if rbs[e]["couplings"]]
+    free = [e for e in engines if not rbs[e]["couplings"]]
 
-        rel = ", ".join(f"{f} follows {leader(f)}" for f in keys)
-        add("couplings", None, keys, f"{rel}{' (mimic in the file)' if dec_c else ''}: "
-            f"enforced by {_join(enf)} as a constraint; {_join(free)} treat the joints as "
-            "independent", {e: {"couplings": False} for e in enf})
-        findings["couplings"].engines = list(engines)
+    def leader(f):
+        return dec_c.get(f) or next(rbs[e]["couplings"][f] for e in enf
+                                    if f in rbs[e]["couplings"])
 
-    # --- coordinates conventions ---------------------------------------------------------
+    rel = ", ".join(f"{f} follows {leader(f)}" for f in keys)
+    found.add("couplings", None, keys, f"{rel}{' (mimic in the file)' if dec_c else ''}: "
+              f"enforced by {_join(enf)} as a constraint; {_join(free)} treat the joints as "
+              "independent", {e: {"couplings": False} for e in enf})
+    found["couplings"].engines = list(engines)
+
+
+def _conventions(model: AsIsModel, rbs: dict[str, dict], engines: list[str],
+                 found: _Findings) -> None:
+    """Coordinate conventions that differ between engines (native q/v of a joint, joint
+    order, native nq/nv); measured by handing the same arrays over unconverted."""
     conv = []
     for s in model.layout.slots:
         natives = {(rbs[e]["joints"][s.name]["native_q"], rbs[e]["joints"][s.name]["native_v"])
@@ -348,27 +377,86 @@ def detect(model, declared: dict, rbs: dict, missing: dict, failed: dict | None 
     orders = {e: [rbs[e]["joints"][s.name]["native_index"] for s in model.layout.slots
                   if s.name in rbs[e]["joints"]] for e in engines}
     reordered = [e for e in engines if orders[e] != sorted(orders[e])]
-    if conv or reordered:
-        parts = []
-        for j in conv:
-            by = {}
-            for e in engines:
-                if j in rbs[e]["joints"]:
-                    jj = rbs[e]["joints"][j]
-                    by.setdefault(f"q = [{jj['native_q']}], v = [{jj['native_v']}]", []).append(e)
-            parts.append(f"{j}: " + "; ".join(f"{_join(es)} {k}" for k, es in by.items()))
-        if reordered:
-            parts.append(f"joint order differs from the canonical one in {_join(reordered)}")
-        sizes = {e: (rbs[e]["nq_native"], rbs[e]["nv_native"]) for e in engines}
-        if len(set(sizes.values())) > 1:
-            parts.append("native nq/nv " + ", ".join(f"{e} {a}/{b}" for e, (a, b) in sizes.items())
-                         + " (arrays of different lengths cannot even be exchanged)")
-        add("conventions", None, conv, " | ".join(parts) + " — the harness converts them; "
-            "the measured effect is what handing the same arrays over unconverted costs")
-        findings["conventions"].engines = list(engines)
+    if not (conv or reordered):
+        return
+    parts = []
+    for j in conv:
+        by = {}
+        for e in engines:
+            if j in rbs[e]["joints"]:
+                jj = rbs[e]["joints"][j]
+                by.setdefault(f"q = [{jj['native_q']}], v = [{jj['native_v']}]", []).append(e)
+        parts.append(f"{j}: " + "; ".join(f"{_join(es)} {k}" for k, es in by.items()))
+    if reordered:
+        parts.append(f"joint order differs from the canonical one in {_join(reordered)}")
+    sizes = {e: (rbs[e]["nq_native"], rbs[e]["nv_native"]) for e in engines}
+    if len(set(sizes.values())) > 1:
+        parts.append("native nq/nv " + ", ".join(f"{e} {a}/{b}" for e, (a, b) in sizes.items())
+                     + " (arrays of different lengths cannot even be exchanged)")
+    found.add("conventions", None, conv, " | ".join(parts) + " — the harness converts them; "
+              "the measured effect is what handing the same arrays over unconverted costs")
+    found["conventions"].engines = list(engines)
 
-    # --- bodies: non-physical inertias, fused, inertia from geometry, precision, other -----
-    covered = _nonphysical(model, declared, rbs, failed, add, findings)
+
+def _held_group(model: AsIsModel, declared: dict, rb: dict, e: str, h: str,
+                members: list[str], found: _Findings) -> None:
+    """The bodies ``members`` engine ``e`` holds in its body ``h`` (``h`` and the bodies
+    fused into it) against their declared merge: an exact fusion (structure only), a
+    fusion with the fixed joint's rotation dropped, mass derived from collision geometry,
+    precision lost in a file round trip, or another difference."""
+    spec = model.spec
+    body_tol, prec = lookup("model_identity", "body_inertia"), lookup(NAME, "round_trip")
+    fused = [b for b in members if b != h]
+    want = _declared_merge(declared, members)
+    X = rb["bodies"][h]["X_WB"]
+    want_row = _merged_row(want, X)
+    got = rb["bodies"][h]
+    got_row = body_row(got)
+    heavy = [b for b in fused if spec.body(b).mass > 0]
+    Xd = declared["bodies"][h]["X_WB"]
+    placement_rel = _rel(X, Xd)
+    inertia_diff = _differs(got_row, want_row, body_tol)
+    if not inertia_diff and placement_rel <= 1e-12:
+        if heavy:
+            rel = fmt_g(_rel(got_row, want_row))
+            found.add("fused", e, heavy, f"{e} fused {_join(heavy)} into {h}: the merged "
+                      f"inertia equals the declared merge (rel. {rel})", structural=True)
+        return
+    target = {h: want}
+    rel = _rel(got_row, want_row)
+    geom = [b for b in members if spec.body(b).mass == 0 and b in model.geometry]
+    if heavy and inertia_diff:
+        alt_row = _merged_row(_rotation_dropped_merge(model, h, members, declared), X)
+        if not _differs(got_row, alt_row, body_tol):
+            found.add("fused", e, [h] + heavy, f"{e} fused {_join(heavy)} into {h} with the "
+                      f"fixed joint's rotation dropped: its inertia equals that wrong "
+                      f"merge (com off by {fmt_g(np.linalg.norm(got['com_W'] - want[1]))} m)",
+                      {e: {"inertials": target}})
+            return
+    if geom and got["mass"] > want[0]:
+        found.add("geometry", e, [h] + [g for g in geom if g != h],
+                  f"{e} gave {h}{' (with ' + _join(fused) + ' fused into it)' if fused else ''}"
+                  f" {fmt_g(got['mass'] - want[0])} kg more than declared: {_join(geom)} has "
+                  "no <inertial> but collision geometry, and the engine derived mass from it",
+                  {e: {"inertials": target}})
+        if heavy:
+            found.add("fused", e, heavy, f"{e} fused {_join(heavy)} into {h}", structural=True)
+        return
+    if rel <= prec.atol and placement_rel <= prec.atol:
+        digits = -math.log10(max(rel, placement_rel, 1e-17))
+        found.add("precision", e, [h], f"{e}: {h} agrees with the declared values to "
+                  f"~{digits:.0f} significant digits (rel. {fmt_g(max(rel, placement_rel))})",
+                  {e: {"inertials": target, "placements": {h: Xd}}})
+        return
+    found.add("other", e, [h], f"{e}: body {h} differs from the declared model (inertia "
+              f"rel. {fmt_g(rel)}, placement rel. {fmt_g(placement_rel)})")
+
+
+def _bodies(model: AsIsModel, declared: dict, rbs: dict[str, dict], engines: list[str],
+            covered: set[tuple[str, str]], found: _Findings) -> None:
+    """Per engine, the bodies it holds against the declared ones: missing bodies, bodies
+    fused into the world, and every holder body not ``covered`` by a non-physical inertia
+    finding (``_held_group``)."""
     names = compared_bodies(model)
     for e in engines:
         held = set(rbs[e]["bodies"])
@@ -377,67 +465,24 @@ def detect(model, declared: dict, rbs: dict, missing: dict, failed: dict | None 
             h = _holder(model, b, held)
             if h:
                 groups.setdefault(h, []).append(b)
-            elif spec.body(b).mass > 0:
-                add("other", e, [b], f"{e}: body {b} is missing from the compiled model")
+            elif model.spec.body(b).mass > 0:
+                found.add("other", e, [b], f"{e}: body {b} is missing from the compiled model")
         for h, members in groups.items():
             if h == "world":
-                heavy = [b for b in members if spec.body(b).mass > 0]
+                heavy = [b for b in members if model.spec.body(b).mass > 0]
                 if heavy:
-                    add("fused", e, heavy, f"{e} fused {_join(heavy)} into the world (welded "
-                        "bodies: no effect on the dynamics of moving joints)", structural=True)
-                continue
-            if (e, h) in covered:
-                continue  # a non-physical inertia of the file: its own finding above
-            fused = [b for b in members if b != h]
-            items = [(declared["bodies"][b]["mass"], declared["bodies"][b]["com_W"],
-                      declared["bodies"][b]["I_W"]) for b in members]
-            want = _combine_world(items)
-            X = rbs[e]["bodies"][h]["X_WB"]
-            want_row = body_row({"mass": want[0], "com_W": want[1], "I_W": want[2], "X_WB": X})
-            got = rbs[e]["bodies"][h]
-            got_row = body_row(got)
-            heavy = [b for b in fused if spec.body(b).mass > 0]
-            Xd = declared["bodies"][h]["X_WB"]
-            placement_rel = _rel(X, Xd)
-            inertia_diff = _differs(got_row, want_row, body_tol)
-            if not inertia_diff and placement_rel <= 1e-12:
-                if heavy:
-                    rel = fmt_g(_rel(got_row, want_row))
-                    add("fused", e, heavy, f"{e} fused {_join(heavy)} into {h}: the merged "
-                        f"inertia equals the declared merge (rel. {rel})",
-                        structural=True)
-                continue
-            target = {h: want}
-            rel = _rel(got_row, want_row)
-            geom = [b for b in members if spec.body(b).mass == 0 and b in model.geometry]
-            if heavy and inertia_diff:
-                alt = _rotation_dropped_merge(model, h, members, declared)
-                alt_row = body_row({"mass": alt[0], "com_W": alt[1], "I_W": alt[2], "X_WB": X})
-                if not _differs(got_row, alt_row, body_tol):
-                    add("fused", e, [h] + heavy, f"{e} fused {_join(heavy)} into {h} with the "
-                        f"fixed joint's rotation dropped: its inertia equals that wrong "
-                        f"merge (com off by {fmt_g(np.linalg.norm(got['com_W'] - want[1]))} m)",
-                        {e: {"inertials": target}})
-                    continue
-            if geom and got["mass"] > want[0]:
-                add("geometry", e, [h] + [g for g in geom if g != h],
-                    f"{e} gave {h}{' (with ' + _join(fused) + ' fused into it)' if fused else ''} "
-                    f"{fmt_g(got['mass'] - want[0])} kg more than declared: {_join(geom)} has no "
-                    "<inertial> but collision geometry, and the engine derived mass from it",
-                    {e: {"inertials": target}})
-                if heavy:
-                    add("fused", e, heavy, f"{e} fused {_join(heavy)} into {h}",
-                        structural=True)
-                continue
-            if rel <= prec.atol and placement_rel <= prec.atol:
-                digits = -math.log10(max(rel, placement_rel, 1e-17))
-                add("precision", e, [h], f"{e}: {h} agrees with the declared values to "
-                    f"~{digits:.0f} significant digits (rel. {fmt_g(max(rel, placement_rel))})",
-                    {e: {"inertials": target, "placements": {h: Xd}}})
-                continue
-            add("other", e, [h], f"{e}: body {h} differs from the declared model (inertia "
-                f"rel. {fmt_g(rel)}, placement rel. {fmt_g(placement_rel)})")
-    # other joint-level differences (axis, placement beyond precision, limits values)
+                    found.add("fused", e, heavy, f"{e} fused {_join(heavy)} into the world "
+                              "(welded bodies: no effect on the dynamics of moving joints)",
+                              structural=True)
+            elif (e, h) not in covered:  # else a non-physical inertia: its own finding
+                _held_group(model, declared, rbs[e], e, h, members, found)
+
+
+def _joint_others(model: AsIsModel, declared: dict, rbs: dict[str, dict], engines: list[str],
+                  found: _Findings) -> None:
+    """Other joint-level differences: an axis (beyond what a precision finding explains)
+    and limit values."""
+    prec = lookup(NAME, "round_trip")
     for e in engines:
         for s in model.layout.slots:
             jj = rbs[e]["joints"].get(s.name)
@@ -445,12 +490,31 @@ def detect(model, declared: dict, rbs: dict, missing: dict, failed: dict | None 
                 continue
             dj = declared["joints"][s.name]
             ax = _rel(jj["axis_W"], dj["axis_W"])
-            if ax > 1e-10 and not (ax <= prec.atol and "precision" in findings):
-                add("other", e, [s.name], f"{e}: joint {s.name} axis differs (rel. {fmt_g(ax)})")
+            if ax > 1e-10 and not (ax <= prec.atol and "precision" in found):
+                found.add("other", e, [s.name],
+                          f"{e}: joint {s.name} axis differs (rel. {fmt_g(ax)})")
             a, d = (jj["lower"], jj["upper"]), (dj["lower"], dj["upper"])
             lim = (a[0] is None) != (d[0] is None) or (a[0] is not None and _rel(a, d) > 1e-12)
             if lim:
-                add("other", e, [s.name], f"{e}: joint {s.name} limits {jj['lower']}, "
-                    f"{jj['upper']} (declared {dj['lower']}, {dj['upper']})")
-    out = [findings[k] for k in CATALOGUE if k in findings]
-    return out
+                found.add("other", e, [s.name], f"{e}: joint {s.name} limits {jj['lower']}, "
+                          f"{jj['upper']} (declared {dj['lower']}, {dj['upper']})")
+
+
+def detect(model: AsIsModel, declared: dict, rbs: dict[str, dict],
+           missing: dict[str, list[str]], failed: dict[str, str] | None = None) -> list[Finding]:
+    """Findings of the catalogue in the read-backs ``rbs`` {engine: readback} against the
+    declared read-back and each other; ``missing`` {engine: [spec joints it lacks]};
+    ``failed`` {engine: why it could not load the file}. In catalogue order."""
+    found = _Findings()
+    engines = list(rbs)
+    slots = [s for s in model.layout.slots if s.type != "free"]
+    _dropped(model, engines, missing, found)
+    for what in ("damping", "armature", "friction"):
+        _joint_setting(what, slots, declared, rbs, engines, found)
+    _limits(slots, rbs, engines, found)
+    _couplings(declared, rbs, engines, found)
+    _conventions(model, rbs, engines, found)
+    covered = _nonphysical(model, declared, rbs, failed, found)
+    _bodies(model, declared, rbs, engines, covered, found)
+    _joint_others(model, declared, rbs, engines, found)
+    return [found[k] for k in CATALOGUE if k in found]

@@ -5,10 +5,14 @@ report section.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-from harness.core.tolerances import lookup
+from harness.core.records import Record, measure
+from harness.core.tolerances import Tolerance, lookup
 from harness.stages.diagnosis.causes import ALL, AS_IS, NAIVE, NAME, QUANTITIES, UNITS, fmt_g
 
 
@@ -122,9 +126,6 @@ _MEASURED = {"mass_matrix_neutral": "mass_matrix", "mass_matrix": "mass_matrix",
 def differing_labels(r, arrays) -> list:
     """Labels of every row of a failed record's arrays that differs beyond the record's
     tolerance (all of them when the arrays are missing)."""
-    from harness.core.records import measure
-    from harness.core.tolerances import Tolerance
-
     if not (r.key_a in arrays and r.key_b in arrays and r.key_labels in arrays):
         return []
     a, b, labels = arrays[r.key_a], arrays[r.key_b], arrays[r.key_labels]
@@ -133,7 +134,119 @@ def differing_labels(r, arrays) -> list:
             if not measure(a[k:k + 1], b[k:k + 1], tol)[3]]
 
 
-def explain_rows(records, arrays, fx, findings, by, unexplained) -> list:
+def _engines_of(r: Record) -> list[str]:
+    """The engines a record compares (not the declared model)."""
+    return [e for e in (r.engine_a, r.engine_b) if e and e != "declared"]
+
+
+def _elements(label: str) -> list[str]:
+    """The bodies a row label names: a group label "head (with b1, b2)" names them all."""
+    head, _, rest = label.partition(" (with ")
+    return [head] + [b for b in rest.rstrip(")").split(", ") if b]
+
+
+@dataclass
+class _RowCauses:
+    """The named causes of the rows of one fixture ``fx``: its ``findings`` (with their
+    measured effects), its diagnosis records ``by`` (fixture, quantity, engine a, engine b,
+    variant) and the (quantity, pair) differences the causes leave unexplained (``left``)."""
+
+    fx: str
+    findings: list[dict]
+    by: dict[tuple[str, str, str, str, str], Record]
+    left: set[tuple[str, str]]
+    arrays: Mapping[str, NDArray]
+
+    def measured(self, q: str, pair: str) -> tuple[list[str], str]:
+        """(titles, why) of the causes whose measured share of the diagnosis as-is row of
+        quantity ``q`` and ``pair`` is ≥ the table's explained_share atol."""
+        thr = lookup(NAME, "explained_share")
+        r = self.by.get((self.fx, q, *pair.split("~"), AS_IS))
+        if r is None or r.status != "failed":
+            return [], (f"the diagnosis measured no {q} difference for {pair}" if r is not None
+                        else f"the diagnosis has no {q} row for {pair}")
+        if (q, pair) in self.left:
+            return [], f"the named causes leave the {q} difference of {pair} unexplained"
+        titles = [fd["title"] for fd in self.findings for e in fd.get("effects", ())
+                  if fd["variant"] != NAIVE and e["quantity"] == q and e["pair"] == pair
+                  and e["share"] is not None and e["share"] >= thr.atol]
+        return list(dict.fromkeys(titles)), ("" if titles else
+                                             f"no measured cause of the {q} difference")
+
+    def found(self, causes: Sequence[str], r: Record, element: str | None = None) -> list[str]:
+        """Titles of the findings of ``causes`` on an engine of ``r`` (naming ``element``)."""
+        return [fd["title"] for fd in self.findings if fd["cause"] in causes
+                and set(_engines_of(r)) & set(fd["engines"])
+                and (element is None or element in fd["elements"])]
+
+    def per_element(self, causes: Sequence[str], r: Record, labels: list[str],
+                    elems: Callable[[str], list[str]] = _elements) -> tuple[list[str], str]:
+        """(titles, why): the findings of ``causes`` covering every differing row label of
+        ``r`` (through the elements ``elems`` names in it); none unless all are covered."""
+        titles, missing = [], []
+        for lab in labels:
+            t = [x for e in elems(lab) for x in self.found(causes, r, e)]
+            titles += t
+            if not t:
+                missing.append(lab)
+        return (list(dict.fromkeys(titles)), "") if labels and not missing else \
+            ([], f"no {' / '.join(causes)} finding covers {', '.join(missing) or 'the row'}")
+
+    def behind(self, r: Record, earlier: list[Record],
+               explained: dict[str, list[str]]) -> tuple[list[str], str]:
+        """(titles, why) of a row not scored: the causes of the ``earlier`` rows that
+        blocked it, if every one of them is ``explained`` {record id: titles}."""
+        blockers = [x for x in earlier if x.stage != r.stage and x.status in
+                    ("failed", "error") and (
+                        (x.engine_a, x.engine_b) == (r.engine_a, r.engine_b)
+                        or (x.engine_a in ("declared", "") or x.engine_b == "")
+                        and set(_engines_of(x)) & {r.engine_a, r.engine_b})]
+        if not blockers:
+            return [], f"not scored: {r.reason}"
+        if all(explained.get(x.id) for x in blockers):
+            return list(dict.fromkeys(t for x in blockers for t in explained[x.id])), ""
+        return [], "not scored behind an unexplained row: " + ", ".join(
+            x.id for x in blockers if not explained.get(x.id))
+
+    def of_row(self, r: Record, pair: str) -> tuple[list[str], str, list[str] | None]:
+        """(titles, why, differing labels or None) of a row that failed or did not converge
+        (not one that raised or went unscored), by its stage and quantity."""
+        causes, why, labels = [], "", None
+        if r.stage == NAME:
+            causes, why = self.measured(r.quantity, pair)
+        elif r.quantity in _MEASURED and "declared" not in pair:
+            causes, why = self.measured(_MEASURED[r.quantity], pair)
+        elif r.quantity in _READBACK:
+            labels = differing_labels(r, self.arrays)
+            causes, why = self.per_element((_READBACK[r.quantity],), r, labels,
+                                           lambda lab: [lab])
+        elif r.quantity == "body_inertia":
+            labels = differing_labels(r, self.arrays)
+            causes, why = self.per_element(_BODY, r, labels)
+        elif r.quantity in ("total_mass", "group_inertia"):
+            causes = self.found(("nonphysical", "geometry", "precision"), r) + [
+                fd["title"] for fd in self.findings if fd["cause"] == "fused" and fd["variant"]
+                and set(_engines_of(r)) & set(fd["engines"])]
+            why = "" if causes else "no body finding on these engines"
+        elif r.quantity in ("joint_axis", "joint_placement", "frame_pose", "frame_jacobian"):
+            causes = self.found(("precision",), r)
+            why = "" if causes else "no round-trip finding on these engines"
+        else:
+            why = f"no cause in the catalogue for {r.quantity}"
+        return causes, why, labels
+
+    def outside(self, r: Record, labels: list[str] | None) -> list[dict]:
+        """The findings outside the catalogue ('other') on an engine of ``r`` (and on an
+        element of its differing ``labels``, when it has them)."""
+        return [fd for fd in self.findings if fd["cause"] == "other"
+                and set(_engines_of(r)) & set(fd["engines"])
+                and (labels is None or {e for lab in labels for e in _elements(lab)}
+                     & set(fd["elements"]))]
+
+
+def explain_rows(records: Sequence[Record], arrays: Mapping[str, NDArray], fx: str,
+                 findings: list[dict], by: dict[tuple[str, str, str, str, str], Record],
+                 unexplained: list[dict]) -> list[dict]:
     """Every row of fixture ``fx`` that failed, raised or went unscored — the diagnosis's
     as-is rows and the rows of the other stages — with the titles of the named causes
     behind it (``causes``; empty: unexplained, ``why`` says what is missing).
@@ -149,45 +262,8 @@ def explain_rows(records, arrays, fx, findings, by, unexplained) -> list:
     * a row that raised: unexplained (an engine or the harness failed);
     * a row not scored: the causes of the earlier rows that blocked it, if every one of
       them is explained."""
-    thr = lookup(NAME, "explained_share")
-    left = {(u["quantity"], u["pair"]) for u in unexplained}
-
-    def measured(q, pair):
-        r = by.get((fx, q, *pair.split("~"), AS_IS))
-        if r is None or r.status != "failed":
-            return [], (f"the diagnosis measured no {q} difference for {pair}" if r is not None
-                        else f"the diagnosis has no {q} row for {pair}")
-        if (q, pair) in left:
-            return [], f"the named causes leave the {q} difference of {pair} unexplained"
-        titles = [fd["title"] for fd in findings for e in fd.get("effects", ())
-                  if fd["variant"] != NAIVE and e["quantity"] == q and e["pair"] == pair
-                  and e["share"] is not None and e["share"] >= thr.atol]
-        return list(dict.fromkeys(titles)), ("" if titles else
-                                             f"no measured cause of the {q} difference")
-
-    def engines_of(r):
-        return [e for e in (r.engine_a, r.engine_b) if e and e != "declared"]
-
-    def found(causes, r, element=None):
-        """Titles of the findings of ``causes`` on an engine of ``r`` (naming ``element``)."""
-        return [fd["title"] for fd in findings if fd["cause"] in causes
-                and set(engines_of(r)) & set(fd["engines"])
-                and (element is None or element in fd["elements"])]
-
-    def elements(label):  # a group label "head (with b1, b2)" names its bodies
-        head, _, rest = label.partition(" (with ")
-        return [head] + [b for b in rest.rstrip(")").split(", ") if b]
-
-    def per_element(causes, labels, elems=elements):
-        titles, missing = [], []
-        for lab in labels:
-            t = [x for e in elems(lab) for x in found(causes, r, e)]
-            titles += t
-            if not t:
-                missing.append(lab)
-        return (list(dict.fromkeys(titles)), "") if labels and not missing else \
-            ([], f"no {' / '.join(causes)} finding covers {', '.join(missing) or 'the row'}")
-
+    ctx = _RowCauses(fx, findings, by, {(u["quantity"], u["pair"]) for u in unexplained},
+                     arrays)
     rows, explained = [], {}
     mine = [r for r in records if r.fixture == fx]
     for i, r in enumerate(mine):
@@ -200,42 +276,10 @@ def explain_rows(records, arrays, fx, findings, by, unexplained) -> list:
         if r.status == "error":
             why = f"raised: {r.reason}"
         elif r.status == "not_scored":
-            blockers = [x for x in mine[:i] if x.stage != r.stage and x.status in
-                        ("failed", "error") and (
-                            (x.engine_a, x.engine_b) == (r.engine_a, r.engine_b)
-                            or (x.engine_a in ("declared", "") or x.engine_b == "")
-                            and set(engines_of(x)) & {r.engine_a, r.engine_b})]
-            if not blockers:
-                why = f"not scored: {r.reason}"
-            elif all(explained.get(x.id) for x in blockers):
-                causes = list(dict.fromkeys(t for x in blockers for t in explained[x.id]))
-            else:
-                why = "not scored behind an unexplained row: " + ", ".join(
-                    x.id for x in blockers if not explained.get(x.id))
-        elif r.stage == NAME:
-            causes, why = measured(r.quantity, pair)
-        elif r.quantity in _MEASURED and "declared" not in pair:
-            causes, why = measured(_MEASURED[r.quantity], pair)
-        elif r.quantity in _READBACK:
-            labels = differing_labels(r, arrays)
-            causes, why = per_element((_READBACK[r.quantity],), labels, lambda lab: [lab])
-        elif r.quantity == "body_inertia":
-            labels = differing_labels(r, arrays)
-            causes, why = per_element(_BODY, labels)
-        elif r.quantity in ("total_mass", "group_inertia"):
-            causes = found(("nonphysical", "geometry", "precision"), r) + [
-                fd["title"] for fd in findings if fd["cause"] == "fused" and fd["variant"]
-                and set(engines_of(r)) & set(fd["engines"])]
-            why = "" if causes else "no body finding on these engines"
-        elif r.quantity in ("joint_axis", "joint_placement", "frame_pose", "frame_jacobian"):
-            causes = found(("precision",), r)
-            why = "" if causes else "no round-trip finding on these engines"
+            causes, why = ctx.behind(r, mine[:i], explained)
         else:
-            why = f"no cause in the catalogue for {r.quantity}"
-        other = [fd for fd in findings if fd["cause"] == "other"
-                 and set(engines_of(r)) & set(fd["engines"])
-                 and (labels is None or {e for lab in labels for e in elements(lab)}
-                      & set(fd["elements"]))]
+            causes, why, labels = ctx.of_row(r, pair)
+        other = ctx.outside(r, labels)
         if other and r.status == "failed" and r.stage != NAME \
                 and r.quantity not in _MEASURED:
             causes, why = [], f"outside the catalogue: {other[0]['evidence']}"
@@ -261,9 +305,6 @@ def _where(a, b, dofs) -> str:
 def first_differing(records, arrays) -> list:
     """For every failed stage-0 record: the first element (in tree order) whose row
     differs beyond the record's tolerance, from the stored arrays — [(record, label)]."""
-    from harness.core.records import measure
-    from harness.core.tolerances import Tolerance
-
     out = []
     for r in records:
         if r.stage != "model_identity" or r.status != "failed" or not r.key_labels:
