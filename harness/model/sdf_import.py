@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
 
@@ -142,14 +143,10 @@ def _inertia(r: _Reader, link, name: str) -> Body:
     return Body(name, float(mass), _t(X[:3, 3]), tuple(float(x) for x in I.reshape(-1)))
 
 
-@holds_warnings
-def load_sdf_with_notes(path: str, floating: bool = False,
-                        drop_springs: bool = False) -> tuple:
-    """(FixtureSpec, notes): the SDF at ``path`` [SI units] as a validated spec (tree and
-    loop constraints, see the module docstring), and one line per change the import made.
-    BadInput(path, problem) for unsupported content."""
-    path = str(path)
-    r = _Reader(path)
+def _read_document(r: _Reader, path: str) -> ET.Element:
+    """The one ``<model>`` element of the SDF at ``path``, after the checks on the document:
+    well-formed XML, an ``<sdf>`` root holding exactly one model and nothing else, and a
+    version from 1.4 to 1.6."""
     raw = read_model_file(path, "SDF")
     try:
         root = ET.fromstring(raw)
@@ -158,18 +155,23 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     if root.tag != "sdf":
         raise r.bad(f"root element is <{root.tag}>, not <sdf>")
     version = root.get("version", "")
-    notes = []
     models = root.findall("model")
     others = [c.tag for c in root if c.tag != "model"]
     if others:
         raise r.bad(f"<{others[0]}> at the top level is not supported (one <model>)")
     if len(models) != 1:
         raise r.bad(f"{len(models)} <model> elements: exactly one is supported")
-    model = models[0]
     if version and version.split(".")[:2] not in (["1", "4"], ["1", "5"], ["1", "6"]):
         raise r.bad(f"SDF version {version}: versions 1.4 to 1.6 are supported (later "
                     "versions change how poses are resolved)")
-    links, sdf_joints, aside = [], [], set()
+    return models[0]
+
+
+def _model_children(r: _Reader, model: ET.Element, aside: set) -> tuple:
+    """(links, joints): the model's ``<link>`` and ``<joint>`` elements in document order;
+    the tags set aside are added to ``aside``, anything else unsupported is refused, and so
+    is a model without links or with more than ``MAX_BODIES``."""
+    links, sdf_joints = [], []
     for el in model:
         if el.tag == "link":
             links.append(el)
@@ -186,7 +188,12 @@ def load_sdf_with_notes(path: str, floating: bool = False,
                     "per model (harness/core/strict.py)")
     if not links:
         raise r.bad("the model has no links")
-    # ----- links -------------------------------------------------------------------------
+    return links, sdf_joints
+
+
+def _read_links(r: _Reader, links: list, aside: set) -> tuple:
+    """(X_M, bodies): each link's 4x4 pose in the model frame [m] and its Body, both keyed
+    by link name in document order; tags set aside are added to ``aside``."""
     X_M, bodies = {}, {}
     for el in links:
         name = el.get("name") or ""
@@ -203,71 +210,86 @@ def load_sdf_with_notes(path: str, floating: bool = False,
                 raise r.bad(f"link {name}: <{child.tag}> is not supported")
         X_M[name] = r.pose(el, f"link {name}")
         bodies[name] = _inertia(r, el, name)
-    # ----- joints ------------------------------------------------------------------------
-    J = {}
-    for el in sdf_joints:
-        name, kind = el.get("name") or "", el.get("type") or ""
-        if not name:
-            raise r.bad("a <joint> has no name")
-        if name in J:
-            raise r.bad(f"two joints are named {name}")
-        if kind not in ("revolute", "continuous", "prismatic", "ball", "fixed"):
-            raise r.bad(f"joint {name}: type {kind!r} is not supported (revolute, "
-                        "continuous, prismatic, ball, fixed)")
-        parent, child = (el.findtext("parent") or "").strip(), (el.findtext("child")
-                                                               or "").strip()
-        for end, what in ((parent, "parent"), (child, "child")):
-            if end not in bodies and not (what == "parent" and end == "world"):
-                raise r.bad(f"joint {name}: unknown {what} link {end!r}")
-        info = {"name": name, "type": kind, "parent": parent, "child": child,
-                "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
-                "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
-                "spring_ref": 0.0}
-        for c in el:
-            if c.tag in ("parent", "child", "pose", "axis", "physics", "sensor"):
-                if c.tag in ("physics", "sensor"):
-                    aside.add(f"joint {c.tag}")
-                continue
-            raise r.bad(f"joint {name}: <{c.tag}> is not supported")
-        ax = el.find("axis")
-        if ax is not None and kind in ("revolute", "continuous", "prismatic", "ball"):
-            xyz_el = ax.find("xyz")
-            if xyz_el is not None and (xyz_el.get("expressed_in") or ""):
-                raise r.bad(f"joint {name}: <xyz expressed_in> is not supported")
-            a = np.array(r.numbers(xyz_el, 3, f"joint {name} axis") if xyz_el is not None
-                         else (0.0, 0.0, 1.0))
-            if (ax.findtext("use_parent_model_frame") or "").strip() in ("1", "true"):
-                a = (X_M[child] @ info["X_CJ"])[:3, :3].T @ a
-            nrm = np.linalg.norm(a)
-            if kind != "ball" and not nrm > 0:
-                raise r.bad(f"joint {name}: the axis is zero")
-            info["axis"] = _t(a / nrm) if nrm > 0 else (0.0, 0.0, 1.0)
-            for c in ax:
-                if c.tag not in ("xyz", "limit", "dynamics", "use_parent_model_frame",
-                                 "initial_position"):
-                    raise r.bad(f"joint {name}: <axis><{c.tag}> is not supported")
-            lim = ax.find("limit")
-            if lim is not None and kind in ("revolute", "prismatic"):
-                lo = r.number(lim.find("lower"), f"joint {name} lower", -1e16)
-                hi = r.number(lim.find("upper"), f"joint {name} upper", 1e16)
-                if abs(lo) < _UNBOUNDED and abs(hi) < _UNBOUNDED and lo < hi:
-                    info["lower"], info["upper"] = lo, hi
-            dyn = ax.find("dynamics")
-            if dyn is not None:
-                info["damping"] = r.number(dyn.find("damping"), f"joint {name} damping", 0.0)
-                if r.number(dyn.find("friction"), f"joint {name} friction", 0.0) != 0:
-                    raise r.bad(f"joint {name}: friction is not supported (a Coulomb force)")
-                info["spring"] = r.number(dyn.find("spring_stiffness"),
-                                          f"joint {name} spring_stiffness", 0.0)
-                info["spring_ref"] = r.number(dyn.find("spring_reference"),
-                                              f"joint {name} spring_reference", 0.0)
-        if info["damping"] < 0 or info["spring"] < 0:
-            raise r.bad(f"joint {name}: damping and spring_stiffness must be >= 0")
-        J[name] = info
-    if aside:
-        notes.append("set aside (they do not enter M or h): "
-                     + ", ".join(f"<{t}>" for t in sorted(aside)))
-    # ----- the root and the spanning tree -------------------------------------------------
+    return X_M, bodies
+
+
+def _read_axis(r: _Reader, ax: ET.Element, info: dict, X_MC: np.ndarray) -> None:
+    """Fill ``info``'s axis (unit, in the joint frame), limits [rad | m], damping, spring
+    stiffness and reference from the joint's ``<axis>``; ``X_MC`` is the 4x4 pose of the
+    joint's child link in the model frame (for ``use_parent_model_frame``)."""
+    name, kind = info["name"], info["type"]
+    xyz_el = ax.find("xyz")
+    if xyz_el is not None and (xyz_el.get("expressed_in") or ""):
+        raise r.bad(f"joint {name}: <xyz expressed_in> is not supported")
+    a = np.array(r.numbers(xyz_el, 3, f"joint {name} axis") if xyz_el is not None
+                 else (0.0, 0.0, 1.0))
+    if (ax.findtext("use_parent_model_frame") or "").strip() in ("1", "true"):
+        a = (X_MC @ info["X_CJ"])[:3, :3].T @ a
+    nrm = np.linalg.norm(a)
+    if kind != "ball" and not nrm > 0:
+        raise r.bad(f"joint {name}: the axis is zero")
+    info["axis"] = _t(a / nrm) if nrm > 0 else (0.0, 0.0, 1.0)
+    for c in ax:
+        if c.tag not in ("xyz", "limit", "dynamics", "use_parent_model_frame",
+                         "initial_position"):
+            raise r.bad(f"joint {name}: <axis><{c.tag}> is not supported")
+    lim = ax.find("limit")
+    if lim is not None and kind in ("revolute", "prismatic"):
+        lo = r.number(lim.find("lower"), f"joint {name} lower", -1e16)
+        hi = r.number(lim.find("upper"), f"joint {name} upper", 1e16)
+        if abs(lo) < _UNBOUNDED and abs(hi) < _UNBOUNDED and lo < hi:
+            info["lower"], info["upper"] = lo, hi
+    dyn = ax.find("dynamics")
+    if dyn is not None:
+        info["damping"] = r.number(dyn.find("damping"), f"joint {name} damping", 0.0)
+        if r.number(dyn.find("friction"), f"joint {name} friction", 0.0) != 0:
+            raise r.bad(f"joint {name}: friction is not supported (a Coulomb force)")
+        info["spring"] = r.number(dyn.find("spring_stiffness"),
+                                  f"joint {name} spring_stiffness", 0.0)
+        info["spring_ref"] = r.number(dyn.find("spring_reference"),
+                                      f"joint {name} spring_reference", 0.0)
+
+
+def _read_joint(r: _Reader, el: ET.Element, X_M: dict, J: dict, aside: set) -> dict:
+    """The joint as a dict (name, type, parent, child, X_CJ its 4x4 pose in the child link
+    frame [m], axis, lower, upper, damping, spring, spring_ref); ``X_M`` holds the links'
+    4x4 poses in the model frame, ``J`` the joints read so far (names are unique); the
+    joint's ``<physics>``/``<sensor>`` go to ``aside``."""
+    name, kind = el.get("name") or "", el.get("type") or ""
+    if not name:
+        raise r.bad("a <joint> has no name")
+    if name in J:
+        raise r.bad(f"two joints are named {name}")
+    if kind not in ("revolute", "continuous", "prismatic", "ball", "fixed"):
+        raise r.bad(f"joint {name}: type {kind!r} is not supported (revolute, "
+                    "continuous, prismatic, ball, fixed)")
+    parent, child = (el.findtext("parent") or "").strip(), (el.findtext("child")
+                                                           or "").strip()
+    for end, what in ((parent, "parent"), (child, "child")):
+        if end not in X_M and not (what == "parent" and end == "world"):
+            raise r.bad(f"joint {name}: unknown {what} link {end!r}")
+    info = {"name": name, "type": kind, "parent": parent, "child": child,
+            "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
+            "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
+            "spring_ref": 0.0}
+    for c in el:
+        if c.tag in ("parent", "child", "pose", "axis", "physics", "sensor"):
+            if c.tag in ("physics", "sensor"):
+                aside.add(f"joint {c.tag}")
+            continue
+        raise r.bad(f"joint {name}: <{c.tag}> is not supported")
+    ax = el.find("axis")
+    if ax is not None and kind in ("revolute", "continuous", "prismatic", "ball"):
+        _read_axis(r, ax, info, X_M[child])
+    if info["damping"] < 0 or info["spring"] < 0:
+        raise r.bad(f"joint {name}: damping and spring_stiffness must be >= 0")
+    return info
+
+
+def _spanning_tree(r: _Reader, J: dict, bodies: dict) -> tuple:
+    """(root, tree, closures): the root link's name, the joints of the spanning tree in the
+    order they reach their child (non-ball joints first, then ball joints) and the joints
+    that close loops; joints to ``world`` are in neither list."""
     to_world = [j for j in J.values() if j["parent"] == "world"]
     for j in to_world:
         if j["type"] != "fixed":
@@ -299,19 +321,29 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         lost = [n for n in bodies if n not in in_tree]
         raise r.bad(f"link {lost[0]} is reachable only against a joint's parent → child "
                     "direction: not supported")
-    closures = [j for j in pending if j not in tree]
-    # ----- canonical joints --------------------------------------------------------------
-    order = [n for n in bodies]
-    out_bodies = [bodies[n] for n in order]
-    joints, frames, constraints = [], [], []
-    taken = set(bodies) | set(J)
+    return root, tree, [j for j in pending if j not in tree]
 
-    def claim(n):
-        if n in taken:
-            raise r.bad(f"the name {n} the import needs is taken")
-        taken.add(n)
+
+class _Names:
+    """The names the model uses; ``claim`` takes a new one for the import's own bodies,
+    joints and frames (BadInput if the model already uses it)."""
+
+    def __init__(self, r: _Reader, taken: set):
+        self.r, self.taken = r, taken
+
+    def claim(self, n: str) -> str:
+        if n in self.taken:
+            raise self.r.bad(f"the name {n} the import needs is taken")
+        self.taken.add(n)
         return n
 
+
+def _tree_joints(r: _Reader, tree: list, X_M: dict, names: _Names, drop_springs: bool,
+                 out_bodies: list, joints: list) -> list:
+    """Append the canonical joints of the spanning tree to ``joints`` (and a massless body
+    ``<child>__<joint>`` to ``out_bodies`` for a joint away from its child's origin);
+    ``X_M`` holds the links' 4x4 poses in the model frame [m]. Returns the springs set
+    aside by ``drop_springs``, one "<joint> (<stiffness>)" each."""
     spring_notes = []
     for j in tree:
         P, C = j["parent"], j["child"]
@@ -323,7 +355,7 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         if j["spring"] and drop_springs:
             spring_notes.append(f"{j['name']} ({j['spring']:g})")
         identity = np.allclose(j["X_CJ"], np.eye(4), rtol=0.0, atol=0.0)
-        child = C if identity else claim(f"{C}__{j['name']}")
+        child = C if identity else names.claim(f"{C}__{j['name']}")
         extra = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
         if kind in ("revolute", "prismatic"):
             extra.update(axis=j["axis"], lower=j["lower"], upper=j["upper"])
@@ -334,12 +366,18 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         if not identity:
             out_bodies.append(Body(child, 0.0))
             X_JC = np.linalg.inv(j["X_CJ"])
-            joints.append(Joint(claim(f"{C}__fixed"), "fixed", child, C, _t(X_JC[:3, 3]),
-                                _t(matrix_to_rpy(X_JC[:3, :3]))))
-    if spring_notes:
-        notes.append("joint springs set aside (--drop-springs; they act in h, so the "
-                     "harness compares the model without them): spring_stiffness on "
-                     + ", ".join(spring_notes) + " (N·m/rad | N/m)")
+            joints.append(Joint(names.claim(f"{C}__fixed"), "fixed", child, C,
+                                _t(X_JC[:3, 3]), _t(matrix_to_rpy(X_JC[:3, :3]))))
+    return spring_notes
+
+
+def _loop_closures(r: _Reader, closures: list, X_M: dict, names: _Names,
+                   drop_springs: bool, notes: list) -> tuple:
+    """(frames, constraints): for each loop-closing joint the frames ``<joint>__child`` and
+    ``<joint>__parent`` (the joint's origin on each link at q = 0; ``X_M`` holds the links'
+    4x4 poses in the model frame [m]) and the point (ball) or weld (fixed) constraint
+    between them. The springs and damping set aside are noted in ``notes``."""
+    frames, constraints = [], []
     for j in closures:
         if j["type"] not in ("ball", "fixed"):
             raise r.bad(f"joint {j['name']} closes a kinematic loop but is {j['type']}: "
@@ -359,7 +397,7 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         P, C = j["parent"], j["child"]
         X_CF = j["X_CJ"]
         X_PF = np.linalg.solve(X_M[P], X_M[C] @ X_CF)
-        fa, fb = claim(f"{j['name']}__child"), claim(f"{j['name']}__parent")
+        fa, fb = names.claim(f"{j['name']}__child"), names.claim(f"{j['name']}__parent")
         frames += [Frame(fa, C, _t(X_CF[:3, 3]), _t(matrix_to_rpy(X_CF[:3, :3]))),
                    Frame(fb, P, _t(X_PF[:3, 3]), _t(matrix_to_rpy(X_PF[:3, :3])))]
         constraints.append(Constraint(j["name"], "point" if j["type"] == "ball" else "weld",
@@ -368,22 +406,62 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         notes.append(f"{len(closures)} loop(s) closed by "
                      + ", ".join(f"{j['name']} ({j['type']})" for j in closures)
                      + ": stage 3 loop constraints (point for ball, weld for fixed)")
-    # ----- the root's place ---------------------------------------------------------------
-    X_root = X_M[root]
+    return frames, constraints
+
+
+def _place_root(r: _Reader, root: str, X_root: np.ndarray, floating: bool, names: _Names,
+                out_bodies: list, joints: list, notes: list) -> None:
+    """Put the root link where the model does: ``X_root`` is its 4x4 pose in the model
+    frame [m]. Floating, the pose is dropped (noted); fixed at a pose that is not the
+    identity, the massless root ``WORLD_BODY`` and a weld to the root are put first in
+    ``out_bodies`` and ``joints``."""
     if floating:
         if not np.array_equal(X_root, np.eye(4)):
             notes.append(f"root link {root}: its pose in the model is dropped (the free "
                          "root joint sets it)")
     elif not np.array_equal(X_root, np.eye(4)):
-        if WORLD_BODY in taken:
+        if WORLD_BODY in names.taken:
             raise r.bad(f"a link named {WORLD_BODY!r} already exists; the importer needs "
                         "that name for the world body it keeps")
         out_bodies.insert(0, Body(WORLD_BODY, 0.0))
-        joints.insert(0, Joint(f"{root}__fixed" if f"{root}__fixed" not in taken
-                               else claim(f"{root}__world"), "fixed", WORLD_BODY, root,
+        joints.insert(0, Joint(f"{root}__fixed" if f"{root}__fixed" not in names.taken
+                               else names.claim(f"{root}__world"), "fixed", WORLD_BODY, root,
                                _t(X_root[:3, 3]), _t(matrix_to_rpy(X_root[:3, :3]))))
         notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (root link "
                      f"{root} sits at its pose in the model)")
+
+
+@holds_warnings
+def load_sdf_with_notes(path: str, floating: bool = False,
+                        drop_springs: bool = False) -> tuple[FixtureSpec, list[str]]:
+    """(FixtureSpec, notes): the SDF at ``path`` [SI units] as a validated spec (tree and
+    loop constraints, see the module docstring), and one line per change the import made.
+    BadInput(path, problem) for unsupported content."""
+    path = str(path)
+    r = _Reader(path)
+    model = _read_document(r, path)
+    notes = []
+    aside = set()
+    links, sdf_joints = _model_children(r, model, aside)
+    X_M, bodies = _read_links(r, links, aside)
+    J = {}
+    for el in sdf_joints:
+        info = _read_joint(r, el, X_M, J, aside)
+        J[info["name"]] = info
+    if aside:
+        notes.append("set aside (they do not enter M or h): "
+                     + ", ".join(f"<{t}>" for t in sorted(aside)))
+    root, tree, closures = _spanning_tree(r, J, bodies)
+    out_bodies = [bodies[n] for n in bodies]
+    joints = []
+    names = _Names(r, set(bodies) | set(J))
+    spring_notes = _tree_joints(r, tree, X_M, names, drop_springs, out_bodies, joints)
+    if spring_notes:
+        notes.append("joint springs set aside (--drop-springs; they act in h, so the "
+                     "harness compares the model without them): spring_stiffness on "
+                     + ", ".join(spring_notes) + " (N·m/rad | N/m)")
+    frames, constraints = _loop_closures(r, closures, X_M, names, drop_springs, notes)
+    _place_root(r, root, X_M[root], floating, names, out_bodies, joints, notes)
     spec = FixtureSpec(name=sanitise_model_name(model.get("name"), path),
                        bodies=tuple(out_bodies), joints=tuple(joints), frames=tuple(frames),
                        floating=bool(floating), source=path,
@@ -394,8 +472,6 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         if floating:
             raise r.bad("loop constraints are supported on fixed-base models only (drop "
                         "--floating)")
-        from dataclasses import replace
-
         spec = replace(spec, q_init=tuple(float(x) for x in
                                           Layout.from_spec(spec).neutral()))
     return spec.validate(where=path), notes

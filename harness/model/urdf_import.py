@@ -275,20 +275,9 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
     return out
 
 
-@holds_warnings
-def load_urdf_with_notes(path: str, floating: bool = False,
-                         repair_inertia: bool = False) -> tuple:
-    """(FixtureSpec, notes): the URDF at ``path`` [SI units] as a validated spec, and one
-    line per change the import made (dropped friction, mimic joints fixed, world link
-    removed, …). ``floating=True`` gives the root link a free joint ``root_joint``.
-    ``repair_inertia=True`` replaces non-physical link inertias (not PSD, triangle
-    inequality violated, inertia on a massless link) by the nearest physical one, with a
-    note each, instead of rejecting the file; every engine then sees the same repair.
-    Raises BadInput(path, problem) for anything the harness cannot represent."""
-    path = str(path)
-    r = _Reader(path)
-    root = _read_root(path)
-    notes: list = []
+def _refuse_foreign_joints(r: _Reader, root: ET.Element) -> None:
+    """Refuse a joint element that is not URDF's ``<joint>`` (e.g. Drake's
+    ``<drake:joint type="ball">`` extension), in one line saying what to write instead."""
     for el in root:  # e.g. Drake's <drake:joint type="ball"> extension
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag != "joint" and tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1] == "joint":
@@ -296,6 +285,11 @@ def load_urdf_with_notes(path: str, floating: bool = False,
                 raise r.bad(f"joint {el.get('name')}: {BALL_REFUSAL}")
             raise r.bad(f"joint {el.get('name')}: <{tag}> is not a URDF joint element")
 
+
+def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool, notes: list) -> tuple:
+    """(bodies, body_els): the links other than ``world`` as Bodies [kg, m, kg·m²] in
+    document order, and every link element by name (``world`` included). Non-physical
+    inertias are repaired with a note (``repair_inertia``) or refused all in one line."""
     links = root.findall("link")
     if len(links) > MAX_BODIES + 1:  # (+1: a link "world" is not a body)
         raise r.bad(f"{len(links)} <link> elements: the harness supports at most "
@@ -323,7 +317,12 @@ def load_urdf_with_notes(path: str, floating: bool = False,
                     "nearest physical inertia")
     if not bodies:
         raise r.bad("no <link> elements (nothing to simulate)")
+    return bodies, body_els
 
+
+def _read_joints(r: _Reader, root: ET.Element, body_els: dict, notes: list) -> tuple:
+    """(raw_joints, parent_of): the ``<joint>`` elements as dicts (``_read_joint``) in
+    document order, and for each child link the name of its joint (one parent each)."""
     raw_joints, seen = [], set()
     for el in root.findall("joint"):
         j = _read_joint(r, el, notes)
@@ -338,75 +337,87 @@ def load_urdf_with_notes(path: str, floating: bool = False,
         if j["parent"] == j["child"]:
             raise r.bad(f"joint {j['name']}: link {j['parent']} is its own parent")
         raw_joints.append(j)
-
     parent_of = {}
     for j in raw_joints:
         if j["child"] in parent_of:
             raise r.bad(f"link {j['child']} has two parents (joints {parent_of[j['child']]} "
                         f"and {j['name']}); a URDF is a tree")
         parent_of[j["child"]] = j["name"]
+    return raw_joints, parent_of
 
-    # ----- the world link -------------------------------------------------------------
+
+def _world_joint(r: _Reader, wj: dict, raw_joints: list, floating: bool,
+                 notes: list) -> tuple[bool, bool]:
+    """(is_floating, keep_world) for the joint ``wj`` from the link ``world`` to the root
+    link (module docstring): whether the model floats (a floating ``wj`` makes it float,
+    otherwise ``floating`` says) and whether ``world`` stays as a body; a joint the import
+    replaces is removed from ``raw_joints``."""
+    identity = not any(wj["xyz"]) and not any(wj["rpy"])
+    if wj["type"] == "floating":
+        if not floating:
+            notes.append(f"joint {wj['name']} (world → {wj['child']}) is floating: "
+                         "the model is imported as floating")
+        if not identity:
+            notes.append(f"joint {wj['name']}: origin of the floating joint dropped "
+                         "(it only sets the zero pose)")
+        raw_joints.remove(wj)
+        return True, False
+    if wj["type"] == "fixed":
+        if floating:
+            notes.append(f"joint {wj['name']} (world → {wj['child']}, fixed) replaced "
+                         "by the free root joint" +
+                         ("" if identity else "; its origin is dropped"))
+            raw_joints.remove(wj)
+        elif identity:
+            notes.append(f"link world and joint {wj['name']} removed: "
+                         f"{wj['child']} is the root, welded to the world")
+            raw_joints.remove(wj)
+        else:
+            return bool(floating), True
+        return bool(floating), False
+    if floating:
+        raise r.bad(f"joint {wj['name']} attaches the model to the world by a "
+                    f"{wj['type']} joint; it cannot also be floating")
+    return bool(floating), True
+
+
+def _resolve_world(r: _Reader, body_els: dict, parent_of: dict, raw_joints: list,
+                   bodies: list, floating: bool, notes: list) -> bool:
+    """Whether the model floats, after the link ``world`` is removed or kept as the
+    massless root body ``WORLD_BODY`` (module docstring); ``raw_joints`` and ``bodies``
+    are edited in place."""
     is_floating = bool(floating)
     keep_world = False
-    if WORLD_LINK in body_els:
-        world_body = _read_link(r, body_els[WORLD_LINK], WORLD_LINK)
-        if world_body.mass > 0 or any(world_body.inertia):
-            raise r.bad("link world has an <inertial>; world cannot have mass")
-        if WORLD_LINK in parent_of:
-            raise r.bad(f"link world is the child of joint {parent_of[WORLD_LINK]}")
-        to_world = [j for j in raw_joints if j["parent"] == WORLD_LINK]
-        if len(to_world) > 1:
-            raise r.bad("link world has more than one child ("
-                        + ", ".join(j["child"] for j in to_world) + "); one tree is required")
-        if to_world:
-            wj = to_world[0]
-            identity = not any(wj["xyz"]) and not any(wj["rpy"])
-            if wj["type"] == "floating":
-                if not floating:
-                    notes.append(f"joint {wj['name']} (world → {wj['child']}) is floating: "
-                                 "the model is imported as floating")
-                if not identity:
-                    notes.append(f"joint {wj['name']}: origin of the floating joint dropped "
-                                 "(it only sets the zero pose)")
-                is_floating = True
-                raw_joints.remove(wj)
-            elif wj["type"] == "fixed":
-                if floating:
-                    notes.append(f"joint {wj['name']} (world → {wj['child']}, fixed) replaced "
-                                 "by the free root joint" +
-                                 ("" if identity else "; its origin is dropped"))
-                    raw_joints.remove(wj)
-                elif identity:
-                    notes.append(f"link world and joint {wj['name']} removed: "
-                                 f"{wj['child']} is the root, welded to the world")
-                    raw_joints.remove(wj)
-                else:
-                    keep_world = True
-            else:
-                if floating:
-                    raise r.bad(f"joint {wj['name']} attaches the model to the world by a "
-                                f"{wj['type']} joint; it cannot also be floating")
-                keep_world = True
-        else:
-            notes.append("link world has no children and was removed")
-        if keep_world:
-            if WORLD_BODY in body_els:
-                raise r.bad(f"a link named {WORLD_BODY!r} already exists; the importer needs "
-                            "that name for the world link it keeps")
-            bodies.insert(0, Body(WORLD_BODY, 0.0))
-            for j in raw_joints:
-                if j["parent"] == WORLD_LINK:
-                    j["parent"] = WORLD_BODY
-            notes.append(f"link world kept as the massless root body {WORLD_BODY!r} "
-                         "(its joint to the robot is not an identity weld)")
+    if WORLD_LINK not in body_els:
+        return is_floating
+    world_body = _read_link(r, body_els[WORLD_LINK], WORLD_LINK)
+    if world_body.mass > 0 or any(world_body.inertia):
+        raise r.bad("link world has an <inertial>; world cannot have mass")
+    if WORLD_LINK in parent_of:
+        raise r.bad(f"link world is the child of joint {parent_of[WORLD_LINK]}")
+    to_world = [j for j in raw_joints if j["parent"] == WORLD_LINK]
+    if len(to_world) > 1:
+        raise r.bad("link world has more than one child ("
+                    + ", ".join(j["child"] for j in to_world) + "); one tree is required")
+    if to_world:
+        is_floating, keep_world = _world_joint(r, to_world[0], raw_joints, floating, notes)
+    else:
+        notes.append("link world has no children and was removed")
+    if keep_world:
+        if WORLD_BODY in body_els:
+            raise r.bad(f"a link named {WORLD_BODY!r} already exists; the importer needs "
+                        "that name for the world link it keeps")
+        bodies.insert(0, Body(WORLD_BODY, 0.0))
+        for j in raw_joints:
+            if j["parent"] == WORLD_LINK:
+                j["parent"] = WORLD_BODY
+        notes.append(f"link world kept as the massless root body {WORLD_BODY!r} "
+                     "(its joint to the robot is not an identity weld)")
+    return is_floating
 
-    for j in raw_joints:
-        if j["type"] == "floating":
-            raise r.bad(f"joint {j['name']}: floating joints are only supported between "
-                        "the link world and the root link")
 
-    # ----- one tree -------------------------------------------------------------------
+def _check_one_tree(r: _Reader, bodies: list, raw_joints: list) -> None:
+    """Refuse joints that do not make the bodies one tree: several roots, or a cycle."""
     names = [b.name for b in bodies]
     children = {j["child"] for j in raw_joints}
     roots = [n for n in names if n not in children]
@@ -427,6 +438,30 @@ def load_urdf_with_notes(path: str, floating: bool = False,
         raise r.bad("the joints form a cycle through links "
                     + ", ".join(sorted(set(names) - reached)))
 
+
+@holds_warnings
+def load_urdf_with_notes(path: str, floating: bool = False,
+                         repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
+    """(FixtureSpec, notes): the URDF at ``path`` [SI units] as a validated spec, and one
+    line per change the import made (dropped friction, mimic joints fixed, world link
+    removed, …). ``floating=True`` gives the root link a free joint ``root_joint``.
+    ``repair_inertia=True`` replaces non-physical link inertias (not PSD, triangle
+    inequality violated, inertia on a massless link) by the nearest physical one, with a
+    note each, instead of rejecting the file; every engine then sees the same repair.
+    Raises BadInput(path, problem) for anything the harness cannot represent."""
+    path = str(path)
+    r = _Reader(path)
+    root = _read_root(path)
+    notes: list = []
+    _refuse_foreign_joints(r, root)
+    bodies, body_els = _read_links(r, root, repair_inertia, notes)
+    raw_joints, parent_of = _read_joints(r, root, body_els, notes)
+    is_floating = _resolve_world(r, body_els, parent_of, raw_joints, bodies, floating, notes)
+    for j in raw_joints:
+        if j["type"] == "floating":
+            raise r.bad(f"joint {j['name']}: floating joints are only supported between "
+                        "the link world and the root link")
+    _check_one_tree(r, bodies, raw_joints)
     joints = tuple(Joint(**j) for j in raw_joints)
     robot_name = root.get("name")
     spec = FixtureSpec(
