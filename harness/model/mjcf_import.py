@@ -85,7 +85,7 @@ from harness.model.import_common import read_model_file, sanitise_model_name
 
 
 @holds_warnings
-def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple:
+def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the MJCF at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content."""
     path = str(path)
@@ -99,7 +99,8 @@ def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple:
 
     # the MJCF compiler of the engine whose adapter reads MJCF back into a spec
     reader = registry.adapter_class(registry.providing("mjcf_to_spec")[0])
-    spec, notes = reader.mjcf_to_spec(path, floating)
+    read: tuple[FixtureSpec, list[str]] = reader.mjcf_to_spec(path, floating)
+    spec, notes = read
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"MJCF model {spec.name or '(unnamed)'} imported from "

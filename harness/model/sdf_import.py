@@ -51,8 +51,11 @@ from __future__ import annotations
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import Layout, matrix_to_rpy, rpy_to_matrix
 from harness.core.errors import BadInput
@@ -69,24 +72,27 @@ _FLAGS = {"static": "false", "gravity": "true", "kinematic": "false"}
 _UNBOUNDED = 1e15
 
 
-def _X(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
+def _X(xyz: Sequence[float] = (0.0, 0.0, 0.0),
+       rpy: Sequence[float] = (0.0, 0.0, 0.0)) -> NDArray[np.float64]:
     X = np.eye(4)
     X[:3, :3], X[:3, 3] = rpy_to_matrix(rpy), xyz
     return X
 
 
-def _t(x) -> tuple:
+def _t(x: Sequence[float] | NDArray[np.float64]) -> tuple[float, ...]:
     return tuple(float(v) + 0.0 for v in x)
 
 
 class _Reader:
-    def __init__(self, path: str):
+    """Parsing helpers bound to one file path (every error names it)."""
+
+    def __init__(self, path: str) -> None:
         self.path = path
 
     def bad(self, problem: str) -> BadInput:
         return BadInput(self.path, problem)
 
-    def numbers(self, el, n: int, what: str) -> tuple:
+    def numbers(self, el: ET.Element | None, n: int, what: str) -> tuple[float, ...]:
         text = (el.text or "").split() if el is not None else []
         try:
             vals = [float(t) for t in text]
@@ -96,12 +102,12 @@ class _Reader:
             raise self.bad(f"{what}: {' '.join(text)!r} is not {n} finite numbers")
         return tuple(vals)
 
-    def number(self, el, what: str, default: float) -> float:
+    def number(self, el: ET.Element | None, what: str, default: float) -> float:
         if el is None:
             return default
         return self.numbers(el, 1, what)[0]
 
-    def pose(self, parent, what: str) -> np.ndarray:
+    def pose(self, parent: ET.Element, what: str) -> NDArray[np.float64]:
         """4x4 pose of ``parent``'s ``<pose>`` (identity if absent), refusing SDF ≥ 1.7
         frame semantics."""
         el = parent.find("pose")
@@ -114,7 +120,7 @@ class _Reader:
         return _X(v[:3], v[3:])
 
 
-def _flag(r: _Reader, el, where: str) -> None:
+def _flag(r: _Reader, el: ET.Element, where: str) -> None:
     """Refuse a flag (static, gravity, kinematic) set to the value that changes M or h."""
     value = (el.text or "").strip().lower()
     if value not in (_FLAGS[el.tag], "1" if _FLAGS[el.tag] == "true" else "0"):
@@ -122,7 +128,7 @@ def _flag(r: _Reader, el, where: str) -> None:
                     "the dynamics)")
 
 
-def _inertia(r: _Reader, link, name: str) -> Body:
+def _inertia(r: _Reader, link: ET.Element, name: str) -> Body:
     el = link.find("inertial")
     if el is None:
         return Body(name, 0.0)
@@ -144,7 +150,7 @@ def _inertia(r: _Reader, link, name: str) -> Body:
 
 @holds_warnings
 def load_sdf_with_notes(path: str, floating: bool = False,
-                        drop_springs: bool = False) -> tuple:
+                        drop_springs: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the SDF at ``path`` [SI units] as a validated spec (tree and
     loop constraints, see the module docstring), and one line per change the import made.
     BadInput(path, problem) for unsupported content."""
@@ -152,15 +158,15 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     r = _Reader(path)
     raw = read_model_file(path, "SDF")
     try:
-        root = ET.fromstring(raw)
+        doc = ET.fromstring(raw)
     except ET.ParseError as e:
         raise r.bad(f"not well-formed XML ({e})") from None
-    if root.tag != "sdf":
-        raise r.bad(f"root element is <{root.tag}>, not <sdf>")
-    version = root.get("version", "")
-    notes = []
-    models = root.findall("model")
-    others = [c.tag for c in root if c.tag != "model"]
+    if doc.tag != "sdf":
+        raise r.bad(f"root element is <{doc.tag}>, not <sdf>")
+    version = doc.get("version", "")
+    notes: list[str] = []
+    models = doc.findall("model")
+    others = [c.tag for c in doc if c.tag != "model"]
     if others:
         raise r.bad(f"<{others[0]}> at the top level is not supported (one <model>)")
     if len(models) != 1:
@@ -169,7 +175,9 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     if version and version.split(".")[:2] not in (["1", "4"], ["1", "5"], ["1", "6"]):
         raise r.bad(f"SDF version {version}: versions 1.4 to 1.6 are supported (later "
                     "versions change how poses are resolved)")
-    links, sdf_joints, aside = [], [], set()
+    links: list[ET.Element] = []
+    sdf_joints: list[ET.Element] = []
+    aside: set[str] = set()
     for el in model:
         if el.tag == "link":
             links.append(el)
@@ -187,24 +195,25 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     if not links:
         raise r.bad("the model has no links")
     # ----- links -------------------------------------------------------------------------
-    X_M, bodies = {}, {}
+    X_M: dict[str, NDArray[np.float64]] = {}
+    bodies: dict[str, Body] = {}
     for el in links:
         name = el.get("name") or ""
         if not name:
             raise r.bad("a <link> has no name")
         if name in bodies:
             raise r.bad(f"two links are named {name}")
-        for child in el:
-            if child.tag in _SET_ASIDE:
-                aside.add(child.tag)
-            elif child.tag in _FLAGS:
-                _flag(r, child, f"link {name}")
-            elif child.tag not in ("pose", "inertial"):
-                raise r.bad(f"link {name}: <{child.tag}> is not supported")
+        for sub in el:
+            if sub.tag in _SET_ASIDE:
+                aside.add(sub.tag)
+            elif sub.tag in _FLAGS:
+                _flag(r, sub, f"link {name}")
+            elif sub.tag not in ("pose", "inertial"):
+                raise r.bad(f"link {name}: <{sub.tag}> is not supported")
         X_M[name] = r.pose(el, f"link {name}")
         bodies[name] = _inertia(r, el, name)
     # ----- joints ------------------------------------------------------------------------
-    J = {}
+    J: dict[str, dict[str, Any]] = {}
     for el in sdf_joints:
         name, kind = el.get("name") or "", el.get("type") or ""
         if not name:
@@ -219,7 +228,7 @@ def load_sdf_with_notes(path: str, floating: bool = False,
         for end, what in ((parent, "parent"), (child, "child")):
             if end not in bodies and not (what == "parent" and end == "world"):
                 raise r.bad(f"joint {name}: unknown {what} link {end!r}")
-        info = {"name": name, "type": kind, "parent": parent, "child": child,
+        info: dict[str, Any] = {"name": name, "type": kind, "parent": parent, "child": child,
                 "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
                 "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
                 "spring_ref": 0.0}
@@ -282,7 +291,8 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     if to_world and (len(to_world) > 1 or to_world[0]["child"] != root):
         raise r.bad(f"joint {to_world[0]['name']}: only the root link {root} may be welded "
                     "to the world")
-    tree, in_tree = [], {root}
+    tree: list[dict[str, Any]] = []
+    in_tree = {root}
     pending = [j for j in J.values() if j["parent"] != "world"]
     for balls in (False, True):
         grew = True
@@ -303,16 +313,18 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     # ----- canonical joints --------------------------------------------------------------
     order = [n for n in bodies]
     out_bodies = [bodies[n] for n in order]
-    joints, frames, constraints = [], [], []
+    joints: list[Joint] = []
+    frames: list[Frame] = []
+    constraints: list[Constraint] = []
     taken = set(bodies) | set(J)
 
-    def claim(n):
+    def claim(n: str) -> str:
         if n in taken:
             raise r.bad(f"the name {n} the import needs is taken")
         taken.add(n)
         return n
 
-    spring_notes = []
+    spring_notes: list[str] = []
     for j in tree:
         P, C = j["parent"], j["child"]
         X_PJ = np.linalg.solve(X_M[P], X_M[C] @ j["X_CJ"])
@@ -324,7 +336,7 @@ def load_sdf_with_notes(path: str, floating: bool = False,
             spring_notes.append(f"{j['name']} ({j['spring']:g})")
         identity = np.allclose(j["X_CJ"], np.eye(4), rtol=0.0, atol=0.0)
         child = C if identity else claim(f"{C}__{j['name']}")
-        extra = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
+        extra: dict[str, Any] = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
         if kind in ("revolute", "prismatic"):
             extra.update(axis=j["axis"], lower=j["lower"], upper=j["upper"])
             if j["spring"] and not drop_springs:

@@ -65,6 +65,7 @@ import math
 import os
 import re
 import xml.etree.ElementTree as ET
+from typing import Any, cast
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class _Reader:
     def bad(self, problem: str) -> BadInput:
         return BadInput(self.path, problem)
 
-    def number(self, text, what: str) -> float:
+    def number(self, text: str | None, what: str) -> float:
         s = (text or "").strip()
         if not _NUMBER_RE.match(s):
             raise self.bad(f"{what}: {text!r} is not a finite decimal number")
@@ -111,7 +112,8 @@ class _Reader:
             raise self.bad(f"{what}: {text!r} is not finite")
         return x
 
-    def vector(self, text, what: str, default=(0.0, 0.0, 0.0)) -> tuple:
+    def vector(self, text: str | None, what: str,
+               default: tuple[float, ...] = (0.0, 0.0, 0.0)) -> tuple[float, ...]:
         if text is None:
             return tuple(default)
         parts = text.split()
@@ -119,14 +121,15 @@ class _Reader:
             raise self.bad(f"{what}: expected 3 numbers, got {text!r}")
         return tuple(self.number(p, what) for p in parts)
 
-    def origin(self, el, what: str) -> tuple:
+    def origin(self, el: ET.Element | None,
+               what: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         o = el.find("origin") if el is not None else None
         if o is None:
             return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         return (self.vector(o.get("xyz"), f"{what} origin xyz"),
                 self.vector(o.get("rpy"), f"{what} origin rpy"))
 
-    def name(self, el, kind: str) -> str:
+    def name(self, el: ET.Element, kind: str) -> str:
         n = el.get("name")
         if n is None or not n.strip():
             raise self.bad(f"a <{kind}> has no name")
@@ -155,7 +158,7 @@ def _read_root(path: str) -> ET.Element:
 
 
 def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
-               notes: list | None = None, bad: list | None = None) -> Body:
+               notes: list[str] | None = None, bad: list[str] | None = None) -> Body:
     """The link as a Body. A non-physical inertia is repaired (``repair``, with a note),
     appended to ``bad`` (the caller names every offending link at once) or raised."""
     inertial = el.find("inertial")
@@ -172,7 +175,7 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
     i = inertial.find("inertia")
     if i is None:
         raise r.bad(f"{what}: <inertia> is required")
-    vals = {}
+    vals: dict[str, float] = {}
     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
         if i.get(k) is None:
             raise r.bad(f"{what}: inertia attribute {k} is missing")
@@ -189,7 +192,8 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
                 raise r.bad(f"{why}; --repair-inertia drops it")
             bad.append(why)
             return Body(name, 0.0)
-        notes.append(f"link {name}: mass 0 with non-zero inertia; inertia set to 0 "
+        cast("list[str]", notes).append(  # repair comes with a list for its notes
+            f"link {name}: mass 0 with non-zero inertia; inertia set to 0 "
                      "(--repair-inertia)")
         inertia = np.zeros((3, 3))
     problem = inertia_problem(inertia)
@@ -201,7 +205,8 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
         return Body(name, mass, com)
     if problem:
         fixed = _physical_inertia(inertia)
-        notes.append(f"link {name}: {problem}; replaced by the nearest physical inertia "
+        cast("list[str]", notes).append(
+            f"link {name}: {problem}; replaced by the nearest physical inertia "
                      f"(max change {np.abs(fixed - inertia).max():.3g} kg·m², "
                      "--repair-inertia)")
         inertia = fixed
@@ -212,7 +217,7 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
     return Body(name, mass, com, tuple(float(x) for x in inertia.reshape(-1)))
 
 
-def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
+def _read_joint(r: _Reader, el: ET.Element, notes: list[str]) -> dict[str, Any]:
     """Raw joint fields; the type may still be 'floating' (resolved by the caller)."""
     name = r.name(el, "joint")
     jtype = el.get("type")
@@ -226,14 +231,14 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
     if jtype not in SUPPORTED_TYPES + ("floating",):
         raise r.bad(f"joint {name}: unknown joint type {jtype!r} "
                     f"(supported: {', '.join(SUPPORTED_TYPES)}, floating at the root)")
-    ends = {}
+    ends: dict[str, str | None] = {}
     for end in ("parent", "child"):
         e = el.find(end)
         if e is None or not e.get("link"):
             raise r.bad(f"joint {name}: <{end} link=...> is required")
         ends[end] = e.get("link")
     xyz, rpy = r.origin(el, f"joint {name}")
-    out = dict(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
+    out: dict[str, Any] = dict(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
                xyz=xyz, rpy=rpy, axis=(1.0, 0.0, 0.0), lower=None, upper=None,
                damping=0.0)
     if el.find("mimic") is not None and jtype in ("revolute", "continuous", "prismatic"):
@@ -277,7 +282,7 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
 
 @holds_warnings
 def load_urdf_with_notes(path: str, floating: bool = False,
-                         repair_inertia: bool = False) -> tuple:
+                         repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the URDF at ``path`` [SI units] as a validated spec, and one
     line per change the import made (dropped friction, mimic joints fixed, world link
     removed, …). ``floating=True`` gives the root link a free joint ``root_joint``.
@@ -288,7 +293,7 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     path = str(path)
     r = _Reader(path)
     root = _read_root(path)
-    notes: list = []
+    notes: list[str] = []
     for el in root:  # e.g. Drake's <drake:joint type="ball"> extension
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag != "joint" and tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1] == "joint":
@@ -300,7 +305,9 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     if len(links) > MAX_BODIES + 1:  # (+1: a link "world" is not a body)
         raise r.bad(f"{len(links)} <link> elements: the harness supports at most "
                     f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
-    bodies, body_els, bad_inertia = [], {}, []
+    bodies: list[Body] = []
+    body_els: dict[str, ET.Element] = {}
+    bad_inertia: list[str] = []
     for el in links:
         n = el.get("name")
         if n == WORLD_LINK:
@@ -324,7 +331,8 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     if not bodies:
         raise r.bad("no <link> elements (nothing to simulate)")
 
-    raw_joints, seen = [], set()
+    raw_joints: list[dict[str, Any]] = []
+    seen = set()
     for el in root.findall("joint"):
         j = _read_joint(r, el, notes)
         if j["name"] in seen:
@@ -339,7 +347,7 @@ def load_urdf_with_notes(path: str, floating: bool = False,
             raise r.bad(f"joint {j['name']}: link {j['parent']} is its own parent")
         raw_joints.append(j)
 
-    parent_of = {}
+    parent_of: dict[str, str] = {}
     for j in raw_joints:
         if j["child"] in parent_of:
             raise r.bad(f"link {j['child']} has two parents (joints {parent_of[j['child']]} "
@@ -416,7 +424,7 @@ def load_urdf_with_notes(path: str, floating: bool = False,
         raise r.bad(f"more than one root link ({', '.join(roots[:5])}"
                     f"{', …' if len(roots) > 5 else ''}); a URDF is one tree")
     reached, stack = set(), [roots[0]]
-    kids = {}
+    kids: dict[str, list[str]] = {}
     for j in raw_joints:
         kids.setdefault(j["parent"], []).append(j["child"])
     while stack:
