@@ -36,6 +36,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 
+_R = TypeVar("_R")  # what a function decorated by claims_output returns
+
 
 def array_sha256(a: NDArray[Any]) -> str:
     a = np.ascontiguousarray(a)
@@ -46,7 +48,6 @@ def array_sha256(a: NDArray[Any]) -> str:
 
 
 # ----- the output-folder rule ---------------------------------------------------------
-_R = TypeVar("_R")
 MARKER_MAX_BYTES = 64 * 2 ** 20  # a marker file larger than this is no harness marker
 
 

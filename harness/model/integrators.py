@@ -56,6 +56,7 @@ from harness.core.errors import NotProvided
 
 if TYPE_CHECKING:
     from harness.model.candidate import Controls, Event, Segment
+    from harness.model.protocol import HasContactFrameKinematics
 
 _F = NDArray[np.float64]
 
@@ -221,7 +222,8 @@ def impulse_reset(adapter: ImpulseTarget, q: _F, v: _F, event: Event) -> tuple[_
         J = adapter.frame_jacobian(q, event.frame)[:3]
     except NotProvided:  # an engine without a kinematics API (Crocoddyl): its contact
         # kinematics give the same J_WF from its own frame residuals
-        J = cast(Any, adapter).contact_frame_kinematics(q, [event.frame])[1][0, :3]
+        J = cast("HasContactFrameKinematics", adapter).contact_frame_kinematics(
+            q, [event.frame])[1][0, :3]
     L = np.asarray(event.impulse, dtype=float)
     vp = v + np.linalg.solve(adapter.mass_matrix(q), J.T @ L)
     return vp, 0.5 * float(L @ (J @ (v + vp)))
