@@ -385,6 +385,8 @@ def combine_inertias(items: Sequence[tuple[float, ArrayLike, ArrayLike]]
     """Sum rigid bodies given as (mass, com_W (3,), I_com_W (3x3)) into one: returns the
     same triple for the union (parallel-axis theorem). Massless union → com 0."""
     m: float = sum(it[0] for it in items)
+    # sums of arrays: typed int | array by sum(), arrays here (items are non-empty or the
+    # start value is an array)
     if m <= 0:
         return 0.0, np.zeros(3), cast(NDArray[np.float64],
                                       sum((np.asarray(it[2]) for it in items), np.zeros((3, 3))))

@@ -317,7 +317,8 @@ class FixtureSpec:
         names = [b.name for b in self.bodies]
         if not names:
             raise ValueError("model has no bodies")
-        # the supported model size, before anything grows with it
+        # the supported model size, before anything grows with it (getattr: a malformed
+        # joint is reported below; the cast only names the key type for the checker)
         nv = sum(JOINT_DOFS.get(cast(str, getattr(j, "type", None)), 1) for j in self.joints) \
             + (6 if self.floating else 0)
         size = model_size_problem(len(self.bodies), nv)

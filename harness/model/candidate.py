@@ -530,6 +530,7 @@ def load(path: str | os.PathLike[str]) -> Candidate:
         raise BadInput(where, "controls.kind must be generalized_force")
     interp = m["controls"]["interpolation"]
     if interp not in ("zoh", "linear", "cubic") and lobatto_degree(interp) is None:
+        # an interpolation that is none of them always has a problem (not None)
         raise BadInput(where, "controls." + cast(str, interpolation_problem(interp, 2)))
     # arrays
     entries = m["arrays"]
