@@ -1,7 +1,8 @@
 # `make run`  — set up .venv if missing, run `harness qualify` into reports/latest and a
 #               short swing fit into reports/swing, print both report paths.
-# `make test` — set up .venv if missing, check the import contracts (lint-imports) and the
-#               style (ruff), then run the whole test suite.
+# `make test` — set up .venv if missing, check the import contracts (lint-imports), the
+#               style (ruff) and the static types (mypy, strict on the packages
+#               pyproject.toml's [tool.mypy] lists), then run the whole test suite.
 # Only python3 and make are needed; everything else is installed with pinned versions
 # (pyproject.toml + constraints.txt).
 PYTHON ?= python3
@@ -31,6 +32,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	./scripts/install-chromium.sh
 	$(PY) -m pytest -q
 

@@ -75,7 +75,7 @@ def _limit_memory():  # runs in the child before exec
     resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_CAP_BYTES, _MEMORY_CAP_BYTES))
 
 
-def read_c3d(path) -> RawC3D:
+def read_c3d(path: str | os.PathLike[str]) -> RawC3D:
     """Parse ``path``; raises BadInput("<path>: ...") for anything that is not a readable
     C3D file with 3D point data."""
     where = str(path)

@@ -22,6 +22,8 @@ Steps, each reported in ``Capture.report()``:
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,7 +89,8 @@ class Capture:
             raise BadInput(self.source, f"no marker {label!r} in the capture")
         return self.X[:, self.index(label)]
 
-    def usable(self, labels) -> list:
+    def usable(self, labels: Iterable[str]) -> list[str]:
+        """The ``labels`` that are in the capture and not rejected, in their order."""
         return [l for l in labels if l in self.labels and l not in self.rejected]
 
     def report(self) -> dict:
@@ -119,7 +122,8 @@ def gap_report(x: np.ndarray, rate_hz: float) -> MarkerGaps:
     return MarkerGaps(float(1.0 - valid.mean()), len(gaps), float(longest) / rate_hz)
 
 
-def impossible_motion(x: np.ndarray, rate_hz: float, vmax: float):
+def impossible_motion(x: np.ndarray, rate_hz: float,
+                      vmax: float) -> tuple[float, int] | None:
     """(speed m/s, frame) of the fastest step between consecutive valid samples if it
     exceeds vmax, else None. x (F, 3) m."""
     idx = np.flatnonzero(np.isfinite(x).all(axis=1))
@@ -130,7 +134,8 @@ def impossible_motion(x: np.ndarray, rate_hz: float, vmax: float):
     return (float(speed[k]), int(idx[k + 1])) if speed[k] > vmax else None
 
 
-def lowpass(X: np.ndarray, rate_hz: float, cutoff_hz: float, where: str):
+def lowpass(X: np.ndarray, rate_hz: float, cutoff_hz: float,
+            where: str) -> tuple[np.ndarray, int]:
     """Zero-phase Butterworth low-pass of every gap-free segment. X (F, M, 3) m.
     Returns (filtered X, number of segments too short to filter)."""
     from scipy.signal import butter, filtfilt
@@ -174,7 +179,7 @@ def _infer_up(where, X, labels, ms: MarkerSet):
 
 
 @holds_warnings
-def ingest(path, markerset: MarkerSet = DRIVER_SWING, up: str = "auto",
+def ingest(path: str | os.PathLike[str], markerset: MarkerSet = DRIVER_SWING, up: str = "auto",
            cutoff_hz: float | None = None) -> Capture:
     """Read and validate a capture. Raises BadInput naming the file on any problem (alone:
     numpy's warnings on the way are dropped with it)."""

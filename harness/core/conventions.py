@@ -39,11 +39,17 @@ SI units throughout; gravity default (0, 0, -9.81) m/s².
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.spec import FREE_JOINT_NAME, FixtureSpec
+
+# A short vector given as numbers or as a float array (indexed and unpacked as is).
+Vec = Sequence[float] | NDArray[np.float64]
 
 NQ = {"free": 7, "revolute": 1, "prismatic": 1, "continuous": 2, "ball": 4}
 NV = {"free": 6, "revolute": 1, "prismatic": 1, "continuous": 1, "ball": 3}
@@ -83,13 +89,14 @@ class JointSlot:
 class Layout:
     """Canonical coordinate layout of a model. nq, nv; slots in canonical order."""
 
-    slots: tuple
+    slots: tuple[JointSlot, ...]
     nq: int
     nv: int
 
     @classmethod
     def from_spec(cls, spec: FixtureSpec) -> "Layout":
-        slots, iq, iv = [], 0, 0
+        slots: list[JointSlot] = []
+        iq, iv = 0, 0
         if spec.floating:
             slots.append(JointSlot(FREE_JOINT_NAME, "free", 0, 7, 0, 6))
             iq, iv = 7, 6
@@ -102,7 +109,7 @@ class Layout:
         return cls(tuple(slots), iq, iv)
 
     @property
-    def joint_names(self) -> list:
+    def joint_names(self) -> list[str]:
         return [s.name for s in self.slots]
 
     def slot(self, name: str) -> JointSlot:
@@ -112,7 +119,7 @@ class Layout:
         raise KeyError(name)
 
     @property
-    def damping(self) -> np.ndarray:
+    def damping(self) -> NDArray[np.float64]:
         """D (nv,) [N·s/m | N·m·s/rad]; zeros on the free joint; a ball joint's scalar on
         each of its 3 axes."""
         d = np.zeros(self.nv)
@@ -125,7 +132,7 @@ class Layout:
     def has_springs(self) -> bool:
         return any(s.stiffness for s in self.slots)
 
-    def spring_force(self, q) -> np.ndarray:
+    def spring_force(self, q: ArrayLike) -> NDArray[np.float64]:
         """(nv,) [N·m | N]: the joint springs' part of the bias h, +k (q − q_ref) on each
         sprung joint's dof (so that M v̇ + h = τ − D v applies −k (q − q_ref)); zeros
         elsewhere. Springs sit on one-dof joints only (q and v share the slot's index)."""
@@ -137,7 +144,7 @@ class Layout:
         return f
 
     @property
-    def stiffness(self) -> np.ndarray:
+    def stiffness(self) -> NDArray[np.float64]:
         """K (nv,) [N·m/rad | N/m] of the joint springs (∂ spring_force / ∂q)."""
         k = np.zeros(self.nv)
         for s in self.slots:
@@ -146,7 +153,7 @@ class Layout:
         return k
 
     @property
-    def armature(self) -> np.ndarray:
+    def armature(self) -> NDArray[np.float64]:
         """(nv,) [kg·m² | kg]; zeros on the free joint; a ball joint's on its 3 axes."""
         a = np.zeros(self.nv)
         for s in self.slots:
@@ -154,7 +161,7 @@ class Layout:
                 a[s.iv:s.iv + s.nv] = s.armature
         return a
 
-    def sampling_notes(self) -> list:
+    def sampling_notes(self) -> list[str]:
         """One line stating the sampled domain of the ball joints (empty without any)."""
         balls = [s.name for s in self.slots if s.type == "ball"]
         if not balls:
@@ -165,7 +172,7 @@ class Layout:
                 "coordinates at pitch +-pi/2"]
 
     # ----- states ----------------------------------------------------------------
-    def neutral(self) -> np.ndarray:
+    def neutral(self) -> NDArray[np.float64]:
         """q at rest: identity root pose, zero angles, (cos, sin) = (1, 0)."""
         q = np.zeros(self.nq)
         for s in self.slots:
@@ -177,7 +184,7 @@ class Layout:
                 q[s.iq] = 1.0
         return q
 
-    def random_q(self, rng: np.random.Generator) -> np.ndarray:
+    def random_q(self, rng: np.random.Generator) -> NDArray[np.float64]:
         """A valid q: inside limits (or the unbounded sampling box; a range wider than
         MAX_SAMPLED_SPAN is sampled in the box too), unit quaternions (a ball joint's
         uniform on those with |pitch| ≤ BALL_MAX_PITCH, by rejection)."""
@@ -194,16 +201,18 @@ class Layout:
                 q[s.iq:s.iq + 4] = random_ball_quat(rng)
             else:
                 box = UNBOUNDED_ANGLE if s.type == "revolute" else UNBOUNDED_PRISMATIC
-                lo, hi = (s.lower, s.upper) if s.lower is not None else box
+                # a spec gives both limits or neither (FixtureSpec.validate)
+                lower, upper = cast("tuple[float, float]", (s.lower, s.upper))
+                lo, hi = (lower, upper) if s.lower is not None else box
                 if not hi - lo <= MAX_SAMPLED_SPAN:  # inf or NaN included
                     lo, hi = max(lo, box[0]), min(hi, box[1])
                     if not lo < hi:  # the box lies outside the limits: a box-wide window
-                        lo, hi = (s.lower, s.lower + box[1] - box[0]) if s.lower > box[0] \
-                            else (s.upper - (box[1] - box[0]), s.upper)
+                        lo, hi = (lower, lower + box[1] - box[0]) if lower > box[0] \
+                            else (upper - (box[1] - box[0]), upper)
                 q[s.iq] = rng.uniform(lo, hi)
         return q
 
-    def check_q(self, q: np.ndarray) -> None:
+    def check_q(self, q: NDArray[np.float64]) -> None:
         """Raise ValueError if q has the wrong shape, is not finite or not normalised."""
         q = np.asarray(q)
         if q.shape != (self.nq,) or not np.all(np.isfinite(q)):
@@ -224,7 +233,7 @@ class Layout:
         return self.slots[0] if self.slots and self.slots[0].type == "free" else None
 
 
-def random_ball_quat(rng: np.random.Generator) -> np.ndarray:
+def random_ball_quat(rng: np.random.Generator) -> NDArray[np.float64]:
     """(4,) unit quaternion (x, y, z, w), uniform on those with |pitch| ≤ BALL_MAX_PITCH:
     normalised Gaussian 4-vectors (uniform on SO(3)), redrawn while outside (acceptance
     sin(BALL_MAX_PITCH) = 0.93: R[2, 0] is uniform on [−1, 1] for a uniform rotation)."""
@@ -238,15 +247,15 @@ def random_ball_quat(rng: np.random.Generator) -> np.ndarray:
 
 
 # ----- rotation helpers (engine-blind math used by adapters for conversions) -----------
-def quat_xyzw_to_wxyz(quat: np.ndarray) -> np.ndarray:
+def quat_xyzw_to_wxyz(quat: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.array([quat[3], quat[0], quat[1], quat[2]])
 
 
-def quat_wxyz_to_xyzw(quat: np.ndarray) -> np.ndarray:
+def quat_wxyz_to_xyzw(quat: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.array([quat[1], quat[2], quat[3], quat[0]])
 
 
-def quat_xyzw_to_matrix(quat) -> np.ndarray:
+def quat_xyzw_to_matrix(quat: Vec) -> NDArray[np.float64]:
     """Rotation matrix of a quaternion (x, y, z, w); a non-unit quaternion is normalised.
     Scalar arithmetic on purpose: this sits on the adapters' per-call path."""
     if type(quat) is np.ndarray and quat.shape == (4,) and quat.dtype == np.float64:
@@ -256,7 +265,7 @@ def quat_xyzw_to_matrix(quat) -> np.ndarray:
     return np.array(quat_xyzw_rows(x, y, z, w)).reshape(3, 3)
 
 
-def quat_xyzw_rows(x: float, y: float, z: float, w: float) -> tuple:
+def quat_xyzw_rows(x: float, y: float, z: float, w: float) -> tuple[float, ...]:
     """The 9 entries (row-major) of the rotation matrix of the quaternion (x, y, z, w),
     normalised, as Python floats: the one formula behind quat_xyzw_to_matrix and the
     adapters' per-call paths (which write them into their cached matrices)."""
@@ -270,7 +279,7 @@ def quat_xyzw_rows(x: float, y: float, z: float, w: float) -> tuple:
             xz - wy, yz + wx, 1.0 - (xx + yy))
 
 
-def rpy_to_matrix(rpy) -> np.ndarray:
+def rpy_to_matrix(rpy: Vec) -> NDArray[np.float64]:
     """URDF roll-pitch-yaw [rad] → R = Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
@@ -281,7 +290,7 @@ def rpy_to_matrix(rpy) -> np.ndarray:
     ])
 
 
-def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
+def matrix_to_rpy(R: NDArray[np.float64]) -> NDArray[np.float64]:
     """Inverse of rpy_to_matrix (pitch in [-π/2, π/2])."""
     sp = -R[2, 0]
     if abs(sp) < 1.0 - 1e-12:
@@ -295,7 +304,7 @@ def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
     return np.array([roll, pitch, yaw])
 
 
-def matrix_to_quat_wxyz(R: np.ndarray) -> np.ndarray:
+def matrix_to_quat_wxyz(R: NDArray[np.float64]) -> NDArray[np.float64]:
     """Rotation matrix → unit quaternion (w, x, y, z), w >= 0 (Shepperd's method)."""
     t = np.trace(R)
     if t > 0:
@@ -310,16 +319,16 @@ def matrix_to_quat_wxyz(R: np.ndarray) -> np.ndarray:
     else:
         s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
         q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return q if q[0] >= 0 else -q
+    quat: NDArray[np.float64] = np.array(q)
+    quat /= np.linalg.norm(quat)
+    return quat if quat[0] >= 0 else -quat
 
 
-def skew(w: np.ndarray) -> np.ndarray:
+def skew(w: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def se3_left_jacobian(phi: np.ndarray) -> np.ndarray:
+def se3_left_jacobian(phi: NDArray[np.float64]) -> NDArray[np.float64]:
     """V(φ) (3x3): translation of exp of a constant body twist (v, ω) over unit time is
     R0 · V(ω) · v. Used by adapters whose engine integrates the root position with a
     constant world velocity, to realise the canonical SE(3) integrate exactly."""
@@ -334,7 +343,7 @@ def se3_left_jacobian(phi: np.ndarray) -> np.ndarray:
     return np.eye(3) + a * K + b * (K @ K)
 
 
-def root_convective_term(v_root) -> np.ndarray:
+def root_convective_term(v_root: Vec) -> NDArray[np.float64]:
     """c (6,) = [ω_B × v_B, 0] for the free root's canonical v = [v_B, ω_B].
 
     An engine whose root velocity is v_o = T v (T orthogonal, e.g. world-frame linear
@@ -349,7 +358,7 @@ def root_convective_term(v_root) -> np.ndarray:
     return np.array([w1 * a2 - w2 * a1, w2 * a0 - w0 * a2, w0 * a1 - w1 * a0, 0.0, 0.0, 0.0])
 
 
-def subtract_root_convective_term(a, v_root) -> None:
+def subtract_root_convective_term(a: NDArray[np.float64], v_root: Vec) -> None:
     """a[0:3] −= ω_B × v_B in place [m/s²], for a (≥3,) float64 array of root
     accelerations and the root's canonical v = [v_B, ω_B]: the same doubles as
     ``a[0:6] -= root_convective_term(v_root)`` (whose angular entries are zeros, and
@@ -362,7 +371,8 @@ def subtract_root_convective_term(a, v_root) -> None:
     a[0:3] = (x0 - (w1 * v2 - w2 * v1), x1 - (w2 * v0 - w0 * v2), x2 - (w0 * v1 - w1 * v0))
 
 
-def spatial_inertia_world(mass, com_W, I_com_W):
+def spatial_inertia_world(mass: float, com_W: Iterable[float],
+                          I_com_W: ArrayLike) -> NDArray[np.float64]:
     """Pack mass [kg], com (3,) [m] and rotational inertia about the com in world axes
     (3x3) [kg·m²] into the 10 numbers compared in stage 0: [m, c (3), I (6: xx yy zz xy
     xz yz)]."""
@@ -370,13 +380,17 @@ def spatial_inertia_world(mass, com_W, I_com_W):
     return np.array([mass, *com_W, I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]])
 
 
-def combine_inertias(items):
+def combine_inertias(items: Sequence[tuple[float, ArrayLike, ArrayLike]]
+                     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
     """Sum rigid bodies given as (mass, com_W (3,), I_com_W (3x3)) into one: returns the
     same triple for the union (parallel-axis theorem). Massless union → com 0."""
-    m = sum(it[0] for it in items)
+    m: float = sum(it[0] for it in items)
+    # sums of arrays: typed int | array by sum(), arrays here (items are non-empty or the
+    # start value is an array)
     if m <= 0:
-        return 0.0, np.zeros(3), sum((np.asarray(it[2]) for it in items), np.zeros((3, 3)))
-    c = sum(it[0] * np.asarray(it[1]) for it in items) / m
+        return 0.0, np.zeros(3), cast(NDArray[np.float64],
+                                      sum((np.asarray(it[2]) for it in items), np.zeros((3, 3))))
+    c = cast(NDArray[np.float64], sum(it[0] * np.asarray(it[1]) for it in items) / m)
     I = np.zeros((3, 3))
     for mi, ci, Ii in items:
         d = np.asarray(ci) - c
@@ -403,17 +417,22 @@ class ManifoldMaps:
 
     nq: int
     nv: int
-    flat_q: np.ndarray
-    flat_v: np.ndarray
-    cont_q: np.ndarray
-    cont_v: np.ndarray
-    free: tuple | None
-    ball: tuple = ()
+    flat_q: NDArray[np.intp]
+    flat_v: NDArray[np.intp]
+    cont_q: NDArray[np.intp]
+    cont_v: NDArray[np.intp]
+    free: tuple[int, int] | None
+    ball: tuple[tuple[int, int], ...] = ()
 
 
 def manifold_maps(layout: Layout) -> ManifoldMaps:
     """The index arrays of ``layout`` used by canonical_integrate / canonical_difference."""
-    fq, fv, cq, cv_, free, ball = [], [], [], [], None, []
+    fq: list[int] = []
+    fv: list[int] = []
+    cq: list[int] = []
+    cv_: list[int] = []
+    free: tuple[int, int] | None = None
+    ball: list[tuple[int, int]] = []
     for s in layout.slots:
         if s.type == "free":
             free = (s.iq, s.iv)
@@ -425,17 +444,18 @@ def manifold_maps(layout: Layout) -> ManifoldMaps:
         else:
             fq.append(s.iq)
             fv.append(s.iv)
-    arr = lambda x: np.array(x, dtype=np.intp)  # noqa: E731
+    def arr(x: list[int]) -> NDArray[np.intp]:
+        return np.array(x, dtype=np.intp)
     return ManifoldMaps(layout.nq, layout.nv, arr(fq), arr(fv), arr(cq), arr(cv_), free,
                         tuple(ball))
 
 
-def _maps(layout_or_maps) -> ManifoldMaps:
+def _maps(layout_or_maps: Layout | ManifoldMaps) -> ManifoldMaps:
     return layout_or_maps if isinstance(layout_or_maps, ManifoldMaps) else \
         manifold_maps(layout_or_maps)
 
 
-def quat_xyzw_multiply(a, b) -> np.ndarray:
+def quat_xyzw_multiply(a: Vec, b: Vec) -> NDArray[np.float64]:
     """Hamilton product a ⊗ b of quaternions (x, y, z, w): R(a ⊗ b) = R(a) R(b)."""
     ax, ay, az, aw = a
     bx, by, bz, bw = b
@@ -445,7 +465,7 @@ def quat_xyzw_multiply(a, b) -> np.ndarray:
                      aw * bw - ax * bx - ay * by - az * bz])
 
 
-def quat_xyzw_from_rotvec(phi) -> np.ndarray:
+def quat_xyzw_from_rotvec(phi: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion (x, y, z, w) of the rotation vector φ (3,) [rad]: exp(φ)."""
     phi = np.asarray(phi, dtype=float)
     th = float(np.linalg.norm(phi))
@@ -456,14 +476,14 @@ def quat_xyzw_from_rotvec(phi) -> np.ndarray:
     return np.array([s * phi[0], s * phi[1], s * phi[2], c])
 
 
-def so3_log(R: np.ndarray) -> np.ndarray:
+def so3_log(R: NDArray[np.float64]) -> NDArray[np.float64]:
     """Rotation vector φ (3,) [rad], |φ| ≤ π, with exp(φ) = R (via the quaternion, which
     stays accurate near 0 and π)."""
     w, x, y, z = matrix_to_quat_wxyz(np.asarray(R, dtype=float))
     return quat_xyzw_to_rotvec(np.array([x, y, z, w]))
 
 
-def quat_xyzw_to_rotvec(quat) -> np.ndarray:
+def quat_xyzw_to_rotvec(quat: Vec) -> NDArray[np.float64]:
     """Rotation vector φ (3,) [rad], |φ| ≤ π, of a unit quaternion (x, y, z, w)."""
     x, y, z, w = (float(t) for t in quat)
     if w < 0:
@@ -476,7 +496,7 @@ def quat_xyzw_to_rotvec(quat) -> np.ndarray:
     return np.array([f * x, f * y, f * z])
 
 
-def so3_right_jacobian_inv(phi) -> np.ndarray:
+def so3_right_jacobian_inv(phi: ArrayLike) -> NDArray[np.float64]:
     """J_r⁻¹(φ) (3x3): φ̇ = J_r⁻¹(φ) ω_B for R(t) = R0 exp(φ(t)) with body angular velocity
     ω_B [rad/s]. J_r⁻¹ = I + ½[φ]× + (1/θ² − (1 + cos θ)/(2 θ sin θ)) [φ]×²; singular at
     θ = 2π (callers keep θ well below π)."""
@@ -490,7 +510,7 @@ def so3_right_jacobian_inv(phi) -> np.ndarray:
     return np.eye(3) + 0.5 * K + c * (K @ K)
 
 
-def _se3_Q(rho, phi) -> np.ndarray:
+def _se3_Q(rho: NDArray[np.float64], phi: NDArray[np.float64]) -> NDArray[np.float64]:
     """Barfoot's Q(ρ, φ) (3x3): the upper-right block of the SE(3) left Jacobian of the
     twist ξ = (ρ, φ) (translation first)."""
     th = float(np.linalg.norm(phi))
@@ -511,7 +531,7 @@ def _se3_Q(rho, phi) -> np.ndarray:
             + c3 * (PRP @ P + P @ PRP))
 
 
-def se3_right_jacobian_inv(xi) -> np.ndarray:
+def se3_right_jacobian_inv(xi: ArrayLike) -> NDArray[np.float64]:
     """J_r⁻¹(ξ) (6x6) of SE(3) for the body twist ξ = (ρ [m], φ [rad]) (Pinocchio's order,
     linear first): ξ̇ = J_r⁻¹(ξ) ν_B for X(t) = X0 exp(ξ(t)) with body twist ν_B =
     (v_B, ω_B). J_r(ξ) = J_l(−ξ) = [[J_r(φ), Q(−ρ, −φ)], [0, J_r(φ)]]."""
@@ -525,7 +545,8 @@ def se3_right_jacobian_inv(xi) -> np.ndarray:
     return out
 
 
-def canonical_integrate(layout_or_maps, q, v, dt: float = 1.0) -> np.ndarray:
+def canonical_integrate(layout_or_maps: Layout | ManifoldMaps, q: ArrayLike, v: ArrayLike,
+                        dt: float = 1.0) -> NDArray[np.float64]:
     """q ⊕ v·dt (nq,) — the canonical ⊕ (same as every adapter's ``integrate``), engine-
     blind: SE(3) exponential of the body twist on the free root, quat ⊗ exp(ω dt) on a
     ball joint, rotation of (cos, sin) on continuous joints, q + v·dt elsewhere. q (nq,),
@@ -554,7 +575,8 @@ def canonical_integrate(layout_or_maps, q, v, dt: float = 1.0) -> np.ndarray:
     return out
 
 
-def canonical_difference(layout_or_maps, q0, q1) -> np.ndarray:
+def canonical_difference(layout_or_maps: Layout | ManifoldMaps, q0: ArrayLike,
+                         q1: ArrayLike) -> NDArray[np.float64]:
     """q1 ⊖ q0 (nv,): the tangent vector θ with q0 ⊕ θ = q1 (inverse of canonical_integrate).
     Free root: SE(3) log of X0⁻¹ X1 as (ρ [m], φ [rad]) in q0's body frame; ball: the
     rotation vector of quat0⁻¹ ⊗ quat1 [rad] (|φ| ≤ π) in q0's child frame; continuous:
@@ -586,7 +608,8 @@ def canonical_difference(layout_or_maps, q0, q1) -> np.ndarray:
     return out
 
 
-def canonical_dexp_inv(layout_or_maps, theta, nu) -> np.ndarray:
+def canonical_dexp_inv(layout_or_maps: Layout | ManifoldMaps, theta: NDArray[np.float64],
+                       nu: ArrayLike) -> NDArray[np.float64]:
     """θ̇ (nv,) for q(t) = q0 ⊕ θ(t) moving with generalized velocity ν (nv,) at q(t):
     J_r⁻¹(θ) ν on the free root (SE(3)) and on each ball joint (SO(3)), ν elsewhere (those
     joints are abelian). This is the correction that makes Runge-Kutta stages on the

@@ -16,12 +16,33 @@ axes, a continuous joint's δθ).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import skew
 
+_F = NDArray[np.float64]
 
-def root_chain_rule(Aq, Av, Aa, tau_o, R, v, acc_o_can, rot_blocks):
+
+class _Differentiable(Protocol):
+    """What ``central_differences`` calls on an adapter: nq, nv canonical; q (nq,),
+    v, δ, u (nv,) [SI]."""
+
+    @property
+    def nv(self) -> int: ...
+
+    def integrate(self, q: _F, v: _F, dt: float) -> _F: ...
+
+    def forward_dynamics(self, q: _F, v: _F, tau: _F) -> _F: ...
+
+    def inverse_dynamics(self, q: _F, v: _F, vdot: _F) -> _F: ...
+
+
+def root_chain_rule(Aq: _F, Av: _F, Aa: _F, tau_o: _F, R: _F, v: _F, acc_o_can: _F,
+                    rot_blocks: Sequence[slice]) -> tuple[_F, _F, _F]:
     """Canonical (∂τ/∂δ, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), of τ = Tᵀ τ_o(q_o, T v, T a_c).
 
     Aq, Av, Aa (nv, nv): the engine's derivatives of τ_o w.r.t. its own tangent δ_o, v_o,
@@ -46,7 +67,7 @@ def root_chain_rule(Aq, Av, Aa, tau_o, R, v, acc_o_can, rot_blocks):
     return dq, dv, da
 
 
-def implicit_forward(dtau_dq, dtau_dv, M):
+def implicit_forward(dtau_dq: _F, dtau_dv: _F, M: _F) -> tuple[_F, _F, _F]:
     """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ) = (−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂v, M⁻¹), the inverse-dynamics
     derivatives evaluated at v̇ = forward_dynamics(q, v, τ); M (nv, nv) [kg·m²…]."""
     Minv = np.linalg.inv(M)
@@ -54,7 +75,8 @@ def implicit_forward(dtau_dq, dtau_dv, M):
     return -Minv @ dtau_dq, -Minv @ dtau_dv, Minv
 
 
-def _central(adapter, fn, q, v, u, h):
+def _central(adapter: _Differentiable, fn: Callable[[_F, _F, _F], _F], q: _F, v: _F, u: _F,
+             h: float) -> list[_F]:
     nv = adapter.nv
     out = [np.empty((nv, nv)) for _ in range(3)]
     for j in range(nv):
@@ -67,7 +89,8 @@ def _central(adapter, fn, q, v, u, h):
     return out
 
 
-def central_differences(adapter, q, v, u, which: str, h: float, richardson: bool = True):
+def central_differences(adapter: _Differentiable, q: _F, v: _F, u: _F, which: str, h: float,
+                        richardson: bool = True) -> tuple[_F, ...]:
     """(∂f/∂q, ∂f/∂v, ∂f/∂u), each (nv, nv), of the adapter's own forward ("forward":
     u = τ) or inverse ("inverse": u = v̇) dynamics by central differences: q ⊕ ±h e_j via
     ``adapter.integrate``, v ± h e_j, u ± h e_j (6 nv evaluations per step). With

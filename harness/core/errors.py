@@ -5,7 +5,7 @@ Exit codes (harness/cli.py): BadInput and EngineUnavailable → 2; a failed comp
 from __future__ import annotations
 
 
-def printable(text) -> str:
+def printable(text: object) -> str:
     """``text`` with every control character (ANSI escapes, carriage returns, NUL, …)
     written as a Python escape (``\\x1b``), so that a name read from a file can never
     drive the terminal it is printed on; other characters (unicode included) unchanged."""

@@ -24,8 +24,16 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.core.io import SameAs
+
+# A chart's JSON description (plotly traces, layout, axes): str keys, JSON values.
+Json = dict[str, Any]
 
 ASSET = "plotly.min.js"
 DIMENSIONLESS = "–"
@@ -49,7 +57,7 @@ def plotly_js_path() -> Path:
     """Path of plotly.min.js inside the installed ``plotly`` package (found from the
     distribution's files, without importing the package: its Python side is not used)."""
     try:
-        package = Path(distribution("plotly").locate_file("plotly"))
+        package: Path | None = Path(distribution("plotly").locate_file("plotly"))
     except PackageNotFoundError:
         package = None
     if package is None or not package.is_dir():
@@ -57,7 +65,7 @@ def plotly_js_path() -> Path:
     return package / "package_data" / ASSET
 
 
-def plotly_asset():
+def plotly_asset() -> SameAs:
     """plotly.min.js as a file of an output folder (hard-linked to the installed copy where
     the filesystem allows: harness.core.io.SameAs)."""
     from harness.core.io import SameAs
@@ -70,7 +78,7 @@ def plotly_js() -> bytes:
     return plotly_js_path().read_bytes()
 
 
-def _num(x):
+def _num(x: Any) -> float | None:
     """A finite float rounded to 7 significant digits, or None (a gap) for NaN/inf."""
     try:
         x = float(x)
@@ -83,7 +91,7 @@ def _num(x):
     return float(f"{x:.7g}")
 
 
-def _nums(xs) -> list:
+def _nums(xs: Iterable[Any]) -> list[float | None]:
     return [_num(x) for x in list(xs)]
 
 
@@ -109,26 +117,26 @@ class Figure:
 
     def __init__(self, title: str, xlabel: str, xunit: str | None, ylabel: str,
                  yunit: str | None, *, xlog: bool = False, ylog: bool = False,
-                 height: int = 300, categories: list | None = None,
+                 height: int = 300, categories: Sequence[Any] | None = None,
                  integer_x: bool = False, legend: str = "right", equal_aspect: bool = False,
-                 y2: tuple | None = None):
+                 y2: tuple[str, str, float] | None = None) -> None:
         if xunit is None and yunit is None:
             raise ValueError(f"chart {title!r}: at least one axis needs a unit")
         if y2 is not None and (ylog or not y2[2] > 0):
             raise ValueError(f"chart {title!r}: y2 needs a linear y axis and a factor > 0")
         self.equal_aspect, self.y2 = equal_aspect, y2
         self.title = title
-        self.traces: list = []
-        self.shapes: list = []
-        self.annotations: list = []
+        self.traces: list[Json] = []
+        self.shapes: list[Json] = []
+        self.annotations: list[Json] = []
         self.xlog, self.ylog = xlog, ylog
         self.height = height
         if legend not in ("right", "below", "none"):
             raise ValueError(f"legend {legend!r}: 'right', 'below' or 'none'")
         self.legend = legend
-        self.xaxis = {"title": {"text": axis_title(xlabel, xunit)}, "automargin": True,
+        self.xaxis: Json = {"title": {"text": axis_title(xlabel, xunit)}, "automargin": True,
                       "zeroline": False}
-        self.yaxis = {"title": {"text": axis_title(ylabel, yunit)}, "automargin": True,
+        self.yaxis: Json = {"title": {"text": axis_title(ylabel, yunit)}, "automargin": True,
                       "exponentformat": "e", "zeroline": False}
         if categories is not None:
             self.xaxis.update(type="category", categoryorder="array",
@@ -138,11 +146,12 @@ class Figure:
             self._integer_x = True
         else:
             self._integer_x = False
-        self._ylog_values: list = []
-        self._xlog_values: list = []
+        self._ylog_values: list[float] = []
+        self._xlog_values: list[float] = []
 
     # traces -----------------------------------------------------------------------------
-    def _add(self, trace: dict, xs, ys):
+    def _add(self, trace: Json, xs: Sequence[str | float | None],
+             ys: Sequence[float | None]) -> Json:
         if self.ylog:
             self._ylog_values.extend(v for v in ys if v is not None)
         if self.xlog:
@@ -150,12 +159,13 @@ class Figure:
         self.traces.append(trace)
         return trace
 
-    def line(self, x, y, name: str, *, dash: str | None = None, color_: str | None = None,
-             width: float = 1.6, markers: bool = False, hover: list | None = None,
-             legendgroup: str | None = None, showlegend: bool = True):
+    def line(self, x: Iterable[Any], y: Iterable[Any], name: str, *, dash: str | None = None,
+             color_: str | None = None, width: float = 1.6, markers: bool = False,
+             hover: Sequence[object] | None = None, legendgroup: str | None = None,
+             showlegend: bool = True) -> Json:
         """A line (``markers``: with points)."""
         xs, ys = self._xs(x), _nums(y)
-        t = {"type": "scatter", "mode": "lines+markers" if markers else "lines",
+        t: Json = {"type": "scatter", "mode": "lines+markers" if markers else "lines",
              "x": xs, "y": ys, "name": str(name),
              "line": {"width": width, **({"dash": dash} if dash else {}),
                       **({"color": color_} if color_ else {})}}
@@ -168,52 +178,56 @@ class Figure:
             t["showlegend"] = False
         return self._add(t, xs, ys)
 
-    def points(self, x, y, name: str, *, symbol_: str = "circle", color_: str | None = None,
-               size: int = 8, hover: list | None = None):
+    def points(self, x: Iterable[Any], y: Iterable[Any], name: str, *, symbol_: str = "circle",
+               color_: str | None = None, size: int = 8,
+               hover: Sequence[object] | None = None) -> Json:
         """Markers only."""
         xs, ys = self._xs(x), _nums(y)
-        t = {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(name),
+        t: Json = {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(name),
              "marker": {"symbol": symbol_, "size": size, **({"color": color_} if color_ else {})}}
         if hover is not None:
             t["text"] = [str(h) for h in hover]
             t["hovertemplate"] = "%{text}<extra>%{fullData.name}</extra>"
         return self._add(t, xs, ys)
 
-    def bar(self, x, y, name: str, *, color_: str | None = None):
+    def bar(self, x: Iterable[Any], y: Iterable[Any], name: str, *,
+            color_: str | None = None) -> Json:
         """Bars (one per x)."""
         xs, ys = self._xs(x), _nums(y)
         return self._add({"type": "bar", "x": xs, "y": ys, "name": str(name),
                           **({"marker": {"color": color_}} if color_ else {})}, xs, ys)
 
-    def hline(self, y: float, name: str, *, color_: str = "crimson", dash: str = "dash"):
+    def hline(self, y: float, name: str, *, color_: str = "crimson",
+              dash: str = "dash") -> None:
         """A horizontal reference line across the chart, named in the legend."""
-        y = _num(y)
-        if y is None:
+        y_n = _num(y)
+        if y_n is None:
             return
         if self.ylog:
-            self._ylog_values.append(y)
+            self._ylog_values.append(y_n)
         self.traces.append({"type": "scatter", "mode": "lines", "name": str(name),
-                            "x": [0, 1], "y": [y, y], "xaxis": "x2",
+                            "x": [0, 1], "y": [y_n, y_n], "xaxis": "x2",
                             "line": {"color": color_, "dash": dash, "width": 1.4},
                             "hoverinfo": "name"})
 
     def vline(self, x: float, label: str, *, color_: str = "#555", dash: str = "dot",
-              side: str = "center"):
+              side: str = "center") -> None:
         """A vertical marker line (an event) with its label at the top: centred on the
         line, or ``side`` "left" / "right" of it (two events close together)."""
-        x = _num(x)
-        if x is None:
+        x_n = _num(x)
+        if x_n is None:
             return
-        self.shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x,
+        self.shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": x_n, "x1": x_n,
                             "y0": 0, "y1": 1, "line": {"color": color_, "dash": dash,
                                                        "width": 1.2}})
-        self.annotations.append({"x": x, "xref": "x", "y": 1, "yref": "paper",
+        self.annotations.append({"x": x_n, "xref": "x", "y": 1, "yref": "paper",
                                  "yanchor": "bottom", "text": html.escape(str(label)),
                                  "xanchor": {"left": "right", "right": "left"}.get(side,
                                                                                    "center"),
                                  "showarrow": False, "font": {"size": 11}})
 
-    def heatmap(self, z, x, y, colorbar: str, *, log: bool = False):
+    def heatmap(self, z: Iterable[Iterable[Any]], x: Iterable[Any], y: Iterable[Any],
+                colorbar: str, *, log: bool = False) -> None:
         """A heat map: ``z`` rows follow ``y``; ``colorbar`` the value's title with unit."""
         rows = [[_num(v) for v in row] for row in z]
         if log:
@@ -225,11 +239,11 @@ class Figure:
                             "colorscale": "Viridis", "colorbar": {"title": {"text": colorbar}},
                             "hoverongaps": False})
 
-    def _xs(self, x):
+    def _xs(self, x: Iterable[Any]) -> list[str | float | None]:
         return [v if isinstance(v, str) else _num(v) for v in list(x)]
 
     # layout ------------------------------------------------------------------------------
-    def _log_axis(self, axis: dict, values: list, traces_key: str):
+    def _log_axis(self, axis: Json, values: list[float], traces_key: str) -> None:
         pos = [v for v in values if v > 0]
         has_zero = any(v == 0 for v in values)
         lo = math.floor(math.log10(min(pos))) if pos else -16
@@ -253,9 +267,9 @@ class Figure:
             axis["dtick"] = max(1, math.ceil((hi - lo) / 6))  # whole decades, ≤ ~7 labels
             axis["exponentformat"] = "e"  # 1e-12, as on axes with a zero tick
 
-    def spec(self) -> dict:
+    def spec(self) -> Json:
         """The plotly description (data + layout) of this chart."""
-        layout = {"title": {"text": html.escape(self.title), "font": {"size": 14},
+        layout: Json = {"title": {"text": html.escape(self.title), "font": {"size": 14},
                             "x": 0.01, "xanchor": "left"},
                   "height": self.height, "margin": {"l": 60, "r": 16, "t": 48, "b": 48},
                   "xaxis": dict(self.xaxis), "yaxis": dict(self.yaxis),
@@ -310,7 +324,7 @@ class Figure:
         return plot_div(self.spec())
 
 
-def _nice_ticks(lo: float, hi: float, n: int = 5) -> list:
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """About n ticks at multiples of 1, 2 or 5 × 10^k inside [lo, hi]."""
     raw = (hi - lo) / n
     if not raw > 0:
@@ -321,13 +335,13 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list:
     return [k * step for k in range(k0, math.floor(hi / step) + 1)]
 
 
-def plot_div(spec: dict) -> str:
+def plot_div(spec: Json) -> str:
     """``<div class="plot" data-spec=...>`` for a plotly spec (escaped attribute)."""
     blob = json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return f'<div class="plot" data-spec="{html.escape(blob, quote=True)}"></div>'
 
 
-def grid(charts, min_width: int = 380) -> str:
+def grid(charts: Iterable[Figure | str], min_width: int = 380) -> str:
     """Small multiples: the charts (Figure or HTML strings) in a responsive CSS grid, each at
     least ``min_width`` px wide."""
     cells = [c.html() if isinstance(c, Figure) else c for c in charts]

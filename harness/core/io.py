@@ -25,17 +25,21 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 
+_R = TypeVar("_R")  # what a function decorated by claims_output returns
 
-def array_sha256(a: np.ndarray) -> str:
+
+def array_sha256(a: NDArray[Any]) -> str:
     a = np.ascontiguousarray(a)
     h = hashlib.sha256()
     h.update(f"{a.dtype.str}|{a.shape}|".encode())
@@ -59,10 +63,10 @@ class OutputKind:
     ``models``), recognised by its subfolders' own markers."""
 
     what: str
-    marker: str
+    marker: str | None
     recognise: Callable[[Path], object]
-    files: frozenset
-    folders: dict = field(default_factory=dict)
+    files: frozenset[str]
+    folders: dict[str, OutputKind] = field(default_factory=dict)
 
 
 def _not_ours(folder: Path, kind: OutputKind, prefix: str = "") -> str:
@@ -74,20 +78,20 @@ def _not_ours(folder: Path, kind: OutputKind, prefix: str = "") -> str:
         return f"{prefix or '.'} cannot be listed ({e.strerror})"
     if not entries:
         return ""
-    for e in entries:
-        rel = prefix + e.name
-        if e.is_symlink():
+    for ent in entries:
+        rel = prefix + ent.name
+        if ent.is_symlink():
             return f"it holds {rel}, a symbolic link the harness does not write"
-        if e.name in kind.files and e.is_file(follow_symlinks=False):
+        if ent.name in kind.files and ent.is_file(follow_symlinks=False):
             continue
-        sub = kind.folders.get(e.name) or \
-            (kind.folders.get("*") if not e.name.startswith(".") else None)
-        if sub is not None and e.is_dir(follow_symlinks=False):
-            problem = _not_ours(Path(e.path), sub, rel + "/")
+        sub = kind.folders.get(ent.name) or \
+            (kind.folders.get("*") if not ent.name.startswith(".") else None)
+        if sub is not None and ent.is_dir(follow_symlinks=False):
+            problem = _not_ours(Path(ent.path), sub, rel + "/")
             if problem:
                 return problem
             continue
-        return f"it holds {rel}{'/' if e.is_dir(follow_symlinks=False) else ''}, which the " \
+        return f"it holds {rel}{'/' if ent.is_dir(follow_symlinks=False) else ''}, which the " \
                f"harness does not write there"
     if kind.marker is None:  # a plain container: each subfolder was checked by its own kind
         return ""
@@ -109,7 +113,7 @@ def _short(text: str, n: int = 100) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def check_output_folder(out, kind: OutputKind) -> Path:
+def check_output_folder(out: str | os.PathLike[str], kind: OutputKind) -> Path:
     """``out`` resolved if the harness may write that folder: absent, empty, or ``kind``'s
     own (its marker parses with its schema and it holds nothing else; ``_not_ours``);
     BadInput otherwise, with nothing touched. Checked before any work and again at the
@@ -128,7 +132,7 @@ def check_output_folder(out, kind: OutputKind) -> Path:
     return path
 
 
-def check_output_file(path, option: str) -> Path:
+def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
     """``path`` if one file can be written there atomically (JUnit XML, a JSON report, an
     HTML page): not a folder, not a special file, and its nearest existing parent a folder
     this process can create files in (probed with a file created and removed at once).
@@ -154,7 +158,7 @@ def check_output_file(path, option: str) -> Path:
 
 
 # ----- the writer's lock ------------------------------------------------------------------
-_HELD: dict = {}  # resolved output folder -> lock file descriptor held by this process
+_HELD: dict[Path, int] = {}  # resolved output folder -> lock file descriptor held by this process
 
 
 def _lock(path: Path, shown: str) -> int:
@@ -193,7 +197,7 @@ def _lock(path: Path, shown: str) -> int:
         os.close(fd)
 
 
-def _unlock(path: Path, fd: int):
+def _unlock(path: Path, fd: int) -> None:
     try:
         os.unlink(path.parent / f".{path.name}.lock")
     except OSError:
@@ -202,7 +206,7 @@ def _unlock(path: Path, fd: int):
 
 
 @contextmanager
-def output_folder(out, kind: OutputKind):
+def output_folder(out: str | os.PathLike[str], kind: OutputKind) -> Iterator[Path]:
     """``with output_folder(out, kind) as path:`` the output folder checked by the rule
     and locked for this writer until the block ends (BadInput before the block if it may
     not be written or another writer holds it). Writes inside go through
@@ -218,12 +222,12 @@ def output_folder(out, kind: OutputKind):
         _unlock(path, fd)
 
 
-def claims_output(kind: OutputKind):
+def claims_output(kind: OutputKind) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
     """Decorator: the function's ``out`` keyword argument held as ``output_folder(out,
     kind)`` for the whole call (the function receives the resolved path)."""
-    def wrap(fn):
+    def wrap(fn: Callable[..., _R]) -> Callable[..., _R]:
         @functools.wraps(fn)
-        def claimed(*args, out, **kw):
+        def claimed(*args: Any, out: str | os.PathLike[str], **kw: Any) -> _R:
             with output_folder(out, kind) as path:
                 return fn(*args, out=path, **kw)
         return claimed
@@ -247,7 +251,7 @@ def _renameat2(a: Path, b: Path, flags: int) -> int:
     return ctypes.get_errno() or errno.EIO
 
 
-def _fsync_dir(path: Path):
+def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -271,7 +275,7 @@ def _umask() -> int:
     return mask
 
 
-def _remove_stale_temps(target: Path):
+def _remove_stale_temps(target: Path) -> None:
     """Delete the temporary files and folders (``.NAME.tmp-PID-…``, ``.NAME.old-PID``) of
     writers of ``target`` that were killed (their pid is gone)."""
     name = glob.escape(target.name)
@@ -327,7 +331,7 @@ def swap_in(tmp: Path, out: Path, kind: OutputKind, shown: str | None = None) ->
             os.rename(tmp, out)  # replaces only an empty folder
             err = 0
         except OSError as e:
-            err = e.errno
+            err = e.errno if e.errno is not None else errno.EIO
     if err == 0:
         _fsync_dir(out.parent)
         return out
@@ -363,11 +367,11 @@ class SameAs:
     allows, so a survey of hundreds of bundles does not store it hundreds of times, else
     copied."""
 
-    def __init__(self, source):
+    def __init__(self, source: str | os.PathLike[str]) -> None:
         self.source = Path(source)
 
 
-def put_file(dest: Path, blob) -> None:
+def put_file(dest: Path, blob: bytes | SameAs) -> None:
     """Write ``blob`` (bytes, or SameAs) as the new file ``dest`` (flushed to disk)."""
     if isinstance(blob, SameAs):
         try:
@@ -382,7 +386,8 @@ def put_file(dest: Path, blob) -> None:
         os.fsync(fh.fileno())
 
 
-def write_folder_atomic(out: Path, files: dict, kind: OutputKind) -> Path:
+def write_folder_atomic(out: str | os.PathLike[str], files: dict[str, bytes | SameAs],
+                        kind: OutputKind) -> Path:
     """Write {filename: bytes or SameAs} as folder ``out`` of ``kind``, atomically replacing an old
     one only if the output-folder rule allows it. Under the caller's ``output_folder`` lock
     if it holds one, else its own."""
@@ -393,7 +398,8 @@ def write_folder_atomic(out: Path, files: dict, kind: OutputKind) -> Path:
         return _write_folder(path, files, kind, str(out))
 
 
-def _write_folder(out: Path, files: dict, kind: OutputKind, shown: str) -> Path:
+def _write_folder(out: Path, files: dict[str, bytes | SameAs], kind: OutputKind,
+                  shown: str) -> Path:
     tmp = temp_folder(out)
     try:
         for name, blob in files.items():
@@ -404,42 +410,42 @@ def _write_folder(out: Path, files: dict, kind: OutputKind, shown: str) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_bytes_atomic(path, data: bytes) -> Path:
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write one file atomically (temp file beside it + fsync + rename); nothing is left
     behind if it fails. BadInput if ``path`` is a folder."""
-    path = Path(path)
-    if path.is_dir():
-        raise BadInput(str(path), "is a folder; name a file")
-    _remove_stale_temps(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    dest = Path(path)
+    if dest.is_dir():
+        raise BadInput(str(dest), "is a folder; name a file")
+    _remove_stale_temps(dest)
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         with open(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, dest)
     except BaseException:
         try:
             tmp.unlink()
         except OSError:
             pass
         raise
-    return path
+    return dest
 
 
-def write_text_atomic(path, text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write one UTF-8 text file atomically (write_bytes_atomic)."""
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_json_atomic(path, obj) -> Path:
+def write_json_atomic(path: str | os.PathLike[str], obj: object) -> Path:
     """JSON (sorted keys, no NaN) written atomically."""
     return write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True,
                                               allow_nan=False) + "\n")
 
 
-def npz_bytes(arrays: dict) -> bytes:
+def npz_bytes(arrays: dict[str, ArrayLike]) -> bytes:
     """An .npz archive (readable by np.load) written deterministically: sorted names,
     fixed timestamps, deflate; same arrays → same bytes. No pickles (object arrays
     are refused)."""

@@ -18,12 +18,16 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from harness.core.records import STATUSES
+from harness.core.records import STATUSES, Record
+
+# A record, or its JSON dict as read back from a bundle.
+AnyRecord = Record | Mapping[str, Any]
 
 PATH = Path(__file__).with_name("known_disagreements.toml")
 _LISTS = ("stage", "fixture", "quantity", "engines")
@@ -47,16 +51,16 @@ def _cites_outside(reason: str) -> bool:
 @dataclass(frozen=True)
 class Known:
     name: str
-    stage: tuple
+    stage: tuple[str, ...]
     status: str
     reason: str
-    fixture: tuple | None = None
-    quantity: tuple | None = None
-    engines: tuple | None = None
+    fixture: tuple[str, ...] | None = None
+    quantity: tuple[str, ...] | None = None
+    engines: tuple[str, ...] | None = None
     id: str | None = None
     record_reason: str | None = None
 
-    def matches(self, record) -> bool:
+    def matches(self, record: AnyRecord) -> bool:
         if _get(record, "stage") not in self.stage:
             return False
         if self.fixture is not None and _get(record, "fixture") not in self.fixture:
@@ -67,22 +71,23 @@ class Known:
             return False
         return self.id is None or fnmatch.fnmatchcase(_get(record, "id"), self.id)
 
-    def in_scope(self, stages: set, fixtures: set, quantities: set, engines: set) -> bool:
+    def in_scope(self, stages: set[str], fixtures: set[str], quantities: set[str],
+                 engines: set[str]) -> bool:
         """Whether every key the entry gives occurs among a run's records."""
         return all(given is None or set(given) & have for given, have in (
             (self.stage, stages), (self.fixture, fixtures), (self.quantity, quantities),
             (self.engines, engines)))
 
 
-def _get(record, key: str):
+def _get(record: AnyRecord, key: str) -> Any:
     return record[key] if isinstance(record, Mapping) else getattr(record, key)
 
 
-def _engines(record) -> set:
+def _engines(record: AnyRecord) -> set[str]:
     return {str(_get(record, k)).split(":")[0] for k in ("engine_a", "engine_b")} - {""}
 
 
-def _strings(where: str, key: str, value) -> tuple:
+def _strings(where: str, key: str, value: object) -> tuple[str, ...]:
     vals = (value,) if isinstance(value, str) else value
     if not isinstance(vals, list | tuple) or not vals or \
             not all(isinstance(v, str) and v.strip() for v in vals):
@@ -92,7 +97,7 @@ def _strings(where: str, key: str, value) -> tuple:
     return tuple(vals)
 
 
-def _entry(where: str, d) -> Known:
+def _entry(where: str, d: object) -> Known:
     if not isinstance(d, dict):
         raise ValueError(f"{where}: not a table")
     unknown = sorted(set(d) - _KEYS)
@@ -120,7 +125,7 @@ def _entry(where: str, d) -> Known:
                  id=d.get("id"), record_reason=d.get("record_reason"), **lists)
 
 
-def load(path: Path | str = PATH) -> tuple:
+def load(path: Path | str = PATH) -> tuple[Known, ...]:
     """All entries of the file, validated (ValueError naming the file and entry)."""
     path = Path(path)
     try:
@@ -142,7 +147,7 @@ def load(path: Path | str = PATH) -> tuple:
 
 
 @lru_cache(maxsize=1)
-def entries() -> tuple:
+def entries() -> tuple[Known, ...]:
     return load(PATH)
 
 
@@ -153,7 +158,7 @@ def entry(name: str) -> Known:
     raise KeyError(f"no known disagreement named {name!r} in {PATH.name}")
 
 
-def _match(record, table) -> Known | None:
+def _match(record: AnyRecord, table: Sequence[Known]) -> Known | None:
     hits = [k for k in table if k.matches(record)]
     if len(hits) > 1:
         raise ValueError(f"record {_get(record, 'id')} matches several known disagreements: "
@@ -161,14 +166,16 @@ def _match(record, table) -> Known | None:
     return hits[0] if hits else None
 
 
-def expected_status(record, table=None) -> tuple[str, str] | None:
+def expected_status(record: AnyRecord,
+                    table: Sequence[Known] | None = None) -> tuple[str, str] | None:
     """(status, reason) of the known disagreement matching ``record``, None if unlisted
     (then the record must pass)."""
     k = _match(record, entries() if table is None else table)
     return None if k is None else (k.status, k.reason)
 
 
-def check(records: Iterable, complete: bool = True, table=None) -> list[str]:
+def check(records: Iterable[AnyRecord], complete: bool = True,
+          table: Sequence[Known] | None = None) -> list[str]:
     """Problems of ``records`` against the known disagreements (empty: all as expected)."""
     table = entries() if table is None else table
     records = list(records)
@@ -193,10 +200,11 @@ def check(records: Iterable, complete: bool = True, table=None) -> list[str]:
                             f"{k.name!r} states (its reason lacks {k.record_reason!r}): "
                             f"{why!r}")
     if complete:
-        seen = [{_get(r, key) for r in records} for key in ("stage", "fixture", "quantity")]
+        stages, fixtures, quantities = ({_get(r, key) for r in records}
+                                         for key in ("stage", "fixture", "quantity"))
         engines = set().union(*(_engines(r) for r in records)) if records else set()
         for k in table:
-            if k.name not in used and k.in_scope(*seen, engines):
+            if k.name not in used and k.in_scope(stages, fixtures, quantities, engines):
                 problems.append(f"known disagreement {k.name!r} matches no record of this "
                                 f"run: stale (or its record was renamed), fix {PATH.name}")
     return problems

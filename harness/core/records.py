@@ -28,11 +28,17 @@ non-finite values (``reason`` says so).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.tolerances import Tolerance
+
+# A row label per sample: a list of strings, or the array of them read back from a bundle.
+Labels = Sequence[Any] | NDArray[Any]
 
 STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged",
             "informational")
@@ -60,14 +66,14 @@ class Record:
     key_labels: str = ""
     reason: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Every field by name. The fields are scalars and strings, so a plain dict of them
         is what dataclasses.asdict gives, without its recursive deep copy (1 s of a
         qualification's 4000 records)."""
         return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     @classmethod
-    def from_json(cls, d: dict) -> "Record":
+    def from_json(cls, d: dict[str, Any]) -> "Record":
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         missing = names - set(d)
@@ -81,7 +87,7 @@ class Record:
                                                 and not isinstance(v, bool)),
                   "int": isinstance(v, int) and not isinstance(v, bool),
                   "int | None": v is None or (isinstance(v, int) and not isinstance(v, bool)),
-                  }.get(t)
+                  }.get(str(t))  # a str: the module has postponed annotations
             if ok is None:
                 raise ValueError(f"record field {f.name}: no type rule for {t}")
             if not ok:
@@ -95,7 +101,7 @@ class Record:
 _RECORD_FIELDS = tuple(f.name for f in fields(Record))
 
 
-def measure(a: np.ndarray, b: np.ndarray, tol: Tolerance):
+def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance) -> tuple[float, float, int, bool]:
     """(max_abs, max_rel, worst sample index, passed) for arrays of shape (S, ...).
 
     max_abs and max_rel are inf when a value is non-finite; max_rel is NaN when the relative
@@ -133,7 +139,7 @@ def measure(a: np.ndarray, b: np.ndarray, tol: Tolerance):
     return max_abs, max_rel, worst, passed
 
 
-def _numbers(max_abs, max_rel):
+def _numbers(max_abs: float, max_rel: float) -> tuple[float | None, float | None]:
     """Record fields (max_abs, max_rel) of measure's numbers: both None when a value is
     non-finite; max_rel None when it is undefined (a check against zero)."""
     if not np.isfinite(max_abs):
@@ -141,11 +147,15 @@ def _numbers(max_abs, max_rel):
     return max_abs, (max_rel if np.isfinite(max_rel) else None)
 
 
-def compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a, key_b,
-            labels=None, key_labels="") -> Record:
-    max_abs, max_rel, worst, passed = measure(a, b, tol)
-    finite = bool(np.isfinite(max_abs))
-    max_abs, max_rel = _numbers(max_abs, max_rel)
+def compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, engine_b: str,
+            a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str, key_b: str,
+            labels: Labels | None = None, key_labels: str = "") -> Record:
+    """The passed/failed record of a (S, ...) against b (S, ...), S samples, in the
+    quantity's SI unit (``unit_of``), judged by ``tol``; key_a, key_b name the arrays in
+    the bundle, labels (S,) the samples."""
+    abs_m, rel_m, worst, passed = measure(a, b, tol)
+    finite = bool(np.isfinite(abs_m))
+    max_abs, max_rel = _numbers(abs_m, rel_m)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b,
                   status="passed" if passed else "failed", passed=passed,
@@ -159,14 +169,15 @@ def compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
                                                          labels)))
 
 
-def failure_text(stage, quantity, a, b, tol, worst, labels=None) -> str:
+def failure_text(stage: str, quantity: str, a: ArrayLike, b: ArrayLike, tol: Tolerance,
+                 worst: int, labels: Labels | None = None) -> str:
     """Why a finite comparison failed, from its worst sample: "|Δ| E UNIT at LABEL exceeds
     its bound B = atol A + rtol R × S" (S the larger max|·| of the two sides there). Every
     failed record carries it, so no failure is written without a reason."""
-    a = np.asarray(a, dtype=float)[worst]
-    b = np.asarray(b, dtype=float)[worst]
-    err = float(np.abs(a - b).max(initial=0.0))
-    scale = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0)))
+    a_w = np.asarray(a, dtype=float)[worst]
+    b_w = np.asarray(b, dtype=float)[worst]
+    err = float(np.abs(a_w - b_w).max(initial=0.0))
+    scale = float(max(np.abs(a_w).max(initial=0.0), np.abs(b_w).max(initial=0.0)))
     unit = unit_of(stage, quantity)
     label = str(labels[worst]) if labels is not None else f"sample {worst}"
     return (f"|Δ| {err:.3g}{' ' + unit if unit else ''} at {label} exceeds its bound "
@@ -174,13 +185,14 @@ def failure_text(stage, quantity, a, b, tol, worst, labels=None) -> str:
             f"{scale:.3g}")
 
 
-def inform(rid, stage, fixture, quantity, engine_a, engine_b, a, b, key_a, key_b,
-           labels=None, key_labels="", reason="") -> Record:
+def inform(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, engine_b: str,
+           a: ArrayLike, b: ArrayLike, key_a: str, key_b: str, labels: Labels | None = None,
+           key_labels: str = "", reason: str = "") -> Record:
     """An ``informational`` record: the same numbers as ``compare`` (max_abs, max_rel,
     worst sample), no tolerance and no verdict (``passed`` None)."""
-    max_abs, max_rel, worst, _ = measure(a, b, Tolerance(0.0, 0.0, ""))
-    finite = bool(np.isfinite(max_abs))
-    max_abs, max_rel = _numbers(max_abs, max_rel)
+    abs_m, rel_m, worst, _ = measure(a, b, Tolerance(0.0, 0.0, ""))
+    finite = bool(np.isfinite(abs_m))
+    max_abs, max_rel = _numbers(abs_m, rel_m)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b, status="informational",
                   passed=None, max_abs=max_abs, max_rel=max_rel, atol=None, rtol=None,
@@ -194,7 +206,7 @@ def inform(rid, stage, fixture, quantity, engine_a, engine_b, a, b, key_a, key_b
 # SI unit of max_abs per (stage, quantity); "a | b" when a quantity mixes coordinate kinds
 # (translation | rotation). Contact quantities carry their unit as a name suffix (_mps ...).
 _RIGID = "N | N·m"
-UNITS: dict = {
+UNITS: dict[tuple[str, str], str] = {
     ("model_identity", "total_mass"): "kg",
     ("model_identity", "group_inertia"): "kg, kg·m, kg·m²",
     ("model_identity", "body_inertia"): "kg, kg·m, kg·m²",

@@ -24,8 +24,10 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.core.strict import model_size_problem
@@ -44,7 +46,7 @@ WORLD_BODY = "world_"
 _NAME_RE = re.compile(r"^(?=.{1,200}$)(?!\s)[^\x00-\x1f\x7f-\x9f]*(?<!\s)$", re.S)
 
 
-def inertia_problem(I: np.ndarray) -> str:
+def inertia_problem(I: NDArray[np.float64]) -> str:
     """'' if the 3x3 inertia [kg·m²] is physical (symmetric, PSD, triangle inequality),
     else a one-line description with its principal moments."""
     ev = np.linalg.eigvalsh(0.5 * (I + I.T))
@@ -56,7 +58,7 @@ def inertia_problem(I: np.ndarray) -> str:
     return ""
 
 
-def repair_inertia(I: np.ndarray) -> np.ndarray:
+def repair_inertia(I: NDArray[np.float64]) -> NDArray[np.float64]:
     """The nearest physical inertia in the principal frame: negative principal moments
     are clipped to 0, then the two smaller moments are raised equally until
     I1 + I2 = I3 (1 + 1e-9), a margin that keeps engines that re-diagonalise the tensor
@@ -68,11 +70,11 @@ def repair_inertia(I: np.ndarray) -> np.ndarray:
     if gap > 0:
         ev[0] += gap / 2
         ev[1] += gap / 2
-    out = vecs @ np.diag(ev) @ vecs.T
+    out: NDArray[np.float64] = vecs @ np.diag(ev) @ vecs.T
     return 0.5 * (out + out.T)
 
 
-def _vec(x, n, what):
+def _vec(x: ArrayLike, n: int, what: str) -> tuple[float, ...]:
     a = np.asarray(x, dtype=float).reshape(-1)
     if a.shape != (n,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{what} must be {n} finite numbers, got {x!r}")
@@ -86,11 +88,11 @@ class Body:
 
     name: str
     mass: float
-    com: tuple = (0.0, 0.0, 0.0)
-    inertia: tuple = (0.0,) * 9
+    com: tuple[float, ...] = (0.0, 0.0, 0.0)
+    inertia: tuple[float, ...] = (0.0,) * 9
 
     @property
-    def inertia_matrix(self) -> np.ndarray:
+    def inertia_matrix(self) -> NDArray[np.float64]:
         return np.array(self.inertia, dtype=float).reshape(3, 3)
 
 
@@ -113,9 +115,9 @@ class Joint:
     type: str
     parent: str
     child: str
-    xyz: tuple = (0.0, 0.0, 0.0)
-    rpy: tuple = (0.0, 0.0, 0.0)
-    axis: tuple = (0.0, 0.0, 1.0)
+    xyz: tuple[float, ...] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, ...] = (0.0, 0.0, 0.0)
+    axis: tuple[float, ...] = (0.0, 0.0, 1.0)
     lower: float | None = None
     upper: float | None = None
     damping: float = 0.0
@@ -130,8 +132,8 @@ class Frame:
 
     name: str
     body: str
-    xyz: tuple = (0.0, 0.0, 0.0)
-    rpy: tuple = (0.0, 0.0, 0.0)
+    xyz: tuple[float, ...] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, ...] = (0.0, 0.0, 0.0)
 
 
 CONSTRAINT_KINDS = {"point": 3, "line": 2, "weld": 6}  # kind -> number of rows
@@ -172,35 +174,35 @@ class FixtureSpec:
     identically by every adapter)."""
 
     name: str
-    bodies: tuple
-    joints: tuple
-    frames: tuple = ()
-    gravity: tuple = (0.0, 0.0, -9.81)
+    bodies: tuple[Body, ...]
+    joints: tuple[Joint, ...]
+    frames: tuple[Frame, ...] = ()
+    gravity: tuple[float, ...] = (0.0, 0.0, -9.81)
     floating: bool = False
     description: str = ""
     source: str = "catalog"
     # holonomic loop constraints (Constraint) and a configuration near g(q) = 0 (canonical
     # q, solved onto the manifold by Gauss-Newton at run time); both empty for tree models
-    constraints: tuple = ()
-    q_init: tuple = ()
+    constraints: tuple[Constraint, ...] = ()
+    q_init: tuple[float, ...] = ()
 
     # ----- structure -------------------------------------------------------------
     # Every walk over the tree is iterative (a chain of any length needs no recursion) and
     # uses maps built once per spec (cached in the instance; dataclass fields unchanged).
     @cached_property
-    def _body_map(self) -> dict:
+    def _body_map(self) -> dict[str, Body]:
         return {b.name: b for b in self.bodies}
 
     @cached_property
-    def _children_map(self) -> dict:
-        out: dict = {}
+    def _children_map(self) -> dict[str, list[Joint]]:
+        out: dict[str, list[Joint]] = {}
         for j in self.joints:
             out.setdefault(j.parent, []).append(j)
         return out
 
     @cached_property
-    def _parent_map(self) -> dict:
-        out: dict = {}
+    def _parent_map(self) -> dict[str, Joint]:
+        out: dict[str, Joint] = {}
         for j in self.joints:
             out.setdefault(j.child, j)
         return out
@@ -220,13 +222,14 @@ class FixtureSpec:
     def parent_joint(self, body: str) -> Joint | None:
         return self._parent_map.get(body)
 
-    def children(self, body: str) -> list:
+    def children(self, body: str) -> list[Joint]:
         return list(self._children_map.get(body, ()))
 
-    def depth_first(self) -> list:
+    def depth_first(self) -> list[str]:
         """Body names depth first from the root, children in declaration order (the order
         of a recursive walk), computed with an explicit stack."""
-        out, stack, seen = [], [self.root], set()
+        out: list[str] = []
+        stack, seen = [self.root], set()
         while stack:
             b = stack.pop()
             if b in seen:  # a loop (validate reports it); never walk it twice
@@ -236,24 +239,25 @@ class FixtureSpec:
             stack.extend(j.child for j in reversed(self._children_map.get(b, ())))
         return out
 
-    def moving_joints(self) -> list:
+    def moving_joints(self) -> list[Joint]:
         """Non-fixed joints in canonical (depth-first, declaration) order."""
         parent = self._parent_map
         return [parent[b] for b in self.depth_first()[1:] if parent[b].type != "fixed"]
 
-    def _leaf_weld(self, j) -> bool:
+    def _leaf_weld(self, j: Joint) -> bool:
         """A fixed joint to a massless body without children (a frame written as a link)."""
         return (j.type == "fixed" and self._body_map[j.child].mass == 0
                 and not self._children_map.get(j.child))
 
-    def chain_child(self, body: str):
+    def chain_child(self, body: str) -> Joint | None:
         """The one child joint of ``body`` that is not a leaf weld, or None."""
         main = [j for j in self._children_map.get(body, ()) if not self._leaf_weld(j)]
         return main[0] if len(main) == 1 else None
 
     @cached_property
-    def _joint_chains(self) -> dict:
-        out, collapsed = {}, set()
+    def _joint_chains(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        out: dict[str, tuple[str, tuple[str, ...]]] = {}
+        collapsed = set()
         for b in self.depth_first()[1:]:  # parents first
             j = self._parent_map[b]
             if (self._body_map[b].mass == 0 and self.chain_child(b) is not None
@@ -262,7 +266,7 @@ class FixtureSpec:
         for b in collapsed:
             below, c = [], b
             while c in collapsed:
-                j = self.chain_child(c)
+                j = cast(Joint, self.chain_child(c))  # a collapsed body has its chain child
                 if j.type != "fixed":
                     below.append(j.name)
                 c = j.child
@@ -272,7 +276,7 @@ class FixtureSpec:
                     out[k.child] = out[b]
         return {b: out[b] for b in self.depth_first() if b in out}
 
-    def joint_chains(self) -> dict:
+    def joint_chains(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """{massless body C: (T, joints)}: the bodies an engine that refuses massless
         moving bodies (MuJoCo) folds into the first body T below them, which then carries
         their joints, several joints in one body. C is collapsed when it has no mass, one
@@ -282,7 +286,7 @@ class FixtureSpec:
         above it, not with these). Empty for models without such chains."""
         return dict(self._joint_chains)
 
-    def all_frame_names(self) -> list:
+    def all_frame_names(self) -> list[str]:
         """Every pose compared in stage 1: each body frame, then each named frame."""
         return [b.name for b in self.bodies] + [f.name for f in self.frames]
 
@@ -309,12 +313,13 @@ class FixtureSpec:
             raise BadInput(where, str(e).strip("'\"")) from None
         return self
 
-    def _validate(self):
+    def _validate(self) -> None:
         names = [b.name for b in self.bodies]
         if not names:
             raise ValueError("model has no bodies")
-        # the supported model size, before anything grows with it
-        nv = sum(JOINT_DOFS.get(getattr(j, "type", None), 1) for j in self.joints) \
+        # the supported model size, before anything grows with it (getattr: a malformed
+        # joint is reported below; the cast only names the key type for the checker)
+        nv = sum(JOINT_DOFS.get(cast(str, getattr(j, "type", None)), 1) for j in self.joints) \
             + (6 if self.floating else 0)
         size = model_size_problem(len(self.bodies), nv)
         if size:
@@ -384,7 +389,7 @@ class FixtureSpec:
                     raise ValueError(f"joint {j.name}: limits must be finite or absent")
             if (j.lower is None) != (j.upper is None):
                 raise ValueError(f"joint {j.name}: give both limits or neither")
-            if j.lower is not None and not j.lower < j.upper:
+            if j.lower is not None and j.upper is not None and not j.lower < j.upper:
                 raise ValueError(f"joint {j.name}: lower limit must be below upper")
             if j.type == "continuous" and j.lower is not None:
                 raise ValueError(f"joint {j.name}: continuous joints have no limits")
@@ -399,9 +404,9 @@ class FixtureSpec:
         # acyclic: every body reachable from the root
         seen, stack = set(), [roots[0]]
         while stack:
-            b = stack.pop()
-            seen.add(b)
-            stack.extend(j.child for j in self._children_map.get(b, ()) if j.child not in seen)
+            bn = stack.pop()
+            seen.add(bn)
+            stack.extend(j.child for j in self._children_map.get(bn, ()) if j.child not in seen)
         if seen != set(names):
             raise ValueError("joints form a loop: " + ", ".join(sorted(set(names) - seen)))
         for f in self.frames:
@@ -423,7 +428,7 @@ class FixtureSpec:
         if self.floating and subtree[self.root] <= 0:
             raise ValueError("floating model has no mass")
 
-    def _validate_constraints(self):
+    def _validate_constraints(self) -> None:
         frames = {f.name: f for f in self.frames}
         cnames = [c.name for c in self.constraints]
         for c in self.constraints:
@@ -456,7 +461,7 @@ class FixtureSpec:
             nq = sum({"continuous": 2, "ball": 4}.get(j.type, 1) for j in self.moving_joints())
             _vec(self.q_init, nq, "q_init")
 
-    def _masses(self) -> tuple:
+    def _masses(self) -> tuple[dict[str, float], dict[str, float]]:
         """({body: mass of its subtree}, {body: mass of its rigid group (itself and the
         bodies welded below it)}) [kg], accumulated from the leaves up."""
         order = self.depth_first()
@@ -485,7 +490,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Plane:
-    normal: tuple = (0.0, 0.0, 1.0)  # unit normal, world axes
+    normal: tuple[float, ...] = (0.0, 0.0, 1.0)  # unit normal, world axes
     offset: float = 0.0              # [m]: the plane is n·x = offset
 
 
@@ -495,14 +500,14 @@ class ContactScene:
     parameters of the shared law (harness.model.contact_law.ContactLaw keyword arguments)."""
 
     fixture: str
-    geometry: tuple
+    geometry: tuple[Sphere | Point, ...]
     plane: Plane = Plane()
-    law: tuple = ()  # ((name, value), ...)
+    law: tuple[tuple[str, float], ...] = ()  # ((name, value), ...)
     description: str = ""
 
     @property
     def k(self) -> int:
         return len(self.geometry)
 
-    def law_params(self) -> dict:
+    def law_params(self) -> dict[str, float]:
         return dict(self.law)

@@ -42,10 +42,13 @@ import re
 import stat
 import warnings
 import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from typing import IO, Any, ParamSpec, TypeVar, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 
@@ -63,9 +66,12 @@ MAX_NV = 256                         # degrees of freedom of one model
 MAX_RUN_ARRAY_BYTES = 4 * GiB        # estimated arrays of one run (run_array_bytes)
 _NPY_DTYPE_KINDS = "biufcUS"         # bool, ints, floats, complex, unicode, bytes
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 
 @contextmanager
-def warnings_held():
+def warnings_held() -> Iterator[None]:
     """Warnings (numpy's, a library's) raised inside are held back: dropped when the block
     raises — its one-line error is all the user sees — and issued again when it ends
     normally."""
@@ -76,16 +82,16 @@ def warnings_held():
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def holds_warnings(fn):
+def holds_warnings(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """``fn`` run inside ``warnings_held``."""
     @wraps(fn)
-    def inner(*args, **kwargs):
+    def inner(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         with warnings_held():
             return fn(*args, **kwargs)
     return inner
 
 
-def is_int(v) -> bool:
+def is_int(v: object) -> bool:
     """True for a JSON integer (``true``/``false`` are not integers)."""
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -98,7 +104,8 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-def open_regular(path, what: str, max_bytes: int, where: str | None = None):
+def open_regular(path: str | os.PathLike[str], what: str, max_bytes: int,
+                 where: str | None = None) -> IO[bytes]:
     """The regular file at ``path`` opened for binary reading (the caller closes it), after
     the checks: it exists, is a regular file (a FIFO is opened non-blocking, so it never
     hangs), at most ``max_bytes`` long (``what`` words the limit, e.g. "a URDF file");
@@ -132,7 +139,8 @@ def open_regular(path, what: str, max_bytes: int, where: str | None = None):
         raise
 
 
-def read_regular(path, what: str, max_bytes: int, where: str | None = None) -> bytes:
+def read_regular(path: str | os.PathLike[str], what: str, max_bytes: int,
+                 where: str | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (``open_regular``'s checks), reading at
     most ``max_bytes`` (a file that grows past it while read is refused too)."""
     where = str(path) if where is None else where
@@ -150,7 +158,8 @@ def read_regular(path, what: str, max_bytes: int, where: str | None = None) -> b
     return raw
 
 
-def check_regular(path, what: str, max_bytes: int, where: str | None = None) -> None:
+def check_regular(path: str | os.PathLike[str], what: str, max_bytes: int,
+                  where: str | None = None) -> None:
     """The checks of ``read_regular`` without keeping the bytes: for files a library opens
     by path after the harness has looked at them."""
     read_regular(path, what, max_bytes, where)
@@ -168,7 +177,7 @@ _JSON_BRACKET = re.compile(r"[\[\]{}]")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
-def _brackets_outside_strings(text: str):
+def _brackets_outside_strings(text: str) -> Iterator[re.Match[str]]:
     """The matches of every [ ] { } of ``text`` that is not inside a JSON string."""
     pos = 0
     for s in _JSON_STRING.finditer(text):
@@ -199,7 +208,7 @@ def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
     return ""  # pragma: no cover - the first pass found the same excess
 
 
-def _no_duplicates(pairs):
+def _no_duplicates(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     out = {}
     for k, v in pairs:
         if k in out:
@@ -209,11 +218,11 @@ def _no_duplicates(pairs):
     return out
 
 
-def _no_constant(c):
+def _no_constant(c: str) -> Any:
     raise ValueError(f"{c} is not allowed (JSON has no NaN or infinity)")
 
 
-def loads_json(raw, where: str, what: str = "JSON"):
+def loads_json(raw: bytes | bytearray | str, where: str, what: str = "JSON") -> Any:
     """The JSON value in ``raw`` (bytes or str), strictly: UTF-8, nesting at most
     MAX_JSON_DEPTH, no repeated keys, no NaN/Infinity; BadInput(where, ...) otherwise."""
     if isinstance(raw, (bytes, bytearray)):
@@ -236,15 +245,16 @@ def loads_json(raw, where: str, what: str = "JSON"):
         raise BadInput(where, f"not a valid {what} ({' '.join(str(e).split())})") from None
 
 
-def read_json(path, what: str = "JSON", max_bytes: int = MAX_JSON_BYTES,
-              where: str | None = None):
+def read_json(path: str | os.PathLike[str], what: str = "JSON",
+              max_bytes: int = MAX_JSON_BYTES, where: str | None = None) -> Any:
     """``loads_json`` of a regular file of at most ``max_bytes``."""
     where = str(path) if where is None else where
     return loads_json(read_regular(path, f"a {what} file", max_bytes, where), where, what)
 
 
 # ----- .npz ----------------------------------------------------------------------------
-def _npy_header(fh, where, name):
+def _npy_header(fh: IO[bytes], where: str,
+                name: str) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
     version = np.lib.format.read_magic(fh)
     if version == (1, 0):
         return np.lib.format.read_array_header_1_0(fh)
@@ -254,8 +264,9 @@ def _npy_header(fh, where, name):
 
 
 def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
-               max_total_bytes: int = MAX_ARRAYS_TOTAL_BYTES, expect: dict | None = None
-               ) -> dict:
+               max_total_bytes: int = MAX_ARRAYS_TOTAL_BYTES,
+               expect: dict[str, tuple[str, list[int]]] | None = None
+               ) -> dict[str, NDArray[Any]]:
     """{name: array} of the .npz archive in ``blob``, read without trusting it: every
     member's .npy header is checked (dtype numeric/bool/string; declared size within
     ``max_array_bytes``, all together within ``max_total_bytes``; ``expect`` {name:
@@ -265,7 +276,8 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
         zf = zipfile.ZipFile(io.BytesIO(blob))
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
         raise BadInput(where, f"not an .npz archive ({' '.join(str(e).split())})") from None
-    out, total = {}, 0
+    out: dict[str, NDArray[Any]] = {}
+    total = 0
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_NPZ_MEMBERS:
@@ -304,7 +316,8 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
                     buf = bytearray(nbytes)
                     view, got = memoryview(buf), 0
                     while got < nbytes:
-                        n = fh.readinto(view[got:])
+                        # ZipFile.open gives a ZipExtFile, a BufferedIOBase
+                        n = cast(io.BufferedIOBase, fh).readinto(view[got:])
                         if not n:
                             break
                         got += n
@@ -354,7 +367,8 @@ def run_array_bytes(nv: int, n_frames: int, samples: int, n_engines: int,
     return 3 * 8 * samples * (n_engines + 1) * per
 
 
-def check_run_size(models, n_engines: int, samples: int, derivatives: bool = False) -> None:
+def check_run_size(models: Iterable[Any], n_engines: int, samples: int,
+                   derivatives: bool = False) -> None:
     """BadInput naming the model (its source) when the arrays a run would allocate exceed
     MAX_RUN_ARRAY_BYTES; ``models``: objects with ``source``, ``layout.nv``, ``frames``."""
     total = 0

@@ -108,7 +108,7 @@ _EXACT = ("Exact rigid-body algorithms in double precision: engines differ only 
           "on example-robot-data robots, 1e-10 leaves four orders of margin and is the "
           "product's parity claim.")
 
-TABLE: dict = {
+TABLE: dict[tuple[str, str], Tolerance] = {
     # stage 0: model identity
     ("model_identity", "total_mass"): Tolerance(0.0, 1e-12, "Sum of parsed masses; "
         "parsers read the same decimal strings, only summation order differs."),

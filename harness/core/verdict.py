@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from harness.core.records import STATUSES, Record, unit_of
 
@@ -27,10 +27,10 @@ class Verdict:
     row (None when no scored row counts in the headline); non_finite: the headline rows
     that failed on non-finite values (no number can stand for them)."""
 
-    counts: dict
+    counts: dict[str, int]
     n_scored: int
     worst: Record | None
-    non_finite: tuple = ()
+    non_finite: tuple[Record, ...] = ()
 
     @property
     def qualified(self) -> bool:
@@ -68,7 +68,7 @@ class Verdict:
         s = f"worst relative error: {w.max_rel:.3e} ({w.id})"
         if w.status == "failed":
             return s + ", failed"
-        if w.rtol is not None and w.max_rel > w.rtol:
+        if w.rtol is not None and w.max_rel is not None and w.max_rel > w.rtol:
             unit = unit_of(w.stage, w.quantity)
             u = f" [{unit}]" if unit else ""
             if w.max_abs is not None and w.atol is not None and w.max_abs <= w.atol:
@@ -83,12 +83,12 @@ class Verdict:
 
 def judge(records: Iterable[Record], in_headline: Callable[[Record], bool]) -> Verdict:
     """The verdict of ``records`` (explanatory diagnosis rows excluded by the caller)."""
-    records = list(records)
-    c = Counter(r.status for r in records)
+    rows = list(records)
+    c = Counter(r.status for r in rows)
     counts = {s: c.get(s, 0) for s in STATUSES}
-    scored = [r for r in records if r.status in ("passed", "failed")]
+    scored = [r for r in rows if r.status in ("passed", "failed")]
     worst = max((r for r in scored if r.max_rel is not None and in_headline(r)),
-                key=lambda r: r.max_rel, default=None)
+                key=lambda r: cast(float, r.max_rel), default=None)  # None filtered out
     non_finite = tuple(r for r in scored if r.status == "failed" and r.max_abs is None
                        and r.key_a and in_headline(r))
     return Verdict(counts, len(scored), worst, non_finite)
@@ -98,7 +98,8 @@ def judge(records: Iterable[Record], in_headline: Callable[[Record], bool]) -> V
 DECLARED = "declared"  # engine_a of a row compared with the model as declared
 
 
-def block_on(rows, blocked_engine: dict, blocked_pair: dict) -> None:
+def block_on(rows: Iterable[Record], blocked_engine: dict[str, str],
+             blocked_pair: dict[tuple[str, str], str]) -> None:
     """Record in ``blocked_engine`` {engine: why} and ``blocked_pair`` {(a, b): why} what
     ``rows`` of one stage block in every later stage: a failed or raising row against the
     declared model, or of one engine, blocks that engine; one of a pair blocks the pair.
@@ -117,7 +118,8 @@ def block_on(rows, blocked_engine: dict, blocked_pair: dict) -> None:
                 blocked_pair.setdefault((r.engine_a, r.engine_b), msg)
 
 
-def blocked_why(a: str, b: str, blocked_engine: dict, blocked_pair: dict) -> str:
+def blocked_why(a: str, b: str, blocked_engine: dict[str, str],
+                blocked_pair: dict[tuple[str, str], str]) -> str:
     """Why the pair (a, b) is not scored ("" if it is)."""
     return ((blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or
             (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or

@@ -15,7 +15,11 @@ comparison computed.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.core.records import Record
 
 GROWTH = 10.0  # × max_rel
 FLOOR = 1e-13  # below this, max_rel changes are round-off noise
@@ -36,21 +40,33 @@ class Change:
 @dataclass
 class Diff:
     baseline: str
-    regressions: list = field(default_factory=list)
-    still_failing: list = field(default_factory=list)
-    fixed: list = field(default_factory=list)
-    other: list = field(default_factory=list)
-    grown: list = field(default_factory=list)
-    added: list = field(default_factory=list)
-    removed: list = field(default_factory=list)
-    provenance: list = field(default_factory=list)
+    regressions: list[Change] = field(default_factory=list)
+    still_failing: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    other: list[Change] = field(default_factory=list)
+    grown: list[Change] = field(default_factory=list)
+    added: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list)
 
     @property
     def n_regressions(self) -> int:
         return len(self.regressions)
 
 
-def diff(new, old, baseline_name: str) -> Diff:
+class Evidence(Protocol):
+    """What ``diff`` reads of a bundle (harness.evidence.bundle.Bundle): its records and
+    its manifest (``harness_version``, ``git_commit``, ``tolerance_table_version``,
+    ``engines`` {engine: version})."""
+
+    @property
+    def records(self) -> Sequence[Record]: ...
+
+    @property
+    def manifest(self) -> Mapping[str, Any]: ...
+
+
+def diff(new: Evidence, old: Evidence, baseline_name: str) -> Diff:
     """new, old: evidence.Bundle. Returns the Diff (lists sorted by id)."""
     d = Diff(baseline_name)
     before = {r.id: r for r in old.records}

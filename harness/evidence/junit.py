@@ -12,15 +12,18 @@ Mapping (a record that does not pass is never reported as a passing test):
 """
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from harness.core.io import write_bytes_atomic
+from harness.core.records import Record
 
 
-def _detail(r) -> str:
-    parts = []
+def _detail(r: Record) -> str:
+    parts: list[str] = []
     if r.max_rel is not None and r.atol is None:  # informational (stage 3): no tolerance
         parts.append(f"max_abs {r.max_abs:.3e}, max_rel {r.max_rel:.3e}; worst: "
                      f"{r.worst_label}")
@@ -36,8 +39,11 @@ def _detail(r) -> str:
     return "; ".join(parts) or r.status
 
 
-def to_junit(records, unavailable: dict, name: str = "harness") -> bytes:
-    suites = defaultdict(list)
+def to_junit(records: Iterable[Record], unavailable: Mapping[str, str],
+             name: str = "harness") -> bytes:
+    """The JUnit XML document (UTF-8) of ``records``, one test case each, and of the
+    ``unavailable`` engines {engine: why}."""
+    suites: defaultdict[str, list[Record]] = defaultdict(list)
     for r in records:
         suites[f"{r.stage}.{r.fixture}"].append(r)
     root = ET.Element("testsuites", name=name)
@@ -78,12 +84,14 @@ def to_junit(records, unavailable: dict, name: str = "harness") -> bytes:
         totals["skipped"] += len(unavailable)
     for k, v in totals.items():
         root.set(k, str(v))
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    doc: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return doc
 
 
-def write_junit(path, records, unavailable: dict) -> Path:
+def write_junit(path: str | os.PathLike[str], records: Iterable[Record],
+                unavailable: Mapping[str, str]) -> Path:
     """Write atomically (temp file + rename, harness/core/io.py): nothing is left behind
     if it fails."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return write_bytes_atomic(path, to_junit(records, unavailable))
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return write_bytes_atomic(dest, to_junit(records, unavailable))

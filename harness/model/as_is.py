@@ -20,8 +20,10 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +43,12 @@ class AsIsFile:
     text: str
 
 
-_TMP: list = []
+_TMP: list[str] = []
+
+# (follower, leader, multiplier [1], offset [rad | m]) of a URDF <mimic> (names as written)
+Mimic = tuple[str | None, str | None, float, float]
+# (link, I (9,) [kg·m²] about the com in the link frame, line of its <inertial>)
+Nonphysical = tuple[str | None, tuple[float, ...], int]
 
 
 def _tmpdir() -> str:
@@ -62,13 +69,14 @@ class AsIsModel(PreparedModel):
     the file's own non-physical inertias, which the declared model repaired
     (``repair_inertia``) and which every engine parses as written."""
 
-    files: tuple = ()
-    declared_friction: tuple = ()
-    mimic: tuple = ()
-    geometry: tuple = ()
-    nonphysical: tuple = ()
+    files: tuple[tuple[str, AsIsFile], ...] = ()
+    declared_friction: tuple[tuple[str | None, float], ...] = ()
+    mimic: tuple[Mimic, ...] = ()
+    geometry: tuple[str | None, ...] = ()
+    nonphysical: tuple[Nonphysical, ...] = ()
 
-    def as_is_file(self, engine: str):
+    def as_is_file(self, engine: str) -> AsIsFile | None:
+        """The file ``engine`` parses: its own, else the one every engine parses."""
         d = dict(self.files)
         return d.get(engine) or d.get("*")
 
@@ -82,7 +90,7 @@ class AsIsModel(PreparedModel):
             h.update(f.text.encode())
         return h.hexdigest()
 
-    def without_joints(self, joints) -> "AsIsModel":
+    def without_joints(self, joints: Collection[str]) -> "AsIsModel":
         """The same files, declared model with ``joints`` fixed (for an engine that lacks
         them: its layout)."""
         spec = dataclasses.replace(self.spec, joints=tuple(
@@ -91,10 +99,10 @@ class AsIsModel(PreparedModel):
             for j in self.spec.joints))
         return dataclasses.replace(self, spec=spec)
 
-    def with_joints_locked(self, joints) -> "AsIsModel":
+    def with_joints_locked(self, joints: Collection[str]) -> "AsIsModel":
         """Every file edited so that ``joints`` are fixed (URDF type="fixed"; MJCF joint
         element removed: its body is welded), and the declared model likewise."""
-        files = []
+        files: list[tuple[str, AsIsFile]] = []
         for e, f in self.files:
             text = f.text
             for j in joints:
@@ -132,19 +140,20 @@ def _kind(path: str) -> str:
 def prepare_urdf_text(text: str) -> str:
     """A URDF's text without ``<visual>`` elements and without ``<collision>`` elements
     whose geometry is a mesh (the one change as-is mode makes to what engines parse)."""
-    def blank(m):  # keep the line count: engines' messages cite the user's line numbers
+    # keep the line count: engines' messages cite the user's line numbers
+    def blank(m: re.Match[str]) -> str:
         return "\n" * m.group(0).count("\n")
 
     text = re.sub(r"<visual\b[^>]*/>", "", text)
     text = re.sub(r"<visual\b.*?</visual>", blank, text, flags=re.S)
 
-    def drop_mesh(m):
+    def drop_mesh(m: re.Match[str]) -> str:
         return blank(m) if re.search(r"<mesh\b", m.group(0)) else m.group(0)
 
     return re.sub(r"<collision\b.*?</collision>", drop_mesh, text, flags=re.S)
 
 
-def _nonphysical(raw: str, root) -> tuple:
+def _nonphysical(raw: str, root: ET.Element) -> tuple[Nonphysical, ...]:
     """((link, I (9,) about the com in the link frame, line of its <inertial>), …) of the
     links whose written inertia is not physical (not PSD, triangle inequality, or rotational
     inertia on a massless link): what --repair-inertia replaced in the declared model."""
@@ -155,11 +164,11 @@ def _nonphysical(raw: str, root) -> tuple:
              re.finditer(r"<link\b[^>]*?\bname\s*=\s*[\"']([^\"']*)[\"']", raw)]
     inertia_lines = [raw.count("\n", 0, m.start()) + 1
                      for m in re.finditer(r"<inertial\b", raw)]
-    out = []
+    out: list[Nonphysical] = []
     for link in root.findall("link"):
         el = link.find("inertial")
         i = el.find("inertia") if el is not None else None
-        if i is None:
+        if el is None or i is None:
             continue
         try:
             I = np.array([[float(i.get(a, "0")) for a in row] for row in (
@@ -181,15 +190,19 @@ def _nonphysical(raw: str, root) -> tuple:
     return tuple(out)
 
 
-def _urdf_facts(path: str):
+def _urdf_facts(path: str) -> tuple[str, tuple[Mimic, ...],
+                                    tuple[tuple[str | None, float], ...],
+                                    tuple[str | None, ...], tuple[Nonphysical, ...]]:
     """(text without mimic tags, mimic relations, friction per joint, links with primitive
     collision geometry, non-physical inertias) of a URDF, read with ElementTree (never
     evaluated)."""
     raw = open(path, "rb").read().decode("utf-8-sig")
     root = ET.fromstring(raw)  # the importer has checked the file (no DTD, well formed)
-    mimic, friction, geometry = [], [], []
+    mimic: list[Mimic] = []
+    friction: list[tuple[str | None, float]] = []
+    geometry: list[str | None] = []
 
-    def num(text, what):
+    def num(text: Any, what: str) -> float:
         try:
             x = float(text)
         except (TypeError, ValueError):
@@ -221,7 +234,8 @@ def _urdf_facts(path: str):
     return no_mimic, tuple(mimic), tuple(friction), tuple(geometry), _nonphysical(raw, root)
 
 
-def load_as_is(path: str, floating: bool = False, engine_files: dict | None = None,
+def load_as_is(path: str, floating: bool = False,
+               engine_files: Mapping[str, str] | None = None,
                repair_inertia: bool = False) -> AsIsModel:
     """The model at ``path`` (URDF or MJCF) for as-is loading by every engine; an
     ``engine_files`` {engine: path} entry gives that engine its own file instead (e.g. the
@@ -236,7 +250,10 @@ def load_as_is(path: str, floating: bool = False, engine_files: dict | None = No
              "disables contacts and removes constraints an engine's continuous-time "
              "dynamics refuse "
              "(harness/model/as_is.py)"]
-    mimic = friction = geometry = nonphysical = ()
+    mimic: tuple[Mimic, ...] = ()
+    friction: tuple[tuple[str | None, float], ...] = ()
+    geometry: tuple[str | None, ...] = ()
+    nonphysical: tuple[Nonphysical, ...] = ()
     if kind == "urdf":
         load_urdf_with_notes(path, floating, repair_inertia)  # errors name the user's file
         no_mimic, mimic, friction, geometry, nonphysical = _urdf_facts(path)

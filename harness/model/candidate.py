@@ -75,11 +75,15 @@ import math
 import os
 import re
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from harness.core.conventions import Layout
 from harness.core.errors import BadInput
 from harness.core.strict import (
     MAX_JSON_BYTES,
@@ -92,13 +96,20 @@ from harness.core.strict import (
     read_regular,
 )
 
+if TYPE_CHECKING:
+    from harness.model.prepared import PreparedModel
+
+_F = NDArray[np.float64]
+# τ (nv,) [N·m | N] at a time t [s] inside one interval of the knot grid
+Segment = Callable[[float], _F]
+
 SCHEMA = "harness-candidate"
 SCHEMA_VERSION = 1
 INTERPOLATIONS = ("zoh", "linear", "cubic", "lobatto<P>")
 LOBATTO_MAX_DEGREE = 32
 
 
-def lobatto_degree(interpolation) -> int | None:
+def lobatto_degree(interpolation: object) -> int | None:
     """P of ``lobatto<P>`` (1 ≤ P ≤ LOBATTO_MAX_DEGREE), None for any other string."""
     m = re.fullmatch(r"lobatto([0-9]{1,2})", interpolation) if isinstance(interpolation, str) \
         else None
@@ -108,7 +119,7 @@ def lobatto_degree(interpolation) -> int | None:
     return P if 1 <= P <= LOBATTO_MAX_DEGREE else None
 
 
-def interpolation_problem(interpolation, n_knots: int) -> str | None:
+def interpolation_problem(interpolation: object, n_knots: int) -> str | None:
     """Why ``interpolation`` cannot interpolate ``n_knots`` knots, or None if it can."""
     if interpolation in ("zoh", "linear", "cubic"):
         return None
@@ -139,7 +150,7 @@ _EVENT = {"t", "kind", "frame", "impulse", "label"}
 _OPTIONAL_TOP = {"events"}
 
 
-def array_sha256(a: np.ndarray) -> str:
+def array_sha256(a: NDArray[Any]) -> str:
     """sha256 of dtype, shape and bytes (the same digest as evidence bundles use)."""
     from harness.core.io import array_sha256 as digest
 
@@ -154,11 +165,11 @@ class Event:
 
     t: float
     frame: str
-    impulse: tuple
+    impulse: tuple[float, ...]
     label: str
     kind: str = "impulse"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"t": self.t, "kind": self.kind, "frame": self.frame,
                 "impulse": list(self.impulse), "label": self.label}
 
@@ -170,7 +181,7 @@ class Marker:
 
     name: str
     frame: str
-    offset: tuple
+    offset: tuple[float, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,21 +192,21 @@ class Candidate:
     (the file may list its joints in any order; they are matched by name).
     """
 
-    model: object                  # harness.model.prepared.PreparedModel
-    model_ref: dict
-    q0: np.ndarray
-    v0: np.ndarray
-    t: np.ndarray
-    tau: np.ndarray
+    model: PreparedModel
+    model_ref: dict[str, Any]
+    q0: _F
+    v0: _F
+    t: _F
+    tau: _F
     interpolation: str = "zoh"
-    parameters: dict = field(default_factory=dict)
-    contact_schedule: tuple = ()
-    markers: tuple = ()
-    provenance: dict = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    contact_schedule: tuple[dict[str, Any], ...] = ()
+    markers: tuple[Marker, ...] = ()
+    provenance: dict[str, Any] = field(default_factory=dict)
     path: str = ""
-    arrays_sha256: dict = field(default_factory=dict)  # of the arrays as stored in the file
+    arrays_sha256: dict[str, str] = field(default_factory=dict)  # of the arrays as stored
     manifest_sha256: str = ""
-    events: tuple = ()             # Event, in time order; each at a repeated knot of t
+    events: tuple[Event, ...] = ()  # in time order; each at a repeated knot of t
 
     @property
     def name(self) -> str:
@@ -208,7 +219,7 @@ class Candidate:
     def controls(self) -> "Controls":
         return Controls(self.t, self.tau, self.interpolation, self.events)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """JSON-able description for evidence manifests and reports."""
         return {"path": self.path, "manifest_sha256": self.manifest_sha256,
                 "arrays_sha256": dict(self.arrays_sha256), "model": dict(self.model_ref),
@@ -237,7 +248,8 @@ class Controls:
     zero-length interval k there is the event (``event_at(k)``; an integrator applies its
     reset instead of stepping) and each phase between events is interpolated on its own."""
 
-    def __init__(self, t, tau, interpolation: str, events=()):
+    def __init__(self, t: ArrayLike, tau: ArrayLike, interpolation: str,
+                 events: Sequence[Event] = ()) -> None:
         self.t = np.asarray(t, dtype=float)
         self.tau = np.asarray(tau, dtype=float)
         zero = np.flatnonzero(np.diff(self.t) == 0.0)
@@ -254,8 +266,9 @@ class Controls:
         self.interpolation = interpolation
         self.degree = lobatto_degree(interpolation)
         self.nv = self.tau.shape[1]
-        self._segs = {}
-        self._parent, self._offset = None, 0
+        self._segs: dict[int | tuple[str, int], Segment] = {}
+        self._parent: Controls | None = None
+        self._offset = 0
         # phases: (first knot, last knot, Controls of that phase) when there are events
         self._phases = [(a, b, Controls(self.t[a:b + 1], self.tau[a:b + 1], interpolation))
                         for a, b in zip(starts, ends)] if zero.size else []
@@ -264,13 +277,13 @@ class Controls:
 
             self._c = CubicSpline(self.t, self.tau, axis=0, bc_type="not-a-knot").c
 
-    def event_at(self, k: int):
+    def event_at(self, k: int) -> Event | None:
         """The Event at zero-length interval k, or None."""
         root = self._parent or self
         return root._events.get(k + self._offset)
 
     @property
-    def events(self) -> tuple:
+    def events(self) -> tuple[Event, ...]:
         """The events inside this grid, in time order."""
         root = self._parent or self
         n = self.t.size - 1
@@ -295,18 +308,21 @@ class Controls:
     def n_segments(self) -> int:
         return self.t.size - 1
 
-    def segment(self, k: int):
+    def segment(self, k: int) -> Segment:
+        """τ (nv,) [N·m | N] on interval k, [t_k, t_{k+1}], as a function of t [s]."""
         if self._parent is not None:
             return self._parent.segment(k + self._offset)
-        fn = self._segs.get(k)
-        if fn is not None:
-            return fn
+        cached = self._segs.get(k)
+        if cached is not None:
+            return cached
+        fn: Segment
         if self._phases:
             if k in self._events:  # no time passes: the right limit, never integrated
-                val = self.tau[k + 1].copy()
+                right = self.tau[k + 1].copy()
 
-                def fn(t, val=val):
+                def right_limit(t: float, val: _F = right) -> _F:
                     return val
+                fn = right_limit
             else:
                 a, _, ph = next(p for p in self._phases if p[0] <= k < p[1])
                 fn = ph.segment(k - a)
@@ -318,43 +334,49 @@ class Controls:
             self._segs[k] = fn
             return fn
         if self.interpolation == "zoh":
-            val = self.tau[k].copy()
+            held = self.tau[k].copy()
 
-            def fn(t, val=val):
+            def zoh(t: float, val: _F = held) -> _F:
                 return val
+            fn = zoh
         elif self.interpolation == "linear":
             a, slope = self.tau[k], (self.tau[k + 1] - self.tau[k]) / (self.t[k + 1] - t0)
 
-            def fn(t, a=a, slope=slope, t0=t0):
+            def linear(t: float, a: _F = a, slope: _F = slope, t0: float = t0) -> _F:
                 return a + slope * (t - t0)
+            fn = linear
         else:
             c3, c2, c1, c0 = (self._c[i, k].copy() for i in range(4))
 
-            def fn(t, t0=t0, c3=c3, c2=c2, c1=c1, c0=c0):
+            def cubic(t: float, t0: float = t0, c3: _F = c3, c2: _F = c2, c1: _F = c1,
+                      c0: _F = c0) -> _F:
                 x = t - t0
                 return ((c3 * x + c2) * x + c1) * x + c0
+            fn = cubic
         self._segs[k] = fn
         return fn
 
-    def _lobatto_group(self, g: int):
+    def _lobatto_group(self, g: int) -> Segment:
         """Barycentric (second form) evaluator of group g's degree-P polynomial."""
         key = ("group", g)
-        fn = self._segs.get(key)
-        if fn is not None:
-            return fn
-        P = self.degree
+        cached = self._segs.get(key)
+        if cached is not None:
+            return cached
+        P = cast(int, self.degree)  # called for lobatto<P> only
         x = self.t[g * P:g * P + P + 1].copy()
         y = self.tau[g * P:g * P + P + 1].copy()
         w = np.array([1.0 / np.prod(x[j] - np.delete(x, j)) for j in range(P + 1)])
         w /= np.abs(w).max()
 
-        def fn(t, x=x, y=y, w=w):
+        def fn(t: float, x: _F = x, y: _F = y, w: _F = w) -> _F:
             d = t - x
             hit = np.flatnonzero(d == 0.0)
             if hit.size:
-                return y[hit[0]].copy()
+                knot: _F = y[hit[0]].copy()
+                return knot
             c = w / d
-            return (c @ y) / c.sum()
+            out: _F = (c @ y) / c.sum()
+            return out
         self._segs[key] = fn
         return fn
 
@@ -362,14 +384,16 @@ class Controls:
         k = int(np.searchsorted(self.t, t, side="right")) - 1
         return min(max(k, 0), self.n_segments - 1)
 
-    def __call__(self, t: float) -> np.ndarray:
+    def __call__(self, t: float) -> _F:
         if self.interpolation == "zoh" and t >= self.t[-1]:
-            return self.tau[-1].copy()
+            last: _F = self.tau[-1].copy()
+            return last
         return np.array(self.segment(self.segment_index(t))(t), dtype=float)
 
 
 # ----- validation helpers -------------------------------------------------------------------
-def _fields(where, what, d, allowed, required=None):
+def _fields(where: str, what: str, d: object, allowed: Collection[str],
+            required: Collection[str] | None = None) -> None:
     if not isinstance(d, dict):
         raise BadInput(where, f"{what} must be an object")
     required = allowed if required is None else required
@@ -381,19 +405,19 @@ def _fields(where, what, d, allowed, required=None):
         raise BadInput(where, f"{what}: missing field(s) {', '.join(missing)}")
 
 
-def _finite_number(where, what, x) -> float:
+def _finite_number(where: str, what: str, x: object) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         raise BadInput(where, f"{what} must be a finite number, got {x!r}")
     return float(x)
 
 
-def _string(where, what, x) -> str:
+def _string(where: str, what: str, x: object) -> str:
     if not isinstance(x, str) or not x.strip():
         raise BadInput(where, f"{what} must be a non-empty string")
     return x
 
 
-def _resolve_model(where, ref, base: Path):
+def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
     from fixtures import catalog
     from harness.model.prepared import PreparedModel, prepare_fixture
 
@@ -436,7 +460,7 @@ def _resolve_model(where, ref, base: Path):
     raise BadInput(where, f"model.kind must be fixture, urdf or mjcf, got {kind!r}")
 
 
-def model_reference(model) -> dict:
+def model_reference(model: PreparedModel) -> dict[str, Any]:
     """The manifest's model entry for a PreparedModel (fixture or user file)."""
     src = model.source
     if src.startswith("fixture:"):
@@ -446,7 +470,8 @@ def model_reference(model) -> dict:
             "sha256": model.source_sha256}
 
 
-def _permutation(where, layout, joints):
+def _permutation(where: str, layout: Layout,
+                 joints: object) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """(q index, v index) arrays: canonical[qi] = file[...]: file block order → canonical."""
     if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
         raise BadInput(where, "joints must be a list of joint names")
@@ -461,7 +486,8 @@ def _permutation(where, layout, joints):
     missing = [j for j in known if j not in joints]
     if missing:
         raise BadInput(where, f"joints: the model's joint(s) {', '.join(missing)} are missing")
-    qi, vi = [], []
+    qi: list[int] = []
+    vi: list[int] = []
     for name in joints:
         s = layout.slot(name)
         qi += range(s.iq, s.iq + s.nq)
@@ -469,7 +495,7 @@ def _permutation(where, layout, joints):
     return np.array(qi, dtype=np.intp), np.array(vi, dtype=np.intp)
 
 
-def _check_array(where, name, a, shape):
+def _check_array(where: str, name: str, a: NDArray[Any], shape: tuple[int, ...]) -> None:
     if a.dtype != np.float64:
         raise BadInput(where, f"array {name}: dtype {a.dtype}, expected float64")
     if a.shape != shape:
@@ -483,7 +509,7 @@ def _check_array(where, name, a, shape):
 
 # ----- load / save ------------------------------------------------------------------------------
 @holds_warnings
-def load(path) -> Candidate:
+def load(path: str | os.PathLike[str]) -> Candidate:
     """Read and validate a candidate manifest (and its arrays); raise BadInput(path, ...)."""
     path = Path(path)
     where = str(path)
@@ -504,7 +530,8 @@ def load(path) -> Candidate:
         raise BadInput(where, "controls.kind must be generalized_force")
     interp = m["controls"]["interpolation"]
     if interp not in ("zoh", "linear", "cubic") and lobatto_degree(interp) is None:
-        raise BadInput(where, "controls." + interpolation_problem(interp, 2))
+        # an interpolation that is none of them always has a problem (not None)
+        raise BadInput(where, "controls." + cast(str, interpolation_problem(interp, 2)))
     # arrays
     entries = m["arrays"]
     if not isinstance(entries, dict):
@@ -543,8 +570,8 @@ def load(path) -> Candidate:
         raise BadInput(str(apath), e.problem if plain else
                        f"unreadable arrays file ({e.problem})") from None
     for k in ARRAY_NAMES:
-        e, a = entries[k], stored[k]
-        if array_sha256(a) != e["sha256"]:
+        ent, a = entries[k], stored[k]
+        if array_sha256(a) != ent["sha256"]:
             raise BadInput(str(apath), f"array {k}: sha256 differs from the manifest")
     if stored["t"].ndim != 1:
         raise BadInput(where, f"array t: shape {list(stored['t'].shape)}, expected [N]")
@@ -577,12 +604,12 @@ def load(path) -> Candidate:
                      hashlib.sha256(raw).hexdigest(), events)
 
 
-def _events(where, evs, model) -> tuple:
+def _events(where: str, evs: object, model: PreparedModel) -> tuple[Event, ...]:
     """The manifest's ``events`` list → (Event, ...) in time order; BadInput on a problem."""
     if not isinstance(evs, list):
         raise BadInput(where, "events must be a list")
     frames = set(model.frames)
-    out = []
+    out: list[Event] = []
     for i, e in enumerate(evs):
         _fields(where, f"events[{i}]", e, _EVENT)
         if e["kind"] not in EVENT_KINDS:
@@ -602,7 +629,7 @@ def _events(where, evs, model) -> tuple:
     return tuple(out)
 
 
-def _knots(where, t, events, interp) -> None:
+def _knots(where: str, t: _F, events: Sequence[Event], interp: str) -> None:
     """BadInput unless t is increasing, repeats a knot exactly at each event (and only
     there) with the event strictly inside the grid, and each phase fits ``interp``."""
     d = np.diff(t)
@@ -615,11 +642,11 @@ def _knots(where, t, events, interp) -> None:
             raise BadInput(where, f"array t: not strictly increasing at index {int(k) + 1} "
                                   "(a knot repeats only at a declared event)")
     for e in events:
-        k = np.flatnonzero((t[:-1] == e.t) & (d == 0))
-        if k.size != 1:
+        at = np.flatnonzero((t[:-1] == e.t) & (d == 0))
+        if at.size != 1:
             raise BadInput(where, f"event at {e.t!r} s: the knot grid must hold its time "
                                   "exactly twice (the end of one phase, the start of the next)")
-        if k[0] == 0 or k[0] + 1 == t.size - 1:
+        if at[0] == 0 or at[0] + 1 == t.size - 1:
             raise BadInput(where, f"event at {e.t!r} s: a phase before and after it needs "
                                   "at least two knots")
     try:
@@ -628,7 +655,7 @@ def _knots(where, t, events, interp) -> None:
         raise BadInput(where, f"controls.{err}") from None
 
 
-def _parameters(where, p):
+def _parameters(where: str, p: object) -> dict[str, dict[str, Any]]:
     if not isinstance(p, dict):
         raise BadInput(where, "parameters must be an object")
     out = {}
@@ -647,7 +674,7 @@ def _parameters(where, p):
     return out
 
 
-def _schedule(where, s, t):
+def _schedule(where: str, s: object, t: _F) -> tuple[dict[str, Any], ...]:
     if not isinstance(s, list):
         raise BadInput(where, "contact_schedule must be a list")
     out = []
@@ -669,11 +696,12 @@ def _schedule(where, s, t):
     return tuple(out)
 
 
-def _markers(where, ms, model):
+def _markers(where: str, ms: object, model: PreparedModel) -> tuple[Marker, ...]:
     if not isinstance(ms, list):
         raise BadInput(where, "markers must be a list")
     frames = set(model.frames)
-    out, names = [], set()
+    out: list[Marker] = []
+    names: set[str] = set()
     for i, mk in enumerate(ms):
         _fields(where, f"markers[{i}]", mk, _MARKER)
         name = _string(where, f"markers[{i}].name", mk["name"])
@@ -691,7 +719,7 @@ def _markers(where, ms, model):
     return tuple(out)
 
 
-def _provenance(where, p):
+def _provenance(where: str, p: Any) -> dict[str, Any]:
     _fields(where, "provenance", p, _PROVENANCE)
     for k in ("producer", "created", "status"):
         _string(where, f"provenance.{k}", p[k])
@@ -707,7 +735,7 @@ def _provenance(where, p):
     return dict(p)
 
 
-def save(cand: Candidate, path) -> Path:
+def save(cand: Candidate, path: str | os.PathLike[str]) -> Path:
     """Write ``cand`` as PATH (manifest, .json) and PATH with suffix .npz (arrays), joints in
     canonical order. Both files are written to temporaries and renamed into place."""
     path = Path(path)
@@ -739,7 +767,7 @@ def save(cand: Candidate, path) -> Path:
     import io
 
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **cast(dict[str, Any], arrays))  # names only: no allow_pickle among them
     from harness.core.io import write_bytes_atomic
 
     for target, data in ((apath, buf.getvalue()), (path, blob)):
@@ -747,8 +775,12 @@ def save(cand: Candidate, path) -> Path:
     return path
 
 
-def from_arrays(model, q0, v0, t, tau, interpolation="zoh", markers=(), provenance=None,
-                parameters=None, contact_schedule=(), events=()) -> Candidate:
+def from_arrays(model: PreparedModel, q0: ArrayLike, v0: ArrayLike, t: ArrayLike,
+                tau: ArrayLike, interpolation: str = "zoh", markers: Sequence[Marker] = (),
+                provenance: Mapping[str, Any] | None = None,
+                parameters: Mapping[str, Any] | None = None,
+                contact_schedule: Sequence[dict[str, Any]] = (),
+                events: Sequence[Event] = ()) -> Candidate:
     """A Candidate built in memory (canonical order), validated like a file would be;
     ``events`` (Event, ...) with their repeated knots in t."""
     lay = model.layout

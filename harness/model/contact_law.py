@@ -40,12 +40,35 @@ engine's own forward dynamics: v̇ = FD(q, v, τ + τ_c).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Protocol, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from harness.core.conventions import Layout, Vec
 from harness.core.errors import BadInput
+from harness.core.spec import ContactScene
 from harness.model.protocol import HasContactFrameKinematics
+
+_F = NDArray[np.float64]
+
+
+class ContactAdapter(Protocol):
+    """What the contact law reads of an engine adapter: its layout and forward dynamics
+    (q (nq,), v, τ (nv,) → v̇ (nv,)), and frame kinematics: poses (k, 12) [p_WF m,
+    R_WF row-major] and Jacobians (k, 6, nv), or its ``contact_frame_kinematics``
+    (harness.model.protocol.HasContactFrameKinematics) where it has one."""
+
+    @property
+    def layout(self) -> Layout: ...
+
+    def forward_dynamics(self, q: _F, v: _F, tau: _F) -> _F: ...
+
+    def frame_poses(self, q: _F, frames: list[str]) -> _F: ...
+
+    def frame_jacobians(self, q: _F, frames: list[str]) -> _F: ...
 
 PARAMS = {  # name -> (unit, rule)
     "stiffness": ("N/m^n", "positive"),
@@ -74,7 +97,7 @@ class ContactLaw:
     v_reg: float = 1e-3
     where: str = "contact law"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in PARAMS:
             x = getattr(self, name)
             if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
@@ -96,14 +119,14 @@ class ContactLaw:
                                        f"mu_static ({self.mu_static})")
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "contact law") -> "ContactLaw":
+    def from_dict(cls, d: Mapping[str, float], where: str = "contact law") -> "ContactLaw":
         unknown = set(d) - set(PARAMS)
         if unknown:
             raise BadInput(where, f"unknown contact-law parameter {sorted(unknown)[0]!r} "
                                   f"(known: {', '.join(PARAMS)})")
         return cls(**d, where=where)
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, float]:
         d = asdict(self)
         d.pop("where")
         return d
@@ -120,31 +143,34 @@ class ContactLaw:
                 f"{self.viscous:g} N·s/m, v_s = {self.v_reg:g} m/s")
 
     # ----- forces ------------------------------------------------------------------------
-    def normal_force(self, delta, delta_dot):
+    def normal_force(self, delta: ArrayLike, delta_dot: ArrayLike) -> _F:
         """f_n [N] (same shape as delta) from penetration δ [m] and its rate δ̇ [m/s]."""
         delta = np.asarray(delta, dtype=float)
         pen = np.maximum(delta, 0.0)
         f = self.stiffness * pen ** self.exponent * (1.0 + self.damping * np.asarray(delta_dot))
-        return np.where(delta > 0, np.maximum(f, 0.0), 0.0)
+        out: _F = np.where(delta > 0, np.maximum(f, 0.0), 0.0)
+        return out
 
-    def friction_coefficient(self, s):
+    def friction_coefficient(self, s: ArrayLike) -> _F:
         """μ(s) [1] at slip speed s [m/s] ≥ 0 (module docstring)."""
         x = np.asarray(s, dtype=float) / self.v_reg
         t = np.clip((x - 1.0) / 2.0, 0.0, 1.0)
         mid = self.mu_static - (self.mu_static - self.mu_dynamic) * t * t * (3.0 - 2.0 * t)
-        return np.where(x <= 1.0, self.mu_static * x * (2.0 - x), mid)
+        out: _F = np.where(x <= 1.0, self.mu_static * x * (2.0 - x), mid)
+        return out
 
-    def friction_force(self, v_t, f_n):
+    def friction_force(self, v_t: ArrayLike, f_n: ArrayLike) -> _F:
         """f_t (k, 3) [N] from slip velocities v_t (k, 3) [m/s] and f_n (k,) [N] ≥ 0:
         magnitude min(μ(s) f_n + b s, μ_s f_n), inside the friction cone."""
-        v_t = np.atleast_2d(np.asarray(v_t, dtype=float))
-        s = np.linalg.norm(v_t, axis=1)
-        f_n = np.maximum(np.asarray(f_n, dtype=float), 0.0)
-        mag = np.minimum(self.friction_coefficient(s) * f_n + self.viscous * s,
-                         self.mu_static * f_n)
+        vt = np.atleast_2d(np.asarray(v_t, dtype=float))
+        s = np.linalg.norm(vt, axis=1)
+        fn = np.maximum(np.asarray(f_n, dtype=float), 0.0)
+        mag = np.minimum(self.friction_coefficient(s) * fn + self.viscous * s,
+                         self.mu_static * fn)
         with np.errstate(divide="ignore", invalid="ignore"):
-            unit = np.where(s[:, None] > 0, v_t / np.where(s > 0, s, 1.0)[:, None], 0.0)
-        return -mag[:, None] * unit
+            unit = np.where(s[:, None] > 0, vt / np.where(s > 0, s, 1.0)[:, None], 0.0)
+        out: _F = -mag[:, None] * unit
+        return out
 
 
 def hunt_crossley_rebound(v_in: float, damping: float) -> float:
@@ -158,13 +184,14 @@ def hunt_crossley_rebound(v_in: float, damping: float) -> float:
         return float(v_in)
     lhs = d * v_in - math.log1p(d * v_in)
 
-    def g(vo):
+    def g(vo: float) -> float:
         return -d * vo - math.log1p(-d * vo) - lhs
 
     hi = min(v_in, (1.0 - 1e-15) / d)
     if g(hi) < 0:
         return hi
-    return brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    root: float = brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    return root
 
 
 def hunt_crossley_duration(v_in: float, mass: float, stiffness: float, exponent: float,
@@ -185,21 +212,24 @@ def hunt_crossley_duration(v_in: float, mass: float, stiffness: float, exponent:
     v_out = hunt_crossley_rebound(v_in, d)
     a = n / (n + 1.0)
 
-    def dH(u):  # H(v_in) − H(u) = H(−v_out) − H(u) ≥ 0, from the nearer end (no cancellation)
+    # H(v_in) − H(u) = H(−v_out) − H(u) ≥ 0, from the nearer end (no cancellation)
+    def dH(u: float) -> float:
         e = v_in if u >= 0.0 else -v_out
         x = e - u
         if d == 0.0:
             return 0.5 * x * (e + u)
         return x / d - math.log1p(d * x / (1.0 + d * u)) / (d * d)
 
-    def smooth(u):  # the integrand times ((u + v_out)(v_in − u))^a, finite at both ends
+    # the integrand times ((u + v_out)(v_in − u))^a, finite at both ends
+    def smooth(u: float) -> float:
         if u >= v_in:    # ΔH → H'(v_in) (v_in − u), H'(u) = u / (1 + d u)
             ratio = (v_in + v_out) * (1.0 + d * v_in) / ((n + 1.0) * m * v_in / k)
         elif u <= -v_out:
             ratio = (v_in + v_out) * (1.0 - d * v_out) / ((n + 1.0) * m * v_out / k)
         else:
             ratio = (u + v_out) * (v_in - u) / ((n + 1.0) * m * dH(u) / k)
-        return m / (k * (1.0 + d * u)) * ratio ** a
+        out: float = m / (k * (1.0 + d * u)) * ratio ** a
+        return out
 
     val, _ = quad(smooth, -v_out, v_in, weight="alg", wvar=(-a, -a), limit=200, epsabs=0.0,
                   epsrel=1e-10)
@@ -207,11 +237,11 @@ def hunt_crossley_duration(v_in: float, mass: float, stiffness: float, exponent:
 
 
 # ----- geometry --------------------------------------------------------------------------
-def skew(w) -> np.ndarray:
+def skew(w: Vec) -> _F:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def frame_points(adapter, q, frames):
+def frame_points(adapter: ContactAdapter, q: _F, frames: Iterable[str]) -> tuple[_F, _F]:
     """(p_WF (k, 3) [m], J_WF (k, 6, nv)) of frame origins from the engine's own kinematics:
     its ``contact_frame_kinematics`` if it provides one, else frame_poses/frame_jacobians."""
     if isinstance(adapter, HasContactFrameKinematics):
@@ -226,18 +256,21 @@ class ContactKinematics:
     """k candidates: phi (k,) [m] gap; p_WC (k, 3) [m]; J_C (k, 3, nv); normal (3,);
     J_F (k, 6, nv) the Jacobians of the candidates' frames."""
 
-    phi: np.ndarray
-    p_WC: np.ndarray
-    J_C: np.ndarray
-    normal: np.ndarray
-    J_F: np.ndarray | None = None
+    phi: _F
+    p_WC: _F
+    J_C: _F
+    normal: _F
+    J_F: _F | None = None
 
-    def velocity(self, v) -> np.ndarray:
+    def velocity(self, v: ArrayLike) -> _F:
         """v_C (k, 3) [m/s] of the material points at the contact points."""
-        return self.J_C @ np.asarray(v, dtype=float)
+        out: _F = self.J_C @ np.asarray(v, dtype=float)
+        return out
 
 
-def contact_kinematics(adapter, q, scene) -> ContactKinematics:
+def contact_kinematics(adapter: ContactAdapter, q: _F, scene: ContactScene) -> ContactKinematics:
+    """The k candidates of ``scene`` at q (nq,): gaps [m], contact points [m] and
+    Jacobians (k, 3, nv) from the engine's own frame kinematics."""
     from harness.core.spec import Sphere
 
     n = np.asarray(scene.plane.normal, dtype=float)
@@ -258,15 +291,16 @@ class ContactForces:
     """k candidates: f_n (k,) [N]; f_t (k, 3) [N]; f (k, 3) = f_n n + f_t [N] on the body;
     tau_c (nv,) = Σ J_Cᵀ f [N | N·m]; delta (k,) [m] penetration; v_C (k, 3) [m/s]."""
 
-    f_n: np.ndarray
-    f_t: np.ndarray
-    f: np.ndarray
-    tau_c: np.ndarray
-    delta: np.ndarray
-    v_C: np.ndarray
+    f_n: _F
+    f_t: _F
+    f: _F
+    tau_c: _F
+    delta: _F
+    v_C: _F
 
 
-def contact_forces(law: ContactLaw, kin: ContactKinematics, v) -> ContactForces:
+def contact_forces(law: ContactLaw, kin: ContactKinematics, v: ArrayLike) -> ContactForces:
+    """The law's forces on the k candidates of ``kin`` at velocity v (nv,) [m/s, rad/s]."""
     n = kin.normal
     v_C = kin.velocity(v)
     vn = v_C @ n
@@ -279,17 +313,20 @@ def contact_forces(law: ContactLaw, kin: ContactKinematics, v) -> ContactForces:
     return ContactForces(f_n, f_t, f, tau_c, delta, v_C)
 
 
-def contact_vdot(adapter, q, v, tau, scene, law: ContactLaw, frame_force=None):
+def contact_vdot(adapter: ContactAdapter, q: _F, v: _F, tau: ArrayLike, scene: ContactScene,
+                 law: ContactLaw, frame_force: tuple[int, ArrayLike] | None = None
+                 ) -> tuple[_F, ContactForces]:
     """(v̇ (nv,), ContactForces): the engine's forward dynamics under τ + Σ J_Cᵀ f
     (+ J_linᵀ F of ``frame_force`` = (candidate index i, F_W (3,) [N]) applied at candidate
     i's frame origin, from the same kinematics call)."""
     kin = contact_kinematics(adapter, q, scene)
     cf = contact_forces(law, kin, v)
-    tau = np.asarray(tau) + cf.tau_c
+    tau_t = np.asarray(tau) + cf.tau_c
     if frame_force is not None:
         i, F = frame_force
-        tau = tau + kin.J_F[i, :3].T @ np.asarray(F, dtype=float)
-    return np.asarray(adapter.forward_dynamics(q, v, tau)), cf
+        J_F = cast(_F, kin.J_F)  # contact_kinematics always sets it
+        tau_t = tau_t + J_F[i, :3].T @ np.asarray(F, dtype=float)
+    return np.asarray(adapter.forward_dynamics(q, v, tau_t)), cf
 
 
 class ContactDynamics:
@@ -298,12 +335,14 @@ class ContactDynamics:
     is an optional function (q, v) → τ_extra (nv,) [N | N·m] added to τ; ``frame_force``
     (i, F_W (3,) [N]) a constant world force at candidate i's frame origin."""
 
-    def __init__(self, adapter, scene, law: ContactLaw, extra=None, frame_force=None):
+    def __init__(self, adapter: ContactAdapter, scene: ContactScene, law: ContactLaw,
+                 extra: Callable[[_F, _F], _F] | None = None,
+                 frame_force: tuple[int, ArrayLike] | None = None) -> None:
         self.adapter, self.scene, self.law, self.extra = adapter, scene, law, extra
         self.frame_force = frame_force
         self.layout = adapter.layout
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: _F, v: _F, tau: _F) -> _F:
         if self.extra is not None:
             tau = tau + self.extra(q, v)
         return contact_vdot(self.adapter, q, v, tau, self.scene, self.law,

@@ -47,22 +47,51 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from harness.core.conventions import canonical_difference, canonical_integrate, manifold_maps
+from harness.core.conventions import (
+    ManifoldMaps,
+    canonical_difference,
+    canonical_integrate,
+    manifold_maps,
+)
+from harness.core.spec import ContactScene
 from harness.core.tolerances import lookup
-from harness.model.contact_law import contact_kinematics
+from harness.model.contact_law import ContactAdapter, ContactKinematics, contact_kinematics
 from harness.model.integrators import _rk4_step, _System
 
+if TYPE_CHECKING:
+    from harness.model.prepared import PreparedModel
 
-def _tol(name):
+_F = NDArray[np.float64]
+# (q (nq,), v (nv,)) → (q1, v1): a flow map
+_Flow_map = Callable[[_F, _F], tuple[_F, _F]]
+
+
+class HybridAdapter(ContactAdapter, Protocol):
+    """What the hybrid rollout reads of an engine adapter besides the contact law's needs:
+    nv, its model (the declared spec: gravity [m/s²], bodies) and M (nv, nv)."""
+
+    @property
+    def nv(self) -> int: ...
+
+    @property
+    def model(self) -> PreparedModel: ...
+
+    def mass_matrix(self, q: _F) -> _F: ...
+
+
+def _tol(name: str) -> float:
     return lookup("contact", name).atol
 
 
 # ----- energy of a single-body contact fixture ---------------------------------------------
-def energy(adapter, q, v) -> float:
+def energy(adapter: HybridAdapter, q: _F, v: _F) -> float:
     """E = ½ vᵀ M v + V(q) [J]: the engine's M; V = −Σ m_b g·c_b over the declared bodies
     (a floating single-body fixture: c_b = p_WB + R_WB com_b)."""
     from harness.core.conventions import quat_xyzw_to_matrix
@@ -78,16 +107,16 @@ def energy(adapter, q, v) -> float:
 
 
 # ----- impact -----------------------------------------------------------------------------
-def impact_impulses(G: np.ndarray, vn: np.ndarray, e: float) -> np.ndarray:
+def impact_impulses(G: _F, vn: _F, e: float) -> _F:
     """p (m,) ≥ 0 [N·s] of the Newton-restitution LCP (module docstring), by enumeration
     of active sets in order of size (m ≤ 8); G (m, m) [1/kg], vn (m,) [m/s]."""
     m = vn.size
     target = -e * vn  # v_n⁺ ≥ target
     tol = 1e-12 * max(1.0, float(np.abs(vn).max()))
-    best = None
+    best: _F | None = None
     for size in range(0, m + 1):
-        for S in itertools.combinations(range(m), size):
-            S = list(S)
+        for combo in itertools.combinations(range(m), size):
+            S = list(combo)
             p = np.zeros(m)
             if S:
                 p[S] = np.linalg.lstsq(G[np.ix_(S, S)], target[S] - vn[S], rcond=None)[0]
@@ -102,7 +131,7 @@ def impact_impulses(G: np.ndarray, vn: np.ndarray, e: float) -> np.ndarray:
     return best
 
 
-def reset(adapter, q, v, J_n: np.ndarray, e: float):
+def reset(adapter: HybridAdapter, q: _F, v: _F, J_n: _F, e: float) -> tuple[_F, _F]:
     """(v⁺ (nv,), p (m,)) after a Newton-restitution impact on the rows J_n (m, nv)."""
     M = adapter.mass_matrix(q)
     MinvJt = np.linalg.solve(M, J_n.T)
@@ -120,19 +149,19 @@ class Event:
 
     kind: str
     t: float
-    contacts: list
-    q: np.ndarray
-    v_minus: np.ndarray
-    v_plus: np.ndarray
-    p: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    vn_minus: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    vn_plus: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    contacts: list[int]
+    q: _F
+    v_minus: _F
+    v_plus: _F
+    p: _F = field(default_factory=lambda: np.zeros(0))
+    vn_minus: _F = field(default_factory=lambda: np.zeros(0))
+    vn_plus: _F = field(default_factory=lambda: np.zeros(0))
     E_minus: float = 0.0
     E_plus: float = 0.0
     denominator: float = 0.0
     phi: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "t_s": self.t, "contacts": list(self.contacts),
                 "impulse_Ns": self.p.tolist(), "vn_minus_mps": self.vn_minus.tolist(),
                 "vn_plus_mps": self.vn_plus.tolist(), "E_minus_J": self.E_minus,
@@ -148,25 +177,26 @@ class HybridRun:
     [(t [s], candidate, φ [m])] of steps that ended inside the plane with no located
     impact (module docstring; empty for a sound run)."""
 
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    phi: np.ndarray
-    E: np.ndarray
-    events: list
+    t: _F
+    q: _F
+    v: _F
+    phi: _F
+    E: _F
+    events: list[Event]
     nsteps: int
     wall_s: float
     rest: bool = False
-    missed: list = field(default_factory=list)
+    missed: list[tuple[float, int, float]] = field(default_factory=list)
 
-    def impacts(self):
+    def impacts(self) -> list[Event]:
         return [e for e in self.events if e.kind == "impact"]
 
-    def apexes(self):
+    def apexes(self) -> list[Event]:
         return [e for e in self.events if e.kind == "apex"]
 
 
-def _hermite(f0, d0, f1, d1, h):
+def _hermite(f0: float, d0: float, f1: float, d1: float,
+             h: float) -> tuple[Callable[[float], float], list[float]]:
     """(p, extrema): the cubic Hermite interpolant p(s) of φ on a step (values f0, f1 [m],
     rates d0, d1 [m/s], step h [s]; s ∈ [0, 1]) and its extrema inside (0, 1), sorted."""
     m0, m1 = d0 * h, d1 * h
@@ -180,7 +210,8 @@ def _hermite(f0, d0, f1, d1, h):
     return (lambda s: ((a * s + b) * s + c) * s + f0), ext
 
 
-def _entry_bracket(f0, d0, f1, d1, h):
+def _entry_bracket(f0: float, d0: float, f1: float, d1: float,
+                   h: float) -> tuple[float, float] | None:
     """(s_lo, s_hi) ⊂ [0, 1] around the first entry of φ into the plane within a step
     (the Hermite interpolant ≥ 0 at s_lo, < 0 at s_hi), or None. A step that starts
     inside the plane (f0 < 0: round-off after an impact) enters only after it has risen
@@ -190,9 +221,10 @@ def _entry_bracket(f0, d0, f1, d1, h):
     vals = [f0, *(p(x) for x in ext), f1]
     k = 0
     if f0 < 0:
-        k = next((j for j in range(1, len(nodes)) if vals[j] > 0), None)
-        if k is None:
+        first = next((j for j in range(1, len(nodes)) if vals[j] > 0), None)
+        if first is None:
             return None
+        k = first
     for j in range(k + 1, len(nodes)):
         if vals[j] < 0:
             return nodes[j - 1], nodes[j]
@@ -203,23 +235,29 @@ entry_bracket = _entry_bracket  # the same rule for the shooting fitter's event 
 
 
 class _Flow:
-    def __init__(self, adapter, scene, tau_fn):
+    """The smooth flow between impacts (RK4) and the candidates' gaps φ (k,) [m] and
+    approach rates φ̇ (k,) [m/s]."""
+
+    def __init__(self, adapter: HybridAdapter, scene: ContactScene,
+                 tau_fn: Callable[[float], _F] | None) -> None:
         self.adapter, self.scene = adapter, scene
         self.sys = _System(adapter, None)
-        self.u = tau_fn or (lambda t: np.zeros(adapter.nv))
+        self.u: Callable[[float], _F] = tau_fn or (lambda t: np.zeros(adapter.nv))
         self.n = np.asarray(scene.plane.normal, dtype=float)
 
-    def step(self, q, v, t, h):
+    def step(self, q: _F, v: _F, t: float, h: float) -> tuple[_F, _F]:
         q1, v1, _ = _rk4_step(self.sys, q, v, np.zeros(2), t, h, self.u)
         return q1, v1
 
-    def gaps(self, q, v):
+    def gaps(self, q: _F, v: _F) -> tuple[_F, _F, ContactKinematics]:
         kin = contact_kinematics(self.adapter, q, self.scene)
         return kin.phi, kin.velocity(v) @ self.n, kin
 
 
-def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float,
-             tau_fn=None, max_events: int = 100, rest_speed: float = 1e-6,
+def simulate(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: ArrayLike,
+             t_end: float, dt: float, restitution: float,
+             tau_fn: Callable[[float], _F] | None = None, max_events: int = 100,
+             rest_speed: float = 1e-6,
              events: bool = True, apex_of: int | None = 0) -> HybridRun:
     """Rigid-impact hybrid rollout over [0, t_end] [s] with RK4 steps ≤ dt [s] and Newton
     restitution e (``restitution``) at impacts; tau_fn(t) → τ (nv,). ``events=False``
@@ -232,9 +270,14 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
     fl = _Flow(adapter, scene, tau_fn)
     xtol, sim_tol = _tol("event_time"), _tol("simultaneity")
     depth_tol = _tol("missed_event_depth")
-    missed = []
+    missed: list[tuple[float, int, float]] = []
     t, q, v = 0.0, np.array(q0, dtype=float), np.array(v0, dtype=float)
-    T, Q, V, P, E, evs = [t], [q], [v], [], [], []
+    T: list[float] = [t]
+    Q: list[_F] = [q]
+    V: list[_F] = [v]
+    P: list[_F] = []
+    E: list[float] = []
+    evs: list[Event] = []
     phi, dphi, _ = fl.gaps(q, v)
     P.append(phi)
     E.append(energy(adapter, q, v))
@@ -245,15 +288,16 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
         nsteps += 1
         if events:
             phi1, dphi1, _ = fl.gaps(q1, v1)
-            hits = []
+            hits: list[tuple[float, int]] = []
             for i in range(phi.size):
                 bracket = _entry_bracket(phi[i], dphi[i], phi1[i], dphi1[i], h)
                 if bracket is None:
                     continue
 
-                def g(s, i=i):
+                def g(s: float, i: int = i) -> float:
                     qs, vs = fl.step(q, v, t, s * h)
-                    return fl.gaps(qs, vs)[0][i]
+                    gap: float = fl.gaps(qs, vs)[0][i]
+                    return gap
 
                 lo, hi = bracket
                 if g(hi) >= 0:
@@ -261,21 +305,25 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
                 if g(lo) < 0:
                     continue  # still inside at lo: it never left the plane
                 hits.append((brentq(g, lo, hi, xtol=xtol / h, rtol=4 * np.finfo(float).eps), i))
-            apex = None
+            apex: float | None = None
             if apex_of is not None and dphi[apex_of] > 0:
-                def gd(s):
+                ai = apex_of
+
+                def gd(s: float) -> float:
                     qs, vs = fl.step(q, v, t, s * h)
-                    return fl.gaps(qs, vs)[1][apex_of]
+                    rate: float = fl.gaps(qs, vs)[1][ai]
+                    return rate
                 s_end = min(hits)[0] if hits else 1.0
                 if (gd(s_end) if hits else dphi1[apex_of]) <= 0:
                     apex = brentq(gd, 0.0, s_end, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
             if apex is not None:
+                ai = cast(int, apex_of)  # apexes are looked for only with apex_of
                 qa, va = fl.step(q, v, t, apex * h)
                 pa = fl.gaps(qa, va)[0]
-                evs.append(Event("apex", t + apex * h, [apex_of], qa, va, va,
+                evs.append(Event("apex", t + apex * h, [ai], qa, va, va,
                                  E_minus=energy(adapter, qa, va),
-                                 E_plus=energy(adapter, qa, va), phi=float(pa[apex_of])))
-            S = []
+                                 E_plus=energy(adapter, qa, va), phi=float(pa[ai])))
+            S: list[int] = []
             if hits:
                 s_e = min(hits)[0]
                 te = t + s_e * h
@@ -304,8 +352,8 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
                 E.append(ev.E_plus)
                 continue
             phi, dphi = phi1, dphi1
-            for i in np.flatnonzero(phi1 < -depth_tol):
-                missed.append((t + h, int(i), float(phi1[i])))
+            for deep in np.flatnonzero(phi1 < -depth_tol):
+                missed.append((t + h, int(deep), float(phi1[deep])))
         else:
             phi, dphi, _ = fl.gaps(q1, v1)
         t, q, v = t + h, q1, v1
@@ -319,7 +367,8 @@ def simulate(adapter, scene, q0, v0, t_end: float, dt: float, restitution: float
 
 
 # ----- saltation ---------------------------------------------------------------------------
-def event_jump(R_x, R_p, f_minus, f_plus, g_t, g_x, g_p) -> dict:
+def event_jump(R_x: ArrayLike, R_p: ArrayLike, f_minus: ArrayLike, f_plus: ArrayLike,
+               g_t: float, g_x: ArrayLike, g_p: ArrayLike) -> dict[str, Any]:
     """The first-order jump of a transversal event g(t, x, p) = 0 with reset x⁺ = R(x⁻, p),
     for a state of nx entries and np parameters (any units; g's unit is carried by g_t,
     g_x, g_p). R_x (nx, nx), R_p (nx, np), f⁻ = ẋ before and f⁺ = ẋ after the event
@@ -351,8 +400,8 @@ def event_jump(R_x, R_p, f_minus, f_plus, g_t, g_x, g_p) -> dict:
             "Xi": R_x + np.outer(w, g_x) / D, "Xi_p": R_p + np.outer(w, g_p) / D}
 
 
-def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
-              fd_step: float = 1e-6) -> dict:
+def saltation(adapter: HybridAdapter, scene: ContactScene, q: _F, v: _F, tau: _F,
+              contact: int, restitution: float, fd_step: float = 1e-6) -> dict[str, Any]:
     """Saltation matrix Ξ (2nv, 2nv) of the impact of candidate ``contact`` at the
     pre-impact state (q, v⁻) (module docstring), in local coordinates x = (θ, v).
     R_x: ∂v⁺/∂v analytic (I − (1+e) M⁻¹J_nᵀJ_n / G), ∂v⁺/∂θ by central differences of the
@@ -361,8 +410,9 @@ def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
     mp = manifold_maps(adapter.layout)
     n = np.asarray(scene.plane.normal, dtype=float)
 
-    def rows(qq):
-        return (n @ contact_kinematics(adapter, qq, scene).J_C[contact])[None, :]
+    def rows(qq: _F) -> _F:
+        row: _F = (n @ contact_kinematics(adapter, qq, scene).J_C[contact])[None, :]
+        return row
 
     Jn = rows(q)
     vplus, _ = reset(adapter, q, v, Jn, restitution)
@@ -375,7 +425,7 @@ def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
         d = np.zeros(nv)
         d[j] = fd_step
 
-        def vp(qq):
+        def vp(qq: _F) -> _F:
             J = rows(qq)
             Mq = adapter.mass_matrix(qq)
             Mj = np.linalg.solve(Mq, J.T)
@@ -393,7 +443,8 @@ def saltation(adapter, scene, q, v, tau, contact: int, restitution: float,
             "Rx": Rx}
 
 
-def flow_jacobian_fd(flow, q0, v0, mp, eps: float = 1e-6):
+def flow_jacobian_fd(flow: _Flow_map, q0: _F, v0: _F, mp: ManifoldMaps,
+                     eps: float = 1e-6) -> _F:
     """(2nv, 2nv) central-difference Jacobian of a flow map (q, v) → (q1, v1) in local
     coordinates: columns [Φ(x0 ⊕ εe_j) ⊖ Φ(x0 ⊖ εe_j)] / 2ε, differences in the chart of
     the nominal end state."""
@@ -411,8 +462,9 @@ def flow_jacobian_fd(flow, q0, v0, mp, eps: float = 1e-6):
     return out
 
 
-def saltation_check(adapter, scene, q0, v0, t1: float, restitution: float, dt: float,
-                    eps: float = 1e-6) -> dict:
+def saltation_check(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: ArrayLike,
+                    t1: float, restitution: float, dt: float,
+                    eps: float = 1e-6) -> dict[str, Any]:
     """Flow-map derivative across one transversal impact, two ways (local coordinates):
     ``fd``: central differences of the hybrid flow (q0, v0) → x(t1) (events located per
     perturbed run); ``predicted``: Φ⁺_x Ξ Φ⁻_x with Φ⁻ the smooth flow to the nominal event
@@ -428,15 +480,15 @@ def saltation_check(adapter, scene, q0, v0, t1: float, restitution: float, dt: f
     ev = imp[0]
     c = ev.contacts[0]
 
-    def hybrid(q, v):
+    def hybrid(q: _F, v: _F) -> tuple[_F, _F]:
         r = simulate(adapter, scene, q, v, t1, dt, restitution, max_events=2, apex_of=None)
         return r.q[-1], r.v[-1]
 
-    def pre(q, v):
+    def pre(q: _F, v: _F) -> tuple[_F, _F]:
         r = simulate(adapter, scene, q, v, ev.t, dt, restitution, events=False, apex_of=None)
         return r.q[-1], r.v[-1]
 
-    def post(q, v):
+    def post(q: _F, v: _F) -> tuple[_F, _F]:
         r = simulate(adapter, scene, q, v, t1 - ev.t, dt, restitution, events=False,
                      apex_of=None)
         return r.q[-1], r.v[-1]

@@ -39,12 +39,46 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from harness.core.conventions import canonical_dexp_inv, canonical_integrate, manifold_maps
+from harness.core.conventions import (
+    Layout,
+    canonical_dexp_inv,
+    canonical_integrate,
+    manifold_maps,
+)
 from harness.core.errors import NotProvided
+
+if TYPE_CHECKING:
+    from harness.model.candidate import Controls, Event, Segment
+    from harness.model.protocol import HasContactFrameKinematics
+
+_F = NDArray[np.float64]
+
+
+class Dynamics(Protocol):
+    """What ``rollout`` steps: an engine adapter, or a wrapper of one that adds forces
+    (harness.model.contact_law.ContactDynamics). q (nq,), v, τ, v̇ (nv,) canonical."""
+
+    @property
+    def layout(self) -> Layout: ...
+
+    def forward_dynamics(self, q: _F, v: _F, tau: _F) -> _F: ...
+
+
+class ImpulseTarget(Protocol):
+    """What ``impulse_reset`` reads of an engine adapter: M (nv, nv) and the frame's
+    Jacobian J_WF (6, nv) (or, when it raises NotProvided, the adapter's
+    ``contact_frame_kinematics``)."""
+
+    def mass_matrix(self, q: _F) -> _F: ...
+
+    def frame_jacobian(self, q: _F, frame: str) -> _F: ...
 
 METHODS = ("semi_implicit_euler", "rk4", "dop853")
 ORDERS = {"semi_implicit_euler": 1, "rk4": 4, "dop853": 8}
@@ -65,7 +99,7 @@ class Method:
     atol: float | None = None
     max_step: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.name not in METHODS:
             raise ValueError(f"unknown integrator {self.name!r} (known: {', '.join(METHODS)})")
         if self.name == "dop853":
@@ -86,22 +120,23 @@ class Method:
     def order(self) -> int:
         return ORDERS[self.name]
 
-    def steps(self, t) -> np.ndarray:
+    def steps(self, t: ArrayLike) -> NDArray[np.int_]:
         """Steps taken in each interval of the knots t (N,) [s] (fixed-step), one per
         interval of positive length (the zero-length intervals of events take none)."""
-        self._fixed_step()
-        return np.array([steps_per_interval(float(d), self.dt) for d in spans(t)], dtype=int)
+        dt = self._fixed_step()
+        return np.array([steps_per_interval(float(d), dt) for d in spans(t)], dtype=int)
 
-    def effective_steps(self, t) -> np.ndarray:
+    def effective_steps(self, t: ArrayLike) -> _F:
         """[s] the step h_k = Δt_k / n_k actually taken in each interval of t of positive
         length."""
-        return spans(t) / self.steps(t)
+        out: _F = spans(t) / self.steps(t)
+        return out
 
-    def effective_dt(self, t) -> float:
+    def effective_dt(self, t: ArrayLike) -> float:
         """[s] the largest step actually taken on the knots t (≤ dt)."""
         return float(self.effective_steps(t).max())
 
-    def refined(self, t=None) -> "Method":
+    def refined(self, t: Sequence[float] | _F | None = None) -> "Method":
         """The same method refined: rtol/atol tightened 100× (dop853; rtol not below
         DOP853_MIN_RTOL, where SciPy would clamp it silently) and, on the knots ``t``, its
         step bounded by half the shortest interval (so every interval takes at least two
@@ -117,12 +152,14 @@ class Method:
                 bound = half if bound is None else min(bound * REFINE_DT, half)
             elif bound is not None:
                 bound = bound * REFINE_DT
-            return replace(self, rtol=max(self.rtol * REFINE_TOL, DOP853_MIN_RTOL),
-                           atol=self.atol * REFINE_TOL, max_step=bound)
+            rtol, atol = self._tolerances()
+            return replace(self, rtol=max(rtol * REFINE_TOL, DOP853_MIN_RTOL),
+                           atol=atol * REFINE_TOL, max_step=bound)
+        dt = cast(float, self.dt)  # a fixed-step method has dt (__post_init__)
         if t is None or len(t) < 2:
-            return replace(self, dt=self.dt * REFINE_DT)
+            return replace(self, dt=dt * REFINE_DT)
         h = float(self.effective_steps(t).min())
-        base = self.dt if h >= self.dt * (1.0 - 1e-9) else h
+        base = dt if h >= dt * (1.0 - 1e-9) else h
         return replace(self, dt=base * REFINE_DT)
 
     @property
@@ -133,17 +170,17 @@ class Method:
             return f"dop853_rtol={self.rtol:g}_atol={self.atol:g}{tail}"
         return f"{self.name}_dt={self.dt:g}"
 
-    def label_on(self, t) -> str:
+    def label_on(self, t: ArrayLike) -> str:
         """The label of a run on the knots t: a fixed-step method by its effective step
         (the largest step it takes), e.g. rk4_dt=0.01 for dt = 0.05 on a 0.01 s grid."""
         if self.name == "dop853":
             return self.label
         return f"{self.name}_dt={self.effective_dt(t):g}"
 
-    def settings(self, t=None) -> dict:
+    def settings(self, t: Sequence[float] | _F | None = None) -> dict[str, Any]:
         """Integrator, order and dt [s] or rtol/atol; on the knots ``t`` also the effective
         step [s] (largest step taken) and the range of steps per interval."""
-        d = {"integrator": self.name, "order": self.order}
+        d: dict[str, Any] = {"integrator": self.name, "order": self.order}
         if self.name == "dop853":
             d.update(rtol=self.rtol, atol=self.atol)
             if self.max_step is not None:
@@ -156,19 +193,25 @@ class Method:
                          steps_per_interval=[int(n.min()), int(n.max())])
         return d
 
-    def _fixed_step(self):
+    def _fixed_step(self) -> float:
+        """dt [s] of a fixed-step method; ValueError for dop853."""
         if self.name == "dop853":
             raise ValueError("dop853 is adaptive: it has no fixed step")
+        return cast(float, self.dt)  # a fixed-step method has dt (__post_init__)
+
+    def _tolerances(self) -> tuple[float, float]:
+        """(rtol, atol) of dop853 (__post_init__ requires both)."""
+        return cast(float, self.rtol), cast(float, self.atol)
 
 
-def spans(t) -> np.ndarray:
+def spans(t: ArrayLike) -> _F:
     """[s] the lengths of the intervals of the knots t that have positive length (an
     event's repeated knot bounds a zero-length one, where no time passes)."""
     d = np.diff(np.asarray(t, dtype=float))
     return d[d > 0]
 
 
-def impulse_reset(adapter, q, v, event) -> tuple:
+def impulse_reset(adapter: ImpulseTarget, q: _F, v: _F, event: Event) -> tuple[_F, float]:
     """(v⁺ (nv,) [m/s, rad/s], work [J]) of the impulse ``event`` (harness/model/
     candidate.py Event: Λ (3,) [N·s], world axes, at a frame's origin) at (q, v):
     M(q)(v⁺ − v) = J(q)ᵀ Λ with the engine's own mass matrix and the frame's linear-
@@ -179,7 +222,8 @@ def impulse_reset(adapter, q, v, event) -> tuple:
         J = adapter.frame_jacobian(q, event.frame)[:3]
     except NotProvided:  # an engine without a kinematics API (Crocoddyl): its contact
         # kinematics give the same J_WF from its own frame residuals
-        J = adapter.contact_frame_kinematics(q, [event.frame])[1][0, :3]
+        J = cast("HasContactFrameKinematics", adapter).contact_frame_kinematics(
+            q, [event.frame])[1][0, :3]
     L = np.asarray(event.impulse, dtype=float)
     vp = v + np.linalg.solve(adapter.mass_matrix(q), J.T @ L)
     return vp, 0.5 * float(L @ (J @ (v + vp)))
@@ -197,16 +241,16 @@ class Rollout:
     """Trajectory on the N output knots. q (N, nq), v (N, nv), work (N, 2) [J] = [applied,
     dissipated] from t0; nfev forward-dynamics calls; wall_s [s]."""
 
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    work: np.ndarray
+    t: _F
+    q: _F
+    v: _F
+    work: _F
     nfev: int
     wall_s: float
     method: Method
 
     @property
-    def x(self) -> np.ndarray:
+    def x(self) -> _F:
         """(N, nq + nv) [q, v]."""
         return np.hstack([self.q, self.v])
 
@@ -214,7 +258,7 @@ class Rollout:
 class _System:
     """ẋ of the chart ODE for one adapter. nq, nv canonical."""
 
-    def __init__(self, adapter, damping):
+    def __init__(self, adapter: Dynamics, damping: ArrayLike | None) -> None:
         self.fd = adapter.forward_dynamics
         self.mp = manifold_maps(adapter.layout)
         mp = self.mp
@@ -224,24 +268,25 @@ class _System:
         self.D = np.zeros(mp.nv) if damping is None else np.asarray(damping, dtype=float)
         self.nfev = 0
 
-    def plus(self, q, theta):
+    def plus(self, q: _F, theta: _F) -> _F:
         return q + theta if self.flat else canonical_integrate(self.mp, q, theta)
 
-    def dexp_inv(self, theta, v):
+    def dexp_inv(self, theta: _F, v: _F) -> _F:
         return v if (self.flat or (self.mp.free is None and not self.mp.ball)) \
             else canonical_dexp_inv(self.mp, theta, v)
 
-    def accel(self, q, v, tau):
+    def accel(self, q: _F, v: _F, tau: _F) -> _F:
         self.nfev += 1
         return self.fd(q, v, tau)
 
-    def power(self, tau, v):
+    def power(self, tau: _F, v: _F) -> _F:
         """(2,) [W]: applied power τᵀv and dissipated power vᵀDv."""
         dot = np.dot
         return np.array((dot(tau, v), dot(self.D, v * v)))
 
 
-def _euler_step(sys, q, v, w, t, h, u):
+def _euler_step(sys: _System, q: _F, v: _F, w: _F, t: float, h: float,
+                u: Segment) -> tuple[_F, _F, _F]:
     tau = u(t)
     v1 = v + h * sys.accel(q, v, tau)
     return sys.plus(q, h * v1), v1, w + h * sys.power(tau, v1)
@@ -250,7 +295,8 @@ def _euler_step(sys, q, v, w, t, h, u):
 _B = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
 
 
-def _rk4_step(sys, q, v, w, t, h, u):
+def _rk4_step(sys: _System, q: _F, v: _F, w: _F, t: float, h: float,
+              u: Segment) -> tuple[_F, _F, _F]:
     tau1, tau2, tau4 = u(t), u(t + 0.5 * h), u(t + h)
     a1 = sys.accel(q, v, tau1)
     th2 = (0.5 * h) * v
@@ -273,12 +319,14 @@ def _rk4_step(sys, q, v, w, t, h, u):
             v + (h / 6.0) * (a1 + 2.0 * (a2 + a3) + a4), w + h * dw)
 
 
-def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol, max_step=None):
+def _dop853_interval(sys: _System, q: _F, v: _F, w: _F, ta: float, tb: float, u: Segment,
+                     rtol: float, atol: float,
+                     max_step: float | None = None) -> tuple[_F, _F, _F]:
     from scipy.integrate import solve_ivp
 
     nv = v.size
 
-    def f(t, y):
+    def f(t: float, y: _F) -> _F:
         th, vv = y[:nv], y[nv:2 * nv]
         tau = u(t)
         out = np.empty_like(y)
@@ -304,7 +352,8 @@ def _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol, max_step=None):
     return sys.plus(q, y[:nv]), y[nv:2 * nv].copy(), y[2 * nv:].copy()
 
 
-def rollout(adapter, q0, v0, controls, method: Method, damping=None) -> Rollout:
+def rollout(adapter: Dynamics, q0: _F, v0: _F, controls: Controls, method: Method,
+            damping: ArrayLike | None = None) -> Rollout:
     """Integrate from (q0, v0) at controls.t[0] over the knots controls.t (N,).
 
     adapter: any EngineAdapter (only forward_dynamics and its layout are used);
@@ -322,16 +371,18 @@ def rollout(adapter, q0, v0, controls, method: Method, damping=None) -> Rollout:
     for k in range(N - 1):
         ta, tb = float(t[k]), float(t[k + 1])
         if ta == tb:  # an event: its reset, no time passes
-            v, dw = impulse_reset(adapter, q, v, controls.event_at(k))
+            # an event is replayed on an engine adapter (its mass matrix and Jacobian)
+            v, dw = impulse_reset(cast(ImpulseTarget, adapter), q, v,
+                                  cast("Event", controls.event_at(k)))
             w = w + np.array([dw, 0.0])
             Q[k + 1], V[k + 1], W[k + 1] = q, v, w
             continue
         u = controls.segment(k)
         if method.name == "dop853":
-            q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, method.rtol, method.atol,
-                                       method.max_step)
+            rtol, atol = method._tolerances()
+            q, v, w = _dop853_interval(sys, q, v, w, ta, tb, u, rtol, atol, method.max_step)
         else:
-            n = steps_per_interval(tb - ta, method.dt)
+            n = steps_per_interval(tb - ta, method._fixed_step())
             h = (tb - ta) / n
             step = _rk4_step if method.name == "rk4" else _euler_step
             for i in range(n):

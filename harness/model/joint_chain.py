@@ -28,9 +28,22 @@ how such an engine finds the frames of the bodies it does not hold.
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from harness.core.conventions import rpy_to_matrix
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from harness.core.conventions import Vec, rpy_to_matrix
+from harness.core.spec import FixtureSpec
+
+if TYPE_CHECKING:
+    from harness.model.prepared import PreparedModel
+
+# (joint name, or None for the weld; parent; child; xyz (3,) [m]; rpy (3,) [rad])
+Placement = tuple[str | None, str, str, tuple[float, ...], tuple[float, ...]]
+# (T, X_TF (4, 4), q_index, q_value, v_index) of a folded frame (``folded_frames``)
+Folded = tuple[str, NDArray[np.float64], NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]
 
 
 def chain_body_name(body: str, joint: str) -> str:
@@ -38,7 +51,9 @@ def chain_body_name(body: str, joint: str) -> str:
     return f"{body}__{joint}"
 
 
-def body_joint_chain(parent: str, body: str, xyz, rpy, joints: list) -> tuple:
+def body_joint_chain(parent: str, body: str, xyz: ArrayLike, rpy: Vec,
+                     joints: Sequence[tuple[str, ArrayLike]]
+                     ) -> tuple[list[str], list[Placement]]:
     """(bodies, placements) of the chain standing for ``body``'s joints.
 
     parent: the parent body's name; xyz (3,) [m], rpy (3,) [rad]: ``body``'s pose in its
@@ -49,10 +64,12 @@ def body_joint_chain(parent: str, body: str, xyz, rpy, joints: list) -> tuple:
     body origin), child frames at the anchors with the body's orientation."""
     p0 = np.zeros(3)
     R = rpy_to_matrix(rpy)
-    bodies, out, prev = [], [], parent
+    bodies: list[str] = []
+    out: list[Placement] = []
+    prev = parent
     last = len(joints) - 1
-    for k, (jname, p) in enumerate(joints):
-        p = np.asarray(p, dtype=float)
+    for k, (jname, anchor) in enumerate(joints):
+        p = np.asarray(anchor, dtype=float)
         at_origin = k == last and not np.any(p)
         child = body if at_origin else chain_body_name(body, jname)
         if k == 0:
@@ -68,11 +85,11 @@ def body_joint_chain(parent: str, body: str, xyz, rpy, joints: list) -> tuple:
     return bodies, out
 
 
-def _t(x) -> tuple:
+def _t(x: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(v) + 0.0 for v in x)  # + 0.0 folds −0.0
 
 
-def folded_frames(model) -> dict:
+def folded_frames(model: PreparedModel) -> dict[str, Folded]:
     """{name: (T, X_TF (4, 4), q_index, q_value, v_index)} for every body an engine folds
     into the body T below it (``FixtureSpec.joint_chains``) and every named frame on one.
 
@@ -88,30 +105,31 @@ def folded_frames(model) -> dict:
     poses, lay = model.body_poses_at_neutral(), model.layout
     neutral = lay.neutral()
 
-    def X(p, R):
+    def X(p: NDArray[np.float64], R: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.eye(4)
         out[:3, :3], out[:3, 3] = R, p
         return out
 
-    out = {}
+    out: dict[str, Folded] = {}
     owners = [(c, c, np.eye(4)) for c in chains]
     owners += [(f.name, f.body, X(np.array(f.xyz), rpy_to_matrix(f.rpy)))
                for f in spec.frames if f.body in chains]
     for name, c, X_CF in owners:
         T, below = chains[c]
         X_TC = np.linalg.solve(X(*poses[T]), X(*poses[c]))
-        qi, vi = [], []
+        q_list: list[int] = []
+        vi: list[int] = []
         for jn in below:
             s = lay.slot(jn)
-            qi += range(s.iq, s.iq + s.nq)
+            q_list += range(s.iq, s.iq + s.nq)
             vi += range(s.iv, s.iv + s.nv)
-        qi = np.array(qi, dtype=np.intp)
+        qi = np.array(q_list, dtype=np.intp)
         out[name] = (T, X_TC @ X_CF, qi, neutral[qi].copy(), np.array(vi, dtype=np.intp))
     return out
 
 
 
-def folded_massless_joints(spec) -> set:
+def folded_massless_joints(spec: FixtureSpec) -> set[str]:
     """Names of the joints whose child rigid group (the child and the bodies welded below
     it) is made only of folded massless bodies (``FixtureSpec.joint_chains``): the group
     such a joint carries is empty, though an engine that folds the chain holds the joint
@@ -119,9 +137,11 @@ def folded_massless_joints(spec) -> set:
     chains, out = spec.joint_chains(), set()
     for j in spec.joints:
         c = j.child
-        while c in chains and spec.chain_child(c) is not None \
-                and spec.chain_child(c).type == "fixed":
-            c = spec.chain_child(c).child
+        while c in chains:
+            nxt = spec.chain_child(c)
+            if nxt is None or nxt.type != "fixed":
+                break
+            c = nxt.child
         if j.type != "fixed" and c in chains:
             out.add(j.name)
     return out

@@ -483,7 +483,7 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tupl
 
 
 @holds_warnings
-def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple:
+def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the MJCF at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content."""
     path = str(path)

@@ -14,15 +14,17 @@ frames, labels (K,), y (N, K, 3) m the measured markers, NaN where a marker is m
 """
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, claims_output, swap_in, temp_folder
-from harness.core.spec import Frame
+from harness.core.spec import FixtureSpec, Frame
 from harness.core.strict import read_json
 
 FILES = ("golfer.osim", "swing.mot", "markers.trc")
@@ -30,7 +32,7 @@ FILES = ("golfer.osim", "swing.mot", "markers.trc")
 _FRAME_SUFFIX = "__frame"
 
 
-def _recognise(path: Path):
+def _recognise(path: Path) -> None:
     head = path.read_bytes()[:4096]
     if b"<OpenSimDocument" not in head:
         raise BadInput(str(path), "not an OpenSim model written by osim-export")
@@ -39,7 +41,7 @@ def _recognise(path: Path):
 OUTPUT = OutputKind("an OpenSim export", "golfer.osim", _recognise, frozenset(FILES))
 
 
-def frames_from_links(spec):
+def frames_from_links(spec: FixtureSpec) -> FixtureSpec:
     """``spec`` with every massless leaf body held by a fixed joint ``<name>__frame`` (a
     named frame written as a URDF link) turned back into the named frame ``<name>``."""
     kids = {j.parent for j in spec.joints}
@@ -55,7 +57,7 @@ def frames_from_links(spec):
                    frames=frames)
 
 
-def read_swing(swing_dir) -> dict:
+def read_swing(swing_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """{"spec", "t" (N,) s, "q" (N, nq), "labels" [K], "y" (N, K, 3) m, "rate_hz"} of a
     finished swing output folder; BadInput naming the file and the problem."""
     from harness.model import candidate
@@ -96,7 +98,7 @@ def read_swing(swing_dir) -> dict:
 
 
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked first
-def export_swing(swing_dir, *, out) -> dict:
+def export_swing(swing_dir: str | os.PathLike[str], *, out: Path) -> dict[str, Any]:
     """Write golfer.osim, swing.mot and markers.trc for the swing in ``swing_dir`` to
     ``out`` (replaced whole, atomically); returns {"model", "motion", "markers": path,
     "coordinates": [names], "frames": N, "markers_count": K}."""
@@ -106,8 +108,9 @@ def export_swing(swing_dir, *, out) -> dict:
     writer = registry.adapter_class(registry.providing("write_osim_swing")[0])
     tmp = temp_folder(out)
     try:
-        res = writer.write_osim_swing(data["spec"], data["t"], data["q"], data["labels"],
-                                      data["y"], str(tmp), data["rate_hz"])
+        res: dict[str, Any] = writer.write_osim_swing(
+            data["spec"], data["t"], data["q"], data["labels"], data["y"], str(tmp),
+            data["rate_hz"])
         swap_in(tmp, out, OUTPUT)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -45,7 +45,7 @@ from harness.model.import_common import read_model_file, sanitise_model_name
 
 
 @holds_warnings
-def load_osim_with_notes(path: str, floating: bool = False) -> tuple:
+def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content."""
     path = str(path)
@@ -60,7 +60,8 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple:
     from harness.model import registry
 
     reader = registry.adapter_class(registry.providing("osim_to_spec")[0])
-    spec, notes = reader.osim_to_spec(path, floating)
+    read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)
+    spec, notes = read
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"OpenSim model {spec.name or '(unnamed)'} imported from "

@@ -9,12 +9,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.export import to_mjcf, to_urdf
 from harness.core.conventions import Layout, combine_inertias, rpy_to_matrix, spatial_inertia_world
-from harness.core.spec import FixtureSpec
+from harness.core.spec import FixtureSpec, Joint
+
+# (p_WB (3,) [m], R_WB (3x3)): a body's pose in world
+Pose = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
 @dataclass(frozen=True)
@@ -22,7 +27,7 @@ class PreparedModel:
     spec: FixtureSpec
     source: str  # "fixture:NAME" or the user's file path
     source_sha256: str = ""
-    notes: tuple = ()  # what the import changed (dropped friction, repaired inertia, ...)
+    notes: tuple[str, ...] = ()  # what the import changed (dropped friction, repaired inertia, ...)
 
     @cached_property
     def layout(self) -> Layout:
@@ -41,7 +46,7 @@ class PreparedModel:
         return self.spec.name
 
     @cached_property
-    def frames(self) -> list:
+    def frames(self) -> list[str]:
         """Names of every frame compared in stage 1 (each body, then named frames)."""
         return self.spec.all_frame_names()
 
@@ -53,25 +58,26 @@ class PreparedModel:
         return h.hexdigest()
 
     # ----- declared quantities (what the engines should read back) ----------------
-    def body_poses_at_neutral(self) -> dict:
-        """{body: (p_WB (3,), R_WB (3x3))} at the neutral configuration."""
+    def body_poses_at_neutral(self) -> dict[str, Pose]:
+        """{body: (p_WB (3,) [m], R_WB (3x3))} at the neutral configuration."""
         spec = self.spec
-        out = {spec.root: (np.zeros(3), np.eye(3))}
+        out: dict[str, Pose] = {spec.root: (np.zeros(3), np.eye(3))}
         for b in spec.depth_first()[1:]:  # parents first, no recursion
-            j = spec.parent_joint(b)
+            j = cast(Joint, spec.parent_joint(b))  # every body but the root has one
             p, R = out[j.parent]
             out[b] = (p + R @ np.array(j.xyz), R @ rpy_to_matrix(j.rpy))
         return out
 
-    def declared_group_inertias(self) -> dict:
+    def declared_group_inertias(self) -> dict[str, NDArray[np.float64]]:
         """{joint name: [m, c_W (3), I_W (6)]} of the rigid group each moving joint (and the
         free root) carries: its child body plus every body welded to it, at neutral, in
         world axes, inertia about the group's com. The world-welded group is omitted."""
         spec, poses = self.spec, self.body_poses_at_neutral()
         out = {}
 
-        def group(body):  # the body and every body welded below it, depth first
-            members, stack = [], [body]
+        def group(body: str) -> list[str]:  # the body and every body welded below it, depth first
+            members: list[str] = []
+            stack = [body]
             while stack:
                 b = stack.pop()
                 members.append(b)
@@ -82,7 +88,7 @@ class PreparedModel:
                   next(j.child for j in spec.joints if j.name == s.name))
                  for s in self.layout.slots]
         for jname, head in heads:
-            items = []
+            items: list[tuple[float, NDArray[np.float64], NDArray[np.float64]]] = []
             for b in group(head):
                 body = spec.body(b)
                 p, R = poses[b]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -104,7 +105,8 @@ def _check(case):
                                      f"mu >= 0, dt > 0")
 
 
-def analytic(speed, angle_deg, mu, law=None) -> dict:
+def analytic(speed: float, angle_deg: float, mu: float,
+             law: Mapping[str, float] | None = None) -> dict[str, float]:
     """Closed-form rebound of the case (module docstring): vn_out, vt_out [m/s], δ_max [m]."""
     from harness.model.contact_law import hunt_crossley_rebound
 

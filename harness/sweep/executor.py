@@ -63,10 +63,15 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as mp_wait
+from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from distributed import LocalCluster
 
 STATUSES = ("ok", "error", "crashed", "timeout")
 BACKENDS = ("local", "dask")
@@ -97,7 +102,7 @@ def _sort_key(case_id):
     return (0, case_id, "") if isinstance(case_id, int) else (1, 0, str(case_id))
 
 
-def validate_cases(cases, where: str = "grid") -> list:
+def validate_cases(cases: object, where: str = "grid") -> list[dict[str, Any]]:
     """Cases as a list of plain dicts; BadInput naming the problem (duplicate or missing
     case_id, a value that is not a finite JSON scalar)."""
     if not isinstance(cases, (list, tuple)) or not cases:
@@ -236,9 +241,11 @@ class _Tracker:
 
 
 # ----- entry point ----------------------------------------------------------------------
-def run_sweep(run_case, cases, backend: str = "local", workers: int | None = None,
-              scheduler: str | None = None, progress=None,
-              timeout_s: float = DEFAULT_TIMEOUT_S, isolate=()) -> SweepResult:
+def run_sweep(run_case: Callable[[dict[str, Any]], dict[str, Any]],
+              cases: Sequence[dict[str, Any]], backend: str = "local",
+              workers: int | None = None, scheduler: str | None = None,
+              progress: Callable[[dict[str, Any]], object] | None = None,
+              timeout_s: float = DEFAULT_TIMEOUT_S, isolate: Iterable[Any] = ()) -> SweepResult:
     """Run ``run_case`` on every case (C), return a SweepResult (rows by case_id).
 
     run_case must be a module-level function (it is sent to other processes by name).
@@ -498,7 +505,7 @@ DASK_CONFIG = {"distributed.scheduler.allowed-failures": 1,
                "distributed.scheduler.no-workers-timeout": "120s"}
 
 
-def start_forkserver(modules) -> bool:
+def start_forkserver(modules: Iterable[str]) -> bool:
     """Start this process's multiprocessing forkserver now, preloaded with ``modules`` (import
     names; one that fails to import is skipped by the server), so that every worker process
     forked from it later (a LocalCluster's nannies and workers, the local backend's workers)
@@ -523,7 +530,8 @@ def start_forkserver(modules) -> bool:
 DASK_PRELOAD = ("distributed", "dask", "msgpack", "cloudpickle", "tornado", "toolz", "numpy")
 
 
-def engine_preload(engines=None, extra=()) -> list:
+def engine_preload(engines: str | Iterable[str] | None = None,
+                   extra: Iterable[str] = ()) -> list[str]:
     """The modules a Dask worker running ``engines`` (None, "all", a comma-separated text or
     a list of names; names not known here are skipped: the command's own checks report
     them) imports: DASK_PRELOAD, ``extra`` (the task's modules), then each engine's binding
@@ -536,7 +544,7 @@ def engine_preload(engines=None, extra=()) -> list:
     return [*DASK_PRELOAD, *extra, *registry.modules(names)]
 
 
-def local_cluster(workers: int):
+def local_cluster(workers: int) -> LocalCluster:
     """A LocalCluster(n_workers, threads_per_worker=1, processes=True) with DASK_CONFIG
     (for the CLI, tests and benchmarks). Use as a context manager."""
     import dask
@@ -647,5 +655,6 @@ def versions() -> dict:
     return out
 
 
-def to_json_bytes(obj) -> bytes:
+def to_json_bytes(obj: object) -> bytes:
+    """``obj`` as indented JSON (UTF-8; NaN and infinity refused)."""
     return json.dumps(obj, indent=1, allow_nan=False, sort_keys=False).encode()

@@ -36,9 +36,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
 
 from harness.core import figures
 from harness.core.errors import BadInput
@@ -66,7 +70,7 @@ VERDICTS = ("passed", "failed", "outside", "not_scored")
 SCORING_MODULES = ("harness.sweep.contact",)
 
 
-def grid_axes(cases) -> dict:
+def grid_axes(cases: Iterable[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """{input: sorted distinct values} for every input key except case_id."""
     keys = []
     for c in cases:
@@ -82,7 +86,8 @@ def _sort_value(v):
         (1, 0, str(v))
 
 
-def choose_axes(axes: dict, x=None, y=None) -> tuple:
+def choose_axes(axes: Mapping[str, Sequence[Any]], x: str | None = None,
+                y: str | None = None) -> tuple[str | None, str | None]:
     """(x, y) heat-map axes: the given names, else speed_mps × angle_deg when present,
     else the two varied inputs with the most distinct values."""
     varied = [k for k, vals in axes.items() if len(vals) > 1]
@@ -108,7 +113,7 @@ def meets(expected: str, status: str) -> bool:
     return status == expected
 
 
-def scoring_module(name: str):
+def scoring_module(name: str) -> ModuleType:
     """The sweep module that judges a sweep (one of SCORING_MODULES; BadInput for any
     other name): ``method()`` (engine, law, integrator and the criteria), ``criteria()``
     (metric definitions and bounds, qualified domain, tolerance-table version: what
@@ -121,7 +126,8 @@ def scoring_module(name: str):
     return registry.named_module(name)
 
 
-def score_rows(scorer, rows: list, expected: dict) -> dict:
+def score_rows(scorer: ModuleType, rows: list[dict[str, Any]],
+               expected: dict[Any, str]) -> dict[str, Any]:
     """Verdicts of the rows (recomputed from inputs and metrics): {verdicts, counts, failed,
     worst}. A case with an expected outcome or one that did not finish ok is not_scored
     (its status decides); the others get ``scorer.score``. worst: per metric checked
@@ -157,13 +163,14 @@ def score_rows(scorer, rows: list, expected: dict) -> dict:
             "worst": worst}
 
 
-def scoring_section(scorer, rows: list, expected: dict) -> dict:
+def scoring_section(scorer: ModuleType, rows: list[dict[str, Any]],
+                    expected: dict[Any, str]) -> dict[str, Any]:
     """doc["scoring"] of a run judged by ``scorer`` (a module of SCORING_MODULES)."""
     return {"module": scorer.__name__, "method": scorer.method(),
             **score_rows(scorer, rows, expected)}
 
 
-def rescore(doc) -> dict | None:
+def rescore(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The scoring section recomputed from ``doc``'s stored metrics with the scorer it
     names and this harness's tolerance table (None for a sweep without verdicts), plus
     ``differs``: case_ids whose stored verdict is not the recomputed one, and
@@ -193,9 +200,11 @@ def rescore(doc) -> dict | None:
     return fresh
 
 
-def build_document(name: str, cases: list, result: SweepResult, expected: dict | None = None,
-                   x=None, y=None, aggregate: str = "max",
-                   command_line: list | None = None, scorer=None) -> dict:
+def build_document(name: str, cases: list[dict[str, Any]], result: SweepResult,
+                   expected: dict[Any, str] | None = None, x: str | None = None,
+                   y: str | None = None, aggregate: str = "max",
+                   command_line: list[str] | None = None,
+                   scorer: ModuleType | None = None) -> dict[str, Any]:
     """The sweep.json content. expected: {case_id: status} outcomes known in advance (e.g.
     the deliberate crash case); a case whose status does not meet it is listed in
     ``unexpected``, as is every other case that did not finish ok. scorer: the sweep
@@ -238,7 +247,7 @@ def build_document(name: str, cases: list, result: SweepResult, expected: dict |
     }
 
 
-def metric_names(doc) -> list:
+def metric_names(doc: dict[str, Any]) -> list[str]:
     names = []
     for r in doc["cases"]:
         if r["status"] == "ok":
@@ -249,7 +258,9 @@ def metric_names(doc) -> list:
     return names
 
 
-def heatmap_cells(doc, metric: str, verdict_of: dict | None = None) -> dict:
+def heatmap_cells(doc: dict[str, Any], metric: str | None,
+                  verdict_of: dict[Any, str] | None = None
+                  ) -> dict[tuple[Any, Any], dict[str, Any]]:
     """{(x value, y value): {"value": aggregate or None, "n_ok", "n_bad", "n", "n_failed",
     "n_outside"}}; verdict_of: {case_id: verdict} (recomputed) for the verdict counts."""
     hm = doc["heatmap"]
@@ -296,7 +307,7 @@ def unit_of_name(name: str, declared: dict | None = None) -> str:
     return "unit not stated"
 
 
-def step_axis(doc) -> str | None:
+def step_axis(doc: dict[str, Any]) -> str | None:
     """The grid input that is the integrator's step (``dt_s`` or a name ending in ``dt``),
     when it is varied; None otherwise."""
     for k, vals in doc["grid"]["axes"].items():
@@ -305,14 +316,14 @@ def step_axis(doc) -> str | None:
     return None
 
 
-def metric_values(doc, metric: str) -> list:
+def metric_values(doc: dict[str, Any], metric: str) -> list[Any]:
     """The metric's numeric values over the cases that finished ok."""
     return [float(r["metrics"][metric]) for r in doc["cases"] if r["status"] == "ok"
             and isinstance(r["metrics"].get(metric), (int, float))
             and not isinstance(r["metrics"].get(metric), bool)]
 
 
-def constant_value(doc, metric: str):
+def constant_value(doc: dict[str, Any], metric: str) -> Any:
     """The metric's value when every finished case has the same one, else None."""
     vals = metric_values(doc, metric)
     return vals[0] if vals and all(v == vals[0] for v in vals) else None
@@ -324,8 +335,9 @@ def _wants_log(vals) -> bool:
     return bool(pos) and all(v >= 0 for v in vals) and max(pos) > 100 * min(pos)
 
 
-def heatmap_figure(doc, metric: str | None, verdict_of: dict | None = None,
-                   units: dict | None = None):
+def heatmap_figure(doc: dict[str, Any], metric: str | None,
+                   verdict_of: dict[Any, str] | None = None,
+                   units: dict[str, str] | None = None) -> figures.Figure:
     """The heat map of one metric over the two chosen inputs (the other inputs aggregated,
     the aggregation in the colour bar's title), as a figures.Figure; with ``metric`` None,
     the verdict map (colour: failed cases per cell; text: passed ✓ / failed ✗ / outside
@@ -389,7 +401,8 @@ def heatmap_figure(doc, metric: str | None, verdict_of: dict | None = None,
     return fig
 
 
-def step_figure(doc, metric: str, step: str, line_by: str | None, units: dict | None = None):
+def step_figure(doc: dict[str, Any], metric: str, step: str, line_by: str | None,
+                units: dict[str, str] | None = None) -> figures.Figure:
     """The metric against the step input (log x), one line per value of ``line_by``, the
     other inputs aggregated as in the heat maps."""
     agg = AGGREGATES[doc["heatmap"]["aggregate"]]
@@ -417,7 +430,8 @@ def step_figure(doc, metric: str, step: str, line_by: str | None, units: dict | 
     return fig
 
 
-def depends_on_step(doc, metric: str, step: str, line_by: str | None) -> bool:
+def depends_on_step(doc: dict[str, Any], metric: str, step: str,
+                    line_by: str | None) -> bool:
     """Whether the metric, aggregated as in ``step_figure``, changes with the step for
     some value of ``line_by`` (a closed-form reference does not: no chart for it)."""
     fig = step_figure(doc, metric, step, line_by)
@@ -435,7 +449,7 @@ def _num(v) -> str:
     return f"{v:.3g}" if isinstance(v, float) else str(v)
 
 
-def render_html(doc, mode: str = "file") -> str:
+def render_html(doc: dict[str, Any], mode: str = "file") -> str:
     """The sweep's index.html (``mode``: "file" loads plotly.min.js beside it, "inline"
     embeds it for a stand-alone file)."""
     import jinja2
@@ -488,7 +502,7 @@ def render_html(doc, mode: str = "file") -> str:
         statuses=STATUSES, css=Markup(figures.CSS), scripts=Markup(figures.scripts(mode)))
 
 
-def sweep_verdict(doc, scoring=None) -> dict:
+def sweep_verdict(doc: dict[str, Any], scoring: dict[str, Any] | None = None) -> dict[str, Any]:
     """{passed, text}: the sweep's verdict from its statuses and (recomputed) verdicts;
     passed iff every case finished as expected and no scored case failed."""
     n_unexp = len(doc["unexpected"])
@@ -520,7 +534,7 @@ def _outside_summary(scoring) -> list:
     return [(n, ex, cid) for n, ex, cid in kinds.values()]
 
 
-def write_sweep(out, doc) -> Path:
+def write_sweep(out: str | os.PathLike[str], doc: dict[str, Any]) -> Path:
     """Write sweep.json, index.html and the plotly.min.js it loads as folder ``out``
     atomically (harness/core/io.py)."""
     blob = to_json_bytes(doc)
@@ -529,7 +543,7 @@ def write_sweep(out, doc) -> Path:
                                            figures.ASSET: figures.plotly_asset()}, OUTPUT)
 
 
-def rerender(folder, out=None) -> Path:
+def rerender(folder: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
     """Re-render a sweep folder's index.html (and the plotly.min.js beside it), or the
     stand-alone HTML file ``out`` (plotly.js embedded), from its sweep.json, validated
     strictly first; written atomically (temp file + rename)."""
@@ -540,7 +554,7 @@ def rerender(folder, out=None) -> Path:
     return write_text_atomic(Path(folder) / "index.html", render_html(doc))
 
 
-def read_sweep(path) -> dict:
+def read_sweep(path: str | os.PathLike[str]) -> dict[str, Any]:
     """sweep.json of a sweep folder, validated strictly (unknown or missing fields are
     errors)."""
     p = Path(path)
@@ -585,10 +599,16 @@ OUTPUT = OutputKind("a sweep", "sweep.json", read_sweep,
 
 # ----- the command's core (harness sweep NAME) -------------------------------------------
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
-def run_named_sweep(name: str, grid, run_case, crash_case=None, *, out, backend="local",
-                    workers=None, scheduler=None, quick=False, quiet=False,
-                    include_crash=False, timeout_s=None, axes=None, aggregate="max",
-                    command_line=None, stream=None, stdout=None, scorer=None) -> tuple:
+def run_named_sweep(name: str, grid: Callable[..., list[dict[str, Any]]],
+                    run_case: Callable[[dict[str, Any]], dict[str, Any]],
+                    crash_case: Callable[[], dict[str, Any]] | None = None, *, out: Path,
+                    backend: str | None = "local", workers: int | None = None,
+                    scheduler: str | None = None, quick: bool = False, quiet: bool = False,
+                    include_crash: bool = False, timeout_s: float | None = None,
+                    axes: Sequence[str] | None = None, aggregate: str = "max",
+                    command_line: list[str] | None = None, stream: TextIO | None = None,
+                    stdout: TextIO | None = None, scorer: ModuleType | None = None
+                    ) -> tuple[int, Path, dict[str, Any]]:
     """Run the sweep ``name`` (C cases from ``grid(quick)``; with ``include_crash`` plus
     ``crash_case()``, expected to crash, run isolated: a fresh process, and an exception
     out of it counts as the crash) and write the sweep folder ``out`` atomically.
