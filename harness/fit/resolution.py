@@ -560,11 +560,13 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
     return {"json": doc, "arrays": arrays}
 
 
-def request(problem: str, study: str | None, grid: dict | None) -> dict | None:
+def request(problem: str, study: str | None, grid: dict | None,
+            offering: tuple = ("pendulum",)) -> dict | None:
     """The study grid `harness fit` asked for, checked before anything runs: None without
     ``--study``; BadInput naming the option for an unknown study, a problem it does not
-    apply to, a bad value, or a grid option without ``--study`` (the collocation problems
-    have no free control whose resolution or weights could be set)."""
+    apply to (``offering``: the problems that offer it, harness/fit/catalog.py), a bad
+    value, or a grid option without ``--study`` (the collocation problems have no free
+    control whose resolution or weights could be set)."""
     grid = {k: v for k, v in (grid or {}).items() if v is not None}
     if study is None:
         if grid:
@@ -574,8 +576,9 @@ def request(problem: str, study: str | None, grid: dict | None) -> dict | None:
         return None
     if study not in STUDIES:
         raise BadInput("--study", f"unknown study {study!r} (known: {', '.join(STUDIES)})")
-    if problem != "pendulum":
-        raise BadInput("--study", f"{study} applies to --problem pendulum only, got {problem}")
+    if problem not in offering:
+        raise BadInput("--study", f"{study} applies to --problem {' or '.join(offering)} "
+                                  f"only, got {problem}")
     unknown = set(grid) - set(AXES)
     if unknown:
         raise BadInput("--study", f"unknown grid axis {sorted(unknown)[0]!r}")
