@@ -2,7 +2,8 @@
 problem's own module and listed once in harness/fit/catalog.py. The CLI's choices and
 help, the fit bundle's writer and reader (harness/fit/bundle.py), the report
 (harness/report/fit.py) and the CLI's summary line all iterate that list; none of them
-names a problem.
+names a problem. (Not harness/fit/trajectory.py's ``FitProblem``, the spline fit's
+problem description that the swing and the dimension problem build.)
 
 Dimensions: none of its own; a problem's ``run`` returns fit.json's document (JSON data)
 and arrays.npz's arrays (name → ndarray, each with the dimensions its problem module

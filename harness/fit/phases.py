@@ -69,7 +69,8 @@ from harness.core.tolerances import lookup
 from harness.fit import rk4
 from harness.fit import schedules as SCH
 from harness.fit.events import hybrid_reference
-from harness.fit.shooting import Controls, gauss_newton_kkt, parameter_names
+from harness.fit.least_squares import gauss_newton_kkt
+from harness.fit.shooting import Controls, parameter_names
 from harness.model.hybrid import event_jump
 
 
@@ -402,7 +403,7 @@ class PhaseResult:
 
 def solve_phases(prob: PhaseShooting, w0, max_iter: int = 50) -> PhaseResult:
     """PhaseResult of the phase-aligned fit from w0 (nw,) (``initial_guess``) by the
-    constrained Gauss–Newton of ``shooting.gauss_newton_kkt`` (at most ``max_iter``
+    constrained Gauss–Newton of ``least_squares.gauss_newton_kkt`` (at most ``max_iter``
     iterations), with its covariance and its acceptance (module docstring)."""
     start = time.perf_counter()
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter)

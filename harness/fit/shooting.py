@@ -48,6 +48,7 @@ import numpy as np
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.fit import rk4
+from harness.fit.least_squares import gauss_newton_kkt
 
 PARAMETERISATIONS = ("piecewise_constant", "piecewise_linear", "cubic_bspline")
 
@@ -484,54 +485,6 @@ def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
     coordinates held at w0 (e.g. known parameters)."""
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter, fixed)
     return _accept(prob, w, it, hist)
-
-
-def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
-                     fixed: np.ndarray | None = None) -> tuple:
-    """(w (nw,), iterations, history): the constrained Gauss–Newton iteration of
-    ``solve_multiple`` over nw decision variables for any problem whose
-    ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r the whitened residuals [–], c
-    the equality constraints (their own units), J_r, J_c their Jacobians (None when not
-    ``jac``); ``fixed`` (nw,) bool holds coordinates at w0."""
-    w = np.array(w0, dtype=float)
-    free = np.ones(nw, bool) if fixed is None else ~np.asarray(fixed, bool)
-    hist = []
-    it = 0
-    rho = 1e3
-    for it in range(1, max_iter + 1):
-        r, Jr, c, Jc = evaluate(w)[:4]
-        A, Ac = Jr[:, free], Jc[:, free]
-        H = A.T @ A
-        mu = 1e-10 * max(np.trace(H), 1.0) / max(H.shape[0], 1)
-        n, mc = H.shape[0], Ac.shape[0]
-        # the constraint rows scaled to the size of H (the step is the same; λ is
-        # rescaled): with heavily weighted residuals (H ≫ J_c) the unscaled KKT matrix
-        # has singular values ~ σ(J_c)²/‖H‖ and its solve loses the step to round-off
-        sc = max(np.abs(H).max(initial=0.0), 1.0) / max(np.abs(Ac).max(initial=0.0), 1e-300)
-        KKT = np.block([[H + mu * np.eye(n), sc * Ac.T], [sc * Ac, np.zeros((mc, mc))]])
-        rhs = np.concatenate([-A.T @ r, -sc * c])
-        sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
-        d = np.zeros(nw)
-        d[free] = sol[:n]
-        cost0 = 0.5 * r @ r
-        merit0 = cost0 + rho * np.abs(c).sum()
-        # defects at round-off level: below it the merit's defect term is noise (ρ‖c‖₁ ~
-        # 1e-13 can hide a cost of 1e-15), so such a step is judged on the cost alone
-        floor = 64 * np.finfo(float).eps * (1 + np.abs(w).max())
-        step = 1.0
-        for _ in range(30):
-            r1, _, c1 = evaluate(w + step * d, jac=False)[:3]
-            cost1 = 0.5 * r1 @ r1
-            if cost1 + rho * np.abs(c1).sum() <= merit0 or step < 1e-6 or (
-                    cost1 <= cost0 and np.abs(c1).max(initial=0.0) <= floor):
-                break
-            step *= 0.5
-        w = w + step * d
-        hist.append({"iteration": it, "cost": float(cost1),
-                     "max_defect": float(np.abs(c1).max()) if c1.size else 0.0, "step": step})
-        if np.abs(step * d).max() < 1e-12 * (1 + np.abs(w).max()):
-            break
-    return w, it, hist
 
 
 def _accept(prob, w, iterations, hist) -> ShootingResult:

@@ -96,6 +96,7 @@ import scipy.sparse as sp
 from scipy.interpolate import BSpline
 
 from harness.core.errors import BadInput
+from harness.fit.least_squares import LMOptions, levenberg_marquardt
 
 
 def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
@@ -1163,45 +1164,27 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
             r0, J0 = res.reset(C, np.zeros(3))
             impulse0 = np.linalg.lstsq(J0.T, r0, rcond=None)[0]
         theta = np.r_[theta, np.asarray(impulse0, float)]
-    ev = res.evaluate(theta, jac=True)
-    cost = 0.5 * float(ev["r"] @ ev["r"])
-    lam = 1e-3
-    history = [{"iter": 0, "cost": cost, "lambda": lam}]
-    converged, message = False, "iteration limit"
-    it = 0
-    for it in range(1, max_iter + 1):
-        ne = ev["normal"]
-        accepted = False
-        for _ in range(25):
-            dC, db, dL = _lm_step(ne, lam) if prob.bounds is None else \
-                _bounded_step(prob, theta, ne, lam)
-            step = dC if db is None else np.r_[dC, db.ravel()]
-            if dL is not None:
-                step = np.r_[step, dL]
-            thn = theta + step
-            if prob.bounds is not None:    # projected: the coefficients back into the box
-                nC = prob.M * res.nv
-                thn[:nC] = prob.clip(thn[:nC].reshape(prob.M, res.nv)).ravel()
-            evn = res.evaluate(thn, jac=False)
-            cn = 0.5 * float(evn["r"] @ evn["r"])
-            if np.isfinite(cn) and cn < cost:
-                accepted = True
-                break
-            lam *= 10.0
-        if not accepted:
-            converged, message = True, "no decrease possible (local minimum to round-off)"
-            break
-        dc = (cost - cn) / max(cost, 1e-300)
-        theta, cost = thn, cn
-        lam = max(lam / 10.0, 1e-12)
-        history.append({"iter": it, "cost": cost, "lambda": lam,
-                        "step_max": float(np.abs(step).max())})
-        if progress:
-            progress(it, cost)
-        if dc < tol:
-            converged, message = True, f"relative cost decrease {dc:.1e} < {tol:g}"
-            break
-        ev = res.evaluate(theta, jac=True)
+
+    def evaluate(th, jac):
+        e = res.evaluate(th, jac=jac)
+        return 0.5 * float(e["r"] @ e["r"]), e
+
+    def step(ne, th, lam):
+        dC, db, dL = _lm_step(ne, lam) if prob.bounds is None else \
+            _bounded_step(prob, th, ne, lam)
+        d = dC if db is None else np.r_[dC, db.ravel()]
+        if dL is not None:
+            d = np.r_[d, dL]
+        thn = th + d
+        if prob.bounds is not None:    # projected: the coefficients back into the box
+            nC = prob.M * res.nv
+            thn[:nC] = prob.clip(thn[:nC].reshape(prob.M, res.nv)).ravel()
+        return d, thn
+
+    lm = levenberg_marquardt(evaluate, step, theta, LMOptions(max_iter=max_iter, ftol=tol),
+                             prepare=lambda e: e["normal"], progress=progress)
+    theta, history, it = lm.x, lm.history, lm.iterations
+    converged, message = lm.converged, lm.message
     ev = res.evaluate(theta, jac=False)
     C, beta = res.split(theta)
     tr, tau_r, defects = _replay_torques(prob, C)
