@@ -841,16 +841,24 @@ def outcome_summary(o: Outcome) -> dict:
 
 
 # ----- fitter, capture, swing, sweeps -----------------------------------------------------
+def fit_problems() -> tuple:
+    """Every problem `harness fit` runs (``FitProblem``, harness/fit/catalog.py), in the
+    order listed."""
+    from harness.fit import catalog
+
+    return catalog.problems()
+
+
 def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, seed: int = 0,
         p0: float | None = None, process_noise: bool = False, study: str | None = None,
         knot_frames=None, w_effort=None, w_smooth=None, w_prior=None) -> tuple:
-    """Identify a benchmark problem ("pendulum" | "balance") by direct collocation (IPOPT),
-    or "bounce" (candidate contact schedules weighted by evidence), or "dimension"
-    (candidate chains compared on held-out frames, docs/dimension.md), and write a fit
-    bundle; returns (path, fit.json document). ``study`` "resolution" adds the knot
-    density and weight study (docs/resolution.md) over the grid axes ``knot_frames``
-    [frames per knot], ``w_effort`` [s⁴/rad²], ``w_smooth`` [s⁶/rad²], ``w_prior`` [–]
-    (each a value, a comma-separated list, or None for the default axis)."""
+    """Run the fit problem called ``problem`` (one of ``fit_problems()``: the benchmarks
+    by direct collocation, the bounce's candidate contact schedules, the dimension's
+    candidate chains …) and write a fit bundle; returns (path, fit.json document).
+    ``study`` "resolution" adds the knot density and weight study (docs/resolution.md)
+    over the grid axes ``knot_frames`` [frames per knot], ``w_effort`` [s⁴/rad²],
+    ``w_smooth`` [s⁶/rad²], ``w_prior`` [–] (each a value, a comma-separated list, or
+    None for the default axis)."""
     from harness.fit import bundle as fit_bundle
     from harness.report import fit as fit_report
 

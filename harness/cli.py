@@ -388,69 +388,20 @@ def cmd_osim_export(args) -> int:
 
 
 def cmd_fit(args) -> int:
+    """``harness fit --problem NAME --out DIR``: the problem's fit bundle and its summary
+    line (the problem's own, harness/fit/fitproblem.py); exit code the problem's."""
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
                      seed=args.seed, p0=args.p0, process_noise=args.process_noise,
                      study=args.study, knot_frames=args.knot_frames, w_effort=args.w_effort,
                      w_smooth=args.w_smooth, w_prior=args.w_prior)
-    if d["problem"] == "dimension":  # candidate chains compared on held-out frames
-        dm, va = d["dimension"], d["variant"]
-        args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
-                        "problem": "dimension", "converged": d["converged"],
-                        "choice": dm["choice"], "variant_choice": va["choice"],
-                        "candidates": api.plain(dm["candidates"])}
-        scores = ", ".join(f"{c['name']} {c['heldout_loglik']:.1f}" for c in dm["candidates"])
-        print(f"fit dimension: held-out log-likelihood [nats] {scores}; selected "
-              f"{dm['selected']}, choice {dm['choice']} (truth d{d['truth']['d']}); with a "
-              f"bent link: selected {va['selected']}, choice {va['choice']}; bundle {out}")
-        return 0 if d["converged"] else 1
-    if d["problem"] == "bounce":  # candidate schedules weighted by evidence (no IPOPT)
-        r, sel, rp = d["restitution"], d["selected"], d["replay"]
-        ok = d["converged"] and rp["passed"]
-        args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
-                        "problem": "bounce", "converged": d["converged"],
-                        "restitution": api.plain(r), "selected": api.plain(sel),
-                        "replay": api.plain(rp)}
-        worst = max((e["max_height_diff_m"] for e in rp["engines"].values()), default=None)
-        rline = (f"replay of the selected schedule: {len(rp['engines'])} engines, "
-              + ("every one within" if rp["passed"] else "NOT every one within")
-              + f" {rp['tolerance']['height_m']:g} m and {rp['tolerance']['impact_time_s']:g}"
-              " s of the fit" + (f" (worst {worst:.2g} m)" if worst is not None else "")
-              + (f"; unavailable: {', '.join(rp['unavailable'])}" if rp["unavailable"]
-                 else ""))
-        if "event_time" in d:  # --method phases: the phase-aligned fit
-            et = d["event_time"]
-            args.summary["event_time"] = api.plain(et)
-            print(f"fit bounce (phases): restitution {r['value']:.5f} ± {r['se']:.5f} "
-                  f"(truth {d['truth']['restitution']:g}); first impact {et['value']:.6f} "
-                  f"± {et['se']:.2g} s (truth {d['truth']['onset_s']:.6f} s); "
-                  f"{len(d['event_times'])} impacts fitted from the best of "
-                  f"{len(d['schedules'])} candidate onsets"
-                  + ("" if d["phases"]["accepted"] else
-                     f"; not accepted: {d['phases']['reason']}") + f"; bundle {out}")
-            print(rline)
-            return 0 if ok else 1
-        print(f"fit bounce: {len(d['schedules'])} candidate onsets; restitution "
-              f"{r['value']:.5f} ± {r['se']:.5f} (truth {d['truth']['restitution']:g}); "
-              f"largest weight {sel['weight']:.3f} at onset {sel['onset_s']:.4f} s "
-              f"(truth {d['truth']['onset_s']:.4f} s); bundle {out}")
-        print(rline)
-        return 0 if ok else 1
+    prob = {p.name: p for p in api.fit_problems()}[d["problem"]]
+    fields, lines, code = prob.summary(d, out)
     args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
                     "problem": d["problem"], "converged": d["converged"],
-                    "parameters": api.plain(d["parameters"]), "ipopt": api.plain(d["ipopt"])}
-    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
-                       for k, v in d["parameters"].items())
-    print(f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
-          f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}")
-    if "study" in d:  # the knot density and weight study (harness/fit/resolution.py)
-        ch = d["study"]["choice"]
-        args.summary["study"] = api.plain(ch)
-        print(f"study {d['study']['name']}: {len(d['study']['settings'])} settings; chosen "
-              + ", ".join(f"{k}={v:g}" for k, v in ch["setting"].items())
-              + f" ({len(ch['within_one_se'])} within one SE)"
-              + ("" if d["study"]["converged"] else "; some settings did not converge"))
-        return 0 if d["converged"] and d["study"]["converged"] else 1
-    return 0 if d["converged"] else 1
+                    **api.plain(fields)}
+    for line in lines:
+        print(line)
+    return code
 
 
 def cmd_sweep(args) -> int:
@@ -583,23 +534,19 @@ def _as_is_options(p, with_flag: bool):
 
 
 def _add_fit_parser(sub):
-    from harness.fit import METHODS  # not collocation: it imports scipy.sparse
-
+    problems = api.fit_problems()
+    methods = tuple(dict.fromkeys(m for p in problems for m in p.methods))
     ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
                                     "(IPOPT) and write a fit bundle",
                         description="Identify a benchmark problem by direct collocation "
                                     "(IPOPT) and write a fit bundle (fit.json, arrays, "
                                     "index.html) to --out (no default folder).")
-    ft.add_argument("--problem", required=True,
-                    choices=["pendulum", "balance", "bounce", "dimension"],
-                    help="pendulum: damped pendulum, identify p [1/s²]; balance: the "
-                         "balance problem; bounce: a bouncing ball's restitution under "
-                         "candidate first-impact times; dimension: choose a chain's "
-                         "number of joints on held-out frames (required)")
-    ft.add_argument("--method", choices=[*METHODS, "phases"], default="midpoint",
-                    help="collocation scheme (default midpoint); bounce: 'phases' fits "
-                         "every impact time as a parameter by multiple shooting whose "
-                         "phases end at the impacts, started from the best candidate")
+    ft.add_argument("--problem", required=True, choices=[p.name for p in problems],
+                    help="; ".join(f"{p.name}: {p.help}" for p in problems) + " (required)")
+    ft.add_argument("--method", choices=methods, default="midpoint",
+                    help="; ".join(["collocation scheme (default midpoint)"]
+                                   + [f"{p.name}: {p.method_help}" for p in problems
+                                      if p.method_help]))
     ft.add_argument("--n", type=int, default=None,
                     help="nodes (default 1000 pendulum, 6000 balance)")
     ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
@@ -607,7 +554,8 @@ def _add_fit_parser(sub):
                     help="pendulum: initial guess of p [1/s²] (default 10)")
     ft.add_argument("--process-noise", action="store_true",
                     help="balance: add torque noise to the simulated data")
-    ft.add_argument("--study", choices=["resolution"], default=None,
+    ft.add_argument("--study", choices=list(dict.fromkeys(st for p in problems
+                                                          for st in p.studies)), default=None,
                     help="pendulum: also choose knot density and weights by held-out "
                          "prediction (docs/resolution.md)")
     for flag, what in (("--knot-frames", "frames per spline knot"),

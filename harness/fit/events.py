@@ -46,7 +46,8 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
-from harness.fit.shooting import SingleShooting, Trajectory, rk4_step_vjp
+from harness.fit import rk4
+from harness.fit.shooting import SingleShooting, Trajectory
 from harness.model.hybrid import entry_bracket, event_jump
 
 JUMPS = ("full", "reset_only", "none")
@@ -130,35 +131,14 @@ class HybridTrajectory(Trajectory):
 
 # ----- one RK4 step (or partial step) with its sensitivities and tape ---------------------
 def _step(sysm, ctrl, theta, p, t, x, hs, mid, S=None):
-    """RK4 step of length hs [s] from (t, x); controls of the grid step whose midpoint is
-    ``mid`` (a piecewise-constant jump never falls inside). Returns (x1, S1, tape)."""
-    nx, nu, K = sysm.nx, sysm.nu, ctrl.K
-    ts = (t, t + 0.5 * hs, t + 0.5 * hs, t + hs)
-    bi = [ctrl.basis(tt, mid - tt) for tt in ts]
+    """RK4 step of length hs [s] from (t, x) (harness/fit/rk4.py); controls of the grid
+    step whose midpoint is ``mid`` (a piecewise-constant jump never falls inside).
+    Returns (x1, S1, tape)."""
+    nx, nu, npar, K = sysm.nx, sysm.nu, sysm.np_, ctrl.K
+    bi = [ctrl.basis(tt, mid - tt) for tt in rk4.stage_times(t, hs)]
     ui = [b @ theta for b in bi]
-    ys, ks = [x], []
-    for i in range(4):
-        if i:
-            ys.append(x + (0.5 * hs if i < 3 else hs) * ks[-1])
-        ks.append(np.asarray(sysm.f(ts[i], ys[i], ui[i], p), dtype=float))
-    x1 = x + hs / 6.0 * (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3])
-    S1 = None
-    if S is not None:
-        dks = []
-        for i in range(4):
-            fx, fu, fp = sysm.jac(ts[i], ys[i], ui[i], p)
-            dy = S if i == 0 else S + (0.5 * hs if i < 3 else hs) * dks[-1]
-            dk = fx @ dy
-            dk[:, nx + np.arange(K * nu)] += np.kron(bi[i][None, :], fu)
-            dk[:, nx + K * nu:] += fp
-            dks.append(dk)
-        S1 = S + hs / 6.0 * (dks[0] + 2 * dks[1] + 2 * dks[2] + dks[3])
-    return x1, S1, (ts, ys, ui, bi, hs)
-
-
-def _step_vjp(sysm, p, tape, lam, g_theta, g_p):
-    """λ_k = (∂x1/∂x)ᵀ λ for one taped step (shooting.rk4_step_vjp)."""
-    return rk4_step_vjp(sysm, p, tape, lam, g_theta, g_p)
+    return rk4.step(sysm, p, t, x, hs, ui, bi, S, nx + np.arange(K * nu),
+                    nx + K * nu + np.arange(npar))
 
 
 def _jump_matrices(ev: EventRecord, nx: int, npar: int, jump: str):
@@ -281,13 +261,13 @@ def _reverse(hsys, p, ctrl, tape, dJ_dx, jump):
     for k in range(n - 1, -1, -1):
         seg = tape[k]
         if seg[0] == "step":
-            lam = _step_vjp(hsys, p, seg[1], lam, g_theta, g_p)
+            lam = rk4.step_vjp(hsys, p, seg[1], lam, g_theta, g_p)
         else:
             _, tp_pre, ev, tp_post = seg
-            lam_plus = _step_vjp(hsys, p, tp_post, lam, g_theta, g_p)
+            lam_plus = rk4.step_vjp(hsys, p, tp_post, lam, g_theta, g_p)
             Xi, Xi_p = _jump_matrices(ev, nx, npar, jump)
             g_p += Xi_p.T @ lam_plus
-            lam = _step_vjp(hsys, p, tp_pre, Xi.T @ lam_plus, g_theta, g_p)
+            lam = rk4.step_vjp(hsys, p, tp_pre, Xi.T @ lam_plus, g_theta, g_p)
         lam = lam + dJ_dx[k]
     return np.concatenate([lam, g_theta.reshape(-1), g_p])
 

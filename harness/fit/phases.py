@@ -66,51 +66,32 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
+from harness.fit import rk4
 from harness.fit import schedules as SCH
 from harness.fit.events import hybrid_reference
-from harness.fit.shooting import Controls, gauss_newton_kkt, parameter_names
+from harness.fit.least_squares import gauss_newton_kkt
+from harness.fit.shooting import Controls, parameter_names
 from harness.model.hybrid import event_jump
-
-_C = (0.0, 0.5, 0.5, 1.0)     # RK4 stage offsets
-_WT = (1.0, 2.0, 2.0, 1.0)    # RK4 weights (× h/6)
 
 
 def rk4_step(sysm, ctrl: Controls, theta, p, t, x, hs, S=None, dt=None, dh=None,
              th_cols=None, p_cols=None):
     """One RK4 step of length hs [s] from (t [s], x (nx,)), controls of the step's
-    midpoint interval. With S (nx, nl) = ∂x/∂ξ, dt (nl,) = ∂t/∂ξ, dh (nl,) = ∂hs/∂ξ and
-    the positions of θ (K·nu) and p (np) in ξ (``th_cols``, ``p_cols``, index arrays),
-    also ∂x₁/∂ξ (module docstring). Returns (x₁ (nx,), S₁ (nx, nl) or None)."""
+    midpoint interval (harness/fit/rk4.py, in its ``mean_slope`` rounding). With S
+    (nx, nl) = ∂x/∂ξ, dt (nl,) = ∂t/∂ξ, dh (nl,) = ∂hs/∂ξ and the positions of θ (K·nu)
+    and p (np) in ξ (``th_cols``, ``p_cols``, index arrays), also ∂x₁/∂ξ (module
+    docstring). Returns (x₁ (nx,), S₁ (nx, nl) or None)."""
     mid = t + 0.5 * hs
-    ts = [t + c * hs for c in _C]
+    ts = rk4.stage_times(t, hs)
     bi = [ctrl.basis(tt, mid - tt) for tt in ts]
     ui = [b @ theta for b in bi]
-    ys, ks = [x], []
-    for i in range(4):
-        if i:
-            ys.append(x + _C[i] * hs * ks[-1])
-        ks.append(np.asarray(sysm.f(ts[i], ys[i], ui[i], p), dtype=float))
-    kbar = (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3]) / 6.0
-    x1 = x + hs * kbar
-    if S is None:
-        return x1, None
-    f_t = getattr(getattr(sysm, "flow", sysm), "f_t", None)
-    dks = []
-    for i in range(4):
-        fx, fu, fp = sysm.jac(ts[i], ys[i], ui[i], p)
-        dti = dt + _C[i] * dh
-        dy = S if i == 0 else S + _C[i] * hs * dks[-1] + _C[i] * np.outer(ks[i - 1], dh)
-        dk = fx @ dy
+    urate = f_t = None
+    if S is not None:
+        f_t = getattr(getattr(sysm, "flow", sysm), "f_t", None)
         if th_cols.size:
-            dk[:, th_cols] += np.kron(bi[i][None, :], fu)
-            udot = ctrl.basis_rate(ts[i], mid - ts[i]) @ theta
-            dk += np.outer(fu @ udot, dti)
-        if p_cols.size:
-            dk[:, p_cols] += fp
-        if f_t is not None:
-            dk += np.outer(np.asarray(f_t(ts[i], ys[i], ui[i], p), dtype=float), dti)
-        dks.append(dk)
-    S1 = S + hs / 6.0 * sum(w * d for w, d in zip(_WT, dks)) + np.outer(kbar, dh)
+            urate = [ctrl.basis_rate(tt, mid - tt) @ theta for tt in ts]
+    x1, S1, _ = rk4.step(sysm, p, t, x, hs, ui, bi, S, th_cols, p_cols, dt, dh, urate, f_t,
+                         mean_slope=True)
     return x1, S1
 
 
@@ -422,7 +403,7 @@ class PhaseResult:
 
 def solve_phases(prob: PhaseShooting, w0, max_iter: int = 50) -> PhaseResult:
     """PhaseResult of the phase-aligned fit from w0 (nw,) (``initial_guess``) by the
-    constrained Gauss–Newton of ``shooting.gauss_newton_kkt`` (at most ``max_iter``
+    constrained Gauss–Newton of ``least_squares.gauss_newton_kkt`` (at most ``max_iter``
     iterations), with its covariance and its acceptance (module docstring)."""
     start = time.perf_counter()
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter)

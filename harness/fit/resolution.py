@@ -53,6 +53,7 @@ from scipy.integrate import solve_ivp
 
 from harness.core.errors import BadInput
 from harness.fit import problems as P
+from harness.fit.least_squares import LMOptions, levenberg_marquardt
 from harness.fit.trajectory import basis, knots
 
 STUDIES = ("resolution",)
@@ -284,8 +285,9 @@ class SplineFit:
 
     def solve(self, s: Setting, fit_mask=None, z0=None, max_iter: int = 200,
               tol: float = 1e-11) -> dict:
-        """Levenberg–Marquardt (Marquardt scaling); returns {z, cost, iterations,
-        converged, mask}."""
+        """Levenberg–Marquardt (Marquardt scaling; harness/fit/least_squares.py, trials
+        accepted when not above the cost, stopped on a decrease ≤ ``tol`` of the new cost
+        or a step ≤ 1e-12 (1 + ‖z‖)); returns {z, cost, iterations, converged, mask}."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         z = self.initial(fit_mask) if z0 is None else np.array(z0, float)
 
@@ -294,33 +296,26 @@ class SplineFit:
             cost = sum(float(b[3] @ b[3]) for b in (data, eff, smo)) + rp * rp
             return cost, (data, eff, smo, rp, a_p)
 
-        cost, parts = evaluate(z)
-        ab_data = self._normal((parts[0],), self.M)[0]    # constant: linear misfit rows
-        lam, conv, it = 1e-6, False, 0
-        for it in range(1, max_iter + 1):
+        ab_data = []    # the misfit rows' banded block: constant (linear rows), built once
+
+        def prepare(parts):
             data, eff, smo, rp, a_p = parts
-            ab, bvec, d, gc, gp = self._normal((data, eff, smo), self.M, ab_first=ab_data)
+            if not ab_data:
+                ab_data.append(self._normal((data,), self.M)[0])
+            ab, bvec, d, gc, gp = self._normal((data, eff, smo), self.M,
+                                               ab_first=ab_data[0])
             d += a_p * a_p
             gp += a_p * rp
-            while True:
-                step = self._step(ab, bvec, d, gc, gp, lam)
-                zn = z + step
-                cn, pn = evaluate(zn)
-                if np.isfinite(cn) and cn <= cost:
-                    break
-                lam *= 10.0
-                if lam > 1e12:
-                    break
-            if not (np.isfinite(cn) and cn <= cost):
-                conv = True   # no decrease possible: at the minimum to round-off
-                break
-            dec = cost - cn
-            z, parts, cost = zn, pn, cn
-            lam = max(lam / 10.0, 1e-12)
-            if dec <= tol * max(cost, 1e-300) or np.linalg.norm(step) <= 1e-12 * (
-                    1.0 + np.linalg.norm(z)):
-                conv = True
-                break
+            return ab, bvec, d, gc, gp
+
+        def step(system, z, lam):
+            dz = self._step(*system, lam)
+            return dz, z + dz
+
+        lm = levenberg_marquardt(lambda z, jac: evaluate(z), step, z, LMOptions(
+            max_iter=max_iter, lam0=1e-6, lam_max=1e12, max_tries=None, strict=False,
+            ftol=tol, decrease_of="new", xtol=1e-12, reevaluate=False), prepare=prepare)
+        z, cost, it, conv = lm.x, lm.cost, lm.iterations, lm.converged
         return {"z": z, "cost": float(cost), "iterations": it, "converged": conv,
                 "mask": fit_mask, "setting": s}
 
@@ -560,11 +555,13 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
     return {"json": doc, "arrays": arrays}
 
 
-def request(problem: str, study: str | None, grid: dict | None) -> dict | None:
+def request(problem: str, study: str | None, grid: dict | None,
+            offering: tuple = ("pendulum",)) -> dict | None:
     """The study grid `harness fit` asked for, checked before anything runs: None without
     ``--study``; BadInput naming the option for an unknown study, a problem it does not
-    apply to, a bad value, or a grid option without ``--study`` (the collocation problems
-    have no free control whose resolution or weights could be set)."""
+    apply to (``offering``: the problems that offer it, harness/fit/catalog.py), a bad
+    value, or a grid option without ``--study`` (the collocation problems have no free
+    control whose resolution or weights could be set)."""
     grid = {k: v for k, v in (grid or {}).items() if v is not None}
     if study is None:
         if grid:
@@ -574,8 +571,9 @@ def request(problem: str, study: str | None, grid: dict | None) -> dict | None:
         return None
     if study not in STUDIES:
         raise BadInput("--study", f"unknown study {study!r} (known: {', '.join(STUDIES)})")
-    if problem != "pendulum":
-        raise BadInput("--study", f"{study} applies to --problem pendulum only, got {problem}")
+    if problem not in offering:
+        raise BadInput("--study", f"{study} applies to --problem {' or '.join(offering)} "
+                                  f"only, got {problem}")
     unknown = set(grid) - set(AXES)
     if unknown:
         raise BadInput("--study", f"unknown grid axis {sorted(unknown)[0]!r}")

@@ -47,6 +47,8 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
+from harness.fit import rk4
+from harness.fit.least_squares import gauss_newton_kkt
 
 PARAMETERISATIONS = ("piecewise_constant", "piecewise_linear", "cubic_bspline")
 
@@ -224,14 +226,24 @@ class Trajectory:
     S: np.ndarray | None = None
 
 
-def rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, sens=False) -> Trajectory:
+def _stage_controls(ctrl, theta, t, h):
+    """(stage controls 4 × (nu,), stage bases 4 × (K,)) of the grid step [t, t + h]: the
+    basis evaluated once per distinct stage time (``_stage_basis``)."""
+    Bs = _stage_basis(ctrl, t, h)
+    us = Bs @ theta
+    return (us[0], us[1], us[1], us[2]), (Bs[0], Bs[1], Bs[1], Bs[2])
+
+
+def rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, sens=False, tape=None) -> Trajectory:
     """n RK4 steps of size h from x0 at t0; θ (K, nu); p (np,). With ``sens`` the exact
-    derivative of every x_k w.r.t. z = [x0, θ, p] (discrete variational equations)."""
+    derivative of every x_k w.r.t. z = [x0, θ, p] (discrete variational equations,
+    harness/fit/rk4.py). ``tape`` (a list) receives every step's tape for the adjoint."""
     nx, nu, npar, K = sys.nx, sys.nu, sys.np_, ctrl.K
     nz = nx + K * nu + npar
     X = np.empty((n + 1, nx))
     X[0] = x0
     S = None
+    th_cols, p_cols = nx + np.arange(K * nu), nx + K * nu + np.arange(npar)
     if sens:
         S = np.zeros((n + 1, nx, nz))
         S[0][:, :nx] = np.eye(nx)
@@ -239,81 +251,29 @@ def rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, sens=False) -> Trajectory:
     Sk = S[0].copy() if sens else None
     for k in range(n):
         t = t0 + k * h
-        Bs = _stage_basis(ctrl, t, h)
-        us = Bs @ theta
-        ts = (t, t + 0.5 * h, t + 0.5 * h, t + h)
-        ui = (us[0], us[1], us[1], us[2])
-        bi = (Bs[0], Bs[1], Bs[1], Bs[2])
-        ys, ks = [x], []
-        for i in range(4):
-            if i:
-                c = 0.5 * h if i < 3 else h
-                ys.append(x + c * ks[-1])
-            ks.append(sys.f(ts[i], ys[i], ui[i], p))
+        ui, bi = _stage_controls(ctrl, theta, t, h)
+        x, Sk, tp = rk4.step(sys, p, t, x, h, ui, bi, Sk, th_cols, p_cols)
+        if tape is not None:
+            tape.append(tp)
         if sens:
-            dks = []
-            for i in range(4):
-                fx, fu, fp = sys.jac(ts[i], ys[i], ui[i], p)
-                dy = Sk if i == 0 else Sk + (0.5 * h if i < 3 else h) * dks[-1]
-                dk = fx @ dy
-                dk[:, nx + np.arange(K * nu)] += np.kron(bi[i][None, :], fu)  # ∂u/∂θ
-                dk[:, nx + K * nu:] += fp
-                dks.append(dk)
-            Sk = Sk + h / 6.0 * (dks[0] + 2 * dks[1] + 2 * dks[2] + dks[3])
             S[k + 1] = Sk
-        x = x + h / 6.0 * (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3])
         X[k + 1] = x
     return Trajectory(t0 + h * np.arange(n + 1), X, S)
 
 
 def rk4_adjoint(sys, x0, theta, p, ctrl, t0, h, n, dJ_dx) -> np.ndarray:
     """(nz,) ∂J/∂z of J = Σ_k ℓ_k(x_k) by the discrete adjoint of the RK4 map; dJ_dx
-    (n+1, nx) = ∂ℓ_k/∂x_k. One forward pass (stage states stored) and one reverse pass
-    with vector–Jacobian products of the stage Jacobians."""
+    (n+1, nx) = ∂ℓ_k/∂x_k. One forward pass (stage states taped) and one reverse pass
+    with vector–Jacobian products of the stage Jacobians (``rk4.step_vjp``)."""
     nu, npar, K = sys.nu, sys.np_, ctrl.K
     tape = []
-    x = np.array(x0, dtype=float)
-    for k in range(n):
-        t = t0 + k * h
-        Bs = _stage_basis(ctrl, t, h)
-        us = Bs @ theta
-        ts = (t, t + 0.5 * h, t + 0.5 * h, t + h)
-        ui = (us[0], us[1], us[1], us[2])
-        bi = (Bs[0], Bs[1], Bs[1], Bs[2])
-        ys, ks = [x], []
-        for i in range(4):
-            if i:
-                ys.append(x + (0.5 * h if i < 3 else h) * ks[-1])
-            ks.append(sys.f(ts[i], ys[i], ui[i], p))
-        tape.append((ts, ys, ui, bi))
-        x = x + h / 6.0 * (ks[0] + 2 * ks[1] + 2 * ks[2] + ks[3])
+    rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, tape=tape)
     lam = np.array(dJ_dx[n], dtype=float)
     g_theta = np.zeros((K, nu))
     g_p = np.zeros(npar)
     for k in range(n - 1, -1, -1):
-        lam = rk4_step_vjp(sys, p, (*tape[k], h), lam, g_theta, g_p) + dJ_dx[k]
+        lam = rk4.step_vjp(sys, p, tape[k], lam, g_theta, g_p) + dJ_dx[k]
     return np.concatenate([lam, g_theta.reshape(-1), g_p])
-
-
-def rk4_step_vjp(sys, p, tape, lam, g_theta, g_p):
-    """(nx,) λ_k = (∂x1/∂x)ᵀ λ of one taped RK4 step, tape = (stage times, stage states,
-    stage controls, stage control bases, step h [s]); adds the control-coefficient and
-    parameter parts to g_theta (K, nu) and g_p (np,) in place."""
-    ts, ys, ui, bi, h = tape
-    w = (h / 6.0, h / 3.0, h / 3.0, h / 6.0)
-    cstep = (0.5 * h, 0.5 * h, h)  # y_{i+1} = x + cstep[i] k_i
-    bar_k = [w[i] * lam for i in range(4)]
-    bar_x = lam.copy()
-    for i in range(3, -1, -1):
-        fx, fu, fp = sys.jac(ts[i], ys[i], ui[i], p)
-        g = bar_k[i]
-        bar_y = fx.T @ g
-        g_theta += np.outer(bi[i], fu.T @ g)
-        g_p += fp.T @ g
-        bar_x += bar_y
-        if i:
-            bar_k[i - 1] = bar_k[i - 1] + cstep[i - 1] * bar_y
-    return bar_x
 
 
 # ----- single shooting --------------------------------------------------------------------
@@ -525,54 +485,6 @@ def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
     coordinates held at w0 (e.g. known parameters)."""
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter, fixed)
     return _accept(prob, w, it, hist)
-
-
-def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
-                     fixed: np.ndarray | None = None) -> tuple:
-    """(w (nw,), iterations, history): the constrained Gauss–Newton iteration of
-    ``solve_multiple`` over nw decision variables for any problem whose
-    ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r the whitened residuals [–], c
-    the equality constraints (their own units), J_r, J_c their Jacobians (None when not
-    ``jac``); ``fixed`` (nw,) bool holds coordinates at w0."""
-    w = np.array(w0, dtype=float)
-    free = np.ones(nw, bool) if fixed is None else ~np.asarray(fixed, bool)
-    hist = []
-    it = 0
-    rho = 1e3
-    for it in range(1, max_iter + 1):
-        r, Jr, c, Jc = evaluate(w)[:4]
-        A, Ac = Jr[:, free], Jc[:, free]
-        H = A.T @ A
-        mu = 1e-10 * max(np.trace(H), 1.0) / max(H.shape[0], 1)
-        n, mc = H.shape[0], Ac.shape[0]
-        # the constraint rows scaled to the size of H (the step is the same; λ is
-        # rescaled): with heavily weighted residuals (H ≫ J_c) the unscaled KKT matrix
-        # has singular values ~ σ(J_c)²/‖H‖ and its solve loses the step to round-off
-        sc = max(np.abs(H).max(initial=0.0), 1.0) / max(np.abs(Ac).max(initial=0.0), 1e-300)
-        KKT = np.block([[H + mu * np.eye(n), sc * Ac.T], [sc * Ac, np.zeros((mc, mc))]])
-        rhs = np.concatenate([-A.T @ r, -sc * c])
-        sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
-        d = np.zeros(nw)
-        d[free] = sol[:n]
-        cost0 = 0.5 * r @ r
-        merit0 = cost0 + rho * np.abs(c).sum()
-        # defects at round-off level: below it the merit's defect term is noise (ρ‖c‖₁ ~
-        # 1e-13 can hide a cost of 1e-15), so such a step is judged on the cost alone
-        floor = 64 * np.finfo(float).eps * (1 + np.abs(w).max())
-        step = 1.0
-        for _ in range(30):
-            r1, _, c1 = evaluate(w + step * d, jac=False)[:3]
-            cost1 = 0.5 * r1 @ r1
-            if cost1 + rho * np.abs(c1).sum() <= merit0 or step < 1e-6 or (
-                    cost1 <= cost0 and np.abs(c1).max(initial=0.0) <= floor):
-                break
-            step *= 0.5
-        w = w + step * d
-        hist.append({"iteration": it, "cost": float(cost1),
-                     "max_defect": float(np.abs(c1).max()) if c1.size else 0.0, "step": step})
-        if np.abs(step * d).max() < 1e-12 * (1 + np.abs(w).max()):
-            break
-    return w, it, hist
 
 
 def _accept(prob, w, iterations, hist) -> ShootingResult:

@@ -50,7 +50,7 @@ from scipy.optimize import nnls
 from harness.core.errors import BadInput
 from harness.core.strict import read_json
 from harness.fit import trajectory as tf
-from harness.swing import ground
+from harness.swing import ground, impact_time
 
 LEAD = "l"    # the lead foot of a right-handed golfer
 
@@ -265,7 +265,7 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     if impact_ev is None:
         fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
     else:
-        fr = tf.fit_impact(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol,
+        fr = impact_time.fit_impact(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol,
                            refit_iter=settings.impact_refit_iter)
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)

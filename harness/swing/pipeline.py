@@ -58,7 +58,7 @@ from harness.capture.scaling import (
 from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.fit import trajectory as tf
-from harness.swing import consistency, ground, poses
+from harness.swing import consistency, ground, impact_time, poses
 from harness.swing.identifiability import scaled_parameters
 
 
@@ -322,7 +322,7 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
-        fr = tf.fit_impact(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress,
+        fr = impact_time.fit_impact(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress,
                            refit_iter=s.impact_refit_iter, say=say)
     else:
         fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress)

@@ -238,13 +238,13 @@ def test_cli_bounce_phases(tmp_path, capsys):
     import json
 
     from harness import cli
-    from harness.fit import bundle
+    from harness.fit import problem_bounce
 
     out = tmp_path / "ph"
     assert cli.main(["fit", "--problem", "bounce", "--method", "phases", "--seed", "3",
                      "--out", str(out)]) == 0, capsys.readouterr().err
     doc = json.loads((out / "fit.json").read_text())
-    assert set(doc) == bundle.BOUNCE_PHASES_KEYS | {"replay"} and doc["converged"]
+    assert set(doc) == problem_bounce.BOUNCE_PHASES_KEYS | {"replay"} and doc["converged"]
     t, _, _, y = B.data(3)
     R, _, _ = B.fit_phases(t, y, B.SIGMA)
     e, se = R.value("p[0]")
@@ -263,7 +263,8 @@ def test_cli_bounce_phases(tmp_path, capsys):
     assert (out / "index.html").read_text() == page
     out2 = tmp_path / "default"
     assert cli.main(["fit", "--problem", "bounce", "--seed", "3", "--out", str(out2)]) == 0
-    assert set(json.loads((out2 / "fit.json").read_text())) == bundle.BOUNCE_KEYS | {"replay"}
+    assert set(json.loads((out2 / "fit.json").read_text())) == (problem_bounce.BOUNCE_KEYS
+                                                                | {"replay"})
     capsys.readouterr()
     assert cli.main(["fit", "--problem", "pendulum", "--method", "phases", "--out",
                      str(tmp_path / "bad")]) == 2

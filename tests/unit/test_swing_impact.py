@@ -1,7 +1,8 @@
 """The ball impact as a hybrid event of the trajectory fit (harness/fit/trajectory.py
-ImpactEvent, fit_impact): a planar downswing through an impact with a known impulse
-(Drake's reset map; harness/swing/synthetic.py planar_impact_swing), markers with 2 mm
-noise, fitted with Pinocchio. Impulses N·s, velocities rad/s, times s."""
+ImpactEvent; harness/swing/impact_time.py fit_impact): a planar downswing through an
+impact with a known impulse (Drake's reset map; harness/swing/synthetic.py
+planar_impact_swing), markers with 2 mm noise, fitted with Pinocchio. Impulses N·s,
+velocities rad/s, times s."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +13,7 @@ from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
+from harness.swing import impact_time
 from harness.swing.synthetic import planar_impact_swing
 
 
@@ -34,7 +36,7 @@ def fitted():
     imp = cap_events.impact(sw.markers[:, list(sw.labels).index("club_head")], 1.0 / h)
     ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
     prob = _problem(pin, sw, imp.t_s, imp.sigma_s)
-    return sw, imp, prob, tf.fit_impact(prob, ikr.q)
+    return sw, imp, prob, impact_time.fit_impact(prob, ikr.q)
 
 
 def _resolved(drake, sw):
