@@ -21,6 +21,7 @@ import time
 import warnings
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness import api
@@ -533,7 +534,8 @@ def _as_is_options(p, with_flag: bool):
                         "limit (limit constraints act only there; default 0: inside)")
 
 
-def _add_fit_parser(sub):
+def _add_fit_parser(sub: Any) -> None:
+    """The ``fit`` command's options (its problems and methods from the fit catalog)."""
     problems = api.fit_problems()
     methods = tuple(dict.fromkeys(m for p in problems for m in p.methods))
     ft = sub.add_parser("fit", help="identify a benchmark problem by direct collocation "
@@ -570,12 +572,14 @@ def _add_fit_parser(sub):
     _json(ft)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
-    p.add_argument("--version", action="version", version=f"harness {__version__}")
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+def _add_engines_parser(sub: Any) -> None:
+    """The ``engines`` command's options."""
     en = sub.add_parser("engines", help="list engines, versions and availability")
     _json(en)
+
+
+def _add_parity_parser(sub: Any) -> None:
+    """The ``parity`` command's options."""
     par = sub.add_parser("parity", help="run stages 0-2 on fixtures or user models",
                          description="Run stages 0-2 on fixtures or user models; the bundle "
                                      "goes to --out (default reports/parity).")
@@ -614,6 +618,10 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--base", choices=["fixed", "floating", "both"], default=None,
                      help="--batch: the base of every model of a folder, and of a list entry "
                           "without its own (default fixed; both: two runs per model)")
+
+
+def _add_diagnose_parser(sub: Any) -> None:
+    """The ``diagnose`` command's options."""
     dg = sub.add_parser("diagnose", help="load a URDF/MJCF as each engine would (as-is) and "
                                          "explain why the engines disagree",
                         description="Load a URDF/MJCF as each engine would (as-is) and "
@@ -629,6 +637,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "or silently accepts the file's own")
     _as_is_options(dg, with_flag=False)
     _common(dg, out_default="reports/diagnose")
+
+
+def _add_qualify_parser(sub: Any) -> None:
+    """The ``qualify`` command's options."""
     q = sub.add_parser("qualify", help="all fixtures, all stages; exit 0 only if all pass",
                        description="All fixtures through all stages; exit 0 only if all "
                                    "pass. --out is required (no default folder).")
@@ -641,6 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay chain7 with a deliberately too coarse step (RK4, dt 1e-2): "
                         "the refinement gate must mark it unconverged and qualify exit 1")
     _common(q)
+
+
+def _add_replay_parser(sub: Any) -> None:
+    """The ``replay`` command's options."""
     rp = sub.add_parser("replay", help="replay a candidate in every engine (stages 0-2 on "
                                        "its model first)",
                         description="Replay a candidate in every engine (stages 0-2 on its "
@@ -661,6 +677,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--samples", type=int, default=10,
                     help="random states per stage 0-2 check (default 10)")
     _common(rp, out_default="reports/replay")
+
+
+def _add_synth_parser(sub: Any) -> None:
+    """The ``synth`` command's options."""
     sy = sub.add_parser("synth", help="write a candidate from a known control law",
                         description="Write a candidate (a .json manifest and the .npz "
                                     "arrays beside it) from a known control law to --out "
@@ -687,6 +707,10 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--engine", help="engine that evaluates the control law (default: the "
                                      "first available)")
     _json(sy)
+
+
+def _add_report_parser(sub: Any) -> None:
+    """The ``report`` command's options."""
     r = sub.add_parser("report", help="render a bundle's HTML report",
                        description="Render a bundle's (evidence bundle, sweep folder or "
                                    "fit bundle) HTML report to --out (default "
@@ -698,11 +722,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an older bundle: show what changed (new failures first)")
     r.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     _json(r)
+
+
+def _add_verify_parser(sub: Any) -> None:
+    """The ``verify`` command's options."""
     v = sub.add_parser("verify", help="recompute every record of a bundle from its arrays",
                        description="Recompute every record of a bundle from its arrays "
                                    "(writes nothing; exit 1 on any mismatch).")
     v.add_argument("bundle", metavar="BUNDLE", help="an evidence bundle folder")
     _json(v)
+
+
+def _add_swing_parser(sub: Any) -> None:
+    """The ``swing`` command's options."""
     sw = sub.add_parser("swing", help="fit a golf-swing capture and replay it in every engine",
                         description="Fit a golf-swing capture and replay it in every engine; "
                                     "writes --out (required, no default folder; make run "
@@ -757,6 +789,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true",
                     help="no progress lines on stderr; warnings only as a one-line count")
     _json(sw)
+
+
+def _add_osim_export_parser(sub: Any) -> None:
+    """The ``osim-export`` command's options."""
     ox = sub.add_parser("osim-export", help="export a finished swing for OpenSim: model, "
                                             "coordinates (.mot), markers (.trc)",
                         description="Write golfer.osim (with its MarkerSet), swing.mot "
@@ -767,6 +803,10 @@ def build_parser() -> argparse.ArgumentParser:
     ox.add_argument("--out", default=None, help="output folder (replaced atomically; "
                     "default SWING_OUT_DIR_osim beside the swing folder)")
     _json(ox)
+
+
+def _add_capture_parser(sub: Any) -> None:
+    """The ``capture`` command's options."""
     cp = sub.add_parser("capture", help="ingest a C3D capture: units, axes, gaps, rejected "
                                         "markers, swing events")
     cp.add_argument("capture", metavar="CAPTURE.c3d", help="the capture (C3D file)")
@@ -777,14 +817,31 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", metavar="FILE",
                     help="write the full ingestion report as JSON (refused before any work "
                          "if FILE is a folder)")
-    _add_sweep_parser(sub)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="harness", description="Multi-engine rigid-body parity harness.")
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    _add_engines_parser(sub)
+    _add_parity_parser(sub)
+    _add_diagnose_parser(sub)
+    _add_qualify_parser(sub)
+    _add_replay_parser(sub)
+    _add_synth_parser(sub)
+    _add_report_parser(sub)
+    _add_verify_parser(sub)
+    _add_swing_parser(sub)
+    _add_osim_export_parser(sub)
+    _add_capture_parser(sub)
+    _add_sweep_parser(sub)
     _add_fit_parser(sub)
     return p
 
 
 # ----- harness sweep NAME (harness/sweep/) -----------------------------------------------
-def _add_sweep_parser(sub):
+def _add_sweep_parser(sub: Any) -> None:
+    """The ``sweep`` command's options."""
     sw = sub.add_parser("sweep", help="run a parameter sweep (crash-tolerant, local "
                                       "processes or Dask) and write sweep.json + index.html",
                         description="Run a parameter sweep and write sweep.json + index.html "
