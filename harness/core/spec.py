@@ -314,9 +314,34 @@ class FixtureSpec:
         return self
 
     def _validate(self) -> None:
+        """ValueError naming the first problem, checked in this order: size and names,
+        bodies' mass and inertia [kg, kg·m²], joints, one tree, frames, gravity [m/s²],
+        constraints, and that every moving joint moves mass."""
         names = [b.name for b in self.bodies]
         if not names:
             raise ValueError("model has no bodies")
+        self._validate_size_and_names(names)
+        self._validate_bodies()
+        name_set = set(names)
+        children = [j.child for j in self.joints]
+        dup = sorted(c for c, k in Counter(children).items() if k > 1)
+        if dup:
+            raise ValueError(f"body {dup[0]} has more than one parent joint")
+        for j in self.joints:
+            _validate_joint(j, name_set)
+        self._validate_tree(names, set(children))
+        for f in self.frames:
+            if f.body not in name_set:
+                raise ValueError(f"frame {f.name}: unknown body {f.body!r}")
+            _vec(f.xyz, 3, f"frame {f.name} xyz")
+            _vec(f.rpy, 3, f"frame {f.name} rpy")
+        _vec(self.gravity, 3, "gravity")
+        self._validate_constraints()
+        self._validate_moving_mass()
+
+    def _validate_size_and_names(self, names: list[str]) -> None:
+        """The supported model size, then every body, frame and joint name: allowed, unique,
+        and not the free root's."""
         # the supported model size, before anything grows with it (getattr: a malformed
         # joint is reported below; the cast only names the key type for the checker)
         nv = sum(JOINT_DOFS.get(cast(str, getattr(j, "type", None)), 1) for j in self.joints) \
@@ -337,6 +362,10 @@ class FixtureSpec:
                 raise ValueError(f"duplicate {kind} name(s): {', '.join(dup)}")
         if FREE_JOINT_NAME in jnames:
             raise ValueError(f"joint name {FREE_JOINT_NAME!r} is reserved for the free root")
+
+    def _validate_bodies(self) -> None:
+        """Every body's mass [kg] finite and ≥ 0, com (3,) [m], inertia (3×3) [kg·m²]
+        symmetric and physical; every non-physical inertia named at once."""
         bad_inertia = []
         for b in self.bodies:
             if not (math.isfinite(b.mass) and b.mass >= 0):
@@ -355,48 +384,9 @@ class FixtureSpec:
             raise ValueError(("" if len(bad_inertia) == 1 else
                               f"{len(bad_inertia)} bodies have non-physical inertias: ")
                              + "; ".join(bad_inertia))
-        name_set = set(names)
-        children = [j.child for j in self.joints]
-        dup = sorted(c for c, k in Counter(children).items() if k > 1)
-        if dup:
-            raise ValueError(f"body {dup[0]} has more than one parent joint")
-        for j in self.joints:
-            if j.type not in JOINT_TYPES:
-                raise ValueError(f"joint {j.name}: unsupported type {j.type!r} "
-                                 f"(supported: {', '.join(JOINT_TYPES)})")
-            for end in (j.parent, j.child):
-                if end not in name_set:
-                    raise ValueError(f"joint {j.name}: unknown body {end!r}")
-            _vec(j.xyz, 3, f"joint {j.name} xyz")
-            _vec(j.rpy, 3, f"joint {j.name} rpy")
-            ax = np.array(_vec(j.axis, 3, f"joint {j.name} axis"))
-            if j.type not in ("fixed", "ball") and abs(np.linalg.norm(ax) - 1.0) > 1e-12:
-                raise ValueError(f"joint {j.name}: axis must be a unit vector")
-            if not (math.isfinite(j.damping) and j.damping >= 0):
-                raise ValueError(f"joint {j.name}: damping must be finite and >= 0")
-            if not (math.isfinite(j.armature) and j.armature >= 0):
-                raise ValueError(f"joint {j.name}: armature must be finite and >= 0")
-            if not (math.isfinite(j.stiffness) and j.stiffness >= 0):
-                raise ValueError(f"joint {j.name}: stiffness must be finite and >= 0")
-            if not math.isfinite(j.spring_ref):
-                raise ValueError(f"joint {j.name}: spring_ref must be finite")
-            if (j.stiffness or j.spring_ref) and j.type not in ("revolute", "prismatic"):
-                raise ValueError(f"joint {j.name}: a joint spring needs a revolute or "
-                                 f"prismatic joint, not {j.type} (a continuous joint's "
-                                 f"angle wraps)")
-            for lim in (j.lower, j.upper):
-                if lim is not None and not math.isfinite(lim):
-                    raise ValueError(f"joint {j.name}: limits must be finite or absent")
-            if (j.lower is None) != (j.upper is None):
-                raise ValueError(f"joint {j.name}: give both limits or neither")
-            if j.lower is not None and j.upper is not None and not j.lower < j.upper:
-                raise ValueError(f"joint {j.name}: lower limit must be below upper")
-            if j.type == "continuous" and j.lower is not None:
-                raise ValueError(f"joint {j.name}: continuous joints have no limits")
-            if j.type == "ball" and j.lower is not None:
-                raise ValueError(f"joint {j.name}: ball joints have no limits in the "
-                                 "canonical model")
-        child_set = set(children)
+
+    def _validate_tree(self, names: list[str], child_set: set[str]) -> None:
+        """One root body, and every body reachable from it (no loop)."""
         roots = [n for n in names if n not in child_set]
         if len(roots) != 1:
             raise ValueError("model must be one tree with one root body, found roots "
@@ -409,14 +399,10 @@ class FixtureSpec:
             stack.extend(j.child for j in self._children_map.get(bn, ()) if j.child not in seen)
         if seen != set(names):
             raise ValueError("joints form a loop: " + ", ".join(sorted(set(names) - seen)))
-        for f in self.frames:
-            if f.body not in name_set:
-                raise ValueError(f"frame {f.name}: unknown body {f.body!r}")
-            _vec(f.xyz, 3, f"frame {f.name} xyz")
-            _vec(f.rpy, 3, f"frame {f.name} rpy")
-        _vec(self.gravity, 3, "gravity")
-        self._validate_constraints()
-        # every moving joint must move some mass, or M is singular
+
+    def _validate_moving_mass(self) -> None:
+        """Every moving joint moves some mass (else M is singular), something moves, and a
+        floating model has mass."""
         subtree, rigid = self._masses()
         for j in self.moving_joints():
             if rigid[j.child] <= 0 and subtree[j.child] <= 0:
@@ -474,6 +460,48 @@ class FixtureSpec:
             if j.type == "fixed":
                 rigid[j.parent] += rigid[b]
         return subtree, rigid
+
+
+def _validate_joint(j: Joint, bodies: set[str]) -> None:
+    """ValueError naming the first problem of joint ``j``: its type, bodies, placement
+    xyz [m] and rpy [rad], unit axis, damping, armature, stiffness and spring reference
+    (finite, ≥ 0), and limits [rad | m] (both or neither, lower below upper, none on a
+    continuous or ball joint)."""
+    if j.type not in JOINT_TYPES:
+        raise ValueError(f"joint {j.name}: unsupported type {j.type!r} "
+                         f"(supported: {', '.join(JOINT_TYPES)})")
+    for end in (j.parent, j.child):
+        if end not in bodies:
+            raise ValueError(f"joint {j.name}: unknown body {end!r}")
+    _vec(j.xyz, 3, f"joint {j.name} xyz")
+    _vec(j.rpy, 3, f"joint {j.name} rpy")
+    ax = np.array(_vec(j.axis, 3, f"joint {j.name} axis"))
+    if j.type not in ("fixed", "ball") and abs(np.linalg.norm(ax) - 1.0) > 1e-12:
+        raise ValueError(f"joint {j.name}: axis must be a unit vector")
+    if not (math.isfinite(j.damping) and j.damping >= 0):
+        raise ValueError(f"joint {j.name}: damping must be finite and >= 0")
+    if not (math.isfinite(j.armature) and j.armature >= 0):
+        raise ValueError(f"joint {j.name}: armature must be finite and >= 0")
+    if not (math.isfinite(j.stiffness) and j.stiffness >= 0):
+        raise ValueError(f"joint {j.name}: stiffness must be finite and >= 0")
+    if not math.isfinite(j.spring_ref):
+        raise ValueError(f"joint {j.name}: spring_ref must be finite")
+    if (j.stiffness or j.spring_ref) and j.type not in ("revolute", "prismatic"):
+        raise ValueError(f"joint {j.name}: a joint spring needs a revolute or "
+                         f"prismatic joint, not {j.type} (a continuous joint's "
+                         f"angle wraps)")
+    for lim in (j.lower, j.upper):
+        if lim is not None and not math.isfinite(lim):
+            raise ValueError(f"joint {j.name}: limits must be finite or absent")
+    if (j.lower is None) != (j.upper is None):
+        raise ValueError(f"joint {j.name}: give both limits or neither")
+    if j.lower is not None and j.upper is not None and not j.lower < j.upper:
+        raise ValueError(f"joint {j.name}: lower limit must be below upper")
+    if j.type == "continuous" and j.lower is not None:
+        raise ValueError(f"joint {j.name}: continuous joints have no limits")
+    if j.type == "ball" and j.lower is not None:
+        raise ValueError(f"joint {j.name}: ball joints have no limits in the "
+                         "canonical model")
 
 
 # ----- contact geometry (k contact candidates of a scene against one plane) ----------

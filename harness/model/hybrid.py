@@ -254,6 +254,58 @@ class _Flow:
         return kin.phi, kin.velocity(v) @ self.n, kin
 
 
+def _entries(fl: _Flow, q: _F, v: _F, t: float, h: float, before: tuple[_F, _F],
+             after: tuple[_F, _F], xtol: float) -> list[tuple[float, int]]:
+    """[(s, i)]: the fraction s ∈ (0, 1] of the step h [s] from t [s] at which candidate i
+    enters the plane, for every candidate whose gap φ [m] and rate φ̇ [m/s] (``before`` and
+    ``after`` the step, each (k,)) bracket an entry on the flow (Brent's method to
+    ``xtol`` [s])."""
+    from scipy.optimize import brentq
+
+    (phi, dphi), (phi1, dphi1) = before, after
+    hits: list[tuple[float, int]] = []
+    for i in range(phi.size):
+        bracket = _entry_bracket(phi[i], dphi[i], phi1[i], dphi1[i], h)
+        if bracket is None:
+            continue
+
+        def g(s: float, i: int = i) -> float:
+            qs, vs = fl.step(q, v, t, s * h)
+            gap: float = fl.gaps(qs, vs)[0][i]
+            return gap
+
+        lo, hi = bracket
+        if g(hi) >= 0:
+            continue  # the Hermite entry was not on the flow
+        if g(lo) < 0:
+            continue  # still inside at lo: it never left the plane
+        hits.append((brentq(g, lo, hi, xtol=xtol / h, rtol=4 * np.finfo(float).eps), i))
+    return hits
+
+
+def _apex(fl: _Flow, q: _F, v: _F, t: float, h: float, rates: tuple[_F, _F],
+          hits: list[tuple[float, int]], apex_of: int | None, xtol: float) -> float | None:
+    """The fraction s of the step h [s] at which candidate ``apex_of``'s rate φ̇ [m/s]
+    (``rates``: before and after the step, (k,) each) crosses + → − before the first entry
+    in ``hits``, or None."""
+    from scipy.optimize import brentq
+
+    dphi, dphi1 = rates
+    if apex_of is None or not dphi[apex_of] > 0:
+        return None
+    ai = apex_of
+
+    def gd(s: float) -> float:
+        qs, vs = fl.step(q, v, t, s * h)
+        rate: float = fl.gaps(qs, vs)[1][ai]
+        return rate
+    s_end = min(hits)[0] if hits else 1.0
+    if (gd(s_end) if hits else dphi1[apex_of]) <= 0:
+        found: float = brentq(gd, 0.0, s_end, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
+        return found
+    return None
+
+
 def simulate(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: ArrayLike,
              t_end: float, dt: float, restitution: float,
              tau_fn: Callable[[float], _F] | None = None, max_events: int = 100,
@@ -263,8 +315,6 @@ def simulate(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: Arr
     restitution e (``restitution``) at impacts; tau_fn(t) → τ (nv,). ``events=False``
     integrates straight through the plane (the smooth flow, for flow-map derivatives).
     ``apex_of``: record apexes (φ̇ crossing + → −) of that candidate."""
-    from scipy.optimize import brentq
-
     if not (0.0 <= restitution <= 1.0):
         raise ValueError(f"restitution must be in [0, 1], got {restitution}")
     fl = _Flow(adapter, scene, tau_fn)
@@ -288,34 +338,8 @@ def simulate(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: Arr
         nsteps += 1
         if events:
             phi1, dphi1, _ = fl.gaps(q1, v1)
-            hits: list[tuple[float, int]] = []
-            for i in range(phi.size):
-                bracket = _entry_bracket(phi[i], dphi[i], phi1[i], dphi1[i], h)
-                if bracket is None:
-                    continue
-
-                def g(s: float, i: int = i) -> float:
-                    qs, vs = fl.step(q, v, t, s * h)
-                    gap: float = fl.gaps(qs, vs)[0][i]
-                    return gap
-
-                lo, hi = bracket
-                if g(hi) >= 0:
-                    continue  # the Hermite entry was not on the flow
-                if g(lo) < 0:
-                    continue  # still inside at lo: it never left the plane
-                hits.append((brentq(g, lo, hi, xtol=xtol / h, rtol=4 * np.finfo(float).eps), i))
-            apex: float | None = None
-            if apex_of is not None and dphi[apex_of] > 0:
-                ai = apex_of
-
-                def gd(s: float) -> float:
-                    qs, vs = fl.step(q, v, t, s * h)
-                    rate: float = fl.gaps(qs, vs)[1][ai]
-                    return rate
-                s_end = min(hits)[0] if hits else 1.0
-                if (gd(s_end) if hits else dphi1[apex_of]) <= 0:
-                    apex = brentq(gd, 0.0, s_end, xtol=xtol / h, rtol=4 * np.finfo(float).eps)
+            hits = _entries(fl, q, v, t, h, (phi, dphi), (phi1, dphi1), xtol)
+            apex = _apex(fl, q, v, t, h, (dphi, dphi1), hits, apex_of, xtol)
             if apex is not None:
                 ai = cast(int, apex_of)  # apexes are looked for only with apex_of
                 qa, va = fl.step(q, v, t, apex * h)
