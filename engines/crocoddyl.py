@@ -28,6 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from engines.pinocchio import (
+    build_pinocchio_model,
+    pinocchio_as_is_joints,
+    pinocchio_readback,
+    pinocchio_set_inertials,
+)
 from harness.core.conventions import spatial_inertia_world
 from harness.core.errors import NotProvided
 from harness.model.binding import Binding
@@ -46,8 +52,6 @@ class CrocoddylAdapter(AdapterBase):
     def __init__(self, model: PreparedModel):
         BINDING.require()
         super().__init__(model)
-        from engines.pinocchio import build_pinocchio_model
-
         self.version = crocoddyl.__version__
         pm, qidx, vidx = build_pinocchio_model(model, self.name)
         self._state = crocoddyl.StateMultibody(pm)
@@ -126,16 +130,12 @@ class CrocoddylAdapter(AdapterBase):
     @classmethod
     def as_is_joints(cls, model) -> list:
         """Moving joints of the Pinocchio model Crocoddyl's state would wrap (as-is)."""
-        from engines.pinocchio import pinocchio_as_is_joints
-
         return pinocchio_as_is_joints(model, cls.name)
 
     def readback(self) -> dict:
         """The model Crocoddyl computes with: its StateMultibody's pin.Model (Crocoddyl has
         no model of its own), read back like Pinocchio's; damping counts as applied only
         when this adapter applies it (Crocoddyl's free dynamics apply none)."""
-        from engines.pinocchio import pinocchio_readback
-
         rb = pinocchio_readback(self._state.pinocchio, self.layout, self._qidx,
                                 self._damped, self.name,
                                 "StateMultibody.pinocchio (the pin.Model Crocoddyl's "
@@ -153,8 +153,6 @@ class CrocoddylAdapter(AdapterBase):
         pin.Model armature) or ``inertials={body: (m, com_W, I_W) at neutral}`` (the
         state's pin.Model, engines/pinocchio.py pinocchio_set_inertials); friction, limits,
         couplings are not applied by Crocoddyl."""
-        from engines.pinocchio import pinocchio_set_inertials
-
         unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
                                   "inertials"}
         if unknown:

@@ -33,9 +33,12 @@ from harness.core.conventions import (
     root_convective_term,
     rpy_to_matrix,
     se3_left_jacobian,
+    skew,
     spatial_inertia_world,
 )
-from harness.core.errors import ModelRejected
+from harness.core.derivatives import implicit_forward
+from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
@@ -862,8 +865,6 @@ class DrakeAdapter(AdapterBase):
         from pydrake.systems.analysis import Simulator
         from pydrake.systems.framework import DiagramBuilder
 
-        from harness.core.spec import Sphere
-
         s, statement = self.native_contact_statement(settings)
         builder = DiagramBuilder()
         plant, _ = AddMultibodyPlantSceneGraph(builder, float(s["dt"]))
@@ -996,8 +997,6 @@ class DrakeAdapter(AdapterBase):
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k. A second
         adapter builds its own plant for the diagram (a plant lives in one diagram)."""
         if self._balls:
-            from harness.core.errors import NotProvided
-
             raise NotProvided(self.name, "native rollout", "ball joints: the generalized-"
                               "force source maps τ for a free root only")
         from pydrake.systems.analysis import ResetIntegratorFromFlags, Simulator
@@ -1066,8 +1065,6 @@ class DrakeAdapter(AdapterBase):
         AutoDiffXd plant — exact to round-off."""
         if self._balls:
             return self._ball_inverse_dynamics_derivatives(q, v, vdot)
-        from harness.core.conventions import skew
-
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1134,8 +1131,6 @@ class DrakeAdapter(AdapterBase):
         perturbed by δ (R_FM exp(δ), child axes) moves its roll-pitch-yaw by B(rpy)⁻¹ δ
         (_rpy_body_rate_matrix) and turns its block R_FM of Tm by R_FM [e_k]×; its drift
         is 0."""
-        from harness.core.conventions import skew
-
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1177,8 +1172,6 @@ class DrakeAdapter(AdapterBase):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
         CalcMassMatrix."""
-        from harness.core.derivatives import implicit_forward
-
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
         return implicit_forward(dq, dv, self.mass_matrix(q))
@@ -1224,8 +1217,6 @@ class DrakeAdapter(AdapterBase):
     def native_constrained(self, problem):
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
-        from harness.core.errors import NotProvided
-
         if self._balls:
             raise NotProvided(self.name, "native constrained dynamics", "ball joints: the "
                               "SAP subprocess maps states for hinges and slides only")

@@ -30,6 +30,7 @@ import numpy as np
 from engines import mujoco_mjcf
 from harness.core.conventions import (
     combine_inertias,
+    matrix_to_quat_wxyz,
     quat_wxyz_to_xyzw,
     quat_xyzw_rows,
     quat_xyzw_to_matrix,
@@ -37,8 +38,11 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import ModelRejected
+from harness.core.derivatives import implicit_forward, root_chain_rule
+from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import FREE_JOINT_NAME, Sphere
 from harness.model.binding import Binding
+from harness.model.joint_chain import folded_frames, folded_massless_joints
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
@@ -95,12 +99,30 @@ class MujocoAdapter(AdapterBase):
     # a user's MJCF compiled by MuJoCo, for harness/model/mjcf_import.py (engines/mujoco_mjcf.py)
     compile_mjcf = staticmethod(mujoco_mjcf.compile_mjcf)
 
-    def __init__(self, model: PreparedModel):
+    def __init__(self, model: PreparedModel) -> None:
         BINDING.require()
         super().__init__(model)
         self.version = mujoco.__version__
         m = self._compile(model)  # parity: the harness's MJCF; as-is: the user's file
         self._m, self._d = m, mujoco.MjData(m)
+        self._init_maps(m)
+        self._init_fd_paths(m)
+        self._M = np.zeros((m.nv, m.nv))
+        self._jacp = np.zeros((3, m.nv))
+        self._jacr = np.zeros((3, m.nv))
+        self.provides = self._provides()
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+        self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
+        # massless bodies folded into the body below them (several joints in one body) and
+        # frames on them: MuJoCo does not hold them, _folded_frame places them
+        self._folded = {n: f for n, f in folded_frames(model).items()
+                        if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
+                        and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
+        self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+
+    def _init_maps(self, m) -> None:
+        """The canonical ↔ MuJoCo coordinate maps of the compiled MjModel ``m``;
+        ModelRejected for a joint or dof count MuJoCo did not keep."""
         lay = self.layout
         # per canonical slot: (kind, mujoco qpos adr, mujoco dof adr)
         self._slots = []
@@ -136,6 +158,11 @@ class MujocoAdapter(AdapterBase):
         self._free_da = int(self._vmap[0]) if self._free is not None else None
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
+
+    def _init_fd_paths(self, m) -> None:
+        """The per-call state of forward_dynamics: the MjData views and, for a free root,
+        the coordinate change as matrices (world frame and root-aligned frame)."""
+        lay = self.layout
         # forward_dynamics per-call path: the MjData views once (each attribute access
         # builds a new view; an MjData's arrays never move) and, for a free root, the input
         # coordinate change as matrices, so each vector costs one ndarray.dot:
@@ -171,10 +198,10 @@ class MujocoAdapter(AdapterBase):
             lay.nv == 6, self._cq_few, self._cq_can.size > 4, self._qpos, self._qvel,
             self._qfrc, self._qacc, self._qacc[fd:fd + 3], self._vmap, m, self._d)
         self._fd_body = self._init_body_frame(m)  # None: the world-frame path above
-        self._M = np.zeros((m.nv, m.nv))
-        self._jacp = np.zeros((3, m.nv))
-        self._jacr = np.zeros((3, m.nv))
-        self.provides = {
+
+    def _provides(self) -> dict:
+        """{quantity: the MuJoCo API that computes it} of this model (parity or as-is)."""
+        provides = {
             "group_inertias": "body_mass, xipos, ximat, body_inertia of each joint's body "
                               "and its jointless descendants (compiled model)",
             "frame_pose": "mj_kinematics → xpos/xmat (bodies), site_xpos/site_xmat (frames)",
@@ -189,31 +216,22 @@ class MujocoAdapter(AdapterBase):
             "native_contact": "mj_step on an MjModel built from the declared contact "
                               "geometry (sphere/box geoms, plane geom, solref/solimp)",
         }
-        self.derivatives_method = "finite_difference"  # stages/derivatives.py
         if self._as_is is None:  # dynamics derivatives: parity model only
-            self.provides.update({
+            provides.update({
                 "forward_dynamics_derivatives": "implicit-function theorem on "
                                                 "mjd_inverseFD (centred: steps ±1e-6) "
                                                 "and mj_fullM",
                 "inverse_dynamics_derivatives": "mjd_inverseFD (centred: steps ±1e-6)",
             })
         if self._as_is is not None:
-            self.provides.update(_AS_IS_PROVIDES)
-        self.provides.update({
+            provides.update(_AS_IS_PROVIDES)
+        provides.update({
             "frame_jacobian_drift": "mj_jacSite/mj_jacBody and mj_jacDot (after "
                                     "mj_kinematics, mj_comPos, mj_comVel)",
             "native_constrained": "mj_forward with <equality> connect/weld enabled (soft, "
                                   "MuJoCo's default solref/solimp)",
         })
-        self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
-        # massless bodies folded into the body below them (several joints in one body) and
-        # frames on them: MuJoCo does not hold them, _folded_frame places them
-        from harness.model.joint_chain import folded_frames, folded_massless_joints
-
-        self._folded = {n: f for n, f in folded_frames(model).items()
-                        if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
-                        and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
-        self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+        return provides
 
     def _init_body_frame(self, m):
         """(tuple or None) The per-call state of forward_dynamics in MuJoCo's world frame
@@ -343,8 +361,6 @@ class MujocoAdapter(AdapterBase):
         ``root_joint`` (added to a URDF's root body when the model is declared floating),
         and every body carries a massless site of its own name (``_mark_body_frames``), so
         the frame of a body MuJoCo fuses into its parent (or the world) is still there."""
-        from harness.core.spec import FREE_JOINT_NAME
-
         self._as_is = src = as_is_source(model, self.name)
         if src is None:
             try:
@@ -473,8 +489,6 @@ class MujocoAdapter(AdapterBase):
         (mjDSBL_EQUALITY), ``placements={body: X_WB (4x4) at the canonical neutral}``
         (body_pos/body_quat), ``inertials={body: (m, com_W (3), I_W (3x3)) at neutral}``
         (body_mass, body_ipos, body_iquat, body_inertia; then mj_setConst)."""
-        from harness.core.conventions import matrix_to_quat_wxyz
-
         new = type(self)(self.model)
         m, d = new._m, new._d
         unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
@@ -903,8 +917,6 @@ class MujocoAdapter(AdapterBase):
     def _require_parity_model(self):
         """NotProvided for an as-is model (its soft constraints act in the dynamics)."""
         if self._as_is is not None:
-            from harness.core.errors import NotProvided
-
             raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
                               "constraints (limits, frictionloss, equalities) act in its "
                               "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
@@ -915,8 +927,6 @@ class MujocoAdapter(AdapterBase):
         mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
         canonical conversions
         applied by the chain rule (passive damping is part of qfrc_inverse)."""
-        from harness.core.derivatives import root_chain_rule
-
         self._require_parity_model()
 
         m, d, nv = self._m, self._d, self.nv
@@ -949,8 +959,6 @@ class MujocoAdapter(AdapterBase):
     def forward_dynamics_derivatives(self, q, v, tau):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
-        from harness.core.derivatives import implicit_forward
-
         self._require_parity_model()
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
@@ -1047,8 +1055,6 @@ class MujocoAdapter(AdapterBase):
         """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
         informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
         on a line)."""
-        from harness.core.errors import NotProvided
-
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
@@ -1085,8 +1091,6 @@ def native_contact_statement(settings=None) -> tuple:
 
 
 def _native_contact_mjcf(model, scene, s) -> str:
-    from harness.core.spec import Sphere
-
     spec = model.spec
     b = spec.bodies[0]
     I = [[float(x) for x in row] for row in b.inertia_matrix]

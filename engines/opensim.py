@@ -36,12 +36,16 @@ from engines import opensim_osim
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
+    matrix_to_quat_wxyz,
+    quat_wxyz_to_xyzw,
     quat_xyzw_rows,
     quat_xyzw_to_matrix,
     rpy_to_matrix,
     spatial_inertia_world,
 )
+from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -700,8 +704,6 @@ class OpensimAdapter(AdapterBase):
         return self._smap.native(np.asarray(q, dtype=float))[0].copy()
 
     def _q_canonical(self, qo) -> np.ndarray:
-        from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
-
         q = np.empty(self.nq)
         for slot, qi, _ in self._slots:
             a = slot.iq
@@ -948,8 +950,6 @@ class OpensimAdapter(AdapterBase):
     def _add_contact(self, scene, s, force_fn):
         """Before initSystem: the contact elements of ``native_contact`` and the pushing
         PrescribedForce (world-frame force at the body origin, ``force_fn`` per axis)."""
-        from harness.core.spec import Sphere
-
         m = self._m
         ground = m.getGround()
         hs = osim.ContactHalfSpace(osim.Vec3(0.0, 0.0, float(scene.plane.offset)),
@@ -1036,8 +1036,6 @@ class OpensimAdapter(AdapterBase):
     def forward_dynamics_derivatives(self, q, v, tau):
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         inverse_dynamics_derivatives at v̇ = forward_dynamics(q, v, τ)."""
-        from harness.core.derivatives import implicit_forward
-
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
         return implicit_forward(dq, dv, self.mass_matrix(q))
@@ -1130,9 +1128,7 @@ class OpensimAdapter(AdapterBase):
         if "damping" in changes:
             spec = replace(spec, joints=tuple(replace(j, damping=0.0) for j in spec.joints))
         if changes.get("inertials"):
-            from harness.model.prepared import PreparedModel as _PM
-
-            poses = _PM(spec, "ablation").body_poses_at_neutral()
+            poses = PreparedModel(spec, "ablation").body_poses_at_neutral()
             bodies = []
             for b in spec.bodies:
                 if b.name in changes["inertials"]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from harness.core.conventions import spatial_inertia_world
 from harness.core.errors import ModelRejected
+from harness.core.spec import FREE_JOINT_NAME
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -39,8 +40,6 @@ def _parse_as_is(model: PreparedModel, src):
     mimic joints independent, damping/friction/limits only stored) or
     ``buildModelFromMJCF`` (armature, damping, frictionloss read); a free root named
     ``root_joint`` (a FreeFlyer added when the model is declared floating)."""
-    from harness.core.spec import FREE_JOINT_NAME
-
     floating = model.spec.floating
     try:
         if src.kind == "urdf":
