@@ -20,9 +20,11 @@ T = diag(R_WB, R_WB); a_o = T (a + c), h_o = T (h − M c), τ_o = T τ, J = J_o
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from math import atan2
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import (
     matrix_to_quat_wxyz,
@@ -148,7 +150,7 @@ class DrakeAdapter(AdapterBase):
     NATIVE_CONTACT_VARIANTS = (("point k 1e5", {}), ("point k 1e7", {"stiffness": 1e7}),
                                ("hydroelastic E 1e6", {"model": "hydroelastic"}))
 
-    def __init__(self, model: PreparedModel):
+    def __init__(self, model: PreparedModel) -> None:
         BINDING.require()
         super().__init__(model)
         self.version = drake_version()
@@ -156,33 +158,59 @@ class DrakeAdapter(AdapterBase):
         if self._as_is is not None:
             plant = self._build_plant_as_is(model, self._as_is)
         else:
-            _refuse_ball_damping_armature(self.layout)
-            plant = MultibodyPlant(0.0)
-            try:
-                Parser(plant).AddModelsFromString(model.urdf, "urdf")
-            except RuntimeError as e:
-                raise ModelRejected("drake", f"URDF rejected: {e}") from None
-            root = plant.GetBodyByName(model.spec.root)
-            if model.spec.floating:
-                plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
-                                                       root.body_frame()))
-            else:
-                plant.WeldFrames(plant.world_frame(), root.body_frame())
-            for s in self.layout.slots:
-                if s.type != "free" and s.armature > 0:
-                    act = plant.AddJointActuator(f"{s.name}__armature",
-                                                 plant.GetJointByName(s.name))
-                    act.set_default_rotor_inertia(s.armature)
-                    act.set_default_gear_ratio(1.0)
-            springs = _add_joint_springs(plant, _springs(self.layout))
-            plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
-            plant.Finalize()
+            plant, springs = self._build_plant_parity(model)
         lay = self.layout
         self._spring_elements = [] if self._as_is is not None else springs
         self._plant, self._ctx = plant, plant.CreateDefaultContext()
         if plant.num_velocities() != lay.nv:
             raise ModelRejected("drake", f"plant nv {plant.num_velocities()}, expected "
                                              f"{lay.nv}")
+        self._init_maps(plant)
+        self._tau_port = _RememberedPort(plant.get_applied_generalized_force_input_port(),
+                                         self._ctx)
+        self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
+        nx = plant.num_positions() + plant.num_velocities()
+        self._x, self._x0 = np.zeros(nx), np.zeros(nx)  # [q_dk, v_dk] for forward_dynamics
+        self._xq, self._xv = self._x[:plant.num_positions()], self._x[plant.num_positions():]
+        if self._free is not None:
+            self._init_free_fast_path(lay)
+        self._acc_port = plant.get_generalized_acceleration_output_port()
+        self._forces = MultibodyForces(plant)
+        self.provides = self._provides()
+        self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
+        self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
+
+    def _build_plant_parity(self, model: PreparedModel) -> tuple:
+        """(finalized continuous MultibodyPlant, joint spring elements) of the harness's
+        own URDF: the root welded or on a QuaternionFloatingJoint ``root_joint``, armature
+        as unit-gear rotor inertia, joint springs as force elements, the spec's gravity."""
+        _refuse_ball_damping_armature(self.layout)
+        plant = MultibodyPlant(0.0)
+        try:
+            Parser(plant).AddModelsFromString(model.urdf, "urdf")
+        except RuntimeError as e:
+            raise ModelRejected("drake", f"URDF rejected: {e}") from None
+        root = plant.GetBodyByName(model.spec.root)
+        if model.spec.floating:
+            plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
+                                                   root.body_frame()))
+        else:
+            plant.WeldFrames(plant.world_frame(), root.body_frame())
+        for s in self.layout.slots:
+            if s.type != "free" and s.armature > 0:
+                act = plant.AddJointActuator(f"{s.name}__armature",
+                                             plant.GetJointByName(s.name))
+                act.set_default_rotor_inertia(s.armature)
+                act.set_default_gear_ratio(1.0)
+        springs = _add_joint_springs(plant, _springs(self.layout))
+        plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
+        plant.Finalize()
+        return plant, springs
+
+    def _init_maps(self, plant) -> None:
+        """The canonical ↔ Drake coordinate maps of ``plant`` (slots, dof permutation,
+        ball joints, q copy maps, the free root's dofs)."""
+        lay = self.layout
         self._slots = []
         self._vmap = np.empty(lay.nv, dtype=np.intp)
         for s in lay.slots:
@@ -214,17 +242,10 @@ class DrakeAdapter(AdapterBase):
         if self._free is not None:  # Drake dofs of the root's linear and angular parts
             va = int(self._vmap[3])
             self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)
-        self._tau_port = _RememberedPort(plant.get_applied_generalized_force_input_port(),
-                                         self._ctx)
-        self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
-        nx = plant.num_positions() + plant.num_velocities()
-        self._x, self._x0 = np.zeros(nx), np.zeros(nx)  # [q_dk, v_dk] for forward_dynamics
-        self._xq, self._xv = self._x[:plant.num_positions()], self._x[plant.num_positions():]
-        if self._free is not None:
-            self._init_free_fast_path(lay)
-        self._acc_port = plant.get_generalized_acceleration_output_port()
-        self._forces = MultibodyForces(plant)
-        self.provides = {
+
+    def _provides(self) -> dict:
+        """{quantity: the Drake API that computes it} of this model (parity or as-is)."""
+        provides = {
             "group_inertias": "CalcSpatialInertia over GetBodiesWeldedTo(child body)",
             "frame_pose": "EvalBodyPoseInWorld",
             "frame_jacobian": "CalcJacobianSpatialVelocity(kV)",
@@ -243,23 +264,22 @@ class DrakeAdapter(AdapterBase):
                                             "world, root), Simulator.AdvanceTo (segfaults "
                                             "in Drake 1.51.1: the sweep's crash case)",
         }
-        self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
-        self.provides.update({  # dynamics derivatives
+        provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "implicit-function theorem on the AutoDiffXd "
                                             "CalcInverseDynamics gradient, CalcMassMatrix",
             "inverse_dynamics_derivatives": "AutoDiffXd plant (ToAutoDiffXd): gradient of "
                                             "CalcInverseDynamics",
         })
         if self._as_is is not None:
-            self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
-        self.provides.update({
+            provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
+        provides.update({
             "frame_jacobian_drift": "CalcJacobianSpatialVelocity(kV) and "
                                     "CalcBiasSpatialAcceleration(kV)",
             "native_constrained": "discrete MultibodyPlant, SAP with "
                                   "AddBallConstraint/AddWeldConstraint, in a separate process "
                                   "(fork server)",
         })
-        self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
+        return provides
 
     # ----- conversions ---------------------------------------------------------------
     def _set_tau(self, tau):
@@ -839,33 +859,31 @@ class DrakeAdapter(AdapterBase):
                    f"{s['mu_static']:g}, μ_d = {s['mu_dynamic']:g} (the discrete solver uses "
                    f"μ_d); geometry from the declared contact scene on a HalfSpace")
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+    def native_contact(self, scene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
         """Drake's own contact on the declared geometry (one floating body): a discrete
         MultibodyPlant + SceneGraph stepped from canonical (q0 (7,), v0 (6,)) over
         [0, t_end] [s]; force_W(t) → (3,) [N] at the body origin (= com) on the applied
         generalized-force port, held over each step. Returns {"t" (N,), "q" (N, 7), "v"
         (N, 6) canonical, "settings", "statement"}."""
-        from pydrake.geometry import (
-            AddCompliantHydroelasticProperties,
-            AddContactMaterial,
-            AddRigidHydroelasticProperties,
-            Box,
-            HalfSpace,
-            ProximityProperties,
-        )
-        from pydrake.geometry import Sphere as DSphere
-        from pydrake.math import RigidTransform
-        from pydrake.multibody.math import SpatialVelocity
+        s, statement = self.native_contact_statement(settings)
+        builder, plant, body = self._contact_plant(scene, s)
+        T, Q, V = _contact_rollout(builder, plant, body, q0, v0, t_end, force_W, s["dt"])
+        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+
+    def _contact_plant(self, scene, s: dict) -> tuple:
+        """(DiagramBuilder, finalized discrete MultibodyPlant, the floating body) of this
+        model with the contact model and approximation of settings ``s`` and the declared
+        contact geometry of ``scene`` registered (spheres, a box around the points, the
+        ground half-space)."""
         from pydrake.multibody.plant import (
             AddMultibodyPlantSceneGraph,
             ContactModel,
-            CoulombFriction,
             DiscreteContactApproximation,
         )
-        from pydrake.systems.analysis import Simulator
         from pydrake.systems.framework import DiagramBuilder
 
-        s, statement = self.native_contact_statement(settings)
         builder = DiagramBuilder()
         plant, _ = AddMultibodyPlantSceneGraph(builder, float(s["dt"]))
         Parser(plant).AddModelsFromString(self.model.urdf, "urdf")
@@ -877,70 +895,11 @@ class DrakeAdapter(AdapterBase):
              "sap": DiscreteContactApproximation.kSap,
              "lagged": DiscreteContactApproximation.kLagged,
              "similar": DiscreteContactApproximation.kSimilar}[s["approximation"]])
-        fr = CoulombFriction(s["mu_static"], s["mu_dynamic"])
-
-        def props(compliant):
-            p = ProximityProperties()
-            AddContactMaterial(s["dissipation"], s["stiffness"], fr, p)
-            if s["model"] == "hydroelastic":
-                if compliant:
-                    AddCompliantHydroelasticProperties(s["resolution_hint"],
-                                                       s["hydroelastic_modulus"], p)
-                else:
-                    AddRigidHydroelasticProperties(p)
-            return p
-
         body = plant.GetBodyByName(self.model.spec.root)
         offs = {f.name: np.array(f.xyz) for f in self.model.spec.frames}
-        spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
-        for i, g in enumerate(spheres):
-            plant.RegisterCollisionGeometry(body, RigidTransform(offs.get(g.frame, np.zeros(3))),
-                                            DSphere(g.radius), f"c{i}", props(True))
-        if len(spheres) < len(scene.geometry):
-            pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
-            h = np.abs(pts).max(axis=0)
-            plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*(2 * h)), "box",
-                                            props(True))
-        if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
-            raise ValueError("drake native contact: plane normal must be +z")
-        plant.RegisterCollisionGeometry(plant.world_body(),
-                                        RigidTransform([0.0, 0.0, scene.plane.offset]),
-                                        HalfSpace(), "ground", props(False))
+        _register_contact_geometry(plant, body, scene, offs, s)
         plant.Finalize()
-        diagram = builder.Build()
-        sim = Simulator(diagram)
-        ctx = sim.get_mutable_context()
-        pctx = plant.GetMyMutableContextFromRoot(ctx)
-        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
-        R0 = quat_xyzw_to_matrix(q0[3:7])
-        plant.SetFreeBodyPose(pctx, body, RigidTransform(
-            Quaternion(np.array([q0[6], q0[3], q0[4], q0[5]])), q0[:3]))
-        plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(R0 @ v0[3:6], R0 @ v0[:3]))
-        port = plant.get_applied_generalized_force_input_port()
-        n = int(round(t_end / s["dt"]))
-        T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
-        jv = body.floating_velocities_start_in_v()
-        sim.Initialize()
-
-        def grab(k):
-            X = plant.EvalBodyPoseInWorld(pctx, body)
-            Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
-            R = X.rotation().matrix()
-            wq = X.rotation().ToQuaternion()
-            T[k] = ctx.get_time()
-            Q[k, :3] = X.translation()
-            Q[k, 3:] = [wq.x(), wq.y(), wq.z(), wq.w()]
-            V[k, :3] = R.T @ Vw.translational()
-            V[k, 3:] = R.T @ Vw.rotational()
-
-        grab(0)
-        tau = np.zeros(plant.num_velocities())
-        for k in range(n):
-            tau[jv + 3:jv + 6] = force_W(ctx.get_time())  # Drake v = [ω_W, v_W]
-            port.FixValue(pctx, tau)
-            sim.AdvanceTo((k + 1) * s["dt"])
-            grab(k + 1)
-        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+        return builder, plant, body
 
     # ----- contact: a known crash (Drake 1.51.1 segfaults), for the sweep's crash isolation
     def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
@@ -1384,3 +1343,96 @@ def _drake_sap_worker(payload, conn):
         conn.send(f"{type(e).__name__}: {' '.join(str(e).split())}")
     finally:
         conn.close()
+
+
+def _contact_properties(s: dict, compliant: bool):
+    """ProximityProperties of settings ``s``: contact material (dissipation, point
+    stiffness, Coulomb friction) and, for hydroelastic contact, compliant or rigid
+    hydroelastic properties."""
+    from pydrake.geometry import (
+        AddCompliantHydroelasticProperties,
+        AddContactMaterial,
+        AddRigidHydroelasticProperties,
+        ProximityProperties,
+    )
+    from pydrake.multibody.plant import CoulombFriction
+
+    p = ProximityProperties()
+    AddContactMaterial(s["dissipation"], s["stiffness"],
+                       CoulombFriction(s["mu_static"], s["mu_dynamic"]), p)
+    if s["model"] == "hydroelastic":
+        if compliant:
+            AddCompliantHydroelasticProperties(s["resolution_hint"],
+                                               s["hydroelastic_modulus"], p)
+        else:
+            AddRigidHydroelasticProperties(p)
+    return p
+
+
+def _register_contact_geometry(plant, body, scene, offs: dict, s: dict) -> None:
+    """The declared contact geometry on ``plant`` [m]: a sphere per Sphere at its frame's
+    offset ``offs``, one box spanning the other (point) frames, the ground half-space
+    (plane normal +z only: ValueError otherwise)."""
+    from pydrake.geometry import Box, HalfSpace
+    from pydrake.geometry import Sphere as DSphere
+    from pydrake.math import RigidTransform
+
+    spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
+    for i, g in enumerate(spheres):
+        plant.RegisterCollisionGeometry(body, RigidTransform(offs.get(g.frame, np.zeros(3))),
+                                        DSphere(g.radius), f"c{i}", _contact_properties(s, True))
+    if len(spheres) < len(scene.geometry):
+        pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
+        h = np.abs(pts).max(axis=0)
+        plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*(2 * h)), "box",
+                                        _contact_properties(s, True))
+    if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
+        raise ValueError("drake native contact: plane normal must be +z")
+    plant.RegisterCollisionGeometry(plant.world_body(),
+                                    RigidTransform([0.0, 0.0, scene.plane.offset]),
+                                    HalfSpace(), "ground", _contact_properties(s, False))
+
+
+def _contact_rollout(builder, plant, body, q0, v0, t_end: float, force_W,
+                     dt: float) -> tuple:
+    """(t (N,) [s], q (N, 7), v (N, 6) canonical) of ``body`` simulated from canonical
+    (q0 (7,), v0 (6,)) over [0, t_end] in steps of dt [s], force_W(t) (3,) [N] on the
+    applied generalized-force port held over each step."""
+    from pydrake.math import RigidTransform
+    from pydrake.multibody.math import SpatialVelocity
+    from pydrake.systems.analysis import Simulator
+
+    diagram = builder.Build()
+    sim = Simulator(diagram)
+    ctx = sim.get_mutable_context()
+    pctx = plant.GetMyMutableContextFromRoot(ctx)
+    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    R0 = quat_xyzw_to_matrix(q0[3:7])
+    plant.SetFreeBodyPose(pctx, body, RigidTransform(
+        Quaternion(np.array([q0[6], q0[3], q0[4], q0[5]])), q0[:3]))
+    plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(R0 @ v0[3:6], R0 @ v0[:3]))
+    port = plant.get_applied_generalized_force_input_port()
+    n = int(round(t_end / dt))
+    T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
+    jv = body.floating_velocities_start_in_v()
+    sim.Initialize()
+
+    def grab(k):
+        X = plant.EvalBodyPoseInWorld(pctx, body)
+        Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
+        R = X.rotation().matrix()
+        wq = X.rotation().ToQuaternion()
+        T[k] = ctx.get_time()
+        Q[k, :3] = X.translation()
+        Q[k, 3:] = [wq.x(), wq.y(), wq.z(), wq.w()]
+        V[k, :3] = R.T @ Vw.translational()
+        V[k, 3:] = R.T @ Vw.rotational()
+
+    grab(0)
+    tau = np.zeros(plant.num_velocities())
+    for k in range(n):
+        tau[jv + 3:jv + 6] = force_W(ctx.get_time())  # Drake v = [ω_W, v_W]
+        port.FixValue(pctx, tau)
+        sim.AdvanceTo((k + 1) * dt)
+        grab(k + 1)
+    return T, Q, V
