@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -45,7 +46,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import Sphere
+from harness.core.spec import FixtureSpec, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -528,8 +529,10 @@ class OpensimAdapter(AdapterBase):
         return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
                                               build_model)
 
-    def __init__(self, model: PreparedModel, *, _spec=None, _armature=True,
-                 _constraints=False, _actuated=False, _extra=None):
+    def __init__(self, model: PreparedModel, *, _spec: FixtureSpec | None = None,
+                 _armature: bool = True, _constraints: bool = False,
+                 _actuated: bool | str = False,
+                 _extra: Callable[[OpensimAdapter], None] | None = None) -> None:
         BINDING.require()
         super().__init__(model)
         if as_is_source(model, self.name) is not None:
@@ -551,6 +554,14 @@ class OpensimAdapter(AdapterBase):
         self._s = self._m.initSystem()
         self._mat = self._m.getMatterSubsystem()
         self._map_state()
+        self._init_buffers()
+        self._init_bodies_frames(model)
+        self._init_armature()
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+        self.provides = self._provides()
+
+    def _init_buffers(self) -> None:
+        """The force producers and the SWIG Vectors and Matrices reused on every call."""
         # the force elements _applied adds up (a twin with actuators or contact never
         # calls it: its forces act through realizeAcceleration or the Manager)
         self._producers = [osim.ForceProducer.safeDownCast(f) for f in self._m.getForceSet()]
@@ -563,6 +574,10 @@ class OpensimAdapter(AdapterBase):
         self._udot, self._A_GB = osim.Vector(), osim.VectorOfSpatialVec()
         self._r_buf, self._M_buf = osim.Vector(), osim.Matrix()
         self._zero_u = osim.Vector(self._nu, 0.0)
+
+    def _init_bodies_frames(self, model: PreparedModel) -> None:
+        """The model's bodies and frames by the spec's names, and the point masses
+        ``mass_loans`` lent between bodies (given back by the read-out)."""
         self._bodies = {self._back(b.getName()): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
@@ -581,6 +596,10 @@ class OpensimAdapter(AdapterBase):
                 off = self._bodies[f.body].getComponent(self._on(name))
                 self._frames[name] = (osim.PhysicalOffsetFrame.safeDownCast(off),
                                       np.array(f.xyz, dtype=float))
+
+    def _init_armature(self) -> None:
+        """The armature [kg·m², kg] per canonical dof and in Simbody's u order, and the
+        joint kinds the per-call paths branch on."""
         lay = self.layout
         arm = np.zeros(self.nv)
         if self._use_armature:
@@ -595,7 +614,9 @@ class OpensimAdapter(AdapterBase):
         self._free = lay.free_slot()
         self._balls = [s for s in lay.slots if s.type == "ball"]
         self._simple = self._free is None and not self._balls
-        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+
+    def _provides(self) -> dict:
+        """{quantity: the OpenSim/Simbody API that computes it} of this model."""
         fd = ("SimbodyMatterSubsystem.calcAcceleration with τ_o + the model's mobility "
               "forces (SpringGeneralizedForce damping, Force.computeForce) and "
               "getGravityBodyForces")
@@ -603,7 +624,7 @@ class OpensimAdapter(AdapterBase):
             fd = ("Simbody M (calcM) + armature (OpenSim has no rotor inertia) and the "
                   "residual calcResidualForceIgnoringConstraints(v̇ = 0) with the model's "
                   "forces, solved by the adapter (numpy)")
-        self.provides = {
+        return {
             "group_inertias": "Body mass, mass center and inertia (about the com) with "
                               "getTransformInGround at neutral, over each joint's welded group",
             "frame_pose": "PhysicalFrame.getTransformInGround after realizePosition",
