@@ -20,8 +20,9 @@ T = diag(R_WB, R_WB); a_o = T (a + c), h_o = T (h − M c), τ_o = T τ, J = J_o
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from math import atan2
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,10 +41,13 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import Sphere
+from harness.core.spec import ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
+
+if TYPE_CHECKING:  # annotations only
+    from pydrake.systems.framework import Context, FixedInputPortValue
 
 BINDING = Binding("drake")
 with BINDING:
@@ -112,7 +116,7 @@ class _ParserWarnings(logging.Handler):
         super().__init__(logging.WARNING)
         self.lines = []
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(" ".join(record.getMessage().split()))
 
 
@@ -126,14 +130,15 @@ class _RememberedPort:
     def __init__(self, port, ctx):
         self.port, self.ctx, self.value, self.vector = port, ctx, None, None
 
-    def FixValue(self, ctx, value):  # noqa: N802 - the port's own method name
+    def FixValue(self, ctx: Context,  # noqa: N802 - the port's own method name
+                 value: NDArray[np.float64]) -> FixedInputPortValue:
         fixed = self.port.FixValue(ctx, value)
         if ctx is self.ctx:
             self.value = fixed
             self.vector = fixed.GetMutableData().get_mutable_value()
         return fixed
 
-    def set_in_place(self, value):
+    def set_in_place(self, value: NDArray[np.float64]) -> None:
         """Overwrite the remembered value with ``value``: GetMutableData first (it notifies
         the port's dependents, as FixValue does), then write the vector it holds."""
         self.value.GetMutableData()
@@ -432,7 +437,7 @@ class DrakeAdapter(AdapterBase):
         return plant
 
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Moving joints (free root excluded) of the as-is plant of ``model``."""
         BINDING.require()
         plant = cls.__new__(cls)._build_plant_as_is(model, as_is_source(model, cls.name))
@@ -519,7 +524,7 @@ class DrakeAdapter(AdapterBase):
                 "notes": list(getattr(self, "_as_is_notes", [])),
                 "warnings": list(getattr(self, "_as_is_warnings", []))}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> DrakeAdapter:
         """A new adapter with ``damping=0`` (every joint's damping in the context),
         ``armature=0`` (every actuator's rotor inertia) or ``inertials={body: (m, com_W,
         I_W) at the canonical neutral}`` (the body's spatial inertia parameters in the
@@ -559,7 +564,9 @@ class DrakeAdapter(AdapterBase):
                 plant.get_joint_actuator(a).SetRotorInertia(ctx, 0.0)
         return new
 
-    def naive_dynamics(self, q, v, tau):
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """(M, v̇) from Drake with the canonical arrays handed over unconverted (positions,
         velocities, applied generalized force); None if Drake's nq/nv differ or Drake
         refuses the numbers."""
@@ -575,10 +582,13 @@ class DrakeAdapter(AdapterBase):
             return None
 
     # ----- protocol --------------------------------------------------------------------
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return self._canonical_q(self._plant.GetDefaultPositions())
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         plant, ctx = self._plant, self._plant.CreateDefaultContext()
         out = {}
         for s, _, _ in self._slots:
@@ -595,13 +605,17 @@ class DrakeAdapter(AdapterBase):
             raise KeyError(f"drake: no body {frame}")
         return self._plant.GetBodyByName(frame)
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         body = self._body(frame)
         self._set(q)
         X = self._plant.EvalBodyPoseInWorld(self._ctx, body)
         return np.concatenate([X.translation(), X.rotation().matrix().reshape(-1)])
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_frame_jacobians(q, [frame])[0]
         body = self._body(frame)
@@ -616,12 +630,16 @@ class DrakeAdapter(AdapterBase):
             J[:, 3:6] = J[:, 3:6] @ R
         return J
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_mass_matrix(q)
         return self._mass_canonical(self._set(q, np.zeros(self.nv)))
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_bias_forces(q, v)
         R = self._set(q, v)
@@ -658,7 +676,10 @@ class DrakeAdapter(AdapterBase):
             self._D_dk = D
         return D
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_forward_dynamics(q, v, tau)
         if self._identity:  # [q, v] in one buffer, one SetPositionsAndVelocities
@@ -708,7 +729,10 @@ class DrakeAdapter(AdapterBase):
         a[2] -= w0 * v1 - w1 * v0
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_inverse_dynamics(q, v, vdot)
         R = self._set(q, v)
@@ -721,7 +745,10 @@ class DrakeAdapter(AdapterBase):
                                         self._forces)
         return np.array(tau) if self._identity else self._from_dk(tau, R)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         out = q.copy()
@@ -841,7 +868,9 @@ class DrakeAdapter(AdapterBase):
                                "mu_dynamic": 0.5, "hydroelastic_modulus": 1e6,
                                "resolution_hint": 0.02}
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
+        """(settings, one-line statement of the contact law): HasNativeContact
+        (harness/model/protocol.py)."""
         s = dict(self.NATIVE_CONTACT_DEFAULTS)
         s.update(settings or {})
         if set(s) != set(self.NATIVE_CONTACT_DEFAULTS) or s["model"] not in ("point",
@@ -859,7 +888,7 @@ class DrakeAdapter(AdapterBase):
                    f"{s['mu_static']:g}, μ_d = {s['mu_dynamic']:g} (the discrete solver uses "
                    f"μ_d); geometry from the declared contact scene on a HalfSpace")
 
-    def native_contact(self, scene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
                        t_end: float, force_W: Callable[[float], NDArray[np.float64]],
                        settings: dict | None = None) -> dict:
         """Drake's own contact on the declared geometry (one floating body): a discrete
@@ -927,7 +956,7 @@ class DrakeAdapter(AdapterBase):
         return {"advanced_to_s": float(sim.get_context().get_time())}
 
     # ----- engine-native stepping (replay, stage 5) ---------------------------------------
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (a name of
         pydrake.systems.analysis.GetIntegrationSchemes()) and either ``accuracy`` (error-
         controlled, with ``max_step`` [s]) or ``dt`` [s] (fixed-step mode)."""
@@ -950,7 +979,10 @@ class DrakeAdapter(AdapterBase):
                    f"interpolant of the current grid interval; joint damping by Drake "
                    f"(URDF damping is part of the plant)")
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from Drake's Simulator.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k. A second
@@ -1018,7 +1050,9 @@ class DrakeAdapter(AdapterBase):
             self._ad_forces = MultibodyForces_[AutoDiffXd](self._ad_plant)
         return self._ad_plant, self._ad_ctx, self._ad_forces
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
         CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
         AutoDiffXd plant — exact to round-off."""
@@ -1127,7 +1161,9 @@ class DrakeAdapter(AdapterBase):
                 Gq[qa, s.iv] = 1.0
         return self._seeded_inverse_dynamics_gradient(qd, Gq, Tm, C, v, acc, dTm)
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
         CalcMassMatrix."""
@@ -1136,7 +1172,9 @@ class DrakeAdapter(AdapterBase):
         return implicit_forward(dq, dv, self.mass_matrix(q))
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
         world axes from CalcJacobianSpatialVelocity(kV), and the drift J̇_WF v [m/s², rad/s²]
         from CalcBiasSpatialAcceleration(kV) (Drake's spatial acceleration is [α; a_WFo], the
@@ -1162,7 +1200,7 @@ class DrakeAdapter(AdapterBase):
             a[i, :3], a[i, 3:] = A.translational(), A.rotational()
         return J, a
 
-    def native_constrained_law(self):
+    def native_constrained_law(self) -> str:
         """One-line statement of the SAP row's law (time step SAP_DT [s])."""
         return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), "
                 "DiscreteContactApproximation.kSap; "
@@ -1173,7 +1211,7 @@ class DrakeAdapter(AdapterBase):
                 "exact KKT answer. Run in a separate process (fork server): SAP segfaults on "
                 "constraints involving the world body (measured: docs/engines.md)")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
         if self._balls:
@@ -1417,7 +1455,7 @@ def _contact_rollout(builder, plant, body, q0, v0, t_end: float, force_W,
     jv = body.floating_velocities_start_in_v()
     sim.Initialize()
 
-    def grab(k):
+    def grab(k: int) -> None:
         X = plant.EvalBodyPoseInWorld(pctx, body)
         Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
         R = X.rotation().matrix()

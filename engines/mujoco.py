@@ -23,9 +23,12 @@ R_WBᵀ g. Exact where gravity is the only thing anchored to the world (_init_bo
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from math import atan2
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engines import mujoco_mjcf
 from harness.core.conventions import (
@@ -40,7 +43,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward, root_chain_rule
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import FREE_JOINT_NAME, Sphere
+from harness.core.spec import FREE_JOINT_NAME, ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.joint_chain import folded_frames, folded_massless_joints
 from harness.model.prepared import PreparedModel
@@ -387,7 +390,7 @@ class MujocoAdapter(AdapterBase):
         return m
 
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Names of the moving joints (free root excluded) MuJoCo compiles from the as-is
         file of ``model`` — the diagnosis builds each engine's layout from them."""
         m = cls.__new__(cls)._compile(model)
@@ -414,7 +417,7 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_kinematics(m, d)
         name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or f"#{i}"  # noqa: E731
 
-        def pose(b):
+        def pose(b: int) -> NDArray[np.float64]:
             X = np.eye(4)
             X[:3, :3], X[:3, 3] = d.xmat[b].reshape(3, 3), d.xpos[b]
             return X
@@ -481,7 +484,7 @@ class MujocoAdapter(AdapterBase):
                 "bodies": bodies, "joints": joints, "couplings": couplings,
                 "nq_native": int(m.nq), "nv_native": int(m.nv), "notes": notes}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> MujocoAdapter:
         """A new adapter on the same model with one known cause removed in MuJoCo.
 
         changes: ``damping=0`` (dof_damping 0), ``armature=0``, ``friction=0``
@@ -545,7 +548,9 @@ class MujocoAdapter(AdapterBase):
         new._fd_body = new._init_body_frame(m)  # its conditions checked on the ablated model
         return new
 
-    def naive_dynamics(self, q, v, tau):
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """(M, v̇) from MuJoCo when the canonical arrays are handed over unconverted (qpos
         = q, qvel = v, qfrc_applied = τ), as a user copying numbers between engines would;
         None if MuJoCo's nq/nv differ from the canonical ones."""
@@ -561,10 +566,13 @@ class MujocoAdapter(AdapterBase):
         return out
 
     # ----- protocol --------------------------------------------------------------------
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return self._get_q(self._m.qpos0)
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         m, d = self._m, self._d
         d.qpos[:] = m.qpos0
         mujoco.mj_kinematics(m, d)
@@ -629,7 +637,9 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_jacDot(m, d, jp, jr, p.reshape(3, 1), b)
         return J, np.vstack([jp, jr]) @ d.qvel
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         if frame in self._folded:
             return self._folded_frame(q, None, frame)
         kind, i = self._frame(frame)
@@ -640,7 +650,7 @@ class MujocoAdapter(AdapterBase):
             return np.concatenate([d.xpos[i], d.xmat[i]])
         return np.concatenate([d.site_xpos[i], d.site_xmat[i]])
 
-    def frame_poses(self, q, frames):
+    def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one mj_kinematics for all k frames."""
         if self._folded and not self._folded.keys().isdisjoint(frames):
             return np.stack([self.frame_pose(q, f) for f in frames])
@@ -655,7 +665,7 @@ class MujocoAdapter(AdapterBase):
                 out[n, :3], out[n, 3:] = d.site_xpos[i], d.site_xmat[i]
         return out
 
-    def frame_jacobians(self, q, frames):
+    def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): one mj_kinematics + mj_comPos, then mj_jacBody/mj_jacSite."""
         if self._folded and not self._folded.keys().isdisjoint(frames):
             return np.stack([self.frame_jacobian(q, f) for f in frames])
@@ -671,7 +681,9 @@ class MujocoAdapter(AdapterBase):
             out[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), R)
         return out
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         if frame in self._folded:
             return self._folded_frame(q, None, frame, jac=True)
         kind, i = self._frame(frame)
@@ -705,10 +717,14 @@ class MujocoAdapter(AdapterBase):
             M[0:3, :] = R.T @ M[0:3, :]
         return M
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         return self._mass_canonical(self._forward(q, np.zeros(self.nv)))
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         R = self._forward(q, v)
         # joint springs are MuJoCo passive forces (qfrc_spring = −k (qpos − qpos_spring)),
         # not part of qfrc_bias: the canonical h carries them (+k (q − q_ref))
@@ -718,7 +734,10 @@ class MujocoAdapter(AdapterBase):
             h += self._mass_canonical(R)[:, 0:6] @ root_convective_term(v[0:6])
         return h
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         fr = self._fd_free
         if fr is None:  # fixed base
             if self._identity:
@@ -812,7 +831,10 @@ class MujocoAdapter(AdapterBase):
         a[2] = r02 * x + r12 * y + r22 * z - (w0 * v1 - w1 * v0)
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         m, d = self._m, self._d
         self._set_qpos(q)
         R = self._T(q)
@@ -828,7 +850,10 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_inverse(m, d)
         return d.qfrc_inverse.copy() if self._identity else self._from_mj_v(d.qfrc_inverse, R)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         m = self._m
         self._set_qpos(q)
         qpos = self._d.qpos.copy()
@@ -846,7 +871,7 @@ class MujocoAdapter(AdapterBase):
     _NATIVE_INTEGRATORS = {"Euler": "mjINT_EULER", "RK4": "mjINT_RK4",
                            "implicit": "mjINT_IMPLICIT", "implicitfast": "mjINT_IMPLICITFAST"}
 
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (Euler, RK4,
         implicit, implicitfast) and ``dt`` [s], the largest step."""
         s = {"integrator": "RK4", "dt": 1e-3}
@@ -866,16 +891,21 @@ class MujocoAdapter(AdapterBase):
                    f"step (MuJoCo's applied-force semantics, exact for zero-order-hold "
                    f"controls on a fixed base); joint damping by MuJoCo {damping[s['integrator']]}")
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
         """MuJoCo soft contact on the declared contact geometry (module function
         ``native_contact``; statement from ``native_contact_statement``)."""
         return native_contact(self, scene, q0, v0, t_end, force_W, settings)
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
         """(settings, one-line law statement) of ``native_contact``."""
         return native_contact_statement(settings)
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by mj_step.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k; it is read
@@ -922,7 +952,9 @@ class MujocoAdapter(AdapterBase):
                               "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
                               "model (constraints disabled)")
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: centred differences from two
         mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
         canonical conversions
@@ -956,7 +988,9 @@ class MujocoAdapter(AdapterBase):
         tau_o = d.qfrc_inverse[self._vmap].copy()  # canonical order, MuJoCo frames
         return root_chain_rule(Aq, Av, Aa, tau_o, R, v, vd, (slice(0, 3),))
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
         self._require_parity_model()
@@ -965,7 +999,9 @@ class MujocoAdapter(AdapterBase):
         return implicit_forward(dq, dv, self.mass_matrix(q))
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
         world axes (mj_jacSite / mj_jacBody), and the drift J̇_WF v [m/s², rad/s²] from
         mj_jacDot at the frame's origin (after mj_kinematics, mj_comPos, mj_comVel).
@@ -1033,7 +1069,7 @@ class MujocoAdapter(AdapterBase):
         d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
         d.qfrc_applied[:] = self._to_mj_v(np.asarray(tau, dtype=float), None)
 
-    def native_constrained_law(self):
+    def native_constrained_law(self) -> str:
         """One-line statement of MuJoCo's equality-constraint law for this model, with every
         equality's solref/solimp and the time step (they set the constraint's softness)."""
         m, _ = self._native_eq_model()
@@ -1051,7 +1087,7 @@ class MujocoAdapter(AdapterBase):
                 f"constraint force follows the spring-damper reference acceleration set by "
                 f"solref and the impedance solimp — not the exact KKT answer")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
         informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
         on a line)."""
@@ -1081,7 +1117,9 @@ def _native_contact_settings(settings):
     return s
 
 
-def native_contact_statement(settings=None) -> tuple:
+def native_contact_statement(settings: dict | None = None) -> tuple:
+    """(settings, one-line statement of the contact law): HasNativeContact
+    (harness/model/protocol.py)."""
     s = _native_contact_settings(settings)
     return s, (f"MuJoCo soft contact: condim 3, {s['cone']} cone, friction μ = {s['mu']:g} "
                f"(one coefficient: no static/dynamic split), solref (timeconst, dampratio) "
@@ -1122,7 +1160,10 @@ def _native_contact_mjcf(model, scene, s) -> str:
             f'</worldbody></mujoco>')
 
 
-def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+def native_contact(adapter: MujocoAdapter, scene: ContactScene, q0: NDArray[np.float64],
+                   v0: NDArray[np.float64], t_end: float,
+                   force_W: Callable[[float], NDArray[np.float64]],
+                   settings: dict | None = None) -> dict:
     """MuJoCo's own contact on the declared geometry (one floating body): mj_step from
     canonical (q0 (7,), v0 (6,)) over [0, t_end] [s]; force_W(t) → (3,) [N] applied at
     the body origin (= its com) through xfrc_applied. Returns {"t" (N,), "q" (N, 7),
@@ -1137,7 +1178,7 @@ def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dic
     n = int(round(t_end / s["dt"]))
     T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
 
-    def grab(k):
+    def grab(k: int) -> None:
         T[k] = d.time
         quat = quat_wxyz_to_xyzw(d.qpos[3:7].copy())
         Q[k, :3], Q[k, 3:] = d.qpos[:3], quat

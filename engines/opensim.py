@@ -28,10 +28,12 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engines import opensim_osim
 from harness.core.conventions import (
@@ -46,7 +48,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import FixtureSpec, Sphere
+from harness.core.spec import ContactScene, FixtureSpec, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -73,13 +75,14 @@ def opensim_version() -> str:
 
 
 # ----- rotations ------------------------------------------------------------------------------
-def xyz_body_fixed(R) -> np.ndarray:
+def xyz_body_fixed(R: NDArray[np.float64]) -> NDArray[np.float64]:
     """(3,) [rad] body-fixed X-Y-Z angles (a, b, c) with R = Rx(a) Ry(b) Rz(c), |b| ≤ π/2:
     OpenSim's orientation of an offset frame and Simbody's Euler-angle ball/free q."""
     return np.array(xyz_of_rows(*np.asarray(R, dtype=float).reshape(9).tolist()))
 
 
-def xyz_of_rows(r00, r01, r02, r10, r11, r12, r20, r21, r22) -> tuple:
+def xyz_of_rows(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float, r20: float,
+                r21: float, r22: float) -> tuple:
     """[rad] the body-fixed X-Y-Z angles (a, b, c) of the rotation whose 9 entries are given
     row-major (Python floats): the one formula behind xyz_body_fixed and the per-call
     state map. b and c come from Rx(a)ᵀ R = Ry(b) Rz(c), so the product stays exact near
@@ -109,7 +112,8 @@ class _StateMap:
         quats, angle_q, blocks = [], [], []
         free_flat = None
 
-        def flat(rows, col):  # P's row-major entries of R placed at rows × col…col+2
+        def flat(rows: Sequence[int], col: int) -> NDArray[np.intp]:
+            # P's row-major entries of R placed at rows × col…col+2
             return np.array([r * nv + col + j for r in rows for j in range(3)], dtype=np.intp)
 
         for qr, ur, iq, iv, kind in ad._rotor_idx:  # a rotor turns with its joint (1:1)
@@ -164,7 +168,7 @@ class _StateMap:
         if not quats:
             self.P_out[ad._vperm, range(nv)] = 1.0
 
-    def native(self, q) -> tuple:
+    def native(self, q: NDArray[np.float64]) -> tuple:
         """(Q (nq_o,) [rad, m], P (nu, nv)) at canonical q, both owned by the map (copy to
         keep)."""
         if self.blocks:
@@ -193,7 +197,7 @@ class _StateMap:
             qo[j] = math.atan2(q[sn], q[c])
         return qo, self.P
 
-    def drift(self, v) -> tuple:
+    def drift(self, v: NDArray[np.float64]) -> tuple:
         """Ṗ v in Simbody u order: (u indices (3,), R_WB (ω_B × v_B) (3,) [m/s²]) of the
         free root at the cached key, or None."""
         if self.free is None:
@@ -267,7 +271,7 @@ def _transform(p, R):
 
 
 # ----- the model -------------------------------------------------------------------------------
-def osim_names(spec) -> dict:
+def osim_names(spec: FixtureSpec) -> dict:
     """{spec name: the name it has in the OpenSim model} for every body, joint, frame and
     constraint whose name OpenSim refuses: whitespace, / \\ * or + (each replaced by _), and
     a body named ``ground`` other than a fixed root (OpenSim's ground frame has that name:
@@ -337,7 +341,7 @@ def _donor_below(spec, body):
             return cur, p
 
 
-def mass_loans(spec) -> list:
+def mass_loans(spec: FixtureSpec) -> list:
     """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
     build_model lends, the whole mass distribution kept.
 
@@ -367,7 +371,7 @@ def mass_loans(spec) -> list:
     return out
 
 
-def mass_transfers(spec) -> dict:
+def mass_transfers(spec: FixtureSpec) -> dict:
     """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
     bodies whose mass properties build_model changes (``mass_loans``)."""
     out = {}
@@ -382,7 +386,7 @@ def mass_transfers(spec) -> dict:
     return out
 
 
-def build_model(spec, constraints: bool = True):
+def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     """opensim.Model [SI] of a FixtureSpec: self-contained (printToXML writes a valid
     .osim), joints, bodies and frames named as in the spec.
 
@@ -518,12 +522,14 @@ class OpensimAdapter(AdapterBase):
     osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
 
     @staticmethod
-    def write_osim(spec, path) -> str:
+    def write_osim(spec: FixtureSpec, path: str) -> str:
         """The canonical model ``spec`` written as an .osim file at ``path``."""
         return opensim_osim.write_osim(spec, path, build_model)
 
     @staticmethod
-    def write_osim_swing(spec, t, Q, labels, Y, folder, rate_hz: float) -> dict:
+    def write_osim_swing(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
+                         labels: Sequence[str], Y: NDArray[np.float64], folder: str,
+                         rate_hz: float) -> dict:
         """A fitted motion as golfer.osim + swing.mot + markers.trc in ``folder``
         (t [s], Q [rad, m], Y [m], rate_hz [Hz]; engines/opensim_osim.py)."""
         return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
@@ -801,7 +807,9 @@ class OpensimAdapter(AdapterBase):
         return M.to_numpy().copy()
 
     # ----- protocol -------------------------------------------------------------------------
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         s = self._s
         self._set(self.layout.neutral())
         spec = self._spec
@@ -841,7 +849,7 @@ class OpensimAdapter(AdapterBase):
             mass, com = m1, c1
         return mass, com, 0.5 * (Ib + Ib.T)
 
-    def frame_poses(self, q, frames):
+    def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one realizePosition, then getTransformInGround per frame."""
         self._set(q)
         out = np.empty((len(frames), 12))
@@ -850,7 +858,9 @@ class OpensimAdapter(AdapterBase):
             out[i, :3], out[i, 3:] = _np3(X.p()), _np33(X.R()).reshape(-1)
         return out
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         return self.frame_poses(q, [frame])[0]
 
     def _jac_o(self, frame):
@@ -866,20 +876,26 @@ class OpensimAdapter(AdapterBase):
         f = next(x for x in self._spec.frames if x.name == frame)
         return self._bodies[f.body]
 
-    def frame_jacobians(self, q, frames):
+    def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): one realizePosition, calcFrameJacobian per frame (columns J_o P)."""
         P = self._set(q)
         return np.stack([self._cols(self._jac_o(f)[0], P) for f in frames])
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         return self.frame_jacobians(q, [frame])[0]
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         P = self._set(q)
         M = self._M_o() + np.diag(self._arm_o)
         return M[np.ix_(self._vperm, self._vperm)] if P is None else P.T @ M @ P
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         P = self._set(q, v, "dynamics")
         mob, body = self._applied(False)
@@ -890,7 +906,10 @@ class OpensimAdapter(AdapterBase):
             return h_o[self._vperm]
         return P.T @ (h_o + self._M_o() @ self._g(q, v, P))
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         # the per-call path of every rollout: the cached state map, one product per vector,
         # the three input Vectors the only SWIG objects built, the model's forces added
         # into τ_o in place, the free root's drift in scalar arithmetic
@@ -925,7 +944,10 @@ class OpensimAdapter(AdapterBase):
             a[i + 2] -= w0 * v1 - w1 * v0
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         P = self._set(q, v, "dynamics")
         mob, body = self._applied()
@@ -935,7 +957,10 @@ class OpensimAdapter(AdapterBase):
         tau_o = self._residual(mob, body, a_o) + self._arm_o * a_o
         return self._from_o(tau_o, P)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         return canonical_integrate(self.layout, np.asarray(q, dtype=float),
                                    np.asarray(v, dtype=float), float(dt))
 
@@ -946,7 +971,7 @@ class OpensimAdapter(AdapterBase):
                                "viscous_friction": 0.0, "transition_velocity": 0.05,
                                "point_radius": 1e-3, "dt": 1e-3, "accuracy": 1e-7}
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
         """(settings, one-line statement) of ``native_contact``: SmoothSphereHalfSpaceForce
         parameters (stiffness [N/m²], dissipation [s/m], mu, viscous_friction [N·s/m],
         transition_velocity [m/s]), the sphere radius standing for a contact point [m],
@@ -999,7 +1024,9 @@ class OpensimAdapter(AdapterBase):
         push.setPointFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
         m.addForce(push)
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
         """OpenSim's own contact on the declared geometry (one floating body): Manager from
         canonical (q0 (7,), v0 (6,)) over [0, t_end] [s], a sample every dt; force_W(t) →
         (3,) [N] at the body origin. {"t" (N,), "q" (N, 7), "v" (N, 6), "settings",
@@ -1038,7 +1065,9 @@ class OpensimAdapter(AdapterBase):
     # ----- dynamics derivatives (stage 6) --------------------------------------------------
     FD_STEP = 1e-6  # [rad, m, rad/s, m/s] central-difference step (as MuJoCo's MJD_EPS)
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: central differences of
         inverse_dynamics with step FD_STEP, ∂/∂q along q ⊕ (±h e_i) (canonical
         integrate); ∂τ/∂v̇ = mass_matrix (exact: τ is affine in v̇)."""
@@ -1054,7 +1083,9 @@ class OpensimAdapter(AdapterBase):
                         - self.inverse_dynamics(q, v - e, vdot)) / (2 * h)
         return dq, dv, self.mass_matrix(q)
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         inverse_dynamics_derivatives at v̇ = forward_dynamics(q, v, τ)."""
         vdot = self.forward_dynamics(q, v, tau)
@@ -1063,7 +1094,7 @@ class OpensimAdapter(AdapterBase):
 
     # ----- read-back (stage 0, diagnosis) ---------------------------------------------------
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """NotProvided: OpenSim has no URDF or MJCF reader of its own."""
         raise NotProvided(cls.name, "as-is loading", _AS_IS_WHY)
 
@@ -1136,7 +1167,7 @@ class OpensimAdapter(AdapterBase):
                 "bodies": bodies, "joints": joints, "couplings": {},
                 "nq_native": int(self._nq_o), "nv_native": int(self._nu), "notes": []}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> OpensimAdapter:
         """A new adapter with ``damping=0`` (no SpringGeneralizedForce), ``armature=0``
         or ``inertials={body: (m, com_W, I_W) at the canonical neutral}`` (the bodies'
         mass properties); OpenSim applies no friction, limits or couplings here, so
@@ -1164,7 +1195,9 @@ class OpensimAdapter(AdapterBase):
         return type(self)(self.model, _spec=spec,
                           _armature=self._use_armature and "armature" not in changes)
 
-    def naive_dynamics(self, q, v, tau):
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """(M, v̇) with the canonical arrays handed to Simbody unconverted (its q, u and
         mobility forces in its own order); None if its nq/nu differ."""
         if (self._nq_o, self._nu) != (len(q), len(v)):
@@ -1180,7 +1213,9 @@ class OpensimAdapter(AdapterBase):
         return self._M_o(), udot.to_numpy().copy()
 
     # ----- constrained dynamics (stage 3) ----------------------------------------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): calcFrameJacobian and
         calcBiasForFrameJacobian (J̇_o u, [angular; linear] in Simbody), world axes; the
         free root's Ṗ v enters as J_o g."""
@@ -1309,7 +1344,7 @@ class OpensimAdapter(AdapterBase):
               "RungeKutta2": "RungeKutta2", "RungeKutta3": "RungeKutta3",
               "RungeKuttaMerson": "RungeKuttaMerson"}
 
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (an OpenSim
         Manager IntegratorMethod) with ``accuracy`` (error-controlled) or with ``dt`` [s]
         (fixed-step mode: ceil(interval / dt) equal steps per grid interval; "Euler" is
@@ -1366,7 +1401,10 @@ class OpensimAdapter(AdapterBase):
             out[:, 4 - len(p.coeffs):] += np.outer(c_local[i], p.coeffs)
         return out
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from OpenSim's Manager.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k (a polynomial
@@ -1434,7 +1472,7 @@ class OpensimAdapter(AdapterBase):
                 "model's SpringGeneralizedForce): Simbody's own exact acceleration-level "
                 "solve; its multipliers are in Simbody's constraint frames, not compared")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: v̇ (N, nv) from Simbody's constrained realizeAcceleration
         (exact: the same acceleration-level equations as the KKT solve)."""
         if self._has_arm:

@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import matrix_to_rpy
 from harness.core.errors import BadInput
@@ -123,7 +126,7 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[s
     (harness/model/osim_import.py lists what is read, set aside and refused)."""
     path = str(path)
 
-    def bad(problem):
+    def bad(problem: str) -> BadInput:
         return BadInput(path, problem)
 
     model, _ = _load(path, bad)
@@ -516,7 +519,7 @@ def _joint(Joint, kind, name, parent, child, X, axis, lo, hi, rpy, xyz):
 
 
 # ----- out -------------------------------------------------------------------------------
-def write_osim(spec, path, build_model) -> str:
+def write_osim(spec: FixtureSpec, path: str, build_model: Callable[..., Any]) -> str:
     """Write ``spec`` (a validated FixtureSpec) as an .osim file at ``path`` (atomic: a
     temporary file beside it, then one rename); returns the path. ``build_model``: the
     adapter's canonical model → opensim.Model builder (passed in, so this module does not
@@ -540,7 +543,9 @@ def _print_atomic(model, path) -> str:
 
 
 # ----- a fitted motion out: model + coordinates (.mot) + markers (.trc) ------------------
-def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model) -> dict:
+def write_swing_files(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
+                      labels: Sequence[str], Y: NDArray[np.float64], folder: str, rate_hz: float,
+                      build_model: Callable[..., Any]) -> dict:
     """Write ``folder``/golfer.osim (``spec`` with a MarkerSet: one marker per frame named
     in ``labels``, its default pose the first row of Q, coordinates not clamped),
     swing.mot (Q (N, nq) canonical [rad, m] on times t (N,) [s], rotations in degrees)
@@ -594,7 +599,8 @@ def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model
     return paths | {"coordinates": names}
 
 
-def motion_text(names, t, Q, rotational) -> str:
+def motion_text(names: Sequence[str], t: NDArray[np.float64], Q: NDArray[np.float64],
+                rotational: Sequence[bool]) -> str:
     """An OpenSim coordinate file (Storage format, version 1): time [s] and one column per
     coordinate, rotations in degrees (``inDegrees=yes``), translations in m."""
     t = np.asarray(t, dtype=float)
@@ -607,7 +613,8 @@ def motion_text(names, t, Q, rotational) -> str:
     return "\n".join(head + rows) + "\n"
 
 
-def trc_text(labels, t, Y, rate_hz: float, name: str) -> str:
+def trc_text(labels: Sequence[str], t: NDArray[np.float64], Y: NDArray[np.float64], rate_hz: float,
+             name: str) -> str:
     """A marker file (.trc, PathFileType 4): positions Y (N, K, 3) [m] written in mm,
     missing (NaN) samples left blank; frames numbered from 1 at times t (N,) [s]."""
     Y = 1e3 * np.asarray(Y, dtype=float)
