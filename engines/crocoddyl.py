@@ -632,10 +632,12 @@ if crocoddyl is not None:
 
         def calc(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
                  u: NDArray[np.float64]) -> None:
+            """τ (nv,) [N, N·m] = u − D v − K (q − q_ref) into data.tau; x = [q, v]."""
             data.tau[:] = u - self._D * x[self._nq:] - self._spring(x)
 
         def calcDiff(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
                      u: NDArray[np.float64]) -> None:
+            """∂τ/∂x (nv, nq + nv) and ∂τ/∂u (nv, nv) of ``calc`` into data."""
             data.dtau_dx[:, :] = 0.0
             data.dtau_dx[:, self.state.ndx // 2:] = -np.diag(self._D)
             for _, iv, k, _ in self._springs:
@@ -644,8 +646,10 @@ if crocoddyl is not None:
 
         def commands(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
                      tau: NDArray[np.float64]) -> None:
+            """u (nv,) [N, N·m] = τ + D v + K (q − q_ref) into data.u: the inverse of calc."""
             data.u[:] = tau + self._D * x[self._nq:] + self._spring(x)
 
         def torqueTransform(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
                             u: NDArray[np.float64]) -> None:
+            """∂u/∂τ (nv, nv) = I into data.Mtau."""
             data.Mtau[:, :] = np.eye(self.nu)

@@ -132,6 +132,8 @@ class _RememberedPort:
 
     def FixValue(self, ctx: Context,  # noqa: N802 - the port's own method name
                  value: NDArray[np.float64]) -> FixedInputPortValue:
+        """value (nv,) [N, N·m] fixed on the port in ``ctx`` (the port's own FixValue),
+        remembered when ``ctx`` is the adapter's context."""
         fixed = self.port.FixValue(ctx, value)
         if ctx is self.ctx:
             self.value = fixed
@@ -139,7 +141,7 @@ class _RememberedPort:
         return fixed
 
     def set_in_place(self, value: NDArray[np.float64]) -> None:
-        """Overwrite the remembered value with ``value``: GetMutableData first (it notifies
+        """value (nv,) [N, N·m] over the remembered one: GetMutableData first (it notifies
         the port's dependents, as FixValue does), then write the vector it holds."""
         self.value.GetMutableData()
         self.vector.SetFromVector(value)
@@ -567,9 +569,9 @@ class DrakeAdapter(AdapterBase):
     def naive_dynamics(
             self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """(M, v̇) from Drake with the canonical arrays handed over unconverted (positions,
-        velocities, applied generalized force); None if Drake's nq/nv differ or Drake
-        refuses the numbers."""
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from Drake with the canonical
+        arrays handed over unconverted (positions, velocities, applied generalized force);
+        None if Drake's nq/nv differ or Drake refuses the numbers."""
         plant, ctx = self._plant, self._ctx
         if (plant.num_positions(), plant.num_velocities()) != (len(q), len(v)):
             return None
@@ -891,7 +893,8 @@ class DrakeAdapter(AdapterBase):
     def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
                        t_end: float, force_W: Callable[[float], NDArray[np.float64]],
                        settings: dict | None = None) -> dict:
-        """Drake's own contact on the declared geometry (one floating body): a discrete
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: Drake's own contact on the declared
+        geometry (one floating body): a discrete
         MultibodyPlant + SceneGraph stepped from canonical (q0 (7,), v0 (6,)) over
         [0, t_end] [s]; force_W(t) → (3,) [N] at the body origin (= com) on the applied
         generalized-force port, held over each step. Returns {"t" (N,), "q" (N, 7), "v"

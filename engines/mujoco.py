@@ -418,6 +418,7 @@ class MujocoAdapter(AdapterBase):
         name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or f"#{i}"  # noqa: E731
 
         def pose(b: int) -> NDArray[np.float64]:
+            """X_WB (4, 4) [m] of body ``b`` at the neutral kinematics."""
             X = np.eye(4)
             X[:3, :3], X[:3, 3] = d.xmat[b].reshape(3, 3), d.xpos[b]
             return X
@@ -551,8 +552,9 @@ class MujocoAdapter(AdapterBase):
     def naive_dynamics(
             self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """(M, v̇) from MuJoCo when the canonical arrays are handed over unconverted (qpos
-        = q, qvel = v, qfrc_applied = τ), as a user copying numbers between engines would;
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from MuJoCo when the canonical
+        arrays are handed over unconverted (qpos = q, qvel = v, qfrc_applied = τ), as a user
+        copying numbers between engines would;
         None if MuJoCo's nq/nv differ from the canonical ones."""
         m, d = self._m, self._d
         if (m.nq, m.nv) != (len(q), len(v)):
@@ -894,7 +896,8 @@ class MujocoAdapter(AdapterBase):
     def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
                        t_end: float, force_W: Callable[[float], NDArray[np.float64]],
                        settings: dict | None = None) -> dict:
-        """MuJoCo soft contact on the declared contact geometry (module function
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: MuJoCo soft contact on the declared
+        contact geometry (module function
         ``native_contact``; statement from ``native_contact_statement``)."""
         return native_contact(self, scene, q0, v0, t_end, force_W, settings)
 

@@ -113,7 +113,7 @@ class _StateMap:
         free_flat = None
 
         def flat(rows: Sequence[int], col: int) -> NDArray[np.intp]:
-            # P's row-major entries of R placed at rows × col…col+2
+            """(3 len(rows),) P's row-major entries of R placed at rows × col…col+2."""
             return np.array([r * nv + col + j for r in rows for j in range(3)], dtype=np.intp)
 
         for qr, ur, iq, iv, kind in ad._rotor_idx:  # a rotor turns with its joint (1:1)
@@ -530,7 +530,8 @@ class OpensimAdapter(AdapterBase):
     def write_osim_swing(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
                          labels: Sequence[str], Y: NDArray[np.float64], folder: str,
                          rate_hz: float) -> dict:
-        """A fitted motion as golfer.osim + swing.mot + markers.trc in ``folder``
+        """t (N,) [s], Q (N, nq) [rad, m], Y (N, K, 3) [m]: a fitted motion as golfer.osim +
+        swing.mot + markers.trc in ``folder``
         (t [s], Q [rad, m], Y [m], rate_hz [Hz]; engines/opensim_osim.py)."""
         return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
                                               build_model)
@@ -545,11 +546,7 @@ class OpensimAdapter(AdapterBase):
             raise NotProvided(self.name, "as-is loading", _AS_IS_WHY)
         self.version = opensim_version()
         self._spec = _spec if _spec is not None else model.spec
-        # the spec's names OpenSim refuses, renamed in the model (build_model): every
-        # lookup in the model goes through _on, and what the model names comes back
-        # through _back, so the harness only ever sees the spec's names
-        self._onames = osim_names(self._spec)
-        self._back_names = {v: k for k, v in self._onames.items()}
+        self._init_names()
         self._use_armature = _armature
         self._m = build_model(self._spec, constraints=_constraints)
         self._controller = None
@@ -565,6 +562,13 @@ class OpensimAdapter(AdapterBase):
         self._init_armature()
         self.derivatives_method = "finite_difference"  # stages/derivatives.py
         self.provides = self._provides()
+
+    def _init_names(self) -> None:
+        """The spec's names OpenSim refuses, renamed in the model (build_model): every
+        lookup in the model goes through _on, and what the model names comes back through
+        _back, so the harness only ever sees the spec's names."""
+        self._onames = osim_names(self._spec)
+        self._back_names = {v: k for k, v in self._onames.items()}
 
     def _init_buffers(self) -> None:
         """The force producers and the SWIG Vectors and Matrices reused on every call."""
@@ -1027,7 +1031,8 @@ class OpensimAdapter(AdapterBase):
     def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
                        t_end: float, force_W: Callable[[float], NDArray[np.float64]],
                        settings: dict | None = None) -> dict:
-        """OpenSim's own contact on the declared geometry (one floating body): Manager from
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: OpenSim's own contact on the declared
+        geometry (one floating body): Manager from
         canonical (q0 (7,), v0 (6,)) over [0, t_end] [s], a sample every dt; force_W(t) →
         (3,) [N] at the body origin. {"t" (N,), "q" (N, 7), "v" (N, 6), "settings",
         "statement"}."""
@@ -1198,8 +1203,9 @@ class OpensimAdapter(AdapterBase):
     def naive_dynamics(
             self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """(M, v̇) with the canonical arrays handed to Simbody unconverted (its q, u and
-        mobility forces in its own order); None if its nq/nu differ."""
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) with the canonical arrays handed
+        to Simbody unconverted (its q, u and mobility forces in its own order); None if its
+        nq/nu differ."""
         if (self._nq_o, self._nu) != (len(q), len(v)):
             return None
         s = self._s

@@ -601,8 +601,9 @@ def write_swing_files(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.f
 
 def motion_text(names: Sequence[str], t: NDArray[np.float64], Q: NDArray[np.float64],
                 rotational: Sequence[bool]) -> str:
-    """An OpenSim coordinate file (Storage format, version 1): time [s] and one column per
-    coordinate, rotations in degrees (``inDegrees=yes``), translations in m."""
+    """t (N,) [s], Q (N, nq) [rad, m] as an OpenSim coordinate file (Storage format,
+    version 1): time [s] and one column per coordinate, rotations in degrees
+    (``inDegrees=yes``), translations in m."""
     t = np.asarray(t, dtype=float)
     V = np.array(Q, dtype=float)
     rot = np.asarray(rotational, dtype=bool)
@@ -613,10 +614,10 @@ def motion_text(names: Sequence[str], t: NDArray[np.float64], Q: NDArray[np.floa
     return "\n".join(head + rows) + "\n"
 
 
-def trc_text(labels: Sequence[str], t: NDArray[np.float64], Y: NDArray[np.float64], rate_hz: float,
-             name: str) -> str:
-    """A marker file (.trc, PathFileType 4): positions Y (N, K, 3) [m] written in mm,
-    missing (NaN) samples left blank; frames numbered from 1 at times t (N,) [s]."""
+def trc_text(labels: Sequence[str], t: NDArray[np.float64], Y: NDArray[np.float64],
+             rate_hz: float, name: str) -> str:
+    """Y (N, K, 3) [m], t (N,) [s] as a marker file (.trc, PathFileType 4): positions
+    written in mm, missing (NaN) samples left blank; frames numbered from 1 at times t."""
     Y = 1e3 * np.asarray(Y, dtype=float)
     n, k = Y.shape[:2]
     out = [f"PathFileType\t4\t(X/Y/Z)\t{name}",

@@ -104,9 +104,10 @@ def _spherical_model(pm, balls: dict):
 def build_pinocchio_model(
         model: PreparedModel, engine: str = "pinocchio"
 ) -> tuple[pin.Model, NDArray[np.intp], NDArray[np.intp]]:
-    """(pin.Model, index maps) for a prepared model; shared with the Crocoddyl adapter,
-    whose state wraps exactly this Pinocchio model. As-is (``model.as_is_file(engine)``):
-    the user's file parsed with Pinocchio's defaults (gravity and armature as parsed)."""
+    """(pin.Model, qidx (nq,), vidx (nv,)) for a prepared model (q_pin[qidx] = q,
+    v_pin[vidx] = v); shared with the Crocoddyl adapter, whose state wraps exactly this
+    Pinocchio model. As-is (``model.as_is_file(engine)``): the user's file parsed with
+    Pinocchio's defaults (gravity and armature as parsed)."""
     BINDING.require()
     src = as_is_source(model, engine)
     balls = {s.name: s.damping for s in model.layout.slots if s.type == "ball"}
@@ -449,8 +450,9 @@ class PinocchioAdapter(AdapterBase):
     def naive_dynamics(
             self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """(M, v̇) from Pinocchio's own calls with the canonical arrays unconverted (in
-        Pinocchio's joint order); None if its nq/nv differ."""
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from Pinocchio's own calls with
+        the canonical arrays unconverted (in Pinocchio's joint order); None if its nq/nv
+        differ."""
         m, d = self._m, self._d
         if (m.nq, m.nv) != (len(q), len(v)):
             return None
