@@ -26,8 +26,18 @@ those raise NotProvided.
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from engines.pinocchio import (
+    build_pinocchio_model,
+    pinocchio_as_is_joints,
+    pinocchio_readback,
+    pinocchio_set_inertials,
+)
 from harness.core.conventions import spatial_inertia_world
 from harness.core.errors import NotProvided
 from harness.model.binding import Binding
@@ -46,8 +56,6 @@ class CrocoddylAdapter(AdapterBase):
     def __init__(self, model: PreparedModel):
         BINDING.require()
         super().__init__(model)
-        from engines.pinocchio import build_pinocchio_model
-
         self.version = crocoddyl.__version__
         pm, qidx, vidx = build_pinocchio_model(model, self.name)
         self._state = crocoddyl.StateMultibody(pm)
@@ -124,18 +132,14 @@ class CrocoddylAdapter(AdapterBase):
 
     # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Moving joints of the Pinocchio model Crocoddyl's state would wrap (as-is)."""
-        from engines.pinocchio import pinocchio_as_is_joints
-
         return pinocchio_as_is_joints(model, cls.name)
 
     def readback(self) -> dict:
         """The model Crocoddyl computes with: its StateMultibody's pin.Model (Crocoddyl has
         no model of its own), read back like Pinocchio's; damping counts as applied only
         when this adapter applies it (Crocoddyl's free dynamics apply none)."""
-        from engines.pinocchio import pinocchio_readback
-
         rb = pinocchio_readback(self._state.pinocchio, self.layout, self._qidx,
                                 self._damped, self.name,
                                 "StateMultibody.pinocchio (the pin.Model Crocoddyl's "
@@ -148,13 +152,11 @@ class CrocoddylAdapter(AdapterBase):
                                          spring_ref=sl.spring_ref)
         return rb
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> CrocoddylAdapter:
         """A new adapter with ``damping=0`` (no −D v on u), ``armature=0`` (the state's
         pin.Model armature) or ``inertials={body: (m, com_W, I_W) at neutral}`` (the
         state's pin.Model, engines/pinocchio.py pinocchio_set_inertials); friction, limits,
         couplings are not applied by Crocoddyl."""
-        from engines.pinocchio import pinocchio_set_inertials
-
         unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
                                   "inertials"}
         if unknown:
@@ -169,15 +171,20 @@ class CrocoddylAdapter(AdapterBase):
                                     changes["inertials"])
         return new
 
-    def naive_dynamics(self, q, v, tau):
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """None: Crocoddyl takes x = [q, v] in Pinocchio's coordinates (the canonical ones),
         so there is nothing to hand over unconverted beyond what Pinocchio shows."""
         return None
 
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return np.array(self._state.zero()[:self.nq])[self._qidx]
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         m = self._state.pinocchio
         if getattr(self, "_kin_data", None) is None:  # createData is O(n²) (0.5 s at n 200)
             self._kin_data = m.createData()
@@ -192,16 +199,22 @@ class CrocoddylAdapter(AdapterBase):
             out[s.name] = spatial_inertia_world(I.mass, oMi.act(I.lever), R @ I.inertia @ R.T)
         return out
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         raise NotProvided(self.name, "frame pose", "Crocoddyl has no kinematics API of its "
                           "own (its residuals call Pinocchio)")
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         raise NotProvided(self.name, "frame Jacobian", "Crocoddyl has no kinematics API of "
                           "its own (its residuals call Pinocchio)")
 
     # ----- contact-point kinematics (stage contact, harness/model/contact_law.py) -----------------
-    def contact_frame_kinematics(self, q, frames):
+    def contact_frame_kinematics(
+            self, q: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes) of k frame
         origins, from Crocoddyl's frame residuals evaluated inside its free forward-dynamics
         model (calc + calcDiff at x = [q, 0], u = 0; neither residual depends on v or u)."""
@@ -237,13 +250,18 @@ class CrocoddylAdapter(AdapterBase):
         return p, J
 
     # ----- native contact (harness/stages/contact/native.py) --------------------------------------
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
+        """(settings, one-line statement of the contact law): HasNativeContact
+        (harness/model/protocol.py)."""
         return {}, ("Crocoddyl DifferentialActionModelContactFwdDynamics with one "
                     "ContactModel3D (LOCAL_WORLD_ALIGNED, Baumgarte gains 0, inverse damping "
                     "0) at a frame added at the material contact point: an exact bilateral "
                     "sticking contact, no unilateral or friction-cone condition")
 
-    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W):
+    def native_sticking_acceleration(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64],
+            frame: str, offset_W: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         """(v̇ (nv,), None) with the material point p_WF + offset_W (3,) [m] of frame's
         body held fixed, from Crocoddyl's contact forward dynamics on a copy of its
         state's model with a frame added at that point (R_WF from
@@ -284,10 +302,12 @@ class CrocoddylAdapter(AdapterBase):
         out = np.array(data.xout)
         return (out if self._identity else out[self._vidx]), None
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         raise NotProvided(self.name, "bias forces", "Crocoddyl exposes no h(q, v)")
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
         """M(q) (nv, nv) [kg | kg·m | kg·m²] as Crocoddyl's free forward-dynamics model
         holds it: its state-only ``calc(data, x)`` (the terminal-node evaluation) runs
         computeAllTerms into its own Pinocchio data, whose ``M`` (upper triangle, armature
@@ -300,7 +320,10 @@ class CrocoddylAdapter(AdapterBase):
         M = np.triu(M) + np.triu(M, 1).T
         return M if self._identity else M[np.ix_(self._vidx, self._vidx)]
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         if self._damped:
             tau = tau - self._D * v
         if self._sprung:
@@ -311,7 +334,10 @@ class CrocoddylAdapter(AdapterBase):
         self._fwd.calc(self._fwd_data, self._set_x(q, v), tau[self._vinv])
         return self._fwd_data.xout[self._vidx]
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         x = self._set_x(q, v)
         self._inv.calc(self._inv_data, x, vdot if self._identity else vdot[self._vinv])
         tau = np.array(self._inv_data.multibody.actuation.tau)
@@ -321,7 +347,10 @@ class CrocoddylAdapter(AdapterBase):
             tau = tau + self.layout.spring_force(q)
         return tau + self._D * v if self._damped else tau
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         x = self._set_x(q, np.zeros(self.nv)).copy()
         dx = np.zeros(2 * self.nv)
         dx[:self.nv] = (v if self._identity else v[self._vinv]) * dt
@@ -329,7 +358,7 @@ class CrocoddylAdapter(AdapterBase):
         return np.array(qn if self._identity else qn[self._qidx])
 
     # ----- engine-native stepping (replay, stage 5) ---------------------------------------
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (Euler or
         RK4) and ``dt`` [s], the largest step."""
         s = {"integrator": "RK4", "dt": 1e-3}
@@ -346,7 +375,10 @@ class CrocoddylAdapter(AdapterBase):
                    f"joint springs), so it is re-evaluated at every integrator stage "
                    f"(Crocoddyl itself applies no damping and has no joint spring)")
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by Crocoddyl's integrated
         action model. controls(k, t) → τ (nv,) canonical, read at each step's start."""
         s, _ = self.native_describe(settings)
@@ -395,7 +427,9 @@ class CrocoddylAdapter(AdapterBase):
         A = np.array(A, dtype=float).reshape(self.nv, self.nv)
         return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv): DifferentialActionModelFreeFwdDynamics
         .calcDiff, Fx = [∂v̇/∂q, ∂v̇/∂v], Fu = ∂v̇/∂u; u = τ − D v adds −Fu D to ∂v̇/∂v."""
         u = tau - self._D * v if self._damped else tau
@@ -416,7 +450,9 @@ class CrocoddylAdapter(AdapterBase):
             dq = dq - du * self._K[None, :]
         return dq, dv, du
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv): DifferentialActionModelFreeInvDynamics
         .calcDiff with u = v̇ (full actuation: no residual rows), which evaluates the RNEA
         derivatives into its multibody data (dtau_dq, dtau_dv, M upper triangle); + D on
@@ -457,7 +493,9 @@ class CrocoddylAdapter(AdapterBase):
             raise KeyError(f"crocoddyl: no body frame {frame}")
         return m.getFrameId(frame, pin.BODY)
 
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v) from Crocoddyl's contact models:
         one DifferentialActionModelContactFwdDynamics per frame holding a ContactModel6D
         (LOCAL_WORLD_ALIGNED: Jc = J_WF, angular drift a0[3:]) and a ContactModel3D
@@ -471,7 +509,7 @@ class CrocoddylAdapter(AdapterBase):
         for i, f in enumerate(frames):
             fid = self._fid(f)
 
-            def build(contacts, fid=fid):
+            def build(contacts: crocoddyl.ContactModelMultiple, fid: int = fid) -> None:
                 st = self._state
                 contacts.addContact("f6", crocoddyl.ContactModel6D(
                     st, fid, pin.SE3.Identity(), pin.LOCAL_WORLD_ALIGNED, st.nv, np.zeros(2)))
@@ -499,7 +537,7 @@ class CrocoddylAdapter(AdapterBase):
         key = ("native", tuple((n, k, f, tuple(np.round(ax, 15)) if ax is not None else None)
                                for n, k, f, _, ax in rows))
 
-        def build(contacts):
+        def build(contacts: crocoddyl.ContactModelMultiple) -> None:
             st = self._state
             # ContactModelMultiple orders contacts by name (a std::map): a zero-padded index
             # keeps λ in the rows' declaration order
@@ -532,7 +570,7 @@ class CrocoddylAdapter(AdapterBase):
         return ((vd if self._identity else vd[self._vidx]),
                 np.array(data.multibody.pinocchio.lambda_c))
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: DifferentialActionModelContactFwdDynamics with one contact per
         kept row (see _native_constrained_state); NotProvided when a constraint joins two
         moving frames (Crocoddyl's contact models hold one frame against a fixed
@@ -592,18 +630,26 @@ if crocoddyl is not None:
                 f[iv] = k * (x[iq] - ref)
             return f
 
-        def calc(self, data, x, u):
+        def calc(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
+                 u: NDArray[np.float64]) -> None:
+            """τ (nv,) [N, N·m] = u − D v − K (q − q_ref) into data.tau; x = [q, v]."""
             data.tau[:] = u - self._D * x[self._nq:] - self._spring(x)
 
-        def calcDiff(self, data, x, u):
+        def calcDiff(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
+                     u: NDArray[np.float64]) -> None:
+            """∂τ/∂x (nv, nq + nv) and ∂τ/∂u (nv, nv) of ``calc`` into data."""
             data.dtau_dx[:, :] = 0.0
             data.dtau_dx[:, self.state.ndx // 2:] = -np.diag(self._D)
             for _, iv, k, _ in self._springs:
                 data.dtau_dx[iv, iv] = -k
             data.dtau_du[:, :] = np.eye(self.nu)
 
-        def commands(self, data, x, tau):
+        def commands(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
+                     tau: NDArray[np.float64]) -> None:
+            """u (nv,) [N, N·m] = τ + D v + K (q − q_ref) into data.u: the inverse of calc."""
             data.u[:] = tau + self._D * x[self._nq:] + self._spring(x)
 
-        def torqueTransform(self, data, x, u):
+        def torqueTransform(self, data: crocoddyl.ActuationDataAbstract, x: NDArray[np.float64],
+                            u: NDArray[np.float64]) -> None:
+            """∂u/∂τ (nv, nv) = I into data.Mtau."""
             data.Mtau[:, :] = np.eye(self.nu)

@@ -20,9 +20,12 @@ T = diag(R_WB, R_WB); a_o = T (a + c), h_o = T (h − M c), τ_o = T τ, J = J_o
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from math import atan2
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import (
     matrix_to_quat_wxyz,
@@ -33,12 +36,18 @@ from harness.core.conventions import (
     root_convective_term,
     rpy_to_matrix,
     se3_left_jacobian,
+    skew,
     spatial_inertia_world,
 )
-from harness.core.errors import ModelRejected
+from harness.core.derivatives import implicit_forward
+from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
+
+if TYPE_CHECKING:  # annotations only
+    from pydrake.systems.framework import Context, FixedInputPortValue
 
 BINDING = Binding("drake")
 with BINDING:
@@ -107,7 +116,7 @@ class _ParserWarnings(logging.Handler):
         super().__init__(logging.WARNING)
         self.lines = []
 
-    def emit(self, record):
+    def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(" ".join(record.getMessage().split()))
 
 
@@ -121,15 +130,18 @@ class _RememberedPort:
     def __init__(self, port, ctx):
         self.port, self.ctx, self.value, self.vector = port, ctx, None, None
 
-    def FixValue(self, ctx, value):  # noqa: N802 - the port's own method name
+    def FixValue(self, ctx: Context,  # noqa: N802 - the port's own method name
+                 value: NDArray[np.float64]) -> FixedInputPortValue:
+        """value (nv,) [N, N·m] fixed on the port in ``ctx`` (the port's own FixValue),
+        remembered when ``ctx`` is the adapter's context."""
         fixed = self.port.FixValue(ctx, value)
         if ctx is self.ctx:
             self.value = fixed
             self.vector = fixed.GetMutableData().get_mutable_value()
         return fixed
 
-    def set_in_place(self, value):
-        """Overwrite the remembered value with ``value``: GetMutableData first (it notifies
+    def set_in_place(self, value: NDArray[np.float64]) -> None:
+        """value (nv,) [N, N·m] over the remembered one: GetMutableData first (it notifies
         the port's dependents, as FixValue does), then write the vector it holds."""
         self.value.GetMutableData()
         self.vector.SetFromVector(value)
@@ -145,7 +157,7 @@ class DrakeAdapter(AdapterBase):
     NATIVE_CONTACT_VARIANTS = (("point k 1e5", {}), ("point k 1e7", {"stiffness": 1e7}),
                                ("hydroelastic E 1e6", {"model": "hydroelastic"}))
 
-    def __init__(self, model: PreparedModel):
+    def __init__(self, model: PreparedModel) -> None:
         BINDING.require()
         super().__init__(model)
         self.version = drake_version()
@@ -153,33 +165,59 @@ class DrakeAdapter(AdapterBase):
         if self._as_is is not None:
             plant = self._build_plant_as_is(model, self._as_is)
         else:
-            _refuse_ball_damping_armature(self.layout)
-            plant = MultibodyPlant(0.0)
-            try:
-                Parser(plant).AddModelsFromString(model.urdf, "urdf")
-            except RuntimeError as e:
-                raise ModelRejected("drake", f"URDF rejected: {e}") from None
-            root = plant.GetBodyByName(model.spec.root)
-            if model.spec.floating:
-                plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
-                                                       root.body_frame()))
-            else:
-                plant.WeldFrames(plant.world_frame(), root.body_frame())
-            for s in self.layout.slots:
-                if s.type != "free" and s.armature > 0:
-                    act = plant.AddJointActuator(f"{s.name}__armature",
-                                                 plant.GetJointByName(s.name))
-                    act.set_default_rotor_inertia(s.armature)
-                    act.set_default_gear_ratio(1.0)
-            springs = _add_joint_springs(plant, _springs(self.layout))
-            plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
-            plant.Finalize()
+            plant, springs = self._build_plant_parity(model)
         lay = self.layout
         self._spring_elements = [] if self._as_is is not None else springs
         self._plant, self._ctx = plant, plant.CreateDefaultContext()
         if plant.num_velocities() != lay.nv:
             raise ModelRejected("drake", f"plant nv {plant.num_velocities()}, expected "
                                              f"{lay.nv}")
+        self._init_maps(plant)
+        self._tau_port = _RememberedPort(plant.get_applied_generalized_force_input_port(),
+                                         self._ctx)
+        self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
+        nx = plant.num_positions() + plant.num_velocities()
+        self._x, self._x0 = np.zeros(nx), np.zeros(nx)  # [q_dk, v_dk] for forward_dynamics
+        self._xq, self._xv = self._x[:plant.num_positions()], self._x[plant.num_positions():]
+        if self._free is not None:
+            self._init_free_fast_path(lay)
+        self._acc_port = plant.get_generalized_acceleration_output_port()
+        self._forces = MultibodyForces(plant)
+        self.provides = self._provides()
+        self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
+        self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
+
+    def _build_plant_parity(self, model: PreparedModel) -> tuple:
+        """(finalized continuous MultibodyPlant, joint spring elements) of the harness's
+        own URDF: the root welded or on a QuaternionFloatingJoint ``root_joint``, armature
+        as unit-gear rotor inertia, joint springs as force elements, the spec's gravity."""
+        _refuse_ball_damping_armature(self.layout)
+        plant = MultibodyPlant(0.0)
+        try:
+            Parser(plant).AddModelsFromString(model.urdf, "urdf")
+        except RuntimeError as e:
+            raise ModelRejected("drake", f"URDF rejected: {e}") from None
+        root = plant.GetBodyByName(model.spec.root)
+        if model.spec.floating:
+            plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
+                                                   root.body_frame()))
+        else:
+            plant.WeldFrames(plant.world_frame(), root.body_frame())
+        for s in self.layout.slots:
+            if s.type != "free" and s.armature > 0:
+                act = plant.AddJointActuator(f"{s.name}__armature",
+                                             plant.GetJointByName(s.name))
+                act.set_default_rotor_inertia(s.armature)
+                act.set_default_gear_ratio(1.0)
+        springs = _add_joint_springs(plant, _springs(self.layout))
+        plant.mutable_gravity_field().set_gravity_vector(np.array(model.spec.gravity))
+        plant.Finalize()
+        return plant, springs
+
+    def _init_maps(self, plant) -> None:
+        """The canonical ↔ Drake coordinate maps of ``plant`` (slots, dof permutation,
+        ball joints, q copy maps, the free root's dofs)."""
+        lay = self.layout
         self._slots = []
         self._vmap = np.empty(lay.nv, dtype=np.intp)
         for s in lay.slots:
@@ -211,17 +249,10 @@ class DrakeAdapter(AdapterBase):
         if self._free is not None:  # Drake dofs of the root's linear and angular parts
             va = int(self._vmap[3])
             self._lin, self._ang = slice(va + 3, va + 6), slice(va, va + 3)
-        self._tau_port = _RememberedPort(plant.get_applied_generalized_force_input_port(),
-                                         self._ctx)
-        self._tau_port.FixValue(self._ctx, np.zeros(lay.nv))
-        nx = plant.num_positions() + plant.num_velocities()
-        self._x, self._x0 = np.zeros(nx), np.zeros(nx)  # [q_dk, v_dk] for forward_dynamics
-        self._xq, self._xv = self._x[:plant.num_positions()], self._x[plant.num_positions():]
-        if self._free is not None:
-            self._init_free_fast_path(lay)
-        self._acc_port = plant.get_generalized_acceleration_output_port()
-        self._forces = MultibodyForces(plant)
-        self.provides = {
+
+    def _provides(self) -> dict:
+        """{quantity: the Drake API that computes it} of this model (parity or as-is)."""
+        provides = {
             "group_inertias": "CalcSpatialInertia over GetBodiesWeldedTo(child body)",
             "frame_pose": "EvalBodyPoseInWorld",
             "frame_jacobian": "CalcJacobianSpatialVelocity(kV)",
@@ -240,23 +271,22 @@ class DrakeAdapter(AdapterBase):
                                             "world, root), Simulator.AdvanceTo (segfaults "
                                             "in Drake 1.51.1: the sweep's crash case)",
         }
-        self.derivatives_method = "automatic_differentiation"  # stages/derivatives.py
-        self.provides.update({  # dynamics derivatives
+        provides.update({  # dynamics derivatives
             "forward_dynamics_derivatives": "implicit-function theorem on the AutoDiffXd "
                                             "CalcInverseDynamics gradient, CalcMassMatrix",
             "inverse_dynamics_derivatives": "AutoDiffXd plant (ToAutoDiffXd): gradient of "
                                             "CalcInverseDynamics",
         })
         if self._as_is is not None:
-            self.provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
-        self.provides.update({
+            provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
+        provides.update({
             "frame_jacobian_drift": "CalcJacobianSpatialVelocity(kV) and "
                                     "CalcBiasSpatialAcceleration(kV)",
             "native_constrained": "discrete MultibodyPlant, SAP with "
                                   "AddBallConstraint/AddWeldConstraint, in a separate process "
                                   "(fork server)",
         })
-        self._ad_plant = None  # the AutoDiffXd copy of the plant, built on demand
+        return provides
 
     # ----- conversions ---------------------------------------------------------------
     def _set_tau(self, tau):
@@ -409,7 +439,7 @@ class DrakeAdapter(AdapterBase):
         return plant
 
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Moving joints (free root excluded) of the as-is plant of ``model``."""
         BINDING.require()
         plant = cls.__new__(cls)._build_plant_as_is(model, as_is_source(model, cls.name))
@@ -496,7 +526,7 @@ class DrakeAdapter(AdapterBase):
                 "notes": list(getattr(self, "_as_is_notes", [])),
                 "warnings": list(getattr(self, "_as_is_warnings", []))}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> DrakeAdapter:
         """A new adapter with ``damping=0`` (every joint's damping in the context),
         ``armature=0`` (every actuator's rotor inertia) or ``inertials={body: (m, com_W,
         I_W) at the canonical neutral}`` (the body's spatial inertia parameters in the
@@ -536,10 +566,12 @@ class DrakeAdapter(AdapterBase):
                 plant.get_joint_actuator(a).SetRotorInertia(ctx, 0.0)
         return new
 
-    def naive_dynamics(self, q, v, tau):
-        """(M, v̇) from Drake with the canonical arrays handed over unconverted (positions,
-        velocities, applied generalized force); None if Drake's nq/nv differ or Drake
-        refuses the numbers."""
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from Drake with the canonical
+        arrays handed over unconverted (positions, velocities, applied generalized force);
+        None if Drake's nq/nv differ or Drake refuses the numbers."""
         plant, ctx = self._plant, self._ctx
         if (plant.num_positions(), plant.num_velocities()) != (len(q), len(v)):
             return None
@@ -552,10 +584,13 @@ class DrakeAdapter(AdapterBase):
             return None
 
     # ----- protocol --------------------------------------------------------------------
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return self._canonical_q(self._plant.GetDefaultPositions())
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         plant, ctx = self._plant, self._plant.CreateDefaultContext()
         out = {}
         for s, _, _ in self._slots:
@@ -572,13 +607,17 @@ class DrakeAdapter(AdapterBase):
             raise KeyError(f"drake: no body {frame}")
         return self._plant.GetBodyByName(frame)
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         body = self._body(frame)
         self._set(q)
         X = self._plant.EvalBodyPoseInWorld(self._ctx, body)
         return np.concatenate([X.translation(), X.rotation().matrix().reshape(-1)])
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_frame_jacobians(q, [frame])[0]
         body = self._body(frame)
@@ -593,12 +632,16 @@ class DrakeAdapter(AdapterBase):
             J[:, 3:6] = J[:, 3:6] @ R
         return J
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_mass_matrix(q)
         return self._mass_canonical(self._set(q, np.zeros(self.nv)))
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_bias_forces(q, v)
         R = self._set(q, v)
@@ -635,7 +678,10 @@ class DrakeAdapter(AdapterBase):
             self._D_dk = D
         return D
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_forward_dynamics(q, v, tau)
         if self._identity:  # [q, v] in one buffer, one SetPositionsAndVelocities
@@ -685,7 +731,10 @@ class DrakeAdapter(AdapterBase):
         a[2] -= w0 * v1 - w1 * v0
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_inverse_dynamics(q, v, vdot)
         R = self._set(q, v)
@@ -698,7 +747,10 @@ class DrakeAdapter(AdapterBase):
                                         self._forces)
         return np.array(tau) if self._identity else self._from_dk(tau, R)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         out = q.copy()
@@ -818,7 +870,9 @@ class DrakeAdapter(AdapterBase):
                                "mu_dynamic": 0.5, "hydroelastic_modulus": 1e6,
                                "resolution_hint": 0.02}
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
+        """(settings, one-line statement of the contact law): HasNativeContact
+        (harness/model/protocol.py)."""
         s = dict(self.NATIVE_CONTACT_DEFAULTS)
         s.update(settings or {})
         if set(s) != set(self.NATIVE_CONTACT_DEFAULTS) or s["model"] not in ("point",
@@ -836,35 +890,32 @@ class DrakeAdapter(AdapterBase):
                    f"{s['mu_static']:g}, μ_d = {s['mu_dynamic']:g} (the discrete solver uses "
                    f"μ_d); geometry from the declared contact scene on a HalfSpace")
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
-        """Drake's own contact on the declared geometry (one floating body): a discrete
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: Drake's own contact on the declared
+        geometry (one floating body): a discrete
         MultibodyPlant + SceneGraph stepped from canonical (q0 (7,), v0 (6,)) over
         [0, t_end] [s]; force_W(t) → (3,) [N] at the body origin (= com) on the applied
         generalized-force port, held over each step. Returns {"t" (N,), "q" (N, 7), "v"
         (N, 6) canonical, "settings", "statement"}."""
-        from pydrake.geometry import (
-            AddCompliantHydroelasticProperties,
-            AddContactMaterial,
-            AddRigidHydroelasticProperties,
-            Box,
-            HalfSpace,
-            ProximityProperties,
-        )
-        from pydrake.geometry import Sphere as DSphere
-        from pydrake.math import RigidTransform
-        from pydrake.multibody.math import SpatialVelocity
+        s, statement = self.native_contact_statement(settings)
+        builder, plant, body = self._contact_plant(scene, s)
+        T, Q, V = _contact_rollout(builder, plant, body, q0, v0, t_end, force_W, s["dt"])
+        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+
+    def _contact_plant(self, scene, s: dict) -> tuple:
+        """(DiagramBuilder, finalized discrete MultibodyPlant, the floating body) of this
+        model with the contact model and approximation of settings ``s`` and the declared
+        contact geometry of ``scene`` registered (spheres, a box around the points, the
+        ground half-space)."""
         from pydrake.multibody.plant import (
             AddMultibodyPlantSceneGraph,
             ContactModel,
-            CoulombFriction,
             DiscreteContactApproximation,
         )
-        from pydrake.systems.analysis import Simulator
         from pydrake.systems.framework import DiagramBuilder
 
-        from harness.core.spec import Sphere
-
-        s, statement = self.native_contact_statement(settings)
         builder = DiagramBuilder()
         plant, _ = AddMultibodyPlantSceneGraph(builder, float(s["dt"]))
         Parser(plant).AddModelsFromString(self.model.urdf, "urdf")
@@ -876,70 +927,11 @@ class DrakeAdapter(AdapterBase):
              "sap": DiscreteContactApproximation.kSap,
              "lagged": DiscreteContactApproximation.kLagged,
              "similar": DiscreteContactApproximation.kSimilar}[s["approximation"]])
-        fr = CoulombFriction(s["mu_static"], s["mu_dynamic"])
-
-        def props(compliant):
-            p = ProximityProperties()
-            AddContactMaterial(s["dissipation"], s["stiffness"], fr, p)
-            if s["model"] == "hydroelastic":
-                if compliant:
-                    AddCompliantHydroelasticProperties(s["resolution_hint"],
-                                                       s["hydroelastic_modulus"], p)
-                else:
-                    AddRigidHydroelasticProperties(p)
-            return p
-
         body = plant.GetBodyByName(self.model.spec.root)
         offs = {f.name: np.array(f.xyz) for f in self.model.spec.frames}
-        spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
-        for i, g in enumerate(spheres):
-            plant.RegisterCollisionGeometry(body, RigidTransform(offs.get(g.frame, np.zeros(3))),
-                                            DSphere(g.radius), f"c{i}", props(True))
-        if len(spheres) < len(scene.geometry):
-            pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
-            h = np.abs(pts).max(axis=0)
-            plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*(2 * h)), "box",
-                                            props(True))
-        if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
-            raise ValueError("drake native contact: plane normal must be +z")
-        plant.RegisterCollisionGeometry(plant.world_body(),
-                                        RigidTransform([0.0, 0.0, scene.plane.offset]),
-                                        HalfSpace(), "ground", props(False))
+        _register_contact_geometry(plant, body, scene, offs, s)
         plant.Finalize()
-        diagram = builder.Build()
-        sim = Simulator(diagram)
-        ctx = sim.get_mutable_context()
-        pctx = plant.GetMyMutableContextFromRoot(ctx)
-        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
-        R0 = quat_xyzw_to_matrix(q0[3:7])
-        plant.SetFreeBodyPose(pctx, body, RigidTransform(
-            Quaternion(np.array([q0[6], q0[3], q0[4], q0[5]])), q0[:3]))
-        plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(R0 @ v0[3:6], R0 @ v0[:3]))
-        port = plant.get_applied_generalized_force_input_port()
-        n = int(round(t_end / s["dt"]))
-        T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
-        jv = body.floating_velocities_start_in_v()
-        sim.Initialize()
-
-        def grab(k):
-            X = plant.EvalBodyPoseInWorld(pctx, body)
-            Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
-            R = X.rotation().matrix()
-            wq = X.rotation().ToQuaternion()
-            T[k] = ctx.get_time()
-            Q[k, :3] = X.translation()
-            Q[k, 3:] = [wq.x(), wq.y(), wq.z(), wq.w()]
-            V[k, :3] = R.T @ Vw.translational()
-            V[k, 3:] = R.T @ Vw.rotational()
-
-        grab(0)
-        tau = np.zeros(plant.num_velocities())
-        for k in range(n):
-            tau[jv + 3:jv + 6] = force_W(ctx.get_time())  # Drake v = [ω_W, v_W]
-            port.FixValue(pctx, tau)
-            sim.AdvanceTo((k + 1) * s["dt"])
-            grab(k + 1)
-        return {"t": T, "q": Q, "v": V, "settings": s, "statement": statement}
+        return builder, plant, body
 
     # ----- contact: a known crash (Drake 1.51.1 segfaults), for the sweep's crash isolation
     def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
@@ -967,7 +959,7 @@ class DrakeAdapter(AdapterBase):
         return {"advanced_to_s": float(sim.get_context().get_time())}
 
     # ----- engine-native stepping (replay, stage 5) ---------------------------------------
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (a name of
         pydrake.systems.analysis.GetIntegrationSchemes()) and either ``accuracy`` (error-
         controlled, with ``max_step`` [s]) or ``dt`` [s] (fixed-step mode)."""
@@ -990,14 +982,15 @@ class DrakeAdapter(AdapterBase):
                    f"interpolant of the current grid interval; joint damping by Drake "
                    f"(URDF damping is part of the plant)")
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from Drake's Simulator.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k. A second
         adapter builds its own plant for the diagram (a plant lives in one diagram)."""
         if self._balls:
-            from harness.core.errors import NotProvided
-
             raise NotProvided(self.name, "native rollout", "ball joints: the generalized-"
                               "force source maps τ for a free root only")
         from pydrake.systems.analysis import ResetIntegratorFromFlags, Simulator
@@ -1060,14 +1053,14 @@ class DrakeAdapter(AdapterBase):
             self._ad_forces = MultibodyForces_[AutoDiffXd](self._ad_plant)
         return self._ad_plant, self._ad_ctx, self._ad_forces
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: gradient of
         CalcInverseDynamics (with CalcForceElementsContribution: Drake's damping) on the
         AutoDiffXd plant — exact to round-off."""
         if self._balls:
             return self._ball_inverse_dynamics_derivatives(q, v, vdot)
-        from harness.core.conventions import skew
-
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1134,8 +1127,6 @@ class DrakeAdapter(AdapterBase):
         perturbed by δ (R_FM exp(δ), child axes) moves its roll-pitch-yaw by B(rpy)⁻¹ δ
         (_rpy_body_rate_matrix) and turns its block R_FM of Tm by R_FM [e_k]×; its drift
         is 0."""
-        from harness.core.conventions import skew
-
         nv, n3 = self.nv, 3 * self.nv
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -1173,18 +1164,20 @@ class DrakeAdapter(AdapterBase):
                 Gq[qa, s.iv] = 1.0
         return self._seeded_inverse_dynamics_gradient(qd, Gq, Tm, C, v, acc, dTm)
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         the AutoDiffXd inverse-dynamics gradient at v̇ = forward_dynamics(q, v, τ), M from
         CalcMassMatrix."""
-        from harness.core.derivatives import implicit_forward
-
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
         return implicit_forward(dq, dv, self.mass_matrix(q))
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
         world axes from CalcJacobianSpatialVelocity(kV), and the drift J̇_WF v [m/s², rad/s²]
         from CalcBiasSpatialAcceleration(kV) (Drake's spatial acceleration is [α; a_WFo], the
@@ -1210,7 +1203,7 @@ class DrakeAdapter(AdapterBase):
             a[i, :3], a[i, 3:] = A.translational(), A.rotational()
         return J, a
 
-    def native_constrained_law(self):
+    def native_constrained_law(self) -> str:
         """One-line statement of the SAP row's law (time step SAP_DT [s])."""
         return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), "
                 "DiscreteContactApproximation.kSap; "
@@ -1221,11 +1214,9 @@ class DrakeAdapter(AdapterBase):
                 "exact KKT answer. Run in a separate process (fork server): SAP segfaults on "
                 "constraints involving the world body (measured: docs/engines.md)")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
-        from harness.core.errors import NotProvided
-
         if self._balls:
             raise NotProvided(self.name, "native constrained dynamics", "ball joints: the "
                               "SAP subprocess maps states for hinges and slides only")
@@ -1393,3 +1384,96 @@ def _drake_sap_worker(payload, conn):
         conn.send(f"{type(e).__name__}: {' '.join(str(e).split())}")
     finally:
         conn.close()
+
+
+def _contact_properties(s: dict, compliant: bool):
+    """ProximityProperties of settings ``s``: contact material (dissipation, point
+    stiffness, Coulomb friction) and, for hydroelastic contact, compliant or rigid
+    hydroelastic properties."""
+    from pydrake.geometry import (
+        AddCompliantHydroelasticProperties,
+        AddContactMaterial,
+        AddRigidHydroelasticProperties,
+        ProximityProperties,
+    )
+    from pydrake.multibody.plant import CoulombFriction
+
+    p = ProximityProperties()
+    AddContactMaterial(s["dissipation"], s["stiffness"],
+                       CoulombFriction(s["mu_static"], s["mu_dynamic"]), p)
+    if s["model"] == "hydroelastic":
+        if compliant:
+            AddCompliantHydroelasticProperties(s["resolution_hint"],
+                                               s["hydroelastic_modulus"], p)
+        else:
+            AddRigidHydroelasticProperties(p)
+    return p
+
+
+def _register_contact_geometry(plant, body, scene, offs: dict, s: dict) -> None:
+    """The declared contact geometry on ``plant`` [m]: a sphere per Sphere at its frame's
+    offset ``offs``, one box spanning the other (point) frames, the ground half-space
+    (plane normal +z only: ValueError otherwise)."""
+    from pydrake.geometry import Box, HalfSpace
+    from pydrake.geometry import Sphere as DSphere
+    from pydrake.math import RigidTransform
+
+    spheres = [g for g in scene.geometry if isinstance(g, Sphere)]
+    for i, g in enumerate(spheres):
+        plant.RegisterCollisionGeometry(body, RigidTransform(offs.get(g.frame, np.zeros(3))),
+                                        DSphere(g.radius), f"c{i}", _contact_properties(s, True))
+    if len(spheres) < len(scene.geometry):
+        pts = np.array([offs[g.frame] for g in scene.geometry if not isinstance(g, Sphere)])
+        h = np.abs(pts).max(axis=0)
+        plant.RegisterCollisionGeometry(body, RigidTransform(), Box(*(2 * h)), "box",
+                                        _contact_properties(s, True))
+    if tuple(scene.plane.normal) != (0.0, 0.0, 1.0):
+        raise ValueError("drake native contact: plane normal must be +z")
+    plant.RegisterCollisionGeometry(plant.world_body(),
+                                    RigidTransform([0.0, 0.0, scene.plane.offset]),
+                                    HalfSpace(), "ground", _contact_properties(s, False))
+
+
+def _contact_rollout(builder, plant, body, q0, v0, t_end: float, force_W,
+                     dt: float) -> tuple:
+    """(t (N,) [s], q (N, 7), v (N, 6) canonical) of ``body`` simulated from canonical
+    (q0 (7,), v0 (6,)) over [0, t_end] in steps of dt [s], force_W(t) (3,) [N] on the
+    applied generalized-force port held over each step."""
+    from pydrake.math import RigidTransform
+    from pydrake.multibody.math import SpatialVelocity
+    from pydrake.systems.analysis import Simulator
+
+    diagram = builder.Build()
+    sim = Simulator(diagram)
+    ctx = sim.get_mutable_context()
+    pctx = plant.GetMyMutableContextFromRoot(ctx)
+    q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+    R0 = quat_xyzw_to_matrix(q0[3:7])
+    plant.SetFreeBodyPose(pctx, body, RigidTransform(
+        Quaternion(np.array([q0[6], q0[3], q0[4], q0[5]])), q0[:3]))
+    plant.SetFreeBodySpatialVelocity(pctx, body, SpatialVelocity(R0 @ v0[3:6], R0 @ v0[:3]))
+    port = plant.get_applied_generalized_force_input_port()
+    n = int(round(t_end / dt))
+    T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
+    jv = body.floating_velocities_start_in_v()
+    sim.Initialize()
+
+    def grab(k: int) -> None:
+        X = plant.EvalBodyPoseInWorld(pctx, body)
+        Vw = plant.EvalBodySpatialVelocityInWorld(pctx, body)
+        R = X.rotation().matrix()
+        wq = X.rotation().ToQuaternion()
+        T[k] = ctx.get_time()
+        Q[k, :3] = X.translation()
+        Q[k, 3:] = [wq.x(), wq.y(), wq.z(), wq.w()]
+        V[k, :3] = R.T @ Vw.translational()
+        V[k, 3:] = R.T @ Vw.rotational()
+
+    grab(0)
+    tau = np.zeros(plant.num_velocities())
+    for k in range(n):
+        tau[jv + 3:jv + 6] = force_W(ctx.get_time())  # Drake v = [ω_W, v_W]
+        port.FixValue(pctx, tau)
+        sim.AdvanceTo((k + 1) * dt)
+        grab(k + 1)
+    return T, Q, V

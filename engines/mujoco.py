@@ -23,13 +23,17 @@ R_WBᵀ g. Exact where gravity is the only thing anchored to the world (_init_bo
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from math import atan2
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engines import mujoco_mjcf
 from harness.core.conventions import (
     combine_inertias,
+    matrix_to_quat_wxyz,
     quat_wxyz_to_xyzw,
     quat_xyzw_rows,
     quat_xyzw_to_matrix,
@@ -37,8 +41,11 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
-from harness.core.errors import ModelRejected
+from harness.core.derivatives import implicit_forward, root_chain_rule
+from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import FREE_JOINT_NAME, ContactScene, Sphere
 from harness.model.binding import Binding
+from harness.model.joint_chain import folded_frames, folded_massless_joints
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
 
@@ -95,12 +102,30 @@ class MujocoAdapter(AdapterBase):
     # a user's MJCF compiled by MuJoCo, for harness/model/mjcf_import.py (engines/mujoco_mjcf.py)
     compile_mjcf = staticmethod(mujoco_mjcf.compile_mjcf)
 
-    def __init__(self, model: PreparedModel):
+    def __init__(self, model: PreparedModel) -> None:
         BINDING.require()
         super().__init__(model)
         self.version = mujoco.__version__
         m = self._compile(model)  # parity: the harness's MJCF; as-is: the user's file
         self._m, self._d = m, mujoco.MjData(m)
+        self._init_maps(m)
+        self._init_fd_paths(m)
+        self._M = np.zeros((m.nv, m.nv))
+        self._jacp = np.zeros((3, m.nv))
+        self._jacr = np.zeros((3, m.nv))
+        self.provides = self._provides()
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+        self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
+        # massless bodies folded into the body below them (several joints in one body) and
+        # frames on them: MuJoCo does not hold them, _folded_frame places them
+        self._folded = {n: f for n, f in folded_frames(model).items()
+                        if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
+                        and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
+        self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+
+    def _init_maps(self, m) -> None:
+        """The canonical ↔ MuJoCo coordinate maps of the compiled MjModel ``m``;
+        ModelRejected for a joint or dof count MuJoCo did not keep."""
         lay = self.layout
         # per canonical slot: (kind, mujoco qpos adr, mujoco dof adr)
         self._slots = []
@@ -136,6 +161,11 @@ class MujocoAdapter(AdapterBase):
         self._free_da = int(self._vmap[0]) if self._free is not None else None
         self._free_dof = (slice(self._free_da, self._free_da + 3) if self._free is not None
                           else None)  # MuJoCo dofs of the root's world linear velocity
+
+    def _init_fd_paths(self, m) -> None:
+        """The per-call state of forward_dynamics: the MjData views and, for a free root,
+        the coordinate change as matrices (world frame and root-aligned frame)."""
+        lay = self.layout
         # forward_dynamics per-call path: the MjData views once (each attribute access
         # builds a new view; an MjData's arrays never move) and, for a free root, the input
         # coordinate change as matrices, so each vector costs one ndarray.dot:
@@ -171,10 +201,10 @@ class MujocoAdapter(AdapterBase):
             lay.nv == 6, self._cq_few, self._cq_can.size > 4, self._qpos, self._qvel,
             self._qfrc, self._qacc, self._qacc[fd:fd + 3], self._vmap, m, self._d)
         self._fd_body = self._init_body_frame(m)  # None: the world-frame path above
-        self._M = np.zeros((m.nv, m.nv))
-        self._jacp = np.zeros((3, m.nv))
-        self._jacr = np.zeros((3, m.nv))
-        self.provides = {
+
+    def _provides(self) -> dict:
+        """{quantity: the MuJoCo API that computes it} of this model (parity or as-is)."""
+        provides = {
             "group_inertias": "body_mass, xipos, ximat, body_inertia of each joint's body "
                               "and its jointless descendants (compiled model)",
             "frame_pose": "mj_kinematics → xpos/xmat (bodies), site_xpos/site_xmat (frames)",
@@ -189,31 +219,22 @@ class MujocoAdapter(AdapterBase):
             "native_contact": "mj_step on an MjModel built from the declared contact "
                               "geometry (sphere/box geoms, plane geom, solref/solimp)",
         }
-        self.derivatives_method = "finite_difference"  # stages/derivatives.py
         if self._as_is is None:  # dynamics derivatives: parity model only
-            self.provides.update({
+            provides.update({
                 "forward_dynamics_derivatives": "implicit-function theorem on "
                                                 "mjd_inverseFD (centred: steps ±1e-6) "
                                                 "and mj_fullM",
                 "inverse_dynamics_derivatives": "mjd_inverseFD (centred: steps ±1e-6)",
             })
         if self._as_is is not None:
-            self.provides.update(_AS_IS_PROVIDES)
-        self.provides.update({
+            provides.update(_AS_IS_PROVIDES)
+        provides.update({
             "frame_jacobian_drift": "mj_jacSite/mj_jacBody and mj_jacDot (after "
                                     "mj_kinematics, mj_comPos, mj_comVel)",
             "native_constrained": "mj_forward with <equality> connect/weld enabled (soft, "
                                   "MuJoCo's default solref/solimp)",
         })
-        self._eq_cache = None  # (MjModel, MjData) with equalities enabled, built on demand
-        # massless bodies folded into the body below them (several joints in one body) and
-        # frames on them: MuJoCo does not hold them, _folded_frame places them
-        from harness.model.joint_chain import folded_frames, folded_massless_joints
-
-        self._folded = {n: f for n, f in folded_frames(model).items()
-                        if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
-                        and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
-        self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+        return provides
 
     def _init_body_frame(self, m):
         """(tuple or None) The per-call state of forward_dynamics in MuJoCo's world frame
@@ -343,8 +364,6 @@ class MujocoAdapter(AdapterBase):
         ``root_joint`` (added to a URDF's root body when the model is declared floating),
         and every body carries a massless site of its own name (``_mark_body_frames``), so
         the frame of a body MuJoCo fuses into its parent (or the world) is still there."""
-        from harness.core.spec import FREE_JOINT_NAME
-
         self._as_is = src = as_is_source(model, self.name)
         if src is None:
             try:
@@ -371,7 +390,7 @@ class MujocoAdapter(AdapterBase):
         return m
 
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Names of the moving joints (free root excluded) MuJoCo compiles from the as-is
         file of ``model`` — the diagnosis builds each engine's layout from them."""
         m = cls.__new__(cls)._compile(model)
@@ -398,7 +417,8 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_kinematics(m, d)
         name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or f"#{i}"  # noqa: E731
 
-        def pose(b):
+        def pose(b: int) -> NDArray[np.float64]:
+            """X_WB (4, 4) [m] of body ``b`` at the neutral kinematics."""
             X = np.eye(4)
             X[:3, :3], X[:3, 3] = d.xmat[b].reshape(3, 3), d.xpos[b]
             return X
@@ -465,7 +485,7 @@ class MujocoAdapter(AdapterBase):
                 "bodies": bodies, "joints": joints, "couplings": couplings,
                 "nq_native": int(m.nq), "nv_native": int(m.nv), "notes": notes}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> MujocoAdapter:
         """A new adapter on the same model with one known cause removed in MuJoCo.
 
         changes: ``damping=0`` (dof_damping 0), ``armature=0``, ``friction=0``
@@ -473,8 +493,6 @@ class MujocoAdapter(AdapterBase):
         (mjDSBL_EQUALITY), ``placements={body: X_WB (4x4) at the canonical neutral}``
         (body_pos/body_quat), ``inertials={body: (m, com_W (3), I_W (3x3)) at neutral}``
         (body_mass, body_ipos, body_iquat, body_inertia; then mj_setConst)."""
-        from harness.core.conventions import matrix_to_quat_wxyz
-
         new = type(self)(self.model)
         m, d = new._m, new._d
         unknown = set(changes) - {"damping", "armature", "friction", "limits", "couplings",
@@ -531,9 +549,12 @@ class MujocoAdapter(AdapterBase):
         new._fd_body = new._init_body_frame(m)  # its conditions checked on the ablated model
         return new
 
-    def naive_dynamics(self, q, v, tau):
-        """(M, v̇) from MuJoCo when the canonical arrays are handed over unconverted (qpos
-        = q, qvel = v, qfrc_applied = τ), as a user copying numbers between engines would;
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from MuJoCo when the canonical
+        arrays are handed over unconverted (qpos = q, qvel = v, qfrc_applied = τ), as a user
+        copying numbers between engines would;
         None if MuJoCo's nq/nv differ from the canonical ones."""
         m, d = self._m, self._d
         if (m.nq, m.nv) != (len(q), len(v)):
@@ -547,10 +568,13 @@ class MujocoAdapter(AdapterBase):
         return out
 
     # ----- protocol --------------------------------------------------------------------
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return self._get_q(self._m.qpos0)
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         m, d = self._m, self._d
         d.qpos[:] = m.qpos0
         mujoco.mj_kinematics(m, d)
@@ -615,7 +639,9 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_jacDot(m, d, jp, jr, p.reshape(3, 1), b)
         return J, np.vstack([jp, jr]) @ d.qvel
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         if frame in self._folded:
             return self._folded_frame(q, None, frame)
         kind, i = self._frame(frame)
@@ -626,7 +652,7 @@ class MujocoAdapter(AdapterBase):
             return np.concatenate([d.xpos[i], d.xmat[i]])
         return np.concatenate([d.site_xpos[i], d.site_xmat[i]])
 
-    def frame_poses(self, q, frames):
+    def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one mj_kinematics for all k frames."""
         if self._folded and not self._folded.keys().isdisjoint(frames):
             return np.stack([self.frame_pose(q, f) for f in frames])
@@ -641,7 +667,7 @@ class MujocoAdapter(AdapterBase):
                 out[n, :3], out[n, 3:] = d.site_xpos[i], d.site_xmat[i]
         return out
 
-    def frame_jacobians(self, q, frames):
+    def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): one mj_kinematics + mj_comPos, then mj_jacBody/mj_jacSite."""
         if self._folded and not self._folded.keys().isdisjoint(frames):
             return np.stack([self.frame_jacobian(q, f) for f in frames])
@@ -657,7 +683,9 @@ class MujocoAdapter(AdapterBase):
             out[n] = self._from_mj_cols(np.vstack([self._jacp, self._jacr]), R)
         return out
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         if frame in self._folded:
             return self._folded_frame(q, None, frame, jac=True)
         kind, i = self._frame(frame)
@@ -691,10 +719,14 @@ class MujocoAdapter(AdapterBase):
             M[0:3, :] = R.T @ M[0:3, :]
         return M
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         return self._mass_canonical(self._forward(q, np.zeros(self.nv)))
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         R = self._forward(q, v)
         # joint springs are MuJoCo passive forces (qfrc_spring = −k (qpos − qpos_spring)),
         # not part of qfrc_bias: the canonical h carries them (+k (q − q_ref))
@@ -704,7 +736,10 @@ class MujocoAdapter(AdapterBase):
             h += self._mass_canonical(R)[:, 0:6] @ root_convective_term(v[0:6])
         return h
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         fr = self._fd_free
         if fr is None:  # fixed base
             if self._identity:
@@ -798,7 +833,10 @@ class MujocoAdapter(AdapterBase):
         a[2] = r02 * x + r12 * y + r22 * z - (w0 * v1 - w1 * v0)
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         m, d = self._m, self._d
         self._set_qpos(q)
         R = self._T(q)
@@ -814,7 +852,10 @@ class MujocoAdapter(AdapterBase):
         mujoco.mj_inverse(m, d)
         return d.qfrc_inverse.copy() if self._identity else self._from_mj_v(d.qfrc_inverse, R)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         m = self._m
         self._set_qpos(q)
         qpos = self._d.qpos.copy()
@@ -832,7 +873,7 @@ class MujocoAdapter(AdapterBase):
     _NATIVE_INTEGRATORS = {"Euler": "mjINT_EULER", "RK4": "mjINT_RK4",
                            "implicit": "mjINT_IMPLICIT", "implicitfast": "mjINT_IMPLICITFAST"}
 
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (Euler, RK4,
         implicit, implicitfast) and ``dt`` [s], the largest step."""
         s = {"integrator": "RK4", "dt": 1e-3}
@@ -852,16 +893,22 @@ class MujocoAdapter(AdapterBase):
                    f"step (MuJoCo's applied-force semantics, exact for zero-order-hold "
                    f"controls on a fixed base); joint damping by MuJoCo {damping[s['integrator']]}")
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
-        """MuJoCo soft contact on the declared contact geometry (module function
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: MuJoCo soft contact on the declared
+        contact geometry (module function
         ``native_contact``; statement from ``native_contact_statement``)."""
         return native_contact(self, scene, q0, v0, t_end, force_W, settings)
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
         """(settings, one-line law statement) of ``native_contact``."""
         return native_contact_statement(settings)
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] stepped by mj_step.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k; it is read
@@ -903,20 +950,18 @@ class MujocoAdapter(AdapterBase):
     def _require_parity_model(self):
         """NotProvided for an as-is model (its soft constraints act in the dynamics)."""
         if self._as_is is not None:
-            from harness.core.errors import NotProvided
-
             raise NotProvided(self.name, "dynamics derivatives", "as-is: MuJoCo's soft "
                               "constraints (limits, frictionloss, equalities) act in its "
                               "dynamics, so ∂τ/∂v̇ ≠ M; derivatives are given for the parity "
                               "model (constraints disabled)")
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: centred differences from two
         mjd_inverseFD calls (steps +MJD_EPS and −MJD_EPS, flg_actuation 0) on mj_inverse, the
         canonical conversions
         applied by the chain rule (passive damping is part of qfrc_inverse)."""
-        from harness.core.derivatives import root_chain_rule
-
         self._require_parity_model()
 
         m, d, nv = self._m, self._d, self.nv
@@ -946,18 +991,20 @@ class MujocoAdapter(AdapterBase):
         tau_o = d.qfrc_inverse[self._vmap].copy()  # canonical order, MuJoCo frames
         return root_chain_rule(Aq, Av, Aa, tau_o, R, v, vd, (slice(0, 3),))
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         mjd_inverseFD at v̇ = forward_dynamics(q, v, τ), M from mj_fullM (exact)."""
-        from harness.core.derivatives import implicit_forward
-
         self._require_parity_model()
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
         return implicit_forward(dq, dv, self.mass_matrix(q))
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
         world axes (mj_jacSite / mj_jacBody), and the drift J̇_WF v [m/s², rad/s²] from
         mj_jacDot at the frame's origin (after mj_kinematics, mj_comPos, mj_comVel).
@@ -1025,7 +1072,7 @@ class MujocoAdapter(AdapterBase):
         d.qvel[:] = self._to_mj_v(np.asarray(v, dtype=float), None)
         d.qfrc_applied[:] = self._to_mj_v(np.asarray(tau, dtype=float), None)
 
-    def native_constrained_law(self):
+    def native_constrained_law(self) -> str:
         """One-line statement of MuJoCo's equality-constraint law for this model, with every
         equality's solref/solimp and the time step (they set the constraint's softness)."""
         m, _ = self._native_eq_model()
@@ -1043,12 +1090,10 @@ class MujocoAdapter(AdapterBase):
                 f"constraint force follows the spring-damper reference acceleration set by "
                 f"solref and the impedance solimp — not the exact KKT answer")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
         informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
         on a line)."""
-        from harness.core.errors import NotProvided
-
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
@@ -1075,7 +1120,9 @@ def _native_contact_settings(settings):
     return s
 
 
-def native_contact_statement(settings=None) -> tuple:
+def native_contact_statement(settings: dict | None = None) -> tuple:
+    """(settings, one-line statement of the contact law): HasNativeContact
+    (harness/model/protocol.py)."""
     s = _native_contact_settings(settings)
     return s, (f"MuJoCo soft contact: condim 3, {s['cone']} cone, friction μ = {s['mu']:g} "
                f"(one coefficient: no static/dynamic split), solref (timeconst, dampratio) "
@@ -1085,8 +1132,6 @@ def native_contact_statement(settings=None) -> tuple:
 
 
 def _native_contact_mjcf(model, scene, s) -> str:
-    from harness.core.spec import Sphere
-
     spec = model.spec
     b = spec.bodies[0]
     I = [[float(x) for x in row] for row in b.inertia_matrix]
@@ -1118,7 +1163,10 @@ def _native_contact_mjcf(model, scene, s) -> str:
             f'</worldbody></mujoco>')
 
 
-def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+def native_contact(adapter: MujocoAdapter, scene: ContactScene, q0: NDArray[np.float64],
+                   v0: NDArray[np.float64], t_end: float,
+                   force_W: Callable[[float], NDArray[np.float64]],
+                   settings: dict | None = None) -> dict:
     """MuJoCo's own contact on the declared geometry (one floating body): mj_step from
     canonical (q0 (7,), v0 (6,)) over [0, t_end] [s]; force_W(t) → (3,) [N] applied at
     the body origin (= its com) through xfrc_applied. Returns {"t" (N,), "q" (N, 7),
@@ -1133,7 +1181,7 @@ def native_contact(adapter, scene, q0, v0, t_end, force_W, settings=None) -> dic
     n = int(round(t_end / s["dt"]))
     T, Q, V = np.empty(n + 1), np.empty((n + 1, 7)), np.empty((n + 1, 6))
 
-    def grab(k):
+    def grab(k: int) -> None:
         T[k] = d.time
         quat = quat_wxyz_to_xyzw(d.qpos[3:7].copy())
         Q[k, :3], Q[k, 3:] = d.qpos[:3], quat

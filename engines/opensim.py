@@ -28,20 +28,27 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engines import opensim_osim
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
+    matrix_to_quat_wxyz,
+    quat_wxyz_to_xyzw,
     quat_xyzw_rows,
     quat_xyzw_to_matrix,
     rpy_to_matrix,
     spatial_inertia_world,
 )
+from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
+from harness.core.spec import ContactScene, FixtureSpec, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -68,13 +75,14 @@ def opensim_version() -> str:
 
 
 # ----- rotations ------------------------------------------------------------------------------
-def xyz_body_fixed(R) -> np.ndarray:
+def xyz_body_fixed(R: NDArray[np.float64]) -> NDArray[np.float64]:
     """(3,) [rad] body-fixed X-Y-Z angles (a, b, c) with R = Rx(a) Ry(b) Rz(c), |b| ≤ π/2:
     OpenSim's orientation of an offset frame and Simbody's Euler-angle ball/free q."""
     return np.array(xyz_of_rows(*np.asarray(R, dtype=float).reshape(9).tolist()))
 
 
-def xyz_of_rows(r00, r01, r02, r10, r11, r12, r20, r21, r22) -> tuple:
+def xyz_of_rows(r00: float, r01: float, r02: float, r10: float, r11: float, r12: float, r20: float,
+                r21: float, r22: float) -> tuple:
     """[rad] the body-fixed X-Y-Z angles (a, b, c) of the rotation whose 9 entries are given
     row-major (Python floats): the one formula behind xyz_body_fixed and the per-call
     state map. b and c come from Rx(a)ᵀ R = Ry(b) Rz(c), so the product stays exact near
@@ -104,7 +112,8 @@ class _StateMap:
         quats, angle_q, blocks = [], [], []
         free_flat = None
 
-        def flat(rows, col):  # P's row-major entries of R placed at rows × col…col+2
+        def flat(rows: Sequence[int], col: int) -> NDArray[np.intp]:
+            """(3 len(rows),) P's row-major entries of R placed at rows × col…col+2."""
             return np.array([r * nv + col + j for r in rows for j in range(3)], dtype=np.intp)
 
         for qr, ur, iq, iv, kind in ad._rotor_idx:  # a rotor turns with its joint (1:1)
@@ -159,7 +168,7 @@ class _StateMap:
         if not quats:
             self.P_out[ad._vperm, range(nv)] = 1.0
 
-    def native(self, q) -> tuple:
+    def native(self, q: NDArray[np.float64]) -> tuple:
         """(Q (nq_o,) [rad, m], P (nu, nv)) at canonical q, both owned by the map (copy to
         keep)."""
         if self.blocks:
@@ -188,7 +197,7 @@ class _StateMap:
             qo[j] = math.atan2(q[sn], q[c])
         return qo, self.P
 
-    def drift(self, v) -> tuple:
+    def drift(self, v: NDArray[np.float64]) -> tuple:
         """Ṗ v in Simbody u order: (u indices (3,), R_WB (ω_B × v_B) (3,) [m/s²]) of the
         free root at the cached key, or None."""
         if self.free is None:
@@ -262,7 +271,7 @@ def _transform(p, R):
 
 
 # ----- the model -------------------------------------------------------------------------------
-def osim_names(spec) -> dict:
+def osim_names(spec: FixtureSpec) -> dict:
     """{spec name: the name it has in the OpenSim model} for every body, joint, frame and
     constraint whose name OpenSim refuses: whitespace, / \\ * or + (each replaced by _), and
     a body named ``ground`` other than a fixed root (OpenSim's ground frame has that name:
@@ -332,7 +341,7 @@ def _donor_below(spec, body):
             return cur, p
 
 
-def mass_loans(spec) -> list:
+def mass_loans(spec: FixtureSpec) -> list:
     """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
     build_model lends, the whole mass distribution kept.
 
@@ -362,7 +371,7 @@ def mass_loans(spec) -> list:
     return out
 
 
-def mass_transfers(spec) -> dict:
+def mass_transfers(spec: FixtureSpec) -> dict:
     """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
     bodies whose mass properties build_model changes (``mass_loans``)."""
     out = {}
@@ -377,7 +386,7 @@ def mass_transfers(spec) -> dict:
     return out
 
 
-def build_model(spec, constraints: bool = True):
+def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     """opensim.Model [SI] of a FixtureSpec: self-contained (printToXML writes a valid
     .osim), joints, bodies and frames named as in the spec.
 
@@ -513,30 +522,31 @@ class OpensimAdapter(AdapterBase):
     osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
 
     @staticmethod
-    def write_osim(spec, path) -> str:
+    def write_osim(spec: FixtureSpec, path: str) -> str:
         """The canonical model ``spec`` written as an .osim file at ``path``."""
         return opensim_osim.write_osim(spec, path, build_model)
 
     @staticmethod
-    def write_osim_swing(spec, t, Q, labels, Y, folder, rate_hz: float) -> dict:
-        """A fitted motion as golfer.osim + swing.mot + markers.trc in ``folder``
+    def write_osim_swing(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
+                         labels: Sequence[str], Y: NDArray[np.float64], folder: str,
+                         rate_hz: float) -> dict:
+        """t (N,) [s], Q (N, nq) [rad, m], Y (N, K, 3) [m]: a fitted motion as golfer.osim +
+        swing.mot + markers.trc in ``folder``
         (t [s], Q [rad, m], Y [m], rate_hz [Hz]; engines/opensim_osim.py)."""
         return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
                                               build_model)
 
-    def __init__(self, model: PreparedModel, *, _spec=None, _armature=True,
-                 _constraints=False, _actuated=False, _extra=None):
+    def __init__(self, model: PreparedModel, *, _spec: FixtureSpec | None = None,
+                 _armature: bool = True, _constraints: bool = False,
+                 _actuated: bool | str = False,
+                 _extra: Callable[[OpensimAdapter], None] | None = None) -> None:
         BINDING.require()
         super().__init__(model)
         if as_is_source(model, self.name) is not None:
             raise NotProvided(self.name, "as-is loading", _AS_IS_WHY)
         self.version = opensim_version()
         self._spec = _spec if _spec is not None else model.spec
-        # the spec's names OpenSim refuses, renamed in the model (build_model): every
-        # lookup in the model goes through _on, and what the model names comes back
-        # through _back, so the harness only ever sees the spec's names
-        self._onames = osim_names(self._spec)
-        self._back_names = {v: k for k, v in self._onames.items()}
+        self._init_names()
         self._use_armature = _armature
         self._m = build_model(self._spec, constraints=_constraints)
         self._controller = None
@@ -547,6 +557,21 @@ class OpensimAdapter(AdapterBase):
         self._s = self._m.initSystem()
         self._mat = self._m.getMatterSubsystem()
         self._map_state()
+        self._init_buffers()
+        self._init_bodies_frames(model)
+        self._init_armature()
+        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+        self.provides = self._provides()
+
+    def _init_names(self) -> None:
+        """The spec's names OpenSim refuses, renamed in the model (build_model): every
+        lookup in the model goes through _on, and what the model names comes back through
+        _back, so the harness only ever sees the spec's names."""
+        self._onames = osim_names(self._spec)
+        self._back_names = {v: k for k, v in self._onames.items()}
+
+    def _init_buffers(self) -> None:
+        """The force producers and the SWIG Vectors and Matrices reused on every call."""
         # the force elements _applied adds up (a twin with actuators or contact never
         # calls it: its forces act through realizeAcceleration or the Manager)
         self._producers = [osim.ForceProducer.safeDownCast(f) for f in self._m.getForceSet()]
@@ -559,6 +584,10 @@ class OpensimAdapter(AdapterBase):
         self._udot, self._A_GB = osim.Vector(), osim.VectorOfSpatialVec()
         self._r_buf, self._M_buf = osim.Vector(), osim.Matrix()
         self._zero_u = osim.Vector(self._nu, 0.0)
+
+    def _init_bodies_frames(self, model: PreparedModel) -> None:
+        """The model's bodies and frames by the spec's names, and the point masses
+        ``mass_loans`` lent between bodies (given back by the read-out)."""
         self._bodies = {self._back(b.getName()): b for b in self._m.getBodySet()}
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
@@ -577,6 +606,10 @@ class OpensimAdapter(AdapterBase):
                 off = self._bodies[f.body].getComponent(self._on(name))
                 self._frames[name] = (osim.PhysicalOffsetFrame.safeDownCast(off),
                                       np.array(f.xyz, dtype=float))
+
+    def _init_armature(self) -> None:
+        """The armature [kg·m², kg] per canonical dof and in Simbody's u order, and the
+        joint kinds the per-call paths branch on."""
         lay = self.layout
         arm = np.zeros(self.nv)
         if self._use_armature:
@@ -591,7 +624,9 @@ class OpensimAdapter(AdapterBase):
         self._free = lay.free_slot()
         self._balls = [s for s in lay.slots if s.type == "ball"]
         self._simple = self._free is None and not self._balls
-        self.derivatives_method = "finite_difference"  # stages/derivatives.py
+
+    def _provides(self) -> dict:
+        """{quantity: the OpenSim/Simbody API that computes it} of this model."""
         fd = ("SimbodyMatterSubsystem.calcAcceleration with τ_o + the model's mobility "
               "forces (SpringGeneralizedForce damping, Force.computeForce) and "
               "getGravityBodyForces")
@@ -599,7 +634,7 @@ class OpensimAdapter(AdapterBase):
             fd = ("Simbody M (calcM) + armature (OpenSim has no rotor inertia) and the "
                   "residual calcResidualForceIgnoringConstraints(v̇ = 0) with the model's "
                   "forces, solved by the adapter (numpy)")
-        self.provides = {
+        return {
             "group_inertias": "Body mass, mass center and inertia (about the com) with "
                               "getTransformInGround at neutral, over each joint's welded group",
             "frame_pose": "PhysicalFrame.getTransformInGround after realizePosition",
@@ -700,8 +735,6 @@ class OpensimAdapter(AdapterBase):
         return self._smap.native(np.asarray(q, dtype=float))[0].copy()
 
     def _q_canonical(self, qo) -> np.ndarray:
-        from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
-
         q = np.empty(self.nq)
         for slot, qi, _ in self._slots:
             a = slot.iq
@@ -778,7 +811,9 @@ class OpensimAdapter(AdapterBase):
         return M.to_numpy().copy()
 
     # ----- protocol -------------------------------------------------------------------------
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         s = self._s
         self._set(self.layout.neutral())
         spec = self._spec
@@ -818,7 +853,7 @@ class OpensimAdapter(AdapterBase):
             mass, com = m1, c1
         return mass, com, 0.5 * (Ib + Ib.T)
 
-    def frame_poses(self, q, frames):
+    def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one realizePosition, then getTransformInGround per frame."""
         self._set(q)
         out = np.empty((len(frames), 12))
@@ -827,7 +862,9 @@ class OpensimAdapter(AdapterBase):
             out[i, :3], out[i, 3:] = _np3(X.p()), _np33(X.R()).reshape(-1)
         return out
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         return self.frame_poses(q, [frame])[0]
 
     def _jac_o(self, frame):
@@ -843,20 +880,26 @@ class OpensimAdapter(AdapterBase):
         f = next(x for x in self._spec.frames if x.name == frame)
         return self._bodies[f.body]
 
-    def frame_jacobians(self, q, frames):
+    def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): one realizePosition, calcFrameJacobian per frame (columns J_o P)."""
         P = self._set(q)
         return np.stack([self._cols(self._jac_o(f)[0], P) for f in frames])
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         return self.frame_jacobians(q, [frame])[0]
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         P = self._set(q)
         M = self._M_o() + np.diag(self._arm_o)
         return M[np.ix_(self._vperm, self._vperm)] if P is None else P.T @ M @ P
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         P = self._set(q, v, "dynamics")
         mob, body = self._applied(False)
@@ -867,7 +910,10 @@ class OpensimAdapter(AdapterBase):
             return h_o[self._vperm]
         return P.T @ (h_o + self._M_o() @ self._g(q, v, P))
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         # the per-call path of every rollout: the cached state map, one product per vector,
         # the three input Vectors the only SWIG objects built, the model's forces added
         # into τ_o in place, the free root's drift in scalar arithmetic
@@ -902,7 +948,10 @@ class OpensimAdapter(AdapterBase):
             a[i + 2] -= w0 * v1 - w1 * v0
         return a
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         P = self._set(q, v, "dynamics")
         mob, body = self._applied()
@@ -912,7 +961,10 @@ class OpensimAdapter(AdapterBase):
         tau_o = self._residual(mob, body, a_o) + self._arm_o * a_o
         return self._from_o(tau_o, P)
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         return canonical_integrate(self.layout, np.asarray(q, dtype=float),
                                    np.asarray(v, dtype=float), float(dt))
 
@@ -923,7 +975,7 @@ class OpensimAdapter(AdapterBase):
                                "viscous_friction": 0.0, "transition_velocity": 0.05,
                                "point_radius": 1e-3, "dt": 1e-3, "accuracy": 1e-7}
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
         """(settings, one-line statement) of ``native_contact``: SmoothSphereHalfSpaceForce
         parameters (stiffness [N/m²], dissipation [s/m], mu, viscous_friction [N·s/m],
         transition_velocity [m/s]), the sphere radius standing for a contact point [m],
@@ -948,8 +1000,6 @@ class OpensimAdapter(AdapterBase):
     def _add_contact(self, scene, s, force_fn):
         """Before initSystem: the contact elements of ``native_contact`` and the pushing
         PrescribedForce (world-frame force at the body origin, ``force_fn`` per axis)."""
-        from harness.core.spec import Sphere
-
         m = self._m
         ground = m.getGround()
         hs = osim.ContactHalfSpace(osim.Vec3(0.0, 0.0, float(scene.plane.offset)),
@@ -978,8 +1028,11 @@ class OpensimAdapter(AdapterBase):
         push.setPointFunctions(osim.Constant(0.0), osim.Constant(0.0), osim.Constant(0.0))
         m.addForce(push)
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
-        """OpenSim's own contact on the declared geometry (one floating body): Manager from
+    def native_contact(self, scene: ContactScene, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                       t_end: float, force_W: Callable[[float], NDArray[np.float64]],
+                       settings: dict | None = None) -> dict:
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: OpenSim's own contact on the declared
+        geometry (one floating body): Manager from
         canonical (q0 (7,), v0 (6,)) over [0, t_end] [s], a sample every dt; force_W(t) →
         (3,) [N] at the body origin. {"t" (N,), "q" (N, 7), "v" (N, 6), "settings",
         "statement"}."""
@@ -1017,7 +1070,9 @@ class OpensimAdapter(AdapterBase):
     # ----- dynamics derivatives (stage 6) --------------------------------------------------
     FD_STEP = 1e-6  # [rad, m, rad/s, m/s] central-difference step (as MuJoCo's MJD_EPS)
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical: central differences of
         inverse_dynamics with step FD_STEP, ∂/∂q along q ⊕ (±h e_i) (canonical
         integrate); ∂τ/∂v̇ = mass_matrix (exact: τ is affine in v̇)."""
@@ -1033,18 +1088,18 @@ class OpensimAdapter(AdapterBase):
                         - self.inverse_dynamics(q, v - e, vdot)) / (2 * h)
         return dq, dv, self.mass_matrix(q)
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical: implicit-function theorem on
         inverse_dynamics_derivatives at v̇ = forward_dynamics(q, v, τ)."""
-        from harness.core.derivatives import implicit_forward
-
         vdot = self.forward_dynamics(q, v, tau)
         dq, dv, _ = self.inverse_dynamics_derivatives(q, v, vdot)
         return implicit_forward(dq, dv, self.mass_matrix(q))
 
     # ----- read-back (stage 0, diagnosis) ---------------------------------------------------
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """NotProvided: OpenSim has no URDF or MJCF reader of its own."""
         raise NotProvided(cls.name, "as-is loading", _AS_IS_WHY)
 
@@ -1117,7 +1172,7 @@ class OpensimAdapter(AdapterBase):
                 "bodies": bodies, "joints": joints, "couplings": {},
                 "nq_native": int(self._nq_o), "nv_native": int(self._nu), "notes": []}
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> OpensimAdapter:
         """A new adapter with ``damping=0`` (no SpringGeneralizedForce), ``armature=0``
         or ``inertials={body: (m, com_W, I_W) at the canonical neutral}`` (the bodies'
         mass properties); OpenSim applies no friction, limits or couplings here, so
@@ -1130,9 +1185,7 @@ class OpensimAdapter(AdapterBase):
         if "damping" in changes:
             spec = replace(spec, joints=tuple(replace(j, damping=0.0) for j in spec.joints))
         if changes.get("inertials"):
-            from harness.model.prepared import PreparedModel as _PM
-
-            poses = _PM(spec, "ablation").body_poses_at_neutral()
+            poses = PreparedModel(spec, "ablation").body_poses_at_neutral()
             bodies = []
             for b in spec.bodies:
                 if b.name in changes["inertials"]:
@@ -1147,9 +1200,12 @@ class OpensimAdapter(AdapterBase):
         return type(self)(self.model, _spec=spec,
                           _armature=self._use_armature and "armature" not in changes)
 
-    def naive_dynamics(self, q, v, tau):
-        """(M, v̇) with the canonical arrays handed to Simbody unconverted (its q, u and
-        mobility forces in its own order); None if its nq/nu differ."""
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) with the canonical arrays handed
+        to Simbody unconverted (its q, u and mobility forces in its own order); None if its
+        nq/nu differ."""
         if (self._nq_o, self._nu) != (len(q), len(v)):
             return None
         s = self._s
@@ -1163,7 +1219,9 @@ class OpensimAdapter(AdapterBase):
         return self._M_o(), udot.to_numpy().copy()
 
     # ----- constrained dynamics (stage 3) ----------------------------------------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): calcFrameJacobian and
         calcBiasForFrameJacobian (J̇_o u, [angular; linear] in Simbody), world axes; the
         free root's Ṗ v enters as J_o g."""
@@ -1292,7 +1350,7 @@ class OpensimAdapter(AdapterBase):
               "RungeKutta2": "RungeKutta2", "RungeKutta3": "RungeKutta3",
               "RungeKuttaMerson": "RungeKuttaMerson"}
 
-    def native_describe(self, settings=None):
+    def native_describe(self, settings: dict | None = None) -> tuple[dict, str]:
         """(settings, one-line statement) of ``native_rollout``: ``integrator`` (an OpenSim
         Manager IntegratorMethod) with ``accuracy`` (error-controlled) or with ``dt`` [s]
         (fixed-step mode: ceil(interval / dt) equal steps per grid interval; "Euler" is
@@ -1349,7 +1407,10 @@ class OpensimAdapter(AdapterBase):
             out[:, 4 - len(p.coeffs):] += np.outer(c_local[i], p.coeffs)
         return out
 
-    def native_rollout(self, q0, v0, t, controls, settings=None):
+    def native_rollout(
+            self, q0: NDArray[np.float64], v0: NDArray[np.float64], t: NDArray[np.float64],
+            controls: Callable[[int, float], NDArray[np.float64]], settings: dict | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s] from OpenSim's Manager.
 
         controls(k, t) → τ (nv,) canonical, the interpolant of grid interval k (a polynomial
@@ -1417,7 +1478,7 @@ class OpensimAdapter(AdapterBase):
                 "model's SpringGeneralizedForce): Simbody's own exact acceleration-level "
                 "solve; its multipliers are in Simbody's constraint frames, not compared")
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: v̇ (N, nv) from Simbody's constrained realizeAcceleration
         (exact: the same acceleration-level equations as the KKT solve)."""
         if self._has_arm:

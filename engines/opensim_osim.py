@@ -29,10 +29,17 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from harness.core.conventions import matrix_to_rpy
+from harness.core.errors import BadInput
 from harness.core.io import write_bytes_atomic, write_text_atomic
+from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
 from harness.model.binding import Binding
 
 BINDING = Binding("opensim")  # a missing binding is reported by the registry
@@ -99,22 +106,58 @@ def _load(path: str, bad):
     return model, state
 
 
-def osim_to_spec(path: str, floating: bool = False) -> tuple:
+def _pose(frame) -> tuple:
+    """(base body name, X_base_frame (4, 4) [m]) of an OpenSim physical frame."""
+    base = frame.findBaseFrame().getName()
+    return base, _mat(frame.findTransformInBaseFrame())
+
+
+def _rpy(X) -> tuple:
+    return tuple(float(x) + 0.0 for x in matrix_to_rpy(X[:3, :3]))
+
+
+def _xyz(X) -> tuple:
+    return tuple(float(x) + 0.0 for x in X[:3, 3])
+
+
+def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes) of the .osim at ``path`` as OpenSim parses it [SI: m, kg,
     kg·m², rad]; BadInput(path, problem) for content the canonical model cannot carry
     (harness/model/osim_import.py lists what is read, set aside and refused)."""
-    from harness.core.conventions import matrix_to_rpy
-    from harness.core.errors import BadInput
-    from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
-
     path = str(path)
 
-    def bad(problem):
+    def bad(problem: str) -> BadInput:
         return BadInput(path, problem)
 
     model, _ = _load(path, bad)
     notes: list = []
     damping, springs = _set_aside(model, notes, bad)
+    _check_coordinates(model, notes, bad)
+    ground = model.getGround().getName()
+    bodies = _bodies(model)
+    joints_in = list(model.getJointSet())
+    is_floating, keep_world = _root(joints_in, ground, floating, notes, bad)
+    joints, extra, scaled = _joints(joints_in, ground, keep_world, notes, bad)
+    if keep_world:
+        if any(b.name == WORLD_BODY for b in bodies):
+            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
+                      "name for the ground it keeps")
+        notes.append(f"the ground is kept as the massless root body {WORLD_BODY!r}")
+    bodies = ([Body(WORLD_BODY, 0.0)] if keep_world else []) + bodies + \
+        [Body(n, 0.0) for n in extra]
+
+    joints = _with_damping(joints, damping, scaled, model, notes, bad)
+    joints = _with_springs(joints, springs, scaled, bad)
+    frames = _frames(model, ground, keep_world, notes)
+    g = _vec3(model.getGravity())
+    spec = FixtureSpec(name=model.getName(), bodies=tuple(bodies), joints=tuple(joints),
+                       frames=tuple(frames), gravity=tuple(float(x) for x in g),
+                       floating=is_floating, source=path)
+    return spec, notes
+
+
+def _check_coordinates(model, notes: list, bad) -> None:
+    """BadInput for a prescribed coordinate; a note for a default value that is not 0."""
     for c in model.getCoordinateSet():
         if c.get_prescribed():
             raise bad(f"coordinate {c.getName()} is prescribed (a driven motion): not "
@@ -123,7 +166,9 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
             notes.append(f"coordinate {c.getName()}: default_value {c.getDefaultValue():g} "
                          "is OpenSim's initial pose only; the canonical neutral is q = 0")
 
-    ground = model.getGround().getName()
+
+def _bodies(model) -> list:
+    """[Body] of the model's BodySet [kg, m, kg·m² about the com, body axes]."""
     bodies = []
     for b in model.getBodySet():
         I = b.getInertia()
@@ -132,20 +177,14 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
         bodies.append(Body(b.getName(), float(b.getMass()),
                            tuple(float(x) for x in _vec3(b.getMassCenter())),
                            tuple(float(x) for x in Im.reshape(-1))))
+    return bodies
 
-    def pose(frame):
-        """(base body name, X_base_frame) of an OpenSim physical frame."""
-        base = frame.findBaseFrame().getName()
-        return base, _mat(frame.findTransformInBaseFrame())
 
-    def rpy(X):
-        return tuple(float(x) + 0.0 for x in matrix_to_rpy(X[:3, :3]))
-
-    def xyz(X):
-        return tuple(float(x) + 0.0 for x in X[:3, 3])
-
-    joints_in = list(model.getJointSet())
-    on_ground = [j for j in joints_in if pose(j.getParentFrame())[0] == ground]
+def _root(joints_in: list, ground: str, floating: bool, notes: list, bad) -> tuple:
+    """(is_floating, keep_world) of the joints from the ground: one FreeJoint (floating),
+    or, with ``floating``, one WeldJoint replaced by the free root; the ground is kept as
+    ``world_`` unless the root hangs from it by one identity weld."""
+    on_ground = [j for j in joints_in if _pose(j.getParentFrame())[0] == ground]
     free = [j for j in joints_in if j.getConcreteClassName() == "FreeJoint"]
     if free and not (len(free) == 1 and len(on_ground) == 1
                      and on_ground[0].getName() == free[0].getName()):
@@ -163,13 +202,18 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
         notes.append(f"WeldJoint {on_ground[0].getName()}: replaced by the free root joint "
                      "(its pose is dropped)")
     keep_world = not is_floating and not (
-        one_weld and np.array_equal(_weld_pose(on_ground[0], pose), np.eye(4)))
+        one_weld and np.array_equal(_weld_pose(on_ground[0], _pose), np.eye(4)))
+    return is_floating, keep_world
 
+
+def _joints(joints_in: list, ground: str, keep_world: bool, notes: list, bad) -> tuple:
+    """(canonical joints, new massless bodies, {coordinate: |slope|} of scaled ones) of
+    the model's joints; the free root (or the root's identity weld) is skipped."""
     joints, extra, scaled = [], [], {}
     for j in joints_in:
         kind, name = j.getConcreteClassName(), j.getName()
-        pbase, X_AF = pose(j.getParentFrame())
-        cbase, X_BM = pose(j.getChildFrame())
+        pbase, X_AF = _pose(j.getParentFrame())
+        cbase, X_BM = _pose(j.getChildFrame())
         if cbase == ground:
             raise bad(f"{kind} {name}: its child frame is on the ground (a reversed joint): "
                       "not supported")
@@ -186,29 +230,25 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
             continue
         parent = WORLD_BODY if pbase == ground else pbase
         elements = _elements(j, kind, bad)
-        js, new = _chain(name, parent, cbase, X_AF, elements, _inv(X_BM), rpy, xyz, Joint,
+        js, new = _chain(name, parent, cbase, X_AF, elements, _inv(X_BM), _rpy, _xyz, Joint,
                          notes, scaled)
         joints += js
         extra += new
-    if keep_world:
-        if any(b.name == WORLD_BODY for b in bodies):
-            raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
-                      "name for the ground it keeps")
-        notes.append(f"the ground is kept as the massless root body {WORLD_BODY!r}")
-    bodies = ([Body(WORLD_BODY, 0.0)] if keep_world else []) + bodies + \
-        [Body(n, 0.0) for n in extra]
+    return joints, extra, scaled
 
-    joints = _with_damping(joints, damping, scaled, model, notes, bad)
-    joints = _with_springs(joints, springs, scaled, bad)
+
+def _frames(model, ground: str, keep_world: bool, notes: list) -> list:
+    """[Frame] [m, rad] of the offset frames the bodies own and of the markers (a marker
+    on the ground goes to ``world_``, or is dropped with a note when it is not kept)."""
     frames = []
     for comp in model.getComponentsList():  # offset frames a body owns: named frames
         off = opensim.PhysicalOffsetFrame.safeDownCast(comp)
         if off is None or opensim.Body.safeDownCast(off.getOwner()) is None:
             continue
-        base, X = pose(off)
-        frames.append(Frame(off.getName(), base, xyz(X), rpy(X)))
+        base, X = _pose(off)
+        frames.append(Frame(off.getName(), base, _xyz(X), _rpy(X)))
     for mk in model.getMarkerSet():
-        base, X = pose(mk.getParentFrame())
+        base, X = _pose(mk.getParentFrame())
         p = X[:3, :3] @ _vec3(mk.get_location()) + X[:3, 3]
         if base == ground:
             if not keep_world:
@@ -216,11 +256,7 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple:
                 continue
             base = WORLD_BODY
         frames.append(Frame(mk.getName(), base, tuple(float(x) + 0.0 for x in p)))
-    g = _vec3(model.getGravity())
-    spec = FixtureSpec(name=model.getName(), bodies=tuple(bodies), joints=tuple(joints),
-                       frames=tuple(frames), gravity=tuple(float(x) for x in g),
-                       floating=is_floating, source=path)
-    return spec, notes
+    return frames
 
 
 def _with_damping(joints, damping, scaled, model, notes, bad) -> list:
@@ -228,8 +264,6 @@ def _with_damping(joints, damping, scaled, model, notes, bad) -> list:
     canonical coordinate: d / s² for a slope s); a ball joint's three coordinates must
     carry one value d (their speeds are the components of ω, so −d ω: the canonical
     per-axis damping)."""
-    from dataclasses import replace
-
     if not damping:
         return joints
     out, done = [], set()
@@ -261,8 +295,6 @@ def _with_springs(joints, springs, scaled, bad) -> list:
     """Joints with the stiffness k and rest length x_ref of their coordinate's
     SpringGeneralizedForce, in the canonical coordinate q = s x (s the LinearFunction
     slope): −k (x − x_ref) is −(k / s²)(q − s x_ref). Revolute and prismatic joints only."""
-    from dataclasses import replace
-
     if not springs:
         return joints
     out, done = [], set()
@@ -487,7 +519,7 @@ def _joint(Joint, kind, name, parent, child, X, axis, lo, hi, rpy, xyz):
 
 
 # ----- out -------------------------------------------------------------------------------
-def write_osim(spec, path, build_model) -> str:
+def write_osim(spec: FixtureSpec, path: str, build_model: Callable[..., Any]) -> str:
     """Write ``spec`` (a validated FixtureSpec) as an .osim file at ``path`` (atomic: a
     temporary file beside it, then one rename); returns the path. ``build_model``: the
     adapter's canonical model → opensim.Model builder (passed in, so this module does not
@@ -511,7 +543,9 @@ def _print_atomic(model, path) -> str:
 
 
 # ----- a fitted motion out: model + coordinates (.mot) + markers (.trc) ------------------
-def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model) -> dict:
+def write_swing_files(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
+                      labels: Sequence[str], Y: NDArray[np.float64], folder: str, rate_hz: float,
+                      build_model: Callable[..., Any]) -> dict:
     """Write ``folder``/golfer.osim (``spec`` with a MarkerSet: one marker per frame named
     in ``labels``, its default pose the first row of Q, coordinates not clamped),
     swing.mot (Q (N, nq) canonical [rad, m] on times t (N,) [s], rotations in degrees)
@@ -519,10 +553,6 @@ def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model
     The spec's moving joints must be revolute or prismatic (q = OpenSim's coordinate).
     Returns {"model", "motion", "markers": path, "coordinates": [names]}; ``build_model``
     as in ``write_osim``."""
-    from dataclasses import replace
-
-    from harness.core.errors import BadInput
-
     _quiet()
     moving = spec.moving_joints()
     odd = [j.name for j in moving if j.type not in ("revolute", "prismatic")]
@@ -569,9 +599,11 @@ def write_swing_files(spec, t, Q, labels, Y, folder, rate_hz: float, build_model
     return paths | {"coordinates": names}
 
 
-def motion_text(names, t, Q, rotational) -> str:
-    """An OpenSim coordinate file (Storage format, version 1): time [s] and one column per
-    coordinate, rotations in degrees (``inDegrees=yes``), translations in m."""
+def motion_text(names: Sequence[str], t: NDArray[np.float64], Q: NDArray[np.float64],
+                rotational: Sequence[bool]) -> str:
+    """t (N,) [s], Q (N, nq) [rad, m] as an OpenSim coordinate file (Storage format,
+    version 1): time [s] and one column per coordinate, rotations in degrees
+    (``inDegrees=yes``), translations in m."""
     t = np.asarray(t, dtype=float)
     V = np.array(Q, dtype=float)
     rot = np.asarray(rotational, dtype=bool)
@@ -582,9 +614,10 @@ def motion_text(names, t, Q, rotational) -> str:
     return "\n".join(head + rows) + "\n"
 
 
-def trc_text(labels, t, Y, rate_hz: float, name: str) -> str:
-    """A marker file (.trc, PathFileType 4): positions Y (N, K, 3) [m] written in mm,
-    missing (NaN) samples left blank; frames numbered from 1 at times t (N,) [s]."""
+def trc_text(labels: Sequence[str], t: NDArray[np.float64], Y: NDArray[np.float64],
+             rate_hz: float, name: str) -> str:
+    """Y (N, K, 3) [m], t (N,) [s] as a marker file (.trc, PathFileType 4): positions
+    written in mm, missing (NaN) samples left blank; frames numbered from 1 at times t."""
     Y = 1e3 * np.asarray(Y, dtype=float)
     n, k = Y.shape[:2]
     out = [f"PathFileType\t4\t(X/Y/Z)\t{name}",

@@ -20,11 +20,15 @@ the spec on the three dofs).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from harness.core.conventions import spatial_inertia_world
+from harness.core.conventions import Layout, spatial_inertia_world
 from harness.core.errors import ModelRejected
+from harness.core.spec import FREE_JOINT_NAME
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
@@ -39,8 +43,6 @@ def _parse_as_is(model: PreparedModel, src):
     mimic joints independent, damping/friction/limits only stored) or
     ``buildModelFromMJCF`` (armature, damping, frictionloss read); a free root named
     ``root_joint`` (a FreeFlyer added when the model is declared floating)."""
-    from harness.core.spec import FREE_JOINT_NAME
-
     floating = model.spec.floating
     try:
         if src.kind == "urdf":
@@ -99,10 +101,13 @@ def _spherical_model(pm, balls: dict):
     return new
 
 
-def build_pinocchio_model(model: PreparedModel, engine: str = "pinocchio"):
-    """(pin.Model, index maps) for a prepared model; shared with the Crocoddyl adapter,
-    whose state wraps exactly this Pinocchio model. As-is (``model.as_is_file(engine)``):
-    the user's file parsed with Pinocchio's defaults (gravity and armature as parsed)."""
+def build_pinocchio_model(
+        model: PreparedModel, engine: str = "pinocchio"
+) -> tuple[pin.Model, NDArray[np.intp], NDArray[np.intp]]:
+    """(pin.Model, qidx (nq,), vidx (nv,)) for a prepared model (q_pin[qidx] = q,
+    v_pin[vidx] = v); shared with the Crocoddyl adapter, whose state wraps exactly this
+    Pinocchio model. As-is (``model.as_is_file(engine)``): the user's file parsed with
+    Pinocchio's defaults (gravity and armature as parsed)."""
     BINDING.require()
     src = as_is_source(model, engine)
     balls = {s.name: s.damping for s in model.layout.slots if s.type == "ball"}
@@ -153,8 +158,8 @@ def _about_origin(m, c, Ic):
     return m, m * c, np.asarray(Ic) + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
 
 
-def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
-                       notes=()) -> dict:
+def pinocchio_readback(pm: pin.Model, layout: Layout, qidx: NDArray[np.intp], damped: bool,
+                       engine: str, api: str, notes: Sequence[str] = ()) -> dict:
     """Read-back of a pin.Model at the canonical neutral q (format:
     harness/stages/diagnosis/__init__.py).
 
@@ -239,7 +244,8 @@ def pinocchio_readback(pm, layout, qidx, damped: bool, engine: str, api: str,
             "notes": list(notes)}
 
 
-def pinocchio_set_inertials(pm, layout, qidx, inertials: dict) -> None:
+def pinocchio_set_inertials(pm: pin.Model, layout: Layout, qidx: NDArray[np.intp],
+                            inertials: dict) -> None:
     """Give bodies of ``pm`` new inertias in place (an ablation): ``inertials`` {body:
     (m kg, com_W (3) m, I_W (3x3) kg·m² about the com)} at the canonical neutral q, world
     axes. The difference to what the read-back shows for the body is added to the inertia
@@ -251,7 +257,8 @@ def pinocchio_set_inertials(pm, layout, qidx, inertials: dict) -> None:
     q[qidx] = layout.neutral()
     pin.framesForwardKinematics(pm, d, q)
 
-    def local(X, item):  # (m, com_W, I_W) → pin.Inertia in frame X
+    def local(X: pin.SE3, item: tuple) -> pin.Inertia:
+        # (m, com_W, I_W) → pin.Inertia in frame X
         m, c, I = item
         R = X.rotation
         return pin.Inertia(float(m), X.actInv(np.asarray(c, dtype=float)),
@@ -277,7 +284,7 @@ def pinocchio_set_inertials(pm, layout, qidx, inertials: dict) -> None:
                 break
 
 
-def pinocchio_as_is_joints(model, engine: str) -> list:
+def pinocchio_as_is_joints(model: PreparedModel, engine: str) -> list:
     """Moving joints (free root excluded) of the as-is pin.Model of ``model``."""
     src = as_is_source(model, engine)
     pm = _parse_as_is(model, src)
@@ -363,7 +370,7 @@ class PinocchioAdapter(AdapterBase):
 
     # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list:
         """Moving joints (free root excluded) Pinocchio parses from the as-is file."""
         BINDING.require()
         return pinocchio_as_is_joints(model, cls.name)
@@ -382,7 +389,7 @@ class PinocchioAdapter(AdapterBase):
                                          spring_ref=sl.spring_ref)
         return rb
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict) -> PinocchioAdapter:
         """A new adapter with one known cause removed: ``damping=0`` (no −D v),
         ``armature=0`` (model.armature), ``inertials={body: (m, com_W, I_W) at neutral}``
         (pinocchio_set_inertials). Pinocchio applies no friction, limits or couplings, so
@@ -402,13 +409,18 @@ class PinocchioAdapter(AdapterBase):
         return new
 
     # ----- native contact (harness/stages/contact/native.py) --------------------------------------
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: dict | None = None) -> tuple:
+        """(settings, one-line statement of the contact law): HasNativeContact
+        (harness/model/protocol.py)."""
         return {}, ("Pinocchio constraintDynamics: exact bilateral CONTACT_3D "
                     "RigidConstraintModel at the material contact point (LOCAL_WORLD_ALIGNED "
                     "forces, Baumgarte gains 0, default ProximalSettings): a sticking contact, "
                     "no unilateral or friction-cone condition")
 
-    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W):
+    def native_sticking_acceleration(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64],
+            frame: str, offset_W: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         """(v̇ (nv,), λ_W (3,) [N]) with the material point p_WF + offset_W (3,) [m] of
         frame's body held fixed: pin.constraintDynamics with one CONTACT_3D constraint."""
         m = self._m
@@ -435,9 +447,12 @@ class PinocchioAdapter(AdapterBase):
                                      self._v(tau), models, datas)
         return self._out_v(np.asarray(ddq)), np.array(datas[0].contact_force.linear)
 
-    def naive_dynamics(self, q, v, tau):
-        """(M, v̇) from Pinocchio's own calls with the canonical arrays unconverted (in
-        Pinocchio's joint order); None if its nq/nv differ."""
+    def naive_dynamics(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """(M (nv, nv) [kg, kg·m, kg·m²], v̇ (nv,) [m/s², rad/s²]) from Pinocchio's own calls with
+        the canonical arrays unconverted (in Pinocchio's joint order); None if its nq/nv
+        differ."""
         m, d = self._m, self._d
         if (m.nq, m.nv) != (len(q), len(v)):
             return None
@@ -449,10 +464,13 @@ class PinocchioAdapter(AdapterBase):
         return np.triu(M) + np.triu(M, 1).T, np.array(pin.aba(m, d, q, v, tau))
 
     # ----- protocol --------------------------------------------------------------------
-    def neutral(self):
+    def neutral(self) -> NDArray[np.float64]:
+        """q (nq,) [m, rad] at rest: EngineAdapter.neutral (harness/model/protocol.py)."""
         return np.array(pin.neutral(self._m))[self._qidx]
 
-    def group_inertias(self):
+    def group_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]} at neutral: EngineAdapter.group_inertias
+        (harness/model/protocol.py)."""
         m, d = self._m, self._d
         pin.forwardKinematics(m, d, pin.neutral(m))
         out = {}
@@ -464,12 +482,14 @@ class PinocchioAdapter(AdapterBase):
                                                 R @ I.inertia @ R.T)
         return out
 
-    def frame_pose(self, q, frame):
+    def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
+        (harness/model/protocol.py)."""
         pin.framesForwardKinematics(self._m, self._d, self._q(q))
         X = self._d.oMf[self._fid(frame)]
         return np.concatenate([X.translation, X.rotation.reshape(-1)])
 
-    def frame_poses(self, q, frames):
+    def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one framesForwardKinematics for all k frames."""
         pin.framesForwardKinematics(self._m, self._d, self._q(q))
         out = np.empty((len(frames), 12))
@@ -478,7 +498,7 @@ class PinocchioAdapter(AdapterBase):
             out[i, :3], out[i, 3:] = X.translation, X.rotation.reshape(-1)
         return out
 
-    def frame_jacobians(self, q, frames):
+    def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): computeJointJacobians once, then getFrameJacobian per frame."""
         pin.computeJointJacobians(self._m, self._d, self._q(q))
         pin.updateFramePlacements(self._m, self._d)
@@ -489,13 +509,17 @@ class PinocchioAdapter(AdapterBase):
             out[i] = J if self._identity else J[:, self._vidx]
         return out
 
-    def frame_jacobian(self, q, frame):
+    def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
+        """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
+        (harness/model/protocol.py)."""
         J = pin.computeFrameJacobian(self._m, self._d, self._q(q), self._fid(frame),
                                      pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)  # eigenpy
         # returns a 6x1 Jacobian as a flat array
         return np.array(J if self._identity else J[:, self._vidx])
 
-    def mass_matrix(self, q):
+    def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """M (nv, nv) [kg, kg·m, kg·m²] at q (nq,): EngineAdapter.mass_matrix
+        (harness/model/protocol.py)."""
         M = pin.crba(self._m, self._d, self._q(q)).reshape(self.nv, self.nv)
         M = np.triu(M) + np.triu(M, 1).T
         return M if self._identity else M[np.ix_(self._vidx, self._vidx)]
@@ -506,24 +530,35 @@ class PinocchioAdapter(AdapterBase):
         return self._v(self.layout.spring_force(q_pin if self._identity
                                                 else q_pin[self._qidx]))
 
-    def bias_forces(self, q, v):
+    def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
+        (harness/model/protocol.py)."""
         h = self._out_v(pin.nonLinearEffects(self._m, self._d, self._q(q), self._v(v)))
         return h + self.layout.spring_force(q) if self._sprung else h
 
-    def forward_dynamics(self, q, v, tau):
+    def forward_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """v̇ (nv,) [m/s², rad/s²] at q (nq,), v (nv,), τ (nv,): EngineAdapter.forward_dynamics
+        (harness/model/protocol.py)."""
         if self._damped:
             tau = tau - self._D * v
         if self._sprung:
             tau = tau - self.layout.spring_force(q)
         return self._out_v(pin.aba(self._m, self._d, self._q(q), self._v(v), self._v(tau)))
 
-    def inverse_dynamics(self, q, v, vdot):
+    def inverse_dynamics(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                         vdot: NDArray[np.float64]) -> NDArray[np.float64]:
+        """τ (nv,) [N, N·m] at q (nq,), v (nv,), v̇ (nv,): EngineAdapter.inverse_dynamics
+        (harness/model/protocol.py)."""
         tau = self._out_v(pin.rnea(self._m, self._d, self._q(q), self._v(v), self._v(vdot)))
         if self._sprung:
             tau = tau + self.layout.spring_force(q)
         return tau + self._D * v if self._damped else tau
 
-    def integrate(self, q, v, dt):
+    def integrate(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                  dt: float) -> NDArray[np.float64]:
+        """q (nq,) after constant v (nv,) for dt [s]: EngineAdapter.integrate
+        (harness/model/protocol.py)."""
         qn = pin.integrate(self._m, self._q(q), self._v(np.asarray(v) * dt))
         return np.array(qn if self._identity else qn[self._qidx])
 
@@ -535,7 +570,9 @@ class PinocchioAdapter(AdapterBase):
         A = np.array(A, dtype=float).reshape(self.nv, self.nv)
         return A if self._identity else A[np.ix_(self._vidx, self._vidx)]
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv) [1/s², 1/s, 1/(kg·m²)…], of
         v̇ = aba(q, v, τ − D v): computeABADerivatives (analytical), damping by the
         chain rule ∂v̇/∂v = ABA_v − M⁻¹ D."""
@@ -552,7 +589,9 @@ class PinocchioAdapter(AdapterBase):
             dq = dq - Minv * self._K[None, :]
         return dq, dv, Minv
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], vdot: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), of τ = rnea(q, v, v̇) + D v:
         computeRNEADerivatives (analytical), + D on ∂τ/∂v."""
         dq, dv, da = pin.computeRNEADerivatives(self._m, self._d, self._q(q), self._v(v),
@@ -567,7 +606,9 @@ class PinocchioAdapter(AdapterBase):
         return dq, dv, M
 
     # ----- constrained dynamics (stage 3, harness/stages/constrained/) --------------------
-    def frame_jacobian_drift(self, q, v, frames):
+    def frame_jacobian_drift(
+            self, q: NDArray[np.float64], v: NDArray[np.float64], frames: Sequence[str]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω],
         world axes (LOCAL_WORLD_ALIGNED), and the drift J̇_WF v = classical acceleration of
         F's origin and angular acceleration with v̇ = 0 [m/s², rad/s²]:
@@ -629,7 +670,7 @@ class PinocchioAdapter(AdapterBase):
             out["constraintDynamics"] = (self._out_v(vd), None)
         return out
 
-    def native_constrained(self, problem):
+    def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native rows (harness/stages/constrained/constraints.py NativeProblem):
         forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ), and
         constraintDynamics when every row is kept and every constraint is a point or weld

@@ -153,6 +153,209 @@ class CompiledMjcf:
 
 
 # ----- the compiled model → FixtureSpec ------------------------------------------------
+def _rot(quat_wxyz) -> np.ndarray:
+    """R (3, 3) of a MuJoCo quaternion (w x y z)."""
+    return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
+
+
+def _rpy(quat_wxyz) -> tuple:
+    """URDF rpy [rad] of a MuJoCo quaternion (w x y z)."""
+    return tuple(float(x) for x in matrix_to_rpy(_rot(quat_wxyz)))
+
+
+def _vec(x) -> tuple:
+    return tuple(float(t) for t in x)
+
+
+def _model_wide(m: CompiledMjcf, notes: list, bad) -> tuple:
+    """(gravity (3,) [m/s²], no_damping) of the compiled model after refusing the
+    model-wide content a spec cannot carry (flexes, plugins, fluid forces, not exactly one
+    body tree) and noting what is dropped (tendons, disabled gravity or dampers,
+    actuators)."""
+    notes += _tendons_set_aside(m, bad)
+    for count, what in ((m.nflex, "flexes (deformable bodies)"),
+                        (m.nplugin, "engine plugins")):
+        if count:
+            raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
+                      "bodies with revolute/prismatic/ball/fixed joints)")
+    if m.density != 0 or m.viscosity != 0:
+        raise bad("option density/viscosity is non-zero: fluid forces are not supported")
+    gravity = _vec(m.gravity)
+    if m.gravity_disabled:
+        gravity = (0.0, 0.0, 0.0)
+        notes.append("gravity is disabled in <option>: imported as gravity 0")
+    no_damping = m.damper_disabled
+    if no_damping:
+        notes.append("joint damping is disabled in <option>: imported as damping 0")
+    if m.nu:
+        notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
+                     "directly")
+    roots = [i for i in range(1, m.count("body")) if m.body_parentid[i] == 0]
+    if not roots:
+        raise bad("worldbody has no bodies (nothing to simulate)")
+    if len(roots) > 1:
+        raise bad("more than one body tree at worldbody ("
+                  + ", ".join(m.names["body"][i] or f"#{i}" for i in roots[:5])
+                  + "); the harness needs exactly one")
+    return gravity, no_damping
+
+
+def _body(m: CompiledMjcf, i: int, bad) -> Body:
+    """The Body of compiled body ``i`` [kg, m, kg·m²]: mass, com ``body_ipos``, inertia
+    R(body_iquat) diag(body_inertia) Rᵀ in the body frame."""
+    bname = m.names["body"][i]
+    if not bname:
+        raise bad(f"body #{i} has no name; every body needs one (bodies are matched "
+                  "by name)")
+    if m.body_mocapid[i] >= 0:
+        raise bad(f"body {bname} is a mocap body: not supported")
+    if m.body_gravcomp[i] != 0:
+        raise bad(f"body {bname}: gravcomp is non-zero: not supported")
+    Ri = _rot(m.body_iquat[i])
+    inertia = Ri @ np.diag(m.body_inertia[i]) @ Ri.T
+    inertia = 0.5 * (inertia + inertia.T)
+    return Body(bname, float(m.body_mass[i]), _vec(m.body_ipos[i]),
+                tuple(float(x) for x in inertia.reshape(-1)))
+
+
+def _free_root(m: CompiledMjcf, i: int, floating: bool, identity: bool, notes: list,
+               bad) -> None:
+    """Checks and notes of the free joint of root body ``i`` (the model becomes floating)."""
+    bname = m.names["body"][i]
+    jid = int(m.body_jntadr[i])
+    jname = m.names["joint"][jid]
+    label = f"joint {jname}" if jname else f"the joint of body {bname}"
+    dof = int(m.jnt_dofadr[jid])
+    if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
+            or np.any(m.dof_frictionloss[dof:dof + 6]):
+        raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
+                  "supported")
+    if m.jnt_stiffness[jid] != 0:
+        raise bad(f"{label}: joint stiffness is not supported")
+    if not floating:
+        notes.append(f"{label} is free: the model is imported as floating")
+    if not identity:
+        notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                     "free root joint sets it)")
+
+
+def _named_joints(m: CompiledMjcf, i: int, bad) -> list:
+    """[(jid, name, label)] of the hinge/slide/ball joints of body ``i``; BadInput for a
+    free joint among them or an unnamed one."""
+    bname, njnt, named = m.names["body"][i], int(m.body_jntnum[i]), []
+    for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
+        jname = m.names["joint"][jid]
+        label = f"joint {jname}" if jname else f"a joint of body {bname}"
+        if m.joint_types[jid] == "free":
+            raise bad(f"{label} (body {bname}): a free joint is only supported alone on "
+                      "the root body")
+        if not jname:
+            raise bad(f"{label} has no name; moving joints are matched by name")
+        named.append((jid, jname, label))
+    return named
+
+
+def _joint_chain(m: CompiledMjcf, bname: str, named: list, parent: str, xyz: tuple,
+                 pose_rpy: tuple, no_damping: bool, notes: list, bad) -> tuple:
+    """([Body] massless, [Joint]) of the hinge, slide and ball joints ``named`` of body
+    ``bname``, one or several, anywhere in the body: a chain of massless bodies
+    <body>__<joint> at the anchors (harness/model/joint_chain.py) [m, rad]."""
+    extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
+                                         [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
+    by_name = {jn: (jid, label) for jid, jn, label in named}
+    joints = []
+    for jn, jparent, jchild, jxyz, jrpy in placements:
+        if jn is None:
+            joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
+            continue
+        jid, label = by_name[jn]
+        joints.append(_moving_joint(m, jid, jn, label, jparent, jchild, jxyz, jrpy,
+                                    no_damping, notes, bad))
+    return [Body(n, 0.0) for n in extra], joints
+
+
+def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes: list,
+                       bad) -> tuple:
+    """(bodies, joints, is_floating, keep_world) of the compiled body tree [SI units]:
+    each body with its pose in the parent (URDF xyz/rpy) on its joint(s); a body without
+    a joint welded by ``<body>__fixed``; a free root joint makes the model floating; a
+    root welded away from identity or moved by a joint keeps the world body ``world_``."""
+    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
+    for i in range(1, m.count("body")):
+        bodies.append(_body(m, i, bad))
+        bname = bodies[-1].name
+        parent = "" if m.body_parentid[i] == 0 else m.names["body"][m.body_parentid[i]]
+        xyz, pose_rpy = _vec(m.body_pos[i]), _rpy(m.body_quat[i])
+        identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
+        njnt = int(m.body_jntnum[i])
+        if njnt == 0:
+            if parent:
+                joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
+            elif floating:
+                if not identity:
+                    notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
+                                 "free root joint sets it)")
+            elif not identity:
+                keep_world = True
+                joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
+                                    pose_rpy))
+            continue
+        if m.joint_types[int(m.body_jntadr[i])] == "free" and njnt == 1 and not parent:
+            _free_root(m, i, floating, identity, notes, bad)
+            is_floating = True
+            continue
+        named = _named_joints(m, i, bad)
+        if not parent:
+            if floating:
+                raise bad(f"{named[0][2]} attaches body {bname} to the world; the model "
+                          "cannot also be floating")
+            keep_world = True
+        extra, chain = _joint_chain(m, bname, named, parent, xyz, pose_rpy, no_damping, notes,
+                                    bad)
+        bodies += extra
+        joints += chain
+    return bodies, joints, is_floating, keep_world
+
+
+def _frames(m: CompiledMjcf, bodies: list, is_floating: bool, keep_world: bool,
+            notes: list) -> list:
+    """[Frame] of the compiled sites [m, rad]; a site on the world body goes to the root
+    (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
+    dropped with a note."""
+    frames = []
+    for s in range(m.count("site")):
+        sname = m.names["site"][s]
+        if not sname:
+            notes.append(f"site #{s} has no name: dropped")
+            continue
+        b = int(m.site_bodyid[s])
+        if b == 0:
+            if is_floating:
+                notes.append(f"site {sname} is on the world body of a floating model: "
+                             "dropped")
+                continue
+            owner = WORLD_BODY if keep_world else bodies[0].name
+        else:
+            owner = m.names["body"][b]
+        frames.append(Frame(sname, owner, _vec(m.site_pos[s]), _rpy(m.site_quat[s])))
+    return frames
+
+
+def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list) -> tuple:
+    """q (nq,) stage 3 starts from: the first keyframe's qpos (ball quaternions reordered
+    to x y z w), else qpos0 (= neutral)."""
+    q = Layout.from_spec(spec).neutral()
+    if m.count("key"):
+        q = np.asarray(m.key_qpos[0], dtype=float).copy()
+        for j in range(m.count("joint")):  # ball quaternions w x y z → x y z w
+            if m.joint_types[j] == "ball":
+                a = int(m.jnt_qposadr[j])
+                q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
+        key = m.names["key"][0] or "#0"
+        notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
+    return tuple(float(x) for x in q)
+
+
 def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, notes, bad):
     """The Joint of a compiled MuJoCo ball joint (quaternion qpos w first, qvel ω in the
     child frame: the canonical ball joint). MuJoCo gives a joint's damping and armature to
@@ -246,10 +449,6 @@ def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, 
     out = []
     taken = bodies | {f.name for f in frames}
 
-    def rpy_of(quat_wxyz):
-        return tuple(float(x) for x in matrix_to_rpy(quat_xyzw_to_matrix(
-            quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))))
-
     for e in range(m.count("equality")):
         ename = m.names["equality"][e] or f"equality_{e}"
         et = m.equality_types[e]
@@ -287,13 +486,12 @@ def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, 
             if n in taken:
                 raise bad(f"equality {ename}: the frame name {n} it needs is taken")
             taken.add(n)
-        vec = lambda x: tuple(float(t) for t in x)  # noqa: E731
         if et == "connect":
-            frames += [Frame(fa, owners[0], vec(data[0:3])), Frame(fb, owners[1],
-                                                                   vec(data[3:6]))]
+            frames += [Frame(fa, owners[0], _vec(data[0:3])),
+                       Frame(fb, owners[1], _vec(data[3:6]))]
         else:
-            frames += [Frame(fa, owners[0], vec(data[3:6]), rpy_of(data[6:10])),
-                       Frame(fb, owners[1], vec(data[0:3]))]
+            frames += [Frame(fa, owners[0], _vec(data[3:6]), _rpy(data[6:10])),
+                       Frame(fb, owners[1], _vec(data[0:3]))]
         out.append(Constraint(ename, kind[et], fa, fb))
     return out
 
@@ -317,125 +515,9 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tupl
         return BadInput(path, problem)
 
     notes = []
-
-    def name(kind, i):
-        return m.names[kind][i]
-
-    def rot(quat_wxyz):
-        return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
-
-    def rpy(quat_wxyz):
-        return tuple(float(x) for x in matrix_to_rpy(rot(quat_wxyz)))
-
-    def vec(x):
-        return tuple(float(t) for t in x)
-
-    # ----- model-wide content the spec cannot carry ---------------------------------
-    notes += _tendons_set_aside(m, bad)
-    for count, what in ((m.nflex, "flexes (deformable bodies)"),
-                        (m.nplugin, "engine plugins")):
-        if count:
-            raise bad(f"{what} ({count}): not supported (a FixtureSpec is one tree of rigid "
-                      "bodies with revolute/prismatic/ball/fixed joints)")
-    if m.density != 0 or m.viscosity != 0:
-        raise bad("option density/viscosity is non-zero: fluid forces are not supported")
-    gravity = vec(m.gravity)
-    if m.gravity_disabled:
-        gravity = (0.0, 0.0, 0.0)
-        notes.append("gravity is disabled in <option>: imported as gravity 0")
-    no_damping = m.damper_disabled
-    if no_damping:
-        notes.append("joint damping is disabled in <option>: imported as damping 0")
-    if m.nu:
-        notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
-                     "directly")
-    roots = [i for i in range(1, m.count("body")) if m.body_parentid[i] == 0]
-    if not roots:
-        raise bad("worldbody has no bodies (nothing to simulate)")
-    if len(roots) > 1:
-        raise bad("more than one body tree at worldbody ("
-                  + ", ".join(name("body", i) or f"#{i}" for i in roots[:5])
-                  + "); the harness needs exactly one")
-
-    # ----- bodies and their joints ------------------------------------------------------
-    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
-    for i in range(1, m.count("body")):
-        bname = name("body", i)
-        if not bname:
-            raise bad(f"body #{i} has no name; every body needs one (bodies are matched "
-                      "by name)")
-        if m.body_mocapid[i] >= 0:
-            raise bad(f"body {bname} is a mocap body: not supported")
-        if m.body_gravcomp[i] != 0:
-            raise bad(f"body {bname}: gravcomp is non-zero: not supported")
-        Ri = rot(m.body_iquat[i])
-        inertia = Ri @ np.diag(m.body_inertia[i]) @ Ri.T
-        inertia = 0.5 * (inertia + inertia.T)
-        bodies.append(Body(bname, float(m.body_mass[i]), vec(m.body_ipos[i]),
-                           tuple(float(x) for x in inertia.reshape(-1))))
-        parent = "" if m.body_parentid[i] == 0 else name("body", m.body_parentid[i])
-        xyz, pose_rpy = vec(m.body_pos[i]), rpy(m.body_quat[i])
-        identity = not any(xyz) and np.array_equal(m.body_quat[i], (1.0, 0.0, 0.0, 0.0))
-        njnt = int(m.body_jntnum[i])
-        if njnt == 0:
-            if parent:
-                joints.append(Joint(f"{bname}__fixed", "fixed", parent, bname, xyz, pose_rpy))
-            elif floating:
-                if not identity:
-                    notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
-                                 "free root joint sets it)")
-            elif not identity:
-                keep_world = True
-                joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
-                                    pose_rpy))
-            continue
-        jid = int(m.body_jntadr[i])
-        jname = name("joint", jid)
-        jtype = m.joint_types[jid]
-        label = f"joint {jname}" if jname else f"the joint of body {bname}"
-        dof = int(m.jnt_dofadr[jid])
-        if jtype == "free" and njnt == 1 and not parent:
-            if np.any(m.dof_damping[dof:dof + 6]) or np.any(m.dof_armature[dof:dof + 6]) \
-                    or np.any(m.dof_frictionloss[dof:dof + 6]):
-                raise bad(f"{label}: damping/armature/frictionloss on a free joint is not "
-                          "supported")
-            if m.jnt_stiffness[jid] != 0:
-                raise bad(f"{label}: joint stiffness is not supported")
-            if not floating:
-                notes.append(f"{label} is free: the model is imported as floating")
-            if not identity:
-                notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
-                             "free root joint sets it)")
-            is_floating = True
-            continue
-        # hinge, slide and ball joints, one or several, anywhere in the body: a chain of
-        # massless bodies <body>__<joint> at the anchors (harness/model/joint_chain.py)
-        named = []
-        for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
-            jname = name("joint", jid)
-            label = f"joint {jname}" if jname else f"a joint of body {bname}"
-            if m.joint_types[jid] == "free":
-                raise bad(f"{label} (body {bname}): a free joint is only supported alone on "
-                          "the root body")
-            if not jname:
-                raise bad(f"{label} has no name; moving joints are matched by name")
-            named.append((jid, jname, label))
-        if not parent:
-            if floating:
-                raise bad(f"{named[0][2]} attaches body {bname} to the world; the model "
-                          "cannot also be floating")
-            keep_world = True
-        extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
-                                             [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
-        bodies += [Body(n, 0.0) for n in extra]
-        by_name = {jn: (jid, label) for jid, jn, label in named}
-        for jn, jparent, jchild, jxyz, jrpy in placements:
-            if jn is None:
-                joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
-                continue
-            jid, label = by_name[jn]
-            joints.append(_moving_joint(m, jid, jn, label, jparent, jchild, jxyz, jrpy,
-                                        no_damping, notes, bad))
+    gravity, no_damping = _model_wide(m, notes, bad)
+    bodies, joints, is_floating, keep_world = _bodies_and_joints(m, floating, no_damping,
+                                                                 notes, bad)
     if keep_world:
         if any(b.name == WORLD_BODY for b in bodies):
             raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
@@ -443,42 +525,15 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tupl
         bodies.insert(0, Body(WORLD_BODY, 0.0))
         notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
                      "root body is not attached to it by an identity weld)")
-
-    # ----- sites → frames ---------------------------------------------------------------
-    frames = []
-    for s in range(m.count("site")):
-        sname = name("site", s)
-        if not sname:
-            notes.append(f"site #{s} has no name: dropped")
-            continue
-        b = int(m.site_bodyid[s])
-        if b == 0:
-            if is_floating:
-                notes.append(f"site {sname} is on the world body of a floating model: "
-                             "dropped")
-                continue
-            owner = WORLD_BODY if keep_world else bodies[0].name
-        else:
-            owner = name("body", b)
-        frames.append(Frame(sname, owner, vec(m.site_pos[s]), rpy(m.site_quat[s])))
+    frames = _frames(m, bodies, is_floating, keep_world, notes)
     world_owner = WORLD_BODY if keep_world else bodies[0].name
     constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
                               notes, bad)
-
     spec = FixtureSpec(name=m.model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
                        source=path, constraints=tuple(constraints))
     if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
-        q = Layout.from_spec(spec).neutral()
-        if m.count("key"):
-            q = np.asarray(m.key_qpos[0], dtype=float).copy()
-            for j in range(m.count("joint")):  # ball quaternions w x y z → x y z w
-                if m.joint_types[j] == "ball":
-                    a = int(m.jnt_qposadr[j])
-                    q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
-            key = name("key", 0) or "#0"
-            notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
-        spec = dataclasses.replace(spec, q_init=tuple(float(x) for x in q))
+        spec = dataclasses.replace(spec, q_init=_q_init(m, spec, notes))
     return spec, notes
 
 
