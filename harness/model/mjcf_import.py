@@ -79,9 +79,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import (
     Layout,
@@ -94,6 +97,12 @@ from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, 
 from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model.import_common import read_model_file, sanitise_model_name
 from harness.model.joint_chain import body_joint_chain
+
+_F = NDArray[np.float64]
+# BadInput naming the file, for one problem (``compiled_to_spec``'s ``bad``)
+_Bad = Callable[[str], BadInput]
+# (joint id, joint name, label for messages) of a body's hinge/slide/ball joint
+_NamedJoint = tuple[int, str, str]
 
 # The compiled arrays the reading uses, named as MuJoCo's compiler names them (a row per
 # body, joint, dof, site, equality, tendon or keyframe; quaternions w x y z).
@@ -127,11 +136,11 @@ class CompiledMjcf:
     the model's name."""
 
     model_name: str
-    names: dict
-    joint_types: tuple
-    equality_types: tuple
-    equality_on_sites: tuple
-    gravity: tuple
+    names: Mapping[str, Sequence[str]]
+    joint_types: tuple[str, ...]
+    equality_types: tuple[str, ...]
+    equality_on_sites: tuple[bool, ...]
+    gravity: tuple[float, ...]
     gravity_disabled: bool
     damper_disabled: bool
     density: float
@@ -139,10 +148,11 @@ class CompiledMjcf:
     nflex: int
     nplugin: int
     nu: int
-    arrays: dict
+    # float64, or integer for ids, counts and flags (body_parentid, jnt_limited, ...)
+    arrays: dict[str, NDArray[Any]]
 
-    def __getattr__(self, field: str):
-        arrays = self.__dict__.get("arrays", {})
+    def __getattr__(self, field: str) -> NDArray[Any]:
+        arrays: dict[str, NDArray[Any]] = self.__dict__.get("arrays", {})
         if field in arrays:
             return arrays[field]
         raise AttributeError(field)
@@ -153,21 +163,22 @@ class CompiledMjcf:
 
 
 # ----- the compiled model → FixtureSpec ------------------------------------------------
-def _rot(quat_wxyz) -> np.ndarray:
+def _rot(quat_wxyz: ArrayLike) -> _F:
     """R (3, 3) of a MuJoCo quaternion (w x y z)."""
     return quat_xyzw_to_matrix(quat_wxyz_to_xyzw(np.asarray(quat_wxyz, dtype=float)))
 
 
-def _rpy(quat_wxyz) -> tuple:
+def _rpy(quat_wxyz: ArrayLike) -> tuple[float, ...]:
     """URDF rpy [rad] of a MuJoCo quaternion (w x y z)."""
     return tuple(float(x) for x in matrix_to_rpy(_rot(quat_wxyz)))
 
 
-def _vec(x) -> tuple:
+def _vec(x: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(t) for t in x)
 
 
-def _model_wide(m: CompiledMjcf, notes: list, bad) -> tuple:
+def _model_wide(m: CompiledMjcf, notes: list[str], bad: _Bad
+                ) -> tuple[tuple[float, ...], bool]:
     """(gravity (3,) [m/s²], no_damping) of the compiled model after refusing the
     model-wide content a spec cannot carry (flexes, plugins, fluid forces, not exactly one
     body tree) and noting what is dropped (tendons, disabled gravity or dampers,
@@ -200,7 +211,7 @@ def _model_wide(m: CompiledMjcf, notes: list, bad) -> tuple:
     return gravity, no_damping
 
 
-def _body(m: CompiledMjcf, i: int, bad) -> Body:
+def _body(m: CompiledMjcf, i: int, bad: _Bad) -> Body:
     """The Body of compiled body ``i`` [kg, m, kg·m²]: mass, com ``body_ipos``, inertia
     R(body_iquat) diag(body_inertia) Rᵀ in the body frame."""
     bname = m.names["body"][i]
@@ -218,8 +229,8 @@ def _body(m: CompiledMjcf, i: int, bad) -> Body:
                 tuple(float(x) for x in inertia.reshape(-1)))
 
 
-def _free_root(m: CompiledMjcf, i: int, floating: bool, identity: bool, notes: list,
-               bad) -> None:
+def _free_root(m: CompiledMjcf, i: int, floating: bool, identity: bool, notes: list[str],
+               bad: _Bad) -> None:
     """Checks and notes of the free joint of root body ``i`` (the model becomes floating)."""
     bname = m.names["body"][i]
     jid = int(m.body_jntadr[i])
@@ -239,9 +250,10 @@ def _free_root(m: CompiledMjcf, i: int, floating: bool, identity: bool, notes: l
                      "free root joint sets it)")
 
 
-def _named_joints(m: CompiledMjcf, i: int, bad) -> list:
+def _named_joints(m: CompiledMjcf, i: int, bad: _Bad) -> list[_NamedJoint]:
     """[(jid, name, label)] of the hinge/slide/ball joints of body ``i``; BadInput for a
     free joint among them or an unnamed one."""
+    named: list[_NamedJoint]
     bname, njnt, named = m.names["body"][i], int(m.body_jntnum[i]), []
     for jid in range(int(m.body_jntadr[i]), int(m.body_jntadr[i]) + njnt):
         jname = m.names["joint"][jid]
@@ -255,15 +267,16 @@ def _named_joints(m: CompiledMjcf, i: int, bad) -> list:
     return named
 
 
-def _joint_chain(m: CompiledMjcf, bname: str, named: list, parent: str, xyz: tuple,
-                 pose_rpy: tuple, no_damping: bool, notes: list, bad) -> tuple:
+def _joint_chain(m: CompiledMjcf, bname: str, named: list[_NamedJoint], parent: str,
+                 xyz: tuple[float, ...], pose_rpy: tuple[float, ...], no_damping: bool,
+                 notes: list[str], bad: _Bad) -> tuple[list[Body], list[Joint]]:
     """([Body] massless, [Joint]) of the hinge, slide and ball joints ``named`` of body
     ``bname``, one or several, anywhere in the body: a chain of massless bodies
     <body>__<joint> at the anchors (harness/model/joint_chain.py) [m, rad]."""
     extra, placements = body_joint_chain(parent or WORLD_BODY, bname, xyz, pose_rpy,
                                          [(jn, m.jnt_pos[jid]) for jid, jn, _ in named])
     by_name = {jn: (jid, label) for jid, jn, label in named}
-    joints = []
+    joints: list[Joint] = []
     for jn, jparent, jchild, jxyz, jrpy in placements:
         if jn is None:
             joints.append(Joint(f"{bname}__fixed", "fixed", jparent, jchild, jxyz, jrpy))
@@ -274,12 +287,14 @@ def _joint_chain(m: CompiledMjcf, bname: str, named: list, parent: str, xyz: tup
     return [Body(n, 0.0) for n in extra], joints
 
 
-def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes: list,
-                       bad) -> tuple:
+def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes: list[str],
+                       bad: _Bad) -> tuple[list[Body], list[Joint], bool, bool]:
     """(bodies, joints, is_floating, keep_world) of the compiled body tree [SI units]:
     each body with its pose in the parent (URDF xyz/rpy) on its joint(s); a body without
     a joint welded by ``<body>__fixed``; a free root joint makes the model floating; a
     root welded away from identity or moved by a joint keeps the world body ``world_``."""
+    bodies: list[Body]
+    joints: list[Joint]
     bodies, joints, is_floating, keep_world = [], [], bool(floating), False
     for i in range(1, m.count("body")):
         bodies.append(_body(m, i, bad))
@@ -317,12 +332,12 @@ def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes:
     return bodies, joints, is_floating, keep_world
 
 
-def _frames(m: CompiledMjcf, bodies: list, is_floating: bool, keep_world: bool,
-            notes: list) -> list:
+def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: bool,
+            notes: list[str]) -> list[Frame]:
     """[Frame] of the compiled sites [m, rad]; a site on the world body goes to the root
     (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
     dropped with a note."""
-    frames = []
+    frames: list[Frame] = []
     for s in range(m.count("site")):
         sname = m.names["site"][s]
         if not sname:
@@ -341,7 +356,7 @@ def _frames(m: CompiledMjcf, bodies: list, is_floating: bool, keep_world: bool,
     return frames
 
 
-def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list) -> tuple:
+def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str]) -> tuple[float, ...]:
     """q (nq,) stage 3 starts from: the first keyframe's qpos (ball quaternions reordered
     to x y z w), else qpos0 (= neutral)."""
     q = Layout.from_spec(spec).neutral()
@@ -356,7 +371,9 @@ def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list) -> tuple:
     return tuple(float(x) for x in q)
 
 
-def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, notes, bad):
+def _ball_joint(m: CompiledMjcf, jid: int, jname: str, label: str, parent: str, bname: str,
+                xyz: tuple[float, ...], pose_rpy: tuple[float, ...], no_damping: bool,
+                notes: list[str], bad: _Bad) -> Joint:
     """The Joint of a compiled MuJoCo ball joint (quaternion qpos w first, qvel ω in the
     child frame: the canonical ball joint). MuJoCo gives a joint's damping and armature to
     each of its three dofs (per-axis scalars, as in the canonical model); a range (a cone
@@ -377,7 +394,9 @@ def _ball_joint(m, jid, jname, label, parent, bname, xyz, pose_rpy, no_damping, 
                  armature=float(m.dof_armature[dof]))
 
 
-def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, notes, bad):
+def _moving_joint(m: CompiledMjcf, jid: int, jname: str, label: str, parent: str,
+                  child: str, xyz: tuple[float, ...], rpy: tuple[float, ...], no_damping: bool,
+                  notes: list[str], bad: _Bad) -> Joint:
     """The Joint of a compiled MuJoCo hinge (→ revolute: ``range`` if ``jnt_limited``,
     else unbounded), slide (→ prismatic) or ball joint (``_ball_joint``) from ``parent`` to
     ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
@@ -406,13 +425,13 @@ def _moving_joint(m, jid, jname, label, parent, child, xyz, rpy, no_damping, not
                  spring_ref=float(m.qpos_spring[qa]) if k else 0.0)
 
 
-def _tendons_set_aside(m, bad) -> list:
+def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
     """Notes for the tendons of a compiled MjModel, which do not enter M or h (stages 0–2)
     unless they carry stiffness, damping or armature: those, and frictionloss, are refused
     (BadInput naming the tendon); the rest are set aside with one note."""
     if not m.count("tendon"):
         return []
-    names = []
+    names: list[str] = []
     for t in range(m.count("tendon")):
         tname = m.names["tendon"][t] or f"#{t}"
         for what, arr in (("stiffness", m.tendon_stiffness), ("damping", m.tendon_damping),
@@ -430,8 +449,8 @@ def _tendons_set_aside(m, bad) -> list:
 _DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
-def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, notes: list,
-                bad) -> list:
+def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_owner: str,
+                floating: bool, notes: list[str], bad: _Bad) -> list[Constraint]:
     """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
     (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
 
@@ -446,7 +465,7 @@ def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, 
     Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
     equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
     solref/solimp only shape MuJoCo's soft solver: noted."""
-    out = []
+    out: list[Constraint] = []
     taken = bodies | {f.name for f in frames}
 
     for e in range(m.count("equality")):
@@ -478,7 +497,7 @@ def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, 
                 raise bad(f"equality {ename}: its sites must be named frames of the model")
             out.append(Constraint(ename, kind[et], ends[0], ends[1]))
             continue
-        owners = []
+        owners: list[str] = []
         for i in (int(m.eq_obj1id[e]), int(m.eq_obj2id[e])):
             owners.append(world_owner if i == 0 else m.names["body"][i])
         fa, fb = f"{ename}__1", f"{ename}__2"
@@ -496,7 +515,8 @@ def _equalities(m, frames: list, bodies: set, world_owner: str, floating: bool, 
     return out
 
 
-def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tuple:
+def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False
+                     ) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes) of the MJCF at ``path`` from its compiled model ``m`` [SI
     units: m, kg, kg·m², rad]. Not validated (``load_mjcf_with_notes`` does that, naming
     the file).
@@ -511,10 +531,10 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False) -> tupl
     Everything the module docstring lists as unsupported raises BadInput(path, ...)."""
     path = str(path)
 
-    def bad(problem):
+    def bad(problem: str) -> BadInput:
         return BadInput(path, problem)
 
-    notes = []
+    notes: list[str] = []
     gravity, no_damping = _model_wide(m, notes, bad)
     bodies, joints, is_floating, keep_world = _bodies_and_joints(m, floating, no_damping,
                                                                  notes, bad)
