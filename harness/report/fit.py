@@ -22,7 +22,11 @@ selection fractions [–], and the extra hinge's fitted angle [rad] against t [s
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core import figures as F
 from harness.report.render import ENV
@@ -35,7 +39,7 @@ _STATE_UNITS = (("theta", "rad"), ("omega", "rad/s"), ("q_", "rad"), ("v_", "rad
 _STATE_LABELS = {"theta": "θ", "omega": "ω"}
 
 
-def state_units(names) -> list:
+def state_units(names: Iterable[str]) -> list[str]:
     """[unit] of each named state (``_STATE_UNITS`` by name prefix); ValueError for a
     state whose unit is not known (a chart never goes without one)."""
     out = []
@@ -56,9 +60,11 @@ def _label(name: str) -> str:
     return f"{sym}_{tail}" if tail else sym
 
 
-def thin_index(n: int, extra=(), max_points: int = MAX_POINTS) -> np.ndarray:
-    """Indices of an even thinning of n samples to at most about ``max_points`` (first
-    and last kept), plus the indices ``extra`` (extrema, events)."""
+def thin_index(n: int, extra: Iterable[int] = (),
+               max_points: int = MAX_POINTS) -> NDArray[np.int_]:
+    """(n_kept,) sample indices, ascending: an even thinning of n samples to at most
+    about ``max_points`` (first and last kept), plus the indices ``extra`` (extrema,
+    events)."""
     if n <= max_points:
         return np.arange(n)
     idx = np.unique(np.r_[np.linspace(0, n - 1, max_points - len(extra)).round().astype(int),
@@ -74,7 +80,7 @@ def _thin_series(t, y):
     return np.asarray(t)[i], y[i]
 
 
-def convergence_figures(hist: list) -> tuple:
+def convergence_figures(hist: list[dict[str, Any]]) -> tuple[F.Figure, F.Figure, float]:
     """(objective figure, infeasibility figure, final objective) of IPOPT's history."""
     it = [int(h["iter"]) for h in hist]
     f = np.array([h["objective"] for h in hist], float)
@@ -98,8 +104,10 @@ def convergence_figures(hist: list) -> tuple:
     return obj, inf, final
 
 
-def residual_figures(t, e, names=()) -> list:
-    """One chart per measured channel: whitened residual [–] against t [s]; a channel is
+def residual_figures(t: ArrayLike, e: NDArray[np.float64],
+                     names: Sequence[str] = ()) -> list[F.Figure]:
+    """t (N,) [s]; e (N, m) whitened residuals [–] of m measured channels. One chart
+    per measured channel: whitened residual [–] against t [s]; a channel is
     named by its state when the problem measures the first len(e) states (pendulum: θ;
     balance: every state)."""
     out = []
@@ -113,8 +121,10 @@ def residual_figures(t, e, names=()) -> list:
     return out
 
 
-def state_figures(t, x_fit, x_true, names) -> list:
-    """One chart per state: truth and fit against t [s], in the state's unit."""
+def state_figures(t: ArrayLike, x_fit: NDArray[np.float64], x_true: NDArray[np.float64],
+                  names: Sequence[str]) -> list[F.Figure]:
+    """t (N,) [s]; x_fit, x_true (N, n) states, each in its unit (``state_units``). One
+    chart per state: truth and fit against t [s], in the state's unit."""
     units = state_units(names)
     out = []
     for k, (n, u) in enumerate(zip(names, units)):
@@ -128,7 +138,7 @@ def state_figures(t, x_fit, x_true, names) -> list:
     return out
 
 
-def schedule_figures(doc: dict) -> list:
+def schedule_figures(doc: dict[str, Any]) -> list[F.Figure]:
     """The candidate schedules of a bounce fit: posterior weight [–], log evidence
     relative to the largest [–] and each candidate's restitution [–] against the onset
     [s], the true onset marked."""
@@ -163,10 +173,13 @@ def schedule_figures(doc: dict) -> list:
     return [wf, lf, ef]
 
 
-def bounce_state_figures(t, y, x_fit, x_true, names, units,
-                         what: str = "largest-weight schedule") -> list:
-    """Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s] against t [s];
-    ``what`` names the fit drawn."""
+def bounce_state_figures(t: ArrayLike, y: NDArray[np.float64], x_fit: NDArray[np.float64],
+                         x_true: NDArray[np.float64], names: Sequence[str],
+                         units: Sequence[str],
+                         what: str = "largest-weight schedule") -> list[F.Figure]:
+    """t (N,) [s]; y (N, ≥1) measurements (height first) [m]; x_fit, x_true (N, n) states
+    in ``units``. Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s]
+    against t [s]; ``what`` names the fit drawn."""
     out = []
     for k, (n, u) in enumerate(zip(names, units)):
         fig = F.Figure(f"{n} ({what})", "t", "s", n, u, legend="below", height=300)
@@ -178,7 +191,8 @@ def bounce_state_figures(t, y, x_fit, x_true, names, units,
     return out
 
 
-def render_bounce(doc: dict, arrays: dict, mode: str = "file") -> str:
+def render_bounce(doc: dict[str, Any], arrays: dict[str, NDArray[Any]],
+                  mode: str = "file") -> str:
     """The bounce fit's index.html: the schedules section (weights, log evidence,
     restitution against truth), states and residuals, provenance."""
     t = np.asarray(arrays["t"], float)
@@ -194,7 +208,7 @@ def render_bounce(doc: dict, arrays: dict, mode: str = "file") -> str:
         fit=doc, plots=plots, css=F.CSS, scripts=F.scripts(mode))
 
 
-def dimension_figures(doc: dict, arrays: dict) -> list:
+def dimension_figures(doc: dict[str, Any], arrays: dict[str, NDArray[Any]]) -> list[F.Figure]:
     """The dimension problem (harness/fit/dimension.py): per comparison (the d* chain, the
     variant with a bent link) each candidate's held-out log-likelihood below the selected
     one [nats] with the standard error of that difference [nats] on a log axis (the
@@ -240,15 +254,19 @@ def dimension_figures(doc: dict, arrays: dict) -> list:
     return out
 
 
-def render_dimension(doc: dict, arrays: dict, mode: str = "file") -> str:
+def render_dimension(doc: dict[str, Any], arrays: dict[str, NDArray[Any]],
+                     mode: str = "file") -> str:
     """The dimension problem's index.html (templates/fit_dimension.html.j2)."""
     plots = {"dimension": F.grid(dimension_figures(doc, arrays), 420)}
     return ENV.get_template("fit_dimension.html.j2").render(
         fit=doc, plots=plots, css=F.CSS, scripts=F.scripts(mode))
 
 
-def shooting_figures(t, defects, x_fit, x_re, names) -> list:
-    """Per state: |multiple-shooting defect| of each interval against its start time [s]
+def shooting_figures(t: NDArray[np.float64], defects: NDArray[np.float64],
+                     x_fit: NDArray[np.float64], x_re: NDArray[np.float64],
+                     names: Sequence[str]) -> list[F.Figure]:
+    """t (N,) [s]; defects (N−1, n) per interval and x_fit, x_re (N, n), each state in its
+    unit. Per state: |multiple-shooting defect| of each interval against its start time [s]
     (log axis, the state's unit) and the open-loop reintegration minus the fit against
     t [s] (harness/fit/validate.py)."""
     units = state_units(names)
@@ -267,7 +285,7 @@ def shooting_figures(t, defects, x_fit, x_re, names) -> list:
     return out
 
 
-def render(doc: dict, arrays: dict, mode: str = "file") -> str:
+def render(doc: dict[str, Any], arrays: dict[str, NDArray[Any]], mode: str = "file") -> str:
     """The fit bundle's index.html (``mode``: "file" loads plotly.min.js beside it,
     "inline" embeds it for a stand-alone file)."""
     if doc["problem"] == "bounce":
@@ -299,7 +317,7 @@ def render(doc: dict, arrays: dict, mode: str = "file") -> str:
         max_points=MAX_POINTS)
 
 
-def study_figures(study: dict, arrays: dict) -> list:
+def study_figures(study: dict[str, Any], arrays: dict[str, NDArray[Any]]) -> list[F.Figure]:
     """Charts of a knot density and weight study (harness/fit/resolution.py): held-out
     score [–] against the smoothness weight [s⁶/rad²] per knot spacing and against the
     knot spacing [s]; the L-curve (misfit [–] against the smoothness norm [rad²/s⁶]); the
@@ -314,7 +332,7 @@ def study_figures(study: dict, arrays: dict) -> list:
               and r["w_prior"] == cs["w_prior"]]
     kfs = sorted({rows[i]["knot_frames"] for i in same_w})
 
-    def hover(i):
+    def hover(i: int) -> str:
         r = rows[i]
         return (f"knots every {r['knot_frames']} frames, w_smooth {r['w_smooth']:g}, "
                 f"w_effort {r['w_effort']:g}, w_prior {r['w_prior']:g}: CV "
@@ -372,7 +390,7 @@ def study_figures(study: dict, arrays: dict) -> list:
     # values under 1e-10 of the largest are the window's leakage floor: not drawn
     top = max(float(np.max(np.asarray(arrays[k], float)[keep])) for k in names)
 
-    def psd(k):
+    def psd(k: str) -> list[float | None]:
         v = np.asarray(arrays[k], float)[keep]
         return [float(x) if x >= 1e-10 * top else None for x in v]
 
