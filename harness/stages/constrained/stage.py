@@ -32,6 +32,7 @@ dropped rows). Records:
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -225,8 +226,6 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
                 quantity="dependent_rows", engine_a=e, engine_b="", status="informational",
                 n_samples=samples, reason=_dependent_note(spec, t, res, samples)))
     # engine pairs
-    import itertools
-
     for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
         why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
               (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or \
