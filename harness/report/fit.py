@@ -60,7 +60,7 @@ def _label(name: str) -> str:
     return f"{sym}_{tail}" if tail else sym
 
 
-def thin_index(n: int, extra: Iterable[int] = (),
+def thin_index(n: int, extra: Sequence[int] = (),
                max_points: int = MAX_POINTS) -> NDArray[np.int_]:
     """(n_kept,) sample indices, ascending: an even thinning of n samples to at most
     about ``max_points`` (first and last kept), plus the indices ``extra`` (extrema,

@@ -264,8 +264,8 @@ def metric_names(doc: dict[str, Any]) -> list[str]:
     return names
 
 
-def heatmap_cells(doc: dict[str, Any], metric: str,
-                  verdict_of: dict[int | str, str] | None = None,
+def heatmap_cells(doc: dict[str, Any], metric: str | None,
+                  verdict_of: dict[int | str, str] | None = None
                   ) -> dict[tuple[Any, Any], dict[str, Any]]:
     """{(x value, y value): {"value": aggregate or None, "n_ok", "n_bad", "n", "n_failed",
     "n_outside"}}; verdict_of: {case_id: verdict} (recomputed) for the verdict counts."""

@@ -102,7 +102,7 @@ def _log3(R: np.ndarray) -> np.ndarray:
     return th / (2.0 * np.sin(th)) * w
 
 
-def residual(spec: FixtureSpec, poses: Mapping[str, ArrayLike]) -> NDArray[np.float64]:
+def residual(spec: FixtureSpec, poses: Mapping[str, NDArray[np.float64]]) -> NDArray[np.float64]:
     """g (m,) [m | rad] from {frame: (12,) [p_WF, R_WF row-major]}."""
     out = []
     for c in spec.constraints:

@@ -121,8 +121,8 @@ def rollout_step(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: 
                      f"{err:.3g} > constrained/rollout_step)")
 
 
-def rollout(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: ArrayLike, v0: ArrayLike,
-            mode: str, duration: float = DURATION,
+def rollout(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: NDArray[np.float64],
+            v0: NDArray[np.float64], mode: str, duration: float = DURATION,
             dt: float | None = None) -> tuple[NDArray[np.float64], ...]:
     """(t (T,), Q (T, nq), V (T, nv), drift (T, 2) = [‖g_K‖∞, ‖J_K v‖∞] over the kept
     rows, released (T, 2) the same over the dropped rows (zeros if none)) of one rollout;
@@ -162,8 +162,9 @@ def rollout(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: Array
     return t, Q, V, drift, released
 
 
-def stage_rows(model: PreparedModel, adapter: EngineAdapter, engine: str, q0: ArrayLike,
-               v0: ArrayLike, arrays: dict[str, NDArray[Any]]) -> list[Record]:
+def stage_rows(model: PreparedModel, adapter: EngineAdapter, engine: str,
+               q0: NDArray[np.float64], v0: NDArray[np.float64],
+               arrays: dict[str, NDArray[Any]]) -> list[Record]:
     """q0 (nq,), v0 (nv,): the initial state; the arrays (t (T,) [s], drift (T, 2)
     [m | rad, m/s | rad/s], labels) are added to ``arrays``. Stage-3 rollout records for one
     model with ``engine``: drift without stabilisation and with Baumgarte (informational),

@@ -57,7 +57,7 @@ def cone_violation(f_n: ArrayLike, f_t: ArrayLike, mu: float) -> float:
     return float(np.max(np.maximum(ft - mu * np.asarray(f_n), 0.0))) if ft.size else 0.0
 
 
-def cone_flags(t: ArrayLike, f_n: ArrayLike, f_t: ArrayLike, mu: float) -> list[str]:
+def cone_flags(t: NDArray[np.float64], f_n: ArrayLike, f_t: ArrayLike, mu: float) -> list[str]:
     """One line per candidate whose friction leaves the cone |f_t| ≤ μ f_n by more than
     ``("contact", "friction_cone")`` at any sample: how far [N], at how many samples, the
     first time [s] and f_n there. t (N,) [s], f_n (N, k) [N], f_t (N, k, 3) [N]."""

@@ -93,7 +93,7 @@ def frame_errors(Fa: NDArray[np.float64],
     return dp, ang
 
 
-def first_time(t: ArrayLike, e: ArrayLike, thr: float) -> float | None:
+def first_time(t: NDArray[np.float64], e: ArrayLike, thr: float) -> float | None:
     """t (N,) [s], e (N,): the first time [s] at which e exceeds ``thr``, or None."""
     idx = np.nonzero(np.asarray(e) > thr)[0]
     return float(t[idx[0]]) if idx.size else None
@@ -122,7 +122,7 @@ class Observer:
         self._mk = [(self.frames.index(m.frame), np.array(m.offset)) for m in self.markers]
         self._free = model.layout.free_slot()
 
-    def poses(self, Q: ArrayLike) -> NDArray[np.float64]:
+    def poses(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N, k, 12) [p_WF, R_WF row-major] of every frame."""
         return np.stack([self.a.frame_poses(q, self.frames) for q in Q])
 
@@ -176,7 +176,7 @@ def pick_observer(adapters: Mapping[str, EngineAdapter]) -> str:
                                         "mass matrix (needed for frames, markers and energy)")
 
 
-def actual_step(t: ArrayLike, method: Method) -> float:
+def actual_step(t: NDArray[np.float64], method: Method) -> float:
     """The step [s] a fixed-step method takes on a uniform grid t (as integrators.rollout
     does: ceil(Δt / dt) equal steps per interval)."""
     dt_grid = float(t[1] - t[0])

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.core.records import Record
@@ -363,7 +363,7 @@ def native_effective_dt(settings: dict[str, Any], t: ArrayLike) -> float | None:
     return float(max(x / steps_per_interval(float(x), settings["dt"]) for x in spans(t)))
 
 
-def refine_native(settings: dict[str, Any], t: ArrayLike | None = None) -> dict[str, Any]:
+def refine_native(settings: dict[str, Any], t: NDArray[np.float64] | None = None) -> dict[str, Any]:
     """Engine-blind refinement of native settings: ``accuracy`` / 100, or a ``dt`` at most
     half the effective step of every knot interval of t (the engines step each interval
     in ceil(interval / dt) equal steps, so halving a dt longer than an interval would
