@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,7 +114,7 @@ def _suffix_kind(path: Path, suffixes: dict):
     return suffixes.get(path.suffix.lower())
 
 
-def collect(path, of: str = "models", base: str = "fixed") -> Batch:
+def collect(path: str | os.PathLike[str], of: str = "models", base: str = "fixed") -> Batch:
     """The batch named by ``path`` (a folder or a list file); ``of`` models | captures;
     ``base`` fixed | floating | both: the base of every model of a folder, and of a list
     entry without its own. BadInput for bad input (nothing is written)."""
@@ -207,7 +208,7 @@ def _items(entries: list, root: Path) -> tuple:
                  for p, name, kind, base, slug in _slugs(entries, root))
 
 
-def largest_first(items) -> list:
+def largest_first(items: Iterable[Item]) -> list[Item]:
     """Items ordered for submission, the costliest first (file size; a floating base
     before the fixed one of the same file), so that the last tasks to finish are short."""
     return sorted(items, key=lambda it: (-it.size, it.base == "fixed", it.slug))

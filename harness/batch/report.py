@@ -7,6 +7,8 @@ wall times s.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import jinja2
 
 from harness.batch import survey
@@ -21,7 +23,7 @@ CELL = {"passed": "pass", "failed": "FAIL", "error": "ERROR", "not_scored": "not
         "absent": "—"}
 
 
-def ordered_rows(doc) -> list:
+def ordered_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows with the ones that did not qualify first (errors, crashes, timeouts, then
     failures), each group in input order."""
     return sorted(doc["rows"], key=lambda r: BAD_FIRST[r["status"]])
@@ -37,7 +39,7 @@ def _num(v, fmt="{:.3g}") -> str:
     return str(v)
 
 
-def headline(doc) -> dict:
+def headline(doc: dict[str, Any]) -> dict[str, Any]:
     """{passed, text}: the answer, how many rows qualified."""
     c, n = doc["counts"], len(doc["rows"])
     word = ("model" if doc["of"] == "models" else "capture") + ("s" if n != 1 else "")
@@ -51,7 +53,7 @@ def headline(doc) -> dict:
 ERROR_SHOWN = 160  # [characters] of a row's error shown before the rest is folded
 
 
-def error_cell(row) -> dict:
+def error_cell(row: dict[str, Any]) -> dict[str, str]:
     """{short, rest} of a row's error as its table cell shows it: without the model's or
     capture's path where the message names it first (the row's first column shows it;
     elsewhere the path is written as the row's name), the first ERROR_SHOWN characters,
@@ -67,7 +69,7 @@ def error_cell(row) -> dict:
     return {"short": text[:cut], "rest": text[cut:]}
 
 
-def render(doc) -> str:
+def render(doc: dict[str, Any]) -> str:
     """index.html of the survey ``doc`` (survey.json's document)."""
     return ENV.get_template("survey.html.j2").render(
         doc=doc, rows=ordered_rows(doc), answer=headline(doc), cell=CELL, num=_num,

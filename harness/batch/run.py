@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TextIO
 
 from harness.batch import inputs, report, survey
 from harness.core.io import OutputKind, swap_in, temp_folder
@@ -73,8 +75,15 @@ def _clean(sub: Path, slugs: set):
 
 
 def run_batch(batch: inputs.Batch, *, out: Path, kind: OutputKind, of: str, entry: OutputKind,
-              task, case_of, execute, stages=None, options=None, command_line=None,
-              versions=None, backend_text=None, start_line=None, say=None) -> SurveyOutcome:
+              task: Callable[..., Any],
+              case_of: Callable[[inputs.Item, str], dict[str, Any]],
+              execute: Callable[..., Any],
+              stages: Sequence[str] | None = None, options: dict[str, Any] | None = None,
+              command_line: Sequence[str] | None = None,
+              versions: dict[str, Any] | None = None,
+              backend_text: Callable[[dict[str, Any]], str] | None = None,
+              start_line: str | None = None,
+              say: Callable[[str], None] | None = None) -> SurveyOutcome:
     """Run every item of ``batch`` (``of`` models | captures) and write the survey folder
     ``out`` (checked and locked by the caller) of ``kind`` atomically. ``case_of(item,
     folder) -> dict`` is the task's case (JSON scalars, ``case_id`` the slug; ``folder``
@@ -118,7 +127,7 @@ def run_batch(batch: inputs.Batch, *, out: Path, kind: OutputKind, of: str, entr
     return SurveyOutcome(Path(out), doc)
 
 
-def summary(o: SurveyOutcome) -> dict:
+def summary(o: SurveyOutcome) -> dict[str, Any]:
     """The CLI's --json summary of a survey: paths, backend, counts, qualified, and per
     row its slug, status, error and folder."""
     d = o.doc
@@ -131,7 +140,7 @@ def summary(o: SurveyOutcome) -> dict:
                       "folder": r["folder"]} for r in d["rows"]]}
 
 
-def print_summary(o: SurveyOutcome, stream=None):
+def print_summary(o: SurveyOutcome, stream: TextIO | None = None) -> None:
     """The lines the CLI prints after a batch: counts, every row that did not qualify
     (with its error), and the report's path."""
     stream = stream or sys.stdout

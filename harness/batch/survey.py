@@ -31,13 +31,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from harness.batch.inputs import Batch, Item
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind
 from harness.core.records import STATUSES as RECORD_STATUSES
 from harness.core.strict import read_json
 from harness.core.version import __version__
+from harness.evidence.bundle import git_commit
 
 SURVEY_SCHEMA_VERSION = 1
 ROW_STATUSES = ("qualified", "failed", "error", "crashed", "timeout")
@@ -134,7 +138,8 @@ def _base_row(item, exec_row: dict, folder_written: bool, of: str) -> dict:
             "attempts": int(exec_row.get("attempts") or 1)}
 
 
-def model_row(item, exec_row: dict, stages: list, folder_written: bool) -> dict:
+def model_row(item: Item, exec_row: dict[str, Any], stages: list[str],
+              folder_written: bool) -> dict[str, Any]:
     """A model's survey row from its executor row (metrics: the task's flat scalars
     ``count:STATUS``, ``stage:STAGE:STATUS``, nq, nv, qualified, worst_rel, ...)."""
     m = exec_row.get("metrics") or {}
@@ -153,7 +158,7 @@ def model_row(item, exec_row: dict, stages: list, folder_written: bool) -> dict:
     return row
 
 
-def capture_row(item, exec_row: dict, folder_written: bool) -> dict:
+def capture_row(item: Item, exec_row: dict[str, Any], folder_written: bool) -> dict[str, Any]:
     """A capture's survey row from its executor row (metrics: met, not_met, reported,
     qualified and the SWING_COLUMNS keys)."""
     m = exec_row.get("metrics") or {}
@@ -187,11 +192,12 @@ def task_metrics_of_bundle(summary: dict, manifest: dict, records: list,
 
 
 # ----- the document ------------------------------------------------------------------------
-def build_document(of: str, batch, rows: list, *, stages=None, options=None, backend=None,
-                   started="", wall_s=0.0, command_line=None, versions=None) -> dict:
+def build_document(of: str, batch: Batch, rows: list[dict[str, Any]], *,
+                   stages: Sequence[str] | None = None, options: dict[str, Any] | None = None,
+                   backend: dict[str, Any] | None = None, started: str = "",
+                   wall_s: float = 0.0, command_line: Sequence[str] | None = None,
+                   versions: dict[str, Any] | None = None) -> dict[str, Any]:
     """survey.json's content (rows in the batch's input order)."""
-    from harness.evidence.bundle import git_commit
-
     counts = {s: sum(r["status"] == s for r in rows) for s in ROW_STATUSES}
     qualified = bool(rows) and counts["qualified"] == len(rows)
     # models: the stages run that wrote a row for some model (3 and 4 run on their own
@@ -215,11 +221,11 @@ def build_document(of: str, batch, rows: list, *, stages=None, options=None, bac
     }
 
 
-def to_bytes(doc) -> bytes:
+def to_bytes(doc: dict[str, Any]) -> bytes:
     return (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()
 
 
-def read_survey(path) -> dict:
+def read_survey(path: str | os.PathLike[str]) -> dict[str, Any]:
     """survey.json read and validated strictly (BadInput naming the file and the first
     problem): the schema's fields and no others, row fields by ``of``, counts and
     exit_code consistent with the rows."""

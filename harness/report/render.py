@@ -20,18 +20,20 @@ import itertools
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from harness.core import figures
-from harness.core.records import error_text, unit_of
+from harness.core.records import Record, error_text, unit_of
 from harness.core.verdict import judge
-from harness.evidence.baseline import FLOOR, GROWTH
+from harness.evidence.baseline import FLOOR, GROWTH, Diff
+from harness.evidence.bundle import Bundle
 
 VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
                  "not_provided")
@@ -60,7 +62,7 @@ def _cell(records):
     mine = [r for r in records if r.status == verdict]
     pool = ([r for r in mine if r.engine_b != ""] or mine) if verdict == "passed" else mine
 
-    def rank(r):
+    def rank(r: Record) -> tuple[int, float]:
         if r.max_abs is None:  # non-finite (a compared row) or no numbers at all
             return (2, 0.0) if r.key_a and r.status == "failed" else (-1, 0.0)
         if r.max_rel is not None:
@@ -75,7 +77,10 @@ def _cell(records):
             "reasons": sorted({r.reason for r in records if r.reason})[:3]}
 
 
-def ladder(records, fixtures, engines, stage_order):
+def ladder(records: Sequence[Record], fixtures: Iterable[str], engines: Sequence[str],
+           stage_order: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The stage ladder: its columns (``declared~engine`` and ``a~b`` pairs that have a
+    record) and one row per (fixture, stage) with records, a ``_cell`` per column."""
     pairs = [f"{a}~{b}" for a, b in itertools.combinations(engines, 2)]
     decl = [f"declared~{e}" for e in engines]
     cols = decl + pairs
@@ -132,7 +137,7 @@ _GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "�
           "pentagon": "⬟", "x": "✖"}
 
 
-def pair_label(r) -> str:
+def pair_label(r: Record) -> str:
     """``a~b`` of a compared record; the engine (or solver) alone for a single-engine row."""
     return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
 
@@ -151,7 +156,7 @@ def shared_legend(pairs: list, rtol: bool = True) -> str:
     return f'<div class="shared-legend">{items}</div>'
 
 
-def stage_plot(records, stage, fixtures) -> str:
+def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -> str:
     """Small multiples (harness.core.figures) under one shared legend: per quantity, the
     largest relative error of each engine pair on each fixture that has records for that
     quantity, on a log axis with exact zeros on their own ``0`` tick, and the quantity's
@@ -230,7 +235,7 @@ def _rel_text(r):
     return _fmt(r.max_rel)
 
 
-def against_zero(r) -> bool:
+def against_zero(r: Record) -> bool:
     """Whether a record is a check against zero (|Δ| and atol only: relative undefined)."""
     return r.max_rel is None and r.max_abs is not None
 
@@ -242,7 +247,7 @@ def _rel_cell(r):
     return Markup(f'<td class="num rel"{zero}>{escape(_rel_text(r))}</td>')
 
 
-def rel_value_cell(value, against_zero_: bool = False):
+def rel_value_cell(value: float | None, against_zero_: bool = False) -> Markup:
     """A relative-error ``<td>`` for a bare number (None: "—"; ``against_zero_``: the
     reference is exactly zero, so no relative error is shown)."""
     if against_zero_:
@@ -277,7 +282,7 @@ class StageView:
     judged: bool = True
     plot_rows: bool = True
     records_note: str = ""
-    row_tag: Callable | None = None
+    row_tag: Callable[[Record], dict[str, str] | None] | None = None
     template_dir: Path | None = None
     section: tuple | None = None  # (template, context)
     title: str = ""
@@ -294,9 +299,10 @@ def _add_template_dir(folder: Path | None) -> None:
         loaders.append(jinja2.FileSystemLoader(str(folder)))
 
 
-def render(manifest: dict, records: list, title: str = "Engine parity report",
-           arrays: dict | None = None, baseline=None, *, stages: list, in_headline,
-           scripts: str = "file", progress=None) -> str:
+def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine parity report",
+           arrays: dict[str, Any] | None = None, baseline: Diff | None = None, *,
+           stages: Sequence[StageView], in_headline: Callable[[Record], bool],
+           scripts: str = "file", progress: Callable[[str], None] | None = None) -> str:
     """HTML of a bundle. ``stages``: a ``StageView`` per stage in report order (their
     sections, notes and rules; this module names none); ``in_headline(record)``: whether a
     row counts in the headline worst error; ``scripts``: ``"file"`` (plotly.min.js beside
@@ -341,7 +347,7 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     toc += [(s["name"], s["title"]) for s in sections if not s["before_ladder"]]
     toc += [("apis", "What each engine computed"), ("provenance", "Provenance")]
 
-    def row_tag(r):
+    def row_tag(r: Record) -> dict[str, str] | None:
         view = views.get(r.stage)
         return view.row_tag(r) if view is not None and view.row_tag is not None else None
 
@@ -358,7 +364,7 @@ def render(manifest: dict, records: list, title: str = "Engine parity report",
     return html
 
 
-def bundle_title_and_timings(bundle) -> tuple:
+def bundle_title_and_timings(bundle: Bundle) -> tuple[str, dict[str, Any] | None]:
     """The report title a bundle's command line implies, and its timings.json (wall times
     of the replay runs: informational, never evidence) or None."""
     timings = None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.core.records import Record
 from harness.stages import derivatives, dynamics, identity, kinematics
 from harness.stages.base import Stage
 from harness.stages.constrained import stage as constrained
@@ -89,7 +90,7 @@ BY_NAME = {s.name: s for s in STAGES}
 SAMPLED = [s for s in STAGES if s.sampled]  # kept in step with STAGES by register()
 
 
-def in_headline(record) -> bool:
+def in_headline(record: Record) -> bool:
     """Whether ``record`` counts in the headline worst relative error (its stage's rule)."""
     st = BY_NAME.get(record.stage)
     return st is not None and st.in_headline(record)
@@ -114,13 +115,13 @@ def unregister(name: str) -> None:
     SAMPLED[:] = [s for s in STAGES if s.sampled]
 
 
-def judged(record) -> bool:
+def judged(record: Record) -> bool:
     """Whether ``record`` enters the verdict (a stage whose rows explain does not)."""
     st = BY_NAME.get(record.stage)
     return st is None or st.judged
 
 
-def summary_lines(scored: list) -> list:
+def summary_lines(scored: list[Record]) -> list[str]:
     """The lines the command line prints under the headline, one per stage that has one
     (``scored``: the judged rows with a relative error)."""
     return [line for s in STAGES if s.summary_line is not None

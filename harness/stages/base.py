@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from numpy.typing import NDArray
+
+from harness.model.prepared import PreparedModel
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,9 @@ class Inputs:
     frames: tuple      # frame names compared in stage 1
 
     @classmethod
-    def sample(cls, model, n: int, rng: np.random.Generator) -> "Inputs":
+    def sample(cls, model: PreparedModel, n: int, rng: np.random.Generator) -> Inputs:
+        """n seeded states of ``model``: q (n, nq) valid (``Layout.random_q``: inside limits,
+        unit quaternions); v, tau, vdot (n, nv) standard normal, in SI units."""
         lay = model.layout
         q = np.stack([lay.random_q(rng) for _ in range(n)])
         v = rng.normal(size=(n, lay.nv))
@@ -31,7 +36,8 @@ class Inputs:
         vdot = rng.normal(size=(n, lay.nv))
         return cls(q, v, tau, vdot, tuple(model.frames))
 
-    def arrays(self) -> dict:
+    def arrays(self) -> dict[str, NDArray[np.float64]]:
+        """{q (N, nq), v, tau, vdot (N, nv)}: the samples as stored in a bundle."""
         return {"q": self.q, "v": self.v, "tau": self.tau, "vdot": self.vdot}
 
 
@@ -50,11 +56,11 @@ class Quantity:
     variant: Callable | None = None
 
 
-def state_labels(model, inputs):
+def state_labels(model: PreparedModel, inputs: Inputs) -> list[str]:
     return [f"state {i}" for i in range(inputs.q.shape[0])]
 
 
-def state_frame_labels(model, inputs):
+def state_frame_labels(model: PreparedModel, inputs: Inputs) -> list[str]:
     return [f"state {i} / {f}" for i in range(inputs.q.shape[0]) for f in inputs.frames]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.core.derivatives import central_differences
+from harness.core.records import Record
 from harness.model.protocol import HasDerivatives
 from harness.stages.base import Quantity, state_labels
 
@@ -82,7 +83,7 @@ QUANTITIES = (
 )
 
 
-def summary_line(scored: list) -> str:
+def summary_line(scored: list[Record]) -> str:
     """The command line's derivatives line (dimensionless relative errors): the worst among
     ``scored`` rows whose difference exceeds their atol (a block that is structurally zero
     has max_rel ~1 from round-off on both sides), and that of the exact-method pairs; ""

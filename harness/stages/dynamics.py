@@ -16,7 +16,11 @@ the stored arrays.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.records import Record, compare, unit_of
 from harness.core.tolerances import Tolerance, lookup
@@ -53,9 +57,9 @@ def cond_key(out_key: str, quantity: str) -> str:
     return "cond/" + head.split("/", 1)[1] + "/" + CONDITIONED[quantity]
 
 
-def condition_numbers(matrices) -> np.ndarray:
+def condition_numbers(matrices: Iterable[ArrayLike]) -> NDArray[np.float64] | None:
     """(N,) per state, the largest 2-norm condition number σ_max/σ_min over the engines'
-    (N, n, n) matrices (inf where one is singular)."""
+    (N, n, n) matrices (inf where one is singular); None without matrices."""
     out = None
     for M in matrices:
         M = np.asarray(M, dtype=float)
@@ -67,10 +71,12 @@ def condition_numbers(matrices) -> np.ndarray:
     return out
 
 
-def conditioned_compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b,
-                        tol: Tolerance, key_a, key_b, labels, key_labels,
-                        cond) -> Record:
-    """``compare`` with the per-state bound atol + max(rtol, min(f·cond_s, cap))·scale_s
+def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str,
+                        engine_b: str, a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str,
+                        key_b: str, labels: Sequence[str] | NDArray[Any] | None,
+                        key_labels: str, cond: ArrayLike) -> Record:
+    """a, b (S, ...) v̇ samples [rad/s² | m/s²]; cond (S,) cond(M) of each state [–].
+    ``compare`` with the per-state bound atol + max(rtol, min(f·cond_s, cap))·scale_s
     (module docstring); max_abs and max_rel are compare's. The reason states the bound
     wherever cond(M) raised it, and the failure, if any."""
     rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
@@ -118,7 +124,8 @@ def conditioned_compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b,
     return rec
 
 
-def recompute(r: Record, arrays: dict, records_by_id: dict) -> Record:
+def recompute(r: Record, arrays: dict[str, NDArray[Any]],
+              records_by_id: dict[str, Record]) -> Record:
     """A stage-2 (or diagnosis) row computed again from the stored arrays: ``compare``, or
     for a conditioned quantity with its cond(M) array ``conditioned_compare`` — after
     checking that array against the condition numbers of the stored matrices (KeyError /

@@ -37,9 +37,15 @@ as-is model, by the user's file: friction).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from harness.core.spec import WORLD_BODY
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter
 from harness.stages.base import Quantity
 
 NAME = "model_identity"
@@ -72,18 +78,16 @@ def _declared_total(model):
 
 
 # ----- read-back ----------------------------------------------------------------------
-def compared_bodies(model) -> list:
+def compared_bodies(model: PreparedModel) -> list[str]:
     """Bodies compared one by one, depth-first from the root (so the first differing row
     is the one nearest the root): every spec body but the stand-in for the world."""
-    from harness.core.spec import WORLD_BODY
-
     return [b for b in model.spec.depth_first() if b != WORLD_BODY]
 
 
 _READBACKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def readback(adapter) -> dict:
+def readback(adapter: EngineAdapter) -> dict[str, Any]:
     """adapter.readback(), computed once per adapter (the compiled model does not change);
     kept here, keyed weakly by the adapter, so that the stage writes nothing onto it."""
     rb = _READBACKS.get(adapter)
@@ -93,7 +97,7 @@ def readback(adapter) -> dict:
     return rb
 
 
-def declared_readback(model) -> dict:
+def declared_readback(model: PreparedModel) -> dict[str, Any]:
     """The read-back the declared model implies (same format as adapter.readback())."""
     spec, poses = model.spec, model.body_poses_at_neutral()
     friction = dict(getattr(model, "declared_friction", ()) or ())
@@ -122,7 +126,7 @@ def declared_readback(model) -> dict:
             "couplings": dict((f, l) for f, l, *_ in getattr(model, "mimic", ()) or ())}
 
 
-def body_row(b: dict, origin=None) -> np.ndarray:
+def body_row(b: dict[str, Any], origin: ArrayLike | None = None) -> NDArray[np.float64]:
     """(10,) dynamic parameters of one body, world axes, about the point o (default: the
     body frame's origin) [m]: [m, m (c − o) (3), I_o (6: xx yy zz xy xz yz)] with
     I_o = I_c + m (|d|² 1 − d dᵀ), d = c − o. The dynamics are linear in these numbers, so
@@ -159,7 +163,7 @@ JOINT_FIELDS = {  # quantity -> (width, row of one read-back joint)
 }
 
 
-def body_groups(model) -> list:
+def body_groups(model: PreparedModel) -> list[tuple[str, list[str]]]:
     """[(head, [bodies of its group])] in depth-first order of the heads: a group is a
     body whose parent joint moves (or the floating root) with every body fixed to it,
     directly or through other fixed bodies. Bodies welded to the world form no group."""
@@ -184,7 +188,7 @@ def body_groups(model) -> list:
     return [(h, groups[h]) for h in order]
 
 
-def group_labels(model) -> list:
+def group_labels(model: PreparedModel) -> list[str]:
     """One label per body group: the head's name, with the massive bodies fixed to it."""
     out = []
     for h, members in body_groups(model):
@@ -193,7 +197,8 @@ def group_labels(model) -> list:
     return out
 
 
-def body_rows(rb: dict, groups) -> np.ndarray:
+def body_rows(rb: dict[str, Any],
+              groups: Iterable[tuple[str, Sequence[str]]]) -> NDArray[np.float64]:
     """(n_groups, 10) group rows of one read-back: per group, the sum of the rows of the
     bodies the engine holds, about the head body's frame origin (NaN if the engine does
     not hold the head)."""
@@ -209,7 +214,10 @@ def body_rows(rb: dict, groups) -> np.ndarray:
     return np.stack(rows)
 
 
-def joint_rows(rb: dict, names, quantity: str) -> np.ndarray:
+def joint_rows(rb: dict[str, Any], names: Iterable[str], quantity: str) -> NDArray[np.float64]:
+    """(n_joints, width) rows of one read-back's joints for ``quantity`` (JOINT_FIELDS:
+    axis [–], placement [m, –], limits [rad | m], damping, friction, armature, spring, in
+    the joint's SI units); NaN rows for joints the engine does not hold."""
     width, fn = JOINT_FIELDS[quantity]
     return np.stack([fn(rb["joints"][n]) if n in rb["joints"] else np.full(width, np.nan)
                      for n in names])

@@ -15,8 +15,9 @@ and cond(M) per state is stored beside it (``cond/<fixture>/mass_matrix``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,7 +60,7 @@ class RunResult:
     seed: int
 
 
-def stage_names(selection=None) -> list:
+def stage_names(selection: Iterable[str | int] | None = None) -> list[str]:
     """'0,1,2' / 'model_identity,dynamics' / None (all but the opt-in stages, e.g.
     derivatives) → ordered names of the stages the runner evaluates."""
     if selection is None:
@@ -200,7 +201,7 @@ class _FixtureStages:
         self.arrays[ckey] = conditioning.condition_numbers(
             [stage_outs[matrix][e] for e in sorted(stage_outs[matrix])])
 
-        def score(*args, _c=self.arrays[ckey]):
+        def score(*args: Any, _c: NDArray[np.float64] = self.arrays[ckey]) -> Record:
             return conditioning.conditioned_compare(*args, _c)
         return score
 

@@ -28,11 +28,23 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
+from fixtures.contact_catalog import scene
 from harness.core.errors import BadInput
+from harness.core.tolerances import TABLE_VERSION, lookup
+from harness.model import registry
+from harness.model.contact_law import (
+    ContactDynamics,
+    ContactLaw,
+    frame_points,
+    hunt_crossley_duration,
+    hunt_crossley_rebound,
+)
+from harness.model.integrators import _euler_step, _System
+from harness.model.prepared import prepare_fixture
+from harness.model.protocol import HasWorldConstraintStep
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0, 4.0)            # [m/s]
 ANGLES = (0.0, 15.0, 30.0, 45.0, 60.0)         # [deg] from the normal
@@ -62,9 +74,6 @@ def crash_case() -> dict:
     """A case whose run_case crashes its process: the engine whose adapter has a native
     world ball-constraint step (a known crash of that engine's discrete solver, stated in
     its adapter) takes one step."""
-    from harness.model import registry
-    from harness.model.protocol import HasWorldConstraintStep
-
     engine = registry.providing(HasWorldConstraintStep)[0]
     return {"speed_mps": 1.0, "angle_deg": 0.0, "mu": 0.5, "dt_s": 1e-3,
             "case_id": f"crash_{engine}_sap_world_ball_constraint",
@@ -75,16 +84,11 @@ _ADAPTERS: dict = {}
 
 
 def _law_engine() -> str:
-    from harness.model import registry
-
     return registry.preferred("contact_law")
 
 
 def _adapter(engine: str):
     if engine not in _ADAPTERS:
-        from harness.model import registry
-        from harness.model.prepared import prepare_fixture
-
         _ADAPTERS[engine] = registry.adapter_class(engine)(prepare_fixture("ball"))
     return _ADAPTERS[engine]
 
@@ -106,10 +110,8 @@ def _check(case):
 
 
 def analytic(speed: float, angle_deg: float, mu: float,
-             law: Mapping[str, float] | None = None) -> dict[str, float]:
+             law: dict[str, float] | None = None) -> dict[str, float]:
     """Closed-form rebound of the case (module docstring): vn_out, vt_out [m/s], δ_max [m]."""
-    from harness.model.contact_law import hunt_crossley_rebound
-
     L = dict(LAW, **(law or {}))
     m, r, I = 1.0, 0.1, 0.004
     a = math.radians(angle_deg)
@@ -132,9 +134,6 @@ def run_case(case: dict) -> dict:
     separated, wall_s."""
     _check(case)
     if case.get("native_world_constraint"):
-        from harness.model import registry
-        from harness.model.prepared import prepare_fixture
-
         a = registry.adapter_class(case["native_world_constraint"])(prepare_fixture("ball"))
         return {"case_id": case["case_id"], **a.native_world_constraint_step(case["dt_s"])}
     return simulate(case)
@@ -144,10 +143,6 @@ def simulate(case: dict, law_overrides: dict | None = None) -> dict:
     """The metrics of ``run_case`` for a rollout under LAW updated with ``law_overrides``
     (e.g. {"damping": 0.0}), always measured against the closed forms of LAW itself: a
     defective law for the tests that a verdict catches it."""
-    from fixtures.contact_catalog import scene
-    from harness.model.contact_law import ContactDynamics, ContactLaw
-    from harness.model.integrators import _euler_step, _System
-
     _check(case)
     start = time.perf_counter()
     ad = _adapter(case.get("engine") or _law_engine())
@@ -245,16 +240,12 @@ DOMAIN_INPUTS = ("speed_mps", "angle_deg", "mu", "dt_s", "engine")
 
 
 def _tol(key):
-    from harness.core.tolerances import lookup
-
     return lookup("contact", key)
 
 
 def contact_duration(speed_mps: float, angle_deg: float) -> float:
     """T_c [s] of the case's impact: the Hunt–Crossley contact duration at the normal
     approach speed (the ball's mass; LAW)."""
-    from harness.model.contact_law import hunt_crossley_duration
-
     vn = float(speed_mps) * math.cos(math.radians(angle_deg))
     return hunt_crossley_duration(vn, 1.0, LAW["stiffness"], LAW["exponent"], LAW["damping"])
 
@@ -263,8 +254,6 @@ def method() -> dict:
     """What the sweep measures and how it is judged: engine, law, integrator, and the
     ``criteria()`` (metric definitions with their tolerance entries, the qualified
     domain, the tolerance table's version)."""
-    from harness.model.contact_law import ContactLaw
-
     law = ContactLaw(mu_static=0.5, mu_dynamic=0.5, **LAW)
     return {
         "engine": f"{_law_engine()} (the engine the registry prefers for the contact law: "
@@ -282,8 +271,6 @@ def criteria() -> dict:
     """How ``score`` judges a case, from this harness's tolerance table: {tolerance_table_
     version, metrics (definitions; scored ones with check, tolerance entry, atol, rtol,
     reason), domain (statement, ranges, min_steps_per_contact, tolerance)}."""
-    from harness.core.tolerances import TABLE_VERSION
-
     n_min = _tol("sweep_domain_steps").atol
     metrics = []
     for name, (unit, text, key, how) in METRICS.items():
@@ -378,6 +365,4 @@ def score(inputs: dict, metrics: dict) -> dict:
 
 
 def _world_velocity(adapter, q, v):
-    from harness.model.contact_law import frame_points
-
     return frame_points(adapter, q, ["ball"])[1][0, :3] @ v

@@ -69,6 +69,7 @@ from multiprocessing.connection import wait as mp_wait
 from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import BadInput
+from harness.model import registry
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -102,7 +103,8 @@ def _sort_key(case_id):
     return (0, case_id, "") if isinstance(case_id, int) else (1, 0, str(case_id))
 
 
-def validate_cases(cases: object, where: str = "grid") -> list[dict[str, Any]]:
+def validate_cases(cases: Sequence[dict[str, Any]],
+                   where: str = "grid") -> list[dict[str, Any]]:
     """Cases as a list of plain dicts; BadInput naming the problem (duplicate or missing
     case_id, a value that is not a finite JSON scalar)."""
     if not isinstance(cases, (list, tuple)) or not cases:
@@ -231,7 +233,7 @@ class _Tracker:
         self.counts = {s: 0 for s in STATUSES}
         self.t0 = time.monotonic()
 
-    def add(self, row):
+    def add(self, row: dict[str, Any]) -> None:
         self.rows[row["case_id"]] = row
         self.counts[row["status"]] += 1
         if self.progress is not None:
@@ -244,8 +246,9 @@ class _Tracker:
 def run_sweep(run_case: Callable[[dict[str, Any]], dict[str, Any]],
               cases: Sequence[dict[str, Any]], backend: str = "local",
               workers: int | None = None, scheduler: str | None = None,
-              progress: Callable[[dict[str, Any]], object] | None = None,
-              timeout_s: float = DEFAULT_TIMEOUT_S, isolate: Iterable[Any] = ()) -> SweepResult:
+              progress: Callable[[dict[str, Any]], None] | None = None,
+              timeout_s: float = DEFAULT_TIMEOUT_S,
+              isolate: Iterable[int | str] = ()) -> SweepResult:
     """Run ``run_case`` on every case (C), return a SweepResult (rows by case_id).
 
     run_case must be a module-level function (it is sent to other processes by name).
@@ -324,7 +327,7 @@ class _Slot:
         self.ready = False   # the worker has started (its "ready" message arrived)
         self.used = 0        # cases handed to this process
 
-    def kill(self):
+    def kill(self) -> None:
         try:
             self.proc.kill()
         except Exception:
@@ -355,7 +358,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
     slots = [_Slot(ctx, run_case) for _ in range(n)]
     restarts = 0
 
-    def hand_out(slot):
+    def hand_out(slot: _Slot) -> None:
         if pending:
             i = pending.pop()
             if i in iso and slot.used:  # an isolated case starts in a fresh process
@@ -370,7 +373,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
         else:
             slot.job = None
 
-    def replace(slot):
+    def replace(slot: _Slot) -> _Slot:
         nonlocal restarts
         slot.kill()
         restarts += 1
@@ -453,7 +456,7 @@ def _dask_task(run_case, case, timeout_s, token, isolated=False):
     done = threading.Event()
     worker = get_worker()  # thread-local: only the task's own thread can look it up
 
-    def watchdog():
+    def watchdog() -> None:
         if not done.wait(timeout_s):
             try:
                 worker.log_event(TIMEOUT_TOPIC, {"sweep": token, "case_id": case["case_id"]})
@@ -530,14 +533,12 @@ def start_forkserver(modules: Iterable[str]) -> bool:
 DASK_PRELOAD = ("distributed", "dask", "msgpack", "cloudpickle", "tornado", "toolz", "numpy")
 
 
-def engine_preload(engines: str | Iterable[str] | None = None,
+def engine_preload(engines: str | Sequence[str] | None = None,
                    extra: Iterable[str] = ()) -> list[str]:
     """The modules a Dask worker running ``engines`` (None, "all", a comma-separated text or
     a list of names; names not known here are skipped: the command's own checks report
     them) imports: DASK_PRELOAD, ``extra`` (the task's modules), then each engine's binding
     and adapter module."""
-    from harness.model import registry
-
     text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
     names = list(registry.ENGINES) if text is None or text.strip() == "all" else \
         [n for n in (t.strip() for t in text.split(",")) if n in registry.ENGINES]
@@ -637,15 +638,13 @@ def _run_dask(run_case, cases, workers, scheduler, timeout_s, tracker, iso=froze
             "local_cluster": cluster is not None, "allowed_failures": allowed}
 
 
-def versions() -> dict:
+def versions() -> dict[str, str | None]:
     """Versions of Python and of the packages a sweep may use (importlib.metadata only;
     nothing is imported)."""
     import platform
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": platform.python_version()}
-    from harness.model import registry
-
     for dist in ("numpy", "dask", "distributed", "plotly", "jinja2",
                  *registry.distributions().values()):
         try:
@@ -655,6 +654,5 @@ def versions() -> dict:
     return out
 
 
-def to_json_bytes(obj: object) -> bytes:
-    """``obj`` as indented JSON (UTF-8; NaN and infinity refused)."""
+def to_json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, indent=1, allow_nan=False, sort_keys=False).encode()

@@ -36,10 +36,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
@@ -53,8 +52,21 @@ from harness.core.io import (
     write_folder_atomic,
     write_text_atomic,
 )
+from harness.core.tolerances import TABLE_VERSION
 from harness.core.version import __version__
-from harness.sweep.executor import STATUSES, SweepResult, _sort_key, to_json_bytes, versions
+from harness.evidence.bundle import git_commit
+from harness.model import registry
+from harness.sweep.executor import (
+    DEFAULT_TIMEOUT_S,
+    STATUSES,
+    ProgressPrinter,
+    SweepResult,
+    _sort_key,
+    run_sweep,
+    to_json_bytes,
+    validate_cases,
+    versions,
+)
 
 SWEEP_SCHEMA_VERSION = 2  # 2: ``scoring`` (verdicts); version 1 is read as scoring null
 AGGREGATES = {"max": max, "min": min, "mean": lambda xs: sum(xs) / len(xs)}
@@ -70,7 +82,7 @@ VERDICTS = ("passed", "failed", "outside", "not_scored")
 SCORING_MODULES = ("harness.sweep.contact",)
 
 
-def grid_axes(cases: Iterable[Mapping[str, Any]]) -> dict[str, list[Any]]:
+def grid_axes(cases: Iterable[dict[str, Any]]) -> dict[str, list[Any]]:
     """{input: sorted distinct values} for every input key except case_id."""
     keys = []
     for c in cases:
@@ -86,7 +98,7 @@ def _sort_value(v):
         (1, 0, str(v))
 
 
-def choose_axes(axes: Mapping[str, Sequence[Any]], x: str | None = None,
+def choose_axes(axes: dict[str, list[Any]], x: str | None = None,
                 y: str | None = None) -> tuple[str | None, str | None]:
     """(x, y) heat-map axes: the given names, else speed_mps × angle_deg when present,
     else the two varied inputs with the most distinct values."""
@@ -118,8 +130,6 @@ def scoring_module(name: str) -> ModuleType:
     other name): ``method()`` (engine, law, integrator and the criteria), ``criteria()``
     (metric definitions and bounds, qualified domain, tolerance-table version: what
     ``score`` uses) and ``score(inputs, metrics)`` (one case's verdict)."""
-    from harness.model import registry
-
     if name not in SCORING_MODULES:
         raise BadInput("sweep.json", f"scoring module {name!r} is not one of "
                                      f"{', '.join(SCORING_MODULES)}")
@@ -127,7 +137,7 @@ def scoring_module(name: str) -> ModuleType:
 
 
 def score_rows(scorer: ModuleType, rows: list[dict[str, Any]],
-               expected: dict[Any, str]) -> dict[str, Any]:
+               expected: dict[int | str, str]) -> dict[str, Any]:
     """Verdicts of the rows (recomputed from inputs and metrics): {verdicts, counts, failed,
     worst}. A case with an expected outcome or one that did not finish ok is not_scored
     (its status decides); the others get ``scorer.score``. worst: per metric checked
@@ -164,7 +174,7 @@ def score_rows(scorer: ModuleType, rows: list[dict[str, Any]],
 
 
 def scoring_section(scorer: ModuleType, rows: list[dict[str, Any]],
-                    expected: dict[Any, str]) -> dict[str, Any]:
+                    expected: dict[int | str, str]) -> dict[str, Any]:
     """doc["scoring"] of a run judged by ``scorer`` (a module of SCORING_MODULES)."""
     return {"module": scorer.__name__, "method": scorer.method(),
             **score_rows(scorer, rows, expected)}
@@ -194,23 +204,19 @@ def rescore(doc: dict[str, Any]) -> dict[str, Any] | None:
               if isinstance(v, dict)}
     fresh["differs"] = [v["case_id"] for v in fresh["verdicts"]
                         if stored.get(v["case_id"]) != v["verdict"]]
-    from harness.core.tolerances import TABLE_VERSION
-
     fresh["table_version"] = TABLE_VERSION
     return fresh
 
 
 def build_document(name: str, cases: list[dict[str, Any]], result: SweepResult,
-                   expected: dict[Any, str] | None = None, x: str | None = None,
+                   expected: dict[int | str, str] | None = None, x: str | None = None,
                    y: str | None = None, aggregate: str = "max",
-                   command_line: list[str] | None = None,
+                   command_line: Sequence[str] | None = None,
                    scorer: ModuleType | None = None) -> dict[str, Any]:
     """The sweep.json content. expected: {case_id: status} outcomes known in advance (e.g.
     the deliberate crash case); a case whose status does not meet it is listed in
     ``unexpected``, as is every other case that did not finish ok. scorer: the sweep
     module judging the finished cases (``scoring``), or None."""
-    from harness.evidence.bundle import git_commit
-
     if aggregate not in AGGREGATES:
         raise BadInput("aggregate", f"unknown aggregation {aggregate!r} (known: "
                                     f"{', '.join(AGGREGATES)})")
@@ -259,7 +265,7 @@ def metric_names(doc: dict[str, Any]) -> list[str]:
 
 
 def heatmap_cells(doc: dict[str, Any], metric: str | None,
-                  verdict_of: dict[Any, str] | None = None
+                  verdict_of: dict[int | str, str] | None = None
                   ) -> dict[tuple[Any, Any], dict[str, Any]]:
     """{(x value, y value): {"value": aggregate or None, "n_ok", "n_bad", "n", "n_failed",
     "n_outside"}}; verdict_of: {case_id: verdict} (recomputed) for the verdict counts."""
@@ -292,7 +298,7 @@ _SUFFIX_UNITS = (("_radps", "rad/s"), ("_mps2", "m/s²"), ("_mps", "m/s"), ("_de
 _DIMENSIONLESS_NAMES = {"mu", "count", "steps"}
 
 
-def unit_of_name(name: str, declared: dict | None = None) -> str:
+def unit_of_name(name: str, declared: dict[str, str] | None = None) -> str:
     """The unit of an input or metric: ``declared`` {name: unit} first (a sweep module's
     metric definitions; "1" is dimensionless), else its name's suffix (``speed_mps`` m/s,
     ``angle_deg`` deg, ``*_rel`` dimensionless ...), else "unit not stated"."""
@@ -316,14 +322,14 @@ def step_axis(doc: dict[str, Any]) -> str | None:
     return None
 
 
-def metric_values(doc: dict[str, Any], metric: str) -> list[Any]:
+def metric_values(doc: dict[str, Any], metric: str) -> list[float]:
     """The metric's numeric values over the cases that finished ok."""
     return [float(r["metrics"][metric]) for r in doc["cases"] if r["status"] == "ok"
             and isinstance(r["metrics"].get(metric), (int, float))
             and not isinstance(r["metrics"].get(metric), bool)]
 
 
-def constant_value(doc: dict[str, Any], metric: str) -> Any:
+def constant_value(doc: dict[str, Any], metric: str) -> float | None:
     """The metric's value when every finished case has the same one, else None."""
     vals = metric_values(doc, metric)
     return vals[0] if vals and all(v == vals[0] for v in vals) else None
@@ -336,7 +342,7 @@ def _wants_log(vals) -> bool:
 
 
 def heatmap_figure(doc: dict[str, Any], metric: str | None,
-                   verdict_of: dict[Any, str] | None = None,
+                   verdict_of: dict[int | str, str] | None = None,
                    units: dict[str, str] | None = None) -> figures.Figure:
     """The heat map of one metric over the two chosen inputs (the other inputs aggregated,
     the aggregation in the colour bar's title), as a figures.Figure; with ``metric`` None,
@@ -502,7 +508,8 @@ def render_html(doc: dict[str, Any], mode: str = "file") -> str:
         statuses=STATUSES, css=Markup(figures.CSS), scripts=Markup(figures.scripts(mode)))
 
 
-def sweep_verdict(doc: dict[str, Any], scoring: dict[str, Any] | None = None) -> dict[str, Any]:
+def sweep_verdict(doc: dict[str, Any],
+                  scoring: dict[str, Any] | None = None) -> dict[str, Any]:
     """{passed, text}: the sweep's verdict from its statuses and (recomputed) verdicts;
     passed iff every case finished as expected and no scored case failed."""
     n_unexp = len(doc["unexpected"])
@@ -534,7 +541,7 @@ def _outside_summary(scoring) -> list:
     return [(n, ex, cid) for n, ex, cid in kinds.values()]
 
 
-def write_sweep(out: str | os.PathLike[str], doc: dict[str, Any]) -> Path:
+def write_sweep(out: str | Path, doc: dict[str, Any]) -> Path:
     """Write sweep.json, index.html and the plotly.min.js it loads as folder ``out``
     atomically (harness/core/io.py)."""
     blob = to_json_bytes(doc)
@@ -543,7 +550,7 @@ def write_sweep(out: str | os.PathLike[str], doc: dict[str, Any]) -> Path:
                                            figures.ASSET: figures.plotly_asset()}, OUTPUT)
 
 
-def rerender(folder: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+def rerender(folder: str | Path, out: str | Path | None = None) -> Path:
     """Re-render a sweep folder's index.html (and the plotly.min.js beside it), or the
     stand-alone HTML file ``out`` (plotly.js embedded), from its sweep.json, validated
     strictly first; written atomically (temp file + rename)."""
@@ -554,7 +561,7 @@ def rerender(folder: str | os.PathLike[str], out: str | os.PathLike[str] | None 
     return write_text_atomic(Path(folder) / "index.html", render_html(doc))
 
 
-def read_sweep(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_sweep(path: str | Path) -> dict[str, Any]:
     """sweep.json of a sweep folder, validated strictly (unknown or missing fields are
     errors)."""
     p = Path(path)
@@ -599,16 +606,16 @@ OUTPUT = OutputKind("a sweep", "sweep.json", read_sweep,
 
 # ----- the command's core (harness sweep NAME) -------------------------------------------
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
-def run_named_sweep(name: str, grid: Callable[..., list[dict[str, Any]]],
+def run_named_sweep(name: str, grid: Callable[..., Sequence[dict[str, Any]]],
                     run_case: Callable[[dict[str, Any]], dict[str, Any]],
-                    crash_case: Callable[[], dict[str, Any]] | None = None, *, out: Path,
-                    backend: str | None = "local", workers: int | None = None,
-                    scheduler: str | None = None, quick: bool = False, quiet: bool = False,
-                    include_crash: bool = False, timeout_s: float | None = None,
-                    axes: Sequence[str] | None = None, aggregate: str = "max",
-                    command_line: list[str] | None = None, stream: TextIO | None = None,
-                    stdout: TextIO | None = None, scorer: ModuleType | None = None
-                    ) -> tuple[int, Path, dict[str, Any]]:
+                    crash_case: Callable[[], dict[str, Any]] | None = None, *,
+                    out: str | Path, backend: str | None = "local",
+                    workers: int | None = None, scheduler: str | None = None,
+                    quick: bool = False, quiet: bool = False, include_crash: bool = False,
+                    timeout_s: float | None = None, axes: Sequence[str] | None = None,
+                    aggregate: str = "max", command_line: Sequence[str] | None = None,
+                    stream: TextIO | None = None, stdout: TextIO | None = None,
+                    scorer: ModuleType | None = None) -> tuple[int, Path, dict[str, Any]]:
     """Run the sweep ``name`` (C cases from ``grid(quick)``; with ``include_crash`` plus
     ``crash_case()``, expected to crash, run isolated: a fresh process, and an exception
     out of it counts as the crash) and write the sweep folder ``out`` atomically.
@@ -621,8 +628,6 @@ def run_named_sweep(name: str, grid: Callable[..., list[dict[str, Any]]],
     aggregate: max | min | mean over the other inputs; scorer: the sweep module whose
     ``method()`` and ``score()`` judge the finished cases (one of SCORING_MODULES), or
     None for a sweep without bounds."""
-    from harness.sweep.executor import DEFAULT_TIMEOUT_S, ProgressPrinter, run_sweep, validate_cases
-
     if scheduler is not None:
         if backend not in (None, "dask"):
             raise BadInput("--scheduler", "connects to a Dask scheduler; it needs --backend "

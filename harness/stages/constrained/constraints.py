@@ -39,9 +39,15 @@ measured independently by a central difference of the engine's own Jacobian alon
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from harness.core.conventions import Layout, rpy_to_matrix
+from harness.core.spec import Constraint, FixtureSpec
 from harness.core.tolerances import lookup
+from harness.model.protocol import EngineAdapter
 
 AXES = "xyz"
 
@@ -49,7 +55,7 @@ AXES = "xyz"
 NAME = "constrained"  # the stage these constraints are compared in
 
 
-def damping_vector(layout) -> np.ndarray:
+def damping_vector(layout: Layout) -> NDArray[np.float64]:
     """D (nv,) of the canonical damping law −D v (each slot's damping on its dofs)."""
     D = np.zeros(layout.nv)
     for s in layout.slots:
@@ -58,7 +64,7 @@ def damping_vector(layout) -> np.ndarray:
     return D
 
 
-def constraint_frames(spec) -> list:
+def constraint_frames(spec: FixtureSpec) -> list[str]:
     """Names of the frames the constraints use (declaration order, no repeats)."""
     out = []
     for c in spec.constraints:
@@ -68,7 +74,7 @@ def constraint_frames(spec) -> list:
     return out
 
 
-def row_labels(spec) -> list:
+def row_labels(spec: FixtureSpec) -> list[str]:
     """One label per row: 'name.x', 'name.y', ... ('name.rx' for weld rotations)."""
     out = []
     for c in spec.constraints:
@@ -81,7 +87,8 @@ def row_labels(spec) -> list:
     return out
 
 
-def n_rows(spec) -> int:
+def n_rows(spec: FixtureSpec) -> int:
+    """m: the number of constraint rows of ``spec``."""
     return sum(c.nrows for c in spec.constraints)
 
 
@@ -95,7 +102,7 @@ def _log3(R: np.ndarray) -> np.ndarray:
     return th / (2.0 * np.sin(th)) * w
 
 
-def residual(spec, poses: dict) -> np.ndarray:
+def residual(spec: FixtureSpec, poses: Mapping[str, NDArray[np.float64]]) -> NDArray[np.float64]:
     """g (m,) [m | rad] from {frame: (12,) [p_WF, R_WF row-major]}."""
     out = []
     for c in spec.constraints:
@@ -112,7 +119,8 @@ def residual(spec, poses: dict) -> np.ndarray:
     return np.concatenate(out)
 
 
-def rows(spec, J: dict, a: dict):
+def rows(spec: FixtureSpec, J: Mapping[str, ArrayLike],
+         a: Mapping[str, ArrayLike]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(J_c (m, nv), J̇v (m,)) from {frame: J_WF (6, nv)} and {frame: J̇_WF v (6,)}."""
     Js, As = [], []
     for c in spec.constraints:
@@ -147,7 +155,8 @@ def independent_rows(J: np.ndarray) -> np.ndarray:
     return keep
 
 
-def release(J: np.ndarray, keep: np.ndarray):
+def release(J: NDArray[np.float64],
+            keep: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(c (m, m), d (m,)) for J (m, nv) and its kept-row mask (m,): row j of c holds the
     least-squares coefficients of dropped row j over the rows of J (nonzero on kept rows
     only), d[j] = ‖J_j − c_jᵀ J‖ its distance from the kept rows' span (0 on kept rows)."""
@@ -171,14 +180,16 @@ def nearly_dependent(J: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return ~np.asarray(keep, dtype=bool) & (d > exact * (1.0 + np.abs(c).sum(axis=1)) * smax)
 
 
-def release_rate(spec, adapter, q, v, c, keep, h: float):
+def release_rate(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float64],
+                 v: NDArray[np.float64], c: NDArray[np.float64], keep: NDArray[np.bool_],
+                 h: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(δa(h) (m,), δa(2h) (m,)) [m/s² | rad/s²]: central differences, steps h and 2h [s]
     along v, of the dropped rows' departure from the kept rows, (J_j − c_jᵀ J)(q ⊕ t v)·v,
     from ``adapter``'s own frame Jacobians (0 on kept rows). c from ``release`` at q."""
     frames = constraint_frames(spec)
     zero = dict(zip(frames, np.zeros((len(frames), 6))))
 
-    def departure(t):
+    def departure(t: float) -> NDArray[np.float64]:
         qt = adapter.integrate(q, v, t)
         Jf, _ = adapter.frame_jacobian_drift(qt, np.zeros(adapter.nv), frames)
         J, _ = rows(spec, dict(zip(frames, Jf)), zero)
@@ -192,7 +203,10 @@ def release_rate(spec, adapter, q, v, c, keep, h: float):
     return out[0], out[1]
 
 
-def residuals(J, drift, vdot, V, keep, nearly, c, d, rate, rate2) -> dict:
+def residuals(J: ArrayLike, drift: ArrayLike, vdot: ArrayLike, V: ArrayLike, keep: ArrayLike,
+              nearly: ArrayLike, c: NDArray[np.float64], d: NDArray[np.float64],
+              rate: NDArray[np.float64],
+              rate2: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
     """The stage's declared checks for N states, from one engine's J (N, m, nv), J̇v
     (N, m), KKT v̇ (N, nv), the sampled v V (N, nv), kept-row masks keep (N, m), the
     released rows nearly (N, m) (dropped, not exactly dependent: ``nearly_dependent``),
@@ -230,7 +244,9 @@ def residuals(J, drift, vdot, V, keep, nearly, c, d, rate, rate2) -> dict:
             "allow_velocity": av, "allow_acceleration": aa}
 
 
-def kkt_solve(M, f, J, drift, keep):
+def kkt_solve(M: NDArray[np.float64], f: NDArray[np.float64], J: NDArray[np.float64],
+              drift: NDArray[np.float64],
+              keep: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(v̇ (nv,), λ (m,)) of [M −Jᵀ; J 0][v̇; λ] = [f; −J̇v] on the kept rows (λ = 0 on the
     dropped ones). f = τ − h − D v [N·m | N]; λ [N | N·m] acts as Jᵀλ."""
     nv = M.shape[0]
@@ -251,7 +267,8 @@ def null_space(J: np.ndarray) -> np.ndarray:
     return vt[r:].T
 
 
-def solve_manifold(spec, adapter, q0, iters: int = 50, keep=None):
+def solve_manifold(spec: FixtureSpec, adapter: EngineAdapter, q0: ArrayLike, iters: int = 50,
+                   keep: ArrayLike | None = None) -> NDArray[np.float64]:
     """q (nq,) with ‖g(q)‖ at round-off, by Gauss–Newton from q0 using ``adapter``'s own
     frame poses and Jacobians (minimum-norm steps q ← q ⊕ (−J⁺ g)); ``keep`` (m,): close
     only those rows (default: every row). Raises ValueError if it does not converge (the
@@ -285,18 +302,16 @@ class NativeProblem:
         self.J, self.drift, self.keep = J, drift, keep
         self.labels = row_labels(spec)
 
-    def world_pose(self, frame: str):
+    def world_pose(self, frame: str) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         """(p_WF (3,), R_WF (3, 3)) of a frame fixed to the world (on the root body of a
         fixed-base model, which sits at the world origin), from the spec; None if the
         frame moves."""
-        from harness.core.conventions import rpy_to_matrix
-
         f = next(f for f in self.spec.frames if f.name == frame)
         if self.spec.floating or f.body != self.spec.root:
             return None
         return np.array(f.xyz, dtype=float), rpy_to_matrix(f.rpy)
 
-    def nearly_dependent_rows(self) -> list:
+    def nearly_dependent_rows(self) -> list[str]:
         """Labels of the rows dropped in some state although not exactly dependent there
         (``nearly_dependent``): a solver that keeps every row of a constraint and resolves
         redundancy by its own rank rule solves other equations on them."""
@@ -309,7 +324,7 @@ class NativeProblem:
         """True if every state keeps every row (no redundancy to remove)."""
         return bool(np.all(self.keep))
 
-    def row_slices(self):
+    def row_slices(self) -> list[tuple[Constraint, slice]]:
         """[(constraint, slice of its rows)] in declaration order."""
         out, i = [], 0
         for c in self.spec.constraints:

@@ -22,10 +22,18 @@ model that no such step resolves gets error rows naming it.
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from harness.core import figures
+from harness.core.conventions import Layout
 from harness.core.records import Record, compare, inform
+from harness.core.spec import FixtureSpec
 from harness.core.tolerances import lookup
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME, damping_vector
 
@@ -46,7 +54,9 @@ def _terms(spec, adapter, q, v, D, need_g=True):
     return J, drift, g, M, f
 
 
-def acceleration(spec, adapter, q, v, D, alpha=0.0, beta=0.0, keep=None):
+def acceleration(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float64],
+                 v: NDArray[np.float64], D: NDArray[np.float64], alpha: float = 0.0,
+                 beta: float = 0.0, keep: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
     """v̇ (nv,) of the (Baumgarte-stabilised) KKT system at τ = 0; ``keep``: the kept-row
     mask (m,) (default: detected at this state)."""
     J, drift, g, M, f = _terms(spec, adapter, q, v, D, need_g=beta != 0.0)
@@ -55,7 +65,10 @@ def acceleration(spec, adapter, q, v, D, alpha=0.0, beta=0.0, keep=None):
     return vdot
 
 
-def project(spec, adapter, q, v, keep=None):
+def project(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float64],
+            v: NDArray[np.float64],
+            keep: NDArray[np.bool_] | None = None
+           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(q, v) projected onto g_K = 0 and ker J_K (M-orthogonally), K the rows ``keep``
     (m,) (default: the rows detected at q)."""
     frames = C.constraint_frames(spec)
@@ -77,7 +90,8 @@ def _rk4(f, adapter, q, v, dt):
             v + dt / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v))
 
 
-def rollout_step(spec, layout, adapter, q0, v0, keep=None) -> float:
+def rollout_step(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: ArrayLike,
+                 v0: ArrayLike, keep: NDArray[np.bool_] | None = None) -> float:
     """dt [s]: the largest DT / 2^k (k ≤ MAX_HALVINGS) at which one unstabilised RK4 step
     and two half steps from (q0, v0) differ by ≤ atol + rtol·|x| in x = (q, v) (tolerance
     table constrained/rollout_step). Raises ValueError if none does."""
@@ -87,7 +101,8 @@ def rollout_step(spec, layout, adapter, q0, v0, keep=None) -> float:
     if keep is None:
         keep = C.independent_rows(_terms(spec, adapter, q0, v0, D, need_g=False)[0])
 
-    def f(q, v):
+    def f(q: NDArray[np.float64],
+          v: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return v, acceleration(spec, adapter, q, v, D, keep=keep)
 
     err = np.inf
@@ -106,7 +121,9 @@ def rollout_step(spec, layout, adapter, q0, v0, keep=None) -> float:
                      f"{err:.3g} > constrained/rollout_step)")
 
 
-def rollout(spec, layout, adapter, q0, v0, mode: str, duration=DURATION, dt=None):
+def rollout(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, q0: NDArray[np.float64],
+            v0: NDArray[np.float64], mode: str, duration: float = DURATION,
+            dt: float | None = None) -> tuple[NDArray[np.float64], ...]:
     """(t (T,), Q (T, nq), V (T, nv), drift (T, 2) = [‖g_K‖∞, ‖J_K v‖∞] over the kept
     rows, released (T, 2) the same over the dropped rows (zeros if none)) of one rollout;
     dt [s] default ``rollout_step``."""
@@ -126,7 +143,8 @@ def rollout(spec, layout, adapter, q0, v0, mode: str, duration=DURATION, dt=None
     Q, V = np.empty((n + 1, len(q0))), np.empty((n + 1, len(v0)))
     Q[0], V[0] = q, v
 
-    def f(q, v):
+    def f(q: NDArray[np.float64],
+          v: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return v, acceleration(spec, adapter, q, v, D, ab["alpha"], ab["beta"], keep)
 
     for k in range(n):
@@ -144,9 +162,13 @@ def rollout(spec, layout, adapter, q0, v0, mode: str, duration=DURATION, dt=None
     return t, Q, V, drift, released
 
 
-def stage_rows(model, adapter, engine: str, q0, v0, arrays: dict) -> list:
-    """Stage-3 rollout records for one model with ``engine``: drift without stabilisation
-    and with Baumgarte (informational), with projection (passed/failed against 0)."""
+def stage_rows(model: PreparedModel, adapter: EngineAdapter, engine: str,
+               q0: NDArray[np.float64], v0: NDArray[np.float64],
+               arrays: dict[str, NDArray[Any]]) -> list[Record]:
+    """q0 (nq,), v0 (nv,): the initial state; the arrays (t (T,) [s], drift (T, 2)
+    [m | rad, m/s | rad/s], labels) are added to ``arrays``. Stage-3 rollout records for one
+    model with ``engine``: drift without stabilisation and with Baumgarte (informational),
+    with projection (passed/failed against 0)."""
 
     fx, out = model.name, []
     try:
@@ -205,12 +227,10 @@ def stage_rows(model, adapter, engine: str, q0, v0, arrays: dict) -> list:
     return out
 
 
-def drift_plot(fx: str, arrays: dict) -> str:
+def drift_plot(fx: str, arrays: dict[str, NDArray[Any]]) -> str:
     """Two charts (harness.core.figures), ‖g(q)‖∞ and ‖J v‖∞ against time [s] for each
     stabilisation mode (log axes, exact zeros on their own 0 tick); '' if absent. The
     constraint rows mix lengths and angles, so the units are m or rad (m/s or rad/s)."""
-    from harness.core import figures
-
     runs = {}
     for mode in MODES:
         pre = f"out/{fx}/{NAME}/rollout/{mode}"

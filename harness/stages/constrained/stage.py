@@ -32,12 +32,20 @@ dropped rows). Records:
 """
 from __future__ import annotations
 
-import numpy as np
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from harness.core.conventions import Layout
 from harness.core.errors import NotProvided
 from harness.core.records import Record, compare, inform
+from harness.core.spec import FixtureSpec
 from harness.core.tolerances import lookup
-from harness.model.protocol import HasConstrainedDynamics
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter, HasConstrainedDynamics
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
 
@@ -48,7 +56,8 @@ PAIR_QUANTITIES = ("constraint_jacobian", "constraint_drift", "independent_rows"
 ZERO_QUANTITIES = ("constraint_residual", "constraint_velocity", "constraint_acceleration")
 
 
-def reference_engine(spec, adapters: dict, engines: list):
+def reference_engine(spec: FixtureSpec, adapters: dict[str, EngineAdapter],
+                     engines: Sequence[str]) -> tuple[str, EngineAdapter]:
     """(name, adapter) of the first engine whose frame poses and constraint terms work."""
     frames = C.constraint_frames(spec)
     q0 = np.asarray(spec.q_init, dtype=float)
@@ -68,7 +77,9 @@ def reference_engine(spec, adapters: dict, engines: list):
     raise RuntimeError("no engine can sample the constraint manifold (" + "; ".join(why) + ")")
 
 
-def sample_states(spec, ref, n: int, rng: np.random.Generator):
+def sample_states(spec: FixtureSpec, ref: EngineAdapter, n: int,
+                  rng: np.random.Generator
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(Q (n, nq), V (n, nv), TAU (n, nv)) on the manifold, with ``ref``'s own kinematics."""
     frames = C.constraint_frames(spec)
     q0 = np.asarray(spec.q_init, dtype=float)
@@ -96,8 +107,10 @@ def sample_states(spec, ref, n: int, rng: np.random.Generator):
     return np.array(Q), np.array(V), np.array(TAU)
 
 
-def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
-    """Everything stage 3 needs from one engine (its own APIs only); raises NotProvided /
+def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: NDArray[np.float64],
+                 V: NDArray[np.float64], TAU: NDArray[np.float64]) -> dict[str, Any]:
+    """Q (N, nq), V (N, nv), TAU (N, nv) [N·m | N]: the sampled states and torques.
+    Everything stage 3 needs from one engine (its own APIs only); raises NotProvided /
     other errors for the caller to record. Keys: J, drift, keep, vdot, lam, f, M, and
     g (or None with ``g_why``), plus ``f_api`` saying how f was obtained."""
     frames = C.constraint_frames(spec)
@@ -139,8 +152,10 @@ def engine_terms(spec, layout, adapter, Q, V, TAU) -> dict:
     return res
 
 
-def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: dict,
-              blocked_pair: dict, blocked_engine: dict, progress=None) -> list:
+def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines: list[str],
+              samples: int, rng: np.random.Generator, arrays: dict[str, NDArray[Any]],
+              blocked_pair: dict[tuple[str, str], str], blocked_engine: dict[str, str],
+              progress: Callable[[str], None] | None = None) -> list[Record]:
     """Stage-3 records for one model (empty if it has no constraints); fills ``arrays``."""
     spec, fx = model.spec, model.name
     if not spec.constraints:
@@ -211,8 +226,6 @@ def run_stage(model, adapters: dict, engines: list, samples: int, rng, arrays: d
                 quantity="dependent_rows", engine_a=e, engine_b="", status="informational",
                 n_samples=samples, reason=_dependent_note(spec, t, res, samples)))
     # engine pairs
-    import itertools
-
     for a, b in itertools.combinations([e for e in engines if e in adapters], 2):
         why = (blocked_engine.get(a) and f"{a} {blocked_engine[a]}") or \
               (blocked_engine.get(b) and f"{b} {blocked_engine[b]}") or \
@@ -333,7 +346,9 @@ def _native_rows(model, adapter, e, t, Q, V, TAU, arrays, labels, lkey, progress
 
 
 # ----- report ------------------------------------------------------------------------------
-def report_context(manifest, records, arrays, timings=None) -> list:
+def report_context(manifest: dict[str, Any], records: list[Record],
+                   arrays: dict[str, NDArray[Any]],
+                   timings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per constraint fixture: pair rows, diagnostics, notes, native rows, drift plot."""
     if not any(r.stage == NAME for r in records):
         return []

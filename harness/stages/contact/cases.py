@@ -23,10 +23,18 @@ rigid contact), ``stick-slip`` (Coulomb mode switching on the KKT, sampled at dt
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from fixtures.contact_catalog import scene
+from harness.core.conventions import canonical_integrate, manifold_maps
 from harness.core.tolerances import lookup
+from harness.model.contact_law import ContactLaw, contact_forces, contact_kinematics, frame_points
+from harness.model.hybrid import HybridRun, saltation, simulate
+from harness.model.protocol import EngineAdapter
+from harness.stages.contact.exact import point_bias, push, sliding, sticking, unilateral_normal
 
 G = 9.81  # [m/s²] |gravity| of every catalog fixture (spec.gravity = (0, 0, −9.81))
 
@@ -46,8 +54,6 @@ def _row(case, quantity, solver, law, analytic, measured, tol_key, **extra):
 
 
 def _scene(adapter):
-    from fixtures.contact_catalog import scene
-
     return scene(adapter.model.name)
 
 
@@ -59,10 +65,9 @@ HYBRID_LAW = "rigid unilateral contact, frictionless Newton restitution e (harne
 
 
 # ----- ball drop ---------------------------------------------------------------------------
-def ball_drop(adapter, h0=0.5, e=0.8, bounces=5, dt=1e-2):
+def ball_drop(adapter: EngineAdapter, h0: float = 0.5, e: float = 0.8, bounces: int = 5,
+              dt: float = 1e-2) -> tuple[list[dict[str, Any]], HybridRun]:
     """Ball (r 0.1 m) dropped from gap h0 [m] at rest; e restitution; RK4 at dt [s]."""
-    from harness.model.hybrid import simulate
-
     r = _scene(adapter).geometry[0].radius
     t1 = math.sqrt(2 * h0 / G)
     v1 = G * t1
@@ -101,15 +106,14 @@ def _pad(x, n):
 
 
 # ----- block on a plane under a ramped push -------------------------------------------------
-def block_ramp(adapter, c=10.0, dt=1e-3, mu_s=0.6, mu_d=0.5, t_end=2.5):
+def block_ramp(adapter: EngineAdapter, c: float = 10.0, dt: float = 1e-3, mu_s: float = 0.6,
+               mu_d: float = 0.5,
+               t_end: float = 2.5) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Box resting flat on its 4 bottom corners, pushed at its com by F = c t [N] along x
     (c [N/s]); exact Coulomb stick/slip sampled every dt [s] with semi-implicit Euler:
     at each sample the stuck KKT's friction |Σλ_t| is checked against μ_s Σλ_n (the
     aggregate over the 4 corners: the per-corner split is not unique); once it slips,
     sliding KKT with μ_d. Returns rows and the time series."""
-    from harness.core.conventions import canonical_integrate, manifold_maps
-    from harness.stages.contact.exact import push, sliding, sticking
-
     sc = _scene(adapter)
     m = adapter.model.spec.bodies[0].mass
     mp = manifold_maps(adapter.layout)
@@ -150,7 +154,9 @@ def block_ramp(adapter, c=10.0, dt=1e-3, mu_s=0.6, mu_d=0.5, t_end=2.5):
     return rows, {"t": T, "x": np.array(X), "a_x": A, "t_star": t_star, "t_slip": t_slip}
 
 
-def block_dt_table(adapter, dts=(0.1, 0.05, 0.01, 0.005, 0.001), c=10.0):
+def block_dt_table(adapter: EngineAdapter,
+                   dts: Sequence[float] = (0.1, 0.05, 0.01, 0.005, 0.001),
+                   c: float = 10.0) -> list[dict[str, Any]]:
     """[{dt_s, t_star_s, t_slip_s, error_s, within_one_sample, x_end_err_m}]: convergence of
     the stick-to-slip time and of the final position with dt."""
     out = []
@@ -169,12 +175,10 @@ def block_dt_table(adapter, dts=(0.1, 0.05, 0.01, 0.005, 0.001), c=10.0):
 
 
 # ----- rolling without slip ------------------------------------------------------------------
-def rolling(adapter, F=1.0, v_roll=0.0):
+def rolling(adapter: EngineAdapter, F: float = 1.0, v_roll: float = 0.0) -> list[dict[str, Any]]:
     """Ball resting on the plane (r 0.1, m 1, I 0.004), pushed at its centre by F [N]
     along x; sticking contact point as a bilateral constraint (exact KKT); optionally
     already rolling at v_roll [m/s] (ω_y = v_roll / r; bias J̇v by central differences)."""
-    from harness.stages.contact.exact import push, sticking
-
     sc = _scene(adapter)
     r = sc.geometry[0].radius
     b = adapter.model.spec.bodies[0]
@@ -183,11 +187,7 @@ def rolling(adapter, F=1.0, v_roll=0.0):
     v = np.array([v_roll, 0.0, 0.0, 0.0, v_roll / r, 0.0])
     tau = push(adapter, q, "ball", [F, 0.0, 0.0])
     vdot, lam = sticking(adapter, q, v, tau, sc, [0], rolling=True)
-    from harness.model.contact_law import frame_points
-
     J = frame_points(adapter, q, ["ball"])[1][0]
-    from harness.stages.contact.exact import point_bias
-
     a_centre = J[:3] @ vdot + point_bias(adapter, q, v, sc, rolling=True)[0]
     law = "rigid sticking contact point as a bilateral constraint (exact KKT)"
     key = "rolling" if v_roll == 0 else "rolling_moving"
@@ -200,11 +200,8 @@ def rolling(adapter, F=1.0, v_roll=0.0):
 
 
 # ----- separation with zero force --------------------------------------------------------
-def separation(adapter, Fz=19.62):
+def separation(adapter: EngineAdapter, Fz: float = 19.62) -> list[dict[str, Any]]:
     """Ball touching the plane (gap 0), pulled up at its centre by Fz [N] > m g."""
-    from harness.model.contact_law import ContactLaw, contact_forces, contact_kinematics
-    from harness.stages.contact.exact import push, unilateral_normal
-
     sc = _scene(adapter)
     r = sc.geometry[0].radius
     m = adapter.model.spec.bodies[0].mass
@@ -221,13 +218,12 @@ def separation(adapter, Fz=19.62):
 
 
 # ----- grazing, oblique, rod ---------------------------------------------------------------
-def grazing(adapter, w=1e-5, phi0=1e-9, vx=1.0, dt=1e-3):
+def grazing(adapter: EngineAdapter, w: float = 1e-5, phi0: float = 1e-9, vx: float = 1.0,
+            dt: float = 1e-3) -> list[dict[str, Any]]:
     """Low-speed grazing: gap phi0 [m], approach speed w [m/s] (plus vx tangential);
     t_e solves φ0 − w t − g t²/2 = 0; the event denominator φ̇⁻ = −(w + g t_e) is reported
     with cond(Ξ). Near-miss: a ball whose apex stays 1e-9 m above the plane must raise no
     event, one whose apex dips 1e-9 m below must (Hermite dip detection)."""
-    from harness.model.hybrid import saltation, simulate
-
     sc = _scene(adapter)
     r = sc.geometry[0].radius
     t_e = (-w + math.sqrt(w * w + 2 * G * phi0)) / G
@@ -267,19 +263,15 @@ class _Lifted:
     so the orientation is frozen at the start (the grazing ball does not rotate)."""
 
     def __init__(self, adapter, Fz):
-        from harness.stages.contact.exact import push
-
         self.tau = push(adapter, _q(0.0), adapter.model.spec.bodies[0].name, [0.0, 0.0, Fz])
 
     def __call__(self, t):
         return self.tau
 
 
-def oblique(adapter, h0=0.3, vx=1.5, vz=-2.0, e=0.5, dt=1e-2):
+def oblique(adapter: EngineAdapter, h0: float = 0.3, vx: float = 1.5, vz: float = -2.0,
+            e: float = 0.5, dt: float = 1e-2) -> list[dict[str, Any]]:
     """Ball from gap h0 [m] with world velocity (vx, 0, vz) [m/s]; frictionless impact."""
-    from harness.model.contact_law import frame_points
-    from harness.model.hybrid import simulate
-
     sc = _scene(adapter)
     r = sc.geometry[0].radius
     t_e = (vz + math.sqrt(vz * vz + 2 * G * h0)) / G
@@ -301,11 +293,10 @@ def oblique(adapter, h0=0.3, vx=1.5, vz=-2.0, e=0.5, dt=1e-2):
                  "impact_state")]
 
 
-def rod_flat(adapter, h0=0.2, e=0.6, dt=1e-2, tilt=0.0):
+def rod_flat(adapter: EngineAdapter, h0: float = 0.2, e: float = 0.6, dt: float = 1e-2,
+             tilt: float = 0.0) -> tuple[list[dict[str, Any]], HybridRun]:
     """Rod level (tilt 0) or tilted by ``tilt`` [rad] about y, dropped from gap h0 [m] of
     its lower end; flat: one simultaneous impact of both ends (policy in hybrid.py)."""
-    from harness.model.hybrid import simulate
-
     sc = _scene(adapter)
     r = sc.geometry[0].radius
     m = adapter.model.spec.bodies[0].mass

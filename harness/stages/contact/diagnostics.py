@@ -21,32 +21,46 @@ Per interval (``interval_diagnostics``):
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from harness.model.contact_law import ContactDynamics, contact_forces, contact_kinematics
+from harness.core.spec import ContactScene
+from harness.core.tolerances import lookup
+from harness.model.contact_law import (
+    ContactDynamics,
+    ContactLaw,
+    contact_forces,
+    contact_kinematics,
+)
+from harness.model.hybrid import Event, energy
+from harness.model.integrators import _euler_step, _System
+from harness.model.protocol import EngineAdapter
 
 
-def penetration(phi) -> tuple:
+def penetration(phi: ArrayLike) -> tuple[float, float]:
     """(max, RMS) [m] of δ = max(0, −min_i φ_i) over N samples; phi (N, k)."""
     d = np.maximum(-np.min(np.atleast_2d(phi), axis=1), 0.0)
     return float(d.max()), float(np.sqrt(np.mean(d * d)))
 
 
-def complementarity(phi, f_n) -> float:
+def complementarity(phi: ArrayLike, f_n: ArrayLike) -> float:
+    """max |φ f_n| [N·m] over the samples; phi, f_n (N, k) [m, N]."""
     return float(np.max(np.abs(np.asarray(phi) * np.asarray(f_n)))) if np.size(phi) else 0.0
 
 
-def cone_violation(f_n, f_t, mu) -> float:
+def cone_violation(f_n: ArrayLike, f_t: ArrayLike, mu: float) -> float:
+    """max(|f_t| − μ f_n, 0) [N] over the samples; f_n (N, k), f_t (N, k, 3) [N]."""
     ft = np.linalg.norm(np.asarray(f_t), axis=-1)
     return float(np.max(np.maximum(ft - mu * np.asarray(f_n), 0.0))) if ft.size else 0.0
 
 
-def cone_flags(t, f_n, f_t, mu) -> list:
+def cone_flags(t: NDArray[np.float64], f_n: ArrayLike, f_t: ArrayLike, mu: float) -> list[str]:
     """One line per candidate whose friction leaves the cone |f_t| ≤ μ f_n by more than
     ``("contact", "friction_cone")`` at any sample: how far [N], at how many samples, the
     first time [s] and f_n there. t (N,) [s], f_n (N, k) [N], f_t (N, k, 3) [N]."""
-    from harness.core.tolerances import lookup
-
     tol = lookup("contact", "friction_cone")
     f_n = np.asarray(f_n, dtype=float).reshape(len(t), -1)
     ft = np.linalg.norm(np.asarray(f_t, dtype=float).reshape(len(t), f_n.shape[1], 3), axis=-1)
@@ -64,7 +78,11 @@ def cone_flags(t, f_n, f_t, mu) -> list:
     return out
 
 
-def max_dissipation_violation(f_n, f_t, v_t, mu) -> float:
+def max_dissipation_violation(f_n: ArrayLike, f_t: ArrayLike, v_t: ArrayLike,
+                              mu: float) -> float:
+    """max(μ f_n |v_t| + f_t·v_t, 0) [W] over the samples (0 where v_t = 0): the power by
+    which friction dissipates less than the maximum; f_n (N, k) [N], f_t, v_t (N, k, 3)
+    [N, m/s]."""
     f_t, v_t = np.asarray(f_t), np.asarray(v_t)
     s = np.linalg.norm(v_t, axis=-1)
     val = mu * np.asarray(f_n) * s + np.einsum("...i,...i->...", f_t, v_t)
@@ -72,8 +90,12 @@ def max_dissipation_violation(f_n, f_t, v_t, mu) -> float:
     return float(np.max(np.maximum(val, 0.0))) if val.size else 0.0
 
 
-def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0,
-                         P_contact=None, edges=None, mu_slide=None) -> list:
+def interval_diagnostics(t: ArrayLike, phi: ArrayLike, events: Sequence[Event], E: ArrayLike,
+                         f_n: ArrayLike | None = None, f_t: ArrayLike | None = None,
+                         v_t: ArrayLike | None = None, mu: float = 0.0,
+                         P_contact: ArrayLike | None = None,
+                         edges: Sequence[float] | None = None,
+                         mu_slide: float | None = None) -> list[dict[str, Any]]:
     """[{t0_s, t1_s, max_penetration_m, rms_penetration_m, complementarity_Nm,
     cone_violation_N, max_dissipation_violation_W, impulse_Ns, events, ordered,
     energy_jump_J, energy_drop_J, contact_work_J, impact_loss_J, budget_residual_J,
@@ -120,14 +142,15 @@ def interval_diagnostics(t, phi, events, E, f_n=None, f_t=None, v_t=None, mu=0.0
     return out
 
 
-def shared_law_rollout(adapter, scene, law, q0, v0, t_end, dt, extra=None) -> dict:
+def shared_law_rollout(adapter: EngineAdapter, scene: ContactScene, law: ContactLaw,
+                       q0: ArrayLike, v0: ArrayLike, t_end: float, dt: float,
+                       extra: Callable[[NDArray[np.float64], NDArray[np.float64]],
+                                       NDArray[np.float64]] | None = None,
+                       ) -> dict[str, NDArray[np.float64]]:
     """Semi-implicit Euler (harness/model/integrators.py) of the shared law from (q0, v0) over
     [0, t_end] [s] at dt [s], recording per step: t (N,), q, v, phi (N, k), f_n (N, k),
     f_t (N, k, 3), v_t (N, k, 3), E (N,) [J] (harness.model.hybrid.energy), P (N,) [W] contact
     power Σ f·v_C (negative while dissipating)."""
-    from harness.model.hybrid import energy
-    from harness.model.integrators import _euler_step, _System
-
     dyn = ContactDynamics(adapter, scene, law, extra)
     sys_ = _System(dyn, None)
     zero = lambda t: np.zeros(adapter.nv)  # noqa: E731

@@ -18,15 +18,22 @@ n is constant), a box corner's rows the bias of the material corner point.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import canonical_integrate, manifold_maps
+from harness.core.spec import ContactScene
 from harness.model.contact_law import contact_kinematics, frame_points
+from harness.model.protocol import EngineAdapter
 
 BIAS_EPS = 1e-6  # [s] central-difference step of J̇v along the motion
 
 
-def kkt(adapter, q, v, tau, A, b, B=None):
+def kkt(adapter: EngineAdapter, q: NDArray[np.float64], v: NDArray[np.float64],
+        tau: NDArray[np.float64], A: NDArray[np.float64], b: NDArray[np.float64],
+        B: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(v̇ (nv,), λ (m,)) of the contact KKT (module docstring)."""
     B = A if B is None else B
     M = adapter.mass_matrix(q)
@@ -36,7 +43,8 @@ def kkt(adapter, q, v, tau, A, b, B=None):
     return a0 + MinvBt @ lam, lam
 
 
-def point_bias(adapter, q, v, scene, rolling: bool = False) -> np.ndarray:
+def point_bias(adapter: EngineAdapter, q: NDArray[np.float64], v: NDArray[np.float64],
+               scene: ContactScene, rolling: bool = False) -> NDArray[np.float64]:
     """J̇_C v (k, 3) [m/s²] of every candidate (module docstring): material points, or
     with ``rolling`` the centres of spheres (frame origins)."""
     if not np.any(v):
@@ -54,12 +62,15 @@ def point_bias(adapter, q, v, scene, rolling: bool = False) -> np.ndarray:
     return (Jp - Jm) @ v / (2 * BIAS_EPS)
 
 
-def push(adapter, q, frame: str, F_W) -> np.ndarray:
+def push(adapter: EngineAdapter, q: NDArray[np.float64], frame: str,
+         F_W: ArrayLike) -> NDArray[np.float64]:
     """τ (nv,) [N | N·m] of a force F_W (3,) [N] applied at a frame's origin: J_linᵀ F."""
     return frame_points(adapter, q, [frame])[1][0, :3].T @ np.asarray(F_W, dtype=float)
 
 
-def sticking(adapter, q, v, tau, scene, active, rolling=False):
+def sticking(adapter: EngineAdapter, q: NDArray[np.float64], v: NDArray[np.float64],
+             tau: NDArray[np.float64], scene: ContactScene, active: Sequence[int],
+             rolling: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(v̇, λ (len(active), 3) world [N]) with the active candidates fully stuck."""
     kin = contact_kinematics(adapter, q, scene)
     A = np.concatenate([kin.J_C[i] for i in active])
@@ -68,7 +79,9 @@ def sticking(adapter, q, v, tau, scene, active, rolling=False):
     return vdot, lam.reshape(len(active), 3)
 
 
-def sliding(adapter, q, v, tau, scene, active, mu_d, s_hat):
+def sliding(adapter: EngineAdapter, q: NDArray[np.float64], v: NDArray[np.float64],
+            tau: NDArray[np.float64], scene: ContactScene, active: Sequence[int], mu_d: float,
+            s_hat: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(v̇, λ_n (len(active),) [N]) with the active candidates on the plane, sliding along
     the unit tangent s_hat (3,) with Coulomb friction −μ_d λ_n s_hat."""
     kin = contact_kinematics(adapter, q, scene)
@@ -79,7 +92,10 @@ def sliding(adapter, q, v, tau, scene, active, mu_d, s_hat):
     return kkt(adapter, q, v, tau, A, b, B)
 
 
-def unilateral_normal(adapter, q, v, tau, scene, active):
+def unilateral_normal(adapter: EngineAdapter, q: NDArray[np.float64], v: NDArray[np.float64],
+                      tau: NDArray[np.float64], scene: ContactScene,
+                      active: Sequence[int]
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
     """(v̇, λ_n (len(active),), released) frictionless unilateral contact on the active
     candidates: the bilateral normal solve, and if any λ_n < 0 the contact is released
     (λ = 0, v̇ = FD(q, v, τ)): the exact LCP for one contact."""

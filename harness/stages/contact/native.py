@@ -26,11 +26,21 @@ Cases (closed forms as in harness/stages/contact/cases.py):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from harness.model.contact_law import hunt_crossley_rebound
+from fixtures.contact_catalog import scene
+from harness.core.conventions import quat_xyzw_to_matrix
+from harness.core.spec import Sphere
+from harness.model import registry
+from harness.model.contact_law import frame_points, hunt_crossley_rebound
+from harness.model.prepared import prepare_fixture
+from harness.model.protocol import EngineAdapter, HasNativeContact, HasStickingContact
 from harness.stages.contact.cases import G
+from harness.stages.contact.exact import push
+from harness.stages.contact.stage import _frame_offsets
 
 SLIP_SPEED = 1e-3  # [m/s] a native block "slips" once its v_x exceeds this
 
@@ -38,10 +48,6 @@ SLIP_SPEED = 1e-3  # [m/s] a native block "slips" once its v_x exceeds this
 def _gaps(model, scene, Q):
     """(N,) [m] min_i φ_i along a native trajectory, from the declared geometry of the
     single floating body (p_WF = p + R c, as harness/stages/contact/stage.py), vectorised."""
-    from harness.core.conventions import quat_xyzw_to_matrix
-    from harness.core.spec import Sphere
-    from harness.stages.contact.stage import _frame_offsets
-
     offs = _frame_offsets(model, scene)
     r = np.array([g.radius if isinstance(g, Sphere) else 0.0 for g in scene.geometry])
     n = np.asarray(scene.plane.normal, dtype=float)
@@ -54,14 +60,10 @@ def _gaps(model, scene, Q):
 
 def _world_v(Q, V):
     """(N, 3) [m/s] world velocity of the body origin, R v_B."""
-    from harness.core.conventions import quat_xyzw_to_matrix
-
     return np.array([quat_xyzw_to_matrix(q[3:7]) @ v[:3] for q, v in zip(Q, V)])
 
 
 def _case_setup(case, adapter):
-    from fixtures.contact_catalog import scene
-
     sc = scene(adapter.model.name)
     b = adapter.model.spec.bodies[0]
     if case == "rolling_push":
@@ -88,7 +90,8 @@ def _settings_for(engine_settings_keys, case_settings, variant):
     return s
 
 
-def run_native(adapter, case, label, variant) -> dict:
+def run_native(adapter: EngineAdapter, case: str, label: str,
+               variant: dict[str, Any]) -> dict[str, Any]:
     """One native row: {"engine", "case", "variant", "statement", "settings", "quantity",
     "analytic", "measured", "abs_err", "rel_err", "max_penetration_m",
     "mean_penetration_m", "series": {"t", "penetration_m", "energy_J"}}."""
@@ -162,9 +165,6 @@ def _engine_keys(adapter) -> set:
 def _sticking_row(adapter) -> dict:
     """rolling_push from an engine's exact sticking-contact solve at rest (one state:
     the ball on the plane, 1 N along x at its centre; a_x of the centre)."""
-    from harness.model.contact_law import frame_points
-    from harness.stages.contact.exact import push
-
     sc, q0, v0, _, force, _ = _case_setup("rolling_push", adapter)
     r = sc.geometry[0].radius
     n = np.asarray(sc.plane.normal, dtype=float)
@@ -183,13 +183,11 @@ def _sticking_row(adapter) -> dict:
             "normal_force_N": None if lam is None else float(lam @ n)}
 
 
-def side_by_side(engines=None, cases=("rolling_push", "ball_drop", "block_ramp")) -> list:
+def side_by_side(engines: Sequence[str] | None = None,
+                 cases: Sequence[str] = ("rolling_push", "ball_drop", "block_ramp"),
+                 ) -> list[dict[str, Any]]:
     """Every native row of every engine and case (rows without a native model carry
     status not_provided and a reason)."""
-    from harness.model import registry
-    from harness.model.prepared import prepare_fixture
-    from harness.model.protocol import HasNativeContact, HasStickingContact
-
     engines = list(registry.ENGINES) if engines is None else engines
     rows = []
     for case in cases:

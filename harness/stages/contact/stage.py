@@ -21,14 +21,19 @@ Quantities (each engine's own kinematics and forward dynamics, one shared law):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
-from harness.stages.base import Quantity
+from harness.core.conventions import quat_xyzw_to_matrix
+from harness.core.spec import Sphere
+from harness.model.prepared import PreparedModel
+from harness.stages.base import Inputs, Quantity
 
 NAME = "contact"
 STICK_SCALE = 1e-4  # sticking states: v scaled so contact-point slip is below v_s
 
 
-def applies(model) -> bool:
+def applies(model: PreparedModel) -> bool:
+    """Whether the contact stage runs on ``model``: a floating base with a contact scene."""
     from fixtures.contact_catalog import has_scene
 
     return bool(model.spec.floating) and has_scene(model.name)
@@ -53,12 +58,11 @@ def _mode(s: int) -> str:
     return ("sliding", "sticking", "flat sliding")[s % 3]
 
 
-def contact_states(model, inputs):
+def contact_states(model: PreparedModel, inputs: Inputs
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                              list[str]]:
     """(q (N, 7), v (N, 6), tau (N, 6), labels) with active contacts (module docstring)."""
     from fixtures.contact_catalog import scene as get_scene
-    from harness.core.conventions import quat_xyzw_to_matrix
-    from harness.core.spec import Sphere
-
     sc = get_scene(model.name)
     n = np.asarray(sc.plane.normal, dtype=float)
     offs = _frame_offsets(model, sc)

@@ -21,11 +21,17 @@ every contact fixture in the run and every engine:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from harness.core.records import compare
+from harness.core import figures
+from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.prepared import PreparedModel
 
 CONTACT_FIXTURES = ("ball", "box", "rod")
 
@@ -59,10 +65,10 @@ def _rows_for(adapter):
     return []
 
 
-def run(models, engines, progress=None):
+def run(models: Sequence[PreparedModel], engines: Sequence[str],
+        progress: Callable[[str], None] | None = None,
+        ) -> tuple[list[Record], dict[str, NDArray[Any]]]:
     """(records, arrays) of the analytic contact fixtures and the explanatory arrays."""
-    from harness.model import registry
-
     records, arrays = [], {}
     contact_models = [m for m in models if m.name in CONTACT_FIXTURES]
     if not contact_models:
@@ -174,8 +180,6 @@ def _diagnostics(adapter):
 def _plot(series, key, title, ylabel, unit, logy=False):
     """One chart (harness.core.figures) of ``key`` against time for every series that has it;
     series longer than 2000 samples are thinned keeping each bucket's extremes."""
-    from harness.core import figures
-
     fig = figures.Figure(title, "time", "s", ylabel, unit, ylog=logy, legend="below",
                          height=380)
     for i, (name, s) in enumerate(series.items()):
@@ -201,7 +205,9 @@ def _thin(n, y, most=2000):
     return np.array(sorted(keep))
 
 
-def report_context(manifest, records, arrays, timings=None):
+def report_context(manifest: dict[str, Any], records: list[Record],
+                   arrays: dict[str, NDArray[Any]] | None,
+                   timings: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Dict for templates/contact_section.html.j2, or None when the bundle has no contact
     part."""
     if arrays is None or "contact/native/json" not in arrays and not any(
@@ -213,7 +219,7 @@ def report_context(manifest, records, arrays, timings=None):
             name, field = k[len("contact/series/"):].rsplit("/", 1)
             series.setdefault(name, {})[field] = np.asarray(v)
 
-    def js(key):
+    def js(key: str) -> Any:
         return json.loads(str(arrays[key])) if key in arrays else None
 
     analytic = sorted((r for r in records if r.stage == "contact" and r.engine_a in
@@ -227,8 +233,6 @@ def report_context(manifest, records, arrays, timings=None):
 def _plots(series) -> str:
     """Penetration (log axis: exact zeros, no contact, on their own 0 tick) and energy of
     the ball drops, side by side."""
-    from harness.core import figures
-
     if not series:
         return ""
     return figures.grid([

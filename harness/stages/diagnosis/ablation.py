@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.core.conventions import Layout
 from harness.core.errors import EngineUnavailable, ModelRejected, NotProvided
 from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
@@ -67,7 +69,9 @@ def _dof_index(layout, names):
                     dtype=np.intp)
 
 
-def evaluate(adapters: dict, inputs, full_layout):
+def evaluate(adapters: dict[str, EngineAdapter], inputs: Inputs, full_layout: Layout
+             ) -> tuple[dict[str, dict[str, NDArray[np.float64]]], dict[str, dict[str, str]],
+                        list[str]]:
     """{quantity: {engine: (S, ...) array}} on the dofs common to every adapter's layout,
     plus {engine: {quantity: reason}} for what an engine could not compute."""
     layouts = [a.layout for a in adapters.values()]
@@ -101,7 +105,8 @@ def evaluate(adapters: dict, inputs, full_layout):
     return out, why, names
 
 
-def evaluate_naive(adapters: dict, inputs):
+def evaluate_naive(adapters: dict[str, EngineAdapter],
+                   inputs: Inputs) -> dict[str, dict[str, NDArray[np.float64]]]:
     """{quantity: {engine: array}} of M and v̇ with the canonical arrays handed over
     unconverted (adapter.naive_dynamics); engines that cannot take them are absent."""
     out = {"mass_matrix": {}, "forward_dynamics": {}}
@@ -243,7 +248,8 @@ class _Recorder:
                 ckey = conditioning.cond_key(f"out/{fx}/{NAME}/{variant}/{qty}/-", qty)
                 arrays[ckey] = conditioning.condition_numbers(mats)
 
-                def score(*args, _c=arrays[ckey]):  # v̇ carries cond(M)·eps
+                def score(*args: Any,  # v̇ carries cond(M)·eps
+                          _c: NDArray[np.float64] = arrays[ckey]) -> Record:
                     return conditioning.conditioned_compare(*args, _c)
             for a, b in itertools.combinations([e for e in self.engines if e in per], 2):
                 if per[a].shape != per[b].shape or per[a].size == 0:
@@ -325,8 +331,9 @@ def _strings(items) -> np.ndarray:
     return np.array(list(items), dtype=str) if items else np.zeros(0, dtype="<U1")
 
 
-def run(models, engines, samples: int = 10, seed: int = 0, beyond_limits: float = 0.0,
-        progress=None) -> DiagnosisResult:
+def run(models: Sequence[AsIsModel], engines: list[str], samples: int = 10, seed: int = 0,
+        beyond_limits: float = 0.0,
+        progress: Callable[[str], None] | None = None) -> DiagnosisResult:
     """Diagnose every as-is model: read-backs, findings, and records of the stage-2
     quantities (M, h, v̇, τ) of every engine pair as-is, without each cause alone, and
     without all of them (stage ``diagnosis``; arrays under ``out/<fx>/diagnosis/…``, the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -96,7 +97,7 @@ class Finding:
                 "structural": self.structural}
 
 
-def merge_changes(into: dict, ch: dict):
+def merge_changes(into: dict[str, Any], ch: dict[str, Any]) -> None:
     """Merge ablation changes: per-body dicts (inertials, placements) are united."""
     for k, v in ch.items():
         if isinstance(v, dict):
@@ -105,7 +106,8 @@ def merge_changes(into: dict, ch: dict):
             into[k] = v
 
 
-def fmt_g(x) -> str:
+def fmt_g(x: float) -> str:
+    """``x`` in three significant digits."""
     return f"{x:.3g}"
 
 
@@ -353,7 +355,7 @@ def _couplings(declared: dict, rbs: dict[str, dict], engines: list[str],
     enf = [e for e in engines if rbs[e]["couplings"]]
     free = [e for e in engines if not rbs[e]["couplings"]]
 
-    def leader(f):
+    def leader(f: str) -> str:
         return dec_c.get(f) or next(rbs[e]["couplings"][f] for e in enf
                                     if f in rbs[e]["couplings"])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,7 +24,8 @@ def _share(before, after):
     return 1.0 - after / before
 
 
-def summarise(records, arrays) -> list:
+def summarise(records: Sequence[Record],
+              arrays: Mapping[str, NDArray[Any]]) -> list[dict[str, Any]]:
     """Per diagnosed model: its findings, each with the measured effect on every engine
     pair and quantity that differs as-is (share = 1 − after / before of the records'
     max_abs), its verdict ('explains' ≥ 1 − rtol of the table's explained_share,
@@ -123,7 +125,7 @@ _MEASURED = {"mass_matrix_neutral": "mass_matrix", "mass_matrix": "mass_matrix",
              "inverse_dynamics": "inverse_dynamics"}
 
 
-def differing_labels(r, arrays) -> list:
+def differing_labels(r: Record, arrays: Mapping[str, NDArray[Any]]) -> list[str]:
     """Labels of every row of a failed record's arrays that differs beyond the record's
     tolerance (all of them when the arrays are missing)."""
     if not (r.key_a in arrays and r.key_b in arrays and r.key_labels in arrays):
@@ -302,7 +304,8 @@ def _where(a, b, dofs) -> str:
     return f"state {idx[0]}, {name(idx[1])}"
 
 
-def first_differing(records, arrays) -> list:
+def first_differing(records: Sequence[Record],
+                    arrays: Mapping[str, NDArray[Any]]) -> list[tuple[Record, str]]:
     """For every failed stage-0 record: the first element (in tree order) whose row
     differs beyond the record's tolerance, from the stored arrays — [(record, label)]."""
     out = []
@@ -392,7 +395,9 @@ def is_explained(summary: dict) -> bool:
     return not (summary["unexplained"] or summary["failed"] or summary["rows_unexplained"])
 
 
-def report_context(manifest, records, arrays, timings=None) -> list:
+def report_context(manifest: dict[str, Any], records: list[Record],
+                   arrays: dict[str, NDArray[Any]] | None,
+                   timings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """'Why the engines disagree', computed from the bundle's records and arrays; [] when
     the bundle has no diagnosis."""
     if arrays is None or not any(k.startswith("diag/") for k in arrays):

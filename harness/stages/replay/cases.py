@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
@@ -90,11 +91,13 @@ class ReplayResult:
     timings: dict = field(default_factory=dict)
 
 
-def array_key(case, *parts) -> str:
+def array_key(case: str, *parts: str) -> str:
+    """``replay/<case>/<part>/...``: the key of one of a case's arrays."""
     return "/".join(("replay", case, *parts))
 
 
-def record_id(case, fixture, run, quantity, who) -> str:
+def record_id(case: str, fixture: str, run: str, quantity: str, who: str) -> str:
+    """``<case>/replay/<run>/<quantity>/<who>`` (``fixture`` is not part of it)."""
     return f"{case}/{NAME}/{run}/{quantity}/{who}"
 
 
@@ -102,7 +105,7 @@ CASE_KEYS = {"fixture", "mode", "observer", "frames", "layout", "candidate", "en
              "runs", "thresholds"}
 
 
-def manifest_section_problem(section) -> str:
+def manifest_section_problem(section: dict[str, Any]) -> str:
     """'' if ``section`` (a bundle manifest's ``replay`` entry) has the right shape, else the
     problem (strict: unknown or missing keys are problems)."""
     if set(section) != {"cases"} or not isinstance(section["cases"], dict):
@@ -118,6 +121,7 @@ def manifest_section_problem(section) -> str:
     return ""
 
 
-def tolerance_json(q):
+def tolerance_json(q: str) -> dict[str, Any]:
+    """{atol, rtol, reason} of the replay tolerance entry ``q``."""
     t = lookup(NAME, q)
     return {"atol": t.atol, "rtol": t.rtol, "reason": t.reason}

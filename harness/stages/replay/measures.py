@@ -6,17 +6,24 @@ position [m] and rotation angle [rad]; growth rates are 1/s.
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Iterable, Mapping
 
-from harness.core.conventions import canonical_difference, manifold_maps
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from harness.core.conventions import Layout, canonical_difference, manifold_maps
 from harness.core.errors import BadInput, EngineUnavailable
 from harness.core.tolerances import Tolerance, lookup
+from harness.model.candidate import Marker
 from harness.model.integrators import Method, steps_per_interval
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter
 from harness.stages.replay.cases import NAME, array_key
 
 
 # ----- pointwise divergence (shared with verify and the report) -----------------------------
-def sample_errors(xa, xb, tol: Tolerance):
+def sample_errors(xa: ArrayLike, xb: ArrayLike,
+                  tol: Tolerance) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(err (S,), bound (S,)): max |xa − xb| per sample and the agreement band
     atol + rtol·max(max|xa|, max|xb|) — the arithmetic of harness.core.records.measure."""
     xa, xb = np.asarray(xa, dtype=float), np.asarray(xb, dtype=float)
@@ -27,17 +34,17 @@ def sample_errors(xa, xb, tol: Tolerance):
     return err, tol.atol + tol.rtol * scale
 
 
-def first_exceed(xa, xb, tol: Tolerance):
-    """Index of the first sample outside the agreement band, or None."""
+def first_exceed(xa: ArrayLike, xb: ArrayLike, tol: Tolerance) -> int | None:
+    """xa, xb (S, ...). Index of the first sample outside the agreement band, or None."""
     err, bound = sample_errors(xa, xb, tol)
     out = np.nonzero(err > bound)[0]
     return int(out[0]) if out.size else None
 
 
-def growth_rate(t, err):
-    """(λ [1/s], samples used): least-squares slope of ln(error) over the samples inside
-    the growth window of the tolerance table (above round-off, below saturation) —
-    a finite-time Lyapunov estimate. (None, n) with fewer than 5 samples."""
+def growth_rate(t: ArrayLike, err: ArrayLike) -> tuple[float | None, int]:
+    """t (N,) [s], err (N,). (λ [1/s], samples used): least-squares slope of ln(error) over
+    the samples inside the growth window of the tolerance table (above round-off, below
+    saturation) — a finite-time Lyapunov estimate. (None, n) with fewer than 5 samples."""
     lo, hi = lookup(NAME, "growth_window").atol, lookup(NAME, "growth_saturation").atol
     t, err = np.asarray(t, dtype=float), np.asarray(err, dtype=float)
     sel = (err > lo) & (err < hi)
@@ -47,16 +54,19 @@ def growth_rate(t, err):
     return float(np.polyfit(t[sel], np.log(err[sel]), 1)[0]), n
 
 
-def coordinate_errors(layout, xa, xb):
-    """(N, 2 nv) |error| per coordinate: q as the tangent vector q_b ⊖ q_a (m, rad), then
-    v (m/s, rad/s)."""
+def coordinate_errors(layout: Layout, xa: NDArray[np.float64],
+                      xb: NDArray[np.float64]) -> NDArray[np.float64]:
+    """xa, xb (N, nq + nv) states. (N, 2 nv) |error| per coordinate: q as the tangent
+    vector q_b ⊖ q_a (m, rad), then v (m/s, rad/s)."""
     mp = manifold_maps(layout)
     nq = layout.nq
     dq = np.stack([canonical_difference(mp, a[:nq], b[:nq]) for a, b in zip(xa, xb)])
     return np.abs(np.hstack([dq, xb[:, nq:] - xa[:, nq:]]))
 
 
-def coordinate_labels(layout) -> list:
+def coordinate_labels(layout: Layout) -> list[str]:
+    """2 nv labels of ``coordinate_errors``' columns: ``q:<joint>[.<component>]`` then
+    ``v:...``."""
     lab = []
     for s in layout.slots:
         if s.type == "free":
@@ -68,7 +78,8 @@ def coordinate_labels(layout) -> list:
     return [f"q:{n}" for n in lab] + [f"v:{n}" for n in lab]
 
 
-def frame_errors(Fa, Fb):
+def frame_errors(Fa: NDArray[np.float64],
+                 Fb: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(position error (N, k) [m], rotation error (N, k) [rad]) of pose arrays (N, k, 12).
     The angle of R_aᵀ R_b is atan2(|skew part|/2, (trace − 1)/2): accurate near 0 and π."""
     dp = np.linalg.norm(Fa[..., :3] - Fb[..., :3], axis=-1)
@@ -82,7 +93,8 @@ def frame_errors(Fa, Fb):
     return dp, ang
 
 
-def first_time(t, e, thr):
+def first_time(t: NDArray[np.float64], e: ArrayLike, thr: float) -> float | None:
+    """t (N,) [s], e (N,): the first time [s] at which e exceeds ``thr``, or None."""
     idx = np.nonzero(np.asarray(e) > thr)[0]
     return float(t[idx[0]]) if idx.size else None
 
@@ -97,7 +109,8 @@ class Observer:
     com, world axes [kg·m²/s] (free root only): L = R n_B + (p − c) × R f_B with
     (f_B, n_B) = (M v)[root]."""
 
-    def __init__(self, adapter, model, markers=()):
+    def __init__(self, adapter: EngineAdapter, model: PreparedModel,
+                 markers: Iterable[Marker] = ()) -> None:
         self.a, self.model = adapter, model
         self.frames = list(model.frames)
         bodies = model.spec.bodies
@@ -109,11 +122,11 @@ class Observer:
         self._mk = [(self.frames.index(m.frame), np.array(m.offset)) for m in self.markers]
         self._free = model.layout.free_slot()
 
-    def poses(self, Q):
+    def poses(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N, k, 12) [p_WF, R_WF row-major] of every frame."""
         return np.stack([self.a.frame_poses(q, self.frames) for q in Q])
 
-    def marker_positions(self, P):
+    def marker_positions(self, P: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N, m, 3) [m] from poses (N, k, 12)."""
         if not self._mk:
             return np.zeros((P.shape[0], 0, 3))
@@ -127,7 +140,8 @@ class Observer:
         R = P[:, self._bodies, 3:].reshape(P.shape[0], len(self._bodies), 3, 3)
         return P[:, self._bodies, :3] + np.einsum("nbij,bj->nbi", R, self._com)
 
-    def energy(self, Q, V, P):
+    def energy(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+               P: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N,) [J] kinetic + gravitational energy, + ½ Σ k (q − q_ref)² of the joint
         springs (their potential: −k (q − q_ref) is its negative gradient)."""
         kin = np.array([0.5 * v @ self.a.mass_matrix(q) @ v for q, v in zip(Q, V)])
@@ -137,7 +151,8 @@ class Observer:
                 pot = pot + 0.5 * s.stiffness * (np.asarray(Q)[:, s.iq] - s.spring_ref) ** 2
         return kin + pot
 
-    def angular_momentum(self, Q, V, P):
+    def angular_momentum(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+                         P: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """(N, 3) [kg·m²/s] about the system com in world axes, or None without a free root."""
         if self._free is None:
             return None
@@ -152,7 +167,8 @@ class Observer:
         return out
 
 
-def pick_observer(adapters: dict):
+def pick_observer(adapters: Mapping[str, EngineAdapter]) -> str:
+    """The first engine of ``adapters`` that provides frame poses and a mass matrix."""
     for e, a in adapters.items():
         if "frame_pose" in a.provides and "mass_matrix" in a.provides:
             return e
@@ -160,7 +176,7 @@ def pick_observer(adapters: dict):
                                         "mass matrix (needed for frames, markers and energy)")
 
 
-def actual_step(t, method: Method) -> float:
+def actual_step(t: NDArray[np.float64], method: Method) -> float:
     """The step [s] a fixed-step method takes on a uniform grid t (as integrators.rollout
     does: ceil(Δt / dt) equal steps per interval)."""
     dt_grid = float(t[1] - t[0])
@@ -169,14 +185,15 @@ def actual_step(t, method: Method) -> float:
     return dt_grid / steps_per_interval(dt_grid, method.dt)
 
 
-def sweep_errors(arrays, pre, ref_key):
+def sweep_errors(arrays: Mapping[str, NDArray[np.float64]], pre: str,
+                 ref_key: str) -> NDArray[np.float64]:
     """err (K,) = max over knots and coordinates of |x_j − x_ref| for each level j."""
     ref = arrays[ref_key]
     K = arrays[pre + "/h"].size
     return np.array([np.abs(arrays[f"{pre}/x_{j}"] - ref).max() for j in range(K)])
 
 
-def observed_orders(h, err):
+def observed_orders(h: ArrayLike, err: ArrayLike) -> NDArray[np.float64]:
     """(K − 1,) log(err_j / err_{j+1}) / log(h_j / h_{j+1})."""
     h, err = np.asarray(h, dtype=float), np.asarray(err, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -184,7 +201,8 @@ def observed_orders(h, err):
 
 
 # ----- windows and recomputation -----------------------------------------------------------------
-def window_length(arrays, case, run, engine) -> int:
+def window_length(arrays: Mapping[str, NDArray[np.float64]], case: str, run: str,
+                  engine: str) -> int:
     """Knots scored for one engine's run: all N, or (horizon mode) the knots before the twin
     run leaves the agreement band."""
     N = arrays[array_key(case, "t")].size

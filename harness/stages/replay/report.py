@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from harness.core import figures
+from harness.core.conventions import JointSlot, Layout
+from harness.core.records import Record
 from harness.core.tolerances import lookup
 from harness.stages.replay.cases import NAME, array_key
 from harness.stages.replay.measures import (
@@ -27,7 +32,7 @@ from harness.stages.replay.run import merge_timings
 RUN = re.compile(rf"^[^/]+/{NAME}/([^/]+)/")
 
 
-def row_tag(r) -> dict | None:
+def row_tag(r: Record) -> dict[str, str] | None:
     """The run a replay row belongs to, {"kind": "harness" | "native" | "convergence",
     "label": ...} (its id names the run), for the report's record tables; None if the id
     names none."""
@@ -42,7 +47,7 @@ def row_tag(r) -> dict | None:
     return {"kind": "harness", "label": f"harness integrator {run} (same for every engine)"}
 
 
-def summary_line(scored: list) -> str:
+def summary_line(scored: list[Record]) -> str:
     """The command line's replay line: the worst engine-pair trajectory error among
     ``scored`` rows [the state's units: rad, m, rad/s, m/s], or "" without such rows."""
     traj = [r for r in scored if r.stage == NAME and r.quantity == "trajectory"]
@@ -52,7 +57,9 @@ def summary_line(scored: list) -> str:
     return f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})"
 
 
-def report_context(manifest: dict, records: list, arrays: dict, timings=None) -> list:
+def report_context(manifest: dict[str, Any], records: list[Record],
+                   arrays: dict[str, NDArray[Any]],
+                   timings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Per case: charts and tables for the report's replay_section.html.j2.
     ``timings``: the bundle's timings.json (wall times), if any."""
     if not manifest.get("replay"):
@@ -157,8 +164,6 @@ def _column(X, col):
 
 
 def _case_context(name, info, recs, arrays):
-    from harness.core import figures
-
     t = arrays[array_key(name, "t")]
     ctx = {"name": name, "info": info, "plots": [], "pairs": [], "error": "",
            "runs": info.get("runs", {}), "refinement": _refinement_chart(name, recs),
@@ -265,8 +270,6 @@ def _run_settings(runs: dict) -> dict:
 def _refinement_chart(name, recs) -> str:
     """How far each engine's runs moved when refined: harness-integrator runs (filled
     circles) and native stepping (open squares), with the refinement gate."""
-    from harness.core import figures
-
     rows = [r for r in recs if r.quantity == "refinement" and r.max_rel is not None]
     if not rows:
         return ""
@@ -294,8 +297,6 @@ def _refinement_chart(name, recs) -> str:
 
 
 def _layout_from_info(info):
-    from harness.core.conventions import JointSlot, Layout
-
     slots = tuple(JointSlot(n, ty, iq, nq, iv, nv) for n, ty, iq, nq, iv, nv in
                   info.get("layout", []))
     if not slots:
@@ -307,8 +308,6 @@ def _convergence_charts(name, info, arrays) -> list:
     """Four charts of a convergence sweep: state error, energy drift and momentum drift
     against the step h, and the speed–accuracy trade (error against wall time); log-log,
     one line per run and engine."""
-    from harness.core import figures
-
     specs = (("state error max|x − x_ref| against the step", "step h", "s", "error",
               "rad | m | rad/s | m/s"),
              ("energy drift max|E − E0| against the step", "step h", "s", "drift", "J"),

@@ -8,8 +8,11 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.core.records import Record
@@ -24,6 +27,7 @@ from harness.stages.replay.cases import (
     REFERENCE_ATOL,
     REFERENCE_RTOL,
     THRESHOLDS,
+    Case,
     ReplayResult,
     array_key,
     record_id,
@@ -77,8 +81,10 @@ def _rollout_until(adapter, q0, v0, controls, method, damping, base_x, tol):
     return np.vstack(xs)
 
 
-def blocked_by(records):
-    """({engine: reason}, {(a, b): reason}) from earlier stages (the runner's gating rule)."""
+def blocked_by(records: Iterable[Record]
+               ) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str, str], str]]:
+    """({(fixture, engine): reason}, {(fixture, a, b): reason}) from earlier stages (the
+    runner's gating rule)."""
     be, bp = {}, {}
     for r in records:
         if r.stage == NAME or r.status not in ("failed", "error"):
@@ -94,7 +100,8 @@ def blocked_by(records):
     return be, bp
 
 
-def run(cases, engines, earlier_records=(), progress=None) -> ReplayResult:
+def run(cases: Sequence[Case], engines: Sequence[str], earlier_records: Iterable[Record] = (),
+        progress: Callable[[str], None] | None = None) -> ReplayResult:
     """Replay every case with every engine; records (stage 'replay'), arrays, manifest info."""
     records, arrays, info = [], {}, {"cases": {}}
     be, bp = blocked_by(earlier_records)
@@ -331,7 +338,7 @@ def _native_phases(a, cand, controls, settings):
     return np.vstack(Qs), np.vstack(Vs)
 
 
-def harness_run(case) -> str:
+def harness_run(case: Case) -> str:
     """The run label of a case's harness integrator: its effective step on the grid."""
     return case.method.label_on(case.candidate.t)
 
@@ -348,7 +355,7 @@ def _step_statement(m: Method, t) -> str:
             f"steps per knot interval: the knots bound the step)")
 
 
-def native_effective_dt(settings: dict, t):
+def native_effective_dt(settings: dict[str, Any], t: ArrayLike) -> float | None:
     """[s] the largest step a fixed-step native run takes on the knots t (the engines'
     rule, ceil(interval / dt) equal steps per interval), or None (error-controlled)."""
     if "dt" not in settings:
@@ -356,7 +363,7 @@ def native_effective_dt(settings: dict, t):
     return float(max(x / steps_per_interval(float(x), settings["dt"]) for x in spans(t)))
 
 
-def refine_native(settings: dict, t=None) -> dict:
+def refine_native(settings: dict[str, Any], t: NDArray[np.float64] | None = None) -> dict[str, Any]:
     """Engine-blind refinement of native settings: ``accuracy`` / 100, or a ``dt`` at most
     half the effective step of every knot interval of t (the engines step each interval
     in ceil(interval / dt) equal steps, so halving a dt longer than an interval would

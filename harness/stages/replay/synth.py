@@ -8,11 +8,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.model import registry
 from harness.model.candidate import Candidate, Controls, Marker, from_arrays
 from harness.model.integrators import Method, rollout
+from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.stages.replay.cases import Case
 from harness.stages.replay.measures import Observer
 
@@ -20,9 +22,12 @@ from harness.stages.replay.measures import Observer
 LAWS = ("pd", "zero")
 
 
-def synthesize(model, law=None, duration=2.0, grid_dt=0.01, interpolation="zoh", seed=0,
-               engine=None, q0=None, v0=None, created=None) -> Candidate:
-    """A candidate from a known control law. N = duration/grid_dt + 1 knots.
+def synthesize(model: PreparedModel, law: str | None = None, duration: float = 2.0,
+               grid_dt: float = 0.01, interpolation: str = "zoh", seed: int = 0,
+               engine: str | None = None, q0: ArrayLike | None = None,
+               v0: ArrayLike | None = None, created: str | None = None) -> Candidate:
+    """A candidate from a known control law. N = duration/grid_dt + 1 knots [s]; q0 (nq,),
+    v0 (nv,) the initial state (SI units).
 
     ``pd`` (fixed base): PD tracking of a sinusoidal reference (amplitude 0.3 rad, or 30 %
     of a prismatic joint's half range) about the rest configuration — the minimum of
@@ -65,7 +70,7 @@ def synthesize(model, law=None, duration=2.0, grid_dt=0.01, interpolation="zoh",
         phase = rng.uniform(0, 2 * np.pi, size=lay.nv)
         w = 2 * np.pi * freq
 
-        def ref(tt):
+        def ref(tt: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
             s_, c_ = np.sin(w * tt + phase), np.cos(w * tt + phase)
             return mid + amp * s_, amp * w * c_, -amp * w * w * s_
 
@@ -127,16 +132,16 @@ def _rest_configuration(adapter, model, rng, starts=4):
         return q
     zero = np.zeros(lay.nv)
 
-    def full(x):
+    def full(x: NDArray[np.float64]) -> NDArray[np.float64]:
         qq = q.copy()
         qq[rev] = x
         return qq
 
-    def V(x):
+    def V(x: NDArray[np.float64]) -> float:
         qq = full(x)
         return float(obs.energy(qq[None], zero[None], obs.poses(qq[None]))[0])
 
-    def G(x):
+    def G(x: NDArray[np.float64]) -> NDArray[np.float64]:
         return adapter.inverse_dynamics(full(x), zero, zero)[rev]
 
     best = None
@@ -148,7 +153,7 @@ def _rest_configuration(adapter, model, rng, starts=4):
 
 
 # ----- the replay checks of `harness qualify` ---------------------------------------------------
-def qualify_cases(coarse: bool = False) -> list:
+def qualify_cases(coarse: bool = False) -> list[Case]:
     """Synthetic candidates replayed by ``harness qualify`` (about 20 s on 2 cores):
 
     * chain7, agreement: PD-tracking candidate, 2 s, RK4 dt 1e-3 in every engine plus each
@@ -161,8 +166,6 @@ def qualify_cases(coarse: bool = False) -> list:
 
     ``coarse``: chain7 with RK4 at dt = 1e-2 (one step per knot), which the refinement gate
     must mark unconverged (a test of the gate; qualify then exits 1)."""
-    from harness.model.prepared import prepare_fixture
-
     at = "when this bundle was made (manifest: created)"  # keeps the manifest reproducible
     chain = synthesize(prepare_fixture("chain7"), "pd", duration=2.0, grid_dt=0.01, seed=0,
                        created=at)
