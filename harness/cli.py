@@ -21,7 +21,7 @@ import time
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, Sequence
 
 from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness import api
@@ -32,7 +32,7 @@ from harness.core.version import __version__
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         sub = self.prog.split()[-1]
         hint = "harness --help" if sub == "harness" else f"harness {sub} --help"
         sys.stderr.write(f"harness: error: {message} (see {hint})\n")
@@ -52,10 +52,10 @@ class _Warnings(logging.Handler):
         super().__init__(logging.WARNING)
         self.counts: Counter = Counter()
 
-    def add(self, text) -> None:
+    def add(self, text: object) -> None:
         self.counts[" ".join(str(text).split())] += 1
 
-    def emit(self, record) -> None:
+    def emit(self, record: logging.LogRecord) -> None:
         try:
             msg = record.getMessage()
         except Exception:  # a malformed record: its raw text
@@ -94,14 +94,14 @@ class _Warnings(logging.Handler):
         for text, n in self.counts.items():
             sys.stderr.write(f"harness: warning: {text} (×{n})\n")
 
-    def summary(self) -> list:
+    def summary(self) -> list[str]:
         return [{"message": text, "count": n} for text, n in self.counts.items()]
 
 
 def _progress(quiet):
     start = time.monotonic()
 
-    def say(msg):
+    def say(msg: str) -> None:
         if not quiet:
             sys.stderr.write(f"[{time.monotonic() - start:6.1f}s] {msg}\n")
             sys.stderr.flush()
@@ -183,7 +183,7 @@ def _print_diagnosis(o: api.Outcome, brief: bool = False) -> int:
 
 
 # ----- commands ---------------------------------------------------------------------------
-def cmd_engines(args) -> int:
+def cmd_engines(args: argparse.Namespace) -> int:
     infos = api.engines()
     args.summary = {"engines": [{"name": i.name, "version": i.version,
                                  "available": i.available, "reason": i.reason or None}
@@ -194,7 +194,7 @@ def cmd_engines(args) -> int:
     return 0
 
 
-def cmd_parity(args) -> int:
+def cmd_parity(args: argparse.Namespace) -> int:
     if args.batch is not None:
         return _cmd_parity_batch(args)
     for opt, given in (("--base", args.base), ("--workers", args.workers),
@@ -214,7 +214,7 @@ def cmd_parity(args) -> int:
     return _summarise(o)
 
 
-def cmd_diagnose(args) -> int:
+def cmd_diagnose(args: argparse.Namespace) -> int:
     """``harness diagnose MODEL``: ``parity --as-is`` on one file, printing why the engines
     disagree (exit 0: every difference explained by a named cause; 1: something is not)."""
     o = api.diagnose(args.model, out=args.out, floating=args.floating,
@@ -228,7 +228,7 @@ def cmd_diagnose(args) -> int:
     return o.exit_code
 
 
-def cmd_qualify(args) -> int:
+def cmd_qualify(args: argparse.Namespace) -> int:
     o = api.qualify(args.profile, out=args.out, samples=args.samples,
                     coarse_replay=args.coarse_replay, **_run_kw(args))
     if args.json:
@@ -248,7 +248,7 @@ def _floats(text, what):
     return vals
 
 
-def cmd_replay(args) -> int:
+def cmd_replay(args: argparse.Namespace) -> int:
     o = api.replay(args.candidate, out=args.out, method=args.method, dt=args.dt,
                    rtol=args.rtol, atol=args.atol, score=args.score,
                    native=not args.no_native, samples=args.samples,
@@ -258,7 +258,7 @@ def cmd_replay(args) -> int:
     return _summarise(o)
 
 
-def cmd_synth(args) -> int:
+def cmd_synth(args: argparse.Namespace) -> int:
     path, cand = api.synth(args.fixture, args.out, law=args.law, duration=args.duration,
                            grid_dt=args.grid_dt, interpolation=args.interp, seed=args.seed,
                            engine=args.engine, q0=_floats(args.q0, "--q0"),
@@ -271,7 +271,7 @@ def cmd_synth(args) -> int:
     return 0
 
 
-def cmd_report(args) -> int:
+def cmd_report(args: argparse.Namespace) -> int:
     path, changes = api.report(args.bundle, args.out, args.baseline,
                                progress=_progress(args.quiet))
     if args.json:  # the bundle's verdict (a sweep folder has none of its own here)
@@ -294,7 +294,7 @@ def cmd_report(args) -> int:
     return 0
 
 
-def cmd_verify(args) -> int:
+def cmd_verify(args: argparse.Namespace) -> int:
     problems = api.verify(args.bundle)
     args.summary = {"bundle": args.bundle, "problems": list(problems)}
     if problems:
@@ -310,7 +310,7 @@ def cmd_verify(args) -> int:
     return 0
 
 
-def cmd_capture(args) -> int:
+def cmd_capture(args: argparse.Namespace) -> int:
     """``harness capture FILE.c3d``: ingest a capture (units, axes, gaps, rejected markers,
     optional filter) and detect the swing events; prints a summary, --json writes it all."""
     if args.json:  # before any work
@@ -336,7 +336,7 @@ def cmd_capture(args) -> int:
     return 0
 
 
-def cmd_swing(args) -> int:
+def cmd_swing(args: argparse.Namespace) -> int:
     """``harness swing CAPTURE.c3d --out DIR``: ingest → IK → fit → candidate → replay in
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
@@ -378,7 +378,7 @@ def cmd_swing(args) -> int:
     return o.exit_code
 
 
-def cmd_osim_export(args) -> int:
+def cmd_osim_export(args: argparse.Namespace) -> int:
     """``harness osim-export SWING_OUT_DIR [--out DIR]``: golfer.osim, swing.mot and
     markers.trc of a finished swing. Exit 0 when written, 2 for bad input."""
     r = api.osim_export(args.swing_dir, out=args.out)
@@ -388,7 +388,7 @@ def cmd_osim_export(args) -> int:
     return 0
 
 
-def cmd_fit(args) -> int:
+def cmd_fit(args: argparse.Namespace) -> int:
     """``harness fit --problem NAME --out DIR``: the problem's fit bundle and its summary
     line (the problem's own, harness/fit/fitproblem.py); exit code the problem's."""
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
@@ -405,7 +405,7 @@ def cmd_fit(args) -> int:
     return code
 
 
-def cmd_sweep(args) -> int:
+def cmd_sweep(args: argparse.Namespace) -> int:
     """``harness sweep NAME --out DIR``: every case of the named sweep through the local or
     Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
     or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
@@ -893,14 +893,14 @@ class _ReaderGone:
     def __init__(self, stream):
         self._stream = stream
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
         except BrokenPipeError:
             self._to_devnull()
             return len(text)
 
-    def flush(self):
+    def flush(self) -> None:
         try:
             self._stream.flush()
         except BrokenPipeError:
@@ -918,7 +918,7 @@ class _ReaderGone:
         return getattr(self._stream, name)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _ReaderGone(streams[0]), _ReaderGone(streams[1])
     try:
