@@ -46,6 +46,7 @@ from ctypes import POINTER, c_bool, c_char_p, c_double, c_int32, c_void_p
 from importlib.metadata import PackageNotFoundError, distribution
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 IPOPT_INF = 1e19                   # IPOPT's default nlp_upper_bound_inf (−1e19 lower)
 
@@ -232,12 +233,55 @@ class Problem:
             self._exc = e
             return False
 
-    def solve(self, x0, options: dict | None = None):
+    def solve(self, x0: ArrayLike, options: dict | None = None
+              ) -> tuple[NDArray[np.float64], dict]:
+        """Solve from x0 (n,); returns (x (n,), info) (``info``: the module docstring)."""
         lib = load()
-        n, m, obj = self.n, self.m, self.obj
+        n, m = self.n, self.m
         nnz_j = self._nnz("jacobian", m * n) if m else 0
         nnz_h = self._nnz("hessian", n * (n + 1) // 2) if self.has_hessian else 0
         self._exc = None
+        # the ctypes callback objects must outlive IpoptSolve: held here until return
+        cbs = self._eval_callbacks()
+        icb = self._intermediate_callback()
+        x = np.array(x0, dtype=float).ravel()
+        if x.size != n:
+            raise ValueError(f"x0 has length {x.size}, expected {n}")
+        g = np.zeros(m)
+        mult_g, mult_x_L, mult_x_U = np.zeros(m), np.zeros(n), np.zeros(n)
+        obj_val = ipnumber(0.0)
+
+        def p(a):
+            return a.ctypes.data_as(_pnum)
+        prob = lib.CreateIpoptProblem(n, p(self.lb), p(self.ub), m, p(self.cl), p(self.cu),
+                                      nnz_j, nnz_h, 0, *cbs)
+        if not prob:
+            raise RuntimeError("CreateIpoptProblem failed (check n, m, bounds and sizes)")
+        try:
+            if not lib.SetIntermediateCallback(prob, icb):
+                raise RuntimeError("SetIntermediateCallback failed")
+            opts = dict(self.options)
+            opts.update(options or {})
+            for k, v in opts.items():
+                _add_option(lib, prob, k, v)
+            status = int(lib.IpoptSolve(prob, p(x), p(g), ctypes.byref(obj_val), p(mult_g),
+                                        p(mult_x_L), p(mult_x_U), None))
+        finally:
+            lib.FreeIpoptProblem(prob)
+            del cbs, icb
+        if self._exc is not None:
+            exc, self._exc = self._exc, None
+            raise exc
+        name, msg = STATUS.get(status, ("Unknown", "Unknown status"))
+        info = {"x": x, "g": g, "obj_val": float(obj_val.value), "mult_g": mult_g,
+                "mult_x_L": mult_x_L, "mult_x_U": mult_x_U, "status": status,
+                "status_name": name, "status_msg": msg}
+        return x, info
+
+    def _eval_callbacks(self) -> tuple:
+        """The ctypes callbacks of f, g, ∇f, the Jacobian and the Hessian, in
+        CreateIpoptProblem's order; each copies through a view of IPOPT's buffer."""
+        n, m, obj = self.n, self.m, self.obj
 
         def _x(x):
             return _view(x, n).copy()
@@ -282,7 +326,13 @@ class Problem:
                         obj.hessian(_x(x), lg, float(obj_factor)), dtype=float).ravel()
             return self._guard(run)
 
-        inter = getattr(obj, "intermediate", None)
+        return (Eval_F_CB(eval_f), Eval_G_CB(eval_g), Eval_Grad_F_CB(eval_grad_f),
+                Eval_Jac_G_CB(eval_jac_g), Eval_H_CB(eval_h))
+
+    def _intermediate_callback(self) -> Intermediate_CB:
+        """The ctypes intermediate callback: problem_obj.intermediate if it has one (None
+        counts as True), False once a callback's exception is stored."""
+        inter = getattr(self.obj, "intermediate", None)
 
         def intermediate(alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
                          reg_size, alpha_du, alpha_pr, ls_trials, ud):
@@ -296,43 +346,7 @@ class Problem:
                 alpha_du, alpha_pr, ls_trials)))
             return ok and (out[0] is None or bool(out[0]))
 
-        # the ctypes callback objects must outlive IpoptSolve: held here until return
-        cbs = (Eval_F_CB(eval_f), Eval_G_CB(eval_g), Eval_Grad_F_CB(eval_grad_f),
-               Eval_Jac_G_CB(eval_jac_g), Eval_H_CB(eval_h))
-        icb = Intermediate_CB(intermediate)
-        x = np.array(x0, dtype=float).ravel()
-        if x.size != n:
-            raise ValueError(f"x0 has length {x.size}, expected {n}")
-        g = np.zeros(m)
-        mult_g, mult_x_L, mult_x_U = np.zeros(m), np.zeros(n), np.zeros(n)
-        obj_val = ipnumber(0.0)
-
-        def p(a):
-            return a.ctypes.data_as(_pnum)
-        prob = lib.CreateIpoptProblem(n, p(self.lb), p(self.ub), m, p(self.cl), p(self.cu),
-                                      nnz_j, nnz_h, 0, *cbs)
-        if not prob:
-            raise RuntimeError("CreateIpoptProblem failed (check n, m, bounds and sizes)")
-        try:
-            if not lib.SetIntermediateCallback(prob, icb):
-                raise RuntimeError("SetIntermediateCallback failed")
-            opts = dict(self.options)
-            opts.update(options or {})
-            for k, v in opts.items():
-                _add_option(lib, prob, k, v)
-            status = int(lib.IpoptSolve(prob, p(x), p(g), ctypes.byref(obj_val), p(mult_g),
-                                        p(mult_x_L), p(mult_x_U), None))
-        finally:
-            lib.FreeIpoptProblem(prob)
-            del cbs, icb
-        if self._exc is not None:
-            exc, self._exc = self._exc, None
-            raise exc
-        name, msg = STATUS.get(status, ("Unknown", "Unknown status"))
-        info = {"x": x, "g": g, "obj_val": float(obj_val.value), "mult_g": mult_g,
-                "mult_x_L": mult_x_L, "mult_x_U": mult_x_U, "status": status,
-                "status_name": name, "status_msg": msg}
-        return x, info
+        return Intermediate_CB(intermediate)
 
 
 def _add_option(lib, prob, key, value):

@@ -445,41 +445,73 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
     sig_hat = noise_sigma(y)
     f, S_true = periodogram(u_true, h)
     floor = control_noise_floor(f, sig_hat, h)
-    masks = folds(N, k)
+    data = {"t": t, "x_true": x_true, "u_true": u_true, "y": y, "h": h, "f": f,
+            "floor": floor, "sigma": sigma, "k": k, "masks": folds(N, k)}
     rows, fits = [], {}
     sets = settings_of(grid)
     models = {kf: SplineFit(t, y, sigma, kf) for kf in grid["knot_frames"]}
     warm = {}
     for s in sets:
-        m = models[s.knot_frames]
-        key = (s.knot_frames, s.w_effort, s.w_prior)
-        full = m.solve(s, z0=warm.get((key, -1)))
-        warm[(key, -1)] = full["z"]
-        comp, norms = m.components(full, s)
-        scores, conv = [], full["converged"]
-        for j, held in enumerate(masks):
-            # warm start from this fold's previous solution only (never from a fit that
-            # saw the held-out frames)
-            sol = m.solve(s, fit_mask=~held, z0=warm.get((key, j)))
-            warm[(key, j)] = sol["z"]
-            conv = conv and sol["converged"]
-            th, _ = m.control(sol["z"])
-            scores.append(float(np.mean(((th[held] - y[held]) / sigma) ** 2)))
-        th, u = m.control(full["z"])
-        _, S_fit = periodogram(u, h)
-        scores = np.array(scores)
-        rows.append({**s.as_dict(), "components": comp, "regularisation_norms": norms,
-                     "edf": m.edf(full), "p": float(full["z"][-1]),
-                     "cv_mean": float(scores.mean()),
-                     "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
-                     "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
-                     "converged": bool(conv),
-                     "truth_error": {
-                         "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
-                         "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
-                         "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
-                     "spectrum": spectrum_summary(f, S_fit, floor)})
-        fits[s] = (th, u, S_fit)
+        row, fits[s] = _fit_setting(models[s.knot_frames], s, data, warm)
+        rows.append(row)
+    ch = _choose(rows, sets, k)
+    cs = sets[ch["chosen"]]
+    doc = _study_doc(grid, N, seed, sigma, h, k, sig_hat, rows, sets, ch)
+    doc["wall_s"] = time.perf_counter() - t0
+    th_c, u_c, S_c = fits[cs]
+    d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
+    _, S_naive = periodogram(np.r_[d2[0], d2, d2[-1]], h)
+    least, most = sets[ch["least"]], sets[ch["most"]]
+    arrays = {"study_t": t, "study_y": y, "study_theta_true": x_true[:, 0],
+              "study_u_true": u_true, "study_theta_fit": th_c, "study_u_fit": u_c,
+              "study_u_least": fits[least][1], "study_u_most": fits[most][1],
+              "study_f_hz": f, "study_psd_fit": S_c, "study_psd_true": S_true,
+              "study_psd_floor": floor, "study_psd_naive": S_naive,
+              "study_psd_least": fits[least][2]}
+    return {"json": doc, "arrays": arrays}
+
+
+def _fit_setting(m: SplineFit, s: Setting, data: dict, warm: dict) -> tuple[dict, tuple]:
+    """One setting s on the spline model m: the fit to all frames and the k fold fits (warm
+    started from ``warm``, which it updates). Returns (its row of the study's ``settings``,
+    (θ (N,) [rad], u (N,) [rad/s²], the power spectrum of u) of the fit to all frames)."""
+    y, sigma, h, k = data["y"], data["sigma"], data["h"], data["k"]
+    x_true, u_true = data["x_true"], data["u_true"]
+    key = (s.knot_frames, s.w_effort, s.w_prior)
+    full = m.solve(s, z0=warm.get((key, -1)))
+    warm[(key, -1)] = full["z"]
+    comp, norms = m.components(full, s)
+    scores, conv = [], full["converged"]
+    for j, held in enumerate(data["masks"]):
+        # warm start from this fold's previous solution only (never from a fit that
+        # saw the held-out frames)
+        sol = m.solve(s, fit_mask=~held, z0=warm.get((key, j)))
+        warm[(key, j)] = sol["z"]
+        conv = conv and sol["converged"]
+        th, _ = m.control(sol["z"])
+        scores.append(float(np.mean(((th[held] - y[held]) / sigma) ** 2)))
+    th, u = m.control(full["z"])
+    _, S_fit = periodogram(u, h)
+    scores = np.array(scores)
+    row = {**s.as_dict(), "components": comp, "regularisation_norms": norms,
+           "edf": m.edf(full), "p": float(full["z"][-1]),
+           "cv_mean": float(scores.mean()),
+           "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
+           "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
+           "converged": bool(conv),
+           "truth_error": {
+               "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
+               "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
+               "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
+           "spectrum": spectrum_summary(data["f"], S_fit, data["floor"])}
+    return row, (th, u, S_fit)
+
+
+def _choose(rows: list[dict], sets: list[Setting], k: int) -> dict:
+    """The one-standard-error choice over the study's rows (adds each row's paired
+    ``cv_excess`` and its standard error): the indices of the chosen, the CV-minimal, the
+    least and most regularised settings, the band within one standard error, the L-curve
+    of the chosen setting's smoothness axis and its corner, the band's ranges."""
     cv = np.array([r["cv_mean"] for r in rows])
     i_min = int(np.argmin(cv))
     # paired fold differences: the held-out noise common to every setting cancels
@@ -506,7 +538,16 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
                              for i in lc])
     ranges = {a: [min(getattr(sets[i], a) for i in band), max(getattr(sets[i], a) for i in band)]
               for a in AXES}
-    doc = {
+    return {"i_min": i_min, "band": band, "chosen": chosen, "least": least, "most": most,
+            "lc": lc, "corner": corner, "ranges": ranges}
+
+
+def _study_doc(grid: dict, N: int, seed: int, sigma: float, h: float, k: int, sig_hat: float,
+               rows: list[dict], sets: list[Setting], ch: dict) -> dict:
+    """The fit.json ``study`` section but its wall time: the problem, the grid, the folds,
+    the noise floor, every setting's row and the choice (``ch``: ``_choose``)."""
+    cs, lc, corner = sets[ch["chosen"]], ch["lc"], ch["corner"]
+    return {
         "name": "resolution",
         "problem": {
             "description": "the benchmark pendulum θ̈ = −p sin θ + u(t) driven by an unknown "
@@ -534,25 +575,14 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
                            "differences, the largest prior weight (the held-out angle cannot "
                            "see p: u + δp sin θ predicts the same θ), then the fewest "
                            "effective degrees of freedom",
-                   "index": chosen, "setting": cs.as_dict(), "cv_min_index": i_min,
-                   "cv_min_setting": sets[i_min].as_dict(),
-                   "within_one_se": band, "ranges_within_one_se": ranges},
-        "extremes": {"least_regularised": least, "most_regularised": most},
+                   "index": ch["chosen"], "setting": cs.as_dict(), "cv_min_index": ch["i_min"],
+                   "cv_min_setting": sets[ch["i_min"]].as_dict(),
+                   "within_one_se": ch["band"], "ranges_within_one_se": ch["ranges"]},
+        "extremes": {"least_regularised": ch["least"], "most_regularised": ch["most"]},
         "lcurve": {"knot_frames": cs.knot_frames, "w_effort": cs.w_effort,
                    "w_prior": cs.w_prior, "indices": lc,
                    "corner_index": lc[corner] if corner >= 0 else None},
-        "converged": all(r["converged"] for r in rows),
-        "wall_s": time.perf_counter() - t0}
-    th_c, u_c, S_c = fits[cs]
-    d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
-    _, S_naive = periodogram(np.r_[d2[0], d2, d2[-1]], h)
-    arrays = {"study_t": t, "study_y": y, "study_theta_true": x_true[:, 0],
-              "study_u_true": u_true, "study_theta_fit": th_c, "study_u_fit": u_c,
-              "study_u_least": fits[sets[least]][1], "study_u_most": fits[sets[most]][1],
-              "study_f_hz": f, "study_psd_fit": S_c, "study_psd_true": S_true,
-              "study_psd_floor": floor, "study_psd_naive": S_naive,
-              "study_psd_least": fits[sets[least]][2]}
-    return {"json": doc, "arrays": arrays}
+        "converged": all(r["converged"] for r in rows)}
 
 
 def request(problem: str, study: str | None, grid: dict | None,

@@ -93,6 +93,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.interpolate import BSpline
 
 from harness.core.errors import BadInput
@@ -660,17 +661,48 @@ class _Residuals:
         G = G * stick_i[None, :, None]
         return G.reshape(self.nv, -1)
 
-    def evaluate(self, theta, jac: bool):
-        """Residuals and cost components at θ; with ``jac`` also the Gauss–Newton normal
-        equations in block form (see ``_normal``)."""
-        p, nv, N = self.p, self.nv, self.p.N
+    def evaluate(self, theta: NDArray[np.float64], jac: bool) -> dict:
+        """Residuals and cost components at θ (layout: the class docstring); with ``jac``
+        also the Gauss–Newton normal equations in block form (see ``_normal``)."""
+        p = self.p
         C, beta = self.split(theta)
+        Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
+        fr = self._frame_terms(Q, V, beta, jac)
+        tau, dq, dv, da = self._inverse_dynamics(Q, V, A, jac)
+        act, r_eff, r_smo, comps, extra = self._actuation_terms(fr, tau, Q, V, beta)
+        exc = None
+        if p.activation is not None:
+            exc = self.excitation(tau)
+            r_x = (exc[0] * self.wx).ravel()
+            r_b = self.wb * _beyond_one(exc[0]).ravel()
+            comps["excitation"] = 0.5 * float(r_x @ r_x)
+            comps["excitation_bound"] = 0.5 * float(r_b @ r_b)
+            extra = extra + [r_x, r_b]
+        if p.impact is not None:
+            imp = self._impact_terms(theta, C, jac, comps)
+            extra = extra + [imp["r_rs"], imp["r_pr"], imp["r_tc"]]
+        r = np.concatenate(fr["r_geo"] + [r_eff, r_smo] + extra + fr["r_slip"])
+        comps["total"] = 0.5 * float(r @ r)
+        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": fr["mres"],
+               "cres": fr["cres"], "gres": fr["gres"], "slip": fr["slip"], "G": fr["G"],
+               "beta": beta, "components": comps,
+               "excitation": None if exc is None else exc[0]}
+        if jac:
+            out["normal"] = self._normal(fr["r_geo"], fr["geo_J"], fr["r_slip"], fr["slip_J"],
+                                         dq, dv, da, act, tau, fr["G"], beta, fr["curv"], exc)
+            if p.impact is not None:       # the reset rows: the coefficients and Λ
+                self._impact_normal(out["normal"], imp)
+        return out
+
+    def _frame_terms(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+                     beta: NDArray[np.float64] | None, jac: bool) -> dict:
+        """Frame by frame: the marker, closure and contact residuals (and with ``jac`` their
+        Jacobians over q), the contact slip and the contact forces' map G (N, nv, nc·4)."""
+        p, nv, N = self.p, self.nv, self.p.N
         ct = p.contact
         a = p.adapter
-        Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
         allf = self.frames + self.pa + self.pb + self.cf
         K, P, nc = len(self.frames), len(self.pa), len(self.cf)
-        tau = np.empty((N, nv))
         mres = np.full((N, K, 3), np.nan)
         cres = np.zeros((N, P, 3))
         gres = np.zeros((N, nc, 3))
@@ -722,12 +754,34 @@ class _Residuals:
                                    dJv / ct.sigma_slip))
                     curv.append(dGb)
                 geo_J.append(np.vstack(Ji))
+        return {"mres": mres, "cres": cres, "gres": gres, "slip": slip, "G": G,
+                "r_geo": r_geo, "r_slip": r_slip, "geo_J": geo_J, "slip_J": slip_J,
+                "curv": curv, "msum": msum, "csum": csum, "gsum": gsum, "vsum": vsum}
+
+    def _inverse_dynamics(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+                          A: NDArray[np.float64], jac: bool) -> tuple:
+        """τ (N, nv) [N·m | N] by inverse dynamics at every frame; with ``jac`` also its
+        derivatives over q, v, v̇ (each (N, nv, nv)), else three None."""
+        nv, N = self.nv, self.p.N
+        a = self.p.adapter
+        tau = np.empty((N, nv))
+        dq = dv = da = None
         if jac:
             dq, dv, da = (np.empty((N, nv, nv)) for _ in range(3))
         for i in range(N):
             tau[i] = a.inverse_dynamics(Q[i], V[i], A[i])
             if jac:
                 dq[i], dv[i], da[i] = a.inverse_dynamics_derivatives(Q[i], V[i], A[i])
+        return tau, dq, dv, da
+
+    def _actuation_terms(self, fr: dict, tau: NDArray[np.float64], Q: NDArray[np.float64],
+                         V: NDArray[np.float64], beta: NDArray[np.float64] | None) -> tuple:
+        """(act (N, nv), effort rows, smoothness rows, cost components so far, the contact
+        forces' rows): the actuation ID − Gβ (+ the passive law's violation) and its terms."""
+        p, nv, N = self.p, self.nv, self.p.N
+        ct = p.contact
+        nc = len(self.cf)
+        G = fr["G"]
         # the actuation: joint torques and residuals, what the contact forces leave of ID
         act = tau - np.einsum("nij,nj->ni", G, beta.reshape(N, -1)) if nc else tau
         if p.passive is not None:
@@ -740,10 +794,10 @@ class _Residuals:
         # acts on the velocities only)
         r_smo = (np.diff(tau, axis=0) * self.ws).ravel()
         extra = []
-        comps = {"markers": 0.5 * msum, "closure": 0.5 * csum}
+        comps = {"markers": 0.5 * fr["msum"], "closure": 0.5 * fr["csum"]}
         if nc:
-            comps["contact_kinematics"] = 0.5 * gsum
-            comps["contact_slip"] = 0.5 * vsum
+            comps["contact_kinematics"] = 0.5 * fr["gsum"]
+            comps["contact_slip"] = 0.5 * fr["vsum"]
             rd = list(ct.residual_dofs)
             r_res = (act[:, rd] * self.we[rd]).ravel()
             comps["residual"] = 0.5 * float(r_res @ r_res)
@@ -766,57 +820,53 @@ class _Residuals:
             comps["passive_law"] = 0.5 * float(r_p @ r_p)
             comps["effort"] -= comps["passive_law"]
         comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
-        exc = None
-        if p.activation is not None:
-            exc = self.excitation(tau)
-            r_x = (exc[0] * self.wx).ravel()
-            r_b = self.wb * _beyond_one(exc[0]).ravel()
-            comps["excitation"] = 0.5 * float(r_x @ r_x)
-            comps["excitation_bound"] = 0.5 * float(r_b @ r_b)
-            extra = extra + [r_x, r_b]
-        if p.impact is not None:
-            lam = self.impulse(theta)
-            rs = self.reset(C, lam, jac=jac)
-            r_rs = rs[0] / p.impact.sigma_reset
-            r_pr = lam / p.impact.sigma_impulse
-            comps["reset"] = 0.5 * float(r_rs @ r_rs)
-            comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
-            qe = p.Be0 @ C
-            vm, vp, am, ap = (B @ C for B in (p.Be1m, p.Be1p, p.Be2m, p.Be2p))
-            wc = np.sqrt(p.impact.w_continuity) * self.ws
-            r_tc = wc * (a.inverse_dynamics(qe, vp, ap) - a.inverse_dynamics(qe, vm, am))
-            comps["torque_continuity"] = 0.5 * float(r_tc @ r_tc)
-            extra = extra + [r_rs, r_pr, r_tc]
-        r = np.concatenate(r_geo + [r_eff, r_smo] + extra + r_slip)
-        comps["total"] = 0.5 * float(r @ r)
-        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": mres,
-               "cres": cres, "gres": gres, "slip": slip, "G": G, "beta": beta,
-               "components": comps, "excitation": None if exc is None else exc[0]}
-        if jac:
-            out["normal"] = self._normal(r_geo, geo_J, r_slip, slip_J, dq, dv, da, act,
-                                         tau, G, beta, curv, exc)
-            if p.impact is not None:       # the reset rows: the coefficients and Λ
-                ne, sg = out["normal"], p.impact.sigma_reset
-                R_C, R_L = rs[2] / sg, rs[3] / sg
-                cols = np.flatnonzero(np.abs(R_C).sum(axis=0) > 0)
-                Rc = R_C[:, cols]
-                ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
-                ne["g"][cols] += Rc.T @ r_rs
-                ne["HcL"] = R_C.T @ R_L
-                ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
-                ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
-                Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
-                Dm = a.inverse_dynamics_derivatives(qe, vm, am)
-                T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])
-                                     + np.kron(p.Be1p[None, :], Dp[1])
-                                     - np.kron(p.Be1m[None, :], Dm[1])
-                                     + np.kron(p.Be2p[None, :], Dp[2])
-                                     - np.kron(p.Be2m[None, :], Dm[2]))
-                cols = np.flatnonzero(np.abs(T_C).sum(axis=0) > 0)
-                Tc = T_C[:, cols]
-                ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
-                ne["g"][cols] += Tc.T @ r_tc
-        return out
+        return act, r_eff, r_smo, comps, extra
+
+    def _impact_terms(self, theta: NDArray[np.float64], C: NDArray[np.float64], jac: bool,
+                      comps: dict) -> dict:
+        """The impact's rows (reset map, impulse prior, torque continuity at t_e), their cost
+        components added to ``comps``, and what ``_impact_normal`` needs of them."""
+        p, a = self.p, self.p.adapter
+        lam = self.impulse(theta)
+        rs = self.reset(C, lam, jac=jac)
+        r_rs = rs[0] / p.impact.sigma_reset
+        r_pr = lam / p.impact.sigma_impulse
+        comps["reset"] = 0.5 * float(r_rs @ r_rs)
+        comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
+        qe = p.Be0 @ C
+        vm, vp, am, ap = (B @ C for B in (p.Be1m, p.Be1p, p.Be2m, p.Be2p))
+        wc = np.sqrt(p.impact.w_continuity) * self.ws
+        r_tc = wc * (a.inverse_dynamics(qe, vp, ap) - a.inverse_dynamics(qe, vm, am))
+        comps["torque_continuity"] = 0.5 * float(r_tc @ r_tc)
+        return {"rs": rs, "r_rs": r_rs, "r_pr": r_pr, "r_tc": r_tc, "qe": qe, "vm": vm,
+                "vp": vp, "am": am, "ap": ap, "wc": wc}
+
+    def _impact_normal(self, ne: dict, imp: dict) -> None:
+        """Adds the impact's rows to the normal equations ``ne``: the reset map's over the
+        coefficients and Λ (H_CΛ, H_ΛΛ, g_Λ), the torque continuity's over the coefficients."""
+        p, a = self.p, self.p.adapter
+        sg = p.impact.sigma_reset
+        rs, r_rs, r_pr, r_tc, wc = imp["rs"], imp["r_rs"], imp["r_pr"], imp["r_tc"], imp["wc"]
+        qe, vm, vp, am, ap = imp["qe"], imp["vm"], imp["vp"], imp["am"], imp["ap"]
+        R_C, R_L = rs[2] / sg, rs[3] / sg
+        cols = np.flatnonzero(np.abs(R_C).sum(axis=0) > 0)
+        Rc = R_C[:, cols]
+        ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
+        ne["g"][cols] += Rc.T @ r_rs
+        ne["HcL"] = R_C.T @ R_L
+        ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
+        ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
+        Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
+        Dm = a.inverse_dynamics_derivatives(qe, vm, am)
+        T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])
+                             + np.kron(p.Be1p[None, :], Dp[1])
+                             - np.kron(p.Be1m[None, :], Dm[1])
+                             + np.kron(p.Be2p[None, :], Dp[2])
+                             - np.kron(p.Be2m[None, :], Dm[2]))
+        cols = np.flatnonzero(np.abs(T_C).sum(axis=0) > 0)
+        Tc = T_C[:, cols]
+        ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
+        ne["g"][cols] += Tc.T @ r_tc
 
     def excitation(self, tau):
         """(e, ∂e/∂a_i, ∂e/∂a_{i+1}) each (N − 1, n_a) [–]: the excitation of every frame
