@@ -45,6 +45,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from harness.fit import schedules as S
+from harness.fit.events import falling_ball
+from harness.fit.phases import PhaseShooting, solve_phases
+from harness.fit.shooting import Controls
 
 G = 9.81                       # m/s²
 TRUTH = {"h0_m": 1.0, "v0_mps": 0.5, "restitution": 0.8}
@@ -243,10 +246,6 @@ def phase_problem(t, y, sigma: float, n_events: int, events=(), segments: int = 
     vertical ball (events.falling_ball), no control, p = [e]; every phase ``segments``
     segments of ``steps`` RK4 steps (free flight is quadratic in t, so RK4 is exact at any
     step); heights measured with W = 1/σ²; ``events`` the EventObservation labels."""
-    from harness.fit.events import falling_ball
-    from harness.fit.phases import PhaseShooting
-    from harness.fit.shooting import Controls
-
     t = np.asarray(t, float)
     return PhaseShooting(falling_ball(G), Controls("piecewise_constant", 1, float(t[-1])),
                          (segments,) * (n_events + 1), (steps,) * (n_events + 1), t,
@@ -262,8 +261,6 @@ def fit_phases(t, y, sigma: float = SIGMA, start=None, events=(), segments: int 
     ``fit_schedules`` (its h0, v0, e, and the impacts its flow places: the schedule's
     number of events); at most ``max_iter`` Gauss–Newton iterations. Returns
     (PhaseResult, PhaseShooting, start)."""
-    from harness.fit.phases import solve_phases
-
     t = np.asarray(t, float)
     if start is None:
         R = fit_schedules(t, y, sigma, events=events)

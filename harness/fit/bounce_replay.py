@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from fixtures.contact_catalog import scene
 from harness.core.errors import EngineUnavailable
 from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.hybrid import simulate
+from harness.model.prepared import prepare_fixture
 
 FIXTURE = "ball"
 
@@ -43,11 +47,6 @@ def replay(t, h0: float, v0: float, e: float, y_fit, impacts_fit, engines=None,
     from ``impacts_fit`` [s], and whether both are within the table's tolerances;
     ``passed``: every available engine within both and at least two compared. Engines not
     installed are listed as unavailable (never a pass). ``dt`` [s]: the RK4 step."""
-    from fixtures.contact_catalog import scene
-    from harness.model import registry
-    from harness.model.hybrid import simulate
-    from harness.model.prepared import prepare_fixture
-
     model = prepare_fixture(FIXTURE)
     sc = scene(FIXTURE)
     r = float(sc.geometry[0].radius)

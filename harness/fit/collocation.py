@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
-from harness.fit import METHODS  # the collocation schemes (listed there for the CLI)
+from harness.fit import METHODS, ipopt_c  # METHODS: the collocation schemes (listed for the CLI)
 
 # IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
 # identified parameters of the benchmark problems unchanged (to round-off) and save time
@@ -749,7 +749,6 @@ class Collocator:
             raise BadInput("backend", f"{backend!r}: expected 'c' or 'cyipopt'")
         warnings = []
         if backend == "c":
-            from harness.fit import ipopt_c
             try:
                 ipopt_c.load()
                 Problem = ipopt_c.Problem
@@ -757,7 +756,7 @@ class Collocator:
                 warnings.append(f"IPOPT C interface unavailable ({e}); solved with cyipopt")
                 backend = "cyipopt"
         if backend == "cyipopt":
-            import cyipopt
+            import cyipopt  # the optional second backend: loaded only when it is used
             Problem = cyipopt.Problem
 
         history = []

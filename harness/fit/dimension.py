@@ -59,7 +59,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.core.errors import BadInput
+from harness.core.spec import Body, FixtureSpec, Frame, Joint
 from harness.core.tolerances import lookup
+from harness.fit import trajectory as tf
+from harness.model import registry
+from harness.model.prepared import PreparedModel
 
 D_STAR = 2
 TRUE_HINGES = (0.0, 0.5)          # m, arc positions of the truth's hinges
@@ -124,8 +128,6 @@ def spec(cand: Candidate):
     """FixtureSpec of a candidate: one body per hinge (``seg<j>``, from its hinge to the
     next or the chain's end), hinges about y, uniform linear density, thin-rod inertias
     about each segment's arc midpoint, one frame per marker."""
-    from harness.core.spec import Body, FixtureSpec, Frame, Joint
-
     ends = list(cand.hinges) + [LENGTH]
     bodies, joints, frames = [Body("base", 0.0)], [], []
     for j, (s0, s1) in enumerate(zip(ends[:-1], ends[1:])):
@@ -153,9 +155,6 @@ def spec(cand: Candidate):
 
 def adapter(cand: Candidate, engine: str | None = None):
     """An adapter of ``engine`` (default: registry.preferred("fit")) for the candidate."""
-    from harness.model import registry
-    from harness.model.prepared import PreparedModel
-
     engine = engine or registry.preferred("fit")
     sp = spec(cand)
     return registry.adapter_class(engine)(PreparedModel(sp, f"dimension:{cand.name}",
@@ -244,8 +243,6 @@ def fit_fold(cand: Candidate, y, train: np.ndarray, engine: str | None = None) -
     """Fit ``cand`` to the markers of the frames ``train`` (N,) bool (the others set
     unseen); {"q" (N, d) rad at every frame, "tau" (N, d) N·m, "iterations",
     "converged", "train_cost", "wall_s"}."""
-    from harness.fit import trajectory as tf
-
     t0 = time.perf_counter()
     ad = adapter(cand, engine)
     yt = np.array(y, float)
@@ -364,8 +361,6 @@ def compare(seed: int = 0, kinked: bool = False, engine: str | None = None,
             check_absorption: bool = True) -> dict:
     """The whole comparison on one seeded data set; a dict of plain values plus arrays
     (``ll`` (C, N) nats, ``q`` per candidate, ``data``)."""
-    from harness.model import registry
-
     engine = engine or registry.preferred("fit")
     d = data(seed, kinked, engine)
     y, folds = d["y"], fold_of()

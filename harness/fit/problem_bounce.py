@@ -32,7 +32,6 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.fit import charts as C
-from harness.fit.bounce_replay import replay
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
 
 # the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
@@ -107,6 +106,8 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true)
+    from harness.fit.bounce_replay import replay  # start-up cost: the engines' contact models
+
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
                                     times, engines=engines, dt=B.H)

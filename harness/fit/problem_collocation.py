@@ -38,6 +38,8 @@ from harness.core.errors import BadInput
 from harness.fit import METHODS
 from harness.fit import charts as C
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.model.prepared import prepare_fixture
+from harness.model.registry import ENGINES, adapter_class, probe
 
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
@@ -52,6 +54,7 @@ def run(problem: str, req: FitRequest) -> dict:
     """Generate ``problem``'s data ("pendulum" | "balance"), fit it, and return {"json":
     dict, "arrays": dict}. ``req.study_grid`` (pendulum only) adds fit.json's ``study``
     section and the ``study_*`` arrays (harness/fit/resolution.py)."""
+    # start-up cost: the CLI's start imports this module; these load collocation, scipy.sparse
     from harness.fit import problems as P
     from harness.fit import resolution
     from harness.fit.collocation import SPEED_OPTIONS
@@ -293,7 +296,7 @@ def shooting_summary(dyn, t, res, r_in) -> tuple:
     states, controls and parameters integrated by DOP853 interval by interval (the
     multiple-shooting defects) and over the whole window (harness/fit/validate.py); per
     state max |·| and RMS in the state's unit."""
-    from harness.fit.validate import shooting_check
+    from harness.fit.validate import shooting_check  # start-up cost: scipy.integrate
 
     p = [res.params[k] for k in dyn.param_names]
     U = res.controls[0] if dyn.n_u else None
@@ -311,9 +314,6 @@ def fixture_pendulum_p() -> tuple:
     """(p [1/s²] of the `pendulum` fixture, engine name): θ̈ = −p sin θ with
     p = h(θ = π/2) / M(θ = π/2) from the first available adapter's bias forces and mass
     matrix (v = 0; the hinge's com hangs below the axis)."""
-    from harness.model.prepared import prepare_fixture
-    from harness.model.registry import ENGINES, adapter_class, probe
-
     model = prepare_fixture("pendulum")
     for name in ENGINES:
         if probe(name).available:

@@ -48,6 +48,7 @@ import numpy as np
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.fit import rk4
+from harness.fit.identifiability import analyse
 from harness.fit.least_squares import gauss_newton_kkt
 
 PARAMETERISATIONS = ("piecewise_constant", "piecewise_linear", "cubic_bspline")
@@ -518,8 +519,6 @@ def identifiability_at(prob: MultipleShooting, w, prior=None):
     defects closed the trajectory is a function of z alone, so the single-shooting
     Jacobian of the (already whitened) residuals at z is the reduced one; prior Λ
     (nz, nz) or None."""
-    from harness.fit.identifiability import analyse
-
     s, th, p = prob.split(w)
     ss = SingleShooting(prob.sys, prob.ctrl, prob.N, prob.meas)
     r, Jr = ss.residuals(np.concatenate([s[0], th.reshape(-1), p]), jac=True)
@@ -554,8 +553,6 @@ def solve_single(prob: SingleShooting, z0, fixed: np.ndarray | None = None,
     bound = tol_r.atol + tol_r.rtol * float(np.abs(ref).max())
     reason = "" if err <= bound else (f"independent DOP853 reintegration differs by "
                                       f"{err:.3g} > {bound:.3g}")
-    from harness.fit.identifiability import analyse
-
     r, Jr = prob.residuals(z, jac=True)
     idf = analyse(Jr, r, None, None, parameter_names(prob.sys, prob.ctrl))
     return z, ShootingResult(z, tr.t, tr.x, 0.0, err, int(sol.nfev), not reason, reason,

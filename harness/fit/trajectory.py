@@ -97,7 +97,10 @@ from numpy.typing import NDArray
 from scipy.interpolate import BSpline
 
 from harness.core.errors import BadInput
+from harness.fit.activation import ActivationModel, signed_excitation
 from harness.fit.least_squares import LMOptions, levenberg_marquardt
+from harness.model.candidate import Controls, Event
+from harness.model.integrators import Method, rollout
 
 
 def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
@@ -224,8 +227,6 @@ class ActivationDrive:
     w_bound: float = 1e4
 
     def __post_init__(self):
-        from harness.fit.activation import ActivationModel
-
         self.dofs = tuple(int(j) for j in self.dofs)
         self.tau_max = np.broadcast_to(np.asarray(self.tau_max, float),
                                        (len(self.dofs),)).copy()
@@ -552,8 +553,6 @@ class TrajectoryFitResult:
 
     def controls(self):
         """The replay controls (harness/model/candidate.py Controls) with their events."""
-        from harness.model.candidate import Controls
-
         return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
     def marker_max(self, mask=None) -> float:
@@ -872,8 +871,6 @@ class _Residuals:
         """(e, ∂e/∂a_i, ∂e/∂a_{i+1}) each (N − 1, n_a) [–]: the excitation of every frame
         interval of the activation-driven joints, from the torques τ (N, nv) [N·m | N]
         (a = τ/τ_max; harness/fit/activation.signed_excitation)."""
-        from harness.fit.activation import signed_excitation
-
         ad = self.p.activation
         a = tau[:, list(ad.dofs)] / ad.tau_max
         return signed_excitation(a[:-1], a[1:], self.p.h, ad.model)
@@ -1171,8 +1168,6 @@ def _replay_torques(prob: FitProblem, C):
     q, v, vd = prob.evaluate(C, tr)
     tau = np.stack([a.inverse_dynamics(q[k], v[k], vd[k]) for k in range(tr.size)])
     # defects: the interpolant the engines receive vs ID at the midpoints between knots
-    from harness.model.candidate import Controls
-
     # each phase interpolated on its own (the event's zero-length interval has no midpoint)
     cuts = [k for k in range(tr.size - 1) if tr[k] == tr[k + 1]]
     bounds = list(zip([0] + [k + 1 for k in cuts], cuts + [tr.size - 1]))
@@ -1249,8 +1244,6 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         r, J = res.reset(C, L)
         JtL = J.T @ L
         extra["impulse"] = L
-        from harness.model.candidate import Event
-
         # the event time is the capture's velocity discontinuity, refined with its
         # measurement residual: measured
         extra["events"] = (Event(float(prob.impact.t_e), prob.impact.frame,
@@ -1285,7 +1278,5 @@ def reintegrate(adapter, result: TrajectoryFitResult, method=None):
     impact's reset when the fit has one) from the fitted (q0, v0), by ``method``
     (harness/model/integrators.py; default DOP853 with rtol = atol = 1e-12). Returns the
     harness Rollout on the replay knots."""
-    from harness.model.integrators import Method, rollout
-
     method = method or Method("dop853", rtol=1e-12, atol=1e-12)
     return rollout(adapter, result.q[0], result.v[0], result.controls(), method)
