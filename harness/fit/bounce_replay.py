@@ -18,7 +18,10 @@ table's ("schedules", "replay_height") and ("schedules", "replay_impact_time").
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.contact_catalog import scene
 from harness.core.errors import EngineUnavailable
@@ -40,7 +43,8 @@ def _heights(run, t, r: float, g: float) -> np.ndarray:
     return Q[k, 2] - r + vz * dt - 0.5 * g * dt * dt
 
 
-def replay(t, h0: float, v0: float, e: float, y_fit, impacts_fit, engines=None,
+def replay(t: NDArray[np.float64], h0: float, v0: float, e: float, y_fit: NDArray[np.float64],
+           impacts_fit: NDArray[np.float64], engines: Sequence[str] | None = None,
            dt: float = 1e-3) -> tuple:
     """(fit.json's ``replay``, {engine: heights (N,) [m]}): per engine the largest
     |height − y_fit| [m] over t (N,) [s], its impact times [s] and their largest difference

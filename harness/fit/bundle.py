@@ -89,7 +89,7 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid))
 
 
-def read(folder) -> tuple:
+def read(folder: str | Path) -> tuple:
     """(fit.json document, arrays) of a fit bundle folder, read strictly: fit.json must be
     this schema (BadInput naming the file otherwise) and arrays.npz is read without
     trusting it (harness/core/strict.py)."""
@@ -100,7 +100,7 @@ def read(folder) -> tuple:
     return doc, npz_arrays(blob, str(folder / "arrays.npz"))
 
 
-def write(out, result: dict, html: str) -> Path:
+def write(out: str | Path, result: dict, html: str) -> Path:
     """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html and the
     plotly.min.js it loads), atomically."""
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),

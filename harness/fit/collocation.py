@@ -131,7 +131,9 @@ class ImplicitDynamics:
     def n_z(self) -> int:
         return 2 * self.n_x + self.n_u + self.n_p
 
-    def lagrangian_hessian(self, xd, x, u, r, p, t, lam):
+    def lagrangian_hessian(self, xd: NDArray[np.float64], x: NDArray[np.float64],
+                           u: NDArray[np.float64], r: NDArray[np.float64], p: NDArray[np.float64],
+                           t: NDArray[np.float64], lam: NDArray[np.float64]) -> NDArray[np.float64]:
         """(M, n_z, n_z) Σ_f lam_f ∂²f_f/∂z² (analytic if given, else central differences
         of the analytic Jacobian, step 1e-6·max(1, |z|))."""
         if self.hessian is not None:
@@ -370,7 +372,7 @@ class Collocator:
             b = {"N": N, "h": float(tr.h), "y": y, "r": r,
                  "t": tr.t0 + tr.h * np.arange(N)}
 
-            def take(rows, cols):
+            def take(rows: int, cols: int) -> NDArray[np.int_]:
                 nonlocal off
                 idx = off + np.arange(rows * cols).reshape(rows, cols)
                 off += rows * cols
@@ -558,7 +560,7 @@ class Collocator:
         if hit is not None and np.array_equal(hit[0], theta):
             return hit[1]
 
-        def comb(terms, width):
+        def comb(terms: list, width: int) -> NDArray[np.float64]:
             out = np.zeros((s["M"], width))
             for c, idx in terms:
                 out += c * theta[idx]
@@ -648,7 +650,7 @@ class Collocator:
             out.append(x @ self.A.T - b["y"] @ self.Linv.T)
         return out
 
-    def components(self, theta) -> dict:
+    def components(self, theta: NDArray[np.float64]) -> dict:
         o = self.obj
         sc2 = o.loss_scale ** 2
         es = self._meas(theta)
@@ -673,10 +675,10 @@ class Collocator:
         comp["total"] = sum(comp.values())
         return comp
 
-    def objective(self, theta):
+    def objective(self, theta: NDArray[np.float64]) -> float:
         return self.components(theta)["total"]
 
-    def gradient(self, theta):
+    def gradient(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         o = self.obj
         g = np.zeros(self.n)
         sc2 = o.loss_scale ** 2
@@ -699,17 +701,17 @@ class Collocator:
                 g[self.P[i]] += 2 * o.w_prior * (theta[self.P[i]] - o.prior_mean[name]) / sig ** 2
         return g
 
-    def constraints(self, theta):
+    def constraints(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         c = self.A_lin @ theta
         for s in self.sets:
             f = self.dyn.residual(*self._point(s, theta))
             c[s["row0"]:s["row0"] + f.size] += f.ravel()
         return c
 
-    def jacobianstructure(self):
+    def jacobianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
         return self.jac_rows, self.jac_cols
 
-    def jacobian(self, theta):
+    def jacobian(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         vals = []
         for s in self.sets:
             J = self.dyn.jacobian(*self._point(s, theta)).reshape(s["M"], -1)
@@ -717,10 +719,11 @@ class Collocator:
         vals.append(self._lin_vals)
         return np.bincount(self._jinv, weights=np.concatenate(vals), minlength=len(self.jac_rows))
 
-    def hessianstructure(self):
+    def hessianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
         return self.hess_rows, self.hess_cols
 
-    def hessian(self, theta, lagrange, obj_factor):
+    def hessian(self, theta: NDArray[np.float64], lagrange: NDArray[np.float64],
+                obj_factor: float) -> NDArray[np.float64]:
         vals = []
         nx = self.dyn.n_x
         for s in self.sets:
@@ -740,7 +743,8 @@ class Collocator:
         return np.bincount(self._hinv, weights=np.concatenate(vals), minlength=len(self.hess_rows))
 
     # ------------------------------------------------------------------ solve
-    def solve(self, options: dict | None = None, theta0=None, backend: str = "c") -> FitResult:
+    def solve(self, options: dict | None = None, theta0: ArrayLike | None = None,
+              backend: str = "c") -> FitResult:
         """Solve with IPOPT. ``backend``: "c" (default) goes through our ctypes binding of
         IPOPT's C interface (harness.fit.ipopt_c; same library, same iterates, less
         per-call copying), "cyipopt" through cyipopt. If the C library cannot be loaded,
@@ -769,8 +773,9 @@ class Collocator:
             jacobian = staticmethod(coll.jacobian)
             jacobianstructure = staticmethod(coll.jacobianstructure)
 
-            def intermediate(self, alg_mod, iter_count, obj_value, inf_pr, inf_du, mu,
-                             d_norm, regularization_size, alpha_du, alpha_pr, ls_trials):
+            def intermediate(self, alg_mod: int, iter_count: int, obj_value: float, inf_pr: float,
+                             inf_du: float, mu: float, d_norm: float, regularization_size: float,
+                             alpha_du: float, alpha_pr: float, ls_trials: int) -> bool:
                 history.append({"iter": int(iter_count), "objective": float(obj_value),
                                 "inf_pr": float(inf_pr), "inf_du": float(inf_du),
                                 "mu": float(mu), "restoration": bool(alg_mod)})

@@ -44,6 +44,7 @@ import glob
 import os
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_int32, c_void_p
 from importlib.metadata import PackageNotFoundError, distribution
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -117,7 +118,7 @@ def library_path() -> str:
     return found[0]
 
 
-def load():
+def load() -> ctypes.CDLL:
     """The loaded IPOPT library with argument types set (cached). Its dependencies (MUMPS,
     OpenBLAS, gfortran, quadmath) sit in the same directory without an RPATH to find them,
     so they are loaded first by full path, each once its own dependencies are in."""
@@ -194,7 +195,7 @@ class Problem:
             self.options["hessian_approximation"] = "limited-memory"
         self._exc = None
 
-    def add_option(self, name, value):
+    def add_option(self, name: str | bytes, value: str | bytes | int | float) -> None:
         self.options[name.decode() if isinstance(name, bytes) else str(name)] = value
 
     # ------------------------------------------------------------ structure
@@ -251,7 +252,7 @@ class Problem:
         mult_g, mult_x_L, mult_x_U = np.zeros(m), np.zeros(n), np.zeros(n)
         obj_val = ipnumber(0.0)
 
-        def p(a):
+        def p(a: NDArray[np.float64]) -> Any:
             return a.ctypes.data_as(_pnum)
         prob = lib.CreateIpoptProblem(n, p(self.lb), p(self.ub), m, p(self.cl), p(self.cu),
                                       nnz_j, nnz_h, 0, *cbs)
@@ -286,24 +287,25 @@ class Problem:
         def _x(x):
             return _view(x, n).copy()
 
-        def eval_f(n_, x, new_x, out, ud):
-            def run():
+        def eval_f(n_: int, x: Any, new_x: bool, out: Any, ud: Any) -> bool:
+            def run() -> None:
                 out[0] = float(obj.objective(_x(x)))
             return self._guard(run)
 
-        def eval_grad_f(n_, x, new_x, out, ud):
-            def run():
+        def eval_grad_f(n_: int, x: Any, new_x: bool, out: Any, ud: Any) -> bool:
+            def run() -> None:
                 _view(out, n)[:] = np.asarray(obj.gradient(_x(x)), dtype=float).ravel()
             return self._guard(run)
 
-        def eval_g(n_, x, new_x, m_, out, ud):
-            def run():
+        def eval_g(n_: int, x: Any, new_x: bool, m_: int, out: Any, ud: Any) -> bool:
+            def run() -> None:
                 if m:
                     _view(out, m)[:] = np.asarray(obj.constraints(_x(x)), dtype=float).ravel()
             return self._guard(run)
 
-        def eval_jac_g(n_, x, new_x, m_, k, rows, cols, values, ud):
-            def run():
+        def eval_jac_g(n_: int, x: Any, new_x: bool, m_: int, k: int, rows: Any, cols: Any,
+                       values: Any, ud: Any) -> bool:
+            def run() -> None:
                 if not values:
                     r, c = self._structure("jacobian", k)
                     _view(rows, k)[:] = r
@@ -312,8 +314,9 @@ class Problem:
                     _view(values, k)[:] = np.asarray(obj.jacobian(_x(x)), dtype=float).ravel()
             return self._guard(run)
 
-        def eval_h(n_, x, new_x, obj_factor, m_, lam, new_lam, k, rows, cols, values, ud):
-            def run():
+        def eval_h(n_: int, x: Any, new_x: bool, obj_factor: float, m_: int, lam: Any,
+                   new_lam: bool, k: int, rows: Any, cols: Any, values: Any, ud: Any) -> bool:
+            def run() -> None:
                 if not self.has_hessian:
                     raise RuntimeError("IPOPT asked for the Hessian but problem_obj has none")
                 if not values:
@@ -334,8 +337,9 @@ class Problem:
         counts as True), False once a callback's exception is stored."""
         inter = getattr(self.obj, "intermediate", None)
 
-        def intermediate(alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
-                         reg_size, alpha_du, alpha_pr, ls_trials, ud):
+        def intermediate(alg_mod: int, iter_count: int, obj_value: float, inf_pr: float,
+                         inf_du: float, mu: float, d_norm: float, reg_size: float, alpha_du: float,
+                         alpha_pr: float, ls_trials: int, ud: Any) -> bool:
             if self._exc is not None:
                 return False
             if inter is None:

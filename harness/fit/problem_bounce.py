@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Sequence
 
@@ -292,7 +293,8 @@ def schedule_figures(doc: dict) -> list:
     ef.vline(tau, "true onset")
     return [wf, lf, ef]
 
-def bounce_state_figures(t, y, x_fit, x_true, names, units,
+def bounce_state_figures(t: NDArray[np.float64], y: NDArray[np.float64], x_fit: NDArray[np.float64],
+                         x_true: NDArray[np.float64], names: Sequence[str], units: Sequence[str],
                          what: str = "largest-weight schedule") -> list:
     """Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s] against t [s];
     ``what`` names the fit drawn."""
@@ -328,7 +330,7 @@ def run(req: FitRequest) -> dict:
                       process_noise=req.process_noise)
 
 
-def summary(d: dict, out) -> tuple:
+def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a bounce fit.json
     ``d`` written to ``out``: 0 when the fit converged and the replay passed, else 1."""
     r, sel, rp = d["restitution"], d["selected"], d["replay"]

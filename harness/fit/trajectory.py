@@ -90,6 +90,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -101,6 +102,9 @@ from harness.fit.activation import ActivationModel, signed_excitation
 from harness.fit.least_squares import LMOptions, levenberg_marquardt
 from harness.model.candidate import Controls, Event
 from harness.model.integrators import Method, rollout
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
 
 
 def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
@@ -123,7 +127,8 @@ def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
     return np.r_[[t_start] * degree, inner, [t_end] * degree]
 
 
-def basis(tk: np.ndarray, degree: int, x: np.ndarray):
+def basis(tk: np.ndarray, degree: int,
+          x: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
     """(B0, B1, B2) sparse (len(x), M): values and first/second time derivatives [1, 1/s,
     1/s²] of the M B-spline basis functions at x."""
     M = len(tk) - degree - 1
@@ -203,7 +208,7 @@ class ImpactEvent:
     sigma_impulse: float = 1e3     # N·s: a weak prior Λ/σ_Λ, fixes the directions JᵀΛ misses
     w_continuity: float = 1.0      # torque continuity through t_e, × the smoothness weight
 
-    def event_cost(self, t_e=None) -> float:
+    def event_cost(self, t_e: float | None = None) -> float:
         """½((t̂ − t_e)/σ)² (dimensionless)."""
         t = self.t_e if t_e is None else t_e
         return 0.5 * ((self.t_hat - t) / self.sigma_t) ** 2
@@ -258,7 +263,7 @@ class PassiveLaw:
         if not n or not self.sigma > 0:
             raise BadInput("fit", "passive law: needs dofs and sigma > 0")
 
-    def violation_part(self, Q, V) -> np.ndarray:
+    def violation_part(self, Q: NDArray[np.float64], V: NDArray[np.float64]) -> np.ndarray:
         """(N, n) [N·m | N]: k q + c q̇ − m0 of the law's coordinates at Q, V (N, nv): what
         the law adds to ID to give its violation ID − Q_law."""
         j = list(self.dofs)
@@ -340,7 +345,7 @@ class FitProblem:
                 raise BadInput("fit", "activation: its dofs must be joints of the model "
                                       "and not residual ones")
 
-    def clip(self, C) -> np.ndarray:
+    def clip(self, C: NDArray[np.float64]) -> np.ndarray:
         """C (M, nv) with each coordinate's coefficients clipped to ``bounds`` (a copy;
         C itself without bounds)."""
         if self.bounds is None:
@@ -419,7 +424,7 @@ class FitProblem:
     def duration(self) -> float:
         return (self.N - 1) * self.h
 
-    def coefficients_from(self, Q) -> np.ndarray:
+    def coefficients_from(self, Q: NDArray[np.float64]) -> np.ndarray:
         """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames.
         With an impact: the smooth spline through Q (no break; the frames alone do not
         determine the two one-sided velocities at t_e, and a least-squares fit of the
@@ -432,7 +437,8 @@ class FitProblem:
         smooth._build_basis()
         return self.coefficients_like(smooth, smooth.coefficients_from(Q))
 
-    def evaluate(self, C, x):
+    def evaluate(self, C: NDArray[np.float64],
+                 x: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(q, v, vdot) (len(x), nv) of the spline C at times x [s]. With an impact each
         phase is its own spline (x ≤ t_e: the pre-impact phase, so at t_e the left limits
         v⁻, v̇⁻; x > t_e: the post-impact phase; a replay grid's repeated knot at t_e gives
@@ -449,7 +455,7 @@ class FitProblem:
                     o[m] = B @ Cp
         return tuple(out)
 
-    def coefficients_like(self, other: "FitProblem", C) -> np.ndarray:
+    def coefficients_like(self, other: "FitProblem", C: NDArray[np.float64]) -> np.ndarray:
         """C (M, nv) of this problem's spline closest (least squares at 8 points per frame
         interval, each phase on its own side) to ``other``'s spline C (another event
         time): the warm start of a refit."""
@@ -470,7 +476,7 @@ class FitProblem:
                 self.tk2, self.degree, x[~pre])[0].toarray()
         return np.linalg.lstsq(B, q, rcond=None)[0]
 
-    def velocity_jump(self, C) -> np.ndarray:
+    def velocity_jump(self, C: NDArray[np.float64]) -> np.ndarray:
         """v⁺ − v⁻ (nv,) at t_e [rad/s | m/s] of the spline C."""
         return (self.Be1p - self.Be1m) @ C
 
@@ -479,7 +485,7 @@ class FitProblem:
         """The replay controls' interpolation (harness/model/candidate.py)."""
         return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
 
-    def pre_mask(self, x) -> np.ndarray:
+    def pre_mask(self, x: NDArray[np.float64]) -> np.ndarray:
         """(len(x),) bool: the times x [s] on the pre-impact phase: x ≤ t_e, except the
         second of two consecutive entries equal to t_e (a replay grid's repeated knot,
         whose second occurrence starts the post-impact phase)."""
@@ -551,24 +557,24 @@ class TrajectoryFitResult:
     # [–] of each frame interval
     excitation: np.ndarray | None = None
 
-    def controls(self):
+    def controls(self) -> Controls:
         """The replay controls (harness/model/candidate.py Controls) with their events."""
         return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
-    def marker_max(self, mask=None) -> float:
+    def marker_max(self, mask: NDArray[np.bool_] | None = None) -> float:
         """[m] the largest marker distance (over the frames and markers ``mask`` selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.nanmax(e))
 
-    def marker_rmse(self, mask=None) -> float:
+    def marker_rmse(self, mask: NDArray[np.bool_] | None = None) -> float:
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.sqrt(np.nanmean(e ** 2)))
 
-    def marker_rmse_by_label(self, mask=None) -> dict:
+    def marker_rmse_by_label(self, mask: NDArray[np.bool_] | None = None) -> dict:
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
@@ -612,7 +618,8 @@ class _Residuals:
             self.we[j] = 1.0 / pl.sigma
             self.ws[j] = 0.0
 
-    def split(self, theta):
+    def split(self,
+              theta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         p = self.p
         n = p.M * self.nv
         C = theta[:n].reshape(p.M, self.nv)
@@ -620,13 +627,14 @@ class _Residuals:
             if p.contact is not None else None
         return C, beta
 
-    def impulse(self, theta) -> np.ndarray:
+    def impulse(self, theta: NDArray[np.float64]) -> np.ndarray:
         """Λ (3,) N·s: the impulse, the last three entries of θ with an impact (zero when
         θ does not carry them)."""
         n = self.p.M * self.nv + self.p.n_force
         return np.asarray(theta[n:n + 3], float) if len(theta) >= n + 3 else np.zeros(3)
 
-    def reset(self, C, lam, jac: bool = False, step: float = 1e-7):
+    def reset(self, C: NDArray[np.float64], lam: NDArray[np.float64], jac: bool = False,
+              step: float = 1e-7) -> tuple:
         """The reset map's residual M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ (nv,) [N·s | N·m·s] at
         t_e, M(q)Δv taken as ID(q, 0, Δv) − ID(q, 0, 0) of the fit's engine; with
         ``jac`` also its derivatives (nv, M·nv) over the coefficients and (nv, 3) over Λ
@@ -653,7 +661,7 @@ class _Residuals:
             + np.kron((p.Be1p - p.Be1m)[None, :], Mm)
         return r, J, R_C, -J.T
 
-    def force_map(self, Jc, stick_i):
+    def force_map(self, Jc: NDArray[np.float64], stick_i: NDArray[np.bool_]) -> NDArray[np.float64]:
         """G (nv, nc·4): generalized force of the pyramid coefficients at one frame, from
         the contact points' Jacobians Jc (nc, 3, nv); zero columns for points in flight."""
         G = np.einsum("cki,kl->icl", Jc, self.E)               # (nv, nc, 4)
@@ -867,7 +875,8 @@ class _Residuals:
         ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
         ne["g"][cols] += Tc.T @ r_tc
 
-    def excitation(self, tau):
+    def excitation(self,
+                   tau: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(e, ∂e/∂a_i, ∂e/∂a_{i+1}) each (N − 1, n_a) [–]: the excitation of every frame
         interval of the activation-driven joints, from the torques τ (N, nv) [N·m | N]
         (a = τ/τ_max; harness/fit/activation.signed_excitation)."""
@@ -1133,7 +1142,8 @@ def _lm_step(ne: dict, lam: float):
     return dC, db, dL
 
 
-def feasible_forces(prob: FitProblem, C, beta0=None):
+def feasible_forces(prob: FitProblem, C: NDArray[np.float64],
+                    beta0: NDArray[np.float64] = None) -> tuple[NDArray[np.float64], dict]:
     """The contact forces made exactly feasible on the fitted motion: per frame, the
     non-negative least-squares problem min ‖W (ID − G β)‖² + w_f ‖β / F‖² over β ≥ 0
     (scipy nnls; W the effort and residual weights, G the force map of the stick points)
@@ -1189,8 +1199,9 @@ def _replay_torques(prob: FitProblem, C):
     return tr, tau, defects
 
 
-def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
-        progress=None, C0=None, impulse0=None) -> TrajectoryFitResult:
+def fit(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
+        progress: Callable | None = None, C0: NDArray[np.float64] = None,
+        impulse0: NDArray[np.float64] | None = None) -> TrajectoryFitResult:
     """Levenberg–Marquardt from the spline through Q0 (N, nv) (or the coefficients C0).
     Stops when the relative cost decrease of an accepted step is below ``tol`` (or no
     decrease is possible). With ground contact the forces start from ``feasible_forces``
@@ -1210,11 +1221,12 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
             impulse0 = np.linalg.lstsq(J0.T, r0, rcond=None)[0]
         theta = np.r_[theta, np.asarray(impulse0, float)]
 
-    def evaluate(th, jac):
+    def evaluate(th: NDArray[np.float64], jac: bool) -> tuple:
         e = res.evaluate(th, jac=jac)
         return 0.5 * float(e["r"] @ e["r"]), e
 
-    def step(ne, th, lam):
+    def step(ne: dict, th: NDArray[np.float64], lam: float
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         dC, db, dL = _lm_step(ne, lam) if prob.bounds is None else \
             _bounded_step(prob, th, ne, lam)
         d = dC if db is None else np.r_[dC, db.ravel()]
@@ -1273,7 +1285,8 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
 
 
 
-def reintegrate(adapter, result: TrajectoryFitResult, method=None):
+def reintegrate(adapter: EngineAdapter, result: TrajectoryFitResult,
+                method: Method | None = None) -> object:
     """Open-loop integration of the replay torques (their own interpolation; through the
     impact's reset when the fit has one) from the fitted (q0, v0), by ``method``
     (harness/model/integrators.py; default DOP853 with rtol = atol = 1e-12). Returns the
