@@ -114,7 +114,7 @@ class ActivationModel:
                 1.0 / self.tau_deact + c * f + c * d * 0.5 * self.sharpness * (1.0 - T * T))
 
 
-def _tau_max(tau_max, n_a) -> np.ndarray:
+def _tau_max(tau_max, n_a) -> NDArray[np.float64]:
     if n_a < 1:
         raise BadInput("activation", "the wrapped system has no controls to drive")
     t = np.asarray(tau_max, float)
@@ -126,7 +126,7 @@ def _tau_max(tau_max, n_a) -> np.ndarray:
     return t
 
 
-def augment_C(C: ArrayLike, n_a: int) -> np.ndarray:
+def augment_C(C: ArrayLike, n_a: int) -> NDArray[np.float64]:
     """(n_y, n_x + n_a) C with zero columns appended for the activations."""
     C = np.atleast_2d(np.asarray(C, float))
     return np.hstack([C, np.zeros((C.shape[0], n_a))])
@@ -223,12 +223,16 @@ class ActivatedSystem:
 
     def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
           p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (n_x + n_a,) at t [s], x = [x_base, a], excitations u (n_a,) [–], p (np,): the
+        base system's flow driven by τ = τ_max a, then ȧ = g(u − a)."""
         nxb = self._nxb
         a = x[nxb:]
         return np.concatenate([self.base.f(t, x[:nxb], self.tau_max * a, p), self._g(u, a)[0]])
 
     def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
             p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, n_a), f_p (nx, np)) of ``f`` at (t [s], x (nx,), u (n_a,),
+        p (np,))."""
         nxb, na, nx = self._nxb, self.nu, self.nx
         a = x[nxb:]
         fx, fu, fp = self.base.jac(t, x[:nxb], self.tau_max * a, p)

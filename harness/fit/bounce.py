@@ -134,7 +134,8 @@ def data(seed: int = 0, sigma: float = SIGMA, h: float = H, t_end: float = T_END
 
 
 def onset_grid(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float,
-               per_sample: int = ONSET_PER_SAMPLE, margin: int = ONSET_MARGIN) -> np.ndarray:
+               per_sample: int = ONSET_PER_SAMPLE,
+               margin: int = ONSET_MARGIN) -> NDArray[np.float64]:
     """Candidate first-impact times (C,) [s] from the data and their noise σ [m] (module
     docstring): the samples of the first descent whose heights lie within 3√2 σ of the
     lowest, widened by ``margin`` samples each side, ``per_sample`` onsets per sample

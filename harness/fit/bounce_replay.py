@@ -33,7 +33,7 @@ from harness.model.prepared import prepare_fixture
 FIXTURE = "ball"
 
 
-def _heights(run, t, r: float, g: float) -> np.ndarray:
+def _heights(run, t, r: float, g: float) -> NDArray[np.float64]:
     """(len(t),) [m] the lowest point's height at t from a HybridRun: the state at the last
     stored time ≤ t_i (after its event, if one happened there), advanced ballistically."""
     T, Q, V = run.t, run.q, run.v

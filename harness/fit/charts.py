@@ -46,7 +46,7 @@ def label(name: str) -> str:
 
 
 
-def thin_index(n: int, extra: Sequence[int] = (), max_points: int = MAX_POINTS) -> np.ndarray:
+def thin_index(n: int, extra: Sequence[int] = (), max_points: int = MAX_POINTS) -> NDArray[np.intp]:
     """Indices of an even thinning of n samples to at most about ``max_points`` (first
     and last kept), plus the indices ``extra`` (extrema, events)."""
     if n <= max_points:

@@ -545,6 +545,8 @@ class Collocator:
         return [(1.0, np.full(s["M"], self.P[self.unknown.index(name)]))]
 
     def params_full(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """p (n_p,) every parameter, in ``param_names`` order: the known ones and the
+        unknown ones read from θ (n,)."""
         p = np.zeros(self.dyn.n_p)
         for name, val in self.known.items():
             p[self.p_index[name]] = val
@@ -651,6 +653,8 @@ class Collocator:
         return out
 
     def components(self, theta: NDArray[np.float64]) -> dict:
+        """The objective's components at θ (n,) (module docstring): measurement, effort,
+        smoothness, prior and their total [–]."""
         o = self.obj
         sc2 = o.loss_scale ** 2
         es = self._meas(theta)
@@ -676,9 +680,11 @@ class Collocator:
         return comp
 
     def objective(self, theta: NDArray[np.float64]) -> float:
+        """J(θ) [–] at θ (n,): the total of ``components``."""
         return self.components(theta)["total"]
 
     def gradient(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """∇J (n,) at θ (n,)."""
         o = self.obj
         g = np.zeros(self.n)
         sc2 = o.loss_scale ** 2
@@ -702,6 +708,8 @@ class Collocator:
         return g
 
     def constraints(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """c (m,) at θ (n,): the dynamics residuals of every evaluation set and the linear
+        defects (layout: module docstring)."""
         c = self.A_lin @ theta
         for s in self.sets:
             f = self.dyn.residual(*self._point(s, theta))
@@ -709,9 +717,12 @@ class Collocator:
         return c
 
     def jacobianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """(rows (nnz_J,), cols (nnz_J,)) int32: the constraint Jacobian's nonzeros."""
         return self.jac_rows, self.jac_cols
 
     def jacobian(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The constraint Jacobian's values (nnz_J,) at θ (n,), in ``jacobianstructure``
+        order."""
         vals = []
         for s in self.sets:
             J = self.dyn.jacobian(*self._point(s, theta)).reshape(s["M"], -1)
@@ -720,10 +731,14 @@ class Collocator:
         return np.bincount(self._jinv, weights=np.concatenate(vals), minlength=len(self.jac_rows))
 
     def hessianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """(rows (nnz_H,), cols (nnz_H,)) int32: the Lagrangian Hessian's nonzeros, lower
+        triangle."""
         return self.hess_rows, self.hess_cols
 
     def hessian(self, theta: NDArray[np.float64], lagrange: NDArray[np.float64],
                 obj_factor: float) -> NDArray[np.float64]:
+        """The Lagrangian Hessian's values (nnz_H,) at θ (n,), multipliers ``lagrange`` (m,)
+        and ``obj_factor`` [–], in ``hessianstructure`` order."""
         vals = []
         nx = self.dyn.n_x
         for s in self.sets:

@@ -113,7 +113,7 @@ class Candidate:
         return len(self.hinges)
 
 
-def _rot_y(a: float) -> np.ndarray:
+def _rot_y(a: float) -> NDArray[np.float64]:
     c, s = np.cos(a), np.sin(a)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
@@ -177,7 +177,7 @@ def truth_candidate(kinked: bool) -> Candidate:
     return Candidate("truth", TRUE_HINGES, ((EXTRA_S, KINK),) if kinked else ())
 
 
-def truth_motion(t: NDArray[np.float64]) -> np.ndarray:
+def truth_motion(t: NDArray[np.float64]) -> NDArray[np.float64]:
     """q (len(t), d*) rad of the truth."""
     t = np.asarray(t, float)[:, None]
     return np.asarray(AMPLITUDE) * np.sin(2 * np.pi * np.asarray(FREQUENCY) * t
@@ -199,7 +199,7 @@ def data(seed: int, kinked: bool = False, engine: str | None = None) -> dict:
     return {"t": t, "q": q, "clean": clean, "y": y, "seen": seen}
 
 
-def fold_of(n: int = N, folds: int = FOLDS) -> np.ndarray:
+def fold_of(n: int = N, folds: int = FOLDS) -> NDArray[np.intp]:
     """(n,) int: frame i's fold (interleaved, i mod folds)."""
     return np.arange(n) % folds
 
@@ -222,7 +222,8 @@ def _loglik(ad, q, y) -> tuple:
     return ll.sum(axis=1), p
 
 
-def ik_start(ad: EngineAdapter, y: NDArray[np.float64], max_iter: int = IK_MAX_ITER) -> np.ndarray:
+def ik_start(ad: EngineAdapter, y: NDArray[np.float64],
+             max_iter: int = IK_MAX_ITER) -> NDArray[np.float64]:
     """Q (N, nq) rad: per-frame marker inverse kinematics, the fit's start. Gauss–Newton
     on Σ_k ‖p_k(q) − y_k‖² over the markers seen at each frame (the residual of
     harness/capture/ik.py, which the fit layer does not import), Jacobians from the
@@ -245,7 +246,7 @@ def ik_start(ad: EngineAdapter, y: NDArray[np.float64], max_iter: int = IK_MAX_I
     return Q
 
 
-def fit_fold(cand: Candidate, y: NDArray[np.float64], train: np.ndarray,
+def fit_fold(cand: Candidate, y: NDArray[np.float64], train: NDArray[np.bool_],
              engine: str | None = None) -> dict:
     """Fit ``cand`` to the markers of the frames ``train`` (N,) bool (the others set
     unseen); {"q" (N, d) rad at every frame, "tau" (N, d) N·m, "iterations",
@@ -289,12 +290,12 @@ def cross_validate(cand: Candidate, y: NDArray[np.float64], folds: int | None = 
             "converged": conv, "wall_s": wall}
 
 
-def _blocks(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
+def _blocks(x: NDArray[np.float64], block: int = BLOCK) -> NDArray[np.float64]:
     """Sums of x over consecutive blocks of ``block`` frames (the last may be shorter)."""
     return np.add.reduceat(x, np.arange(0, x.size, block))
 
 
-def paired(ll_a: np.ndarray, ll_b: np.ndarray) -> dict:
+def paired(ll_a: NDArray[np.float64], ll_b: NDArray[np.float64]) -> dict:
     """{"diff": Σ(ℓ_a − ℓ_b) nats, "se": its standard error from the block sums
     (√n_blocks · their standard deviation), "z"}."""
     b = _blocks(ll_a - ll_b)
@@ -306,7 +307,8 @@ def paired(ll_a: np.ndarray, ll_b: np.ndarray) -> dict:
     return {"diff": d, "se": se, "z": z}
 
 
-def bootstrap_selection(lls: np.ndarray, seed: int, n: int = BOOTSTRAP) -> np.ndarray:
+def bootstrap_selection(lls: NDArray[np.float64], seed: int,
+                        n: int = BOOTSTRAP) -> NDArray[np.float64]:
     """Fraction of block-bootstrap resamples (blocks of ``BLOCK`` frames drawn with
     replacement) in which each candidate has the largest held-out log-likelihood;
     lls (C, N)."""

@@ -91,10 +91,12 @@ class HybridSystem:
 
     def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
           p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) of the flow at (t [s], x (nx,), u (nu,), p (np,))."""
         return self.flow.f(t, x, u, p)
 
     def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
             p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nu), f_p (nx, np)) of the flow at (t [s], x, u, p)."""
         return self.flow.jac(t, x, u, p)
 
 
@@ -352,20 +354,26 @@ class HybridShooting(SingleShooting):
 
     def trajectory(self, z: NDArray[np.float64], sens: bool = False,
                    tape: list | None = None) -> HybridTrajectory:
+        """The hybrid RK4 trajectory of z (nz,) = [x0, θ, p] on the step grid (with ``sens``
+        its sensitivities; ``tape`` collects the steps for the adjoint)."""
         x0, th, p = self.split(z)
         return hybrid_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N,
                               sens=sens, jump=self.jump, tape=tape)
 
     def rollout(self, z: NDArray[np.float64]) -> HybridTrajectory:
+        """The hybrid RK4 trajectory of z (nz,) on the step grid (no sensitivities)."""
         return self.trajectory(z)
 
-    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> np.ndarray:
+    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
         """(len(t), nx) the independent reintegration of z through its events
         (``hybrid_reference``)."""
         x0, th, p = self.split(z)
         return hybrid_reference(self.sys, x0, th, p, self.ctrl, t)[0]
 
-    def residuals(self, z: NDArray[np.float64], jac: bool = False) -> tuple:
+    def residuals(self, z: NDArray[np.float64], jac: bool = False
+                  ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """r (S·ny,) of z (nz,) and, with ``jac``, J_r (S·ny, nz) through the events
+        (UntrustedGradient for a grazing event)."""
         tr = self.trajectory(z, sens=jac)
         m = self.meas
         sw = np.sqrt(m.W)
@@ -377,7 +385,8 @@ class HybridShooting(SingleShooting):
         Jr = np.einsum("y,yx,sxz->syz", sw, m.C, tr.S[m.steps]).reshape(-1, self.nz)
         return r, Jr
 
-    def gradient_adjoint(self, z: NDArray[np.float64]) -> np.ndarray:
+    def gradient_adjoint(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J of J = ½‖r(z)‖² by the discrete adjoint through the events."""
         _, _, p = self.split(z)
         tape = []
         tr = self.trajectory(z, tape=tape)
@@ -483,6 +492,7 @@ class ArmBall:
     # flow
     def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
           p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) = [v, FD(q, v, τ), ḃ, g_W] at x (nx,) and τ = u (nv,) [N·m | N]."""
         n = self.nv
         q, v = x[:n], x[n:2 * n]
         return np.concatenate([v, self.adapter.forward_dynamics(q, v, u), x[2 * n + 3:],
@@ -490,6 +500,7 @@ class ArmBall:
 
     def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
             p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nv), f_p (nx, 1)) of ``f`` at (t [s], x, u, p)."""
         n = self.nv
         q, v = x[:n], x[n:2 * n]
         dq, dv, dtau = self.adapter.forward_dynamics_derivatives(q, v, u)
@@ -525,11 +536,13 @@ class ArmBall:
         return H
 
     def guard(self, t: float, x: NDArray[np.float64], p: NDArray[np.float64]) -> float:
+        """g [m] = ‖b − p_tip(q)‖ − radius at x (nx,)."""
         n = self.nv
         return float(np.linalg.norm(x[2 * n:2 * n + 3] - self._tip(x[:n])[0]) - self.radius)
 
-    def guard_grad(self, t: float, x: NDArray[np.float64],
-                   p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    def guard_grad(self, t: float, x: NDArray[np.float64], p: NDArray[np.float64]
+                   ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """(g_t [m/s], g_x (nx,), g_p (1,)) of ``guard`` at x (nx,)."""
         n = self.nv
         pt, J = self._tip(x[:n])
         d = x[2 * n:2 * n + 3] - pt
@@ -557,6 +570,7 @@ class ArmBall:
 
     def reset(self, t: float, x: NDArray[np.float64],
               p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """x⁺ (nx,) after the frictionless Newton impact at x (nx,) with restitution p = [e]."""
         n = self.nv
         k = self._impact(x, p[0])
         out = np.array(x, dtype=float)
@@ -566,6 +580,7 @@ class ArmBall:
 
     def reset_jac(self, t: float, x: NDArray[np.float64],
                   p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(R_x (nx, nx), R_p (nx, 1)) of ``reset`` at x (nx,), p = [e]."""
         n, nx, e = self.nv, self.nx, p[0]
         k = self._impact(x, e)
         q, v, bd, J, nn, Jn, MJ, G, P, w = (k[s] for s in ("q", "v", "bd", "J", "nn", "Jn",

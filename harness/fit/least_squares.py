@@ -123,7 +123,7 @@ def levenberg_marquardt(evaluate: Callable, step: Callable, x0: NDArray[np.float
 
 
 def gauss_newton_kkt(evaluate: Callable, nw: int, w0: NDArray[np.float64], max_iter: int = 50,
-                     fixed: np.ndarray | None = None) -> tuple:
+                     fixed: NDArray[np.bool_] | None = None) -> tuple:
     """(w (nw,), iterations, history): constrained Gauss–Newton over nw decision
     variables for any problem whose ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r
     the whitened residuals [–], c the equality constraints (their own units), J_r, J_c

@@ -184,15 +184,14 @@ class PhaseShooting:
         o_t = o_p + self.sys.np_
         return o_th, o_p, o_t
 
-    def split(self,
-              w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    def split(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(s (nseg, nx), θ (K, nu), p (np,), t_e (n_e,) [s])."""
         w = np.asarray(w, dtype=float)
         o_th, o_p, o_t = self._offsets()
         return (w[:o_th].reshape(self.nseg, self.sys.nx),
                 w[o_th:o_p].reshape(self.ctrl.K, self.sys.nu), w[o_p:o_t], w[o_t:])
 
-    def z_of(self, w: NDArray[np.float64]) -> np.ndarray:
+    def z_of(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """(nz,) z = [s_0, θ, p] of w."""
         s, th, p, _ = self.split(w)
         return np.concatenate([s[0], th.reshape(-1), p])
@@ -331,7 +330,8 @@ class PhaseShooting:
         return Jr, Jc
 
     def initial_guess(self, x0: NDArray[np.float64], theta: NDArray[np.float64],
-                      p: NDArray[np.float64], event_times: NDArray[np.float64]) -> np.ndarray:
+                      p: NDArray[np.float64],
+                      event_times: NDArray[np.float64]) -> NDArray[np.float64]:
         """w from x0 (nx,), θ (K, nu), p (np,) and guessed event times (n_e,) [s]: the
         smooth flow rolled out phase by phase on the problem's own steps, the reset applied
         at every phase end (continuity and resets hold; the guards need not)."""

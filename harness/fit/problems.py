@@ -144,6 +144,8 @@ class BalanceModel:
 
     def xdot(self, x: NDArray[np.float64], a: NDArray[np.float64],
              tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (…, 4) at states x (…, 4), platform acceleration a (…) [m/s²] and torques
+        τ (…, 2) [N·m]."""
         M, rest = self.terms(x, a)
         return np.concatenate([x[2:4], np.linalg.solve(M, tau - rest)])
 
@@ -151,6 +153,9 @@ class BalanceModel:
     def residual(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
                  r: NDArray[np.float64], p: NDArray[np.float64],
                  t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """f (M, 4) = [q̇ − v, M(q) v̇ + rest + K x] (closed loop τ = −K x) at M points: xd,
+        x (M, 4), u (M, 0), r (M, 1) platform acceleration [m/s²], p = K row-major (8,)
+        [N·m/rad | N·m·s/rad], t (M,) [s]."""
         K = p.reshape(2, 4)
         M, rest = self.terms(x, r[:, 0])
         al = xd[:, 2:4]
@@ -160,6 +165,7 @@ class BalanceModel:
     def jacobian(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
                  r: NDArray[np.float64], p: NDArray[np.float64],
                  t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(M, 4, n_z) ∂f/∂z of ``residual``, z = [ẋ (4), x (4), K row-major (8)]."""
         k, K, a = self.c, p.reshape(2, 4), r[:, 0]
         b, g, e1, e2 = k["b"], k["g"], k["e1"], k["e2"]
         th1, th2, w1, w2 = x.T
@@ -190,6 +196,7 @@ class BalanceModel:
     def hessian(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
                 r: NDArray[np.float64], p: NDArray[np.float64], t: NDArray[np.float64],
                 lam: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(M, n_z, n_z) Σ_f λ_f ∂²f_f/∂z² of ``residual``, multipliers lam (M, 4)."""
         k, a = self.c, r[:, 0]
         b, g, e1, e2 = k["b"], k["g"], k["e1"], k["e2"]
         th1, th2, w1, w2 = x.T

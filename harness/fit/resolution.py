@@ -92,7 +92,7 @@ class Setting:
 
 
 # ----------------------------------------------------------------------------- data
-def true_control(t: NDArray[np.float64]) -> np.ndarray:
+def true_control(t: NDArray[np.float64]) -> NDArray[np.float64]:
     """u_true (len(t),) rad/s² at times t [s]."""
     t = np.asarray(t, float)
     return sum(a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in FORCING)
@@ -133,7 +133,7 @@ def periodogram(x: NDArray[np.float64],
     return np.fft.rfftfreq(x.size, h), S
 
 
-def control_noise_floor(f: NDArray[np.float64], sigma: float, h: float) -> np.ndarray:
+def control_noise_floor(f: NDArray[np.float64], sigma: float, h: float) -> NDArray[np.float64]:
     """S_floor (F,) [(rad/s²)²/Hz] at f [Hz]: white angle noise σ [rad] differentiated
     twice by the second difference over h² (module docstring)."""
     g = 4.0 * np.sin(np.pi * np.asarray(f, float) * h) ** 2 / h ** 2
@@ -252,13 +252,13 @@ class SplineFit:
         return ab.reshape(W, M), bvec, d, gc, gp
 
     def residuals(self, z: NDArray[np.float64], s: Setting,
-                  fit_mask: NDArray[np.bool_] | None = None) -> np.ndarray:
+                  fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Stacked residual blocks (misfit, effort, smoothness, prior) (R,)."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         data, eff, smo, rp, _ = self._rows(z, s, fit_mask)
         return np.concatenate([data[3], eff[3], smo[3], [rp]])
 
-    def initial(self, fit_mask: NDArray[np.bool_] | None = None) -> np.ndarray:
+    def initial(self, fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """z0: the spline through the fitted frames' data only (least squares, tiny
         ridge: a held-out frame never enters a fold's start), p at the prior mean."""
         M = self.M
@@ -326,7 +326,7 @@ class SplineFit:
                 "mask": fit_mask, "setting": s}
 
     def jacobian(self, z: NDArray[np.float64], s: Setting,
-                 fit_mask: NDArray[np.bool_] | None = None) -> np.ndarray:
+                 fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Dense Jacobian (R, M + 1) of ``residuals`` (for checks and the edf)."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         data, eff, smo, _, a_p = self._rows(z, s, fit_mask)

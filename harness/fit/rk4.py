@@ -46,10 +46,14 @@ class System(Protocol):
     np_: int
 
     def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
-          p: NDArray[np.float64]) -> NDArray[np.float64]: ...
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) at (t [s], x (nx,), u (nu,), p (np_,))."""
+        ...
 
     def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
-            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]: ...
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nu), f_p (nx, np_)) at (t [s], x, u, p)."""
+        ...
 
 
 def stage_times(t: float, hs: float) -> tuple:

@@ -106,7 +106,7 @@ def laplace_log_evidence(r_white: NDArray[np.float64], J_white: NDArray[np.float
     return logz, H, logdet_h
 
 
-def posterior_weights(log_evidence: NDArray[np.float64]) -> np.ndarray:
+def posterior_weights(log_evidence: NDArray[np.float64]) -> NDArray[np.float64]:
     """w (C,) ∝ exp(log Z) normalised to sum 1 (uniform prior over candidates); a
     candidate with log Z = −inf (no valid fit) gets weight 0."""
     le = np.asarray(log_evidence, float)

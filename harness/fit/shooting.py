@@ -113,12 +113,15 @@ class ArticulatedSystem:
 
     def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
           p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (2 nv,) = [v, FD(q, v, u − p ⊙ v)] at x = [q, v] (2 nv,), torques u (nv,)
+        [N·m | N], damping p (nv,) [N·m·s/rad | N·s/m]."""
         n = self._n
         q, v = x[:n], x[n:]
         return np.concatenate([v, self.adapter.forward_dynamics(q, v, u - p * v)])
 
     def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
             p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (2 nv, 2 nv), f_u (2 nv, nv), f_p (2 nv, nv)) of ``f`` at (t [s], x, u, p)."""
         n = self._n
         q, v = x[:n], x[n:]
         dq, dv, dtau = self.adapter.forward_dynamics_derivatives(q, v, u - p * v)
@@ -150,7 +153,7 @@ class Controls:
             raise BadInput("controls", f"{self.kind} needs K ≥ {need} coefficients")
 
     @property
-    def knots(self) -> np.ndarray:
+    def knots(self) -> NDArray[np.float64]:
         """Times [s] where u may be non-smooth (interval ends of piecewise constant)."""
         if self.kind == "piecewise_constant":
             return np.linspace(0.0, self.T, self.K + 1)
@@ -158,18 +161,18 @@ class Controls:
             return np.linspace(0.0, self.T, self.K)
         return np.linspace(0.0, self.T, self.K - 2)
 
-    def basis(self, t: float, side: float = 0.0) -> np.ndarray:
+    def basis(self, t: float, side: float = 0.0) -> NDArray[np.float64]:
         """(K,) B_j(t). ``side`` (s) picks the interval of a piecewise-constant jump:
         the basis of t + side (the RK4 stage of a step uses its step's own interval)."""
         if self.kind != "piecewise_constant":
             side = 0.0
         return _basis(self.kind, self.K, self.T, float(t), float(side)).copy()
 
-    def u(self, t: float, theta: NDArray[np.float64], side: float = 0.0) -> np.ndarray:
+    def u(self, t: float, theta: NDArray[np.float64], side: float = 0.0) -> NDArray[np.float64]:
         """(nu,) u(t) for θ (K, nu)."""
         return self.basis(t, side) @ theta
 
-    def basis_rate(self, t: float, side: float = 0.0) -> np.ndarray:
+    def basis_rate(self, t: float, side: float = 0.0) -> NDArray[np.float64]:
         """(K,) dB_j/dt [1/s] at t (``side`` as in ``basis``): 0 for piecewise constant
         (away from its jumps) and outside [0, T] (where ``basis`` holds its end value);
         the one-sided slope of the interval ``basis`` uses for piecewise linear; the
@@ -274,7 +277,7 @@ def rk4_rollout(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64]
 
 def rk4_adjoint(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64],
                 p: NDArray[np.float64], ctrl: Controls, t0: float, h: float, n: int,
-                dJ_dx: NDArray[np.float64]) -> np.ndarray:
+                dJ_dx: NDArray[np.float64]) -> NDArray[np.float64]:
     """(nz,) ∂J/∂z of J = Σ_k ℓ_k(x_k) by the discrete adjoint of the RK4 map; dJ_dx
     (n+1, nx) = ∂ℓ_k/∂x_k. One forward pass (stage states taped) and one reverse pass
     with vector–Jacobian products of the stage Jacobians (``rk4.step_vjp``)."""
@@ -329,13 +332,14 @@ class SingleShooting:
     def nz(self) -> int:
         return self.sys.nx + self.ctrl.K * self.sys.nu + self.sys.np_
 
-    def split(self,
-              z: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    def split(self, z: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(x0 (nx,), θ (K, nu), p (np,)) of z (nz,) = [x0, vec(θ), p]."""
         nx, nu, K = self.sys.nx, self.sys.nu, self.ctrl.K
         z = np.asarray(z, dtype=float)
         return z[:nx], z[nx:nx + K * nu].reshape(K, nu), z[nx + K * nu:]
 
-    def residuals(self, z: NDArray[np.float64], jac: bool = False) -> tuple:
+    def residuals(self, z: NDArray[np.float64], jac: bool = False
+                  ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64]]:
         """r (S·ny,) and, with ``jac``, J_r (S·ny, nz) from forward sensitivities."""
         x0, th, p = self.split(z)
         tr = rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N, sens=jac)
@@ -348,14 +352,17 @@ class SingleShooting:
         return r, Jr
 
     def objective(self, z: NDArray[np.float64]) -> float:
+        """½‖r(z)‖² [–] at z (nz,)."""
         r = self.residuals(z)
         return 0.5 * float(r @ r)
 
-    def gradient_forward(self, z: NDArray[np.float64]) -> np.ndarray:
+    def gradient_forward(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J = J_rᵀ r at z (nz,), from forward sensitivities."""
         r, Jr = self.residuals(z, jac=True)
         return Jr.T @ r
 
-    def gradient_adjoint(self, z: NDArray[np.float64]) -> np.ndarray:
+    def gradient_adjoint(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J at z (nz,) by the discrete adjoint of the RK4 map."""
         x0, th, p = self.split(z)
         tr = rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
         m = self.meas
@@ -369,12 +376,12 @@ class SingleShooting:
         x0, th, p = self.split(z)
         return rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
 
-    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> np.ndarray:
+    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
         """(len(t), nx) the independent DOP853 reintegration of z at the times t [s]."""
         x0, th, p = self.split(z)
         return reintegrate(self.sys, x0, th, p, self.ctrl, t)
 
-    def gradient_fd(self, z: NDArray[np.float64], step: float) -> np.ndarray:
+    def gradient_fd(self, z: NDArray[np.float64], step: float) -> NDArray[np.float64]:
         """Central differences of the objective, step ``step`` in every coordinate."""
         z = np.asarray(z, dtype=float)
         g = np.empty_like(z)
@@ -414,8 +421,8 @@ class MultipleShooting:
     def nw(self) -> int:
         return self.M * self.sys.nx + self.ctrl.K * self.sys.nu + self.sys.np_
 
-    def split(self,
-              w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    def split(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(s (M, nx) node states, θ (K, nu), p (np,)) of w (nw,) = [vec(s), vec(θ), p]."""
         nx, nu, K, M = self.sys.nx, self.sys.nu, self.ctrl.K, self.M
         w = np.asarray(w, dtype=float)
         return (w[:M * nx].reshape(M, nx), w[M * nx:M * nx + K * nu].reshape(K, nu),
@@ -469,7 +476,8 @@ class ShootingResult:
 
 
 def reintegrate(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64],
-                p: NDArray[np.float64], ctrl: Controls, t: NDArray[np.float64]) -> np.ndarray:
+                p: NDArray[np.float64], ctrl: Controls,
+                t: NDArray[np.float64]) -> NDArray[np.float64]:
     """(len(t), nx) ẋ = f(t, x, u(t), p) by SciPy DOP853 at rtol = atol = 1e-12, from
     knot to knot of the controls (a piecewise-constant jump is never inside a step)."""
     from scipy.integrate import solve_ivp
@@ -493,7 +501,7 @@ def reintegrate(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64]
 
 
 def solve_multiple(prob: MultipleShooting, w0: NDArray[np.float64], max_iter: int = 50,
-                   fixed: np.ndarray | None = None) -> ShootingResult:
+                   fixed: NDArray[np.bool_] | None = None) -> ShootingResult:
     """Constrained Gauss–Newton: per iteration solve [JᵀJ + μI, Jcᵀ; Jc, 0] [Δ; λ] =
     [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety; the constraint rows scaled by
     max|JᵀJ| / max|Jc|, which rescales λ only), full steps while ½‖r‖² + ‖c‖₁·ρ
@@ -541,8 +549,8 @@ def identifiability_at(prob: MultipleShooting, w: NDArray[np.float64],
     return analyse(Jr, r, None, prior, parameter_names(prob.sys, prob.ctrl))
 
 
-def solve_single(prob: SingleShooting, z0: NDArray[np.float64], fixed: np.ndarray | None = None,
-                 max_nfev: int = 100) -> ShootingResult:
+def solve_single(prob: SingleShooting, z0: NDArray[np.float64],
+                 fixed: NDArray[np.bool_] | None = None, max_nfev: int = 100) -> ShootingResult:
     """Single shooting by SciPy ``least_squares`` (trust-region reflective) with the exact
     Jacobian from forward sensitivities; ``fixed`` (nz,) bool holds coordinates at z0.
     Returns (z, ShootingResult) — accepted when the DOP853 reintegration of z agrees with

@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from harness.model.protocol import EngineAdapter
 
 
-def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
+def knots(t_start: float, t_end: float, spacing: float, degree: int) -> NDArray[np.float64]:
     """Clamped knot vector on [t_start, t_end] with interior knots every ``spacing`` s
     (the last interval absorbs the remainder)."""
     n = max(1, int(round((t_end - t_start) / spacing)))
@@ -116,7 +116,7 @@ def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarr
 
 
 def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
-                     t_break: float) -> np.ndarray:
+                     t_break: float) -> NDArray[np.float64]:
     """Clamped knot vector on [t_start, t_end] as ``knots``, with a knot of multiplicity
     ``degree`` at t_break [s] (the spline is C⁰ there: positions continuous, velocities
     free to jump); the uniform knots within half a spacing of t_break are dropped."""
@@ -127,8 +127,8 @@ def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
     return np.r_[[t_start] * degree, inner, [t_end] * degree]
 
 
-def basis(tk: np.ndarray, degree: int,
-          x: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
+def basis(tk: NDArray[np.float64], degree: int,
+          x: NDArray[np.float64]) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
     """(B0, B1, B2) sparse (len(x), M): values and first/second time derivatives [1, 1/s,
     1/s²] of the M B-spline basis functions at x."""
     M = len(tk) - degree - 1
@@ -143,7 +143,7 @@ def basis(tk: np.ndarray, degree: int,
     return tuple(out)
 
 
-def pyramid_edges(mu: float) -> np.ndarray:
+def pyramid_edges(mu: float) -> NDArray[np.float64]:
     """E (3, 4): the edges n ± μ t_x, n ± μ t_y of the four-sided friction pyramid
     inscribed in the Coulomb cone of a ground with normal +z. A force f = E β with β ≥ 0
     has normal component Σβ ≥ 0 and tangential magnitude ≤ μ·Σβ (inside the cone; the
@@ -263,7 +263,7 @@ class PassiveLaw:
         if not n or not self.sigma > 0:
             raise BadInput("fit", "passive law: needs dofs and sigma > 0")
 
-    def violation_part(self, Q: NDArray[np.float64], V: NDArray[np.float64]) -> np.ndarray:
+    def violation_part(self, Q: NDArray[np.float64], V: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N, n) [N·m | N]: k q + c q̇ − m0 of the law's coordinates at Q, V (N, nv): what
         the law adds to ID to give its violation ID − Q_law."""
         j = list(self.dofs)
@@ -345,7 +345,7 @@ class FitProblem:
                 raise BadInput("fit", "activation: its dofs must be joints of the model "
                                       "and not residual ones")
 
-    def clip(self, C: NDArray[np.float64]) -> np.ndarray:
+    def clip(self, C: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv) with each coordinate's coefficients clipped to ``bounds`` (a copy;
         C itself without bounds)."""
         if self.bounds is None:
@@ -424,7 +424,7 @@ class FitProblem:
     def duration(self) -> float:
         return (self.N - 1) * self.h
 
-    def coefficients_from(self, Q: NDArray[np.float64]) -> np.ndarray:
+    def coefficients_from(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames.
         With an impact: the smooth spline through Q (no break; the frames alone do not
         determine the two one-sided velocities at t_e, and a least-squares fit of the
@@ -455,7 +455,7 @@ class FitProblem:
                     o[m] = B @ Cp
         return tuple(out)
 
-    def coefficients_like(self, other: "FitProblem", C: NDArray[np.float64]) -> np.ndarray:
+    def coefficients_like(self, other: "FitProblem", C: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv) of this problem's spline closest (least squares at 8 points per frame
         interval, each phase on its own side) to ``other``'s spline C (another event
         time): the warm start of a refit."""
@@ -476,7 +476,7 @@ class FitProblem:
                 self.tk2, self.degree, x[~pre])[0].toarray()
         return np.linalg.lstsq(B, q, rcond=None)[0]
 
-    def velocity_jump(self, C: NDArray[np.float64]) -> np.ndarray:
+    def velocity_jump(self, C: NDArray[np.float64]) -> NDArray[np.float64]:
         """v⁺ − v⁻ (nv,) at t_e [rad/s | m/s] of the spline C."""
         return (self.Be1p - self.Be1m) @ C
 
@@ -485,7 +485,7 @@ class FitProblem:
         """The replay controls' interpolation (harness/model/candidate.py)."""
         return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
 
-    def pre_mask(self, x: NDArray[np.float64]) -> np.ndarray:
+    def pre_mask(self, x: NDArray[np.float64]) -> NDArray[np.bool_]:
         """(len(x),) bool: the times x [s] on the pre-impact phase: x ≤ t_e, except the
         second of two consecutive entries equal to t_e (a replay grid's repeated knot,
         whose second occurrence starts the post-impact phase)."""
@@ -495,7 +495,7 @@ class FitProblem:
         pre[rep + 1] = False
         return pre
 
-    def replay_grid(self) -> np.ndarray:
+    def replay_grid(self) -> NDArray[np.float64]:
         """Replay knots [s]: P + 1 Chebyshev–Lobatto points per spline interval (shared
         ends), or ``samples_per_frame`` uniform samples per frame for the cubic. With an
         impact, the pre-impact phase's knots up to t_e, then the post-impact phase's from
@@ -505,7 +505,7 @@ class FitProblem:
             return np.r_[self._phase_grid(self.t[0], t_e), self._phase_grid(t_e, self.t[-1])]
         return self._phase_grid(self.t[0], self.t[-1])
 
-    def _phase_grid(self, a: float, b: float) -> np.ndarray:
+    def _phase_grid(self, a: float, b: float) -> NDArray[np.float64]:
         """Replay knots [s] on [a, b] (a and b included)."""
         if not self.control_degree:
             n = max(int(round((b - a) / self.h * self.samples_per_frame)), 1) + 1
@@ -569,12 +569,15 @@ class TrajectoryFitResult:
         return float(np.nanmax(e))
 
     def marker_rmse(self, mask: NDArray[np.bool_] | None = None) -> float:
+        """[m] the RMS marker distance (over the frames and markers ``mask`` selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.sqrt(np.nanmean(e ** 2)))
 
     def marker_rmse_by_label(self, mask: NDArray[np.bool_] | None = None) -> dict:
+        """{label: RMS marker distance [m]} over the frames ``mask`` selects (nan for a
+        marker never seen there)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
@@ -618,8 +621,8 @@ class _Residuals:
             self.we[j] = 1.0 / pl.sigma
             self.ws[j] = 0.0
 
-    def split(self,
-              theta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    def split(self, theta: NDArray[np.float64]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         p = self.p
         n = p.M * self.nv
         C = theta[:n].reshape(p.M, self.nv)
@@ -627,7 +630,7 @@ class _Residuals:
             if p.contact is not None else None
         return C, beta
 
-    def impulse(self, theta: NDArray[np.float64]) -> np.ndarray:
+    def impulse(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """Λ (3,) N·s: the impulse, the last three entries of θ with an impact (zero when
         θ does not carry them)."""
         n = self.p.M * self.nv + self.p.n_force
@@ -994,7 +997,7 @@ def _beyond_one(e):
     return np.maximum(e - 1.0, 0.0) + np.minimum(e + 1.0, 0.0)
 
 
-def _upper_banded(S) -> np.ndarray:
+def _upper_banded(S) -> NDArray[np.float64]:
     """The upper banded storage ab (u + 1, n) of a symmetric S (n, n) stored dense but
     banded (SciPy's solveh_banded / cholesky_banded layout, diagonal in the last row)."""
     nzr, nzc = np.nonzero(S)
@@ -1048,7 +1051,7 @@ def _laplace_terms(ne: dict) -> dict:
     return {"half_log_det": 0.5 * logdet, "dim": dim, "impulse_cov": cov}
 
 
-def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> np.ndarray:
+def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> NDArray[np.bool_]:
     """(M·nv,) bool: the coefficients that sit on a bound of ``prob.bounds`` and along
     which ``v`` (M·nv,) points out of the box (with ``outward_if_positive`` False: −v)."""
     nv = prob.adapter.nv
@@ -1061,7 +1064,7 @@ def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> np.ndar
     return (((C <= lo[None, :]) & (d < 0)) | ((C >= hi[None, :]) & (d > 0))).ravel()
 
 
-def _freeze(ne: dict, frozen: np.ndarray) -> dict:
+def _freeze(ne: dict, frozen: NDArray[np.bool_]) -> dict:
     """The normal equations with the coefficients ``frozen`` (M·nv,) bool held fixed:
     their rows and columns replaced by the identity, their gradient zero (the step moves
     the others as if those stayed put); ``ne`` itself when none is."""
