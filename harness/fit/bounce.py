@@ -192,9 +192,10 @@ def _start(t, y, tau, g=G):
 
 def fit_candidate(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float, tau: float,
                   events: Sequence[EventObservation] = ()) -> dict:
-    """The MAP fit of θ = (v0, e) with the first impact at ``tau`` [s] (trust-region
-    least squares, exact Jacobian), its Laplace evidence, covariance H⁻¹ and standard
-    errors; ``valid`` False (log evidence −inf) when no falling fit exists."""
+    """The MAP fit of θ = (v0 m/s, e) (2,) to heights y (N,) [m] at t (N,) [s] with the
+    first impact at ``tau`` [s] (trust-region least squares, exact Jacobian), its Laplace
+    evidence, covariance H⁻¹ and standard errors; ``valid`` False (log evidence −inf) when
+    no falling fit exists."""
     t = np.asarray(t, float)
     y = np.asarray(y, float)
     L = np.sqrt(np.diag(PRIOR_PRECISION))

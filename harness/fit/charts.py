@@ -58,7 +58,8 @@ def thin_index(n: int, extra: Sequence[int] = (), max_points: int = MAX_POINTS) 
 
 
 def thin_series(t: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(t, y) thinned (``thin_index``), keeping each series' minimum and maximum."""
+    """(t, y) (N,) each thinned to (≲ max_points,) (``thin_index``), keeping the series'
+    minimum and maximum."""
     y = np.asarray(y, float)
     ext = [int(np.nanargmin(y)), int(np.nanargmax(y))] if np.isfinite(y).any() else []
     i = thin_index(len(t), ext)
@@ -68,7 +69,8 @@ def thin_series(t: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArra
 
 def residual_figures(t: NDArray[np.float64], e: NDArray[np.float64],
                      names: Sequence[str] = ()) -> list:
-    """One chart per measured channel: whitened residual [–] against t [s]; a channel is
+    """One chart per measured channel of e (N, n_y): whitened residual [–] against t (N,)
+    [s]; a channel is
     named by its state when the problem measures the first len(e) states (pendulum: θ;
     balance: every state)."""
     out = []

@@ -165,7 +165,8 @@ def convergence_figures(hist: list) -> tuple:
 
 def state_figures(t: NDArray[np.float64], x_fit: NDArray[np.float64], x_true: NDArray[np.float64],
                   names: Sequence[str]) -> list:
-    """One chart per state: truth and fit against t [s], in the state's unit."""
+    """One chart per state: truth x_true and fit x_fit (N, n_x) against t (N,) [s], in the
+    state's unit."""
     units = C.state_units(names)
     out = []
     for k, (n, u) in enumerate(zip(names, units)):
@@ -181,7 +182,8 @@ def state_figures(t: NDArray[np.float64], x_fit: NDArray[np.float64], x_true: ND
 def shooting_figures(t: NDArray[np.float64], defects: NDArray[np.float64],
                      x_fit: NDArray[np.float64], x_re: NDArray[np.float64],
                      names: Sequence[str]) -> list:
-    """Per state: |multiple-shooting defect| of each interval against its start time [s]
+    """Per state: |multiple-shooting defect| (N−1, n_x) of each interval against its start
+    time [s]
     (log axis, the state's unit) and the open-loop reintegration minus the fit against
     t [s] (harness/fit/validate.py)."""
     units = C.state_units(names)

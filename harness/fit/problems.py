@@ -91,7 +91,8 @@ def pendulum_data(N: int, seed: int, p: float = PENDULUM_TRUE_P, h: float = PEND
 
 def pendulum_collocator(theta_meas: NDArray[np.float64], p0: float, method: str = "midpoint",
                         h: float = PENDULUM_H, sigma: float = PENDULUM_SIGMA) -> Collocator:
-    """Collocator for θ measurements; states start at θ_m and its finite differences."""
+    """Collocator for θ measurements theta_meas (N,) [rad] at step h [s]; states start at
+    θ_m and its finite differences."""
     theta_meas = np.asarray(theta_meas, float)
     xg = np.stack([theta_meas, np.gradient(theta_meas, h)], axis=1)
     tr = Trial(h=h, y=theta_meas[:, None], x_guess=xg)
@@ -368,7 +369,8 @@ def balance_data_reference(N: int, seed: int, process_noise: bool = False,
 def balance_collocator(a: NDArray[np.float64], x_meas: NDArray[np.float64],
                        method: str = "midpoint", h: float = BALANCE_H, body: dict | None = None,
                        process_std: float | None = None) -> Collocator:
-    """Gains identified from full noisy state measurements; states start at the
+    """Gains identified from full noisy state measurements x_meas (N, 4) [rad, rad/s] under
+    platform accelerations a (N,) [m/s²]; states start at the
     measurements, gains at zero. With ``process_std`` [N·m] the model gets two free
     torque-noise controls u with effort weight 1/process_std² (the MAP estimate for white
     Gaussian torque noise of that std sampled at the nodes, linear between them)."""

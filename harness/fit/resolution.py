@@ -113,7 +113,7 @@ def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_
 
 
 def noise_sigma(y: NDArray[np.float64]) -> float:
-    """σ̂ [unit of y] of white measurement noise from the third difference (module
+    """σ̂ [unit of y] of white measurement noise in y (N,) from the third difference (module
     docstring): robust (MAD) standard deviation of Δ³y over √20."""
     d3 = np.diff(np.asarray(y, float), 3)
     return float(1.4826 * np.median(np.abs(d3 - np.median(d3))) / math.sqrt(20.0))

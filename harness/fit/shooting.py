@@ -154,7 +154,8 @@ class Controls:
 
     @property
     def knots(self) -> NDArray[np.float64]:
-        """Times [s] where u may be non-smooth (interval ends of piecewise constant)."""
+        """Times [s] where u may be non-smooth: (K + 1,) interval ends (piecewise constant),
+        (K,) nodes (piecewise linear), (K − 2,) knots (cubic B-spline)."""
         if self.kind == "piecewise_constant":
             return np.linspace(0.0, self.T, self.K + 1)
         if self.kind == "piecewise_linear":
@@ -372,7 +373,7 @@ class SingleShooting:
         return rk4_adjoint(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N, dJ)
 
     def rollout(self, z: NDArray[np.float64]) -> Trajectory:
-        """The RK4 trajectory of z on the step grid (no sensitivities)."""
+        """The RK4 trajectory of z (nz,) on the step grid (no sensitivities)."""
         x0, th, p = self.split(z)
         return rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
 
@@ -382,7 +383,8 @@ class SingleShooting:
         return reintegrate(self.sys, x0, th, p, self.ctrl, t)
 
     def gradient_fd(self, z: NDArray[np.float64], step: float) -> NDArray[np.float64]:
-        """Central differences of the objective, step ``step`` in every coordinate."""
+        """(nz,) central differences of the objective at z (nz,), step ``step`` in every
+        coordinate."""
         z = np.asarray(z, dtype=float)
         g = np.empty_like(z)
         for i in range(z.size):

@@ -562,14 +562,16 @@ class TrajectoryFitResult:
         return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
     def marker_max(self, mask: NDArray[np.bool_] | None = None) -> float:
-        """[m] the largest marker distance (over the frames and markers ``mask`` selects)."""
+        """[m] the largest marker distance (over the frames and markers ``mask`` (N, K) bool
+        selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.nanmax(e))
 
     def marker_rmse(self, mask: NDArray[np.bool_] | None = None) -> float:
-        """[m] the RMS marker distance (over the frames and markers ``mask`` selects)."""
+        """[m] the RMS marker distance (over the frames and markers ``mask`` (N, K) bool
+        selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
@@ -749,24 +751,40 @@ class _Residuals:
             r_i = np.concatenate(parts)
             r_geo.append(r_i)
             if jac:
-                Ji = [Jf[:K][seen].reshape(-1, nv) / p.sigma_marker]
-                if P:
-                    Ji.append((Jf[K:K + P] - Jf[K + P:K + 2 * P]).reshape(-1, nv)
-                              / p.sigma_closure)
+                gJ, sJ, dGb = self._frame_jacobian(Q[i], V[i], Jf, seen, st if nc else None,
+                                                   beta[i] if nc else None)
                 if nc:
-                    Ji.append(Jc.reshape(-1, nv) / ct.sigma_contact)
-                    # slip rows J_c(q_i) q̇_i / σ_v and the contact forces' generalized
-                    # force G β: their change with q by forward differences of the
-                    # contact Jacobians over the coordinates that move a contact point
-                    dJv, dGb = self._contact_curvature(Q[i], V[i], Jf[K + 2 * P:], st,
-                                                       beta[i].ravel())
-                    slip_J.append((Jc.reshape(-1, nv) / ct.sigma_slip,
-                                   dJv / ct.sigma_slip))
+                    slip_J.append(sJ)
                     curv.append(dGb)
-                geo_J.append(np.vstack(Ji))
+                geo_J.append(gJ)
         return {"mres": mres, "cres": cres, "gres": gres, "slip": slip, "G": G,
                 "r_geo": r_geo, "r_slip": r_slip, "geo_J": geo_J, "slip_J": slip_J,
                 "curv": curv, "msum": msum, "csum": csum, "gsum": gsum, "vsum": vsum}
+
+    def _frame_jacobian(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                        Jf: NDArray[np.float64], seen: NDArray[np.bool_],
+                        st: NDArray[np.bool_] | None, beta_i: NDArray[np.float64] | None
+                        ) -> tuple:
+        """One frame's rows over q: (the marker, closure and contact rows' Jacobian (rows, nv),
+        with contact the slip rows' (J_c/σ_v, ∂(J_c v)/∂q/σ_v) and ∂(G β)/∂q (nv, nv), else
+        None, None), from the frames' Jacobians Jf (frames, 3, nv) at q, v (nv,)."""
+        p, nv = self.p, self.nv
+        ct = p.contact
+        K, P, nc = len(self.frames), len(self.pa), len(self.cf)
+        Ji = [Jf[:K][seen].reshape(-1, nv) / p.sigma_marker]
+        if P:
+            Ji.append((Jf[K:K + P] - Jf[K + P:K + 2 * P]).reshape(-1, nv)
+                      / p.sigma_closure)
+        if not nc:
+            return np.vstack(Ji), None, None
+        Jc = Jf[K + 2 * P:][st]
+        Ji.append(Jc.reshape(-1, nv) / ct.sigma_contact)
+        # slip rows J_c(q_i) q̇_i / σ_v and the contact forces' generalized
+        # force G β: their change with q by forward differences of the
+        # contact Jacobians over the coordinates that move a contact point
+        dJv, dGb = self._contact_curvature(q, v, Jf[K + 2 * P:], st, beta_i.ravel())
+        return (np.vstack(Ji), (Jc.reshape(-1, nv) / ct.sigma_slip, dJv / ct.sigma_slip),
+                dGb)
 
     def _inverse_dynamics(self, Q: NDArray[np.float64], V: NDArray[np.float64],
                           A: NDArray[np.float64], jac: bool) -> tuple:
