@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.fit.collocation import ImplicitDynamics
@@ -69,24 +70,24 @@ class ActivationModel:
     def _c(self) -> float:
         return 1.0 / self.tau_act - 1.0 / self.tau_deact
 
-    def blend(self, e, a):
+    def blend(self, e: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """f (…) = ½ (1 + tanh(b (e − a))): 1 activating, 0 deactivating."""
         return 0.5 * (1.0 + np.tanh(self.sharpness * (np.asarray(e) - np.asarray(a))))
 
-    def tau(self, e, a):
+    def tau(self, e: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """(…) τ(e, a) [s]: the effective time constant."""
         f = self.blend(e, a)
         return 1.0 / (f / self.tau_act + (1.0 - f) / self.tau_deact)
 
-    def rate(self, e, a):
+    def rate(self, e: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """(…) ȧ [1/s] = g(e − a)."""
         return self._derivs(np.asarray(e, float) - np.asarray(a, float), 0)[0]
 
-    def d_rate(self, e, a):
+    def d_rate(self, e: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """(…) g'(e − a) [1/s] = ∂ȧ/∂e = −∂ȧ/∂a."""
         return self._derivs(np.asarray(e, float) - np.asarray(a, float), 1)[1]
 
-    def dd_rate(self, e, a):
+    def dd_rate(self, e: ArrayLike, a: ArrayLike) -> NDArray[np.float64]:
         """(…) g''(e − a) [1/s] = ∂²ȧ/∂e² = ∂²ȧ/∂a² = −∂²ȧ/∂e∂a."""
         return self._derivs(np.asarray(e, float) - np.asarray(a, float), 2)[2]
 
@@ -113,7 +114,7 @@ class ActivationModel:
                 1.0 / self.tau_deact + c * f + c * d * 0.5 * self.sharpness * (1.0 - T * T))
 
 
-def _tau_max(tau_max, n_a) -> np.ndarray:
+def _tau_max(tau_max, n_a) -> NDArray[np.float64]:
     if n_a < 1:
         raise BadInput("activation", "the wrapped system has no controls to drive")
     t = np.asarray(tau_max, float)
@@ -125,14 +126,14 @@ def _tau_max(tau_max, n_a) -> np.ndarray:
     return t
 
 
-def augment_C(C, n_a: int) -> np.ndarray:
+def augment_C(C: ArrayLike, n_a: int) -> NDArray[np.float64]:
     """(n_y, n_x + n_a) C with zero columns appended for the activations."""
     C = np.atleast_2d(np.asarray(C, float))
     return np.hstack([C, np.zeros((C.shape[0], n_a))])
 
 
 # ----- collocation -------------------------------------------------------------------------
-def activation_dynamics(dyn: ImplicitDynamics, tau_max,
+def activation_dynamics(dyn: ImplicitDynamics, tau_max: ArrayLike,
                         model: ActivationModel | None = None) -> ImplicitDynamics:
     """ImplicitDynamics with states [x (n_x), a (n_a)], controls e (n_a), the wrapped
     system's known inputs and parameters; z = [ẋ, ȧ, x, a, e, p]. Every free control of
@@ -158,15 +159,20 @@ def activation_dynamics(dyn: ImplicitDynamics, tau_max,
     for cols in ((c_a, c_a), (c_e, c_e), (c_a, c_e), (c_e, c_a)):
         hm[cols] = True
 
-    def split(xd, x, u):
+    def split(xd: NDArray[np.float64], x: NDArray[np.float64],
+              u: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         return xd[:, :nx], xd[:, nx:], x[:, :nx], x[:, nx:], x[:, nx:] * tmax
 
-    def residual(xd, x, u, r, p, t):
+    def residual(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                 r: NDArray[np.float64], p: NDArray[np.float64],
+                 t: NDArray[np.float64]) -> NDArray[np.float64]:
         xdb, ad, xb, a, tau = split(xd, x, u)
         return np.concatenate([dyn.residual(xdb, xb, tau, r, p, t),
                                ad - model.rate(u, a)], axis=1)
 
-    def jacobian(xd, x, u, r, p, t):
+    def jacobian(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                 r: NDArray[np.float64], p: NDArray[np.float64],
+                 t: NDArray[np.float64]) -> NDArray[np.float64]:
         xdb, ad, xb, a, tau = split(xd, x, u)
         J = np.zeros((x.shape[0], nx + na, nz))
         J[:, :nx, cmap] = dyn.jacobian(xdb, xb, tau, r, p, t) * scale
@@ -176,7 +182,9 @@ def activation_dynamics(dyn: ImplicitDynamics, tau_max,
         J[:, nx + ia, c_e] = -g1
         return J
 
-    def hessian(xd, x, u, r, p, t, lam):
+    def hessian(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                r: NDArray[np.float64], p: NDArray[np.float64], t: NDArray[np.float64],
+                lam: NDArray[np.float64]) -> NDArray[np.float64]:
         xdb, ad, xb, a, tau = split(xd, x, u)
         M = x.shape[0]
         H = np.zeros((M, nz, nz))
@@ -213,12 +221,18 @@ class ActivatedSystem:
         pairs = [self.model.rate_scalar(float(ui) - float(ai)) for ui, ai in zip(u, a)]
         return np.array([q[0] for q in pairs]), np.array([q[1] for q in pairs])
 
-    def f(self, t, x, u, p):
+    def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (n_x + n_a,) at t [s], x = [x_base, a], excitations u (n_a,) [–], p (np,): the
+        base system's flow driven by τ = τ_max a, then ȧ = g(u − a)."""
         nxb = self._nxb
         a = x[nxb:]
         return np.concatenate([self.base.f(t, x[:nxb], self.tau_max * a, p), self._g(u, a)[0]])
 
-    def jac(self, t, x, u, p):
+    def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, n_a), f_p (nx, np)) of ``f`` at (t [s], x (nx,), u (n_a,),
+        p (np,))."""
         nxb, na, nx = self._nxb, self.nu, self.nx
         a = x[nxb:]
         fx, fu, fp = self.base.jac(t, x[:nxb], self.tau_max * a, p)
@@ -252,8 +266,9 @@ def _signed(model: ActivationModel, d, a, sharpness: float):
             c * d * sg1 * (2.0 * f - 1.0))
 
 
-def signed_rate(e, a, model: ActivationModel | None = None,
-                sharpness: float = SIGN_SHARPNESS):
+def signed_rate(e: NDArray[np.float64], a: NDArray[np.float64],
+                model: ActivationModel | None = None,
+                sharpness: float = SIGN_SHARPNESS) -> NDArray[np.float64]:
     """(…) ȧ [1/s] of a signed activation a ∈ [−1, 1] driven by the excitation
     e ∈ [−1, 1] (torque a·τ_max): ``ActivationModel`` for a > 0 and its mirror image
     ȧ = −g(a − e) for a < 0, blended by σ(a) = ½(1 + tanh(b_a a)):
@@ -268,8 +283,9 @@ def signed_rate(e, a, model: ActivationModel | None = None,
     return _signed(model, e - a, a, sharpness)[0]
 
 
-def signed_excitation(a0, a1, h: float, model: ActivationModel | None = None,
-                      sharpness: float = SIGN_SHARPNESS):
+def signed_excitation(a0: NDArray[np.float64], a1: NDArray[np.float64], h: float,
+                      model: ActivationModel | None = None,
+                      sharpness: float = SIGN_SHARPNESS) -> tuple[NDArray[np.float64], ...]:
     """Excitation e [–] held over one frame interval h [s] that takes a signed activation
     from a0 to a1 [–] (same shapes) by the implicit midpoint rule of ``signed_rate``:
     (a1 − a0)/h = ȧ(e, (a0 + a1)/2), solved for e (safeguarded Newton on the monotone

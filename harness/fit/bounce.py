@@ -40,11 +40,17 @@ diag(1/100 s²/m², 4); broad against what the data resolve (SE(v0) ~ 0.002 m/s,
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from harness.fit import schedules as S
+from harness.fit.events import falling_ball
+from harness.fit.phases import PhaseShooting, solve_phases
+from harness.fit.schedules import EventObservation
+from harness.fit.shooting import Controls
 
 G = 9.81                       # m/s²
 TRUTH = {"h0_m": 1.0, "v0_mps": 0.5, "restitution": 0.8}
@@ -67,7 +73,8 @@ def true_onset(h0: float = TRUTH["h0_m"], v0: float = TRUTH["v0_mps"], g: float 
     return (v0 + math.sqrt(v0 * v0 + 2.0 * g * h0)) / g
 
 
-def flow(t, v0: float, e: float, tau: float, g: float = G, n_events: int = 0):
+def flow(t: NDArray[np.float64], v0: float, e: float, tau: float, g: float = G,
+         n_events: int = 0) -> tuple[NDArray[np.float64], ...]:
     """The hybrid trajectory with its first impact at ``tau`` [s] (module docstring):
     (y (N,) m, ẏ (N,) m/s, dy (N, 2) ∂y/∂(v0, e), times (n,) s, dtimes (n, 2)) — every
     impact time up to the last sample (and at least ``n_events``), with its derivatives.
@@ -116,7 +123,7 @@ def flow(t, v0: float, e: float, tau: float, g: float = G, n_events: int = 0):
 
 
 def data(seed: int = 0, sigma: float = SIGMA, h: float = H, t_end: float = T_END,
-         truth: dict = TRUTH):
+         truth: dict = TRUTH) -> tuple[NDArray[np.float64], ...]:
     """(t (N,) s, y_true (N,) m, v_true (N,) m/s, y_meas (N,) m) of the true bounce with
     seeded Gaussian noise σ [m] on the heights."""
     t = h * np.arange(int(round(t_end / h)) + 1)
@@ -126,8 +133,9 @@ def data(seed: int = 0, sigma: float = SIGMA, h: float = H, t_end: float = T_END
     return t, y, yd, y + sigma * rng.normal(size=t.size)
 
 
-def onset_grid(t, y, sigma: float, per_sample: int = ONSET_PER_SAMPLE,
-               margin: int = ONSET_MARGIN) -> np.ndarray:
+def onset_grid(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float,
+               per_sample: int = ONSET_PER_SAMPLE,
+               margin: int = ONSET_MARGIN) -> NDArray[np.float64]:
     """Candidate first-impact times (C,) [s] from the data and their noise σ [m] (module
     docstring): the samples of the first descent whose heights lie within 3√2 σ of the
     lowest, widened by ``margin`` samples each side, ``per_sample`` onsets per sample
@@ -157,7 +165,8 @@ def _residuals(theta, t, y, sigma, tau, events):
     return r, J, np.r_[np.full(t.size, sigma), se]
 
 
-def objective(theta, t, y, sigma, tau, events=()) -> float:
+def objective(theta: NDArray[np.float64], t: NDArray[np.float64], y: NDArray[np.float64],
+              sigma: float, tau: float, events: Sequence[EventObservation] = ()) -> float:
     """The negative log posterior up to a constant: ½ Σ r_white² + ½ (θ − μ)ᵀ Λ (θ − μ)
     [–] of candidate onset ``tau`` at θ = (v0 m/s, e)."""
     r, _, _ = _residuals(np.asarray(theta, float), np.asarray(t, float), np.asarray(y, float),
@@ -181,20 +190,22 @@ def _start(t, y, tau, g=G):
     return np.array([v0, best[1]])
 
 
-def fit_candidate(t, y, sigma: float, tau: float, events=()) -> dict:
-    """The MAP fit of θ = (v0, e) with the first impact at ``tau`` [s] (trust-region
-    least squares, exact Jacobian), its Laplace evidence, covariance H⁻¹ and standard
-    errors; ``valid`` False (log evidence −inf) when no falling fit exists."""
+def fit_candidate(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float, tau: float,
+                  events: Sequence[EventObservation] = ()) -> dict:
+    """The MAP fit of θ = (v0 m/s, e) (2,) to heights y (N,) [m] at t (N,) [s] with the
+    first impact at ``tau`` [s] (trust-region least squares, exact Jacobian), its Laplace
+    evidence, covariance H⁻¹ and standard errors; ``valid`` False (log evidence −inf) when
+    no falling fit exists."""
     t = np.asarray(t, float)
     y = np.asarray(y, float)
     L = np.sqrt(np.diag(PRIOR_PRECISION))
     hi_v0 = G * tau - 1e-6
 
-    def fun(th):
+    def fun(th: NDArray[np.float64]) -> NDArray[np.float64]:
         r, _, _ = _residuals(th, t, y, sigma, tau, events)
         return np.r_[r, L * (th - PRIOR_MEAN)]
 
-    def jac(th):
+    def jac(th: NDArray[np.float64]) -> NDArray[np.float64]:
         _, J, _ = _residuals(th, t, y, sigma, tau, events)
         return np.vstack([J, np.diag(L)])
 
@@ -218,7 +229,9 @@ def fit_candidate(t, y, sigma: float, tau: float, events=()) -> dict:
     return out
 
 
-def fit_schedules(t, y, sigma: float = SIGMA, onsets=None, events=()) -> dict:
+def fit_schedules(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float = SIGMA,
+                  onsets: NDArray[np.float64] | None = None,
+                  events: Sequence[EventObservation] = ()) -> dict:
     """Every candidate onset fitted (``fit_candidate``), weighted by evidence and
     marginalised: {"onsets", "fits", "weights", "mixture_mean", "mixture_cov",
     "onset_posterior", "selected"} (module docstring; onsets from ``onset_grid`` unless
@@ -236,17 +249,14 @@ def fit_schedules(t, y, sigma: float = SIGMA, onsets=None, events=()) -> dict:
             "selected": int(np.argmax(w))}
 
 
-def phase_problem(t, y, sigma: float, n_events: int, events=(), segments: int = 2,
-                  steps: int = 10):
+def phase_problem(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float, n_events: int,
+                  events: Sequence[EventObservation] = (), segments: int = 2,
+                  steps: int = 10) -> PhaseShooting:
     """The bounce data (t (N,) s, heights y (N,) m, noise σ [m]) as a phase-aligned
     problem (harness/fit/phases.py) with ``n_events`` impacts in the window: the
     vertical ball (events.falling_ball), no control, p = [e]; every phase ``segments``
     segments of ``steps`` RK4 steps (free flight is quadratic in t, so RK4 is exact at any
     step); heights measured with W = 1/σ²; ``events`` the EventObservation labels."""
-    from harness.fit.events import falling_ball
-    from harness.fit.phases import PhaseShooting
-    from harness.fit.shooting import Controls
-
     t = np.asarray(t, float)
     return PhaseShooting(falling_ball(G), Controls("piecewise_constant", 1, float(t[-1])),
                          (segments,) * (n_events + 1), (steps,) * (n_events + 1), t,
@@ -254,16 +264,15 @@ def phase_problem(t, y, sigma: float, n_events: int, events=(), segments: int = 
                          np.array([1.0 / sigma ** 2]), tuple(events))
 
 
-def fit_phases(t, y, sigma: float = SIGMA, start=None, events=(), segments: int = 2,
-               steps: int = 10, max_iter: int = 50) -> tuple:
+def fit_phases(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float = SIGMA,
+               start: tuple | None = None, events: Sequence[EventObservation] = (),
+               segments: int = 2, steps: int = 10, max_iter: int = 50) -> tuple:
     """The phase-aligned fit of the bounce data: unknowns x0 = (h0 m, v0 m/s), e and
     every impact time inside the window [s] (decision variables, not a grid). ``start``
     (h0, v0, e, impact times) or, by default, the evidence-selected candidate of
     ``fit_schedules`` (its h0, v0, e, and the impacts its flow places: the schedule's
     number of events); at most ``max_iter`` Gauss–Newton iterations. Returns
     (PhaseResult, PhaseShooting, start)."""
-    from harness.fit.phases import solve_phases
-
     t = np.asarray(t, float)
     if start is None:
         R = fit_schedules(t, y, sigma, events=events)

@@ -18,15 +18,22 @@ table's ("schedules", "replay_height") and ("schedules", "replay_impact_time").
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
+from fixtures.contact_catalog import scene
 from harness.core.errors import EngineUnavailable
 from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.hybrid import simulate
+from harness.model.prepared import prepare_fixture
 
 FIXTURE = "ball"
 
 
-def _heights(run, t, r: float, g: float) -> np.ndarray:
+def _heights(run, t, r: float, g: float) -> NDArray[np.float64]:
     """(len(t),) [m] the lowest point's height at t from a HybridRun: the state at the last
     stored time ≤ t_i (after its event, if one happened there), advanced ballistically."""
     T, Q, V = run.t, run.q, run.v
@@ -36,18 +43,14 @@ def _heights(run, t, r: float, g: float) -> np.ndarray:
     return Q[k, 2] - r + vz * dt - 0.5 * g * dt * dt
 
 
-def replay(t, h0: float, v0: float, e: float, y_fit, impacts_fit, engines=None,
+def replay(t: NDArray[np.float64], h0: float, v0: float, e: float, y_fit: NDArray[np.float64],
+           impacts_fit: NDArray[np.float64], engines: Sequence[str] | None = None,
            dt: float = 1e-3) -> tuple:
     """(fit.json's ``replay``, {engine: heights (N,) [m]}): per engine the largest
     |height − y_fit| [m] over t (N,) [s], its impact times [s] and their largest difference
     from ``impacts_fit`` [s], and whether both are within the table's tolerances;
     ``passed``: every available engine within both and at least two compared. Engines not
     installed are listed as unavailable (never a pass). ``dt`` [s]: the RK4 step."""
-    from fixtures.contact_catalog import scene
-    from harness.model import registry
-    from harness.model.hybrid import simulate
-    from harness.model.prepared import prepare_fixture
-
     model = prepare_fixture(FIXTURE)
     sc = scene(FIXTURE)
     r = float(sc.geometry[0].radius)

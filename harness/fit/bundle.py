@@ -24,17 +24,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, npz_bytes, write_folder_atomic
-from harness.core.strict import read_json
+from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_json, read_regular
+from harness.core.version import __version__
+from harness.fit import catalog
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 
 
 def _recognise(path: Path):
     """BadInput unless ``path`` is a fit.json of this schema (its id, version, and the
     fields its problem declares, ``study`` aside)."""
-    from harness.fit import catalog
-
     doc = read_json(path)
     prob = catalog.find(doc.get("problem")) if isinstance(doc, dict) else None
     if prob is None \
@@ -54,8 +55,6 @@ def provenance(git_commit: str) -> dict:
     numerical packages the fit ran on (those installed)."""
     from importlib import metadata
 
-    from harness.core.version import __version__
-
     versions = {}
     for pkg in ("numpy", "scipy", "cyipopt"):
         try:
@@ -73,7 +72,8 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     ``grid`` {axis: CLI text | None}, harness/fit/resolution.py ``request``) must be one
     the problem offers, and ``method`` one of its ``methods``; the problem's ``run``
     checks the rest."""
-    from harness.fit import catalog, resolution
+    # resolution loads the collocation fitter and scipy, which reading a bundle does not need
+    from harness.fit import resolution
 
     offering = tuple(p.name for p in catalog.problems() if study in p.studies)
     study_grid = resolution.request(problem, study, grid, offering)  # before any fit
@@ -89,12 +89,10 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid))
 
 
-def read(folder) -> tuple:
+def read(folder: str | Path) -> tuple:
     """(fit.json document, arrays) of a fit bundle folder, read strictly: fit.json must be
     this schema (BadInput naming the file otherwise) and arrays.npz is read without
     trusting it (harness/core/strict.py)."""
-    from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_regular
-
     folder = Path(folder)
     _recognise(folder / "fit.json")
     doc = read_json(folder / "fit.json")
@@ -102,11 +100,9 @@ def read(folder) -> tuple:
     return doc, npz_arrays(blob, str(folder / "arrays.npz"))
 
 
-def write(out, result: dict, html: str) -> Path:
+def write(out: str | Path, result: dict, html: str) -> Path:
     """The fit bundle folder (fit.json, arrays.npz, ``html`` as index.html and the
     plotly.min.js it loads), atomically."""
-    from harness.core import figures
-
     files = {"fit.json": json.dumps(result["json"], indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result["arrays"]), "index.html": html.encode(),
              figures.ASSET: figures.plotly_asset()}

@@ -22,7 +22,7 @@ def problems() -> tuple:
     return tuple(_PROBLEMS.values())
 
 
-def find(name) -> FitProblem | None:
+def find(name: object) -> FitProblem | None:
     """The FitProblem called ``name``, or None (also for a name that is not text)."""
     return _PROBLEMS.get(name) if isinstance(name, str) else None
 

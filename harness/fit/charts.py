@@ -8,7 +8,10 @@ than ``MAX_POINTS`` is thinned evenly (first, last and the extrema kept).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core import figures as F
 
@@ -20,7 +23,7 @@ _STATE_UNITS = (("theta", "rad"), ("omega", "rad/s"), ("q_", "rad"), ("v_", "rad
 _STATE_LABELS = {"theta": "θ", "omega": "ω"}
 
 
-def state_units(names) -> list:
+def state_units(names: Sequence[str]) -> list:
     """[unit] of each named state (``_STATE_UNITS`` by name prefix); ValueError for a
     state whose unit is not known (a chart never goes without one)."""
     out = []
@@ -43,7 +46,7 @@ def label(name: str) -> str:
 
 
 
-def thin_index(n: int, extra=(), max_points: int = MAX_POINTS) -> np.ndarray:
+def thin_index(n: int, extra: Sequence[int] = (), max_points: int = MAX_POINTS) -> NDArray[np.intp]:
     """Indices of an even thinning of n samples to at most about ``max_points`` (first
     and last kept), plus the indices ``extra`` (extrema, events)."""
     if n <= max_points:
@@ -54,8 +57,9 @@ def thin_index(n: int, extra=(), max_points: int = MAX_POINTS) -> np.ndarray:
 
 
 
-def thin_series(t, y):
-    """(t, y) thinned (``thin_index``), keeping each series' minimum and maximum."""
+def thin_series(t: ArrayLike, y: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(t, y) (N,) each thinned to (≲ max_points,) (``thin_index``), keeping the series'
+    minimum and maximum."""
     y = np.asarray(y, float)
     ext = [int(np.nanargmin(y)), int(np.nanargmax(y))] if np.isfinite(y).any() else []
     i = thin_index(len(t), ext)
@@ -63,8 +67,10 @@ def thin_series(t, y):
 
 
 
-def residual_figures(t, e, names=()) -> list:
-    """One chart per measured channel: whitened residual [–] against t [s]; a channel is
+def residual_figures(t: NDArray[np.float64], e: NDArray[np.float64],
+                     names: Sequence[str] = ()) -> list:
+    """One chart per measured channel of e (N, n_y): whitened residual [–] against t (N,)
+    [s]; a channel is
     named by its state when the problem measures the first len(e) states (pendulum: θ;
     balance: every state)."""
     out = []

@@ -54,13 +54,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
-from harness.fit import METHODS  # the collocation schemes (listed there for the CLI)
+from harness.fit import METHODS, ipopt_c  # METHODS: the collocation schemes (listed for the CLI)
 
 # IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
 # identified parameters of the benchmark problems unchanged (to round-off) and save time
@@ -70,6 +71,8 @@ from harness.fit import METHODS  # the collocation schemes (listed there for the
 SPEED_OPTIONS = {"mumps_scaling": 0, "mumps_permuting_scaling": 0, "constr_mult_init_max": 0.0}
 
 LOSSES = ("linear", "soft_l1", "huber")
+
+Bounds = tuple[ArrayLike, ArrayLike]   # (lower, upper), each broadcast to one node's entries
 
 
 def _rho(s, loss):
@@ -128,7 +131,9 @@ class ImplicitDynamics:
     def n_z(self) -> int:
         return 2 * self.n_x + self.n_u + self.n_p
 
-    def lagrangian_hessian(self, xd, x, u, r, p, t, lam):
+    def lagrangian_hessian(self, xd: NDArray[np.float64], x: NDArray[np.float64],
+                           u: NDArray[np.float64], r: NDArray[np.float64], p: NDArray[np.float64],
+                           t: NDArray[np.float64], lam: NDArray[np.float64]) -> NDArray[np.float64]:
         """(M, n_z, n_z) Σ_f lam_f ∂²f_f/∂z² (analytic if given, else central differences
         of the analytic Jacobian, step 1e-6·max(1, |z|))."""
         if self.hessian is not None:
@@ -289,10 +294,11 @@ class Collocator:
     "limited-memory" (IPOPT's L-BFGS).
     """
 
-    def __init__(self, dynamics: ImplicitDynamics, trials, objective: Objective,
-                 method: str = "midpoint", known: dict | None = None,
+    def __init__(self, dynamics: ImplicitDynamics, trials: Sequence[Trial],
+                 objective: Objective, method: str = "midpoint", known: dict | None = None,
                  p_guess: dict | None = None, param_bounds: dict | None = None,
-                 state_bounds=None, control_bounds=None, hessian: str = "exact"):
+                 state_bounds: Bounds | None = None, control_bounds: Bounds | None = None,
+                 hessian: str = "exact") -> None:
         t_start = time.perf_counter()
         if method not in METHODS:
             raise BadInput("--method", f"unknown method {method!r} (known: {', '.join(METHODS)})")
@@ -311,7 +317,23 @@ class Collocator:
         self.known = known
         self.unknown = tuple(n for n in dynamics.param_names if n not in known)
         self.p_index = {n: i for i, n in enumerate(dynamics.param_names)}
-        nx, nu, nr = dynamics.n_x, dynamics.n_u, dynamics.n_r
+        ny = self._whitening(objective)
+        self._layout(ny)
+        lin_coo = self._evaluation_sets()
+        self._jacobian_structure(lin_coo)
+        if hessian == "exact":
+            self._build_hessian_structure()   # lower triangle
+        self._bounds_and_guess(p_guess, param_bounds, state_bounds, control_bounds)
+        for name in objective.prior_mean:
+            if name not in self.unknown:
+                raise BadInput("objective", f"prior on {name!r}, which is not an unknown parameter")
+        self.n_meas = sum(b["N"] for b in self.blocks)
+        self.setup_time_s = time.perf_counter() - t_start
+
+    # ------------------------------------------------------------------ set-up
+    def _whitening(self, objective: Objective) -> int:
+        """Sets A = L⁻¹ C (n_y, n_x) and L⁻¹ (n_y, n_y); checks the loss; returns n_y."""
+        nx = self.dyn.n_x
         C = np.atleast_2d(np.asarray(objective.C, float))
         if C.shape[1] != nx:
             raise BadInput("objective", f"C must have {nx} columns, got shape {C.shape}")
@@ -327,8 +349,12 @@ class Collocator:
         _rho(np.zeros(1), objective.loss)   # validates the loss name
         if not (objective.loss_scale > 0):
             raise BadInput("objective", "loss_scale must be > 0")
+        return ny
 
-        # ---- layout
+    def _layout(self, ny: int) -> None:
+        """The decision-vector layout (module docstring): one block dict per trial
+        (``self.blocks``), the unknown parameters' indices ``self.P`` and the length n."""
+        nx, nu, nr, method = self.dyn.n_x, self.dyn.n_u, self.dyn.n_r, self.method
         off = 0
         self.blocks = []
         for k, tr in enumerate(self.trials):
@@ -346,7 +372,7 @@ class Collocator:
             b = {"N": N, "h": float(tr.h), "y": y, "r": r,
                  "t": tr.t0 + tr.h * np.arange(N)}
 
-            def take(rows, cols):
+            def take(rows: int, cols: int) -> NDArray[np.int_]:
                 nonlocal off
                 idx = off + np.arange(rows * cols).reshape(rows, cols)
                 off += rows * cols
@@ -362,43 +388,56 @@ class Collocator:
         self.P = off + np.arange(len(self.unknown))
         self.n = off + len(self.unknown)
 
-        # ---- evaluation sets and linear defects
+    def _method_sets(self, b: dict) -> list[dict]:
+        """The evaluation sets of one trial's block b under the method: how ẋ, x, u, r, t of
+        each residual combine the decision variables (module docstring)."""
+        method = self.method
+        h, X, U, r, t = b["h"], b["X"], b["U"], b["r"], b["t"]
+        sets = []
+        if method == "backward_euler":
+            sets.append(dict(xd=[(1 / h, X[1:]), (-1 / h, X[:-1])], x=[(1.0, X[1:])],
+                             u=[(1.0, U[1:])], r=r[1:], t=t[1:]))
+        elif method == "midpoint":
+            sets.append(dict(xd=[(1 / h, X[1:]), (-1 / h, X[:-1])],
+                             x=[(0.5, X[1:]), (0.5, X[:-1])],
+                             u=[(0.5, U[1:]), (0.5, U[:-1])],
+                             r=0.5 * (r[1:] + r[:-1]), t=t[:-1] + h / 2))
+        else:
+            sets.append(dict(xd=[(1.0, b["D"])], x=[(1.0, X)], u=[(1.0, U)], r=r, t=t))
+            if method == "hermite_simpson":
+                sets.append(dict(xd=[(1.0, b["DC"])], x=[(1.0, b["XC"])],
+                                 u=[(0.5, U[1:]), (0.5, U[:-1])],
+                                 r=0.5 * (r[1:] + r[:-1]), t=t[:-1] + h / 2))
+        return sets
+
+    def _linear_defects(self, b: dict) -> list[list]:
+        """The linear defects of one trial's block b: per row group, [(coef, indices)] with
+        rows Σ c · θ[idx] = 0."""
+        h, X, D = b["h"], b["X"], b.get("D")
+        lin = []
+        if self.method == "trapezoidal":
+            lin.append([(1.0, X[1:]), (-1.0, X[:-1]), (-h / 2, D[:-1]), (-h / 2, D[1:])])
+        elif self.method == "hermite_simpson":
+            XC, DC = b["XC"], b["DC"]
+            lin.append([(1.0, XC), (-0.5, X[:-1]), (-0.5, X[1:]), (-h / 8, D[:-1]),
+                        (h / 8, D[1:])])
+            lin.append([(1.0, X[1:]), (-1.0, X[:-1]), (-h / 6, D[:-1]), (-4 * h / 6, DC),
+                        (-h / 6, D[1:])])
+        return lin
+
+    def _evaluation_sets(self) -> sp.coo_matrix:
+        """Sets ``self.sets`` (row offsets included), m and the linear-defect matrix A_lin
+        (m, n); returns A_lin in COO form."""
+        nx = self.dyn.n_x
         self.sets, lin_rows, lin_cols, lin_vals = [], [], [], []
         m_off = 0
         for b in self.blocks:
-            N, h, X, U, r, t = b["N"], b["h"], b["X"], b["U"], b["r"], b["t"]
-            sets = []
-            if method == "backward_euler":
-                sets.append(dict(xd=[(1 / h, X[1:]), (-1 / h, X[:-1])], x=[(1.0, X[1:])],
-                                 u=[(1.0, U[1:])], r=r[1:], t=t[1:]))
-            elif method == "midpoint":
-                sets.append(dict(xd=[(1 / h, X[1:]), (-1 / h, X[:-1])],
-                                 x=[(0.5, X[1:]), (0.5, X[:-1])],
-                                 u=[(0.5, U[1:]), (0.5, U[:-1])],
-                                 r=0.5 * (r[1:] + r[:-1]), t=t[:-1] + h / 2))
-            else:
-                sets.append(dict(xd=[(1.0, b["D"])], x=[(1.0, X)], u=[(1.0, U)], r=r, t=t))
-                if method == "hermite_simpson":
-                    sets.append(dict(xd=[(1.0, b["DC"])], x=[(1.0, b["XC"])],
-                                     u=[(0.5, U[1:]), (0.5, U[:-1])],
-                                     r=0.5 * (r[1:] + r[:-1]), t=t[:-1] + h / 2))
-            for s in sets:
+            for s in self._method_sets(b):
                 s["M"] = s["t"].shape[0]
                 s["row0"] = m_off
                 m_off += s["M"] * nx
                 self.sets.append(s)
-            # linear defects: rows of Σ c · θ[idx] = 0
-            D = b.get("D")
-            lin = []
-            if method == "trapezoidal":
-                lin.append([(1.0, X[1:]), (-1.0, X[:-1]), (-h / 2, D[:-1]), (-h / 2, D[1:])])
-            elif method == "hermite_simpson":
-                XC, DC = b["XC"], b["DC"]
-                lin.append([(1.0, XC), (-0.5, X[:-1]), (-0.5, X[1:]), (-h / 8, D[:-1]),
-                            (h / 8, D[1:])])
-                lin.append([(1.0, X[1:]), (-1.0, X[:-1]), (-h / 6, D[:-1]), (-4 * h / 6, DC),
-                            (-h / 6, D[1:])])
-            for terms in lin:
+            for terms in self._linear_defects(b):
                 nrow = terms[0][1].size
                 rows = m_off + np.arange(nrow)
                 for c, idx in terms:
@@ -413,16 +452,18 @@ class Collocator:
                                        shape=(self.m, self.n))
         else:
             self.A_lin = sp.csr_matrix((self.m, self.n))
-        lin_coo = self.A_lin.tocoo()
+        return self.A_lin.tocoo()
 
-        # ---- Jacobian structure
-        nz = dynamics.n_z
+    def _jacobian_structure(self, lin_coo: sp.coo_matrix) -> None:
+        """The constraint Jacobian's sparsity (jac_rows, jac_cols) and, per set, which local
+        Jacobian entries feed it (``jk``) with which coefficients (``jc``)."""
+        nx, nz = self.dyn.n_x, self.dyn.n_z
         rows_all, cols_all = [], []
         for s in self.sets:
             ks, cs, rr, cc = [], [], [], []
             M = s["M"]
             base_rows = s["row0"] + np.arange(M) * nx
-            for f, j in np.argwhere(dynamics.jac_mask):
+            for f, j in np.argwhere(self.dyn.jac_mask):
                 for c, col in self._z_terms(s, j):
                     ks.append(f * nz + j)
                     cs.append(c)
@@ -440,10 +481,11 @@ class Collocator:
         self.jac_rows = (ukeys // self.n).astype(np.int32)
         self.jac_cols = (ukeys % self.n).astype(np.int32)
 
-        # ---- Hessian structure (lower triangle)
-        if hessian == "exact":
-            self._build_hessian_structure()
-        # ---- bounds and guess
+    def _bounds_and_guess(self, p_guess: dict, param_bounds: dict | None,
+                          state_bounds: Bounds | None, control_bounds: Bounds | None) -> None:
+        """Bounds lb, ub (n,) and the initial guess theta0 (n,): the trials' guesses and
+        instance constraints, the unknown parameters' guesses and bounds."""
+        nx, nu = self.dyn.n_x, self.dyn.n_u
         self.lb = np.full(self.n, -np.inf)
         self.ub = np.full(self.n, np.inf)
         self.theta0 = np.zeros(self.n)
@@ -457,34 +499,35 @@ class Collocator:
             if control_bounds is not None and nu:
                 self.lb[b["U"]] = np.broadcast_to(control_bounds[0], (b["N"], nu))
                 self.ub[b["U"]] = np.broadcast_to(control_bounds[1], (b["N"], nu))
-            if tr.x_guess is not None:
-                xg = np.asarray(tr.x_guess, float)
-                if xg.shape != (b["N"], nx):
-                    raise BadInput(f"trial {k}",
-                                   f"x_guess must be ({b['N']}, {nx}), got {xg.shape}")
-                self.theta0[b["X"]] = xg
-                if "D" in b:
-                    self.theta0[b["D"]] = np.gradient(xg, b["h"], axis=0)
-                if "XC" in b:
-                    self.theta0[b["XC"]] = 0.5 * (xg[1:] + xg[:-1])
-                    self.theta0[b["DC"]] = (xg[1:] - xg[:-1]) / b["h"]
-            if tr.u_guess is not None and nu:
-                self.theta0[b["U"]] = np.asarray(tr.u_guess, float).reshape(b["N"], nu)
-            for (node, j), val in tr.fixed.items():
-                if not (0 <= node < b["N"] and 0 <= j < nx):
-                    raise BadInput(f"trial {k}", f"instance constraint ({node}, {j}) is "
-                                   f"outside ({b['N']} nodes, {nx} states)")
-                self.lb[b["X"][node, j]] = self.ub[b["X"][node, j]] = val
-                self.theta0[b["X"][node, j]] = val
+            self._trial_guess(k, tr, b)
         for i, name in enumerate(self.unknown):
             self.theta0[self.P[i]] = float(p_guess.get(name, 0.0))
             if param_bounds and name in param_bounds:
                 self.lb[self.P[i]], self.ub[self.P[i]] = param_bounds[name]
-        for name in objective.prior_mean:
-            if name not in self.unknown:
-                raise BadInput("objective", f"prior on {name!r}, which is not an unknown parameter")
-        self.n_meas = sum(b["N"] for b in self.blocks)
-        self.setup_time_s = time.perf_counter() - t_start
+
+    def _trial_guess(self, k: int, tr: Trial, b: dict) -> None:
+        """Trial k's guess into theta0 (derivatives and centres from x_guess) and its instance
+        constraints into lb, ub and theta0."""
+        nx, nu = self.dyn.n_x, self.dyn.n_u
+        if tr.x_guess is not None:
+            xg = np.asarray(tr.x_guess, float)
+            if xg.shape != (b["N"], nx):
+                raise BadInput(f"trial {k}",
+                               f"x_guess must be ({b['N']}, {nx}), got {xg.shape}")
+            self.theta0[b["X"]] = xg
+            if "D" in b:
+                self.theta0[b["D"]] = np.gradient(xg, b["h"], axis=0)
+            if "XC" in b:
+                self.theta0[b["XC"]] = 0.5 * (xg[1:] + xg[:-1])
+                self.theta0[b["DC"]] = (xg[1:] - xg[:-1]) / b["h"]
+        if tr.u_guess is not None and nu:
+            self.theta0[b["U"]] = np.asarray(tr.u_guess, float).reshape(b["N"], nu)
+        for (node, j), val in tr.fixed.items():
+            if not (0 <= node < b["N"] and 0 <= j < nx):
+                raise BadInput(f"trial {k}", f"instance constraint ({node}, {j}) is "
+                               f"outside ({b['N']} nodes, {nx} states)")
+            self.lb[b["X"][node, j]] = self.ub[b["X"][node, j]] = val
+            self.theta0[b["X"][node, j]] = val
 
     # ------------------------------------------------------------------ helpers
     def _z_terms(self, s, j):
@@ -501,7 +544,9 @@ class Collocator:
             return []
         return [(1.0, np.full(s["M"], self.P[self.unknown.index(name)]))]
 
-    def params_full(self, theta) -> np.ndarray:
+    def params_full(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """p (n_p,) every parameter, in ``param_names`` order: the known ones and the
+        unknown ones read from θ (n,)."""
         p = np.zeros(self.dyn.n_p)
         for name, val in self.known.items():
             p[self.p_index[name]] = val
@@ -517,7 +562,7 @@ class Collocator:
         if hit is not None and np.array_equal(hit[0], theta):
             return hit[1]
 
-        def comb(terms, width):
+        def comb(terms: list, width: int) -> NDArray[np.float64]:
             out = np.zeros((s["M"], width))
             for c, idx in terms:
                 out += c * theta[idx]
@@ -607,7 +652,9 @@ class Collocator:
             out.append(x @ self.A.T - b["y"] @ self.Linv.T)
         return out
 
-    def components(self, theta) -> dict:
+    def components(self, theta: NDArray[np.float64]) -> dict:
+        """The objective's components at θ (n,) (module docstring): measurement, effort,
+        smoothness, prior and their total [–]."""
         o = self.obj
         sc2 = o.loss_scale ** 2
         es = self._meas(theta)
@@ -632,10 +679,12 @@ class Collocator:
         comp["total"] = sum(comp.values())
         return comp
 
-    def objective(self, theta):
+    def objective(self, theta: NDArray[np.float64]) -> float:
+        """J(θ) [–] at θ (n,): the total of ``components``."""
         return self.components(theta)["total"]
 
-    def gradient(self, theta):
+    def gradient(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """∇J (n,) at θ (n,)."""
         o = self.obj
         g = np.zeros(self.n)
         sc2 = o.loss_scale ** 2
@@ -658,17 +707,22 @@ class Collocator:
                 g[self.P[i]] += 2 * o.w_prior * (theta[self.P[i]] - o.prior_mean[name]) / sig ** 2
         return g
 
-    def constraints(self, theta):
+    def constraints(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """c (m,) at θ (n,): the dynamics residuals of every evaluation set and the linear
+        defects (layout: module docstring)."""
         c = self.A_lin @ theta
         for s in self.sets:
             f = self.dyn.residual(*self._point(s, theta))
             c[s["row0"]:s["row0"] + f.size] += f.ravel()
         return c
 
-    def jacobianstructure(self):
+    def jacobianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """(rows (nnz_J,), cols (nnz_J,)) int32: the constraint Jacobian's nonzeros."""
         return self.jac_rows, self.jac_cols
 
-    def jacobian(self, theta):
+    def jacobian(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The constraint Jacobian's values (nnz_J,) at θ (n,), in ``jacobianstructure``
+        order."""
         vals = []
         for s in self.sets:
             J = self.dyn.jacobian(*self._point(s, theta)).reshape(s["M"], -1)
@@ -676,10 +730,15 @@ class Collocator:
         vals.append(self._lin_vals)
         return np.bincount(self._jinv, weights=np.concatenate(vals), minlength=len(self.jac_rows))
 
-    def hessianstructure(self):
+    def hessianstructure(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """(rows (nnz_H,), cols (nnz_H,)) int32: the Lagrangian Hessian's nonzeros, lower
+        triangle."""
         return self.hess_rows, self.hess_cols
 
-    def hessian(self, theta, lagrange, obj_factor):
+    def hessian(self, theta: NDArray[np.float64], lagrange: NDArray[np.float64],
+                obj_factor: float) -> NDArray[np.float64]:
+        """The Lagrangian Hessian's values (nnz_H,) at θ (n,), multipliers ``lagrange`` (m,)
+        and ``obj_factor`` [–], in ``hessianstructure`` order."""
         vals = []
         nx = self.dyn.n_x
         for s in self.sets:
@@ -699,7 +758,8 @@ class Collocator:
         return np.bincount(self._hinv, weights=np.concatenate(vals), minlength=len(self.hess_rows))
 
     # ------------------------------------------------------------------ solve
-    def solve(self, options: dict | None = None, theta0=None, backend: str = "c") -> FitResult:
+    def solve(self, options: dict | None = None, theta0: ArrayLike | None = None,
+              backend: str = "c") -> FitResult:
         """Solve with IPOPT. ``backend``: "c" (default) goes through our ctypes binding of
         IPOPT's C interface (harness.fit.ipopt_c; same library, same iterates, less
         per-call copying), "cyipopt" through cyipopt. If the C library cannot be loaded,
@@ -708,7 +768,6 @@ class Collocator:
             raise BadInput("backend", f"{backend!r}: expected 'c' or 'cyipopt'")
         warnings = []
         if backend == "c":
-            from harness.fit import ipopt_c
             try:
                 ipopt_c.load()
                 Problem = ipopt_c.Problem
@@ -716,7 +775,7 @@ class Collocator:
                 warnings.append(f"IPOPT C interface unavailable ({e}); solved with cyipopt")
                 backend = "cyipopt"
         if backend == "cyipopt":
-            import cyipopt
+            import cyipopt  # the optional second backend: loaded only when it is used
             Problem = cyipopt.Problem
 
         history = []
@@ -729,8 +788,9 @@ class Collocator:
             jacobian = staticmethod(coll.jacobian)
             jacobianstructure = staticmethod(coll.jacobianstructure)
 
-            def intermediate(self, alg_mod, iter_count, obj_value, inf_pr, inf_du, mu,
-                             d_norm, regularization_size, alpha_du, alpha_pr, ls_trials):
+            def intermediate(self, alg_mod: int, iter_count: int, obj_value: float, inf_pr: float,
+                             inf_du: float, mu: float, d_norm: float, regularization_size: float,
+                             alpha_du: float, alpha_pr: float, ls_trials: int) -> bool:
                 history.append({"iter": int(iter_count), "objective": float(obj_value),
                                 "inf_pr": float(inf_pr), "inf_du": float(inf_du),
                                 "mu": float(mu), "restoration": bool(alg_mod)})

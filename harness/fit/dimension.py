@@ -55,11 +55,20 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
+from harness.core.spec import Body, FixtureSpec, Frame, Joint
 from harness.core.tolerances import lookup
+from harness.fit import trajectory as tf
+from harness.model import registry
+from harness.model.prepared import PreparedModel
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
 
 D_STAR = 2
 TRUE_HINGES = (0.0, 0.5)          # m, arc positions of the truth's hinges
@@ -104,7 +113,7 @@ class Candidate:
         return len(self.hinges)
 
 
-def _rot_y(a: float) -> np.ndarray:
+def _rot_y(a: float) -> NDArray[np.float64]:
     c, s = np.cos(a), np.sin(a)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
@@ -120,12 +129,10 @@ def _walk(s0: float, s1: float, kinks) -> tuple:
     return p + _rot_y(a) @ np.array([0.0, 0.0, -(s1 - s)]), a
 
 
-def spec(cand: Candidate):
+def spec(cand: Candidate) -> FixtureSpec:
     """FixtureSpec of a candidate: one body per hinge (``seg<j>``, from its hinge to the
     next or the chain's end), hinges about y, uniform linear density, thin-rod inertias
     about each segment's arc midpoint, one frame per marker."""
-    from harness.core.spec import Body, FixtureSpec, Frame, Joint
-
     ends = list(cand.hinges) + [LENGTH]
     bodies, joints, frames = [Body("base", 0.0)], [], []
     for j, (s0, s1) in enumerate(zip(ends[:-1], ends[1:])):
@@ -151,11 +158,8 @@ def spec(cand: Candidate):
                                    "(harness/fit/dimension.py)").validate()
 
 
-def adapter(cand: Candidate, engine: str | None = None):
+def adapter(cand: Candidate, engine: str | None = None) -> EngineAdapter:
     """An adapter of ``engine`` (default: registry.preferred("fit")) for the candidate."""
-    from harness.model import registry
-    from harness.model.prepared import PreparedModel
-
     engine = engine or registry.preferred("fit")
     sp = spec(cand)
     return registry.adapter_class(engine)(PreparedModel(sp, f"dimension:{cand.name}",
@@ -173,7 +177,7 @@ def truth_candidate(kinked: bool) -> Candidate:
     return Candidate("truth", TRUE_HINGES, ((EXTRA_S, KINK),) if kinked else ())
 
 
-def truth_motion(t) -> np.ndarray:
+def truth_motion(t: NDArray[np.float64]) -> NDArray[np.float64]:
     """q (len(t), d*) rad of the truth."""
     t = np.asarray(t, float)[:, None]
     return np.asarray(AMPLITUDE) * np.sin(2 * np.pi * np.asarray(FREQUENCY) * t
@@ -195,12 +199,13 @@ def data(seed: int, kinked: bool = False, engine: str | None = None) -> dict:
     return {"t": t, "q": q, "clean": clean, "y": y, "seen": seen}
 
 
-def fold_of(n: int = N, folds: int = FOLDS) -> np.ndarray:
+def fold_of(n: int = N, folds: int = FOLDS) -> NDArray[np.intp]:
     """(n,) int: frame i's fold (interleaved, i mod folds)."""
     return np.arange(n) % folds
 
 
-def marker_loglik(ad, labels, q, y, sigma: float) -> tuple:
+def marker_loglik(ad: EngineAdapter, labels: Sequence[str], q: NDArray[np.float64],
+                  y: NDArray[np.float64], sigma: float) -> tuple:
     """(ℓ (N, K) nats, p (N, K, 3) m): log N(y_ik; p_k(q_i), σ² I) of each seen marker
     (0 where unseen) and the predicted marker positions, for the frames q (N, nq) and
     markers y (N, K, 3) m (NaN where unseen) of the frames ``labels``."""
@@ -217,7 +222,8 @@ def _loglik(ad, q, y) -> tuple:
     return ll.sum(axis=1), p
 
 
-def ik_start(ad, y, max_iter: int = IK_MAX_ITER) -> np.ndarray:
+def ik_start(ad: EngineAdapter, y: NDArray[np.float64],
+             max_iter: int = IK_MAX_ITER) -> NDArray[np.float64]:
     """Q (N, nq) rad: per-frame marker inverse kinematics, the fit's start. Gauss–Newton
     on Σ_k ‖p_k(q) − y_k‖² over the markers seen at each frame (the residual of
     harness/capture/ik.py, which the fit layer does not import), Jacobians from the
@@ -240,12 +246,11 @@ def ik_start(ad, y, max_iter: int = IK_MAX_ITER) -> np.ndarray:
     return Q
 
 
-def fit_fold(cand: Candidate, y, train: np.ndarray, engine: str | None = None) -> dict:
+def fit_fold(cand: Candidate, y: NDArray[np.float64], train: NDArray[np.bool_],
+             engine: str | None = None) -> dict:
     """Fit ``cand`` to the markers of the frames ``train`` (N,) bool (the others set
     unseen); {"q" (N, d) rad at every frame, "tau" (N, d) N·m, "iterations",
     "converged", "train_cost", "wall_s"}."""
-    from harness.fit import trajectory as tf
-
     t0 = time.perf_counter()
     ad = adapter(cand, engine)
     yt = np.array(y, float)
@@ -260,8 +265,8 @@ def fit_fold(cand: Candidate, y, train: np.ndarray, engine: str | None = None) -
             "wall_s": time.perf_counter() - t0, "adapter": ad}
 
 
-def cross_validate(cand: Candidate, y, folds=None, engine: str | None = None,
-                   kinks_per_fold=None) -> dict:
+def cross_validate(cand: Candidate, y: NDArray[np.float64], folds: int | None = None,
+                   engine: str | None = None, kinks_per_fold: Sequence | None = None) -> dict:
     """Every fold held out once. ``kinks_per_fold``: per fold, extra fixed kinks added to
     the candidate (the static model of the absorption check). Returns {"ll" (N,) held-out
     ℓ_i [nats], "q" (F, N, d) rad, "tau" (F, N, d) N·m, "iterations" (F,), "converged",
@@ -285,12 +290,12 @@ def cross_validate(cand: Candidate, y, folds=None, engine: str | None = None,
             "converged": conv, "wall_s": wall}
 
 
-def _blocks(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
+def _blocks(x: NDArray[np.float64], block: int = BLOCK) -> NDArray[np.float64]:
     """Sums of x over consecutive blocks of ``block`` frames (the last may be shorter)."""
     return np.add.reduceat(x, np.arange(0, x.size, block))
 
 
-def paired(ll_a: np.ndarray, ll_b: np.ndarray) -> dict:
+def paired(ll_a: NDArray[np.float64], ll_b: NDArray[np.float64]) -> dict:
     """{"diff": Σ(ℓ_a − ℓ_b) nats, "se": its standard error from the block sums
     (√n_blocks · their standard deviation), "z"}."""
     b = _blocks(ll_a - ll_b)
@@ -302,7 +307,8 @@ def paired(ll_a: np.ndarray, ll_b: np.ndarray) -> dict:
     return {"diff": d, "se": se, "z": z}
 
 
-def bootstrap_selection(lls: np.ndarray, seed: int, n: int = BOOTSTRAP) -> np.ndarray:
+def bootstrap_selection(lls: NDArray[np.float64], seed: int,
+                        n: int = BOOTSTRAP) -> NDArray[np.float64]:
     """Fraction of block-bootstrap resamples (blocks of ``BLOCK`` frames drawn with
     replacement) in which each candidate has the largest held-out log-likelihood;
     lls (C, N)."""
@@ -326,8 +332,8 @@ def stability(cv: dict) -> dict:
                                    "per_fold": rms_tau.tolist()}}
 
 
-def absorption(lo: Candidate, hi: Candidate, cv_lo: dict, cv_hi: dict, y, folds,
-               engine: str | None = None) -> dict:
+def absorption(lo: Candidate, hi: Candidate, cv_lo: dict, cv_hi: dict, y: NDArray[np.float64],
+               folds: int | None, engine: str | None = None) -> dict:
     """The absorption check of the step lo → hi (hi has one more hinge): the static model
     (lo with a fixed kink at hi's extra hinge, angle = the time mean of hi's fitted extra
     coordinate over each fold's training frames) cross-validated on the same folds; the
@@ -364,8 +370,6 @@ def compare(seed: int = 0, kinked: bool = False, engine: str | None = None,
             check_absorption: bool = True) -> dict:
     """The whole comparison on one seeded data set; a dict of plain values plus arrays
     (``ll`` (C, N) nats, ``q`` per candidate, ``data``)."""
-    from harness.model import registry
-
     engine = engine or registry.preferred("fit")
     d = data(seed, kinked, engine)
     y, folds = d["y"], fold_of()

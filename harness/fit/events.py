@@ -43,11 +43,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.fit import rk4
-from harness.fit.shooting import SingleShooting, Trajectory
+from harness.fit.shooting import Controls, SingleShooting, Trajectory
 from harness.model.hybrid import entry_bracket, event_jump
 
 JUMPS = ("full", "reset_only", "none")
@@ -88,10 +89,14 @@ class HybridSystem:
     def np_(self) -> int:
         return self.flow.np_
 
-    def f(self, t, x, u, p):
+    def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) of the flow at (t [s], x (nx,), u (nu,), p (np,))."""
         return self.flow.f(t, x, u, p)
 
-    def jac(self, t, x, u, p):
+    def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nu), f_p (nx, np)) of the flow at (t [s], x, u, p)."""
         return self.flow.jac(t, x, u, p)
 
 
@@ -149,8 +154,10 @@ def _jump_matrices(ev: EventRecord, nx: int, npar: int, jump: str):
     return np.eye(nx), np.zeros((nx, npar))
 
 
-def hybrid_rollout(hsys: HybridSystem, x0, theta, p, ctrl, t0: float, h: float, n: int,
-                   sens: bool = False, jump: str = "full", tape: list | None = None):
+def hybrid_rollout(hsys: HybridSystem, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                   p: NDArray[np.float64], ctrl: Controls, t0: float, h: float, n: int,
+                   sens: bool = False, jump: str = "full",
+                   tape: list | None = None) -> HybridTrajectory:
     """n RK4 steps of h [s] from x0 at t0 through events (module docstring); θ (K, nu),
     p (np,). With ``sens`` the sensitivities S (n+1, nx, nz) to z = [x0, θ, p] carry the
     jump selected by ``jump``. ``tape`` (a list) receives per step what the adjoint needs.
@@ -176,7 +183,7 @@ def hybrid_rollout(hsys: HybridSystem, x0, theta, p, ctrl, t0: float, h: float, 
         Sk = S[0].copy()
     events = []
 
-    def rate(tt, xx, mid):  # ġ = g_t + g_x f [g/s]
+    def rate(tt: float, xx: NDArray[np.float64], mid: bool) -> float:  # ġ = g_t + g_x f [g/s]
         g_t, g_x, _ = hsys.guard_grad(tt, xx, p)
         return float(g_t + g_x @ hsys.f(tt, xx, ctrl.u(tt, theta, mid - tt), p))
 
@@ -190,7 +197,7 @@ def hybrid_rollout(hsys: HybridSystem, x0, theta, p, ctrl, t0: float, h: float, 
         g1 = float(hsys.guard(t + h, x1, p))
         d1 = rate(t + h, x1, mid)
 
-        def gs(s):
+        def gs(s: float) -> float:
             xs = _step(hsys, ctrl, theta, p, t, x, s * h, mid)[0]
             return float(hsys.guard(t + s * h, xs, p))
 
@@ -242,8 +249,9 @@ def hybrid_rollout(hsys: HybridSystem, x0, theta, p, ctrl, t0: float, h: float, 
     return HybridTrajectory(t0 + h * np.arange(n + 1), X, S, events, missed)
 
 
-def hybrid_adjoint(hsys: HybridSystem, x0, theta, p, ctrl, t0, h, n, dJ_dx,
-                   jump: str = "full"):
+def hybrid_adjoint(hsys: HybridSystem, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                   p: NDArray[np.float64], ctrl: Controls, t0: float, h: float, n: int,
+                   dJ_dx: NDArray[np.float64], jump: str = "full") -> NDArray[np.float64]:
     """(nz,) ∂J/∂z of J = Σ_k ℓ_k(x_k), dJ_dx (n+1, nx) = ∂ℓ_k/∂x_k, by the reverse pass
     of ``hybrid_rollout`` (λ⁻ = Ξᵀ λ⁺, ∇_p J += Ξ_pᵀ λ⁺ at an event). Returns
     (gradient, HybridTrajectory without sensitivities)."""
@@ -272,7 +280,8 @@ def _reverse(hsys, p, ctrl, tape, dJ_dx, jump):
     return np.concatenate([lam, g_theta.reshape(-1), g_p])
 
 
-def hybrid_reference(hs: HybridSystem, x0, th, p, ctrl, t) -> tuple:
+def hybrid_reference(hs: HybridSystem, x0: NDArray[np.float64], th: NDArray[np.float64],
+                     p: NDArray[np.float64], ctrl: Controls, t: NDArray[np.float64]) -> tuple:
     """((len(t), nx) states, (n_ev,) event times [s]): the independent reintegration of
     x0 (nx,), θ (K, nu), p (np,) through its events at the times t [s]: SciPy DOP853
     (rtol = atol = 1e-12) from knot to knot of the controls, each event found by SciPy's
@@ -287,7 +296,7 @@ def hybrid_reference(hs: HybridSystem, x0, th, p, ctrl, t) -> tuple:
     x = np.array(x0, dtype=float)
     times = []
 
-    def guard(tt, xx):
+    def guard(tt: float, xx: NDArray[np.float64]) -> float:
         return hs.guard(tt, xx, p)
 
     guard.terminal, guard.direction = True, -1
@@ -343,21 +352,28 @@ class HybridShooting(SingleShooting):
                                f"(|g_t| + ‖g_x‖‖f⁻‖) = {e.ratio:.3g} < {gate:g}; the gradient "
                                f"through it is not trustworthy")
 
-    def trajectory(self, z, sens=False, tape=None) -> HybridTrajectory:
+    def trajectory(self, z: NDArray[np.float64], sens: bool = False,
+                   tape: list | None = None) -> HybridTrajectory:
+        """The hybrid RK4 trajectory of z (nz,) = [x0, θ, p] on the step grid (with ``sens``
+        its sensitivities; ``tape`` collects the steps for the adjoint)."""
         x0, th, p = self.split(z)
         return hybrid_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N,
                               sens=sens, jump=self.jump, tape=tape)
 
-    def rollout(self, z) -> HybridTrajectory:
+    def rollout(self, z: NDArray[np.float64]) -> HybridTrajectory:
+        """The hybrid RK4 trajectory of z (nz,) on the step grid (no sensitivities)."""
         return self.trajectory(z)
 
-    def reference(self, z, t) -> np.ndarray:
+    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
         """(len(t), nx) the independent reintegration of z through its events
         (``hybrid_reference``)."""
         x0, th, p = self.split(z)
         return hybrid_reference(self.sys, x0, th, p, self.ctrl, t)[0]
 
-    def residuals(self, z, jac=False):
+    def residuals(self, z: NDArray[np.float64], jac: bool = False
+                  ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """r (S·ny,) of z (nz,) and, with ``jac``, J_r (S·ny, nz) through the events
+        (UntrustedGradient for a grazing event)."""
         tr = self.trajectory(z, sens=jac)
         m = self.meas
         sw = np.sqrt(m.W)
@@ -369,7 +385,8 @@ class HybridShooting(SingleShooting):
         Jr = np.einsum("y,yx,sxz->syz", sw, m.C, tr.S[m.steps]).reshape(-1, self.nz)
         return r, Jr
 
-    def gradient_adjoint(self, z) -> np.ndarray:
+    def gradient_adjoint(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J of J = ½‖r(z)‖² by the discrete adjoint through the events."""
         _, _, p = self.split(z)
         tape = []
         tr = self.trajectory(z, tape=tape)
@@ -395,18 +412,21 @@ def bouncing_ball(radius: float = 0.1, gravity: float = 9.81) -> HybridSystem:
     """A ball (radius [m]) over the plane z = 0 under gravity [m/s²]: x = [x, z (m),
     ẋ, ż (m/s)], no control (nu = 0), p = [e] (restitution, dimensionless). Guard
     g = z − radius [m]; reset ż⁺ = −e ż⁻."""
-    def f(t, x, u, p):
+    def f(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array([x[2], x[3], 0.0, -gravity])
 
-    def jac(t, x, u, p):
+    def jac(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         fx = np.zeros((4, 4))
         fx[0, 2] = fx[1, 3] = 1.0
         return fx, np.zeros((4, 0)), np.zeros((4, 1))
 
-    def reset(t, x, p):
+    def reset(t: float, x: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array([x[0], x[1], x[2], -p[0] * x[3]])
 
-    def reset_jac(t, x, p):
+    def reset_jac(t: float, x: NDArray[np.float64],
+                  p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         R_p = np.zeros((4, 1))
         R_p[3, 0] = -x[3]
         return np.diag([1.0, 1.0, 1.0, -p[0]]), R_p
@@ -421,13 +441,16 @@ def falling_ball(gravity: float = 9.81) -> HybridSystem:
     """A ball moving vertically over the plane y = 0 under gravity [m/s²] (the bounce
     problem of harness/fit/bounce.py): x = [y (m), ẏ (m/s)], no control (nu = 0), p = [e]
     (restitution, dimensionless). Guard g = y [m]; reset ẏ⁺ = −e ẏ⁻."""
-    def f(t, x, u, p):
+    def f(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array([x[1], -gravity])
 
-    def jac(t, x, u, p):
+    def jac(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         return np.array([[0.0, 1.0], [0.0, 0.0]]), np.zeros((2, 0)), np.zeros((2, 1))
 
-    def reset_jac(t, x, p):
+    def reset_jac(t: float, x: NDArray[np.float64],
+                  p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         return np.diag([1.0, -p[0]]), np.array([[0.0], [-x[1]]])
 
     return HybridSystem(_Flow(2, 0, 1, f, jac, "falling_ball"),
@@ -467,13 +490,17 @@ class ArmBall:
         self.name = f"{adapter.name}:{adapter.model.name}+ball"
 
     # flow
-    def f(self, t, x, u, p):
+    def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) = [v, FD(q, v, τ), ḃ, g_W] at x (nx,) and τ = u (nv,) [N·m | N]."""
         n = self.nv
         q, v = x[:n], x[n:2 * n]
         return np.concatenate([v, self.adapter.forward_dynamics(q, v, u), x[2 * n + 3:],
                                self.gravity])
 
-    def jac(self, t, x, u, p):
+    def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nv), f_p (nx, 1)) of ``f`` at (t [s], x, u, p)."""
         n = self.nv
         q, v = x[:n], x[n:2 * n]
         dq, dv, dtau = self.adapter.forward_dynamics_derivatives(q, v, u)
@@ -491,12 +518,12 @@ class ArmBall:
         a = self.adapter
         return a.frame_pose(q, self.tip)[:3], a.frame_jacobian(q, self.tip)[:3]
 
-    def tip_hessian(self, q):
+    def tip_hessian(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
         """(3, nv, nv) ∂²p_tip/∂q_i∂q_j [m/rad²], from the drift: vᵀ H v = J̇v at v̇ = 0."""
         n = self.nv
         a = self.adapter
 
-        def drift(v):
+        def drift(v: NDArray[np.float64]) -> NDArray[np.float64]:
             return a.frame_jacobian_drift(q, v, [self.tip])[1][0, :3]
 
         E = np.eye(n)
@@ -508,11 +535,14 @@ class ArmBall:
                 H[:, i, j] = H[:, j, i] = 0.5 * (drift(E[i] + E[j]) - d[i] - d[j])
         return H
 
-    def guard(self, t, x, p):
+    def guard(self, t: float, x: NDArray[np.float64], p: NDArray[np.float64]) -> float:
+        """g [m] = ‖b − p_tip(q)‖ − radius at x (nx,)."""
         n = self.nv
         return float(np.linalg.norm(x[2 * n:2 * n + 3] - self._tip(x[:n])[0]) - self.radius)
 
-    def guard_grad(self, t, x, p):
+    def guard_grad(self, t: float, x: NDArray[np.float64], p: NDArray[np.float64]
+                   ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """(g_t [m/s], g_x (nx,), g_p (1,)) of ``guard`` at x (nx,)."""
         n = self.nv
         pt, J = self._tip(x[:n])
         d = x[2 * n:2 * n + 3] - pt
@@ -538,7 +568,9 @@ class ArmBall:
         P = -(1.0 + e) * w / G
         return dict(q=q, v=v, b=b, bd=bd, J=J, r=r, nn=nn, Jn=Jn, w=w, MJ=MJ, G=G, P=P)
 
-    def reset(self, t, x, p):
+    def reset(self, t: float, x: NDArray[np.float64],
+              p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """x⁺ (nx,) after the frictionless Newton impact at x (nx,) with restitution p = [e]."""
         n = self.nv
         k = self._impact(x, p[0])
         out = np.array(x, dtype=float)
@@ -546,7 +578,9 @@ class ArmBall:
         out[2 * n + 3:] = k["bd"] + k["nn"] * k["P"] / self.mass
         return out
 
-    def reset_jac(self, t, x, p):
+    def reset_jac(self, t: float, x: NDArray[np.float64],
+                  p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(R_x (nx, nx), R_p (nx, 1)) of ``reset`` at x (nx,), p = [e]."""
         n, nx, e = self.nv, self.nx, p[0]
         k = self._impact(x, e)
         q, v, bd, J, nn, Jn, MJ, G, P, w = (k[s] for s in ("q", "v", "bd", "J", "nn", "Jn",

@@ -20,8 +20,10 @@ H = AᵀA = J_rᵀ W J_r + Λ.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.tolerances import lookup
 
@@ -58,7 +60,9 @@ class Identifiability:
                 "unresolved_directions": [f(v) for v in self.unresolved]}
 
 
-def analyse(Jr, r, W=None, prior=None, names=None) -> Identifiability:
+def analyse(Jr: NDArray[np.float64], r: NDArray[np.float64], W: NDArray[np.float64] | None = None,
+            prior: NDArray[np.float64] | None = None,
+            names: Sequence[str] | None = None) -> Identifiability:
     """Identifiability of the n parameters behind J_r (m, n), r (m,); W (m,) or None (all
     1); prior Λ (n, n) or None."""
     Jr = np.atleast_2d(np.asarray(Jr, dtype=float))

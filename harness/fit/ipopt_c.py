@@ -44,8 +44,10 @@ import glob
 import os
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_int32, c_void_p
 from importlib.metadata import PackageNotFoundError, distribution
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 IPOPT_INF = 1e19                   # IPOPT's default nlp_upper_bound_inf (−1e19 lower)
 
@@ -116,7 +118,7 @@ def library_path() -> str:
     return found[0]
 
 
-def load():
+def load() -> ctypes.CDLL:
     """The loaded IPOPT library with argument types set (cached). Its dependencies (MUMPS,
     OpenBLAS, gfortran, quadmath) sit in the same directory without an RPATH to find them,
     so they are loaded first by full path, each once its own dependencies are in."""
@@ -193,7 +195,7 @@ class Problem:
             self.options["hessian_approximation"] = "limited-memory"
         self._exc = None
 
-    def add_option(self, name, value):
+    def add_option(self, name: str | bytes, value: str | bytes | int | float) -> None:
         self.options[name.decode() if isinstance(name, bytes) else str(name)] = value
 
     # ------------------------------------------------------------ structure
@@ -232,74 +234,17 @@ class Problem:
             self._exc = e
             return False
 
-    def solve(self, x0, options: dict | None = None):
+    def solve(self, x0: ArrayLike, options: dict | None = None
+              ) -> tuple[NDArray[np.float64], dict]:
+        """Solve from x0 (n,); returns (x (n,), info) (``info``: the module docstring)."""
         lib = load()
-        n, m, obj = self.n, self.m, self.obj
+        n, m = self.n, self.m
         nnz_j = self._nnz("jacobian", m * n) if m else 0
         nnz_h = self._nnz("hessian", n * (n + 1) // 2) if self.has_hessian else 0
         self._exc = None
-
-        def _x(x):
-            return _view(x, n).copy()
-
-        def eval_f(n_, x, new_x, out, ud):
-            def run():
-                out[0] = float(obj.objective(_x(x)))
-            return self._guard(run)
-
-        def eval_grad_f(n_, x, new_x, out, ud):
-            def run():
-                _view(out, n)[:] = np.asarray(obj.gradient(_x(x)), dtype=float).ravel()
-            return self._guard(run)
-
-        def eval_g(n_, x, new_x, m_, out, ud):
-            def run():
-                if m:
-                    _view(out, m)[:] = np.asarray(obj.constraints(_x(x)), dtype=float).ravel()
-            return self._guard(run)
-
-        def eval_jac_g(n_, x, new_x, m_, k, rows, cols, values, ud):
-            def run():
-                if not values:
-                    r, c = self._structure("jacobian", k)
-                    _view(rows, k)[:] = r
-                    _view(cols, k)[:] = c
-                else:
-                    _view(values, k)[:] = np.asarray(obj.jacobian(_x(x)), dtype=float).ravel()
-            return self._guard(run)
-
-        def eval_h(n_, x, new_x, obj_factor, m_, lam, new_lam, k, rows, cols, values, ud):
-            def run():
-                if not self.has_hessian:
-                    raise RuntimeError("IPOPT asked for the Hessian but problem_obj has none")
-                if not values:
-                    r, c = self._structure("hessian", k)
-                    _view(rows, k)[:] = r
-                    _view(cols, k)[:] = c
-                else:
-                    lg = _view(lam, m).copy() if m else np.zeros(0)
-                    _view(values, k)[:] = np.asarray(
-                        obj.hessian(_x(x), lg, float(obj_factor)), dtype=float).ravel()
-            return self._guard(run)
-
-        inter = getattr(obj, "intermediate", None)
-
-        def intermediate(alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
-                         reg_size, alpha_du, alpha_pr, ls_trials, ud):
-            if self._exc is not None:
-                return False
-            if inter is None:
-                return True
-            out = []
-            ok = self._guard(lambda: out.append(inter(
-                alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm, reg_size,
-                alpha_du, alpha_pr, ls_trials)))
-            return ok and (out[0] is None or bool(out[0]))
-
         # the ctypes callback objects must outlive IpoptSolve: held here until return
-        cbs = (Eval_F_CB(eval_f), Eval_G_CB(eval_g), Eval_Grad_F_CB(eval_grad_f),
-               Eval_Jac_G_CB(eval_jac_g), Eval_H_CB(eval_h))
-        icb = Intermediate_CB(intermediate)
+        cbs = self._eval_callbacks()
+        icb = self._intermediate_callback()
         x = np.array(x0, dtype=float).ravel()
         if x.size != n:
             raise ValueError(f"x0 has length {x.size}, expected {n}")
@@ -307,7 +252,7 @@ class Problem:
         mult_g, mult_x_L, mult_x_U = np.zeros(m), np.zeros(n), np.zeros(n)
         obj_val = ipnumber(0.0)
 
-        def p(a):
+        def p(a: NDArray[np.float64]) -> Any:
             return a.ctypes.data_as(_pnum)
         prob = lib.CreateIpoptProblem(n, p(self.lb), p(self.ub), m, p(self.cl), p(self.cu),
                                       nnz_j, nnz_h, 0, *cbs)
@@ -333,6 +278,79 @@ class Problem:
                 "mult_x_L": mult_x_L, "mult_x_U": mult_x_U, "status": status,
                 "status_name": name, "status_msg": msg}
         return x, info
+
+    def _eval_callbacks(self) -> tuple:
+        """The ctypes callbacks of f, g, ∇f, the Jacobian and the Hessian, in
+        CreateIpoptProblem's order; each copies through a view of IPOPT's buffer."""
+        n, m, obj = self.n, self.m, self.obj
+
+        def _x(x):
+            return _view(x, n).copy()
+
+        def eval_f(n_: int, x: Any, new_x: bool, out: Any, ud: Any) -> bool:
+            def run() -> None:
+                out[0] = float(obj.objective(_x(x)))
+            return self._guard(run)
+
+        def eval_grad_f(n_: int, x: Any, new_x: bool, out: Any, ud: Any) -> bool:
+            def run() -> None:
+                _view(out, n)[:] = np.asarray(obj.gradient(_x(x)), dtype=float).ravel()
+            return self._guard(run)
+
+        def eval_g(n_: int, x: Any, new_x: bool, m_: int, out: Any, ud: Any) -> bool:
+            def run() -> None:
+                if m:
+                    _view(out, m)[:] = np.asarray(obj.constraints(_x(x)), dtype=float).ravel()
+            return self._guard(run)
+
+        def eval_jac_g(n_: int, x: Any, new_x: bool, m_: int, k: int, rows: Any, cols: Any,
+                       values: Any, ud: Any) -> bool:
+            def run() -> None:
+                if not values:
+                    r, c = self._structure("jacobian", k)
+                    _view(rows, k)[:] = r
+                    _view(cols, k)[:] = c
+                else:
+                    _view(values, k)[:] = np.asarray(obj.jacobian(_x(x)), dtype=float).ravel()
+            return self._guard(run)
+
+        def eval_h(n_: int, x: Any, new_x: bool, obj_factor: float, m_: int, lam: Any,
+                   new_lam: bool, k: int, rows: Any, cols: Any, values: Any, ud: Any) -> bool:
+            def run() -> None:
+                if not self.has_hessian:
+                    raise RuntimeError("IPOPT asked for the Hessian but problem_obj has none")
+                if not values:
+                    r, c = self._structure("hessian", k)
+                    _view(rows, k)[:] = r
+                    _view(cols, k)[:] = c
+                else:
+                    lg = _view(lam, m).copy() if m else np.zeros(0)
+                    _view(values, k)[:] = np.asarray(
+                        obj.hessian(_x(x), lg, float(obj_factor)), dtype=float).ravel()
+            return self._guard(run)
+
+        return (Eval_F_CB(eval_f), Eval_G_CB(eval_g), Eval_Grad_F_CB(eval_grad_f),
+                Eval_Jac_G_CB(eval_jac_g), Eval_H_CB(eval_h))
+
+    def _intermediate_callback(self) -> Intermediate_CB:
+        """The ctypes intermediate callback: problem_obj.intermediate if it has one (None
+        counts as True), False once a callback's exception is stored."""
+        inter = getattr(self.obj, "intermediate", None)
+
+        def intermediate(alg_mod: int, iter_count: int, obj_value: float, inf_pr: float,
+                         inf_du: float, mu: float, d_norm: float, reg_size: float, alpha_du: float,
+                         alpha_pr: float, ls_trials: int, ud: Any) -> bool:
+            if self._exc is not None:
+                return False
+            if inter is None:
+                return True
+            out = []
+            ok = self._guard(lambda: out.append(inter(
+                alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm, reg_size,
+                alpha_du, alpha_pr, ls_trials)))
+            return ok and (out[0] is None or bool(out[0]))
+
+        return Intermediate_CB(intermediate)
 
 
 def _add_option(lib, prob, key, value):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,8 @@ class LMResult:
     history: list = field(default_factory=list)
 
 
-def levenberg_marquardt(evaluate: Callable, step: Callable, x0, options: LMOptions,
-                        prepare: Callable | None = None,
+def levenberg_marquardt(evaluate: Callable, step: Callable, x0: NDArray[np.float64],
+                        options: LMOptions, prepare: Callable | None = None,
                         progress: Callable | None = None) -> LMResult:
     """Levenberg–Marquardt over x (n,) from x0. ``evaluate(x, jac)`` → (cost [–], the
     caller's ½‖r‖² or ‖r‖², and its state: residuals, and with ``jac`` what the step
@@ -121,8 +122,8 @@ def levenberg_marquardt(evaluate: Callable, step: Callable, x0, options: LMOptio
     return LMResult(x, cost, state, it, converged, message, history)
 
 
-def gauss_newton_kkt(evaluate, nw: int, w0, max_iter: int = 50,
-                     fixed: np.ndarray | None = None) -> tuple:
+def gauss_newton_kkt(evaluate: Callable, nw: int, w0: NDArray[np.float64], max_iter: int = 50,
+                     fixed: NDArray[np.bool_] | None = None) -> tuple:
     """(w (nw,), iterations, history): constrained Gauss–Newton over nw decision
     variables for any problem whose ``evaluate(w, jac)`` returns (r, J_r, c, J_c, …): r
     the whitened residuals [–], c the equality constraints (their own units), J_r, J_c

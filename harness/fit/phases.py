@@ -63,6 +63,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
@@ -70,12 +71,15 @@ from harness.fit import rk4
 from harness.fit import schedules as SCH
 from harness.fit.events import hybrid_reference
 from harness.fit.least_squares import gauss_newton_kkt
+from harness.fit.rk4 import System
 from harness.fit.shooting import Controls, parameter_names
 from harness.model.hybrid import event_jump
 
 
-def rk4_step(sysm, ctrl: Controls, theta, p, t, x, hs, S=None, dt=None, dh=None,
-             th_cols=None, p_cols=None):
+def rk4_step(sysm: System, ctrl: Controls, theta: NDArray[np.float64], p: NDArray[np.float64],
+             t: float, x: NDArray[np.float64], hs: float, S: NDArray[np.float64] | None = None,
+             dt: NDArray[np.float64] | None = None, dh: NDArray[np.float64] | None = None,
+             th_cols: slice | None = None, p_cols: slice | None = None) -> tuple:
     """One RK4 step of length hs [s] from (t [s], x (nx,)), controls of the step's
     midpoint interval (harness/fit/rk4.py, in its ``mean_slope`` rounding). With S
     (nx, nl) = ∂x/∂ξ, dt (nl,) = ∂t/∂ξ, dh (nl,) = ∂hs/∂ξ and the positions of θ (K·nu)
@@ -95,8 +99,10 @@ def rk4_step(sysm, ctrl: Controls, theta, p, t, x, hs, S=None, dt=None, dh=None,
     return x1, S1
 
 
-def advance(sysm, ctrl: Controls, theta, p, t0, x, t1, S=None, dt0=None, dt1=None,
-            th_cols=None, p_cols=None):
+def advance(sysm: System, ctrl: Controls, theta: NDArray[np.float64], p: NDArray[np.float64],
+            t0: float, x: NDArray[np.float64], t1: float, S: NDArray[np.float64] | None = None,
+            dt0: NDArray[np.float64] | None = None, dt1: NDArray[np.float64] | None = None,
+            th_cols: slice | None = None, p_cols: slice | None = None) -> tuple:
     """RK4 from (t0 [s], x (nx,)) to t1 [s] in one step, split at every control knot
     strictly inside (t0, t1) (where u may be non-smooth; a fixed time, so ∂t/∂ξ = 0
     there), with the sensitivities of ``rk4_step`` (dt0, dt1 (nl,): ∂t0/∂ξ, ∂t1/∂ξ).
@@ -178,14 +184,14 @@ class PhaseShooting:
         o_t = o_p + self.sys.np_
         return o_th, o_p, o_t
 
-    def split(self, w):
+    def split(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(s (nseg, nx), θ (K, nu), p (np,), t_e (n_e,) [s])."""
         w = np.asarray(w, dtype=float)
         o_th, o_p, o_t = self._offsets()
         return (w[:o_th].reshape(self.nseg, self.sys.nx),
                 w[o_th:o_p].reshape(self.ctrl.K, self.sys.nu), w[o_p:o_t], w[o_t:])
 
-    def z_of(self, w) -> np.ndarray:
+    def z_of(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """(nz,) z = [s_0, θ, p] of w."""
         s, th, p, _ = self.split(w)
         return np.concatenate([s[0], th.reshape(-1), p])
@@ -213,7 +219,7 @@ class PhaseShooting:
                      o_t + k - 1 if k > 0 else -1, o_t + k if k < self.n_events else -1]
         return k, j, a, h, da, dh, cols
 
-    def evaluate(self, w, jac=True):
+    def evaluate(self, w: NDArray[np.float64], jac: bool = True) -> tuple:
         """(r, J_r, c, J_c, X): whitened residuals (S·ny + measured events,), the
         constraints ((nseg − 1)·nx + n_e,) in segment order (module docstring), their
         Jacobians with respect to w (None unless ``jac``) and the fitted states X (S, nx)
@@ -303,13 +309,13 @@ class PhaseShooting:
             Jr = np.vstack([Jr, Je])
         return r, Jr, c, Jc, X
 
-    def objective(self, w) -> float:
+    def objective(self, w: NDArray[np.float64]) -> float:
         """½‖r(w)‖² [–]: the whitened measurement residuals and the measured events (the
         constraints are not part of it)."""
         r = self.evaluate(w, jac=False)[0]
         return 0.5 * float(r @ r)
 
-    def jacobian_fd(self, w, step: float = 1e-6) -> tuple:
+    def jacobian_fd(self, w: NDArray[np.float64], step: float = 1e-6) -> tuple:
         """(J_r (m, nw), J_c (nc, nw)) by central differences of r and c (``step`` in
         every coordinate of w, in its unit), to check ``evaluate``'s exact Jacobians."""
         w = np.asarray(w, dtype=float)
@@ -323,7 +329,9 @@ class PhaseShooting:
             Jr[:, i], Jc[:, i] = (rp - rm) / (2 * step), (cp - cm) / (2 * step)
         return Jr, Jc
 
-    def initial_guess(self, x0, theta, p, event_times) -> np.ndarray:
+    def initial_guess(self, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                      p: NDArray[np.float64],
+                      event_times: NDArray[np.float64]) -> NDArray[np.float64]:
         """w from x0 (nx,), θ (K, nu), p (np,) and guessed event times (n_e,) [s]: the
         smooth flow rolled out phase by phase on the problem's own steps, the reset applied
         at every phase end (continuity and resets hold; the guards need not)."""
@@ -345,7 +353,7 @@ class PhaseShooting:
                 x = np.asarray(sysm.reset(b[k + 1], x, p), dtype=float)
         return np.concatenate([s.reshape(-1), theta.reshape(-1), p, te])
 
-    def reduced(self, w) -> dict:
+    def reduced(self, w: NDArray[np.float64]) -> dict:
         """The reduced problem at w (module docstring): J (m, nz) the Jacobian of the
         whitened residuals with respect to z = [s_0, θ, p] along c = 0, G_t (n_e, nz)
         = ∂t_e/∂z, H = JᵀJ (nz, nz) and cov (nz + n_e, nz + n_e) of [z, t_e] (H⁻¹
@@ -401,7 +409,7 @@ class PhaseResult:
         return float(full[i]), float(self.se[i])
 
 
-def solve_phases(prob: PhaseShooting, w0, max_iter: int = 50) -> PhaseResult:
+def solve_phases(prob: PhaseShooting, w0: NDArray[np.float64], max_iter: int = 50) -> PhaseResult:
     """PhaseResult of the phase-aligned fit from w0 (nw,) (``initial_guess``) by the
     constrained Gauss–Newton of ``least_squares.gauss_newton_kkt`` (at most ``max_iter``
     iterations), with its covariance and its acceptance (module docstring)."""

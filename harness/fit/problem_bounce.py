@@ -23,8 +23,12 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
+from types import ModuleType
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
@@ -43,12 +47,19 @@ BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BO
                    BOUNCE_PHASES_KEYS)
 
 
+def _bounce_module() -> ModuleType:
+    """harness.fit.bounce, imported on first use."""
+    from harness.fit import bounce  # start-up cost: scipy.optimize (the CLI imports this module)
+
+    return bounce
+
+
 def _value_se(mean, var) -> dict:
     return {"value": float(mean), "se": float(np.sqrt(max(float(var), 0.0)))}
 
 def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoint",
                n: int | None = None, p0: float | None = None,
-               process_noise: bool = False, engines=None) -> dict:
+               process_noise: bool = False, engines: Sequence[str] | None = None) -> dict:
     """The bounce problem (harness/fit/bounce.py): seeded data, every candidate onset
     fitted and weighted by its Laplace evidence; {"json": dict, "arrays": dict}. fit.json
     holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
@@ -60,19 +71,8 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     it was. ``replay``: the largest-weight schedule replayed in ``engines`` (default every
     engine; harness/fit/bounce_replay.py), its heights [m] in arrays.npz as
     ``replay_height_<engine>``."""
-    from harness.fit import bounce as B
-
-    if seed < 0:
-        raise BadInput("--seed", f"must be >= 0, got {seed}")
-    if method not in ("midpoint", BOUNCE_PHASES):
-        raise BadInput("--method", "applies to the collocation problems (pendulum, balance); "
-                                   "bounce is fitted in closed form, or with "
-                                   f"--method {BOUNCE_PHASES} by the phase-aligned fit")
-    for flag, val in (("--n", n), ("--p0", p0)):
-        if val is not None:
-            raise BadInput(flag, "does not apply to --problem bounce")
-    if process_noise:
-        raise BadInput("--process-noise", "applies to --problem balance only")
+    _check_bounce_request(seed, method, n, p0, process_noise)
+    B = _bounce_module()
     sigma = B.SIGMA if sigma is None else float(sigma)
     t, y_true, v_true, y = B.data(seed, sigma)
     t0 = time.perf_counter()
@@ -80,71 +80,19 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     wall = time.perf_counter() - t0
     fits, w, onsets = R["fits"], R["weights"], R["onsets"]
     tau_true = B.true_onset()
-    scheds = []
-    for f, wi in zip(fits, w):
-        row = {"onset_s": f["onset_s"],
-               "log_evidence": f["log_evidence"] if f["valid"] else None,
-               "weight": float(wi), "valid": f["valid"]}
-        if f["valid"]:
-            row.update(restitution=float(f["theta"][1]), restitution_se=float(f["se"][1]),
-                       v0_mps=float(f["theta"][0]), chi2=f["chi2"], at_bound=f["at_bound"])
-        else:
-            row["reason"] = f.get("reason", "")
-        scheds.append(row)
     ok = [i for i, f in enumerate(fits) if f["valid"]]
-    mean, cov = R["mixture_mean"], R["mixture_cov"]
-    # h0 = g τ²/2 − v0 τ per candidate (variance τ² var(v0)), mixed over the candidates
-    h0m = np.array([fits[i]["h0_m"] for i in ok])
-    h0v = np.array([onsets[i] ** 2 * fits[i]["cov"][0, 0] for i in ok])
-    wk = w[ok]
-    h0_mean = float(wk @ h0m)
-    h0_var = float(wk @ (h0v + h0m ** 2) - h0_mean ** 2)
-    post = R["onset_posterior"]
     sel = fits[R["selected"]]
-    restitution = {**_value_se(mean[1], cov[1, 1]),
-                   "estimate": "marginalised over the candidate schedules (mixture mean and "
-                               "standard deviation of the candidates' Laplace posteriors)",
-                   "truth": B.TRUTH["restitution"],
-                   "z": float((mean[1] - B.TRUTH["restitution"]) / np.sqrt(cov[1, 1]))}
     _, _, _, times, _ = B.flow(t, sel["theta"][0], sel["theta"][1], sel["onset_s"])
     _, _, _, times_true, _ = B.flow(t, B.TRUTH["v0_mps"], B.TRUTH["restitution"], tau_true)
-    events = [{"index": j + 1, "t_s": float(tj),
-               "label": "assumed" if j == 0 else "inferred",
-               "scored": False,
-               "how": ("placed by the candidate schedule" if j == 0 else
-                       "placed by the flow and the reset map")}
-              for j, tj in enumerate(times)]
     ym, vm, *_ = B.flow(t, sel["theta"][0], sel["theta"][1], sel["onset_s"])
     converged = all(fits[i]["status"] > 0 for i in ok) and not sel["at_bound"]
     doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "problem": "bounce",
-           "N": int(t.size), "seed": seed,
-           "settings": {"h_s": B.H, "t_end_s": B.T_END, "sigma_m": sigma, "g_mps2": B.G,
-                        "noise_model": "independent Gaussian height errors of known σ",
-                        "prior": {"names": list(B.PARAM_NAMES),
-                                  "mean": B.PRIOR_MEAN.tolist(), "sd": B.PRIOR_SD.tolist(),
-                                  "precision_diag": np.diag(B.PRIOR_PRECISION).tolist()},
-                        "onset_prior": "uniform over the candidates",
-                        "onset_grid": {"rule": "samples of the first descent within "
-                                               "3√2 σ of its lowest, ± "
-                                               f"{B.ONSET_MARGIN} sample, "
-                                               f"{B.ONSET_PER_SAMPLE} onsets per sample",
-                                       "range_s": [float(onsets[0]), float(onsets[-1])],
-                                       "spacing_s": float(onsets[1] - onsets[0]),
-                                       "count": int(onsets.size)}},
+           "N": int(t.size), "seed": seed, "settings": _bounce_settings(sigma, onsets),
            "truth": {"restitution": B.TRUTH["restitution"], "onset_s": tau_true,
                      "h0_m": B.TRUTH["h0_m"], "v0_mps": B.TRUTH["v0_mps"],
                      "impacts_s": [float(v) for v in times_true]},
-           "schedules": scheds, "restitution": restitution,
-           "marginalised": {"restitution": _value_se(mean[1], cov[1, 1]),
-                            "v0_mps": _value_se(mean[0], cov[0, 0]),
-                            "h0_m": _value_se(h0_mean, h0_var),
-                            "onset_s": {"mean": post["mean_s"], "sd": post["sd_s"]}},
-           "selected": {"onset_s": sel["onset_s"], "weight": float(w[R["selected"]]),
-                        "restitution": _value_se(sel["theta"][1], sel["cov"][1, 1]),
-                        "v0_mps": _value_se(sel["theta"][0], sel["cov"][0, 0]),
-                        "h0_m": float(sel["h0_m"]), "chi2": sel["chi2"],
-                        "at_bound": sel["at_bound"]},
-           "events": events, "converged": bool(converged),
+           **_schedule_estimates(R, ok),
+           "events": _schedule_events(times), "converged": bool(converged),
            "solver": {"name": "SciPy least_squares (trf), exact closed-form Jacobian",
                       "tol": 1e-12, "candidates": int(onsets.size),
                       "valid_candidates": len(ok),
@@ -159,7 +107,7 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true)
-    from harness.fit.bounce_replay import replay
+    from harness.fit.bounce_replay import replay  # start-up cost: the engines' contact models
 
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
@@ -167,6 +115,94 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     for name, yk in heights.items():
         arrays[f"replay_height_{name}"] = yk
     return {"json": doc, "arrays": arrays}
+
+
+def _check_bounce_request(seed: int, method: str, n: int | None, p0: float | None,
+                          process_noise: bool) -> None:
+    """BadInput naming the option for a request the bounce problem does not take."""
+    if seed < 0:
+        raise BadInput("--seed", f"must be >= 0, got {seed}")
+    if method not in ("midpoint", BOUNCE_PHASES):
+        raise BadInput("--method", "applies to the collocation problems (pendulum, balance); "
+                                   "bounce is fitted in closed form, or with "
+                                   f"--method {BOUNCE_PHASES} by the phase-aligned fit")
+    for flag, val in (("--n", n), ("--p0", p0)):
+        if val is not None:
+            raise BadInput(flag, "does not apply to --problem bounce")
+    if process_noise:
+        raise BadInput("--process-noise", "applies to --problem balance only")
+
+
+def _bounce_settings(sigma: float, onsets: NDArray[np.float64]) -> dict:
+    """fit.json ``settings`` of the bounce problem: step, noise, prior and the onset grid
+    (``onsets`` (n_c,) [s], the candidate first-impact times)."""
+    B = _bounce_module()
+    return {"h_s": B.H, "t_end_s": B.T_END, "sigma_m": sigma, "g_mps2": B.G,
+            "noise_model": "independent Gaussian height errors of known σ",
+            "prior": {"names": list(B.PARAM_NAMES),
+                      "mean": B.PRIOR_MEAN.tolist(), "sd": B.PRIOR_SD.tolist(),
+                      "precision_diag": np.diag(B.PRIOR_PRECISION).tolist()},
+            "onset_prior": "uniform over the candidates",
+            "onset_grid": {"rule": "samples of the first descent within "
+                                   "3√2 σ of its lowest, ± "
+                                   f"{B.ONSET_MARGIN} sample, "
+                                   f"{B.ONSET_PER_SAMPLE} onsets per sample",
+                           "range_s": [float(onsets[0]), float(onsets[-1])],
+                           "spacing_s": float(onsets[1] - onsets[0]),
+                           "count": int(onsets.size)}}
+
+
+def _schedule_estimates(R: dict, ok: list[int]) -> dict:
+    """fit.json ``schedules``, ``restitution``, ``marginalised`` and ``selected`` from the
+    candidate-schedule fit R (``bounce.fit_schedules``; ``ok``: its valid candidates)."""
+    B = _bounce_module()
+    fits, w, onsets = R["fits"], R["weights"], R["onsets"]
+    scheds = []
+    for f, wi in zip(fits, w):
+        row = {"onset_s": f["onset_s"],
+               "log_evidence": f["log_evidence"] if f["valid"] else None,
+               "weight": float(wi), "valid": f["valid"]}
+        if f["valid"]:
+            row.update(restitution=float(f["theta"][1]), restitution_se=float(f["se"][1]),
+                       v0_mps=float(f["theta"][0]), chi2=f["chi2"], at_bound=f["at_bound"])
+        else:
+            row["reason"] = f.get("reason", "")
+        scheds.append(row)
+    mean, cov = R["mixture_mean"], R["mixture_cov"]
+    # h0 = g τ²/2 − v0 τ per candidate (variance τ² var(v0)), mixed over the candidates
+    h0m = np.array([fits[i]["h0_m"] for i in ok])
+    h0v = np.array([onsets[i] ** 2 * fits[i]["cov"][0, 0] for i in ok])
+    wk = w[ok]
+    h0_mean = float(wk @ h0m)
+    h0_var = float(wk @ (h0v + h0m ** 2) - h0_mean ** 2)
+    post = R["onset_posterior"]
+    sel = fits[R["selected"]]
+    restitution = {**_value_se(mean[1], cov[1, 1]),
+                   "estimate": "marginalised over the candidate schedules (mixture mean and "
+                               "standard deviation of the candidates' Laplace posteriors)",
+                   "truth": B.TRUTH["restitution"],
+                   "z": float((mean[1] - B.TRUTH["restitution"]) / np.sqrt(cov[1, 1]))}
+    return {"schedules": scheds, "restitution": restitution,
+            "marginalised": {"restitution": _value_se(mean[1], cov[1, 1]),
+                             "v0_mps": _value_se(mean[0], cov[0, 0]),
+                             "h0_m": _value_se(h0_mean, h0_var),
+                             "onset_s": {"mean": post["mean_s"], "sd": post["sd_s"]}},
+            "selected": {"onset_s": sel["onset_s"], "weight": float(w[R["selected"]]),
+                         "restitution": _value_se(sel["theta"][1], sel["cov"][1, 1]),
+                         "v0_mps": _value_se(sel["theta"][0], sel["cov"][0, 0]),
+                         "h0_m": float(sel["h0_m"]), "chi2": sel["chi2"],
+                         "at_bound": sel["at_bound"]}}
+
+
+def _schedule_events(times: NDArray[np.float64]) -> list[dict]:
+    """fit.json ``events`` of the selected schedule: its impact times (n_e,) [s], the first
+    assumed (placed by the candidate), the others inferred (by the flow and the reset)."""
+    return [{"index": j + 1, "t_s": float(tj),
+             "label": "assumed" if j == 0 else "inferred",
+             "scored": False,
+             "how": ("placed by the candidate schedule" if j == 0 else
+                     "placed by the flow and the reset map")}
+            for j, tj in enumerate(times)]
 
 BOUNCE_PHASES = "phases"
 
@@ -180,8 +216,7 @@ def _bounce_phases(doc, arrays, t, y, sigma, times_true):
     (inferred: placed by the guard, not scored); ``converged`` also needs the phase fit
     accepted; x_fit and e (arrays) are the phase fit's. Everything else is the
     candidate-schedule fit, unchanged."""
-    from harness.fit import bounce as B
-
+    B = _bounce_module()
     sel = doc["selected"]
     times = B.flow(t, sel["v0_mps"]["value"], sel["restitution"]["value"], sel["onset_s"])[3]
     start = (sel["h0_m"], sel["v0_mps"]["value"], sel["restitution"]["value"],
@@ -258,7 +293,8 @@ def schedule_figures(doc: dict) -> list:
     ef.vline(tau, "true onset")
     return [wf, lf, ef]
 
-def bounce_state_figures(t, y, x_fit, x_true, names, units,
+def bounce_state_figures(t: NDArray[np.float64], y: NDArray[np.float64], x_fit: NDArray[np.float64],
+                         x_true: NDArray[np.float64], names: Sequence[str], units: Sequence[str],
                          what: str = "largest-weight schedule") -> list:
     """Heights (measured, fit, truth) [m] and velocities (fit, truth) [m/s] against t [s];
     ``what`` names the fit drawn."""
@@ -294,7 +330,7 @@ def run(req: FitRequest) -> dict:
                       process_noise=req.process_noise)
 
 
-def summary(d: dict, out) -> tuple:
+def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a bounce fit.json
     ``d`` written to ``out``: 0 when the fit converged and the replay passed, else 1."""
     r, sel, rp = d["restitution"], d["selected"], d["replay"]

@@ -30,14 +30,22 @@ from __future__ import annotations
 import sys
 import time
 from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.fit import METHODS
 from harness.fit import charts as C
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.model.prepared import prepare_fixture
+from harness.model.registry import ENGINES, adapter_class, probe
+
+if TYPE_CHECKING:
+    from harness.fit.collocation import FitResult, ImplicitDynamics
 
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
@@ -52,6 +60,7 @@ def run(problem: str, req: FitRequest) -> dict:
     """Generate ``problem``'s data ("pendulum" | "balance"), fit it, and return {"json":
     dict, "arrays": dict}. ``req.study_grid`` (pendulum only) adds fit.json's ``study``
     section and the ``study_*`` arrays (harness/fit/resolution.py)."""
+    # start-up cost: the CLI's start imports this module; these load collocation, scipy.sparse
     from harness.fit import problems as P
     from harness.fit import resolution
     from harness.fit.collocation import SPEED_OPTIONS
@@ -154,8 +163,10 @@ def convergence_figures(hist: list) -> tuple:
              dash="dash")
     return obj, inf, final
 
-def state_figures(t, x_fit, x_true, names) -> list:
-    """One chart per state: truth and fit against t [s], in the state's unit."""
+def state_figures(t: NDArray[np.float64], x_fit: NDArray[np.float64], x_true: NDArray[np.float64],
+                  names: Sequence[str]) -> list:
+    """One chart per state: truth x_true and fit x_fit (N, n_x) against t (N,) [s], in the
+    state's unit."""
     units = C.state_units(names)
     out = []
     for k, (n, u) in enumerate(zip(names, units)):
@@ -168,8 +179,11 @@ def state_figures(t, x_fit, x_true, names) -> list:
         out.append(fig)
     return out
 
-def shooting_figures(t, defects, x_fit, x_re, names) -> list:
-    """Per state: |multiple-shooting defect| of each interval against its start time [s]
+def shooting_figures(t: NDArray[np.float64], defects: NDArray[np.float64],
+                     x_fit: NDArray[np.float64], x_re: NDArray[np.float64],
+                     names: Sequence[str]) -> list:
+    """Per state: |multiple-shooting defect| (N−1, n_x) of each interval against its start
+    time [s]
     (log axis, the state's unit) and the open-loop reintegration minus the fit against
     t [s] (harness/fit/validate.py)."""
     units = C.state_units(names)
@@ -202,7 +216,7 @@ def study_figures(study: dict, arrays: dict) -> list:
               and r["w_prior"] == cs["w_prior"]]
     kfs = sorted({rows[i]["knot_frames"] for i in same_w})
 
-    def hover(i):
+    def hover(i: int) -> list[str]:
         r = rows[i]
         return (f"knots every {r['knot_frames']} frames, w_smooth {r['w_smooth']:g}, "
                 f"w_effort {r['w_effort']:g}, w_prior {r['w_prior']:g}: CV "
@@ -260,7 +274,7 @@ def study_figures(study: dict, arrays: dict) -> list:
     # values under 1e-10 of the largest are the window's leakage floor: not drawn
     top = max(float(np.max(np.asarray(arrays[k], float)[keep])) for k in names)
 
-    def psd(k):
+    def psd(k: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         v = np.asarray(arrays[k], float)[keep]
         return [float(x) if x >= 1e-10 * top else None for x in v]
 
@@ -288,12 +302,13 @@ def study_figures(study: dict, arrays: dict) -> list:
     af.line(t, arrays["study_theta_fit"], "chosen fit", dash="dash", color_=F.color(1))
     return [cvf, kff, lcf, spf, uf, af]
 
-def shooting_summary(dyn, t, res, r_in) -> tuple:
+def shooting_summary(dyn: ImplicitDynamics, t: NDArray[np.float64], res: FitResult,
+                     r_in: NDArray[np.float64] | None) -> tuple:
     """(fit.json's ``shooting_check``, the arrays) of a collocation result: the fitted
     states, controls and parameters integrated by DOP853 interval by interval (the
     multiple-shooting defects) and over the whole window (harness/fit/validate.py); per
     state max |·| and RMS in the state's unit."""
-    from harness.fit.validate import shooting_check
+    from harness.fit.validate import shooting_check  # start-up cost: scipy.integrate
 
     p = [res.params[k] for k in dyn.param_names]
     U = res.controls[0] if dyn.n_u else None
@@ -311,9 +326,6 @@ def fixture_pendulum_p() -> tuple:
     """(p [1/s²] of the `pendulum` fixture, engine name): θ̈ = −p sin θ with
     p = h(θ = π/2) / M(θ = π/2) from the first available adapter's bias forces and mass
     matrix (v = 0; the hinge's com hangs below the axis)."""
-    from harness.model.prepared import prepare_fixture
-    from harness.model.registry import ENGINES, adapter_class, probe
-
     model = prepare_fixture("pendulum")
     for name in ENGINES:
         if probe(name).available:
@@ -355,7 +367,7 @@ def report_context(doc: dict, arrays: dict) -> dict:
                 thinned=t.size > C.MAX_POINTS, n_points=t.size, max_points=C.MAX_POINTS)
 
 
-def summary(d: dict, out) -> tuple:
+def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a collocation
     fit.json ``d`` written to ``out``: 0 when IPOPT converged (and the study did), else 1."""
     fields = {"parameters": d["parameters"], "ipopt": d["ipopt"]}

@@ -14,6 +14,8 @@ and the extra hinge's fitted angle [rad] against t [s].
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from harness.core import figures as F
@@ -30,7 +32,7 @@ def run(req: FitRequest) -> dict:
     """``harness fit --problem dimension`` (harness/fit/dimension.py ``run_bundle``);
     BadInput for an option that does not apply (every one but ``--seed``; ``--method``
     is checked against ``methods`` by harness/fit/bundle.py)."""
-    from harness.fit import dimension
+    from harness.fit import dimension  # start-up cost: the trajectory fit and scipy
 
     for flag, bad in (("--n", req.n is not None),
                       ("--p0", req.p0 is not None), ("--process-noise", req.process_noise)):
@@ -91,7 +93,7 @@ def report_context(doc: dict, arrays: dict) -> dict:
     return {"plots": plots}
 
 
-def summary(d: dict, out) -> tuple:
+def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a dimension
     fit.json ``d`` written to ``out``: 0 when every fit converged, else 1."""
     dm, va = d["dimension"], d["variant"]

@@ -28,8 +28,10 @@ Dimension legend: N nodes (uniform step h [s]); n_x states; n_r known inputs.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import solve_ivp
 
 from harness.fit.collocation import Collocator, ImplicitDynamics, Objective, Trial
@@ -76,7 +78,8 @@ def pendulum_dynamics() -> ImplicitDynamics:
 
 
 def pendulum_data(N: int, seed: int, p: float = PENDULUM_TRUE_P, h: float = PENDULUM_H,
-                  sigma: float = PENDULUM_SIGMA, x0=PENDULUM_X0):
+                  sigma: float = PENDULUM_SIGMA,
+                  x0: Sequence[float] = PENDULUM_X0) -> tuple[NDArray[np.float64], ...]:
     """(t (N,), x_true (N, 2), theta_meas (N,)) — seeded Gaussian noise on θ."""
     t = h * np.arange(N)
     sol = solve_ivp(lambda _t, x: [x[1], -p * np.sin(x[0])], (0.0, t[-1]), list(x0),
@@ -86,9 +89,10 @@ def pendulum_data(N: int, seed: int, p: float = PENDULUM_TRUE_P, h: float = PEND
     return t, x_true, x_true[:, 0] + sigma * rng.normal(size=N)
 
 
-def pendulum_collocator(theta_meas, p0: float, method: str = "midpoint",
+def pendulum_collocator(theta_meas: NDArray[np.float64], p0: float, method: str = "midpoint",
                         h: float = PENDULUM_H, sigma: float = PENDULUM_SIGMA) -> Collocator:
-    """Collocator for θ measurements; states start at θ_m and its finite differences."""
+    """Collocator for θ measurements theta_meas (N,) [rad] at step h [s]; states start at
+    θ_m and its finite differences."""
     theta_meas = np.asarray(theta_meas, float)
     xg = np.stack([theta_meas, np.gradient(theta_meas, h)], axis=1)
     tr = Trial(h=h, y=theta_meas[:, None], x_guess=xg)
@@ -121,7 +125,8 @@ class BalanceModel:
         self.body = dict(BALANCE_BODY if body is None else body)
         self.c = _consts(self.body)
 
-    def terms(self, x, a):
+    def terms(self, x: NDArray[np.float64],
+              a: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """M (…, 2, 2), rest = c + G + a P (…, 2) at states x (…, 4), accel a (…)."""
         k = self.c
         th1, th2, w1, w2 = x[..., 0], x[..., 1], x[..., 2], x[..., 3]
@@ -138,19 +143,30 @@ class BalanceModel:
             k["b"] * s2 * w1 ** 2 - k["g"] * k["e2"] * s12 + a * k["e2"] * c12], axis=-1)
         return M, rest
 
-    def xdot(self, x, a, tau):
+    def xdot(self, x: NDArray[np.float64], a: NDArray[np.float64],
+             tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (…, 4) at states x (…, 4), platform acceleration a (…) [m/s²] and torques
+        τ (…, 2) [N·m]."""
         M, rest = self.terms(x, a)
         return np.concatenate([x[2:4], np.linalg.solve(M, tau - rest)])
 
     # -------- implicit residual and derivatives
-    def residual(self, xd, x, u, r, p, t):
+    def residual(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                 r: NDArray[np.float64], p: NDArray[np.float64],
+                 t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """f (M, 4) = [q̇ − v, M(q) v̇ + rest + K x] (closed loop τ = −K x) at M points: xd,
+        x (M, 4), u (M, 0), r (M, 1) platform acceleration [m/s²], p = K row-major (8,)
+        [N·m/rad | N·m·s/rad], t (M,) [s]."""
         K = p.reshape(2, 4)
         M, rest = self.terms(x, r[:, 0])
         al = xd[:, 2:4]
         dyn = np.einsum("mij,mj->mi", M, al) + rest + x @ K.T
         return np.concatenate([xd[:, :2] - x[:, 2:4], dyn], axis=1)
 
-    def jacobian(self, xd, x, u, r, p, t):
+    def jacobian(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                 r: NDArray[np.float64], p: NDArray[np.float64],
+                 t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(M, 4, n_z) ∂f/∂z of ``residual``, z = [ẋ (4), x (4), K row-major (8)]."""
         k, K, a = self.c, p.reshape(2, 4), r[:, 0]
         b, g, e1, e2 = k["b"], k["g"], k["e1"], k["e2"]
         th1, th2, w1, w2 = x.T
@@ -178,7 +194,10 @@ class BalanceModel:
         J[:, 3, 12:16] = x
         return J
 
-    def hessian(self, xd, x, u, r, p, t, lam):
+    def hessian(self, xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                r: NDArray[np.float64], p: NDArray[np.float64], t: NDArray[np.float64],
+                lam: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(M, n_z, n_z) Σ_f λ_f ∂²f_f/∂z² of ``residual``, multipliers lam (M, 4)."""
         k, a = self.c, r[:, 0]
         b, g, e1, e2 = k["b"], k["g"], k["e1"], k["e2"]
         th1, th2, w1, w2 = x.T
@@ -190,7 +209,7 @@ class BalanceModel:
         q12 = g * e2 * s12 - a * e2 * c12
         H = np.zeros((x.shape[0], 16, 16))
 
-        def put(i, j, v):
+        def put(i: int, j: int, v: NDArray[np.float64]) -> None:
             H[:, i, j] += v
             if i != j:
                 H[:, j, i] += v
@@ -228,18 +247,24 @@ class BalanceModel:
             return ImplicitDynamics(4, 0, 1, BALANCE_K_NAMES, self.residual, self.jacobian, jm,
                                     self.hessian, hm, state_names=names)
 
-        def res(xd, x, u, r, p, t):
+        def res(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                r: NDArray[np.float64], p: NDArray[np.float64],
+                t: NDArray[np.float64]) -> NDArray[np.float64]:
             f = self.residual(xd, x, u, r, p, t)
             f[:, 2:] -= u
             return f
 
-        def jac(xd, x, u, r, p, t):
+        def jac(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                r: NDArray[np.float64], p: NDArray[np.float64],
+                t: NDArray[np.float64]) -> NDArray[np.float64]:
             J = self.jacobian(xd, x, u, r, p, t)
             Ju = np.zeros(J.shape[:2] + (2,))
             Ju[:, 2, 0] = Ju[:, 3, 1] = -1.0
             return np.concatenate([J[:, :, :8], Ju, J[:, :, 8:]], axis=2)
 
-        def hess(xd, x, u, r, p, t, lam):
+        def hess(xd: NDArray[np.float64], x: NDArray[np.float64], u: NDArray[np.float64],
+                 r: NDArray[np.float64], p: NDArray[np.float64], t: NDArray[np.float64],
+                 lam: NDArray[np.float64]) -> NDArray[np.float64]:
             H = self.hessian(xd, x, u, r, p, t, lam)
             return np.insert(np.insert(H, [8, 8], 0.0, axis=1), [8, 8], 0.0, axis=2)
         jm2 = np.insert(jm, [8, 8], False, axis=1)
@@ -249,7 +274,8 @@ class BalanceModel:
                                 state_names=names)
 
 
-def platform_acceleration(N: int, h: float, seed: int, std: float = BALANCE_PLATFORM_STD):
+def platform_acceleration(N: int, h: float, seed: int,
+                          std: float = BALANCE_PLATFORM_STD) -> NDArray[np.float64]:
     """a (N,) m/s²: white noise low-passed by a 4-sample (0.04 s) moving average twice,
     rescaled to ``std``; linear between samples."""
     rng = np.random.default_rng(seed)
@@ -275,9 +301,9 @@ def _xdot_scalar(x, a, tau0, tau1, k):
     return (w1, w2, (a2 * f0 - m01 * f1) / det, (m00 * f1 - m01 * f0) / det)
 
 
-def balance_data(N: int = 6000, seed: int = 0, process_noise: bool = False,
-                 h: float = BALANCE_H, K=BALANCE_K_TRUE, body: dict | None = None,
-                 substeps: int = 8):
+def balance_data(N: int = 6000, seed: int = 0, process_noise: bool = False, h: float = BALANCE_H,
+                 K: ArrayLike = BALANCE_K_TRUE, body: dict | None = None,
+                 substeps: int = 8) -> tuple[NDArray[np.float64], ...]:
     """(t (N,), a (N,), x_true (N, 4), x_meas (N, 4)). Closed loop τ = −K x (+ seeded
     torque noise if ``process_noise``), platform acceleration and torque noise linear
     between samples, integrated from rest by classical RK4 with ``substeps`` steps per
@@ -296,7 +322,8 @@ def balance_data(N: int = 6000, seed: int = 0, process_noise: bool = False,
     dt = h / substeps
     al, wl = a.tolist(), w.tolist()
 
-    def f(x, s, i):  # s in [0, 1]: fraction of the sample interval i
+    # s in [0, 1]: fraction of the sample interval i
+    def f(x: NDArray[np.float64], s: float, i: int) -> NDArray[np.float64]:
         ai = al[i] + s * (al[i + 1] - al[i])
         t0 = wl[i][0] + s * (wl[i + 1][0] - wl[i][0])
         t1 = wl[i][1] + s * (wl[i + 1][1] - wl[i][1])
@@ -319,7 +346,8 @@ def balance_data(N: int = 6000, seed: int = 0, process_noise: bool = False,
     return t, a, X, x_meas
 
 
-def balance_data_reference(N: int, seed: int, process_noise: bool = False, h: float = BALANCE_H):
+def balance_data_reference(N: int, seed: int, process_noise: bool = False,
+                           h: float = BALANCE_H) -> NDArray[np.float64]:
     """x_true (N, 4) of balance_data by SciPy DOP853 (rtol 1e-10, atol 1e-12), integrated
     sample interval by sample interval (slow; for checking balance_data on short runs)."""
     model = BalanceModel()
@@ -329,7 +357,7 @@ def balance_data_reference(N: int, seed: int, process_noise: bool = False, h: fl
     w = BALANCE_PROCESS_STD * rng.normal(size=(N, 2)) if process_noise else np.zeros((N, 2))
     X = np.zeros((N, 4))
     for i in range(N - 1):
-        def rhs(tt, x, i=i):
+        def rhs(tt: float, x: NDArray[np.float64], i: int = i) -> NDArray[np.float64]:
             s = (tt - t[i]) / h
             return model.xdot(x, a[i] + s * (a[i + 1] - a[i]),
                               -BALANCE_K_TRUE @ x + w[i] + s * (w[i + 1] - w[i]))
@@ -338,9 +366,11 @@ def balance_data_reference(N: int, seed: int, process_noise: bool = False, h: fl
     return X
 
 
-def balance_collocator(a, x_meas, method: str = "midpoint", h: float = BALANCE_H,
-                       body: dict | None = None, process_std: float | None = None) -> Collocator:
-    """Gains identified from full noisy state measurements; states start at the
+def balance_collocator(a: NDArray[np.float64], x_meas: NDArray[np.float64],
+                       method: str = "midpoint", h: float = BALANCE_H, body: dict | None = None,
+                       process_std: float | None = None) -> Collocator:
+    """Gains identified from full noisy state measurements x_meas (N, 4) [rad, rad/s] under
+    platform accelerations a (N,) [m/s²]; states start at the
     measurements, gains at zero. With ``process_std`` [N·m] the model gets two free
     torque-noise controls u with effort weight 1/process_std² (the MAP estimate for white
     Gaussian torque noise of that std sampled at the nodes, linear between them)."""

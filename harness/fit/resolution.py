@@ -49,6 +49,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
 from harness.core.errors import BadInput
@@ -91,14 +92,14 @@ class Setting:
 
 
 # ----------------------------------------------------------------------------- data
-def true_control(t) -> np.ndarray:
+def true_control(t: NDArray[np.float64]) -> NDArray[np.float64]:
     """u_true (len(t),) rad/s² at times t [s]."""
     t = np.asarray(t, float)
     return sum(a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in FORCING)
 
 
 def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_H,
-                         sigma: float = P.PENDULUM_SIGMA):
+                         sigma: float = P.PENDULUM_SIGMA) -> tuple[NDArray[np.float64], ...]:
     """(t (N,) s, x_true (N, 2) [rad, rad/s], u_true (N,) rad/s², y (N,) rad): the
     benchmark pendulum driven by u_true, DOP853 (rtol = atol = 1e-12), seeded noise σ."""
     p = P.PENDULUM_TRUE_P
@@ -111,14 +112,15 @@ def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_
     return t, x_true, true_control(t), y
 
 
-def noise_sigma(y) -> float:
-    """σ̂ [unit of y] of white measurement noise from the third difference (module
+def noise_sigma(y: NDArray[np.float64]) -> float:
+    """σ̂ [unit of y] of white measurement noise in y (N,) from the third difference (module
     docstring): robust (MAD) standard deviation of Δ³y over √20."""
     d3 = np.diff(np.asarray(y, float), 3)
     return float(1.4826 * np.median(np.abs(d3 - np.median(d3))) / math.sqrt(20.0))
 
 
-def periodogram(x, h: float):
+def periodogram(x: NDArray[np.float64],
+                h: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(f (F,) Hz, S (F,) [unit²/Hz]): Hann-windowed one-sided periodogram of x (N,)
     sampled every h s, mean removed; white noise of variance s² gives S ≈ 2 s² h."""
     x = np.asarray(x, float)
@@ -131,14 +133,15 @@ def periodogram(x, h: float):
     return np.fft.rfftfreq(x.size, h), S
 
 
-def control_noise_floor(f, sigma: float, h: float) -> np.ndarray:
+def control_noise_floor(f: NDArray[np.float64], sigma: float, h: float) -> NDArray[np.float64]:
     """S_floor (F,) [(rad/s²)²/Hz] at f [Hz]: white angle noise σ [rad] differentiated
     twice by the second difference over h² (module docstring)."""
     g = 4.0 * np.sin(np.pi * np.asarray(f, float) * h) ** 2 / h ** 2
     return 2.0 * sigma ** 2 * h * g ** 2
 
 
-def spectrum_summary(f, S_fit, floor) -> dict:
+def spectrum_summary(f: NDArray[np.float64], S_fit: NDArray[np.float64],
+                     floor: NDArray[np.float64]) -> dict:
     """Power of the fitted control above the noise floor: the fraction of its power at
     frequencies where its spectrum exceeds the floor [–], and the highest such frequency
     [Hz] (f > 0)."""
@@ -196,7 +199,7 @@ class SplineFit:
         """θ (N,) rad at the frames for the coefficients c (M,)."""
         return np.sum(self.V0 * c[self.cols], axis=1)
 
-    def control(self, z):
+    def control(self, z: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(θ (N,) rad, u (N,) rad/s²) at the frames."""
         c, p = z[:-1], z[-1]
         th = self._theta(c)
@@ -248,13 +251,14 @@ class SplineFit:
             gp += float(vp @ r)
         return ab.reshape(W, M), bvec, d, gc, gp
 
-    def residuals(self, z, s: Setting, fit_mask=None) -> np.ndarray:
+    def residuals(self, z: NDArray[np.float64], s: Setting,
+                  fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Stacked residual blocks (misfit, effort, smoothness, prior) (R,)."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         data, eff, smo, rp, _ = self._rows(z, s, fit_mask)
         return np.concatenate([data[3], eff[3], smo[3], [rp]])
 
-    def initial(self, fit_mask=None) -> np.ndarray:
+    def initial(self, fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """z0: the spline through the fitted frames' data only (least squares, tiny
         ridge: a held-out frame never enters a fold's start), p at the prior mean."""
         M = self.M
@@ -283,22 +287,23 @@ class SplineFit:
         dc = -X[:, 0] - X[:, 1] * dp
         return np.r_[dc, dp]
 
-    def solve(self, s: Setting, fit_mask=None, z0=None, max_iter: int = 200,
-              tol: float = 1e-11) -> dict:
+    def solve(self, s: Setting, fit_mask: NDArray[np.bool_] | None = None,
+              z0: NDArray[np.float64] = None, max_iter: int = 200, tol: float = 1e-11) -> dict:
         """Levenberg–Marquardt (Marquardt scaling; harness/fit/least_squares.py, trials
         accepted when not above the cost, stopped on a decrease ≤ ``tol`` of the new cost
         or a step ≤ 1e-12 (1 + ‖z‖)); returns {z, cost, iterations, converged, mask}."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         z = self.initial(fit_mask) if z0 is None else np.array(z0, float)
 
-        def evaluate(z):
+        def evaluate(z: NDArray[np.float64]
+                     ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
             data, eff, smo, rp, a_p = self._rows(z, s, fit_mask)
             cost = sum(float(b[3] @ b[3]) for b in (data, eff, smo)) + rp * rp
             return cost, (data, eff, smo, rp, a_p)
 
         ab_data = []    # the misfit rows' banded block: constant (linear rows), built once
 
-        def prepare(parts):
+        def prepare(parts: tuple) -> tuple:
             data, eff, smo, rp, a_p = parts
             if not ab_data:
                 ab_data.append(self._normal((data,), self.M)[0])
@@ -308,7 +313,8 @@ class SplineFit:
             gp += a_p * rp
             return ab, bvec, d, gc, gp
 
-        def step(system, z, lam):
+        def step(system: tuple, z: NDArray[np.float64], lam: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
             dz = self._step(*system, lam)
             return dz, z + dz
 
@@ -319,7 +325,8 @@ class SplineFit:
         return {"z": z, "cost": float(cost), "iterations": it, "converged": conv,
                 "mask": fit_mask, "setting": s}
 
-    def jacobian(self, z, s: Setting, fit_mask=None) -> np.ndarray:
+    def jacobian(self, z: NDArray[np.float64], s: Setting,
+                 fit_mask: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """Dense Jacobian (R, M + 1) of ``residuals`` (for checks and the edf)."""
         fit_mask = np.ones(self.N, bool) if fit_mask is None else np.asarray(fit_mask, bool)
         data, eff, smo, _, a_p = self._rows(z, s, fit_mask)
@@ -333,7 +340,7 @@ class SplineFit:
         Jp[0, -1] = a_p
         return np.vstack(out + [Jp])
 
-    def blocks(self, fit_mask) -> tuple:
+    def blocks(self, fit_mask: NDArray[np.bool_] | None) -> tuple:
         """Row slices of the misfit, effort, smoothness and prior blocks."""
         nf = int(np.count_nonzero(fit_mask))
         N = self.N
@@ -366,7 +373,7 @@ class SplineFit:
 
 
 # ----------------------------------------------------------------------------- grid
-def parse_values(flag: str, text, integer: bool = False) -> tuple:
+def parse_values(flag: str, text: str | None, integer: bool = False) -> tuple:
     """The values of one grid axis from a CLI option ("1e-6" or "1e-6,1e-4,…");
     BadInput naming ``flag`` unless every value is finite and ≥ 0 (knot frames: integers
     ≥ 1)."""
@@ -391,7 +398,8 @@ def parse_values(flag: str, text, integer: bool = False) -> tuple:
     return tuple(sorted(set(out)))
 
 
-def make_grid(knot_frames=None, w_effort=None, w_smooth=None, w_prior=None) -> dict:
+def make_grid(knot_frames: str | None = None, w_effort: str | None = None,
+              w_smooth: str | None = None, w_prior: str | None = None) -> dict:
     """The study grid: each axis from its CLI text (``parse_values``) or the default."""
     g = {}
     for name, val in (("knot_frames", knot_frames), ("w_effort", w_effort),
@@ -445,41 +453,73 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
     sig_hat = noise_sigma(y)
     f, S_true = periodogram(u_true, h)
     floor = control_noise_floor(f, sig_hat, h)
-    masks = folds(N, k)
+    data = {"t": t, "x_true": x_true, "u_true": u_true, "y": y, "h": h, "f": f,
+            "floor": floor, "sigma": sigma, "k": k, "masks": folds(N, k)}
     rows, fits = [], {}
     sets = settings_of(grid)
     models = {kf: SplineFit(t, y, sigma, kf) for kf in grid["knot_frames"]}
     warm = {}
     for s in sets:
-        m = models[s.knot_frames]
-        key = (s.knot_frames, s.w_effort, s.w_prior)
-        full = m.solve(s, z0=warm.get((key, -1)))
-        warm[(key, -1)] = full["z"]
-        comp, norms = m.components(full, s)
-        scores, conv = [], full["converged"]
-        for j, held in enumerate(masks):
-            # warm start from this fold's previous solution only (never from a fit that
-            # saw the held-out frames)
-            sol = m.solve(s, fit_mask=~held, z0=warm.get((key, j)))
-            warm[(key, j)] = sol["z"]
-            conv = conv and sol["converged"]
-            th, _ = m.control(sol["z"])
-            scores.append(float(np.mean(((th[held] - y[held]) / sigma) ** 2)))
-        th, u = m.control(full["z"])
-        _, S_fit = periodogram(u, h)
-        scores = np.array(scores)
-        rows.append({**s.as_dict(), "components": comp, "regularisation_norms": norms,
-                     "edf": m.edf(full), "p": float(full["z"][-1]),
-                     "cv_mean": float(scores.mean()),
-                     "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
-                     "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
-                     "converged": bool(conv),
-                     "truth_error": {
-                         "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
-                         "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
-                         "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
-                     "spectrum": spectrum_summary(f, S_fit, floor)})
-        fits[s] = (th, u, S_fit)
+        row, fits[s] = _fit_setting(models[s.knot_frames], s, data, warm)
+        rows.append(row)
+    ch = _choose(rows, sets, k)
+    cs = sets[ch["chosen"]]
+    doc = _study_doc(grid, N, seed, sigma, h, k, sig_hat, rows, sets, ch)
+    doc["wall_s"] = time.perf_counter() - t0
+    th_c, u_c, S_c = fits[cs]
+    d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
+    _, S_naive = periodogram(np.r_[d2[0], d2, d2[-1]], h)
+    least, most = sets[ch["least"]], sets[ch["most"]]
+    arrays = {"study_t": t, "study_y": y, "study_theta_true": x_true[:, 0],
+              "study_u_true": u_true, "study_theta_fit": th_c, "study_u_fit": u_c,
+              "study_u_least": fits[least][1], "study_u_most": fits[most][1],
+              "study_f_hz": f, "study_psd_fit": S_c, "study_psd_true": S_true,
+              "study_psd_floor": floor, "study_psd_naive": S_naive,
+              "study_psd_least": fits[least][2]}
+    return {"json": doc, "arrays": arrays}
+
+
+def _fit_setting(m: SplineFit, s: Setting, data: dict, warm: dict) -> tuple[dict, tuple]:
+    """One setting s on the spline model m: the fit to all frames and the k fold fits (warm
+    started from ``warm``, which it updates). Returns (its row of the study's ``settings``,
+    (θ (N,) [rad], u (N,) [rad/s²], the power spectrum of u) of the fit to all frames)."""
+    y, sigma, h, k = data["y"], data["sigma"], data["h"], data["k"]
+    x_true, u_true = data["x_true"], data["u_true"]
+    key = (s.knot_frames, s.w_effort, s.w_prior)
+    full = m.solve(s, z0=warm.get((key, -1)))
+    warm[(key, -1)] = full["z"]
+    comp, norms = m.components(full, s)
+    scores, conv = [], full["converged"]
+    for j, held in enumerate(data["masks"]):
+        # warm start from this fold's previous solution only (never from a fit that
+        # saw the held-out frames)
+        sol = m.solve(s, fit_mask=~held, z0=warm.get((key, j)))
+        warm[(key, j)] = sol["z"]
+        conv = conv and sol["converged"]
+        th, _ = m.control(sol["z"])
+        scores.append(float(np.mean(((th[held] - y[held]) / sigma) ** 2)))
+    th, u = m.control(full["z"])
+    _, S_fit = periodogram(u, h)
+    scores = np.array(scores)
+    row = {**s.as_dict(), "components": comp, "regularisation_norms": norms,
+           "edf": m.edf(full), "p": float(full["z"][-1]),
+           "cv_mean": float(scores.mean()),
+           "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
+           "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
+           "converged": bool(conv),
+           "truth_error": {
+               "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
+               "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
+               "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
+           "spectrum": spectrum_summary(data["f"], S_fit, data["floor"])}
+    return row, (th, u, S_fit)
+
+
+def _choose(rows: list[dict], sets: list[Setting], k: int) -> dict:
+    """The one-standard-error choice over the study's rows (adds each row's paired
+    ``cv_excess`` and its standard error): the indices of the chosen, the CV-minimal, the
+    least and most regularised settings, the band within one standard error, the L-curve
+    of the chosen setting's smoothness axis and its corner, the band's ranges."""
     cv = np.array([r["cv_mean"] for r in rows])
     i_min = int(np.argmin(cv))
     # paired fold differences: the held-out noise common to every setting cancels
@@ -506,7 +546,16 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
                              for i in lc])
     ranges = {a: [min(getattr(sets[i], a) for i in band), max(getattr(sets[i], a) for i in band)]
               for a in AXES}
-    doc = {
+    return {"i_min": i_min, "band": band, "chosen": chosen, "least": least, "most": most,
+            "lc": lc, "corner": corner, "ranges": ranges}
+
+
+def _study_doc(grid: dict, N: int, seed: int, sigma: float, h: float, k: int, sig_hat: float,
+               rows: list[dict], sets: list[Setting], ch: dict) -> dict:
+    """The fit.json ``study`` section but its wall time: the problem, the grid, the folds,
+    the noise floor, every setting's row and the choice (``ch``: ``_choose``)."""
+    cs, lc, corner = sets[ch["chosen"]], ch["lc"], ch["corner"]
+    return {
         "name": "resolution",
         "problem": {
             "description": "the benchmark pendulum θ̈ = −p sin θ + u(t) driven by an unknown "
@@ -534,25 +583,14 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
                            "differences, the largest prior weight (the held-out angle cannot "
                            "see p: u + δp sin θ predicts the same θ), then the fewest "
                            "effective degrees of freedom",
-                   "index": chosen, "setting": cs.as_dict(), "cv_min_index": i_min,
-                   "cv_min_setting": sets[i_min].as_dict(),
-                   "within_one_se": band, "ranges_within_one_se": ranges},
-        "extremes": {"least_regularised": least, "most_regularised": most},
+                   "index": ch["chosen"], "setting": cs.as_dict(), "cv_min_index": ch["i_min"],
+                   "cv_min_setting": sets[ch["i_min"]].as_dict(),
+                   "within_one_se": ch["band"], "ranges_within_one_se": ch["ranges"]},
+        "extremes": {"least_regularised": ch["least"], "most_regularised": ch["most"]},
         "lcurve": {"knot_frames": cs.knot_frames, "w_effort": cs.w_effort,
                    "w_prior": cs.w_prior, "indices": lc,
                    "corner_index": lc[corner] if corner >= 0 else None},
-        "converged": all(r["converged"] for r in rows),
-        "wall_s": time.perf_counter() - t0}
-    th_c, u_c, S_c = fits[cs]
-    d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
-    _, S_naive = periodogram(np.r_[d2[0], d2, d2[-1]], h)
-    arrays = {"study_t": t, "study_y": y, "study_theta_true": x_true[:, 0],
-              "study_u_true": u_true, "study_theta_fit": th_c, "study_u_fit": u_c,
-              "study_u_least": fits[sets[least]][1], "study_u_most": fits[sets[most]][1],
-              "study_f_hz": f, "study_psd_fit": S_c, "study_psd_true": S_true,
-              "study_psd_floor": floor, "study_psd_naive": S_naive,
-              "study_psd_least": fits[sets[least]][2]}
-    return {"json": doc, "arrays": arrays}
+        "converged": all(r["converged"] for r in rows)}
 
 
 def request(problem: str, study: str | None, grid: dict | None,

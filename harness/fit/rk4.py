@@ -28,9 +28,32 @@ form its fits were validated with, so that they reproduce bit for bit.
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
+from numpy.typing import NDArray
 
 C = (0.0, 0.5, 0.5, 1.0)     # stage offsets (× hs)
+
+
+class System(Protocol):
+    """What the RK4 step integrates (harness/fit/shooting.py OdeSystem, ArticulatedSystem; a
+    HybridSystem's flow): nx states, nu controls, np_ parameters; f(t, x, u, p) → ẋ (nx,),
+    jac(t, x, u, p) → (f_x (nx, nx), f_u (nx, nu), f_p (nx, np_))."""
+
+    nx: int
+    nu: int
+    np_: int
+
+    def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (nx,) at (t [s], x (nx,), u (nu,), p (np_,))."""
+        ...
+
+    def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (nx, nx), f_u (nx, nu), f_p (nx, np_)) at (t [s], x, u, p)."""
+        ...
 
 
 def stage_times(t: float, hs: float) -> tuple:
@@ -38,8 +61,12 @@ def stage_times(t: float, hs: float) -> tuple:
     return (t, t + 0.5 * hs, t + 0.5 * hs, t + hs)
 
 
-def step(sysm, p, t, x, hs, ui, bi, S=None, th_cols=None, p_cols=None, dt=None, dh=None,
-         urate=None, f_t=None, mean_slope: bool = False):
+def step(sysm: System, p: NDArray[np.float64], t: float, x: NDArray[np.float64], hs: float,
+         ui: NDArray[np.float64], bi: NDArray[np.float64], S: NDArray[np.float64] | None = None,
+         th_cols: slice | None = None, p_cols: slice | None = None,
+         dt: NDArray[np.float64] | None = None, dh: NDArray[np.float64] | None = None,
+         urate: NDArray[np.float64] | None = None, f_t: NDArray[np.float64] | None = None,
+         mean_slope: bool = False) -> tuple:
     """One RK4 step of length hs [s] from (t [s], x (nx,)) of ẋ = sysm.f(t, x, u, p)
     (``sysm.jac`` → (f_x (nx, nx), f_u (nx, nu), f_p (nx, np))); ui (4 × (nu,)) the
     stage controls, bi (4 × (K,)) their bases. With S (nx, nl) = ∂x/∂ξ also S₁: th_cols
@@ -82,7 +109,9 @@ def step(sysm, p, t, x, hs, ui, bi, S=None, th_cols=None, p_cols=None, dt=None, 
     return x1, S1, tape
 
 
-def step_vjp(sysm, p, tape, lam, g_theta, g_p):
+def step_vjp(sysm: System, p: NDArray[np.float64], tape: tuple, lam: NDArray[np.float64],
+             g_theta: NDArray[np.float64],
+             g_p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
     """(nx,) λ_k = (∂x₁/∂x)ᵀ λ of one taped step (``step``'s tape: stage times, stage
     states, stage controls, stage control bases, step hs [s]); adds the control-coefficient
     and parameter parts to g_theta (K, nu) and g_p (np,) in place."""

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.model.candidate import MODE_LABELS
 
@@ -61,7 +63,8 @@ class EventObservation:
         return self.label == "measured"
 
 
-def event_rows(events, times, dtimes):
+def event_rows(events: Sequence[EventObservation], times: NDArray[np.float64],
+               dtimes: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
     """(r (k,), J (k, d), sigma (k,)) of the measured events: r = (t(θ) − t̂)/σ_t whitened,
     J (k, d) its derivative. ``times`` (n_ev,) [s] are the model's event times in order and
     ``dtimes`` (n_ev, d) their derivatives (ValueError when a measured event's index is
@@ -81,7 +84,9 @@ def event_rows(events, times, dtimes):
         np.asarray(sig, float)
 
 
-def laplace_log_evidence(r_white, J_white, theta, mu, Lam, sigmas) -> tuple:
+def laplace_log_evidence(r_white: NDArray[np.float64], J_white: NDArray[np.float64],
+                         theta: NDArray[np.float64], mu: NDArray[np.float64],
+                         Lam: NDArray[np.float64], sigmas: NDArray[np.float64]) -> tuple:
     """(log Z, H (d, d), log det H) by Laplace's method (module docstring) at the MAP
     ``theta`` (d,): ``r_white`` (m,) whitened residuals (r_k/σ_k), ``J_white`` (m, d)
     their Jacobian, prior mean ``mu`` (d,) and precision ``Lam`` (d, d), ``sigmas`` (m,)
@@ -101,7 +106,7 @@ def laplace_log_evidence(r_white, J_white, theta, mu, Lam, sigmas) -> tuple:
     return logz, H, logdet_h
 
 
-def posterior_weights(log_evidence) -> np.ndarray:
+def posterior_weights(log_evidence: NDArray[np.float64]) -> NDArray[np.float64]:
     """w (C,) ∝ exp(log Z) normalised to sum 1 (uniform prior over candidates); a
     candidate with log Z = −inf (no valid fit) gets weight 0."""
     le = np.asarray(log_evidence, float)
@@ -112,7 +117,8 @@ def posterior_weights(log_evidence) -> np.ndarray:
     return w / w.sum()
 
 
-def mixture(means, covariances, weights) -> tuple:
+def mixture(means: NDArray[np.float64], covariances: NDArray[np.float64],
+            weights: NDArray[np.float64]) -> tuple:
     """(mean (d,), covariance (d, d)) of Σ w_i N(means_i, covariances_i): means (C, d),
     covariances (C, d, d)."""
     w = np.asarray(weights, float)
@@ -123,7 +129,7 @@ def mixture(means, covariances, weights) -> tuple:
     return mean, second - np.outer(mean, mean)
 
 
-def onset_posterior(onsets, weights) -> dict:
+def onset_posterior(onsets: NDArray[np.float64], weights: NDArray[np.float64]) -> dict:
     """Mean and spread (standard deviation) [s] of the onset under the weights, and the
     maximum-weight onset."""
     x = np.asarray(onsets, float)

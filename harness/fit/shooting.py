@@ -44,11 +44,14 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.fit import rk4
+from harness.fit.identifiability import Identifiability, analyse
 from harness.fit.least_squares import gauss_newton_kkt
+from harness.fit.rk4 import System
 
 PARAMETERISATIONS = ("piecewise_constant", "piecewise_linear", "cubic_bspline")
 
@@ -66,7 +69,7 @@ class OdeSystem:
     name: str = "ode"
 
 
-def linear_scalar(name="linear_scalar") -> OdeSystem:
+def linear_scalar(name: str = "linear_scalar") -> OdeSystem:
     """ẋ = a x + u (nx = nu = np = 1; p = [a] [1/s])."""
     return OdeSystem(1, 1, 1,
                      lambda t, x, u, p: p[0] * x + u,
@@ -76,10 +79,12 @@ def linear_scalar(name="linear_scalar") -> OdeSystem:
 
 def damped_pendulum() -> OdeSystem:
     """x = [θ rad, ω rad/s]; ẋ = [ω, −p0 sin θ − p1 ω + u]; p = [g/l 1/s², c 1/s]."""
-    def f(t, x, u, p):
+    def f(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.array([x[1], -p[0] * np.sin(x[0]) - p[1] * x[1] + u[0]])
 
-    def jac(t, x, u, p):
+    def jac(t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         fx = np.array([[0.0, 1.0], [-p[0] * np.cos(x[0]), -p[1]]])
         fu = np.array([[0.0], [1.0]])
         fp = np.array([[0.0, 0.0], [-np.sin(x[0]), -x[1]]])
@@ -106,12 +111,17 @@ class ArticulatedSystem:
         self.nx, self.nu, self.np_, self.name = 2 * n, n, n, f"{adapter.name}:{adapter.model.name}"
         self._n = n
 
-    def f(self, t, x, u, p):
+    def f(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+          p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ẋ (2 nv,) = [v, FD(q, v, u − p ⊙ v)] at x = [q, v] (2 nv,), torques u (nv,)
+        [N·m | N], damping p (nv,) [N·m·s/rad | N·s/m]."""
         n = self._n
         q, v = x[:n], x[n:]
         return np.concatenate([v, self.adapter.forward_dynamics(q, v, u - p * v)])
 
-    def jac(self, t, x, u, p):
+    def jac(self, t: float, x: NDArray[np.float64], u: NDArray[np.float64],
+            p: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(f_x (2 nv, 2 nv), f_u (2 nv, nv), f_p (2 nv, nv)) of ``f`` at (t [s], x, u, p)."""
         n = self._n
         q, v = x[:n], x[n:]
         dq, dv, dtau = self.adapter.forward_dynamics_derivatives(q, v, u - p * v)
@@ -121,6 +131,8 @@ class ArticulatedSystem:
         fu = np.vstack([np.zeros((n, n)), dtau])
         fp = np.vstack([np.zeros((n, n)), -dtau * v[None, :]])
         return fx, fu, fp
+
+
 
 
 # ----- control parameterisations ------------------------------------------------------
@@ -141,26 +153,27 @@ class Controls:
             raise BadInput("controls", f"{self.kind} needs K ≥ {need} coefficients")
 
     @property
-    def knots(self) -> np.ndarray:
-        """Times [s] where u may be non-smooth (interval ends of piecewise constant)."""
+    def knots(self) -> NDArray[np.float64]:
+        """Times [s] where u may be non-smooth: (K + 1,) interval ends (piecewise constant),
+        (K,) nodes (piecewise linear), (K − 2,) knots (cubic B-spline)."""
         if self.kind == "piecewise_constant":
             return np.linspace(0.0, self.T, self.K + 1)
         if self.kind == "piecewise_linear":
             return np.linspace(0.0, self.T, self.K)
         return np.linspace(0.0, self.T, self.K - 2)
 
-    def basis(self, t, side: float = 0.0) -> np.ndarray:
+    def basis(self, t: float, side: float = 0.0) -> NDArray[np.float64]:
         """(K,) B_j(t). ``side`` (s) picks the interval of a piecewise-constant jump:
         the basis of t + side (the RK4 stage of a step uses its step's own interval)."""
         if self.kind != "piecewise_constant":
             side = 0.0
         return _basis(self.kind, self.K, self.T, float(t), float(side)).copy()
 
-    def u(self, t, theta, side: float = 0.0) -> np.ndarray:
+    def u(self, t: float, theta: NDArray[np.float64], side: float = 0.0) -> NDArray[np.float64]:
         """(nu,) u(t) for θ (K, nu)."""
         return self.basis(t, side) @ theta
 
-    def basis_rate(self, t, side: float = 0.0) -> np.ndarray:
+    def basis_rate(self, t: float, side: float = 0.0) -> NDArray[np.float64]:
         """(K,) dB_j/dt [1/s] at t (``side`` as in ``basis``): 0 for piecewise constant
         (away from its jumps) and outside [0, T] (where ``basis`` holds its end value);
         the one-sided slope of the interval ``basis`` uses for piecewise linear; the
@@ -234,7 +247,9 @@ def _stage_controls(ctrl, theta, t, h):
     return (us[0], us[1], us[1], us[2]), (Bs[0], Bs[1], Bs[1], Bs[2])
 
 
-def rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, sens=False, tape=None) -> Trajectory:
+def rk4_rollout(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                p: NDArray[np.float64], ctrl: Controls, t0: float, h: float, n: int,
+                sens: bool = False, tape: list | None = None) -> Trajectory:
     """n RK4 steps of size h from x0 at t0; θ (K, nu); p (np,). With ``sens`` the exact
     derivative of every x_k w.r.t. z = [x0, θ, p] (discrete variational equations,
     harness/fit/rk4.py). ``tape`` (a list) receives every step's tape for the adjoint."""
@@ -261,7 +276,9 @@ def rk4_rollout(sys, x0, theta, p, ctrl, t0, h, n, sens=False, tape=None) -> Tra
     return Trajectory(t0 + h * np.arange(n + 1), X, S)
 
 
-def rk4_adjoint(sys, x0, theta, p, ctrl, t0, h, n, dJ_dx) -> np.ndarray:
+def rk4_adjoint(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                p: NDArray[np.float64], ctrl: Controls, t0: float, h: float, n: int,
+                dJ_dx: NDArray[np.float64]) -> NDArray[np.float64]:
     """(nz,) ∂J/∂z of J = Σ_k ℓ_k(x_k) by the discrete adjoint of the RK4 map; dJ_dx
     (n+1, nx) = ∂ℓ_k/∂x_k. One forward pass (stage states taped) and one reverse pass
     with vector–Jacobian products of the stage Jacobians (``rk4.step_vjp``)."""
@@ -316,12 +333,14 @@ class SingleShooting:
     def nz(self) -> int:
         return self.sys.nx + self.ctrl.K * self.sys.nu + self.sys.np_
 
-    def split(self, z):
+    def split(self, z: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(x0 (nx,), θ (K, nu), p (np,)) of z (nz,) = [x0, vec(θ), p]."""
         nx, nu, K = self.sys.nx, self.sys.nu, self.ctrl.K
         z = np.asarray(z, dtype=float)
         return z[:nx], z[nx:nx + K * nu].reshape(K, nu), z[nx + K * nu:]
 
-    def residuals(self, z, jac=False):
+    def residuals(self, z: NDArray[np.float64], jac: bool = False
+                  ) -> NDArray[np.float64] | tuple[NDArray[np.float64], NDArray[np.float64]]:
         """r (S·ny,) and, with ``jac``, J_r (S·ny, nz) from forward sensitivities."""
         x0, th, p = self.split(z)
         tr = rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N, sens=jac)
@@ -333,15 +352,18 @@ class SingleShooting:
         Jr = np.einsum("y,yx,sxz->syz", sw, m.C, tr.S[m.steps]).reshape(-1, self.nz)
         return r, Jr
 
-    def objective(self, z) -> float:
+    def objective(self, z: NDArray[np.float64]) -> float:
+        """½‖r(z)‖² [–] at z (nz,)."""
         r = self.residuals(z)
         return 0.5 * float(r @ r)
 
-    def gradient_forward(self, z) -> np.ndarray:
+    def gradient_forward(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J = J_rᵀ r at z (nz,), from forward sensitivities."""
         r, Jr = self.residuals(z, jac=True)
         return Jr.T @ r
 
-    def gradient_adjoint(self, z) -> np.ndarray:
+    def gradient_adjoint(self, z: NDArray[np.float64]) -> NDArray[np.float64]:
+        """(nz,) ∇J at z (nz,) by the discrete adjoint of the RK4 map."""
         x0, th, p = self.split(z)
         tr = rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
         m = self.meas
@@ -350,18 +372,19 @@ class SingleShooting:
         np.add.at(dJ, m.steps, res @ m.C)
         return rk4_adjoint(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N, dJ)
 
-    def rollout(self, z) -> Trajectory:
-        """The RK4 trajectory of z on the step grid (no sensitivities)."""
+    def rollout(self, z: NDArray[np.float64]) -> Trajectory:
+        """The RK4 trajectory of z (nz,) on the step grid (no sensitivities)."""
         x0, th, p = self.split(z)
         return rk4_rollout(self.sys, x0, th, p, self.ctrl, 0.0, self.h, self.N)
 
-    def reference(self, z, t) -> np.ndarray:
+    def reference(self, z: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
         """(len(t), nx) the independent DOP853 reintegration of z at the times t [s]."""
         x0, th, p = self.split(z)
         return reintegrate(self.sys, x0, th, p, self.ctrl, t)
 
-    def gradient_fd(self, z, step: float) -> np.ndarray:
-        """Central differences of the objective, step ``step`` in every coordinate."""
+    def gradient_fd(self, z: NDArray[np.float64], step: float) -> NDArray[np.float64]:
+        """(nz,) central differences of the objective at z (nz,), step ``step`` in every
+        coordinate."""
         z = np.asarray(z, dtype=float)
         g = np.empty_like(z)
         for i in range(z.size):
@@ -400,13 +423,14 @@ class MultipleShooting:
     def nw(self) -> int:
         return self.M * self.sys.nx + self.ctrl.K * self.sys.nu + self.sys.np_
 
-    def split(self, w):
+    def split(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        """(s (M, nx) node states, θ (K, nu), p (np,)) of w (nw,) = [vec(s), vec(θ), p]."""
         nx, nu, K, M = self.sys.nx, self.sys.nu, self.ctrl.K, self.M
         w = np.asarray(w, dtype=float)
         return (w[:M * nx].reshape(M, nx), w[M * nx:M * nx + K * nu].reshape(K, nu),
                 w[M * nx + K * nu:])
 
-    def evaluate(self, w, jac=True):
+    def evaluate(self, w: NDArray[np.float64], jac: bool = True) -> tuple:
         """(r, J_r, c, J_c, x): residuals (S·ny,), defects ((M−1)·nx,), the fitted
         trajectory x (N+1, nx) (interval j's own states on its steps)."""
         sysm, m = self.sys, self.meas
@@ -453,7 +477,9 @@ class ShootingResult:
     identifiability: object = None  # harness.fit.identifiability.Identifiability of z
 
 
-def reintegrate(sys, x0, theta, p, ctrl, t) -> np.ndarray:
+def reintegrate(sys: System, x0: NDArray[np.float64], theta: NDArray[np.float64],
+                p: NDArray[np.float64], ctrl: Controls,
+                t: NDArray[np.float64]) -> NDArray[np.float64]:
     """(len(t), nx) ẋ = f(t, x, u(t), p) by SciPy DOP853 at rtol = atol = 1e-12, from
     knot to knot of the controls (a piecewise-constant jump is never inside a step)."""
     from scipy.integrate import solve_ivp
@@ -476,8 +502,8 @@ def reintegrate(sys, x0, theta, p, ctrl, t) -> np.ndarray:
     return out
 
 
-def solve_multiple(prob: MultipleShooting, w0, max_iter: int = 50,
-                   fixed: np.ndarray | None = None) -> ShootingResult:
+def solve_multiple(prob: MultipleShooting, w0: NDArray[np.float64], max_iter: int = 50,
+                   fixed: NDArray[np.bool_] | None = None) -> ShootingResult:
     """Constrained Gauss–Newton: per iteration solve [JᵀJ + μI, Jcᵀ; Jc, 0] [Δ; λ] =
     [−Jᵀr; −c] (μ = 1e-10·tr(JᵀJ)/nw for rank safety; the constraint rows scaled by
     max|JᵀJ| / max|Jc|, which rescales λ only), full steps while ½‖r‖² + ‖c‖₁·ρ
@@ -506,28 +532,27 @@ def _accept(prob, w, iterations, hist) -> ShootingResult:
                           hist, identifiability_at(prob, w))
 
 
-def parameter_names(sysm, ctrl) -> list:
+def parameter_names(sysm: System, ctrl: Controls) -> list:
     """Names of z = [x0, θ, p]: x0[i], theta[j,k] (coefficient j, control k), p[i]."""
     return ([f"x0[{i}]" for i in range(sysm.nx)]
             + [f"theta[{j},{k}]" for j in range(ctrl.K) for k in range(sysm.nu)]
             + [f"p[{i}]" for i in range(sysm.np_)])
 
 
-def identifiability_at(prob: MultipleShooting, w, prior=None):
+def identifiability_at(prob: MultipleShooting, w: NDArray[np.float64],
+                       prior: NDArray[np.float64] | None = None) -> Identifiability:
     """Identifiability of z = [s_0, θ, p] at a multiple-shooting solution: with the
     defects closed the trajectory is a function of z alone, so the single-shooting
     Jacobian of the (already whitened) residuals at z is the reduced one; prior Λ
     (nz, nz) or None."""
-    from harness.fit.identifiability import analyse
-
     s, th, p = prob.split(w)
     ss = SingleShooting(prob.sys, prob.ctrl, prob.N, prob.meas)
     r, Jr = ss.residuals(np.concatenate([s[0], th.reshape(-1), p]), jac=True)
     return analyse(Jr, r, None, prior, parameter_names(prob.sys, prob.ctrl))
 
 
-def solve_single(prob: SingleShooting, z0, fixed: np.ndarray | None = None,
-                 max_nfev: int = 100):
+def solve_single(prob: SingleShooting, z0: NDArray[np.float64],
+                 fixed: NDArray[np.bool_] | None = None, max_nfev: int = 100) -> ShootingResult:
     """Single shooting by SciPy ``least_squares`` (trust-region reflective) with the exact
     Jacobian from forward sensitivities; ``fixed`` (nz,) bool holds coordinates at z0.
     Returns (z, ShootingResult) — accepted when the DOP853 reintegration of z agrees with
@@ -537,7 +562,7 @@ def solve_single(prob: SingleShooting, z0, fixed: np.ndarray | None = None,
     z0 = np.asarray(z0, dtype=float)
     free = np.ones(prob.nz, bool) if fixed is None else ~np.asarray(fixed, bool)
 
-    def full(y):
+    def full(y: NDArray[np.float64]) -> NDArray[np.float64]:
         z = z0.copy()
         z[free] = y
         return z
@@ -554,8 +579,6 @@ def solve_single(prob: SingleShooting, z0, fixed: np.ndarray | None = None,
     bound = tol_r.atol + tol_r.rtol * float(np.abs(ref).max())
     reason = "" if err <= bound else (f"independent DOP853 reintegration differs by "
                                       f"{err:.3g} > {bound:.3g}")
-    from harness.fit.identifiability import analyse
-
     r, Jr = prob.residuals(z, jac=True)
     idf = analyse(Jr, r, None, None, parameter_names(prob.sys, prob.ctrl))
     return z, ShootingResult(z, tr.t, tr.x, 0.0, err, int(sol.nfev), not reason, reason,

@@ -90,16 +90,24 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from scipy.interpolate import BSpline
 
 from harness.core.errors import BadInput
+from harness.fit.activation import ActivationModel, signed_excitation
 from harness.fit.least_squares import LMOptions, levenberg_marquardt
+from harness.model.candidate import Controls, Event
+from harness.model.integrators import Method, rollout
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
 
 
-def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarray:
+def knots(t_start: float, t_end: float, spacing: float, degree: int) -> NDArray[np.float64]:
     """Clamped knot vector on [t_start, t_end] with interior knots every ``spacing`` s
     (the last interval absorbs the remainder)."""
     n = max(1, int(round((t_end - t_start) / spacing)))
@@ -108,7 +116,7 @@ def knots(t_start: float, t_end: float, spacing: float, degree: int) -> np.ndarr
 
 
 def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
-                     t_break: float) -> np.ndarray:
+                     t_break: float) -> NDArray[np.float64]:
     """Clamped knot vector on [t_start, t_end] as ``knots``, with a knot of multiplicity
     ``degree`` at t_break [s] (the spline is C⁰ there: positions continuous, velocities
     free to jump); the uniform knots within half a spacing of t_break are dropped."""
@@ -119,7 +127,8 @@ def knots_with_break(t_start: float, t_end: float, spacing: float, degree: int,
     return np.r_[[t_start] * degree, inner, [t_end] * degree]
 
 
-def basis(tk: np.ndarray, degree: int, x: np.ndarray):
+def basis(tk: NDArray[np.float64], degree: int,
+          x: NDArray[np.float64]) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
     """(B0, B1, B2) sparse (len(x), M): values and first/second time derivatives [1, 1/s,
     1/s²] of the M B-spline basis functions at x."""
     M = len(tk) - degree - 1
@@ -134,7 +143,7 @@ def basis(tk: np.ndarray, degree: int, x: np.ndarray):
     return tuple(out)
 
 
-def pyramid_edges(mu: float) -> np.ndarray:
+def pyramid_edges(mu: float) -> NDArray[np.float64]:
     """E (3, 4): the edges n ± μ t_x, n ± μ t_y of the four-sided friction pyramid
     inscribed in the Coulomb cone of a ground with normal +z. A force f = E β with β ≥ 0
     has normal component Σβ ≥ 0 and tangential magnitude ≤ μ·Σβ (inside the cone; the
@@ -199,7 +208,7 @@ class ImpactEvent:
     sigma_impulse: float = 1e3     # N·s: a weak prior Λ/σ_Λ, fixes the directions JᵀΛ misses
     w_continuity: float = 1.0      # torque continuity through t_e, × the smoothness weight
 
-    def event_cost(self, t_e=None) -> float:
+    def event_cost(self, t_e: float | None = None) -> float:
         """½((t̂ − t_e)/σ)² (dimensionless)."""
         t = self.t_e if t_e is None else t_e
         return 0.5 * ((self.t_hat - t) / self.sigma_t) ** 2
@@ -223,8 +232,6 @@ class ActivationDrive:
     w_bound: float = 1e4
 
     def __post_init__(self):
-        from harness.fit.activation import ActivationModel
-
         self.dofs = tuple(int(j) for j in self.dofs)
         self.tau_max = np.broadcast_to(np.asarray(self.tau_max, float),
                                        (len(self.dofs),)).copy()
@@ -256,7 +263,7 @@ class PassiveLaw:
         if not n or not self.sigma > 0:
             raise BadInput("fit", "passive law: needs dofs and sigma > 0")
 
-    def violation_part(self, Q, V) -> np.ndarray:
+    def violation_part(self, Q: NDArray[np.float64], V: NDArray[np.float64]) -> NDArray[np.float64]:
         """(N, n) [N·m | N]: k q + c q̇ − m0 of the law's coordinates at Q, V (N, nv): what
         the law adds to ID to give its violation ID − Q_law."""
         j = list(self.dofs)
@@ -338,7 +345,7 @@ class FitProblem:
                 raise BadInput("fit", "activation: its dofs must be joints of the model "
                                       "and not residual ones")
 
-    def clip(self, C) -> np.ndarray:
+    def clip(self, C: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv) with each coordinate's coefficients clipped to ``bounds`` (a copy;
         C itself without bounds)."""
         if self.bounds is None:
@@ -417,7 +424,7 @@ class FitProblem:
     def duration(self) -> float:
         return (self.N - 1) * self.h
 
-    def coefficients_from(self, Q) -> np.ndarray:
+    def coefficients_from(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv): least-squares spline through a trajectory Q (N, nv) at the frames.
         With an impact: the smooth spline through Q (no break; the frames alone do not
         determine the two one-sided velocities at t_e, and a least-squares fit of the
@@ -430,7 +437,8 @@ class FitProblem:
         smooth._build_basis()
         return self.coefficients_like(smooth, smooth.coefficients_from(Q))
 
-    def evaluate(self, C, x):
+    def evaluate(self, C: NDArray[np.float64],
+                 x: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(q, v, vdot) (len(x), nv) of the spline C at times x [s]. With an impact each
         phase is its own spline (x ≤ t_e: the pre-impact phase, so at t_e the left limits
         v⁻, v̇⁻; x > t_e: the post-impact phase; a replay grid's repeated knot at t_e gives
@@ -447,7 +455,7 @@ class FitProblem:
                     o[m] = B @ Cp
         return tuple(out)
 
-    def coefficients_like(self, other: "FitProblem", C) -> np.ndarray:
+    def coefficients_like(self, other: "FitProblem", C: NDArray[np.float64]) -> NDArray[np.float64]:
         """C (M, nv) of this problem's spline closest (least squares at 8 points per frame
         interval, each phase on its own side) to ``other``'s spline C (another event
         time): the warm start of a refit."""
@@ -468,7 +476,7 @@ class FitProblem:
                 self.tk2, self.degree, x[~pre])[0].toarray()
         return np.linalg.lstsq(B, q, rcond=None)[0]
 
-    def velocity_jump(self, C) -> np.ndarray:
+    def velocity_jump(self, C: NDArray[np.float64]) -> NDArray[np.float64]:
         """v⁺ − v⁻ (nv,) at t_e [rad/s | m/s] of the spline C."""
         return (self.Be1p - self.Be1m) @ C
 
@@ -477,7 +485,7 @@ class FitProblem:
         """The replay controls' interpolation (harness/model/candidate.py)."""
         return f"lobatto{self.control_degree}" if self.control_degree else "cubic"
 
-    def pre_mask(self, x) -> np.ndarray:
+    def pre_mask(self, x: NDArray[np.float64]) -> NDArray[np.bool_]:
         """(len(x),) bool: the times x [s] on the pre-impact phase: x ≤ t_e, except the
         second of two consecutive entries equal to t_e (a replay grid's repeated knot,
         whose second occurrence starts the post-impact phase)."""
@@ -487,7 +495,7 @@ class FitProblem:
         pre[rep + 1] = False
         return pre
 
-    def replay_grid(self) -> np.ndarray:
+    def replay_grid(self) -> NDArray[np.float64]:
         """Replay knots [s]: P + 1 Chebyshev–Lobatto points per spline interval (shared
         ends), or ``samples_per_frame`` uniform samples per frame for the cubic. With an
         impact, the pre-impact phase's knots up to t_e, then the post-impact phase's from
@@ -497,7 +505,7 @@ class FitProblem:
             return np.r_[self._phase_grid(self.t[0], t_e), self._phase_grid(t_e, self.t[-1])]
         return self._phase_grid(self.t[0], self.t[-1])
 
-    def _phase_grid(self, a: float, b: float) -> np.ndarray:
+    def _phase_grid(self, a: float, b: float) -> NDArray[np.float64]:
         """Replay knots [s] on [a, b] (a and b included)."""
         if not self.control_degree:
             n = max(int(round((b - a) / self.h * self.samples_per_frame)), 1) + 1
@@ -549,26 +557,29 @@ class TrajectoryFitResult:
     # [–] of each frame interval
     excitation: np.ndarray | None = None
 
-    def controls(self):
+    def controls(self) -> Controls:
         """The replay controls (harness/model/candidate.py Controls) with their events."""
-        from harness.model.candidate import Controls
-
         return Controls(self.t_replay, self.tau_replay, self.interpolation, self.events)
 
-    def marker_max(self, mask=None) -> float:
-        """[m] the largest marker distance (over the frames and markers ``mask`` selects)."""
+    def marker_max(self, mask: NDArray[np.bool_] | None = None) -> float:
+        """[m] the largest marker distance (over the frames and markers ``mask`` (N, K) bool
+        selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.nanmax(e))
 
-    def marker_rmse(self, mask=None) -> float:
+    def marker_rmse(self, mask: NDArray[np.bool_] | None = None) -> float:
+        """[m] the RMS marker distance (over the frames and markers ``mask`` (N, K) bool
+        selects)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
         return float(np.sqrt(np.nanmean(e ** 2)))
 
-    def marker_rmse_by_label(self, mask=None) -> dict:
+    def marker_rmse_by_label(self, mask: NDArray[np.bool_] | None = None) -> dict:
+        """{label: RMS marker distance [m]} over the frames ``mask`` selects (nan for a
+        marker never seen there)."""
         e = np.linalg.norm(self.marker_residual, axis=2)
         if mask is not None:
             e = np.where(mask, e, np.nan)
@@ -612,7 +623,8 @@ class _Residuals:
             self.we[j] = 1.0 / pl.sigma
             self.ws[j] = 0.0
 
-    def split(self, theta):
+    def split(self, theta: NDArray[np.float64]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         p = self.p
         n = p.M * self.nv
         C = theta[:n].reshape(p.M, self.nv)
@@ -620,13 +632,14 @@ class _Residuals:
             if p.contact is not None else None
         return C, beta
 
-    def impulse(self, theta) -> np.ndarray:
+    def impulse(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """Λ (3,) N·s: the impulse, the last three entries of θ with an impact (zero when
         θ does not carry them)."""
         n = self.p.M * self.nv + self.p.n_force
         return np.asarray(theta[n:n + 3], float) if len(theta) >= n + 3 else np.zeros(3)
 
-    def reset(self, C, lam, jac: bool = False, step: float = 1e-7):
+    def reset(self, C: NDArray[np.float64], lam: NDArray[np.float64], jac: bool = False,
+              step: float = 1e-7) -> tuple:
         """The reset map's residual M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ (nv,) [N·s | N·m·s] at
         t_e, M(q)Δv taken as ID(q, 0, Δv) − ID(q, 0, 0) of the fit's engine; with
         ``jac`` also its derivatives (nv, M·nv) over the coefficients and (nv, 3) over Λ
@@ -653,24 +666,55 @@ class _Residuals:
             + np.kron((p.Be1p - p.Be1m)[None, :], Mm)
         return r, J, R_C, -J.T
 
-    def force_map(self, Jc, stick_i):
+    def force_map(self, Jc: NDArray[np.float64], stick_i: NDArray[np.bool_]) -> NDArray[np.float64]:
         """G (nv, nc·4): generalized force of the pyramid coefficients at one frame, from
         the contact points' Jacobians Jc (nc, 3, nv); zero columns for points in flight."""
         G = np.einsum("cki,kl->icl", Jc, self.E)               # (nv, nc, 4)
         G = G * stick_i[None, :, None]
         return G.reshape(self.nv, -1)
 
-    def evaluate(self, theta, jac: bool):
-        """Residuals and cost components at θ; with ``jac`` also the Gauss–Newton normal
-        equations in block form (see ``_normal``)."""
-        p, nv, N = self.p, self.nv, self.p.N
+    def evaluate(self, theta: NDArray[np.float64], jac: bool) -> dict:
+        """Residuals and cost components at θ (layout: the class docstring); with ``jac``
+        also the Gauss–Newton normal equations in block form (see ``_normal``)."""
+        p = self.p
         C, beta = self.split(theta)
+        Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
+        fr = self._frame_terms(Q, V, beta, jac)
+        tau, dq, dv, da = self._inverse_dynamics(Q, V, A, jac)
+        act, r_eff, r_smo, comps, extra = self._actuation_terms(fr, tau, Q, V, beta)
+        exc = None
+        if p.activation is not None:
+            exc = self.excitation(tau)
+            r_x = (exc[0] * self.wx).ravel()
+            r_b = self.wb * _beyond_one(exc[0]).ravel()
+            comps["excitation"] = 0.5 * float(r_x @ r_x)
+            comps["excitation_bound"] = 0.5 * float(r_b @ r_b)
+            extra = extra + [r_x, r_b]
+        if p.impact is not None:
+            imp = self._impact_terms(theta, C, jac, comps)
+            extra = extra + [imp["r_rs"], imp["r_pr"], imp["r_tc"]]
+        r = np.concatenate(fr["r_geo"] + [r_eff, r_smo] + extra + fr["r_slip"])
+        comps["total"] = 0.5 * float(r @ r)
+        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": fr["mres"],
+               "cres": fr["cres"], "gres": fr["gres"], "slip": fr["slip"], "G": fr["G"],
+               "beta": beta, "components": comps,
+               "excitation": None if exc is None else exc[0]}
+        if jac:
+            out["normal"] = self._normal(fr["r_geo"], fr["geo_J"], fr["r_slip"], fr["slip_J"],
+                                         dq, dv, da, act, tau, fr["G"], beta, fr["curv"], exc)
+            if p.impact is not None:       # the reset rows: the coefficients and Λ
+                self._impact_normal(out["normal"], imp)
+        return out
+
+    def _frame_terms(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+                     beta: NDArray[np.float64] | None, jac: bool) -> dict:
+        """Frame by frame: the marker, closure and contact residuals (and with ``jac`` their
+        Jacobians over q), the contact slip and the contact forces' map G (N, nv, nc·4)."""
+        p, nv, N = self.p, self.nv, self.p.N
         ct = p.contact
         a = p.adapter
-        Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
         allf = self.frames + self.pa + self.pb + self.cf
         K, P, nc = len(self.frames), len(self.pa), len(self.cf)
-        tau = np.empty((N, nv))
         mres = np.full((N, K, 3), np.nan)
         cres = np.zeros((N, P, 3))
         gres = np.zeros((N, nc, 3))
@@ -707,27 +751,65 @@ class _Residuals:
             r_i = np.concatenate(parts)
             r_geo.append(r_i)
             if jac:
-                Ji = [Jf[:K][seen].reshape(-1, nv) / p.sigma_marker]
-                if P:
-                    Ji.append((Jf[K:K + P] - Jf[K + P:K + 2 * P]).reshape(-1, nv)
-                              / p.sigma_closure)
+                gJ, sJ, dGb = self._frame_jacobian(Q[i], V[i], Jf, seen, st if nc else None,
+                                                   beta[i] if nc else None)
                 if nc:
-                    Ji.append(Jc.reshape(-1, nv) / ct.sigma_contact)
-                    # slip rows J_c(q_i) q̇_i / σ_v and the contact forces' generalized
-                    # force G β: their change with q by forward differences of the
-                    # contact Jacobians over the coordinates that move a contact point
-                    dJv, dGb = self._contact_curvature(Q[i], V[i], Jf[K + 2 * P:], st,
-                                                       beta[i].ravel())
-                    slip_J.append((Jc.reshape(-1, nv) / ct.sigma_slip,
-                                   dJv / ct.sigma_slip))
+                    slip_J.append(sJ)
                     curv.append(dGb)
-                geo_J.append(np.vstack(Ji))
+                geo_J.append(gJ)
+        return {"mres": mres, "cres": cres, "gres": gres, "slip": slip, "G": G,
+                "r_geo": r_geo, "r_slip": r_slip, "geo_J": geo_J, "slip_J": slip_J,
+                "curv": curv, "msum": msum, "csum": csum, "gsum": gsum, "vsum": vsum}
+
+    def _frame_jacobian(self, q: NDArray[np.float64], v: NDArray[np.float64],
+                        Jf: NDArray[np.float64], seen: NDArray[np.bool_],
+                        st: NDArray[np.bool_] | None, beta_i: NDArray[np.float64] | None
+                        ) -> tuple:
+        """One frame's rows over q: (the marker, closure and contact rows' Jacobian (rows, nv),
+        with contact the slip rows' (J_c/σ_v, ∂(J_c v)/∂q/σ_v) and ∂(G β)/∂q (nv, nv), else
+        None, None), from the frames' Jacobians Jf (frames, 3, nv) at q, v (nv,)."""
+        p, nv = self.p, self.nv
+        ct = p.contact
+        K, P, nc = len(self.frames), len(self.pa), len(self.cf)
+        Ji = [Jf[:K][seen].reshape(-1, nv) / p.sigma_marker]
+        if P:
+            Ji.append((Jf[K:K + P] - Jf[K + P:K + 2 * P]).reshape(-1, nv)
+                      / p.sigma_closure)
+        if not nc:
+            return np.vstack(Ji), None, None
+        Jc = Jf[K + 2 * P:][st]
+        Ji.append(Jc.reshape(-1, nv) / ct.sigma_contact)
+        # slip rows J_c(q_i) q̇_i / σ_v and the contact forces' generalized
+        # force G β: their change with q by forward differences of the
+        # contact Jacobians over the coordinates that move a contact point
+        dJv, dGb = self._contact_curvature(q, v, Jf[K + 2 * P:], st, beta_i.ravel())
+        return (np.vstack(Ji), (Jc.reshape(-1, nv) / ct.sigma_slip, dJv / ct.sigma_slip),
+                dGb)
+
+    def _inverse_dynamics(self, Q: NDArray[np.float64], V: NDArray[np.float64],
+                          A: NDArray[np.float64], jac: bool) -> tuple:
+        """τ (N, nv) [N·m | N] by inverse dynamics at every frame; with ``jac`` also its
+        derivatives over q, v, v̇ (each (N, nv, nv)), else three None."""
+        nv, N = self.nv, self.p.N
+        a = self.p.adapter
+        tau = np.empty((N, nv))
+        dq = dv = da = None
         if jac:
             dq, dv, da = (np.empty((N, nv, nv)) for _ in range(3))
         for i in range(N):
             tau[i] = a.inverse_dynamics(Q[i], V[i], A[i])
             if jac:
                 dq[i], dv[i], da[i] = a.inverse_dynamics_derivatives(Q[i], V[i], A[i])
+        return tau, dq, dv, da
+
+    def _actuation_terms(self, fr: dict, tau: NDArray[np.float64], Q: NDArray[np.float64],
+                         V: NDArray[np.float64], beta: NDArray[np.float64] | None) -> tuple:
+        """(act (N, nv), effort rows, smoothness rows, cost components so far, the contact
+        forces' rows): the actuation ID − Gβ (+ the passive law's violation) and its terms."""
+        p, nv, N = self.p, self.nv, self.p.N
+        ct = p.contact
+        nc = len(self.cf)
+        G = fr["G"]
         # the actuation: joint torques and residuals, what the contact forces leave of ID
         act = tau - np.einsum("nij,nj->ni", G, beta.reshape(N, -1)) if nc else tau
         if p.passive is not None:
@@ -740,10 +822,10 @@ class _Residuals:
         # acts on the velocities only)
         r_smo = (np.diff(tau, axis=0) * self.ws).ravel()
         extra = []
-        comps = {"markers": 0.5 * msum, "closure": 0.5 * csum}
+        comps = {"markers": 0.5 * fr["msum"], "closure": 0.5 * fr["csum"]}
         if nc:
-            comps["contact_kinematics"] = 0.5 * gsum
-            comps["contact_slip"] = 0.5 * vsum
+            comps["contact_kinematics"] = 0.5 * fr["gsum"]
+            comps["contact_slip"] = 0.5 * fr["vsum"]
             rd = list(ct.residual_dofs)
             r_res = (act[:, rd] * self.we[rd]).ravel()
             comps["residual"] = 0.5 * float(r_res @ r_res)
@@ -766,64 +848,59 @@ class _Residuals:
             comps["passive_law"] = 0.5 * float(r_p @ r_p)
             comps["effort"] -= comps["passive_law"]
         comps["smoothness"] = 0.5 * float(r_smo @ r_smo)
-        exc = None
-        if p.activation is not None:
-            exc = self.excitation(tau)
-            r_x = (exc[0] * self.wx).ravel()
-            r_b = self.wb * _beyond_one(exc[0]).ravel()
-            comps["excitation"] = 0.5 * float(r_x @ r_x)
-            comps["excitation_bound"] = 0.5 * float(r_b @ r_b)
-            extra = extra + [r_x, r_b]
-        if p.impact is not None:
-            lam = self.impulse(theta)
-            rs = self.reset(C, lam, jac=jac)
-            r_rs = rs[0] / p.impact.sigma_reset
-            r_pr = lam / p.impact.sigma_impulse
-            comps["reset"] = 0.5 * float(r_rs @ r_rs)
-            comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
-            qe = p.Be0 @ C
-            vm, vp, am, ap = (B @ C for B in (p.Be1m, p.Be1p, p.Be2m, p.Be2p))
-            wc = np.sqrt(p.impact.w_continuity) * self.ws
-            r_tc = wc * (a.inverse_dynamics(qe, vp, ap) - a.inverse_dynamics(qe, vm, am))
-            comps["torque_continuity"] = 0.5 * float(r_tc @ r_tc)
-            extra = extra + [r_rs, r_pr, r_tc]
-        r = np.concatenate(r_geo + [r_eff, r_smo] + extra + r_slip)
-        comps["total"] = 0.5 * float(r @ r)
-        out = {"r": r, "Q": Q, "V": V, "A": A, "tau": tau, "act": act, "mres": mres,
-               "cres": cres, "gres": gres, "slip": slip, "G": G, "beta": beta,
-               "components": comps, "excitation": None if exc is None else exc[0]}
-        if jac:
-            out["normal"] = self._normal(r_geo, geo_J, r_slip, slip_J, dq, dv, da, act,
-                                         tau, G, beta, curv, exc)
-            if p.impact is not None:       # the reset rows: the coefficients and Λ
-                ne, sg = out["normal"], p.impact.sigma_reset
-                R_C, R_L = rs[2] / sg, rs[3] / sg
-                cols = np.flatnonzero(np.abs(R_C).sum(axis=0) > 0)
-                Rc = R_C[:, cols]
-                ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
-                ne["g"][cols] += Rc.T @ r_rs
-                ne["HcL"] = R_C.T @ R_L
-                ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
-                ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
-                Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
-                Dm = a.inverse_dynamics_derivatives(qe, vm, am)
-                T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])
-                                     + np.kron(p.Be1p[None, :], Dp[1])
-                                     - np.kron(p.Be1m[None, :], Dm[1])
-                                     + np.kron(p.Be2p[None, :], Dp[2])
-                                     - np.kron(p.Be2m[None, :], Dm[2]))
-                cols = np.flatnonzero(np.abs(T_C).sum(axis=0) > 0)
-                Tc = T_C[:, cols]
-                ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
-                ne["g"][cols] += Tc.T @ r_tc
-        return out
+        return act, r_eff, r_smo, comps, extra
 
-    def excitation(self, tau):
+    def _impact_terms(self, theta: NDArray[np.float64], C: NDArray[np.float64], jac: bool,
+                      comps: dict) -> dict:
+        """The impact's rows (reset map, impulse prior, torque continuity at t_e), their cost
+        components added to ``comps``, and what ``_impact_normal`` needs of them."""
+        p, a = self.p, self.p.adapter
+        lam = self.impulse(theta)
+        rs = self.reset(C, lam, jac=jac)
+        r_rs = rs[0] / p.impact.sigma_reset
+        r_pr = lam / p.impact.sigma_impulse
+        comps["reset"] = 0.5 * float(r_rs @ r_rs)
+        comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
+        qe = p.Be0 @ C
+        vm, vp, am, ap = (B @ C for B in (p.Be1m, p.Be1p, p.Be2m, p.Be2p))
+        wc = np.sqrt(p.impact.w_continuity) * self.ws
+        r_tc = wc * (a.inverse_dynamics(qe, vp, ap) - a.inverse_dynamics(qe, vm, am))
+        comps["torque_continuity"] = 0.5 * float(r_tc @ r_tc)
+        return {"rs": rs, "r_rs": r_rs, "r_pr": r_pr, "r_tc": r_tc, "qe": qe, "vm": vm,
+                "vp": vp, "am": am, "ap": ap, "wc": wc}
+
+    def _impact_normal(self, ne: dict, imp: dict) -> None:
+        """Adds the impact's rows to the normal equations ``ne``: the reset map's over the
+        coefficients and Λ (H_CΛ, H_ΛΛ, g_Λ), the torque continuity's over the coefficients."""
+        p, a = self.p, self.p.adapter
+        sg = p.impact.sigma_reset
+        rs, r_rs, r_pr, r_tc, wc = imp["rs"], imp["r_rs"], imp["r_pr"], imp["r_tc"], imp["wc"]
+        qe, vm, vp, am, ap = imp["qe"], imp["vm"], imp["vp"], imp["am"], imp["ap"]
+        R_C, R_L = rs[2] / sg, rs[3] / sg
+        cols = np.flatnonzero(np.abs(R_C).sum(axis=0) > 0)
+        Rc = R_C[:, cols]
+        ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
+        ne["g"][cols] += Rc.T @ r_rs
+        ne["HcL"] = R_C.T @ R_L
+        ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
+        ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
+        Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
+        Dm = a.inverse_dynamics_derivatives(qe, vm, am)
+        T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])
+                             + np.kron(p.Be1p[None, :], Dp[1])
+                             - np.kron(p.Be1m[None, :], Dm[1])
+                             + np.kron(p.Be2p[None, :], Dp[2])
+                             - np.kron(p.Be2m[None, :], Dm[2]))
+        cols = np.flatnonzero(np.abs(T_C).sum(axis=0) > 0)
+        Tc = T_C[:, cols]
+        ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
+        ne["g"][cols] += Tc.T @ r_tc
+
+    def excitation(self,
+                   tau: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
         """(e, ∂e/∂a_i, ∂e/∂a_{i+1}) each (N − 1, n_a) [–]: the excitation of every frame
         interval of the activation-driven joints, from the torques τ (N, nv) [N·m | N]
         (a = τ/τ_max; harness/fit/activation.signed_excitation)."""
-        from harness.fit.activation import signed_excitation
-
         ad = self.p.activation
         a = tau[:, list(ad.dofs)] / ad.tau_max
         return signed_excitation(a[:-1], a[1:], self.p.h, ad.model)
@@ -938,7 +1015,7 @@ def _beyond_one(e):
     return np.maximum(e - 1.0, 0.0) + np.minimum(e + 1.0, 0.0)
 
 
-def _upper_banded(S) -> np.ndarray:
+def _upper_banded(S) -> NDArray[np.float64]:
     """The upper banded storage ab (u + 1, n) of a symmetric S (n, n) stored dense but
     banded (SciPy's solveh_banded / cholesky_banded layout, diagonal in the last row)."""
     nzr, nzc = np.nonzero(S)
@@ -992,7 +1069,7 @@ def _laplace_terms(ne: dict) -> dict:
     return {"half_log_det": 0.5 * logdet, "dim": dim, "impulse_cov": cov}
 
 
-def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> np.ndarray:
+def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> NDArray[np.bool_]:
     """(M·nv,) bool: the coefficients that sit on a bound of ``prob.bounds`` and along
     which ``v`` (M·nv,) points out of the box (with ``outward_if_positive`` False: −v)."""
     nv = prob.adapter.nv
@@ -1005,7 +1082,7 @@ def _at_bounds(prob: FitProblem, theta, v, outward_if_positive: bool) -> np.ndar
     return (((C <= lo[None, :]) & (d < 0)) | ((C >= hi[None, :]) & (d > 0))).ravel()
 
 
-def _freeze(ne: dict, frozen: np.ndarray) -> dict:
+def _freeze(ne: dict, frozen: NDArray[np.bool_]) -> dict:
     """The normal equations with the coefficients ``frozen`` (M·nv,) bool held fixed:
     their rows and columns replaced by the identity, their gradient zero (the step moves
     the others as if those stayed put); ``ne`` itself when none is."""
@@ -1086,7 +1163,8 @@ def _lm_step(ne: dict, lam: float):
     return dC, db, dL
 
 
-def feasible_forces(prob: FitProblem, C, beta0=None):
+def feasible_forces(prob: FitProblem, C: NDArray[np.float64],
+                    beta0: NDArray[np.float64] = None) -> tuple[NDArray[np.float64], dict]:
     """The contact forces made exactly feasible on the fitted motion: per frame, the
     non-negative least-squares problem min ‖W (ID − G β)‖² + w_f ‖β / F‖² over β ≥ 0
     (scipy nnls; W the effort and residual weights, G the force map of the stick points)
@@ -1121,8 +1199,6 @@ def _replay_torques(prob: FitProblem, C):
     q, v, vd = prob.evaluate(C, tr)
     tau = np.stack([a.inverse_dynamics(q[k], v[k], vd[k]) for k in range(tr.size)])
     # defects: the interpolant the engines receive vs ID at the midpoints between knots
-    from harness.model.candidate import Controls
-
     # each phase interpolated on its own (the event's zero-length interval has no midpoint)
     cuts = [k for k in range(tr.size - 1) if tr[k] == tr[k + 1]]
     bounds = list(zip([0] + [k + 1 for k in cuts], cuts + [tr.size - 1]))
@@ -1144,8 +1220,9 @@ def _replay_torques(prob: FitProblem, C):
     return tr, tau, defects
 
 
-def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
-        progress=None, C0=None, impulse0=None) -> TrajectoryFitResult:
+def fit(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
+        progress: Callable | None = None, C0: NDArray[np.float64] = None,
+        impulse0: NDArray[np.float64] | None = None) -> TrajectoryFitResult:
     """Levenberg–Marquardt from the spline through Q0 (N, nv) (or the coefficients C0).
     Stops when the relative cost decrease of an accepted step is below ``tol`` (or no
     decrease is possible). With ground contact the forces start from ``feasible_forces``
@@ -1165,11 +1242,12 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
             impulse0 = np.linalg.lstsq(J0.T, r0, rcond=None)[0]
         theta = np.r_[theta, np.asarray(impulse0, float)]
 
-    def evaluate(th, jac):
+    def evaluate(th: NDArray[np.float64], jac: bool) -> tuple:
         e = res.evaluate(th, jac=jac)
         return 0.5 * float(e["r"] @ e["r"]), e
 
-    def step(ne, th, lam):
+    def step(ne: dict, th: NDArray[np.float64], lam: float
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         dC, db, dL = _lm_step(ne, lam) if prob.bounds is None else \
             _bounded_step(prob, th, ne, lam)
         d = dC if db is None else np.r_[dC, db.ravel()]
@@ -1199,8 +1277,6 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
         r, J = res.reset(C, L)
         JtL = J.T @ L
         extra["impulse"] = L
-        from harness.model.candidate import Event
-
         # the event time is the capture's velocity discontinuity, refined with its
         # measurement residual: measured
         extra["events"] = (Event(float(prob.impact.t_e), prob.impact.frame,
@@ -1230,12 +1306,11 @@ def fit(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
 
 
 
-def reintegrate(adapter, result: TrajectoryFitResult, method=None):
+def reintegrate(adapter: EngineAdapter, result: TrajectoryFitResult,
+                method: Method | None = None) -> object:
     """Open-loop integration of the replay torques (their own interpolation; through the
     impact's reset when the fit has one) from the fitted (q0, v0), by ``method``
     (harness/model/integrators.py; default DOP853 with rtol = atol = 1e-12). Returns the
     harness Rollout on the replay knots."""
-    from harness.model.integrators import Method, rollout
-
     method = method or Method("dop853", rtol=1e-12, atol=1e-12)
     return rollout(adapter, result.q[0], result.v[0], result.controls(), method)

@@ -26,11 +26,19 @@ reintegration whether the fit is consistent over the horizon.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 import numpy as np
+from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
+if TYPE_CHECKING:
+    from harness.fit.collocation import ImplicitDynamics
 
-def explicit_rhs(dyn, t, U, R, p, newton: int = 8, tol: float = 1e-13):
+
+def explicit_rhs(dyn: ImplicitDynamics, t: NDArray[np.float64], U: NDArray[np.float64] | None,
+                 R: NDArray[np.float64] | None, p: NDArray[np.float64], newton: int = 8,
+                 tol: float = 1e-13) -> Callable[[float, NDArray[np.float64]], NDArray[np.float64]]:
     """rhs(tt, x) → ẋ (n_x,) of the implicit dynamics ``dyn`` with controls U (N, n_u) and
     known inputs R (N, n_r) linear between the nodes t (N,) [s] and parameters p (n_p,)."""
     t = np.asarray(t, dtype=float)
@@ -39,14 +47,14 @@ def explicit_rhs(dyn, t, U, R, p, newton: int = 8, tol: float = 1e-13):
     p = np.asarray(p, dtype=float)
     nx = dyn.n_x
 
-    def interp(A, tt):
+    def interp(A: NDArray[np.float64], tt: float) -> NDArray[np.float64]:
         if A.shape[1] == 0:
             return np.zeros((1, 0))
         k = int(np.clip(np.searchsorted(t, tt, side="right") - 1, 0, len(t) - 2))
         s = (tt - t[k]) / (t[k + 1] - t[k])
         return (A[k] + s * (A[k + 1] - A[k]))[None, :]
 
-    def rhs(tt, x):
+    def rhs(tt: float, x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.asarray(x, dtype=float)[None, :]
         u, r, tv = interp(U, tt), interp(R, tt), np.array([tt])
         xd = np.zeros((1, nx))
@@ -70,7 +78,7 @@ def _batched_rhs(dyn, t, U, R, p, newton: int = 8, tol: float = 1e-13):
     R = np.zeros((len(t), 0)) if R is None else np.asarray(R, dtype=float)
     p = np.asarray(p, dtype=float)
 
-    def rhs(s, Y):
+    def rhs(s: float, Y: NDArray[np.float64]) -> NDArray[np.float64]:
         x = Y.reshape(M, nx)
         u, r = U[:-1] + s * (U[1:] - U[:-1]), R[:-1] + s * (R[1:] - R[:-1])
         tv = t[:-1] + s * h
@@ -85,7 +93,9 @@ def _batched_rhs(dyn, t, U, R, p, newton: int = 8, tol: float = 1e-13):
     return rhs
 
 
-def shooting_check(dyn, t, X, p, U=None, R=None, rtol: float = 1e-10,
+def shooting_check(dyn: ImplicitDynamics, t: NDArray[np.float64], X: NDArray[np.float64],
+                   p: NDArray[np.float64], U: NDArray[np.float64] | None = None,
+                   R: NDArray[np.float64] | None = None, rtol: float = 1e-10,
                    atol: float = 1e-12) -> dict:
     """{"defects" (N−1, n_x), "reintegrated" (N, n_x), "defect_max" (n_x,),
     "defect_rms" (n_x,), "reintegration_max" (n_x,), "reintegration_rms" (n_x,)} of the
