@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,8 +28,6 @@ from harness.model.prepared import PreparedModel
 if TYPE_CHECKING:
     from harness.core.conventions import JointSlot
     from harness.core.spec import ContactScene
-    from harness.model.as_is import AsIsFile
-    from harness.model.mjcf_import import CompiledMjcf
 
 _F = NDArray[np.float64]
 _I = NDArray[np.intp]
@@ -60,12 +58,12 @@ QUANTITIES = (
 )
 
 
-def as_is_source(model: PreparedModel, engine: str) -> AsIsFile | None:
+# Any: as_is.py's AsIsFile or None; as_is.py leads back here through its imports
+def as_is_source(model: PreparedModel, engine: str) -> Any:
     """The user's file ``engine`` loads as-is (harness/model/as_is.py AsIsFile: path, kind,
     text), or None: the parity path (the harness's own exported model)."""
     get = getattr(model, "as_is_file", None)
-    # AsIsModel.as_is_file's answer (an as-is model is the one PreparedModel that has it)
-    return cast("AsIsFile | None", get(engine)) if callable(get) else None
+    return get(engine) if callable(get) else None
 
 
 # ----- optional capabilities -------------------------------------------------------------
@@ -207,8 +205,9 @@ class HasMjcfCompiler(Protocol):
     """An MJCF file compiled by the engine [SI: m, kg, kg·m², rad], handed over as plain
     values for the MJCF importer (harness/model/mjcf_import.py)."""
 
+    # Any: the importer's CompiledMjcf, which imports this module (no cycle of imports)
     @staticmethod
-    def compile_mjcf(path: str) -> CompiledMjcf:
+    def compile_mjcf(path: str) -> Any:
         """harness/model/mjcf_import.py CompiledMjcf of the MJCF at ``path``; BadInput(path,
         problem) if the engine cannot compile it."""
 
