@@ -78,9 +78,6 @@ FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "j
 Json = dict[str, Any]
 # a bundle's arrays by name (numeric or unicode; arrays.npz)
 Arrays = dict[str, NDArray[Any]]
-# a sampled Stage (harness/stages/base.py: name, quantities, run, applies), a layer this one
-# may not import
-_Stage = Any
 
 
 class FixtureRow(Protocol):
@@ -96,6 +93,37 @@ class FixtureRow(Protocol):
     joints: list[str]
     provides: dict[str, dict[str, str]]  # engine -> {quantity: api}
     notes: list[str]
+
+
+class StageQuantity(Protocol):
+    """What ``verify`` reads of a sampled stage's quantity (harness/stages/base.py
+    Quantity): its name, the capability it needs, whether it has a declared value and a
+    per-engine reference (and that reference's name)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def needs(self) -> str: ...
+    @property
+    def declared(self) -> Callable[..., Any] | None: ...
+    @property
+    def reference(self) -> Callable[..., Any] | None: ...
+    @property
+    def reference_name(self) -> str: ...
+
+
+class SampledStage(Protocol):
+    """What ``verify`` reads of a sampled stage (harness/stages/base.py Stage, a layer this
+    one may not import): its name, quantities, own runner and ``applies`` rule."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def quantities(self) -> Sequence[StageQuantity]: ...
+    @property
+    def run(self) -> Callable[..., Any] | None: ...
+    @property
+    def applies(self) -> Callable[..., Any] | None: ...
 
 
 class RunSummary(Protocol):
@@ -147,7 +175,7 @@ class Hooks:
         field(default_factory=dict)
     sections: dict[str, Callable[[Json], str]] = field(default_factory=dict)
     thresholds: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    stages: tuple[_Stage, ...] = ()
+    stages: tuple[SampledStage, ...] = ()
     reason_stated: frozenset[str] = frozenset()
 
 
@@ -636,7 +664,7 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
     return out
 
 
-def _stage_plan(fx: str, f: Json, st: _Stage, own: list[Record], loaded: list[str],
+def _stage_plan(fx: str, f: Json, st: SampledStage, own: list[Record], loaded: list[str],
                 engines: list[str], S: int, arrays: Arrays, by_id: dict[str, Record],
                 blocked_engine: dict[str, str],
                 blocked_pair: dict[tuple[str, str], str]) -> list[str]:
@@ -740,7 +768,8 @@ def _label_problems(fx: str, f: Json, qname: str, labels: NDArray[Any], S: int) 
                           "frames) of the manifest"]
 
 
-def _closed_form_rows(fx: str, st: _Stage, rows: list[Record], engines: list[str]) -> list[str]:
+def _closed_form_rows(fx: str, st: SampledStage, rows: list[Record],
+                      engines: list[str]) -> list[str]:
     """Rows of a sampled stage outside its quantities (e.g. analytic fixtures against a
     closed form, one row per engine): against one reference, every quantity has the same
     engines (a row deleted from one quantity is missing there)."""
