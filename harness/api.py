@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, cast
 
 from harness import stages as stage_list_mod
 from harness.core import figures
@@ -47,6 +47,27 @@ from harness.stages.replay import run as replay_run
 from harness.stages.replay.cases import Case, ReplayResult, safe_case_name
 from harness.stages.replay.run import blocked_by
 
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import ForkServerContext, SpawnContext
+    from multiprocessing.process import BaseProcess
+    from threading import Thread
+
+    from numpy.typing import ArrayLike
+
+    from harness.batch.run import SurveyOutcome
+    from harness.capture.events import SwingEvents
+    from harness.capture.ingest import Capture
+    from harness.fit.fitproblem import FitProblem
+    from harness.model.as_is import AsIsModel
+    from harness.stages.diagnosis.ablation import DiagnosisResult
+    from harness.sweep.executor import SweepResult
+    from harness.swing.run import SwingOutcome
+
+# a path argument, as text or a path object
+PathArg = str | os.PathLike[str]
+
 # full adds the opt-in stages (the derivatives, finite-difference rows included)
 PROFILES = {"ci": {"samples": 10, "opt_in": False},
             "full": {"samples": 100, "opt_in": True}}
@@ -66,12 +87,12 @@ class Outcome:
     engines allowed to be unavailable, with why."""
 
     path: Path
-    records: list
-    arrays: dict
-    manifest: dict
+    records: list[Record]
+    arrays: evidence.Arrays
+    manifest: evidence.Json
     verdict: Verdict
-    missing: dict = field(default_factory=dict)
-    timings: dict | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+    timings: evidence.Json | None = None
 
     @property
     def exit_code(self) -> int:
@@ -115,8 +136,8 @@ def evidence_hooks() -> evidence.Hooks:
         reason_stated=frozenset(s.name for s in STAGES if s.reason_stated))
 
 
-def stage_views(manifest: dict, records: list, arrays: dict | None,
-                timings: dict | None = None) -> list:
+def stage_views(manifest: evidence.Json, records: list[Record], arrays: evidence.Arrays | None,
+                timings: evidence.Json | None = None) -> list[report_render.StageView]:
     """A ``report.render.StageView`` per stage, in report order, with the section each
     stage builds from the bundle's parts (none without arrays)."""
     views = []
@@ -131,13 +152,13 @@ def stage_views(manifest: dict, records: list, arrays: dict | None,
     return views
 
 
-def judged_records(records: Iterable[Record]) -> list:
+def judged_records(records: Iterable[Record]) -> list[Record]:
     """The rows that enter a verdict (a stage whose rows explain, such as the diagnosis of
     as-is files, is left out)."""
     return [r for r in records if judged(r)]
 
 
-def stage_summary_lines(records: Iterable[Record]) -> list:
+def stage_summary_lines(records: Iterable[Record]) -> list[str]:
     """The lines the command line prints under the headline, one per stage that has one
     (the judged rows with a relative error)."""
     return stage_list_mod.summary_lines([r for r in judged_records(records)
@@ -157,19 +178,22 @@ def command_process() -> None:
     registry.command_process()
 
 
-def engines() -> list:
+def engines() -> list[registry.EngineInfo]:
     """Every known engine with its version and availability (and why not)."""
     return registry.probe_all()
 
 
 def select_engines(names: str | Sequence[str] | None = None,
-                   allow_missing: Sequence[str] = (), minimum: int = 2) -> tuple:
+                   allow_missing: Sequence[str] = (),
+                   minimum: int = 2) -> tuple[list[str], dict[str, str]]:
     """(engines to run, {unavailable engine: reason}); ``names`` None: every engine.
     EngineUnavailable for a missing engine not in ``allow_missing``."""
     text = names if names is None or isinstance(names, str) else ",".join(names)
     wanted = registry.parse_engines(text)
     allowed = set(registry.parse_engines(",".join(allow_missing), "--allow-missing")) \
         if allow_missing else set()
+    run: list[str]
+    missing: dict[str, str]
     run, missing = [], {}
     for e in wanted:
         info = registry.probe(e)
@@ -185,7 +209,7 @@ def select_engines(names: str | Sequence[str] | None = None,
     return run, missing
 
 
-def _sha256_file(path) -> str:
+def _sha256_file(path: PathArg) -> str:
     import hashlib
 
     try:
@@ -194,7 +218,7 @@ def _sha256_file(path) -> str:
         raise BadInput(str(path), e.strerror or str(e))
 
 
-def _unique(models: list) -> list:
+def _unique(models: list[PreparedModel]) -> list[PreparedModel]:
     names = [m.name for m in models]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -205,7 +229,7 @@ def _unique(models: list) -> list:
 def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
                 mjcf: Sequence[str] = (), floating: bool = False,
                 repair_inertia: bool = False, sdf: Sequence[str] = (),
-                drop_springs: bool = False, osim: Sequence[str] = ()) -> list:
+                drop_springs: bool = False, osim: Sequence[str] = ()) -> list[PreparedModel]:
     """Prepared models: catalog fixtures by name ("all": the tree fixtures, ball-joint ones
     included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
@@ -252,7 +276,8 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
 
 
 def load_as_is_models(paths: Sequence[str], floating: bool = False,
-                      engine_files: dict | None = None, repair_inertia: bool = False) -> list:
+                      engine_files: dict[str, str] | None = None,
+                      repair_inertia: bool = False) -> list[PreparedModel]:
     """The user's files loaded by every engine with its own defaults; ``engine_files``
     {engine: path} gives one engine its own file (one model only)."""
     from harness.model.as_is import load_as_is
@@ -266,7 +291,9 @@ def load_as_is_models(paths: Sequence[str], floating: bool = False,
 
 
 # ----- the staged comparison ------------------------------------------------------------
-def _run_choices(engines, allow_missing, stages, samples: int, seed: int) -> tuple:
+def _run_choices(engines: str | Sequence[str] | None, allow_missing: Sequence[str],
+                 stages: Sequence[str] | None, samples: int,
+                 seed: int) -> tuple[list[str], dict[str, str], list[str]]:
     """(engines to run, missing engines, stage names) of a parity run, its sample count
     and seed checked (BadInput naming the option)."""
     run_engines, missing = select_engines(engines, allow_missing)
@@ -279,10 +306,12 @@ def _run_choices(engines, allow_missing, stages, samples: int, seed: int) -> tup
 
 
 @claims_output(evidence.OUTPUT)  # the --out rule checked and the folder locked first
-def run(models: list, *, out, title: str = "Engine parity report",
+def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parity report",
         engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
         stages: Sequence[str] | None = None, samples: int = 10, seed: int = 0,
-        contact_suite: bool = False, replay_cases=None, beyond_limits: float = 0.0,
+        contact_suite: bool = False,
+        replay_cases: Sequence[Case] | Callable[[], Sequence[Case]] | None = None,
+        beyond_limits: float = 0.0,
         junit: str | None = None, command_line: Sequence[str] | None = None,
         progress: Progress | None = None) -> Outcome:
     """Run the sampled stages on ``models`` (then the analytic and native contact suite if
@@ -300,7 +329,7 @@ def run(models: list, *, out, title: str = "Engine parity report",
     command_line = list(command_line) if command_line is not None else \
         ["harness", *sys.argv[1:]]
     as_is = [m for m in models if callable(getattr(m, "as_is_file", None))]
-    contact = None
+    contact: _ContactSuite | None = None
     if contact_suite and contact_stage.NAME in stage_list:  # it needs no stage: it starts first
         contact = _ContactSuite(models, run_engines, say, beside=bool(replay_cases))
     diagnosis = rr = None
@@ -317,7 +346,9 @@ def run(models: list, *, out, title: str = "Engine parity report",
         if as_is:  # why the engines disagree (stage "diagnosis")
             from harness.stages.diagnosis import ablation
 
-            diagnosis = ablation.run(as_is, run_engines, samples=samples, seed=seed,
+            # the models with an as_is_file are the as-is models (harness/model/as_is.py)
+            diagnosis = ablation.run(cast("list[AsIsModel]", as_is), run_engines,
+                                     samples=samples, seed=seed,
                                      beyond_limits=beyond_limits, progress=say)
         rr = _replays(cases, run_engines, result, contact, diagnosis, say)
     except BaseException:
@@ -352,7 +383,9 @@ def run(models: list, *, out, title: str = "Engine parity report",
                    judge_records(result.records), missing, timings)
 
 
-def _replays(cases, engines, result, contact, diagnosis, say):
+def _replays(cases: Sequence[Case], engines: list[str], result: runner.RunResult,
+             contact: _ContactSuite | None, diagnosis: DiagnosisResult | None,
+             say: Progress) -> ReplayResult | None:
     """The replays of a run (None without cases), gated as the serial run gates them: on
     the stages', the contact suite's and the diagnosis's records. The cases the second
     process replayed (``contact.tail``) are put after this process's, in case order."""
@@ -370,10 +403,11 @@ def _replays(cases, engines, result, contact, diagnosis, say):
         say("replay: again, gated on the contact records")
         return replay_run.run(cases, engines, result.records + contact.records() + diag,
                               progress=say)
-    return _joined(rr, contact.tail_replays()) if contact.tail else rr
+    # with a tail, its replays ran (in the second process or here)
+    return _joined(rr, cast(ReplayResult, contact.tail_replays())) if contact.tail else rr
 
 
-def _joined(a, b):
+def _joined(a: ReplayResult, b: ReplayResult) -> ReplayResult:
     """One replay result of two, the cases of ``a`` first (the per-case records, arrays,
     manifest sections and wall times of a run over all of them, in that order)."""
 
@@ -382,7 +416,8 @@ def _joined(a, b):
                         {**a.timings, **b.timings})
 
 
-def contact_suite_task(conn, models, engines) -> None:
+def contact_suite_task(conn: Connection, models: list[PreparedModel],
+                       engines: list[str]) -> None:
     """Runs in the second process of _ContactSuite: the contact suite of ``models`` on
     ``engines``, then the replays of the cases it receives (``tail``, gated on the
     ``earlier`` records it receives with them); sends ("ok", ((records, arrays), the replay
@@ -392,24 +427,22 @@ def contact_suite_task(conn, models, engines) -> None:
     import warnings
 
 
-    said = []  # what the engines warned, re-emitted by the run's own process (_said_again)
+    # what the engines warned, re-emitted by the run's own process (_said_again)
+    said: list[tuple[str, str, int, str]] = []
 
     class _Keep(logging.Handler):
-        def emit(self, record):
+        def emit(self, record: logging.LogRecord) -> None:
             said.append(("log", record.name, record.levelno, record.getMessage()))
 
     logging.getLogger().addHandler(_Keep(logging.WARNING))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        out: tuple[str, object]
         try:
-            done = contact_suite_mod.run(models, engines)
+            suite = contact_suite_mod.run(models, engines)
             tail, earlier = conn.recv()  # after the stages: the cases to replay here
-            if tail:
-
-                done = (done, replay_run.run(list(tail), engines, list(earlier)))
-            else:
-                done = (done, None)
-            out = ("ok", done)
+            replayed = replay_run.run(list(tail), engines, list(earlier)) if tail else None
+            out = ("ok", (suite, replayed))
         except Exception as e:  # raised again in the run's own process
             out = ("raised", e)
     said += [("warning", w.category.__name__, 0, str(w.message)) for w in caught]
@@ -419,7 +452,7 @@ def contact_suite_task(conn, models, engines) -> None:
         conn.close()
 
 
-def _said_again(said) -> None:
+def _said_again(said: Iterable[tuple[str, str, int, str]]) -> None:
     """Re-emit here what the second process's engines logged or warned, so that the command
     counts and shows them as its own (one line per distinct message)."""
     import logging
@@ -443,7 +476,16 @@ class _ContactSuite:
     with the run's own); one that cannot start or dies before it answered makes the suite
     run here; an exception in the suite is raised here."""
 
-    def __init__(self, models, engines, say, beside: bool):
+    tail: list[Case]
+    earlier: list[Record]
+    _tail_result: ReplayResult | None
+    _sender: Thread | None
+    _result: tuple[list[Record], evidence.Arrays] | None
+    _proc: BaseProcess | None
+    _conn: Connection | None
+
+    def __init__(self, models: list[PreparedModel], engines: Iterable[str], say: Progress,
+                 beside: bool) -> None:
         self.models, self.engines, self.say = models, list(engines), say
         self.tail, self.earlier = [], []
         self._tail_result, self._sender = None, None
@@ -459,7 +501,8 @@ class _ContactSuite:
                 pickle.dumps((models, self.engines))  # what cannot be sent runs here
                 method = "forkserver" if "forkserver" in mp.get_all_start_methods() \
                     else "spawn"
-                ctx = mp.get_context(method)
+                # the context of that method (typeshed: only a BaseContext, without Process)
+                ctx = cast("ForkServerContext | SpawnContext", mp.get_context(method))
                 self._conn, child = ctx.Pipe(duplex=True)
                 self._proc = ctx.Process(target=contact_suite_task,
                                          args=(child, models, self.engines), daemon=True)
@@ -475,11 +518,11 @@ class _ContactSuite:
         self.tail = []  # the replays all run in this process
         self._run_here()
 
-    def _run_here(self):
+    def _run_here(self) -> None:
 
         self._result = contact_suite_mod.run(self.models, self.engines, progress=self.say)
 
-    def close(self):
+    def close(self) -> None:
         """End the second process (if any) and forget it."""
         if self._proc is not None:
             if self._proc.is_alive():
@@ -490,13 +533,14 @@ class _ContactSuite:
             self._conn.close()
             self._conn = None
 
-    def _wait(self):
+    def _wait(self) -> tuple[list[Record], evidence.Arrays]:
         if self._result is None:
             if self._sender is None:  # nothing handed over: the process replays nothing
                 self.hand_over([], [])
-            self._sender.join()
+            cast("Thread", self._sender).join()  # set by hand_over
             try:
-                kind, payload, said = self._conn.recv()
+                # the pipe of the second process (running: _result is None)
+                kind, payload, said = cast("Connection", self._conn).recv()
                 _said_again(said)
             except (EOFError, OSError):
                 kind, payload = "died", None
@@ -515,12 +559,13 @@ class _ContactSuite:
             else:
                 self._result, self._tail_result = payload
                 self.say(f"contact: {len(self._result[0])} records from the second process")
-        return self._result
+        # set: here (_run_here) or by the second process
+        return cast("tuple[list[Record], evidence.Arrays]", self._result)
 
-    def records(self) -> list:
+    def records(self) -> list[Record]:
         return self._wait()[0]
 
-    def hand_over(self, tail, earlier) -> None:
+    def hand_over(self, tail: Iterable[Case], earlier: Iterable[Record]) -> None:
         """Give the second process the replay ``tail`` (cases; may be empty) to run after the
         suite, gated on the ``earlier`` records (the stages')."""
         import threading
@@ -528,9 +573,9 @@ class _ContactSuite:
         # the gate reads only failed and error records (``gates``): those are sent
         self.tail, self.earlier = list(tail), [r for r in earlier if self.gates([r])]
 
-        def send():  # from a thread: the process reads it only once its suite is done
+        def send() -> None:  # from a thread: the process reads it only once its suite is done
             try:
-                self._conn.send((self.tail, self.earlier))
+                cast("Connection", self._conn).send((self.tail, self.earlier))  # running
             except (OSError, ValueError):  # the process is gone: _wait runs it all here
                 pass
 
@@ -539,16 +584,16 @@ class _ContactSuite:
         if self.tail:
             self.say(f"replay {', '.join(c.name for c in self.tail)}: in the second process")
 
-    def tail_replays(self):
+    def tail_replays(self) -> ReplayResult | None:
         """The replay result of the ``tail`` cases (gated on ``earlier``)."""
         self._wait()
         return self._tail_result
 
-    def arrays(self) -> dict:
+    def arrays(self) -> evidence.Arrays:
         return self._wait()[1]
 
     @staticmethod
-    def gates(records) -> bool:
+    def gates(records: Iterable[Record]) -> bool:
         """Whether any of ``records`` is one the replays' gate blocks on (the replay
         stage's own rule, harness/stages/replay/run.py ``blocked_by``)."""
 
@@ -556,10 +601,11 @@ class _ContactSuite:
 
 
 def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequence[str] = (),
-           *, out="reports/parity", floating: bool = False, repair_inertia: bool = False,
-           as_is: bool = False, engine_files: dict | None = None, beyond_limits: float = 0.0,
+           *, out: PathArg = "reports/parity", floating: bool = False,
+           repair_inertia: bool = False, as_is: bool = False,
+           engine_files: dict[str, str] | None = None, beyond_limits: float = 0.0,
            sdf: Sequence[str] = (), drop_springs: bool = False, osim: Sequence[str] = (),
-           **kw) -> Outcome:
+           **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """Stages 0–2 (or ``stages=[...]``) on fixtures or the user's URDF/MJCF files.
 
     ``as_is``: every engine parses the user's files with its own defaults, and the
@@ -596,9 +642,10 @@ def parity(fixtures: Sequence[str] = (), urdf: Sequence[str] = (), mjcf: Sequenc
     return run(models, out=out, beyond_limits=beyond_limits, **kw)
 
 
-def diagnose(model: str, *, out="reports/diagnose", floating: bool = False,
-             engine_files: dict | None = None, beyond_limits: float = 0.0,
-             repair_inertia: bool = False, **kw) -> Outcome:
+def diagnose(model: str, *, out: PathArg = "reports/diagnose", floating: bool = False,
+             engine_files: dict[str, str] | None = None, beyond_limits: float = 0.0,
+             repair_inertia: bool = False,
+             **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """``parity(urdf=model, as_is=True)`` on one file: why the engines disagree. The
     exit code is the diagnosis's (``Diagnosis.explained``): 0 only when every difference in
     the bundle has a named cause and no row went unscored for any other reason."""
@@ -609,8 +656,9 @@ def diagnose(model: str, *, out="reports/diagnose", floating: bool = False,
                      o.timings)
 
 
-def qualify(profile: str = "ci", *, out, samples: int | None = None,
-            coarse_replay: bool = False, **kw) -> Outcome:
+def qualify(profile: str = "ci", *, out: PathArg, samples: int | None = None,
+            coarse_replay: bool = False,
+            **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """Every catalog fixture through every stage of ``profile`` ("ci", or "full" with the
     opt-in derivatives and 100 samples), plus the qualification replay cases."""
     from fixtures import catalog
@@ -628,9 +676,10 @@ def qualify(profile: str = "ci", *, out, samples: int | None = None,
                replay_cases=lambda: qualify_cases(coarse=coarse_replay), **kw)
 
 
-def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 1e-3,
-           rtol: float = 1e-10, atol: float = 1e-12, score: str = "agreement",
-           native: bool = True, **kw) -> Outcome:
+def replay(candidate: cd.Candidate | PathArg, *, out: PathArg = "reports/replay",
+           method: str = "rk4", dt: float = 1e-3, rtol: float = 1e-10, atol: float = 1e-12,
+           score: str = "agreement", native: bool = True,
+           **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """Replay a candidate (its .json manifest, or a loaded Candidate) in every engine,
     after stages 0–2 on its model; ``method``: rk4 | semi_implicit_euler (step ``dt`` [s])
     or dop853 (``rtol``, ``atol``)."""
@@ -645,7 +694,7 @@ def replay(candidate, *, out="reports/replay", method: str = "rk4", dt: float = 
     return run([cand.model], out=out, replay_cases=[case], **kw)
 
 
-def _positive(x, what):
+def _positive(x: float | None, what: str) -> float | None:
     if x is None:
         return None
     if not (x > 0 and x != float("inf")):
@@ -653,9 +702,17 @@ def _positive(x, what):
     return x
 
 
-def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
+def _given(x: float | None) -> float:
+    """``x``, which the caller passed as a number (a None here is a harness bug)."""
+    if x is None:
+        raise TypeError("a number was expected")
+    return x
+
+
+def synth(fixture: str, out: PathArg, *, law: str | None = None, duration: float = 2.0,
           grid_dt: float = 0.01, interpolation: str = "zoh", seed: int = 0,
-          engine: str | None = None, q0=None, v0=None):
+          engine: str | None = None, q0: Sequence[float] | None = None,
+          v0: Sequence[float] | None = None) -> tuple[Path, cd.Candidate]:
     """A candidate of a catalog fixture driven by a known control law, written to ``out``
     (.json + .npz); returns (path, candidate)."""
     from fixtures import catalog
@@ -670,15 +727,17 @@ def synth(fixture: str, out, *, law: str | None = None, duration: float = 2.0,
     for vals, n, what in ((q0, model.layout.nq, "--q0"), (v0, model.layout.nv, "--v0")):
         if vals is not None and len(vals) != n:
             raise BadInput(what, f"needs {n} numbers for {fixture}, got {len(vals)}")
-    cand = synthesize(model, law, duration=_positive(duration, "--duration"),
-                      grid_dt=_positive(grid_dt, "--grid-dt"), interpolation=interpolation,
+    cand = synthesize(model, law, duration=_given(_positive(duration, "--duration")),
+                      grid_dt=_given(_positive(grid_dt, "--grid-dt")),
+                      interpolation=interpolation,
                       seed=seed, engine=engine, q0=q0, v0=v0)
     return cd.save(cand, out), cand
 
 
-def make_candidate(model: PreparedModel, q0, v0, t, tau, *, interpolation: str = "zoh",
-                   provenance: dict | None = None, markers: Sequence = (),
-                   parameters: dict | None = None):
+def make_candidate(model: PreparedModel, q0: ArrayLike, v0: ArrayLike, t: ArrayLike,
+                   tau: ArrayLike, *, interpolation: str = "zoh",
+                   provenance: dict[str, Any] | None = None, markers: Sequence[cd.Marker] = (),
+                   parameters: dict[str, Any] | None = None) -> cd.Candidate:
     """A candidate from your own fitter, validated as a file would be. Dimensions: N knots;
     q0 (nq,) and v0 (nv,) canonical (joints in ``model.layout.joint_names`` order), t (N,)
     [s] strictly increasing, tau (N, nv) generalized forces [N·m | N];
@@ -689,7 +748,7 @@ def make_candidate(model: PreparedModel, q0, v0, t, tau, *, interpolation: str =
                           parameters)
 
 
-def save_candidate(cand, path) -> Path:
+def save_candidate(cand: cd.Candidate, path: PathArg) -> Path:
     """Write ``cand`` as ``path`` (.json manifest) and the .npz arrays beside it, atomically;
     ``harness replay PATH`` replays it in every engine."""
 
@@ -697,20 +756,20 @@ def save_candidate(cand, path) -> Path:
 
 
 # ----- bundles: read, verify, report ----------------------------------------------------
-def read_bundle(path) -> evidence.Bundle:
+def read_bundle(path: PathArg) -> evidence.Bundle:
     """An evidence bundle read and validated strictly (BadInput on any problem)."""
     return evidence.read_bundle(path, evidence_hooks())
 
 
-def verify(path) -> list:
+def verify(path: PathArg) -> list[str]:
     """Recompute every record of the bundle at ``path`` from its arrays; the list of
     one-line problems (empty: the bundle is consistent)."""
     return evidence.verify(path, evidence_hooks())
 
 
-def render_report(manifest: dict, records: list, arrays: dict | None,
-                  timings: dict | None = None, title: str = "Engine parity report",
-                  baseline=None, *, scripts: str = "file",
+def render_report(manifest: evidence.Json, records: list[Record], arrays: evidence.Arrays | None,
+                  timings: evidence.Json | None = None, title: str = "Engine parity report",
+                  baseline: baseline_mod.Diff | None = None, *, scripts: str = "file",
                   progress: Progress | None = None) -> str:
     """The HTML report of a bundle's parts, with every stage's own section. ``scripts``:
     ``"file"`` (the page loads plotly.min.js from its folder) or ``"inline"`` (stand-alone
@@ -723,7 +782,8 @@ def render_report(manifest: dict, records: list, arrays: dict | None,
         scripts=scripts, progress=say)
 
 
-def report(bundle, out=None, baseline=None, progress: Progress | None = None) -> tuple:
+def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None = None,
+           progress: Progress | None = None) -> tuple[Path, baseline_mod.Diff | None]:
     """Re-render the index.html of an evidence bundle, a sweep folder or a fit bundle, with
     plotly.min.js beside it (or ``out``, one stand-alone file with the chart library
     inside); with ``baseline`` (an older evidence bundle) the changes since it. Returns
@@ -737,7 +797,7 @@ def report(bundle, out=None, baseline=None, progress: Progress | None = None) ->
 
         if baseline:
             raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
-        return rerender(folder, out), None
+        return rerender(folder, None if out is None else Path(out)), None
     target = Path(out) if out else folder / "index.html"
     if (folder / "fit.json").is_file() and not (folder / "manifest.json").exists():
         from harness.fit import bundle as fit_bundle
@@ -772,13 +832,13 @@ def _write_chart_library(folder: Path) -> None:
 
 
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------
-def first_differing(outcome: Outcome) -> list:
+def first_differing(outcome: Outcome) -> list[tuple[Record, str]]:
     """[(record, label of its first differing element)] of stage 0 rows that differ."""
 
     return diagnosis_summary.first_differing(judged_records(outcome.records), outcome.arrays)
 
 
-def diagnosis_summaries(outcome: Outcome) -> list:
+def diagnosis_summaries(outcome: Outcome) -> list[dict[str, Any]]:
     """Per as-is model: the differences, their named causes and shares, every row of the
     bundle that differs with its causes (``rows``), and lines to print (``lines``);
     ``explained`` is False when a difference or a row has no named cause, or an engine
@@ -792,7 +852,7 @@ def diagnosis_summaries(outcome: Outcome) -> list:
 
 
 # ----- summaries (the CLI's --json) ------------------------------------------------------
-def plain(x):
+def plain(x: object) -> object:
     """``x`` as JSON data: paths as text, tuples as lists, non-finite floats as None."""
     import math
 
@@ -809,7 +869,7 @@ def plain(x):
     return x
 
 
-def verdict_summary(v: Verdict) -> dict:
+def verdict_summary(v: Verdict) -> dict[str, Any]:
     """A verdict as data: records per status, qualified, the number of scored rows, the
     headline sentence, and the headline row (id and worst relative error, or None)."""
     return {"counts": dict(v.counts), "qualified": v.qualified, "n_scored": v.n_scored,
@@ -817,7 +877,7 @@ def verdict_summary(v: Verdict) -> dict:
             "worst_id": v.worst.id if v.worst is not None else None}
 
 
-def outcome_summary(o: Outcome) -> dict:
+def outcome_summary(o: Outcome) -> dict[str, Any]:
     """What a staged run wrote: the bundle and report paths, the engines run (with their
     versions) and missing, the number of records in the bundle (diagnosis rows included;
     ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
@@ -829,7 +889,7 @@ def outcome_summary(o: Outcome) -> dict:
          "engines": dict(o.manifest.get("engines", {})), "missing_engines": dict(o.missing),
          "verdict": verdict_summary(o.verdict)}
     if traj:
-        w = max(traj, key=lambda r: r.max_abs)
+        w = max(traj, key=lambda r: cast(float, r.max_abs))  # None filtered out
         d["replay_worst_trajectory"] = {"id": w.id, "max_abs": plain(w.max_abs)}
     sums = diagnosis_summaries(o) if any(not judged(r) for r in o.records) else []
     if sums:
@@ -841,7 +901,7 @@ def outcome_summary(o: Outcome) -> dict:
 
 
 # ----- fitter, capture, swing, sweeps -----------------------------------------------------
-def fit_problems() -> tuple:
+def fit_problems() -> tuple[FitProblem, ...]:
     """Every problem `harness fit` runs (``FitProblem``, harness/fit/catalog.py), in the
     order listed."""
     from harness.fit import catalog
@@ -849,9 +909,11 @@ def fit_problems() -> tuple:
     return catalog.problems()
 
 
-def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, seed: int = 0,
-        p0: float | None = None, process_noise: bool = False, study: str | None = None,
-        knot_frames=None, w_effort=None, w_smooth=None, w_prior=None) -> tuple:
+def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None = None,
+        seed: int = 0, p0: float | None = None, process_noise: bool = False,
+        study: str | None = None, knot_frames: str | float | None = None,
+        w_effort: str | float | None = None, w_smooth: str | float | None = None,
+        w_prior: str | float | None = None) -> tuple[Path, dict[str, Any]]:
     """Run the fit problem called ``problem`` (one of ``fit_problems()``: the benchmarks
     by direct collocation, the bounce's candidate contact schedules, the dimension's
     candidate chains …) and write a fit bundle; returns (path, fit.json document).
@@ -873,7 +935,8 @@ def fit(problem: str, *, out, method: str = "midpoint", n: int | None = None, se
         return fit_bundle.write(out, result, html), result["json"]
 
 
-def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
+def capture(path: PathArg, *, up: str = "auto",
+            cutoff_hz: float | None = None) -> tuple[Capture, SwingEvents, dict[str, Any]]:
     """A C3D capture ingested (units, axes, gaps, rejected markers, optional low-pass) and
     its swing events; returns (capture, events, report dict)."""
     from harness.capture import events as cap_events
@@ -886,12 +949,13 @@ def capture(path, *, up: str = "auto", cutoff_hz: float | None = None) -> tuple:
     return cap, ev, rep
 
 
-def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
+def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str = "auto",
           cutoff_hz: float | None = None, club: str = "auto", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False, grip: str = "weld",
-          shaft: str = "rigid", club_masses=None):
+          shaft: str = "rigid",
+          club_masses: str | tuple[float, float] | None = None) -> SwingOutcome:
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -907,7 +971,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses."""
     from harness.swing import run as swing_run
 
-    def replay_fn(cand, method, folder):
+    def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
         from harness.stages.replay.cases import Case, safe_case_name
 
         case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
@@ -923,7 +987,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                            shaft=shaft, club_masses=club_masses)
 
 
-def osim_export(swing_dir, *, out=None) -> dict:
+def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, Any]:
     """A finished swing folder exported for OpenSim: golfer.osim (with its MarkerSet),
     swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
@@ -953,11 +1017,11 @@ def backend_text(name: str | None, workers: int | None, scheduler: str | None = 
 SWEEPS = {"contact": "harness.sweep.contact"}
 
 
-def sweep(name: str, *, out, backend: str | None = None, workers: int | None = None,
+def sweep(name: str, *, out: PathArg, backend: str | None = None, workers: int | None = None,
           scheduler: str | None = None, quick: bool = False, quiet: bool = False,
           include_crash: bool = False, timeout_s: float | None = None,
           axes: Sequence[str] | None = None, aggregate: str = "max",
-          command_line: Sequence[str] | None = None) -> tuple:
+          command_line: Sequence[str] | None = None) -> tuple[int, Path, dict[str, Any]]:
     """Run the named sweep (local processes or Dask) and write its folder; returns (exit
     code, path, sweep document)."""
     from harness.sweep.report import run_named_sweep
@@ -981,7 +1045,7 @@ def sweep(name: str, *, out, backend: str | None = None, workers: int | None = N
 BATCH_DEFAULT_WORKERS = 2
 
 
-def _warning_counter():
+def _warning_counter() -> AbstractContextManager[list[str]]:
     """A context manager counting Python warnings and logged warnings (root logger) while
     a batch task runs in a worker, instead of printing them there; yields a list whose
     length is the count."""
@@ -990,11 +1054,11 @@ def _warning_counter():
     from contextlib import contextmanager
 
     @contextmanager
-    def counting():
-        seen: list = []
+    def counting() -> Iterator[list[str]]:
+        seen: list[str] = []
 
         class _Count(logging.Handler):
-            def emit(self, record):
+            def emit(self, record: logging.LogRecord) -> None:
                 seen.append(record.getMessage())
 
         handler = _Count(logging.WARNING)
@@ -1010,7 +1074,7 @@ def _warning_counter():
     return counting()
 
 
-def batch_parity_task(case: dict) -> dict:
+def batch_parity_task(case: dict[str, Any]) -> dict[str, Any]:
     """One model of ``harness parity --batch`` (runs in a worker): the normal parity run of
     ``case`` (path, kind urdf|mjcf, floating, out, stages, samples, seed, engines,
     allow_missing, repair_inertia, command_line as JSON) writing its bundle to ``out``;
@@ -1037,7 +1101,7 @@ def batch_parity_task(case: dict) -> dict:
     return m
 
 
-def batch_swing_task(case: dict) -> dict:
+def batch_swing_task(case: dict[str, Any]) -> dict[str, Any]:
     """One capture of ``harness swing --batch`` (runs in a worker): the normal swing run of
     ``case`` (path, out, quick, up, cutoff_hz, replay, engines, allow_missing) writing its
     output folder to ``out``; returns the checks' counts, qualified and the survey's
@@ -1057,7 +1121,8 @@ def batch_swing_task(case: dict) -> dict:
             **survey.swing_metrics(o.summary)}
 
 
-def _batch_common(workers, scheduler, timeout_s):
+def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float | None
+                  ) -> tuple[int | None, Callable[..., SweepResult], dict[str, Any]]:
     """(workers, execute, versions) of a batch: the Dask executor of harness/sweep/executor.py
     (a LocalCluster of ``workers``, or the cluster of ``scheduler``); BadInput first."""
     from harness.sweep.executor import DEFAULT_TIMEOUT_S, run_sweep, versions
@@ -1072,7 +1137,9 @@ def _batch_common(workers, scheduler, timeout_s):
     if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < float("inf")):
         raise BadInput("--timeout", f"must be a finite number of seconds > 0, got {timeout_s!r}")
 
-    def execute(task, cases, progress):
+    def execute(task: Callable[[dict[str, Any]], dict[str, Any]],
+                cases: list[dict[str, Any]],
+                progress: Callable[[dict[str, Any]], None] | None) -> SweepResult:
         import multiprocessing
 
         import dask
@@ -1091,7 +1158,8 @@ def _batch_common(workers, scheduler, timeout_s):
     return workers, execute, versions()
 
 
-def _warm_workers(engines, scheduler, extra=()):
+def _warm_workers(engines: str | Sequence[str] | None, scheduler: str | None,
+                  extra: Sequence[str] = ()) -> None:
     """On a LocalCluster (no ``scheduler``): start the forkserver its workers fork from,
     preloaded with the task's modules and the named engines, before this process probes
     the engines: the workers then start with the engines imported, and those imports run
@@ -1102,17 +1170,17 @@ def _warm_workers(engines, scheduler, extra=()):
         start_forkserver(engine_preload(engines, ("harness.api", *extra)))
 
 
-def _batch_backend_text(b: dict) -> str:
+def _batch_backend_text(b: dict[str, Any]) -> str:
     return backend_text(b.get("name"), b.get("workers"), b.get("scheduler"))
 
 
-def parity_batch(path, *, out="reports/survey", base: str = "fixed",
+def parity_batch(path: PathArg, *, out: PathArg = "reports/survey", base: str = "fixed",
                  workers: int | None = None, scheduler: str | None = None,
                  timeout_s: float | None = None, stages: Sequence[str] | None = None,
                  samples: int = 10, seed: int = 0,
                  engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
                  repair_inertia: bool = False, command_line: Sequence[str] | None = None,
-                 progress: Progress | None = None):
+                 progress: Progress | None = None) -> SurveyOutcome:
     """``harness parity --batch PATH``: every URDF/MJCF of a folder (recursively; each with
     ``base`` fixed | floating | both) or of a list file, one Dask task each running the
     normal parity run into OUT/models/SLUG/, then OUT/survey.json and OUT/index.html, the
@@ -1126,13 +1194,14 @@ def parity_batch(path, *, out="reports/survey", base: str = "fixed",
     run_engines, _, stage_list = _run_choices(engines, allow_missing, stages, samples, seed)
     workers, execute, vers = _batch_common(workers, scheduler, timeout_s)
     eng_text = engines if engines is None or isinstance(engines, str) else ",".join(engines)
+    options: dict[str, Any]  # the case's JSON scalars
     options = {"stages": ",".join(stages) if stages else "", "samples": int(samples),
                "seed": int(seed), "engines": eng_text or "",
                "allow_missing": ",".join(allow_missing), "repair_inertia": bool(repair_inertia)}
     kind = survey.output_kind("models", evidence.OUTPUT)
     with output_folder(out, kind) as target:
 
-        def case_of(item, folder):
+        def case_of(item: inputs.Item, folder: str) -> dict[str, Any]:
             final = target / "models" / item.slug
             argv = ["harness", "parity", f"--{item.kind}", item.path, "--out", str(final)]
             argv += ["--floating"] if item.base == "floating" else []
@@ -1157,11 +1226,13 @@ def parity_batch(path, *, out="reports/survey", base: str = "fixed",
             backend_text=_batch_backend_text, say=progress)
 
 
-def swing_batch(path, *, out, workers: int | None = None, scheduler: str | None = None,
+def swing_batch(path: PathArg, *, out: PathArg, workers: int | None = None,
+                scheduler: str | None = None,
                 timeout_s: float | None = None, quick: bool = False, up: str = "auto",
                 cutoff_hz: float | None = None, replay: bool = True,
                 engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
-                command_line: Sequence[str] | None = None, progress: Progress | None = None):
+                command_line: Sequence[str] | None = None,
+                progress: Progress | None = None) -> SurveyOutcome:
     """``harness swing --batch PATH``: every C3D capture of a folder (recursively) or of a
     list file, one Dask task each running the normal swing run into OUT/captures/SLUG/,
     then OUT/survey.json (captures × the swing summary's metrics) and OUT/index.html,
@@ -1183,7 +1254,7 @@ def swing_batch(path, *, out, workers: int | None = None, scheduler: str | None 
     kind = survey.output_kind("captures", swing_run.OUTPUT)
     with output_folder(out, kind) as target:
 
-        def case_of(item, folder):
+        def case_of(item: inputs.Item, folder: str) -> dict[str, Any]:
             return {"case_id": item.slug, "path": item.path, "out": folder, **options}
 
         return batch_run.run_batch(

@@ -27,9 +27,11 @@ import math
 from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from os import PathLike
+
     from harness.core.io import SameAs
 
 # A chart's JSON description (plotly traces, layout, axes): str keys, JSON values.
@@ -57,7 +59,10 @@ def plotly_js_path() -> Path:
     """Path of plotly.min.js inside the installed ``plotly`` package (found from the
     distribution's files, without importing the package: its Python side is not used)."""
     try:
-        package: Path | None = Path(distribution("plotly").locate_file("plotly"))
+        # a distribution installed as files locates them as a pathlib.Path (typeshed says
+        # only SimplePath)
+        package: Path | None = Path(cast("PathLike[str]",
+                                         distribution("plotly").locate_file("plotly")))
     except PackageNotFoundError:
         package = None
     if package is None or not package.is_dir():

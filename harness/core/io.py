@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -445,7 +445,7 @@ def write_json_atomic(path: str | os.PathLike[str], obj: object) -> Path:
                                               allow_nan=False) + "\n")
 
 
-def npz_bytes(arrays: dict[str, ArrayLike]) -> bytes:
+def npz_bytes(arrays: Mapping[str, ArrayLike]) -> bytes:
     """An .npz archive (readable by np.load) written deterministically: sorted names,
     fixed timestamps, deflate; same arrays → same bytes. No pickles (object arrays
     are refused)."""

@@ -33,14 +33,18 @@ import re
 import subprocess
 import time
 import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from os import PathLike
 from pathlib import Path
+from typing import Any, NoReturn, Protocol, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core import figures
 from harness.core.errors import BadInput
-from harness.core.io import OutputKind, array_sha256, npz_bytes, write_folder_atomic
+from harness.core.io import OutputKind, SameAs, array_sha256, npz_bytes, write_folder_atomic
 from harness.core.records import Record, compare
 from harness.core.strict import (
     MAX_JSON_BYTES,
@@ -70,8 +74,70 @@ MANIFEST_KEYS = set(MANIFEST_TYPES)
 FIXTURE_KEYS = {"name", "source", "digest", "nq", "nv", "floating", "frames", "joints",
                 "provides", "notes"}
 
+# a manifest or one of its objects, as JSON gives it (values of any JSON type)
+Json = dict[str, Any]
+# a bundle's arrays by name (numeric or unicode; arrays.npz)
+Arrays = dict[str, NDArray[Any]]
 
-def _recognise(path: Path):
+
+class FixtureRow(Protocol):
+    """What the manifest records of one fixture of a run (the runner's FixtureRun)."""
+
+    name: str
+    source: str
+    digest: str
+    nq: int
+    nv: int
+    floating: bool
+    frames: list[str]
+    joints: list[str]
+    provides: dict[str, dict[str, str]]  # engine -> {quantity: api}
+    notes: list[str]
+
+
+class StageQuantity(Protocol):
+    """What ``verify`` reads of a sampled stage's quantity (harness/stages/base.py
+    Quantity): its name, the capability it needs, whether it has a declared value and a
+    per-engine reference (and that reference's name)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def needs(self) -> str: ...
+    @property
+    def declared(self) -> Callable[..., Any] | None: ...
+    @property
+    def reference(self) -> Callable[..., Any] | None: ...
+    @property
+    def reference_name(self) -> str: ...
+
+
+class SampledStage(Protocol):
+    """What ``verify`` reads of a sampled stage (harness/stages/base.py Stage, a layer this
+    one may not import): its name, quantities, own runner and ``applies`` rule."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def quantities(self) -> Sequence[StageQuantity]: ...
+    @property
+    def run(self) -> Callable[..., Any] | None: ...
+    @property
+    def applies(self) -> Callable[..., Any] | None: ...
+
+
+class RunSummary(Protocol):
+    """What a bundle is written from (the runner's RunResult, other stages' rows added)."""
+
+    records: list[Record]
+    arrays: Arrays
+    fixtures: list[FixtureRow]
+    engines: list[tuple[str, str]]  # (name, version)
+    samples: int
+    seed: int
+
+
+def _recognise(path: Path) -> None:
     """BadInput unless ``path`` is a manifest.json of this schema with its own seal intact
     (the output-folder rule, harness/core/io.py: only such a bundle may be replaced)."""
     m = read_json(path, "bundle manifest (JSON)")
@@ -105,11 +171,12 @@ class Hooks:
     Without hooks (recognising a folder before replacing it) a stage section is any field
     beyond the manifest's own whose value is an object."""
 
-    recompute: dict = field(default_factory=dict)
-    sections: dict = field(default_factory=dict)
-    thresholds: dict = field(default_factory=dict)
-    stages: tuple = ()
-    reason_stated: frozenset = frozenset()
+    recompute: dict[str, Callable[[Record, Arrays, dict[str, Record]], Record]] = \
+        field(default_factory=dict)
+    sections: dict[str, Callable[[Json], str]] = field(default_factory=dict)
+    thresholds: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    stages: tuple[SampledStage, ...] = ()
+    reason_stated: frozenset[str] = frozenset()
 
 
 def git_commit() -> str:
@@ -122,7 +189,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-def records_csv(records) -> bytes:
+def records_csv(records: Iterable[Record]) -> bytes:
     """records.json as CSV (one row per record, the Record fields as columns, in
     records.json's order; numbers as Python's repr, None as an empty cell)."""
     import csv
@@ -138,17 +205,18 @@ def records_csv(records) -> bytes:
     return buf.getvalue().encode()
 
 
-def _records_blob(records) -> bytes:
+def _records_blob(records: Iterable[Record]) -> bytes:
     return json.dumps([r.to_json() for r in records], indent=1, allow_nan=False).encode()
 
 
-def build_manifest(result, unavailable: dict, command_line: list, hooks: Hooks,
-                   sections: dict | None = None) -> dict:
+def build_manifest(result: RunSummary, unavailable: Mapping[str, str],
+                   command_line: Sequence[str], hooks: Hooks,
+                   sections: Mapping[str, Json | None] | None = None) -> Json:
     """``sections``: {manifest key: the stage's section} of the stages that wrote one
     (``hooks.sections`` lists every key; a key without a section is written as {})."""
     sections = {k: dict((sections or {}).get(k) or {}) for k in hooks.sections}
     used = tolerances_used(result.records, sections, hooks)
-    manifest = {
+    manifest: Json = {
         "schema_version": SCHEMA_VERSION,
         "kind": "+".join(["parity"] + [k for k, v in sections.items() if v]),
         **sections,
@@ -177,7 +245,7 @@ def build_manifest(result, unavailable: dict, command_line: list, hooks: Hooks,
     return manifest
 
 
-def manifest_digest(manifest: dict) -> str:
+def manifest_digest(manifest: Mapping[str, Any]) -> str:
     """sha256 of the manifest's canonical JSON without this field: any later edit of the
     manifest (an engine version, a tolerance, the seed) is detectable."""
     body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
@@ -185,18 +253,22 @@ def manifest_digest(manifest: dict) -> str:
                                      allow_nan=False).encode()).hexdigest()
 
 
-def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hooks,
-                 html: str | None = None, extra_files: dict | None = None,
-                 sections: dict | None = None, manifest: dict | None = None) -> Path:
+def write_bundle(out: str | PathLike[str], result: RunSummary, unavailable: Mapping[str, str],
+                 command_line: Sequence[str], hooks: Hooks, html: str | None = None,
+                 extra_files: Mapping[str, bytes] | None = None,
+                 sections: Mapping[str, Json | None] | None = None,
+                 manifest: Json | None = None) -> Path:
     """The bundle folder, written atomically; ``manifest`` if already built (the report
     needs it first), else built here (``sections``: as for ``build_manifest``)."""
     if manifest is None:
         manifest = build_manifest(result, unavailable, command_line, hooks, sections)
+    files: dict[str, bytes | SameAs]
     files = {"manifest.json": json.dumps(manifest, indent=1, allow_nan=False).encode(),
              "arrays.npz": npz_bytes(result.arrays),
              "records.json": _records_blob(result.records),
              "records.csv": records_csv(result.records)}
-    if hashlib.sha256(files["arrays.npz"]).hexdigest() != manifest["arrays_file_sha256"]:
+    arrays_npz = cast(bytes, files["arrays.npz"])  # bytes: npz_bytes just above
+    if hashlib.sha256(arrays_npz).hexdigest() != manifest["arrays_file_sha256"]:
         raise RuntimeError("arrays.npz is not deterministic")  # would be a harness bug
     if html is not None:
         files["index.html"] = html.encode()
@@ -207,23 +279,27 @@ def write_bundle(out, result, unavailable: dict, command_line: list, hooks: Hook
 
 # ----- strict read ----------------------------------------------------------------------
 class Bundle:
-    def __init__(self, path, manifest, records, arrays):
+    """A bundle as read: ``arrays`` None when arrays.npz differs from its manifest (``verify``
+    does not decompress it)."""
+
+    def __init__(self, path: Path, manifest: Json, records: list[Record],
+                 arrays: Arrays | None) -> None:
         self.path, self.manifest, self.records, self.arrays = path, manifest, records, arrays
 
 
 @holds_warnings
-def read_bundle(path, hooks: Hooks) -> Bundle:
+def read_bundle(path: str | PathLike[str], hooks: Hooks) -> Bundle:
     """The bundle at ``path``, read and validated strictly: BadInput on anything malformed
     and on any file that differs from the manifest's hashes (``verify`` reports those as
     mismatches instead)."""
     return _read(Path(path), hooks, None)
 
 
-def _read(path: Path, hooks: Hooks, problems: list | None) -> Bundle:
+def _read(path: Path, hooks: Hooks, problems: list[str] | None) -> Bundle:
     """``problems`` None: strict (read_bundle). A list: a file whose hash differs from the
     manifest is a problem appended to it, not an error; a tampered arrays.npz is then not
     decompressed (``arrays`` None)."""
-    def differs(where, what):
+    def differs(where: str, what: str) -> None:
         if problems is None:
             raise BadInput(where, what)
         problems.append(f"{Path(where).name}: {what}")
@@ -271,15 +347,15 @@ def _read(path: Path, hooks: Hooks, problems: list | None) -> Bundle:
     return Bundle(path, manifest, records, arrays)
 
 
-def _bad_row(r):
+def _bad_row(r: object) -> NoReturn:
     raise ValueError(f"record is not an object: {str(r)[:40]!r}")
 
 
-def _number(x) -> bool:
+def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _check_manifest(where, m, hooks: Hooks):
+def _check_manifest(where: str | Path, m: object, hooks: Hooks) -> None:
     """The manifest's structure (types of every field, nested ones included). Its hash is
     checked by the caller."""
     if not isinstance(m, dict):
@@ -327,7 +403,7 @@ def _check_manifest(where, m, hooks: Hooks):
 
 
 # ----- verify ---------------------------------------------------------------------------
-def verify(path, hooks: Hooks) -> list:
+def verify(path: str | PathLike[str], hooks: Hooks) -> list[str]:
     """Recompute every record of a bundle and check the bundle against itself; return a
     list of one-line problems (empty if the bundle is consistent). Raises BadInput only if
     the bundle cannot be read (a file missing or malformed); an edited manifest, records or
@@ -343,8 +419,8 @@ def verify(path, hooks: Hooks) -> list:
         return _verify(Path(path), hooks)
 
 
-def _verify(path: Path, hooks: Hooks) -> list:
-    problems: list = []
+def _verify(path: Path, hooks: Hooks) -> list[str]:
+    problems: list[str] = []
     b = _read(path, hooks, problems)
     if b.arrays is None:
         problems.append(f"{len(b.records)} records not recomputed: arrays.npz does not "
@@ -364,7 +440,8 @@ def _verify(path: Path, hooks: Hooks) -> list:
     return problems
 
 
-def tolerances_used(records, sections: dict, hooks: Hooks) -> list:
+def tolerances_used(records: Iterable[Record], sections: Mapping[str, Json | None],
+                    hooks: Hooks) -> list[tuple[str, str]]:
     """Sorted (stage, quantity) table keys a bundle's manifest lists: those of its records,
     and the thresholds of every stage section it holds (``sections``: {manifest key:
     section})."""
@@ -375,10 +452,10 @@ def tolerances_used(records, sections: dict, hooks: Hooks) -> list:
     return sorted(used)
 
 
-def _tolerance_problems(manifest, records, hooks: Hooks) -> list:
+def _tolerance_problems(manifest: Json, records: Sequence[Record], hooks: Hooks) -> list[str]:
     """The manifest's tolerance entries against the table: the same keys as the records
     use, the same atol and rtol (and, for the same table version, the same reason)."""
-    out = []
+    out: list[str] = []
     same_version = manifest["tolerance_table_version"] == TABLE_VERSION
     listed = manifest["tolerances"]
     want = {f"{s}/{q}": TABLE[(s, q)] for s, q in
@@ -397,9 +474,10 @@ def _tolerance_problems(manifest, records, hooks: Hooks) -> list:
     return out
 
 
-def _record_problems(b: Bundle, hooks: Hooks) -> list:
+def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
     """Every row recomputed from its arrays (whatever status it claims)."""
-    problems = []
+    assert b.arrays is not None  # _verify returns before when arrays.npz was not read
+    problems: list[str] = []
     by_id = {r.id: r for r in b.records}
     with_informational = {st.name for st in hooks.stages if st.run is not None}
     for r in b.records:
@@ -460,7 +538,7 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list:
     return problems
 
 
-def _claims_no_comparison(r, arrays) -> str:
+def _claims_no_comparison(r: Record, arrays: Arrays) -> str:
     """A row that claims no comparison was made while it names two arrays in the bundle:
     the comparison, recomputed with the table's tolerance."""
     tol = TABLE.get((r.stage, r.quantity))
@@ -478,7 +556,7 @@ def _claims_no_comparison(r, arrays) -> str:
             f"recomputed: {got}")
 
 
-def _verify_informational(r, arrays) -> list:
+def _verify_informational(r: Record, arrays: Arrays) -> list[str]:
     """Recompute an informational record (harness/core/records.py ``inform``); a note without
     arrays (no key_a) must carry no numbers."""
     from harness.core.records import inform
@@ -508,19 +586,20 @@ def _verify_informational(r, arrays) -> list:
 _STATE_LABEL = re.compile(r"^state (\d+)(?: / (.*))?$", re.S)
 
 
-def _split_id(r) -> tuple:
+def _split_id(r: Record) -> tuple[str, ...]:
     """(stage, quantity, rest) of a row id ``FIXTURE/STAGE/QUANTITY/REST``."""
     tail = r.id[len(r.fixture) + 1:] if r.id.startswith(r.fixture + "/") else ""
     parts = tail.split("/", 2)
     return tuple(parts) if len(parts) == 3 else ("", "", "")
 
 
-def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
+def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
+                   hooks: Hooks) -> list[str]:
     """The rows of the sampled stages against what the manifest's fixtures and engines, the
     samples and the gating imply (``hooks.stages``: the sampled stages in run order)."""
     if not hooks.stages:
         return []
-    out = []
+    out: list[str] = []
     engines = list(manifest["engines"])
     S = manifest["samples"]
     by_id = {r.id: r for r in records}
@@ -544,7 +623,7 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
             out.append(f"{fx}: engines that loaded the model ({', '.join(loaded)}) differ "
                        f"from those the manifest lists APIs for ({', '.join(f['provides'])})")
         blocked_engine = {e: f"failed to load: {w}" for e, w in load_fail.items()}
-        blocked_pair: dict = {}
+        blocked_pair: dict[tuple[str, str], str] = {}
         for st in hooks.stages:
             names = {q.name for q in st.quantities}
             st_rows = [r for r in rows if r.stage == st.name and not
@@ -585,11 +664,16 @@ def _plan_problems(manifest, records, arrays, hooks: Hooks) -> list:
     return out
 
 
-def _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id, blocked_engine,
-                blocked_pair) -> list:
+def _stage_plan(fx: str, f: Json, st: SampledStage, own: list[Record], loaded: list[str],
+                engines: list[str], S: int, arrays: Arrays, by_id: dict[str, Record],
+                blocked_engine: dict[str, str],
+                blocked_pair: dict[tuple[str, str], str]) -> list[str]:
     """Problems of one sampled stage's rows on fixture ``fx`` (the stage runner's rows:
     per quantity, each live engine's output or a row saying why not; the declared and
     reference rows of each output; every engine pair, scored or not_scored)."""
+    out: list[str]
+    # row id -> "single", "scored", "reference" or ("not_scored", why)
+    expected: dict[str, str | tuple[str, str]]
     out, expected = [], {}
     for q in st.quantities:
         lkey = f"labels/{fx}/{q.name}"
@@ -598,7 +682,7 @@ def _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id, blocked_engin
             out.append(f"{fx}/{st.name}/{q.name}: labels {lkey} missing")
             continue
         out += _label_problems(fx, f, q.name, labels, S)
-        outs = []
+        outs: list[str] = []
         for e in loaded:
             okey, sid = f"out/{fx}/{q.name}/{e}", f"{fx}/{st.name}/{q.name}/{e}"
             have, single = okey in arrays, by_id.get(sid)
@@ -665,7 +749,7 @@ def _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id, blocked_engin
     return out
 
 
-def _label_problems(fx, f, qname, labels, S) -> list:
+def _label_problems(fx: str, f: Json, qname: str, labels: NDArray[Any], S: int) -> list[str]:
     """Sample labels "state i" / "state i / frame" of a per-sample quantity: every state
     0 … S−1 in order, each with every frame of the fixture (a sample cut from the arrays
     is a problem, not a smaller run)."""
@@ -674,19 +758,23 @@ def _label_problems(fx, f, qname, labels, S) -> list:
     if not texts or not all(m):
         return []  # labelled by body or joint (stage 0): not per sample
     k = len(texts) // S if S else 0
-    frames = [mm.group(2) for mm in m]
+    matched = cast("list[re.Match[str]]", m)  # every label matched: all(m) above
+    frames = [mm.group(2) for mm in matched]
     want_frames = f["frames"] if frames[0] is not None else [None]
     ok = (k >= 1 and len(texts) == S * k and k == len(want_frames) and
-          all(int(mm.group(1)) == i // k for i, mm in enumerate(m)) and
+          all(int(mm.group(1)) == i // k for i, mm in enumerate(matched)) and
           all(fr == want_frames[i % k] for i, fr in enumerate(frames)))
     return [] if ok else [f"labels/{fx}/{qname}: not the {S} samples (and the fixture's "
                           "frames) of the manifest"]
 
 
-def _closed_form_rows(fx, st, rows, engines) -> list:
+def _closed_form_rows(fx: str, st: SampledStage, rows: list[Record],
+                      engines: list[str]) -> list[str]:
     """Rows of a sampled stage outside its quantities (e.g. analytic fixtures against a
     closed form, one row per engine): against one reference, every quantity has the same
     engines (a row deleted from one quantity is missing there)."""
+    out: list[str]
+    groups: dict[str, dict[str, set[str]]]
     out, groups = [], {}
     for r in rows:
         groups.setdefault(r.engine_a, {}).setdefault(r.quantity, set()).add(r.engine_b)

@@ -17,6 +17,8 @@ calls ``require()`` first.
 """
 from __future__ import annotations
 
+from types import TracebackType
+
 from harness.core.errors import EngineUnavailable
 
 
@@ -24,14 +26,15 @@ class Binding:
     """The outcome of one adapter module's binding import: ``error`` is the exception it
     raised (None when it imported)."""
 
-    def __init__(self, engine: str):
+    def __init__(self, engine: str) -> None:
         self.engine = engine
         self.error: Exception | None = None
 
     def __enter__(self) -> Binding:
         return self
 
-    def __exit__(self, kind, error, traceback) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> bool:
         if isinstance(error, Exception):  # not KeyboardInterrupt or SystemExit
             self.error = error
             return True  # the adapter module still imports; require() reports the reason
@@ -44,4 +47,4 @@ class Binding:
     def require(self) -> None:
         """EngineUnavailable(engine, the import error) when the binding did not import."""
         if self.error is not None:
-            raise EngineUnavailable(self.engine, self.error)
+            raise EngineUnavailable(self.engine, str(self.error))  # the reason as text

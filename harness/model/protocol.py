@@ -15,13 +15,24 @@ it (``registry.providing(HasX)``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import NotProvided
 from harness.model.prepared import PreparedModel
+
+if TYPE_CHECKING:
+    from harness.core.conventions import JointSlot
+    from harness.core.spec import ContactScene
+
+_F = NDArray[np.float64]
+_I = NDArray[np.intp]
+# an engine's settings of its own contact model or integrator (names and values its own)
+_Settings = dict[str, Any]
 
 # Every quantity a stage may ask for; adapters list what they provide in ``provides``.
 QUANTITIES = (
@@ -47,7 +58,8 @@ QUANTITIES = (
 )
 
 
-def as_is_source(model, engine: str):
+# Any: as_is.py's AsIsFile or None; as_is.py leads back here through its imports
+def as_is_source(model: PreparedModel, engine: str) -> Any:
     """The user's file ``engine`` loads as-is (harness/model/as_is.py AsIsFile: path, kind,
     text), or None: the parity path (the harness's own exported model)."""
     get = getattr(model, "as_is_file", None)
@@ -68,10 +80,10 @@ class HasDerivatives(Protocol):
 
     derivatives_method: str
 
-    def forward_dynamics_derivatives(self, q, v, tau) -> tuple:
+    def forward_dynamics_derivatives(self, q: _F, v: _F, tau: _F) -> tuple[_F, _F, _F]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), of v̇ solving M v̇ + h = τ − D v."""
 
-    def inverse_dynamics_derivatives(self, q, v, vdot) -> tuple:
+    def inverse_dynamics_derivatives(self, q: _F, v: _F, vdot: _F) -> tuple[_F, _F, _F]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), of τ = M v̇ + h + D v."""
 
 
@@ -81,12 +93,13 @@ class HasConstrainedDynamics(Protocol):
     [m/s², rad/s²], λ (N, m) [N, N·m]: the kinematic terms of holonomic constraints and
     the engine's own constrained solver."""
 
-    def frame_jacobian_drift(self, q, v, frames) -> tuple:
+    def frame_jacobian_drift(self, q: _F, v: _F, frames: Sequence[str]) -> tuple[_F, _F]:
         """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear velocity of the
         frame's origin; ω] in world axes, and the drift J̇_WF v = the origin's classical
         acceleration and the angular acceleration at v̇ = 0 [m/s², rad/s²]."""
 
-    def native_constrained(self, problem) -> list:
+    # Any: the stage's NativeProblem (harness/stages), a layer this module may not import
+    def native_constrained(self, problem: Any) -> list[dict[str, Any]]:
         """The engine's own constrained solvers on ``problem``
         (harness/stages/constrained/constraints.py NativeProblem: N states, m rows): one
         dict per solver, {"solver": str, "exact": bool, "vdot" (N, nv), "lam" (N, m) or
@@ -100,21 +113,21 @@ class HasReadback(Protocol):
     answer (M (nv, nv), v̇ (nv,)) to canonical arrays handed over unconverted. The
     read-back format is described in harness/stages/diagnosis/__init__.py."""
 
-    def readback(self) -> dict:
+    def readback(self) -> dict[str, Any]:
         """{"engine", "api", "notes", "nq_native", "nv_native", "bodies", "joints",
         "couplings"}: every body and canonical joint as the engine holds it."""
 
-    def ablated(self, changes: dict):
+    def ablated(self, changes: dict[str, Any]) -> EngineAdapter:
         """A new adapter on the same model with the named causes removed (``damping=0``,
         ``armature=0``, ``friction=0``, ``limits=False``, ``couplings=False``, …);
         ValueError for a cause the engine cannot remove."""
 
-    def naive_dynamics(self, q, v, tau):
+    def naive_dynamics(self, q: _F, v: _F, tau: _F) -> tuple[_F, _F] | None:
         """(M (nv, nv), v̇ (nv,)) from the engine with q (nq,), v (nv,), τ (nv,) handed
         over without conversion, or None if the engine cannot take them."""
 
     @classmethod
-    def as_is_joints(cls, model) -> list:
+    def as_is_joints(cls, model: PreparedModel) -> list[str]:
         """Names of the moving joints (free root excluded) the engine reads from the
         as-is file of ``model``."""
 
@@ -125,13 +138,17 @@ class HasNativeContact(Protocol):
     (N,) [s] under the engine's own contact model on the declared contact geometry,
     force_W(t) (3,) [N] applied at the body's origin."""
 
-    NATIVE_CONTACT_VARIANTS: tuple  # (label, settings) compared side by side
+    # (label, settings) compared side by side
+    NATIVE_CONTACT_VARIANTS: tuple[tuple[str, _Settings], ...]
 
-    def native_contact(self, scene, q0, v0, t_end, force_W, settings=None) -> dict:
+    def native_contact(self, scene: ContactScene, q0: _F, v0: _F, t_end: float,
+                       force_W: Callable[[float], _F],
+                       settings: _Settings | None = None) -> dict[str, Any]:
         """{"t" (N,), "q" (N, 7), "v" (N, 6) canonical, "settings", "statement"} over
         [0, t_end] [s] from canonical (q0 (7,), v0 (6,))."""
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: _Settings | None = None
+                                 ) -> tuple[_Settings, str]:
         """(settings, one-line statement of the contact law)."""
 
 
@@ -140,11 +157,13 @@ class HasStickingContact(Protocol):
     """v̇ (nv,) [m/s², rad/s²] and contact force λ_W (3,) [N] with one material point
     [m] of a body held fixed: the engine's exact sticking (bilateral) contact."""
 
-    def native_sticking_acceleration(self, q, v, tau, frame: str, offset_W) -> tuple:
+    def native_sticking_acceleration(self, q: _F, v: _F, tau: _F, frame: str,
+                                     offset_W: _F) -> tuple[_F, _F | None]:
         """(v̇ (nv,), λ_W (3,) or None) with the point p_WF + offset_W (3,) [m] of
         ``frame``'s body held fixed."""
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: _Settings | None = None
+                                 ) -> tuple[_Settings, str]:
         """(settings, one-line statement of the contact law)."""
 
 
@@ -153,7 +172,7 @@ class HasContactFrameKinematics(Protocol):
     """p_WF (k, 3) [m], J_WF (k, 6, nv) [linear; angular], world axes: frame origins from
     an engine with no frame_pose/frame_jacobian of its own."""
 
-    def contact_frame_kinematics(self, q, frames) -> tuple:
+    def contact_frame_kinematics(self, q: _F, frames: Sequence[str]) -> tuple[_F, _F]:
         """(p_WF (k, 3), J_WF (k, 6, nv)) of k frame origins at q (nq,)."""
 
 
@@ -162,11 +181,12 @@ class HasNativeRollout(Protocol):
     """Q (N, nq), V (N, nv) [canonical units] on knots t (N,) [s], stepped by the engine's
     own integrator with controls τ (nv,) [N, N·m]."""
 
-    def native_describe(self, settings=None) -> tuple:
+    def native_describe(self, settings: _Settings | None = None) -> tuple[_Settings, str]:
         """(settings, one-line statement) of ``native_rollout``; ValueError for settings
         the engine does not take."""
 
-    def native_rollout(self, q0, v0, t, controls, settings=None) -> tuple:
+    def native_rollout(self, q0: _F, v0: _F, t: _F, controls: Callable[[int, float], _F],
+                       settings: _Settings | None = None) -> tuple[_F, _F]:
         """(Q (N, nq), V (N, nv)) on the knots t (N,) [s]; controls(k, t) → τ (nv,)
         canonical, the interpolant of grid interval k."""
 
@@ -176,7 +196,7 @@ class HasWorldConstraintStep(Protocol):
     """dt [s]: one step of a known crash (a constraint on the world body), for the
     sweep's crash isolation; run it only in a process that may be lost."""
 
-    def native_world_constraint_step(self, dt: float = 1e-3) -> dict:
+    def native_world_constraint_step(self, dt: float = 1e-3) -> dict[str, float]:
         """{"advanced_to_s": t [s]} if the engine does not crash."""
 
 
@@ -185,8 +205,9 @@ class HasMjcfCompiler(Protocol):
     """An MJCF file compiled by the engine [SI: m, kg, kg·m², rad], handed over as plain
     values for the MJCF importer (harness/model/mjcf_import.py)."""
 
+    # Any: the importer's CompiledMjcf, which imports this module (no cycle of imports)
     @staticmethod
-    def compile_mjcf(path: str):
+    def compile_mjcf(path: str) -> Any:
         """harness/model/mjcf_import.py CompiledMjcf of the MJCF at ``path``; BadInput(path,
         problem) if the engine cannot compile it."""
 
@@ -201,55 +222,57 @@ class EngineAdapter(HasDerivatives, HasConstrainedDynamics, HasReadback, Protoco
     name: str          # "mujoco", "pinocchio", "crocoddyl", "drake"
     version: str       # the engine package version
     model: PreparedModel
-    provides: dict     # quantity -> one-line statement of which engine API computes it
-    NATIVE_CONTACT_VARIANTS: tuple  # (label, settings) of native contact compared
+    provides: dict[str, str]  # quantity -> one-line statement of which engine API computes it
+    # (label, settings) of native contact compared
+    NATIVE_CONTACT_VARIANTS: tuple[tuple[str, _Settings], ...]
 
     @property
     def nq(self) -> int: ...
     @property
     def nv(self) -> int: ...
     @property
-    def joint_names(self) -> list: ...
+    def joint_names(self) -> list[str]: ...
 
-    def neutral(self) -> np.ndarray:
+    def neutral(self) -> _F:
         """q (nq,) at rest, from the engine's own neutral configuration."""
 
-    def random_state(self, rng: np.random.Generator) -> tuple:
+    def random_state(self, rng: np.random.Generator) -> tuple[_F, _F]:
         """(q (nq,), v (nv,)) valid for the model; the same sampler for every engine."""
 
-    def group_inertias(self) -> dict:
+    def group_inertias(self) -> dict[str, _F]:
         """{joint: (10,) [m kg, c_W m (3), I_W kg·m² (6: xx yy zz xy xz yz)]} of the rigid
         group each joint carries, at neutral, as the engine holds it after loading."""
 
-    def frame_pose(self, q: np.ndarray, frame: str) -> np.ndarray:
+    def frame_pose(self, q: _F, frame: str) -> _F:
         """(12,) [p_WF (3) m, R_WF (9, row-major)] of a named frame."""
 
-    def frame_poses(self, q: np.ndarray, frames) -> np.ndarray:
+    def frame_poses(self, q: _F, frames: Sequence[str]) -> _F:
         """(k, 12) poses of k frames at one q."""
 
-    def frame_jacobian(self, q: np.ndarray, frame: str) -> np.ndarray:
+    def frame_jacobian(self, q: _F, frame: str) -> _F:
         """J_WF (6, nv): v → [linear velocity of F's origin; ω_F], world axes."""
 
-    def frame_jacobians(self, q: np.ndarray, frames) -> np.ndarray:
+    def frame_jacobians(self, q: _F, frames: Sequence[str]) -> _F:
         """(k, 6, nv) Jacobians of k frames at one q."""
 
-    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+    def mass_matrix(self, q: _F) -> _F:
         """M (nv, nv) [kg, kg·m, kg·m²], armature included."""
 
-    def bias_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def bias_forces(self, q: _F, v: _F) -> _F:
         """h (nv,) [N, N·m]: Coriolis, centrifugal and gravity terms and the joint springs'
         K (q − q_ref) (no damping)."""
 
-    def forward_dynamics(self, q, v, tau) -> np.ndarray:
+    def forward_dynamics(self, q: _F, v: _F, tau: _F) -> _F:
         """v̇ (nv,) [m/s², rad/s²] solving M v̇ + h = τ − D v."""
 
-    def inverse_dynamics(self, q, v, vdot) -> np.ndarray:
+    def inverse_dynamics(self, q: _F, v: _F, vdot: _F) -> _F:
         """τ (nv,) [N, N·m] = M v̇ + h + D v."""
 
-    def integrate(self, q, v, dt: float) -> np.ndarray:
+    def integrate(self, q: _F, v: _F, dt: float) -> _F:
         """q (nq,) after moving along constant v for dt [s] (manifold-aware)."""
 
-    def native_contact_statement(self, settings=None) -> tuple:
+    def native_contact_statement(self, settings: _Settings | None = None
+                                 ) -> tuple[_Settings, str]:
         """(settings, one-line statement) of the engine's own contact model."""
 
 
@@ -266,17 +289,17 @@ class QCopyMaps:
     q_eng[copy_eng] = q[copy_can] is one fancy assignment; ``free_qa``: the engine's q
     address of the free root (None for a fixed base)."""
 
-    simple_can: np.ndarray
-    simple_eng: np.ndarray
-    cont_can: np.ndarray
-    cont_eng: np.ndarray
-    cont_sin: np.ndarray
-    copy_can: np.ndarray
-    copy_eng: np.ndarray
+    simple_can: _I
+    simple_eng: _I
+    cont_can: _I
+    cont_eng: _I
+    cont_sin: _I
+    copy_can: _I
+    copy_eng: _I
     free_qa: int | None
 
 
-def _index_pairs(pairs: list) -> tuple:
+def _index_pairs(pairs: Sequence[tuple[int, int]]) -> tuple[_I, _I]:
     """(canonical (k,), engine (k,)) intp arrays of k (canonical, engine) index pairs."""
     if not pairs:
         return np.zeros(0, np.intp), np.zeros(0, np.intp)
@@ -284,7 +307,8 @@ def _index_pairs(pairs: list) -> tuple:
     return np.array(can, dtype=np.intp), np.array(eng, dtype=np.intp)
 
 
-def q_copy_maps(slots: list, free, free_order: tuple, extra: list = ()) -> QCopyMaps:
+def q_copy_maps(slots: Sequence[tuple[JointSlot, int, int]], free: JointSlot | None,
+                free_order: Sequence[int], extra: Iterable[tuple[int, int]] = ()) -> QCopyMaps:
     """QCopyMaps, (k,) intp index arrays, of ``slots`` [(layout slot, engine q address,
     engine v address)] in canonical order; ``free`` the layout's free slot (None: fixed
     base) and ``free_order`` the canonical index (p 0–2, quaternion x y z w 3–6) of each of
@@ -308,14 +332,18 @@ class AdapterBase:
 
     name = "base"
     # (label, settings) of the native contact variants compared side by side
-    NATIVE_CONTACT_VARIANTS: tuple = (("defaults", {}),)
+    NATIVE_CONTACT_VARIANTS: tuple[tuple[str, _Settings], ...] = (("defaults", {}),)
     version = "0"
     # how forward/inverse_dynamics_derivatives are computed ("analytical",
     # "automatic_differentiation" or "finite_difference"; "none": not provided), which picks
     # the tolerance class of harness/stages/derivatives.py
     derivatives_method = "none"
 
-    def __init__(self, model: PreparedModel):
+    if TYPE_CHECKING:  # every adapter defines them (EngineAdapter); frame_poses/… call them
+        def frame_pose(self, q: _F, frame: str) -> _F: ...
+        def frame_jacobian(self, q: _F, frame: str) -> _F: ...
+
+    def __init__(self, model: PreparedModel) -> None:
         self.model = model
         self.layout = model.layout
 
@@ -328,31 +356,31 @@ class AdapterBase:
         return self.layout.nv
 
     @property
-    def joint_names(self) -> list:
+    def joint_names(self) -> list[str]:
         return self.layout.joint_names
 
-    def neutral(self) -> np.ndarray:  # overridden where the engine has its own
+    def neutral(self) -> _F:  # overridden where the engine has its own
         return self.layout.neutral()
 
-    def random_state(self, rng: np.random.Generator):
+    def random_state(self, rng: np.random.Generator) -> tuple[_F, _F]:
         """(q, v) valid for the model; same sampler for every engine."""
         return self.layout.random_q(rng), rng.normal(size=self.nv)
 
-    def frame_poses(self, q, frames) -> np.ndarray:
+    def frame_poses(self, q: _F, frames: Iterable[str]) -> _F:
         """(k, 12) poses of several frames at one q (adapters may compute FK once)."""
         return np.stack([self.frame_pose(q, f) for f in frames])
 
-    def frame_jacobians(self, q, frames) -> np.ndarray:
+    def frame_jacobians(self, q: _F, frames: Iterable[str]) -> _F:
         """(k, 6, nv) Jacobians of several frames at one q."""
         return np.stack([self.frame_jacobian(q, f) for f in frames])
 
-    def forward_dynamics_derivatives(self, q, v, tau):
+    def forward_dynamics_derivatives(self, q: _F, v: _F, tau: _F) -> tuple[_F, _F, _F]:
         """(∂v̇/∂q, ∂v̇/∂v, ∂v̇/∂τ), each (nv, nv), canonical; ∂/∂q w.r.t. the tangent δ of
         q ⊕ δ = integrate(q, δ, 1); damping as in forward_dynamics (M v̇ + h = τ − D v).
         Default: NotProvided (no engine API)."""
         raise NotProvided(self.name, "forward dynamics derivatives", "no engine API")
 
-    def inverse_dynamics_derivatives(self, q, v, vdot):
+    def inverse_dynamics_derivatives(self, q: _F, v: _F, vdot: _F) -> tuple[_F, _F, _F]:
         """(∂τ/∂q, ∂τ/∂v, ∂τ/∂v̇), each (nv, nv), canonical, of τ = M v̇ + h + D v.
         Default: NotProvided (no engine API)."""
         raise NotProvided(self.name, "inverse dynamics derivatives", "no engine API")

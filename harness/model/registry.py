@@ -12,32 +12,47 @@ This module is the only one that imports by name (``importlib``).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+from typing import Any, Protocol
 
 from harness.core.errors import BadInput, EngineUnavailable
 
 # The engines package's table (engines/__init__.py): read by name, never imported
 # statically, so that nothing above the registry depends on an engine module.
 _ENGINES_PACKAGE = importlib.import_module("engines")
-_TABLE = _ENGINES_PACKAGE.ENGINES
+
+
+class _Row(Protocol):
+    """What the registry reads of a table row (engines/__init__.py EngineEntry)."""
+
+    module: str
+    cls: str
+    distribution: str
+    binding: str
+    preferred_for: tuple[str, ...]
+
+
+_TABLE: dict[str, _Row] = _ENGINES_PACKAGE.ENGINES
 EngineEntry = _ENGINES_PACKAGE.EngineEntry  # a table row: adapter module and class, ...
-_cache: dict = {}  # name -> EngineInfo, filled by probe()
+_cache: dict[str, EngineInfo] = {}  # name -> EngineInfo, filled by probe()
 
 
-def engine_names() -> tuple:
+def engine_names() -> tuple[str, ...]:
     """The engines' names, in the table's order (rows added at run time included)."""
     return tuple(_TABLE)
 
 
-def __getattr__(attr: str):
+def __getattr__(attr: str) -> tuple[str, ...]:
     # ``registry.ENGINES``: the names of the table as it is now (not a copy taken at import)
     if attr == "ENGINES":
         return engine_names()
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-def register(name: str, entry) -> None:
+def register(name: str, entry: object) -> None:
     """Add the engine ``name`` as one table row (an ``EngineEntry``: adapter module and
     class, distribution, binding); BadInput if the name is taken or not a plain name.
     Probed, like every engine, when first asked for. The row lives in this process: the
@@ -58,7 +73,7 @@ def unregister(name: str) -> None:
     _cache.pop(name, None)
 
 
-def named_module(name: str):
+def named_module(name: str) -> ModuleType:
     """The module whose name is data (an engine's adapter or binding, a sweep named on the
     command line, the scoring module a sweep.json names), imported by name: the one place
     that does so, so that what the harness can import is visible here."""
@@ -101,11 +116,13 @@ def probe(name: str, option: str = "--engines") -> EngineInfo:
     return info
 
 
-def probe_all() -> list:
+def probe_all() -> list[EngineInfo]:
     return [probe(n) for n in engine_names()]
 
 
-def adapter_class(name: str):
+# Any: a class read by name from the table; callers use capabilities (compile_mjcf,
+# osim_to_spec, …) beyond EngineAdapter, each checked with registry.providing first
+def adapter_class(name: str) -> Any:
     info = probe(name)
     if not info.available:
         raise EngineUnavailable(name, info.reason)
@@ -113,7 +130,7 @@ def adapter_class(name: str):
     return getattr(importlib.import_module(entry.module), entry.cls)
 
 
-def parse_engines(text: str | None, option: str = "--engines") -> list:
+def parse_engines(text: str | None, option: str = "--engines") -> list[str]:
     """'mujoco,drake' → ['mujoco', 'drake']; None or 'all' → every known engine. Errors
     name ``option``, the option the list came from (``--engines``, ``--allow-missing``)."""
     if text is None or text.strip() == "all":
@@ -138,35 +155,35 @@ def preferred(role: str) -> str:
     raise EngineUnavailable(role, "no engine is available")
 
 
-def distributions() -> dict:
+def distributions() -> dict[str, str]:
     """{engine: PyPI distribution that carries it}."""
     return {n: _TABLE[n].distribution for n in engine_names()}
 
 
-def modules(names=None) -> list:
+def modules(names: Iterable[str] | None = None) -> list[str]:
     """The import names of each engine's binding and adapter module (``names`` None: every
     engine), without importing them: what a process that will run those engines may import
     ahead of time."""
-    out = []
+    out: list[str] = []
     for n in (_TABLE if names is None else names):
         out += [_TABLE[n].binding, _TABLE[n].module]
     return out
 
 
-def providing(capability) -> list:
+def providing(capability: str | type) -> list[str]:
     """Engines (available here) whose adapter class has ``capability``: a capability
     protocol of harness/model/protocol.py (``HasX``: every method it names) or the name of
     one method; BadInput naming the method(s) if no engine has it."""
     if isinstance(capability, str):
         what = capability
 
-        def has(cls) -> bool:
+        def has(cls: type) -> bool:
             return callable(getattr(cls, capability, None))
     else:
         what = ", ".join(k for k, v in vars(capability).items() if not k.startswith("_")
                          and (callable(v) or isinstance(v, staticmethod)))
 
-        def has(cls) -> bool:
+        def has(cls: type) -> bool:
             return issubclass(cls, capability)
     out = [n for n in engine_names() if probe(n).available and has(adapter_class(n))]
     if not out:

@@ -51,9 +51,12 @@ from __future__ import annotations
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any, TypedDict, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import Layout, matrix_to_rpy, rpy_to_matrix
 from harness.core.errors import BadInput
@@ -70,24 +73,43 @@ _FLAGS = {"static": "false", "gravity": "true", "kinematic": "false"}
 _UNBOUNDED = 1e15
 
 
-def _X(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
+class _SdfJoint(TypedDict):
+    """A ``<joint>`` as read (``_read_joint``): X_CJ its 4x4 pose in the child link frame
+    [m], the axis a unit vector in the joint frame, limits [rad | m], damping, spring
+    stiffness and reference."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    X_CJ: NDArray[np.float64]
+    axis: tuple[float, ...]
+    lower: float | None
+    upper: float | None
+    damping: float
+    spring: float
+    spring_ref: float
+
+
+def _X(xyz: Sequence[float] = (0.0, 0.0, 0.0),
+       rpy: Sequence[float] = (0.0, 0.0, 0.0)) -> NDArray[np.float64]:
     X = np.eye(4)
     X[:3, :3], X[:3, 3] = rpy_to_matrix(rpy), xyz
     return X
 
 
-def _t(x) -> tuple:
+def _t(x: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(v) + 0.0 for v in x)
 
 
 class _Reader:
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = path
 
     def bad(self, problem: str) -> BadInput:
         return BadInput(self.path, problem)
 
-    def numbers(self, el, n: int, what: str) -> tuple:
+    def numbers(self, el: ET.Element | None, n: int, what: str) -> tuple[float, ...]:
         text = (el.text or "").split() if el is not None else []
         try:
             vals = [float(t) for t in text]
@@ -97,12 +119,12 @@ class _Reader:
             raise self.bad(f"{what}: {' '.join(text)!r} is not {n} finite numbers")
         return tuple(vals)
 
-    def number(self, el, what: str, default: float) -> float:
+    def number(self, el: ET.Element | None, what: str, default: float) -> float:
         if el is None:
             return default
         return self.numbers(el, 1, what)[0]
 
-    def pose(self, parent, what: str) -> np.ndarray:
+    def pose(self, parent: ET.Element, what: str) -> NDArray[np.float64]:
         """4x4 pose of ``parent``'s ``<pose>`` (identity if absent), refusing SDF ≥ 1.7
         frame semantics."""
         el = parent.find("pose")
@@ -115,7 +137,7 @@ class _Reader:
         return _X(v[:3], v[3:])
 
 
-def _flag(r: _Reader, el, where: str) -> None:
+def _flag(r: _Reader, el: ET.Element, where: str) -> None:
     """Refuse a flag (static, gravity, kinematic) set to the value that changes M or h."""
     value = (el.text or "").strip().lower()
     if value not in (_FLAGS[el.tag], "1" if _FLAGS[el.tag] == "true" else "0"):
@@ -123,7 +145,7 @@ def _flag(r: _Reader, el, where: str) -> None:
                     "the dynamics)")
 
 
-def _inertia(r: _Reader, link, name: str) -> Body:
+def _inertia(r: _Reader, link: ET.Element, name: str) -> Body:
     el = link.find("inertial")
     if el is None:
         return Body(name, 0.0)
@@ -167,10 +189,13 @@ def _read_document(r: _Reader, path: str) -> ET.Element:
     return models[0]
 
 
-def _model_children(r: _Reader, model: ET.Element, aside: set) -> tuple:
+def _model_children(r: _Reader, model: ET.Element,
+                    aside: set[str]) -> tuple[list[ET.Element], list[ET.Element]]:
     """(links, joints): the model's ``<link>`` and ``<joint>`` elements in document order;
     the tags set aside are added to ``aside``, anything else unsupported is refused, and so
     is a model without links or with more than ``MAX_BODIES``."""
+    links: list[ET.Element]
+    sdf_joints: list[ET.Element]
     links, sdf_joints = [], []
     for el in model:
         if el.tag == "link":
@@ -191,9 +216,12 @@ def _model_children(r: _Reader, model: ET.Element, aside: set) -> tuple:
     return links, sdf_joints
 
 
-def _read_links(r: _Reader, links: list, aside: set) -> tuple:
+def _read_links(r: _Reader, links: list[ET.Element], aside: set[str]
+                ) -> tuple[dict[str, NDArray[np.float64]], dict[str, Body]]:
     """(X_M, bodies): each link's 4x4 pose in the model frame [m] and its Body, both keyed
     by link name in document order; tags set aside are added to ``aside``."""
+    X_M: dict[str, NDArray[np.float64]]
+    bodies: dict[str, Body]
     X_M, bodies = {}, {}
     for el in links:
         name = el.get("name") or ""
@@ -213,7 +241,8 @@ def _read_links(r: _Reader, links: list, aside: set) -> tuple:
     return X_M, bodies
 
 
-def _read_axis(r: _Reader, ax: ET.Element, info: dict, X_MC: np.ndarray) -> None:
+def _read_axis(r: _Reader, ax: ET.Element, info: _SdfJoint,
+               X_MC: NDArray[np.float64]) -> None:
     """Fill ``info``'s axis (unit, in the joint frame), limits [rad | m], damping, spring
     stiffness and reference from the joint's ``<axis>``; ``X_MC`` is the 4x4 pose of the
     joint's child link in the model frame (for ``use_parent_model_frame``)."""
@@ -250,7 +279,8 @@ def _read_axis(r: _Reader, ax: ET.Element, info: dict, X_MC: np.ndarray) -> None
                                       f"joint {name} spring_reference", 0.0)
 
 
-def _read_joint(r: _Reader, el: ET.Element, X_M: dict, J: dict, aside: set) -> dict:
+def _read_joint(r: _Reader, el: ET.Element, X_M: dict[str, NDArray[np.float64]],
+                J: dict[str, _SdfJoint], aside: set[str]) -> _SdfJoint:
     """The joint as a dict (name, type, parent, child, X_CJ its 4x4 pose in the child link
     frame [m], axis, lower, upper, damping, spring, spring_ref); ``X_M`` holds the links'
     4x4 poses in the model frame, ``J`` the joints read so far (names are unique); the
@@ -268,10 +298,10 @@ def _read_joint(r: _Reader, el: ET.Element, X_M: dict, J: dict, aside: set) -> d
     for end, what in ((parent, "parent"), (child, "child")):
         if end not in X_M and not (what == "parent" and end == "world"):
             raise r.bad(f"joint {name}: unknown {what} link {end!r}")
-    info = {"name": name, "type": kind, "parent": parent, "child": child,
-            "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
-            "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
-            "spring_ref": 0.0}
+    info: _SdfJoint = {"name": name, "type": kind, "parent": parent, "child": child,
+                       "X_CJ": r.pose(el, f"joint {name}"), "axis": (0.0, 0.0, 1.0),
+                       "lower": None, "upper": None, "damping": 0.0, "spring": 0.0,
+                       "spring_ref": 0.0}
     for c in el:
         if c.tag in ("parent", "child", "pose", "axis", "physics", "sensor"):
             if c.tag in ("physics", "sensor"):
@@ -286,7 +316,8 @@ def _read_joint(r: _Reader, el: ET.Element, X_M: dict, J: dict, aside: set) -> d
     return info
 
 
-def _spanning_tree(r: _Reader, J: dict, bodies: dict) -> tuple:
+def _spanning_tree(r: _Reader, J: dict[str, _SdfJoint], bodies: dict[str, Body]
+                   ) -> tuple[str, list[_SdfJoint], list[_SdfJoint]]:
     """(root, tree, closures): the root link's name, the joints of the spanning tree in the
     order they reach their child (non-ball joints first, then ball joints) and the joints
     that close loops; joints to ``world`` are in neither list."""
@@ -304,6 +335,7 @@ def _spanning_tree(r: _Reader, J: dict, bodies: dict) -> tuple:
     if to_world and (len(to_world) > 1 or to_world[0]["child"] != root):
         raise r.bad(f"joint {to_world[0]['name']}: only the root link {root} may be welded "
                     "to the world")
+    tree: list[_SdfJoint]
     tree, in_tree = [], {root}
     pending = [j for j in J.values() if j["parent"] != "world"]
     for balls in (False, True):
@@ -328,7 +360,7 @@ class _Names:
     """The names the model uses; ``claim`` takes a new one for the import's own bodies,
     joints and frames (BadInput if the model already uses it)."""
 
-    def __init__(self, r: _Reader, taken: set):
+    def __init__(self, r: _Reader, taken: set[str]) -> None:
         self.r, self.taken = r, taken
 
     def claim(self, n: str) -> str:
@@ -338,16 +370,18 @@ class _Names:
         return n
 
 
-def _tree_joints(r: _Reader, tree: list, X_M: dict, names: _Names, drop_springs: bool,
-                 out_bodies: list, joints: list) -> list:
+def _tree_joints(r: _Reader, tree: list[_SdfJoint], X_M: dict[str, NDArray[np.float64]],
+                 names: _Names, drop_springs: bool, out_bodies: list[Body],
+                 joints: list[Joint]) -> list[str]:
     """Append the canonical joints of the spanning tree to ``joints`` (and a massless body
     ``<child>__<joint>`` to ``out_bodies`` for a joint away from its child's origin);
     ``X_M`` holds the links' 4x4 poses in the model frame [m]. Returns the springs set
     aside by ``drop_springs``, one "<joint> (<stiffness>)" each."""
-    spring_notes = []
+    spring_notes: list[str] = []
     for j in tree:
         P, C = j["parent"], j["child"]
-        X_PJ = np.linalg.solve(X_M[P], X_M[C] @ j["X_CJ"])
+        # float64 poses in, float64 out (numpy's stubs say only floating)
+        X_PJ = cast(NDArray[np.float64], np.linalg.solve(X_M[P], X_M[C] @ j["X_CJ"]))
         kind = {"continuous": "revolute"}.get(j["type"], j["type"])
         if j["spring"] and kind not in ("revolute", "prismatic"):
             raise r.bad(f"joint {j['name']}: spring_stiffness on a {j['type']} joint is not "
@@ -356,7 +390,8 @@ def _tree_joints(r: _Reader, tree: list, X_M: dict, names: _Names, drop_springs:
             spring_notes.append(f"{j['name']} ({j['spring']:g})")
         identity = np.allclose(j["X_CJ"], np.eye(4), rtol=0.0, atol=0.0)
         child = C if identity else names.claim(f"{C}__{j['name']}")
-        extra = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
+        # Joint's keyword fields, of several types (float, axis tuple, limits or None)
+        extra: dict[str, Any] = {} if kind in ("fixed",) else {"damping": float(j["damping"])}
         if kind in ("revolute", "prismatic"):
             extra.update(axis=j["axis"], lower=j["lower"], upper=j["upper"])
             if j["spring"] and not drop_springs:
@@ -365,18 +400,21 @@ def _tree_joints(r: _Reader, tree: list, X_M: dict, names: _Names, drop_springs:
                             _t(matrix_to_rpy(X_PJ[:3, :3])), **extra))
         if not identity:
             out_bodies.append(Body(child, 0.0))
-            X_JC = np.linalg.inv(j["X_CJ"])
+            X_JC = cast(NDArray[np.float64], np.linalg.inv(j["X_CJ"]))  # as X_PJ
             joints.append(Joint(names.claim(f"{C}__fixed"), "fixed", child, C,
                                 _t(X_JC[:3, 3]), _t(matrix_to_rpy(X_JC[:3, :3]))))
     return spring_notes
 
 
-def _loop_closures(r: _Reader, closures: list, X_M: dict, names: _Names,
-                   drop_springs: bool, notes: list) -> tuple:
+def _loop_closures(r: _Reader, closures: list[_SdfJoint],
+                   X_M: dict[str, NDArray[np.float64]], names: _Names, drop_springs: bool,
+                   notes: list[str]) -> tuple[list[Frame], list[Constraint]]:
     """(frames, constraints): for each loop-closing joint the frames ``<joint>__child`` and
     ``<joint>__parent`` (the joint's origin on each link at q = 0; ``X_M`` holds the links'
     4x4 poses in the model frame [m]) and the point (ball) or weld (fixed) constraint
     between them. The springs and damping set aside are noted in ``notes``."""
+    frames: list[Frame]
+    constraints: list[Constraint]
     frames, constraints = [], []
     for j in closures:
         if j["type"] not in ("ball", "fixed"):
@@ -396,7 +434,8 @@ def _loop_closures(r: _Reader, closures: list, X_M: dict, names: _Names,
                          "the harness compares the model without it")
         P, C = j["parent"], j["child"]
         X_CF = j["X_CJ"]
-        X_PF = np.linalg.solve(X_M[P], X_M[C] @ X_CF)
+        # float64 poses in, float64 out (numpy's stubs say only floating)
+        X_PF = cast(NDArray[np.float64], np.linalg.solve(X_M[P], X_M[C] @ X_CF))
         fa, fb = names.claim(f"{j['name']}__child"), names.claim(f"{j['name']}__parent")
         frames += [Frame(fa, C, _t(X_CF[:3, 3]), _t(matrix_to_rpy(X_CF[:3, :3]))),
                    Frame(fb, P, _t(X_PF[:3, 3]), _t(matrix_to_rpy(X_PF[:3, :3])))]
@@ -409,8 +448,9 @@ def _loop_closures(r: _Reader, closures: list, X_M: dict, names: _Names,
     return frames, constraints
 
 
-def _place_root(r: _Reader, root: str, X_root: np.ndarray, floating: bool, names: _Names,
-                out_bodies: list, joints: list, notes: list) -> None:
+def _place_root(r: _Reader, root: str, X_root: NDArray[np.float64], floating: bool,
+                names: _Names, out_bodies: list[Body], joints: list[Joint],
+                notes: list[str]) -> None:
     """Put the root link where the model does: ``X_root`` is its 4x4 pose in the model
     frame [m]. Floating, the pose is dropped (noted); fixed at a pose that is not the
     identity, the massless root ``WORLD_BODY`` and a weld to the root are put first in
@@ -440,11 +480,11 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     path = str(path)
     r = _Reader(path)
     model = _read_document(r, path)
-    notes = []
-    aside = set()
+    notes: list[str] = []
+    aside: set[str] = set()
     links, sdf_joints = _model_children(r, model, aside)
     X_M, bodies = _read_links(r, links, aside)
-    J = {}
+    J: dict[str, _SdfJoint] = {}
     for el in sdf_joints:
         info = _read_joint(r, el, X_M, J, aside)
         J[info["name"]] = info
@@ -453,7 +493,7 @@ def load_sdf_with_notes(path: str, floating: bool = False,
                      + ", ".join(f"<{t}>" for t in sorted(aside)))
     root, tree, closures = _spanning_tree(r, J, bodies)
     out_bodies = [bodies[n] for n in bodies]
-    joints = []
+    joints: list[Joint] = []
     names = _Names(r, set(bodies) | set(J))
     spring_notes = _tree_joints(r, tree, X_M, names, drop_springs, out_bodies, joints)
     if spring_notes:

@@ -65,6 +65,7 @@ import math
 import os
 import re
 import xml.etree.ElementTree as ET
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -93,16 +94,32 @@ BALL_REFUSAL = ("a ball joint is not URDF (URDF has no ball joint): write it as 
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
+class _RawJoint(TypedDict):
+    """A ``<joint>`` as read (``_read_joint``): Joint's fields [m, rad], the type possibly
+    still 'floating'."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: tuple[float, ...]
+    rpy: tuple[float, ...]
+    axis: tuple[float, ...]
+    lower: float | None
+    upper: float | None
+    damping: float
+
+
 class _Reader:
     """Parsing helpers bound to one file path (every error names it)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = path
 
     def bad(self, problem: str) -> BadInput:
         return BadInput(self.path, problem)
 
-    def number(self, text, what: str) -> float:
+    def number(self, text: str | None, what: str) -> float:
         s = (text or "").strip()
         if not _NUMBER_RE.match(s):
             raise self.bad(f"{what}: {text!r} is not a finite decimal number")
@@ -111,7 +128,8 @@ class _Reader:
             raise self.bad(f"{what}: {text!r} is not finite")
         return x
 
-    def vector(self, text, what: str, default=(0.0, 0.0, 0.0)) -> tuple:
+    def vector(self, text: str | None, what: str,
+               default: tuple[float, ...] = (0.0, 0.0, 0.0)) -> tuple[float, ...]:
         if text is None:
             return tuple(default)
         parts = text.split()
@@ -119,14 +137,15 @@ class _Reader:
             raise self.bad(f"{what}: expected 3 numbers, got {text!r}")
         return tuple(self.number(p, what) for p in parts)
 
-    def origin(self, el, what: str) -> tuple:
+    def origin(self, el: ET.Element | None,
+               what: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         o = el.find("origin") if el is not None else None
         if o is None:
             return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         return (self.vector(o.get("xyz"), f"{what} origin xyz"),
                 self.vector(o.get("rpy"), f"{what} origin rpy"))
 
-    def name(self, el, kind: str) -> str:
+    def name(self, el: ET.Element, kind: str) -> str:
         n = el.get("name")
         if n is None or not n.strip():
             raise self.bad(f"a <{kind}> has no name")
@@ -155,7 +174,7 @@ def _read_root(path: str) -> ET.Element:
 
 
 def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
-               notes: list | None = None, bad: list | None = None) -> Body:
+               notes: list[str] | None = None, bad: list[str] | None = None) -> Body:
     """The link as a Body. A non-physical inertia is repaired (``repair``, with a note),
     appended to ``bad`` (the caller names every offending link at once) or raised."""
     inertial = el.find("inertial")
@@ -189,6 +208,7 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
                 raise r.bad(f"{why}; --repair-inertia drops it")
             bad.append(why)
             return Body(name, 0.0)
+        assert notes is not None  # repair comes with a notes list (_read_links)
         notes.append(f"link {name}: mass 0 with non-zero inertia; inertia set to 0 "
                      "(--repair-inertia)")
         inertia = np.zeros((3, 3))
@@ -201,6 +221,7 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
         return Body(name, mass, com)
     if problem:
         fixed = _physical_inertia(inertia)
+        assert notes is not None  # repair comes with a notes list (_read_links)
         notes.append(f"link {name}: {problem}; replaced by the nearest physical inertia "
                      f"(max change {np.abs(fixed - inertia).max():.3g} kg·m², "
                      "--repair-inertia)")
@@ -212,7 +233,7 @@ def _read_link(r: _Reader, el: ET.Element, name: str, repair: bool = False,
     return Body(name, mass, com, tuple(float(x) for x in inertia.reshape(-1)))
 
 
-def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
+def _read_joint(r: _Reader, el: ET.Element, notes: list[str]) -> _RawJoint:
     """Raw joint fields; the type may still be 'floating' (resolved by the caller)."""
     name = r.name(el, "joint")
     jtype = el.get("type")
@@ -226,16 +247,16 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list) -> dict:
     if jtype not in SUPPORTED_TYPES + ("floating",):
         raise r.bad(f"joint {name}: unknown joint type {jtype!r} "
                     f"(supported: {', '.join(SUPPORTED_TYPES)}, floating at the root)")
-    ends = {}
+    ends: dict[str, str] = {}
     for end in ("parent", "child"):
         e = el.find(end)
         if e is None or not e.get("link"):
             raise r.bad(f"joint {name}: <{end} link=...> is required")
-        ends[end] = e.get("link")
+        ends[end] = cast(str, e.get("link"))  # a non-empty str: checked just above
     xyz, rpy = r.origin(el, f"joint {name}")
-    out = dict(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
-               xyz=xyz, rpy=rpy, axis=(1.0, 0.0, 0.0), lower=None, upper=None,
-               damping=0.0)
+    out: _RawJoint = dict(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
+                          xyz=xyz, rpy=rpy, axis=(1.0, 0.0, 0.0), lower=None, upper=None,
+                          damping=0.0)
     if el.find("mimic") is not None and jtype in ("revolute", "continuous", "prismatic"):
         notes.append(f"joint {name}: mimic relation dropped; imported as a fixed joint at "
                      "its zero position")
@@ -286,7 +307,8 @@ def _refuse_foreign_joints(r: _Reader, root: ET.Element) -> None:
             raise r.bad(f"joint {el.get('name')}: <{tag}> is not a URDF joint element")
 
 
-def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool, notes: list) -> tuple:
+def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool,
+                notes: list[str]) -> tuple[list[Body], dict[str, ET.Element]]:
     """(bodies, body_els): the links other than ``world`` as Bodies [kg, m, kg·m²] in
     document order, and every link element by name (``world`` included). Non-physical
     inertias are repaired with a note (``repair_inertia``) or refused all in one line."""
@@ -294,6 +316,9 @@ def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool, notes: list)
     if len(links) > MAX_BODIES + 1:  # (+1: a link "world" is not a body)
         raise r.bad(f"{len(links)} <link> elements: the harness supports at most "
                     f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
+    bodies: list[Body]
+    body_els: dict[str, ET.Element]
+    bad_inertia: list[str]
     bodies, body_els, bad_inertia = [], {}, []
     for el in links:
         n = el.get("name")
@@ -320,9 +345,12 @@ def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool, notes: list)
     return bodies, body_els
 
 
-def _read_joints(r: _Reader, root: ET.Element, body_els: dict, notes: list) -> tuple:
+def _read_joints(r: _Reader, root: ET.Element, body_els: dict[str, ET.Element],
+                 notes: list[str]) -> tuple[list[_RawJoint], dict[str, str]]:
     """(raw_joints, parent_of): the ``<joint>`` elements as dicts (``_read_joint``) in
     document order, and for each child link the name of its joint (one parent each)."""
+    raw_joints: list[_RawJoint]
+    seen: set[str]
     raw_joints, seen = [], set()
     for el in root.findall("joint"):
         j = _read_joint(r, el, notes)
@@ -337,7 +365,7 @@ def _read_joints(r: _Reader, root: ET.Element, body_els: dict, notes: list) -> t
         if j["parent"] == j["child"]:
             raise r.bad(f"joint {j['name']}: link {j['parent']} is its own parent")
         raw_joints.append(j)
-    parent_of = {}
+    parent_of: dict[str, str] = {}
     for j in raw_joints:
         if j["child"] in parent_of:
             raise r.bad(f"link {j['child']} has two parents (joints {parent_of[j['child']]} "
@@ -346,8 +374,8 @@ def _read_joints(r: _Reader, root: ET.Element, body_els: dict, notes: list) -> t
     return raw_joints, parent_of
 
 
-def _world_joint(r: _Reader, wj: dict, raw_joints: list, floating: bool,
-                 notes: list) -> tuple[bool, bool]:
+def _world_joint(r: _Reader, wj: _RawJoint, raw_joints: list[_RawJoint], floating: bool,
+                 notes: list[str]) -> tuple[bool, bool]:
     """(is_floating, keep_world) for the joint ``wj`` from the link ``world`` to the root
     link (module docstring): whether the model floats (a floating ``wj`` makes it float,
     otherwise ``floating`` says) and whether ``world`` stays as a body; a joint the import
@@ -381,8 +409,9 @@ def _world_joint(r: _Reader, wj: dict, raw_joints: list, floating: bool,
     return bool(floating), True
 
 
-def _resolve_world(r: _Reader, body_els: dict, parent_of: dict, raw_joints: list,
-                   bodies: list, floating: bool, notes: list) -> bool:
+def _resolve_world(r: _Reader, body_els: dict[str, ET.Element], parent_of: dict[str, str],
+                   raw_joints: list[_RawJoint], bodies: list[Body], floating: bool,
+                   notes: list[str]) -> bool:
     """Whether the model floats, after the link ``world`` is removed or kept as the
     massless root body ``WORLD_BODY`` (module docstring); ``raw_joints`` and ``bodies``
     are edited in place."""
@@ -416,7 +445,7 @@ def _resolve_world(r: _Reader, body_els: dict, parent_of: dict, raw_joints: list
     return is_floating
 
 
-def _check_one_tree(r: _Reader, bodies: list, raw_joints: list) -> None:
+def _check_one_tree(r: _Reader, bodies: list[Body], raw_joints: list[_RawJoint]) -> None:
     """Refuse joints that do not make the bodies one tree: several roots, or a cycle."""
     names = [b.name for b in bodies]
     children = {j["child"] for j in raw_joints}
@@ -426,8 +455,9 @@ def _check_one_tree(r: _Reader, bodies: list, raw_joints: list) -> None:
     if len(roots) > 1:
         raise r.bad(f"more than one root link ({', '.join(roots[:5])}"
                     f"{', …' if len(roots) > 5 else ''}); a URDF is one tree")
+    reached: set[str]
     reached, stack = set(), [roots[0]]
-    kids = {}
+    kids: dict[str, list[str]] = {}
     for j in raw_joints:
         kids.setdefault(j["parent"], []).append(j["child"])
     while stack:
@@ -452,7 +482,7 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     path = str(path)
     r = _Reader(path)
     root = _read_root(path)
-    notes: list = []
+    notes: list[str] = []
     _refuse_foreign_joints(r, root)
     bodies, body_els = _read_links(r, root, repair_inertia, notes)
     raw_joints, parent_of = _read_joints(r, root, body_els, notes)
