@@ -29,6 +29,8 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from harness.core.io import SameAs
+
 if TYPE_CHECKING:
     from os import PathLike
 
@@ -73,8 +75,6 @@ def plotly_js_path() -> Path:
 def plotly_asset() -> SameAs:
     """plotly.min.js as a file of an output folder (hard-linked to the installed copy where
     the filesystem allows: harness.core.io.SameAs)."""
-    from harness.core.io import SameAs
-
     return SameAs(plotly_js_path())
 
 

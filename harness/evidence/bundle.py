@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, SameAs, array_sha256, npz_bytes, write_folder_atomic
-from harness.core.records import Record, compare
+from harness.core.records import Record, compare, inform
 from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_NPZ_FILE_BYTES,
@@ -559,8 +559,6 @@ def _claims_no_comparison(r: Record, arrays: Arrays) -> str:
 def _verify_informational(r: Record, arrays: Arrays) -> list[str]:
     """Recompute an informational record (harness/core/records.py ``inform``); a note without
     arrays (no key_a) must carry no numbers."""
-    from harness.core.records import inform
-
     if r.passed is not None:
         return [f"record {r.id}: informational record carries a verdict"]
     if not r.key_a:

@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput
+from harness.core.spec import inertia_problem
+from harness.model import registry
+from harness.model.import_common import read_model_file
+from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
 
 
@@ -128,8 +133,6 @@ class AsIsModel(PreparedModel):
 
 
 def _kind(path: str) -> str:
-    from harness.model.import_common import read_model_file
-
     raw = read_model_file(path, "model").decode("utf-8-sig", "replace")
     m = re.search(r"<\s*(robot|mujoco)\b", raw)
     if not m:
@@ -157,9 +160,6 @@ def _nonphysical(raw: str, root: ET.Element) -> tuple[Nonphysical, ...]:
     """((link, I (9,) about the com in the link frame, line of its <inertial>), …) of the
     links whose written inertia is not physical (not PSD, triangle inequality, or rotational
     inertia on a massless link): what --repair-inertia replaced in the declared model."""
-    from harness.core.conventions import rpy_to_matrix
-    from harness.core.spec import inertia_problem
-
     lines = [(raw.count("\n", 0, m.start()) + 1, m.group(1)) for m in
              re.finditer(r"<link\b[^>]*?\bname\s*=\s*[\"']([^\"']*)[\"']", raw)]
     inertia_lines = [raw.count("\n", 0, m.start()) + 1
@@ -240,7 +240,6 @@ def load_as_is(path: str, floating: bool = False,
     """The model at ``path`` (URDF or MJCF) for as-is loading by every engine; an
     ``engine_files`` {engine: path} entry gives that engine its own file instead (e.g. the
     MJCF a user keeps for MuJoCo next to the URDF the others read). BadInput on error."""
-    from harness.model.mjcf_import import load_mjcf_with_notes
     from harness.model.urdf_import import load_urdf_with_notes
 
     path = str(path)
@@ -278,8 +277,6 @@ def load_as_is(path: str, floating: bool = False,
         text = open(path, "rb").read().decode("utf-8-sig")
     files = [("*", AsIsFile(path, kind, text))]
     for engine, p in sorted((engine_files or {}).items()):
-        from harness.model import registry
-
         registry.probe(engine, "--engine-file")  # BadInput for an unknown engine
         k = _kind(str(p))
         t = open(p, "rb").read().decode("utf-8-sig")

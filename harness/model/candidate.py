@@ -85,6 +85,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import Layout
 from harness.core.errors import BadInput
+from harness.core.io import array_sha256 as digest
+from harness.core.io import write_bytes_atomic
 from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_MODEL_FILE_BYTES,
@@ -95,6 +97,8 @@ from harness.core.strict import (
     npz_arrays,
     read_regular,
 )
+from harness.model.mjcf_import import load_mjcf_with_notes
+from harness.model.prepared import PreparedModel, prepare_fixture
 
 if TYPE_CHECKING:
     from harness.model.prepared import PreparedModel
@@ -152,8 +156,6 @@ _OPTIONAL_TOP = {"events"}
 
 def array_sha256(a: NDArray[Any]) -> str:
     """sha256 of dtype, shape and bytes (the same digest as evidence bundles use)."""
-    from harness.core.io import array_sha256 as digest
-
     return digest(a)
 
 
@@ -419,7 +421,6 @@ def _string(where: str, what: str, x: object) -> str:
 
 def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
     from fixtures import catalog
-    from harness.model.prepared import PreparedModel, prepare_fixture
 
     if not isinstance(ref, dict) or "kind" not in ref:
         raise BadInput(where, "model must be an object with a kind")
@@ -453,8 +454,6 @@ def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
 
             spec, notes = load_urdf_with_notes(str(path), ref["floating"])
         else:
-            from harness.model.mjcf_import import load_mjcf_with_notes
-
             spec, notes = load_mjcf_with_notes(str(path), floating=ref["floating"])
         return PreparedModel(spec, str(path), sha, tuple(notes))
     raise BadInput(where, f"model.kind must be fixture, urdf or mjcf, got {kind!r}")
@@ -768,7 +767,6 @@ def save(cand: Candidate, path: str | os.PathLike[str]) -> Path:
 
     buf = io.BytesIO()
     np.savez(buf, **cast(dict[str, Any], arrays))  # names only: no allow_pickle among them
-    from harness.core.io import write_bytes_atomic
 
     for target, data in ((apath, buf.getvalue()), (path, blob)):
         write_bytes_atomic(target, data)

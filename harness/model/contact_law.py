@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import Layout, Vec
 from harness.core.errors import BadInput
-from harness.core.spec import ContactScene
+from harness.core.spec import ContactScene, Sphere
 from harness.model.protocol import HasContactFrameKinematics
 
 _F = NDArray[np.float64]
@@ -271,8 +271,6 @@ class ContactKinematics:
 def contact_kinematics(adapter: ContactAdapter, q: _F, scene: ContactScene) -> ContactKinematics:
     """The k candidates of ``scene`` at q (nq,): gaps [m], contact points [m] and
     Jacobians (k, 3, nv) from the engine's own frame kinematics."""
-    from harness.core.spec import Sphere
-
     n = np.asarray(scene.plane.normal, dtype=float)
     p_F, J_F = frame_points(adapter, q, [g.frame for g in scene.geometry])
     k, nv = len(scene.geometry), J_F.shape[2]

@@ -59,6 +59,7 @@ from harness.core.conventions import (
     canonical_difference,
     canonical_integrate,
     manifold_maps,
+    quat_xyzw_to_matrix,
 )
 from harness.core.spec import ContactScene
 from harness.core.tolerances import lookup
@@ -94,8 +95,6 @@ def _tol(name: str) -> float:
 def energy(adapter: HybridAdapter, q: _F, v: _F) -> float:
     """E = ½ vᵀ M v + V(q) [J]: the engine's M; V = −Σ m_b g·c_b over the declared bodies
     (a floating single-body fixture: c_b = p_WB + R_WB com_b)."""
-    from harness.core.conventions import quat_xyzw_to_matrix
-
     spec = adapter.model.spec
     g = np.asarray(spec.gravity, dtype=float)
     M = adapter.mass_matrix(q)

@@ -95,8 +95,10 @@ from harness.core.conventions import (
 from harness.core.errors import BadInput
 from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, Joint
 from harness.core.strict import MAX_BODIES, holds_warnings
+from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
 from harness.model.joint_chain import body_joint_chain
+from harness.model.protocol import HasMjcfCompiler
 
 _F = NDArray[np.float64]
 # BadInput naming the file, for one problem (``compiled_to_spec``'s ``bad``)
@@ -568,8 +570,6 @@ def load_mjcf_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec
     if bodies > MAX_BODIES:
         raise BadInput(path, f"{bodies} <body> elements: the harness supports at most "
                              f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
-    from harness.model import registry
-    from harness.model.protocol import HasMjcfCompiler
 
     # the MJCF compiler of the engine whose adapter compiles MJCF
     compiler = registry.adapter_class(registry.providing(HasMjcfCompiler)[0])

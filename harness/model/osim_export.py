@@ -22,10 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.conventions import Layout
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, claims_output, swap_in, temp_folder
 from harness.core.spec import FixtureSpec, Frame
 from harness.core.strict import read_json
+from harness.model import candidate, registry
 
 FILES = ("golfer.osim", "swing.mot", "markers.trc")
 # the frame links of an exported URDF (fixtures/export.py FRAME_JOINT_SUFFIX)
@@ -60,8 +62,6 @@ def frames_from_links(spec: FixtureSpec) -> FixtureSpec:
 def read_swing(swing_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """{"spec", "t" (N,) s, "q" (N, nq), "labels" [K], "y" (N, K, 3) m, "rate_hz"} of a
     finished swing output folder; BadInput naming the file and the problem."""
-    from harness.model import candidate
-
     d = Path(swing_dir)
     fit = d / "fit"
     fj = fit / "fit.json"
@@ -88,7 +88,6 @@ def read_swing(swing_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise BadInput(str(tp), f"unreadable trajectory ({e})") from None
     cand = candidate.load(fit / "candidate.json")
     spec = frames_from_links(cand.model.spec)
-    from harness.core.conventions import Layout
 
     n, nq = len(t), Layout.from_spec(spec).nq
     if q.shape != (n, nq) or y.shape != (n, len(labels), 3) or labels != tracked \
@@ -102,8 +101,6 @@ def export_swing(swing_dir: str | os.PathLike[str], *, out: Path) -> dict[str, A
     """Write golfer.osim, swing.mot and markers.trc for the swing in ``swing_dir`` to
     ``out`` (replaced whole, atomically); returns {"model", "motion", "markers": path,
     "coordinates": [names], "frames": N, "markers_count": K}."""
-    from harness.model import registry
-
     data = read_swing(swing_dir)
     writer = registry.adapter_class(registry.providing("write_osim_swing")[0])
     tmp = temp_folder(out)

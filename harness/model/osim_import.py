@@ -41,6 +41,7 @@ import re
 from harness.core.errors import BadInput
 from harness.core.spec import FixtureSpec
 from harness.core.strict import MAX_BODIES, holds_warnings
+from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
 
 
@@ -57,7 +58,6 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec
     if bodies > MAX_BODIES:
         raise BadInput(path, f"{bodies} <Body> elements: the harness supports at most "
                              f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
-    from harness.model import registry
 
     reader = registry.adapter_class(registry.providing("osim_to_spec")[0])
     read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)

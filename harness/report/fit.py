@@ -10,14 +10,13 @@ Dimensions: none of its own (the problem's arrays, as its module states).
 from __future__ import annotations
 
 from harness.core import figures as F
+from harness.fit import catalog
 from harness.report.render import ENV
 
 
 def render(doc: dict, arrays: dict, mode: str = "file") -> str:
     """The fit bundle's index.html (``mode``: "file" loads plotly.min.js beside it,
     "inline" embeds it for a stand-alone file)."""
-    from harness.fit import catalog
-
     prob = catalog.get(doc["problem"])
     return ENV.get_template(prob.template).render(
         fit=doc, css=F.CSS, scripts=F.scripts(mode), **prob.report_context(doc, arrays))
