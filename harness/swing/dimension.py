@@ -117,8 +117,8 @@ def _moved_markers(spec, joints, labels) -> np.ndarray:
 def _ik_start(adapter, labels, Y, train, q_init) -> np.ndarray:
     """(N, nv): marker IK over the training frames (warm-started frame to frame), the
     held-out frames linearly interpolated between their training neighbours."""
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
+    from harness.swing.scaling import GRIP_PAIRS
 
     idx = np.flatnonzero(train)
     Qt = ik.track(adapter, list(labels), Y[idx], q_init, pairs=GRIP_PAIRS).q

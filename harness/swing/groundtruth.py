@@ -236,9 +236,9 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     head moves in under an impulse: the eigenvectors of J M⁻¹ Jᵀ at the fitted impact
     whose eigenvalue (mobility [1/kg], listed) is at least a tenth of the largest, with
     their share of the truth's Λ); else None."""
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
     from harness.swing.pipeline import fit_problem, impact_event
+    from harness.swing.scaling import GRIP_PAIRS
 
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])

@@ -44,9 +44,13 @@ import numpy as np
 from fixtures.export import to_urdf
 from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS, SHAFT_COORDINATES, bend_point
 from harness.capture import events as cap_events
-from harness.capture import ik
 from harness.capture.ingest import ingest
-from harness.capture.scaling import (
+from harness.core.errors import BadInput
+from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
+from harness.fit import trajectory as tf
+from harness.swing import consistency, ground, ik, poses
+from harness.swing.identifiability import scaled_parameters
+from harness.swing.scaling import (
     GRIP_PAIRS,
     build,
     calibrate,
@@ -55,11 +59,6 @@ from harness.capture.scaling import (
     floor_height,
     place_contacts,
 )
-from harness.core.errors import BadInput
-from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
-from harness.fit import trajectory as tf
-from harness.swing import consistency, ground, poses
-from harness.swing.identifiability import scaled_parameters
 
 
 @dataclass(frozen=True)

@@ -381,8 +381,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
     rel = lookup("swing", "clubhead_speed_through_impact").atol
     # the club, from the capture's markers at address (--club auto): its band and masses
     from fixtures.golfers import CLUB_MASSES_KG
-    from harness.capture.scaling import dims_from_capture
     from harness.swing.pipeline import address_frames, which_club
+    from harness.swing.scaling import dims_from_capture
 
     club = which_club("auto", dims_from_capture(cap, address_frames(ev))[1])
     assert fit["model"]["club"] == club and club["club"] == "driver"

@@ -58,8 +58,8 @@ def test_truth_satisfies_the_equations_of_motion_in_another_engine(truth):
 
 @pytest.fixture(scope="module")
 def truth_ik(truth):
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
+    from harness.swing.scaling import GRIP_PAIRS
 
     adapter, _, _, tr = truth
     return ik.track(adapter, list(tr.labels), tr.markers, tr.q[0], pairs=GRIP_PAIRS)

@@ -9,9 +9,9 @@ import pytest
 from conftest import adapter
 
 from harness.capture import events as cap_events
-from harness.capture import ik
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
+from harness.swing import ik
 from harness.swing.synthetic import planar_impact_swing
 
 
