@@ -28,21 +28,22 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from harness.swing import pipeline  # noqa: E402
+from harness.swing.summary import SwingSummary  # noqa: E402
 
 
 def one(capture, total: float, head: float, grip: str) -> dict:
     """The quick fit with the club's masses (total, head) [kg]: its impact figures."""
     s = dataclasses.replace(pipeline.QUICK, club_masses_kg=(total, head), grip=grip)
     with tempfile.TemporaryDirectory() as d:
-        summary = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)[0]
-    sm, fit = summary["summary"], summary["fit"]
-    pct = {w: 100.0 * (sm[f"clubhead_speed_{w}_impact_fitted_mps"]
-                       / sm[f"clubhead_speed_{w}_impact_measured_mps"] - 1.0)
+        fs = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)
+        summary = SwingSummary.of(pipeline.document(fs, Path(d)))
+    im = summary.fit.impact
+    pct = {w: 100.0 * (im.speeds_mps(w)[0] / im.speeds_mps(w)[1] - 1.0)
            for w in ("pre", "post")}
-    return {"head": head, "smash": sm["smash_factor"], "pre": pct["pre"],
+    return {"head": head, "smash": im.smash_factor, "pre": pct["pre"],
             "post": pct["post"],
-            "max_mm": 1e3 * fit["marker_max_by_phase_m"]["top_to_impact"],
-            "cost": fit["components"]["total"]}
+            "max_mm": 1e3 * summary.fit.marker_max_top_to_impact_m,
+            "cost": fs.fit.result.components["total"]}
 
 
 def main() -> None:

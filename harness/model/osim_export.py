@@ -55,9 +55,11 @@ def frames_from_links(spec):
                    frames=frames)
 
 
-def read_swing(swing_dir) -> dict:
+def read_swing(swing_dir, doc: dict | None = None) -> dict:
     """{"spec", "t" (N,) s, "q" (N, nq), "labels" [K], "y" (N, K, 3) m, "rate_hz"} of a
-    finished swing output folder; BadInput naming the file and the problem."""
+    finished swing output folder (``doc``: its fit.json document when it is not yet
+    written, as for the studies of a run in progress); BadInput naming the file and the
+    problem."""
     from harness.model import candidate
 
     d = Path(swing_dir)
@@ -65,9 +67,10 @@ def read_swing(swing_dir) -> dict:
     fj = fit / "fit.json"
     if not d.is_dir():
         raise BadInput(str(d), "not a folder (name a `harness swing --out` folder)")
-    if not fj.is_file():
-        raise BadInput(str(d), "no fit/fit.json: not a finished swing output folder")
-    doc = read_json(fj)
+    if doc is None:
+        if not fj.is_file():
+            raise BadInput(str(d), "no fit/fit.json: not a finished swing output folder")
+        doc = read_json(fj)
     try:
         rate = float(doc["capture"]["rate_hz"])
         tracked = list(doc["model"]["tracked_markers"])

@@ -150,10 +150,10 @@ def _fit_fold(adapter, labels, Y, train, q_init, s, src, contact=None):
     return fr, prob
 
 
-def _source(folder):
+def _source(folder, doc=None):
     from harness.swing import groundtruth as gt
 
-    full, s, doc, arr = gt.source(folder)
+    full, s, doc, arr = gt.source(folder, doc)
     t = np.asarray(arr["t"], float)
     src = {"t0": float(t[0]), "h": float(t[1] - t[0]),
            "floor": float(doc["ground"]["floor_z_m"]),
@@ -164,10 +164,11 @@ def _source(folder):
 
 
 def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
-                  absorption: bool = True, say=None) -> dict:
+                  absorption: bool = True, say=None, doc: dict | None = None) -> dict:
     """The comparison of the module docstring on the finished swing folder ``folder``
-    (``settings``: a SwingSettings; default the folder's own). ``absorption``: also fit
-    the static candidate. Returns a dict of plain values plus ``ll`` (C, N) nats per
+    (``doc``: its fit.json document when the file is not yet written; ``settings``: a
+    SwingSettings; default the folder's own). ``absorption``: also fit the static
+    candidate. Returns a dict of plain values plus ``ll`` (C, N) nats per
     held-out frame and ``q`` the held-out frames' fitted angles of the step's
     coordinates, per candidate (C, N, 2); ``qhat`` per candidate the held-out frames'
     fitted coordinates (N, nv of the candidate) in its own order (the full golfer's with
@@ -177,7 +178,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
 
     say = say or (lambda msg: None)
     t_start = time.perf_counter()
-    full, s_src, doc, arr, src = _source(folder)
+    full, s_src, doc, arr, src = _source(folder, doc)
     s = settings or s_src
     labels = tuple(str(x) for x in arr["labels"])
     Y = np.asarray(arr["y"], float)

@@ -82,9 +82,10 @@ class WholeBodyTruth:
     impact_frame: str | None = None
 
 
-def source(swing_dir):
+def source(swing_dir, doc: dict | None = None):
     """(adapter of the fit's engine, the swing's settings, fit.json, trajectory arrays) of
-    a finished ``harness swing`` output folder; BadInput naming the file and the
+    a finished ``harness swing`` output folder (``doc``: its fit.json document, given by a
+    run in progress that writes the file last); BadInput naming the file and the
     problem."""
     from harness.model import registry
     from harness.model.osim_export import read_swing
@@ -92,8 +93,8 @@ def source(swing_dir):
     from harness.swing.pipeline import SwingSettings
 
     d = Path(swing_dir)
-    data = read_swing(d)              # checks the folder, fit.json and trajectory.npz
-    doc = read_json(d / "fit" / "fit.json")
+    data = read_swing(d, doc)         # checks the folder, fit.json and trajectory.npz
+    doc = read_json(d / "fit" / "fit.json") if doc is None else doc
     if not doc.get("ground"):
         raise BadInput(str(d / "fit" / "fit.json"), "the swing was fitted without ground "
                                                      "contact: no feet to give forces to")

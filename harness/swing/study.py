@@ -48,16 +48,17 @@ def _label(r) -> str:
 
 
 def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool = True,
-              say=None) -> dict:
+              say=None, doc: dict | None = None) -> dict:
     """The study of the module docstring on the finished (or just fitted) swing folder
-    ``folder``, each recovery with ``settings`` (a SwingSettings) but the grid's
-    knot_frames, w_smooth and w_effort (a grid entry of two numbers keeps the
+    ``folder`` (``doc``: its fit.json document when the file is not yet written), each
+    recovery with ``settings`` (a SwingSettings) but the grid's knot_frames, w_smooth and
+    w_effort (a grid entry of two numbers keeps the
     settings' w_effort). Returns {"rows": one per setting, "chosen", "used", "what",
     "seed", "truth"}; a row whose fit failed holds its error and is never chosen."""
     from harness.swing import groundtruth as gt
 
     say = say or (lambda msg: None)
-    adapter, _, doc, arr = gt.source(folder)
+    adapter, _, doc, arr = gt.source(folder, doc)
     tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                              through_impact=through_impact and "impact_time_s" in arr)
     rows = []

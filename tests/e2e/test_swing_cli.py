@@ -268,14 +268,15 @@ def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swi
     ending 5 frames after contact says the capture ends there."""
     import copy
 
-    from harness.swing.run import impact_checks
+    from harness.swing import checks
+    from harness.swing.summary import SwingSummary
 
     _, out, p = quick_swing
     fit = json.loads((out / "fit" / "fit.json").read_text())
     w, im = fit["window"], fit["fit"]["impact"]
 
     def row(summary):
-        return next(r for r in impact_checks(summary)
+        return next(r for r in checks.assess(checks.Facts(SwingSummary.of(summary)))
                     if r["name"] == "fitted window after ball contact")
     r = row(fit)
     assert w["last_frame"] == w["last_frame_asked"] == w["impact_frame"] + 1 + round(
