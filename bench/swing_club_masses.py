@@ -4,7 +4,7 @@
 ``--club-masses``). Per head mass: the smash factor, the fitted club-head speeds before
 and after contact against the measured ones [%], the marker maximum from the top to
 impact [mm] and the fit's cost (the markers cannot prefer a mass when the costs agree).
-The smash factor's slope per 10 g of head closes the table (docs/swing.md "What the
+The smash factor's slope per 10 g of head closes the table (docs/swing/impact.md "What the
 club's assumed masses do to it").
 
     .venv/bin/python bench/swing_club_masses.py [CAPTURE.c3d] [--heads 0.19,0.20,0.21]

@@ -6,7 +6,7 @@ Dimensions: S settings of the grid, each (knot_frames [frames per spline knot], 
 impulse N·s.
 
 Markers alone cannot choose these settings: a held-out marker study preferred a
-smoothness weight whose fit of a known truth went astray (docs/swing.md). So the choice
+smoothness weight whose fit of a known truth went astray (docs/swing/fit.md). So the choice
 is made where the answer is known and the motion is this capture's: the synthetic truth
 of harness/swing/groundtruth.py built from the fit just made (its motion, its assumed
 contact schedule, foot forces by a rule of their own, through the ball impact with the
