@@ -221,6 +221,34 @@ def _grf(fit_forces, truth: WholeBodyTruth, rows) -> dict:
     return out
 
 
+def _impulse_error(adapter, truth: WholeBodyTruth, prob, fr) -> dict:
+    """``recover``'s ``impulse``: the fitted Λ [N·s] against the truth's, as a vector, in
+    magnitude and in the directions the club head moves in under an impulse (mobility
+    [1/kg] at least a tenth of the largest), with the event times [s]."""
+    Lt, Lf = np.asarray(truth.impulse_Ns, float), np.asarray(fr.impulse, float)
+    qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
+    J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
+    w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
+    # the directions in which an impulse moves the club head: those whose mobility
+    # (eigenvalue of J M⁻¹ Jᵀ) is at least a tenth of the largest (across the shaft);
+    # along the shaft an impulse moves the whole arm chain and the head barely
+    P = U[:, w >= 0.1 * w[-1]]
+    return {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
+            "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
+            "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
+                                         / np.linalg.norm(Lt)),
+            "resolved_dims": int(P.shape[1]),
+            "resolved_error_rel": float(np.linalg.norm(P.T @ (Lf - Lt))
+                                        / np.linalg.norm(P.T @ Lt)),
+            "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
+            "mobility": w[::-1].tolist(),
+            # Λ and its error along each eigenvector, the most mobile first [N·s]
+            "truth_by_direction_Ns": (U[:, ::-1].T @ Lt).tolist(),
+            "error_by_direction_Ns": (U[:, ::-1].T @ (Lf - Lt)).tolist(),
+            "t_e_fit_s": float(fr.impact["t_e_s"]),
+            "t_e_truth_s": float(truth.impact_time_s)}
+
+
 def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     """Fit ``truth.markers`` with the swing fit's steps and ``settings`` (a
     SwingSettings); ``stick`` (N, nc) bool replaces the schedule derived from the IK (to
@@ -284,30 +312,7 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     ji = [adapter.layout.slot(j).iv for j in joints]
     err = (fr.act[:, ji] - truth.tau[:, ji])[down]
     F_res, _ = ground.pelvis_wrench(adapter, fr.q, fr.act)
-    impulse = None
-    if impact_ev is not None:
-        Lt, Lf = np.asarray(truth.impulse_Ns, float), np.asarray(fr.impulse, float)
-        qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
-        J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
-        w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
-        # the directions in which an impulse moves the club head: those whose mobility
-        # (eigenvalue of J M⁻¹ Jᵀ) is at least a tenth of the largest (across the shaft);
-        # along the shaft an impulse moves the whole arm chain and the head barely
-        P = U[:, w >= 0.1 * w[-1]]
-        impulse = {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
-                   "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
-                   "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
-                                                / np.linalg.norm(Lt)),
-                   "resolved_dims": int(P.shape[1]),
-                   "resolved_error_rel": float(np.linalg.norm(P.T @ (Lf - Lt))
-                                               / np.linalg.norm(P.T @ Lt)),
-                   "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
-                   "mobility": w[::-1].tolist(),
-                   # Λ and its error along each eigenvector, the most mobile first [N·s]
-                   "truth_by_direction_Ns": (U[:, ::-1].T @ Lt).tolist(),
-                   "error_by_direction_Ns": (U[:, ::-1].T @ (Lf - Lt)).tolist(),
-                   "t_e_fit_s": float(fr.impact["t_e_s"]),
-                   "t_e_truth_s": float(truth.impact_time_s)}
+    impulse = _impulse_error(adapter, truth, prob, fr) if impact_ev is not None else None
     return {
         "impulse": impulse,
         "grf_rms_bw": {"top_to_impact": _grf(fr.forces, truth, down),

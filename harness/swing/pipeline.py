@@ -6,16 +6,21 @@ impact time; without ``SwingSettings.impact`` up to the last frame before contac
 nv coordinates of the fitted golfer (fixtures.golfers.golfer3d with legs and an actuated
 pelvis, nq == nv); K tracked markers. Positions m, angles rad, torques N·m / forces N.
 
-Steps, each reported in DIR/fit/fit.json and DIR/index.html:
-1. ingest (harness/capture/ingest.py) and swing events (events.py);
-2. scale the golfer from the address frames (scaling.dims_from_capture);
+Steps, each a typed object passed to the next (harness/swing/steps.py), each reported in
+DIR/fit/fit.json (``document``, written once by ``write_fit_json``) and DIR/index.html:
+1. ingest (harness/capture/ingest.py) and swing events (harness/capture/events.py);
+2. scale the golfer from the address frames (scaling.dims_from_capture) and
 3. calibrate marker offsets by alternating IK and offset estimation over frames spread
-   over the whole swing (scaling.calibrate), with the grip loop as an IK pair;
-4. IK over the fitted window (warm start), then the dynamic fit (harness/fit/trajectory.py:
-   markers + effort + smoothness, joint torques as controls, grip closure as a residual);
-5. checks: marker RMSE per marker and per phase, club-head speed at impact fitted vs
-   measured, torque interpolation defects, grip closure, open-loop reintegration (whole
-   window, and per segment of ``segment_frames`` frames re-anchored on the fit);
+   over the whole swing (scaling.calibrate), with the grip loop as an IK pair
+   (``scale_golfer`` → ScaledGolfer);
+4. IK over the fitted window (warm start; ``track_window`` → IKTrack), then the dynamic
+   fit (``fit_motion``, harness/fit/trajectory.py: markers + effort + smoothness, joint
+   torques as controls, grip closure as a residual);
+5. what is measured on it (``measure_fit`` → SwingFit), scored by the checks table
+   (harness/swing/checks.py): marker RMSE per marker and per phase, club-head speed at
+   impact fitted vs measured, torque interpolation defects, grip closure, open-loop
+   reintegration (whole window, and per segment of ``segment_frames`` frames re-anchored
+   on the fit);
 6. the candidate (DIR/fit/candidate.json + .npz, model DIR/fit/golfer.urdf) replayed in
    every engine by stage 5 in horizon mode (DIR/replay/, its own evidence bundle).
 
@@ -75,12 +80,12 @@ class SwingSettings:
     pad_s: float = 0.05              # fitted window starts this long before the top
     calib_stride: int = 12           # calibration frames: every stride-th before the top,
     calib_stride_down: int = 2       # ... and every stride_down-th in the downswing
-    calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing.md)
+    calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing/fit.md)
     calib_relax: float = 1.5         # over-relaxation of the offset updates (scaling.py)
     sigma_marker_m: float = 0.01     # marker error scale of the objective
     sigma_closure_m: float = 0.001
     w_effort: float = 1e-3
-    w_smooth: float = 1.0            # docs/swing.md: the held-out study and the force truth
+    w_smooth: float = 1.0            # docs/swing/fit.md: the held-out study and the force truth
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
     knot_frames: int = 3
     control_degree: int = 16         # replay controls lobatto<P>: P + 1 knots per interval
@@ -91,15 +96,16 @@ class SwingSettings:
     segment_frames: int = 10
     body_mass_kg: float = 80.0
     # the golfer's joint limits held by the dynamic fit too (its spline coefficients kept
-    # in each joint's range; the IK holds them always). Off by default: docs/swing.md,
+    # in each joint's range; the IK holds them always). Off by default: docs/swing/fit.md,
     # "Joint limits", says what holding them changes and why it is not yet the default
     joint_limits: bool = False
-    # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py; docs/swing.md,
-    # "The marker maximum", says what the hinge changes and why it is not yet the default)
+    # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py;
+    # docs/swing/marker-maximum.md says what the hinge changes and why it is not yet the
+    # default)
     grip: str = "weld"
     # the club's shaft: "rigid" or "flex", bending at one point (fixtures/golfers.py;
-    # docs/swing.md, "The flexible shaft"). The marker offsets are calibrated on the rigid
-    # club either way, so zero bend is the club as it stands at address
+    # docs/swing/shaft.md). The marker offsets are calibrated on the rigid club either way,
+    # so zero bend is the club as it stands at address
     shaft: str = "rigid"
     shaft_law_iter: int = 15         # each refit with one bend held to its nearest spring
     shaft_law_sigma_nm: float = 0.1  # N·m whitening of that spring's violation per frame
@@ -491,11 +497,8 @@ def finish(cap, ev, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit, s: Swin
     event_poses = _event_poses(adapter, golfer.model.spec, cap, ev, golfer.calibration_frames,
                                golfer.calibration_q, fr.q, track.frames, labels,
                                golfer.address_frames, s.calib_stride)
-    fit.figures["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",
-                                                     "what")} for e in event_poses["events"]]
-    fit.figures["marker_rmse_by_phase_and_label_m"] = _phase_rmse(
-        adapter, cap, ev, golfer.calibration_frames, golfer.calibration_q, fr, track.frames,
-        labels)
+    by_phase = _phase_rmse(adapter, cap, ev, golfer.calibration_frames, golfer.calibration_q,
+                           fr, track.frames, labels)
     shaft = shaft_figures(adapter.model.layout, fr, golfer.dims)
     if shaft is not None:
         shaft_law_refits(prob, fr, track.q, s, shaft, adapter.model.layout, fit.in_down, say)
@@ -507,7 +510,7 @@ def finish(cap, ev, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit, s: Swin
     arrays = _arrays(golfer, track, fit, s, event_poses, act_series)
     _save_trajectory(workdir / "fit", golfer, track, fit, s)
     return FittedSwing(cap, ev, golfer, track, fit, s, headline, act_json, act_series, shaft,
-                       event_poses, cpath, pm, arrays, wall_s)
+                       event_poses, by_phase, cpath, pm, arrays, wall_s)
 
 
 def _save_candidate(cap, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit,
@@ -665,7 +668,10 @@ def document(fs: FittedSwing, workdir: Path, replay: dict | None = None,
                         "rmse_by_round_m": g.rmse_by_round_m,
                         "wall_s": g.calibration_wall_s},
         "ik": {"rmse_m": track.rmse_m, "wall_s": track.wall_s},
-        "fit": fit.figures,
+        "fit": fit.figures | {
+            "event_poses": [{k: e[k] for k in ("event", "frame", "t_s", "source", "what")}
+                            for e in fs.event_poses["events"]],
+            "marker_rmse_by_phase_and_label_m": fs.marker_rmse_by_phase_and_label_m},
         "ground": fit.ground,
         "summary": fs.headline,
         "identifiability": fit.identifiability,

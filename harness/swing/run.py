@@ -115,11 +115,11 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
                                   say=say)
         replay = _replay(fs, settings, replay_fn, tmp) if replay_fn is not None else None
         sections = _studies(fs, tmp, settings, study, dimension, say)
-        doc = pipeline.document(fs, tmp, replay=replay and replay["section"], **sections)
+        doc = pipeline.document(fs, tmp, replay=replay and replay.section, **sections)
         pipeline.write_fit_json(tmp, doc)  # the one writer of fit.json
         facts = checks.Facts(SwingSummary.of(doc), replayed=replay is not None,
-                             replay_records=tuple(replay["records"]) if replay else (),
-                             replay_ok=replay["ok"] if replay else True)
+                             replay_records=replay.records if replay else (),
+                             replay_ok=replay.ok if replay else True)
         rows = checks.assess(facts)
         html = swing_report.render(pipeline._finite(doc), fs.arrays,
                                    fs.golfer.adapter.joint_names, rows,
@@ -133,10 +133,20 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     return SwingOutcome(out, rows, doc, facts.summary)
 
 
-def _replay(fs, settings, replay_fn, tmp: Path) -> dict:
-    """The candidate replayed in every engine (``replay_fn``, from the composition root):
-    {"section": fit.json's ``replay``, "records": the stage's replay records, "ok": every
-    scored record passed}; the engines' series added to ``fs.arrays`` for the report."""
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """The candidate's replay in every engine: ``section`` fit.json's ``replay`` (the
+    engines' marker deviations [m], grip closure [m], energy balance [J]), ``records``
+    the replay stage's records, ``ok`` whether every scored record passed."""
+
+    section: dict
+    records: tuple
+    ok: bool
+
+
+def _replay(fs, settings, replay_fn, tmp: Path) -> ReplayOutcome:
+    """The candidate replayed in every engine (``replay_fn``, from the composition root);
+    the engines' series added to ``fs.arrays`` for the report."""
     cand = candidate.load(fs.candidate_path)
     case_name, result = replay_fn(cand, pipeline.reintegration_method(settings),
                                   tmp / "replay")
@@ -153,10 +163,9 @@ def _replay(fs, settings, replay_fn, tmp: Path) -> dict:
                "engine_marker_deviation_m": {e: {"rms": r_, "max": m_}
                                              for e, (r_, m_) in engine_dev.items()},
                "energy_balance": pipeline.energy_summary(arrays["energy"])}
-    return {"section": section,
-            "records": [r for r in result.records if r.stage == "replay"],
-            "ok": all(r.status == "passed" for r in result.records
-                      if r.status not in ("not_provided",))}
+    return ReplayOutcome(section, tuple(r for r in result.records if r.stage == "replay"),
+                         all(r.status == "passed" for r in result.records
+                             if r.status not in ("not_provided",)))
 
 
 def _studies(fs, tmp: Path, settings, study: bool, dimension: bool, say) -> dict:

@@ -115,7 +115,8 @@ class SwingFit:
     ``ground`` fit.json's ``ground`` section (None without contact) and
     ``per_interval`` its per-interval contact checks (harness/swing/consistency.py);
     ``identifiability`` and ``impact`` fit.json's sections (impact None without it);
-    ``reintegration`` the open-loop check; ``figures`` fit.json's ``fit`` section."""
+    ``reintegration`` the open-loop check; ``figures`` fit.json's ``fit`` section (its
+    event_poses and per-phase marker table are FittedSwing's)."""
 
     problem: object
     result: object
@@ -138,7 +139,9 @@ class SwingFit:
 class FittedSwing:
     """Every step of one capture's fit: the ``capture`` and its ``events``, the
     ``golfer``, the ``track``, the ``fit``; the optional sections (``activation`` with its
-    ``activation_series``, ``shaft``), the ``event_poses`` of the stick figures, the
+    ``activation_series``, ``shaft``), the ``event_poses`` of the stick figures
+    (harness/swing/poses.py), ``marker_rmse_by_phase_and_label_m`` {phase: {what, source,
+    frames, by_label {label: RMSE m}}} (pipeline._phase_rmse), the
     headline ``headline`` (fit.json's ``summary``), the saved ``candidate_path`` with its
     ``prepared`` model (golfer.urdf), ``arrays`` the report's series, ``settings`` the
     SwingSettings and ``wall_s`` [s] the fit's wall time."""
@@ -154,6 +157,7 @@ class FittedSwing:
     activation_series: dict | None
     shaft: dict | None
     event_poses: dict
+    marker_rmse_by_phase_and_label_m: dict
     candidate_path: Path
     prepared: object
     arrays: dict
