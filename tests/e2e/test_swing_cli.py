@@ -34,6 +34,20 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     assert 'id="swing-summary"' in html and "replay/index.html" in html
     assert (out / "replay" / "manifest.json").is_file()
     assert p.returncode == (0 if "NOT met" not in p.stdout else 1)
+    # the printed checks are the table's rows over fit.json's typed view (the saved
+    # fit.json sorts the engines' and the contact checks' names, so matched by name; the
+    # engines' words and the replay records' count aside)
+    from harness.swing import checks
+    from harness.swing.summary import SwingSummary
+
+    rows = checks.assess(checks.Facts(SwingSummary.of(fit), replayed=True))
+    printed = [x for x in p.stdout.splitlines()
+               if x.startswith(("  met ", "  NOT met ", "  reported "))]
+    assert len(printed) == len(rows)
+    for r in rows:
+        (line,) = [x for x in printed if f" {r['name']}: " in x]
+        if "engine" not in r["name"] and not r["name"].startswith("replay records"):
+            assert line.endswith(f" {r['name']}: {r['value']} ({r['target']})")
     # the candidate is a valid replay input on its own
     from harness.model import candidate
 
