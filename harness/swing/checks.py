@@ -183,7 +183,7 @@ def _section_row(module: str, section: str) -> Check:
 
 
 def _has_ground(f: Facts) -> bool:
-    return f.summary.ground
+    return f.summary.ground is not None
 
 
 def _impact(f: Facts) -> bool:
@@ -268,7 +268,7 @@ CHECKS = (
           lambda f, _, x: (f"peak |F| {x.pelvis_residual_force_N:.0f} N (vertical "
                            f"{x.pelvis_residual_vertical_force_N:.0f} N), |M| "
                            f"{x.pelvis_residual_moment_Nm:.0f} N·m"),
-          applies=lambda f: not f.summary.ground),
+          applies=lambda f: f.summary.ground is None),
     Check("pelvis residual force with the feet on the ground (peak, RMS)",
           ("residual_force_peak", "atol"),
           lambda f, _: (f.summary.headline.residual_force_peak_N,
@@ -292,7 +292,7 @@ CHECKS = (
     Check(lambda f, kq: ("contact consistency per interval (assumed schedule, no force "
                          f"plate): {kq[1].what}"), None,
           lambda f, kq: kq[1], _contact_words, target=_contact_target,
-          applies=_has_ground, each=lambda f: f.summary.contact_checks),
+          applies=_has_ground, each=lambda f: f.summary.ground.contact_checks),
     Check("marker RMSE and max over the whole fitted window", None,
           lambda f, _: f.summary.headline,
           lambda f, _, h: f"{h.marker_rmse_mm:.1f} mm, max {h.marker_max_mm:.1f} mm",

@@ -123,7 +123,8 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         rows = checks.assess(facts)
         html = swing_report.render(pipeline._finite(doc), fs.arrays,
                                    fs.golfer.adapter.joint_names, rows,
-                                   facts.replay_records, title=f"Swing fit: {capture_path}")
+                                   facts.replay_records, title=f"Swing fit: {capture_path}",
+                                   figures=facts.summary)
         (tmp / "index.html").write_text(html)
         put_file(tmp / figures.ASSET, figures.plotly_asset())
         swap_in(tmp, out, OUTPUT)  # the rule checked again, then one atomic exchange

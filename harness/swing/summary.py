@@ -45,6 +45,27 @@ class Window:
 
 
 @dataclass(frozen=True)
+class MarkerGap:
+    """A marker's gaps over the capture: the fraction of frames missing, how many gaps,
+    the longest [s]."""
+
+    missing_fraction: float
+    n_gaps: int
+    longest_gap_s: float
+
+
+@dataclass(frozen=True)
+class PhaseMarkers:
+    """Marker RMSE over one phase of the swing: its words, its source (the fit or the
+    calibration IK), how many frames, {label: RMSE [m], NaN where unseen}."""
+
+    what: str
+    source: str
+    frames: int
+    by_label: dict
+
+
+@dataclass(frozen=True)
 class JointExcess:
     """One joint outside its limits: ``lower``, ``upper`` its limits, ``min``, ``max`` the
     fitted range, ``excess`` the largest distance outside [rad | m], ``frames`` how many
@@ -101,6 +122,8 @@ class ImpactFigures:
     club: str
     reset_violation_max: float
     reset_violation_rel: float
+    ball_mass_kg: float = 0.04593
+    marginal: "Marginal | None" = None
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -108,6 +131,9 @@ class ImpactFigures:
             return None
         kw = {}
         for f in dataclasses.fields(cls):
+            if f.name == "marginal":
+                kw[f.name] = Marginal.of(d.get("marginal"))
+                continue
             v = d[f.name]
             kw[f.name] = tuple(_num(x) for x in v) if f.name in ("impulse_Ns", "smash_band") \
                 else v if f.name == "club" else _num(v)
@@ -117,6 +143,47 @@ class ImpactFigures:
         """(fitted, measured) club-head speed [m/s] ``when`` "pre" or "post" contact."""
         return (getattr(self, f"clubhead_speed_{when}_impact_fitted_mps"),
                 getattr(self, f"clubhead_speed_{when}_impact_measured_mps"))
+
+
+@dataclass(frozen=True)
+class MarginalPoint:
+    """One event time the impact's profile tried: ``t_e_s`` [s], its log likelihood
+    (−cost), posterior weight, impulse Λ (3,) [N·s] and Laplace log evidence."""
+
+    t_e_s: float
+    log_likelihood: float
+    weight: float
+    impulse_Ns: tuple
+    laplace_log_evidence: float
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """The impact marginalised over the profile's event times: the points, the marginal
+    event time [s], ball speed [m/s] and smash factor as mean and standard deviation; or
+    ``unavailable`` (why there is none, the figures None)."""
+
+    points: tuple
+    unavailable: str | None
+    t_e_mean_s: float | None
+    t_e_sd_s: float | None
+    ball_speed_mean_mps: float | None
+    ball_speed_sd_mps: float | None
+    smash_factor_mean: float | None
+    smash_factor_sd: float | None
+
+    @classmethod
+    def of(cls, d: dict | None) -> "Marginal | None":
+        if not d:
+            return None
+        pts = tuple(MarginalPoint(_num(p["t_e_s"]), _num(p["log_likelihood"]),
+                                  _num(p["weight"]), tuple(p["impulse_Ns"]),
+                                  _num(p["laplace_log_evidence"]))
+                    for p in d.get("points") or ())
+        return cls(pts, None if "points" in d else d.get("unavailable"),
+                   *(_opt(d.get(k)) for k in ("t_e_mean_s", "t_e_sd_s", "ball_speed_mean_mps",
+                                              "ball_speed_sd_mps", "smash_factor_mean",
+                                              "smash_factor_sd")))
 
 
 @dataclass(frozen=True)
@@ -179,13 +246,84 @@ class ContactCheck:
     worst_t1_s: float | None
     intervals_exceeding: int
     intervals_evaluated: int
+    exceeding: tuple = ()
 
     @classmethod
     def of(cls, q: dict) -> "ContactCheck":
         w = q["worst"]
         return cls(q["what"], q["unit"], float(q["threshold"]), _opt(w["value"]),
                    w["where"], _opt(w.get("t0_s")), _opt(w.get("t1_s")),
-                   int(q["intervals_exceeding"]), int(q["intervals_evaluated"]))
+                   int(q["intervals_exceeding"]), int(q["intervals_evaluated"]),
+                   tuple(Exceeding(int(r["interval"]), _num(r["t0_s"]), _num(r["t1_s"]),
+                                   r["where"], _num(r["value"]),
+                                   tuple(r["points_exceeding"]))
+                         for r in q.get("exceeding") or ()))
+
+
+@dataclass(frozen=True)
+class Exceeding:
+    """One frame interval over a contact check's threshold: its index, start and end
+    [s], the point or foot worst at, the value (the check's unit) and every point over."""
+
+    interval: int
+    t0_s: float
+    t1_s: float
+    where: str
+    value: float
+    points_exceeding: tuple
+
+
+@dataclass(frozen=True)
+class TradeoffRow:
+    """One refit of the ground trade-off: the residual weight, marker RMSE and max [mm],
+    the pelvis residual's peak force [N] and moment [N·m], iterations."""
+
+    w_residual: float
+    marker_rmse_mm: float
+    marker_max_mm: float
+    residual_force_peak_N: float
+    residual_moment_peak_Nm: float
+    iterations: int
+
+
+@dataclass(frozen=True)
+class GroundFigures:
+    """The feet's ground contact (fit.json's ``ground``): the schedule's label and
+    description, friction μ and its model, the floor height [m], the least normal force
+    [N], deepest penetration [mm] and fastest slip [mm/s], how the forces were solved,
+    the trade-off refits, the contact points' anchors (P, 3) [m] and names, the
+    per-interval ``contact_checks`` ((key, ContactCheck) per quantity) over
+    ``intervals`` frame intervals (None when not evaluated)."""
+
+    contact_label: str
+    schedule: str
+    mu: float
+    friction_model: str
+    floor_z_m: float
+    min_normal_force_N: float
+    max_penetration_mm: float
+    max_slip_speed_mm_s: float
+    solver: str
+    tradeoff: tuple
+    anchors_m: tuple
+    frames: tuple
+    contact_checks: tuple
+    intervals: int | None
+
+    @classmethod
+    def of(cls, g: dict | None) -> "GroundFigures | None":
+        if g is None:
+            return None
+        cons = g.get("consistency")
+        return cls(g.get("contact_label", "assumed"), g.get("schedule", ""), g.get("mu", 0),
+                   g.get("friction_model", ""), g.get("floor_z_m", 0.0),
+                   g.get("min_normal_force_N", 0), g.get("max_penetration_mm", 0),
+                   g.get("max_slip_speed_mm_s", 0), g.get("solver", ""),
+                   tuple(TradeoffRow(**r) for r in g.get("tradeoff") or ()),
+                   tuple(tuple(a) for a in g.get("anchors_m") or ()),
+                   tuple(g.get("frames") or ()),
+                   tuple((k, ContactCheck.of(q)) for k, q in cons["quantities"].items())
+                   if cons else (), cons.get("intervals") if cons else None)
 
 
 @dataclass(frozen=True)
@@ -231,7 +369,8 @@ class FitFigures:
     torque interpolation defects (relative, worst joint), the club-head speed at impact
     fitted and measured [m/s], the pelvis residual's peaks [N, N, N·m] (force, vertical
     force, moment), the joint range, the impact (None without it), marker RMSE per label
-    over the window and top → impact {label: m}."""
+    over the window and top → impact {label: m}, ``by_phase`` {phase: PhaseMarkers} (the
+    calibration IK's address → top, then the fit's)."""
 
     iterations: int
     wall_s: float
@@ -250,6 +389,7 @@ class FitFigures:
     impact: ImpactFigures | None
     marker_rmse_by_label_m: dict
     marker_rmse_top_to_impact_by_label_m: dict
+    by_phase: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, f: dict) -> "FitFigures":
@@ -262,7 +402,10 @@ class FitFigures:
                    _num(pr["force_N"]), _num(pr["vertical_force_N"]), _num(pr["moment_Nm"]),
                    JointRange.of(f.get("joint_range")), ImpactFigures.of(f.get("impact")),
                    dict(f["marker_rmse_by_label_m"]),
-                   dict(f["marker_rmse_top_to_impact_by_label_m"]))
+                   dict(f["marker_rmse_top_to_impact_by_label_m"]),
+                   {k: PhaseMarkers(p["what"], p["source"], int(p["frames"]),
+                                    {l: _num(v) for l, v in p["by_label"].items()})
+                    for k, p in (f.get("marker_rmse_by_phase_and_label_m") or {}).items()})
 
 
 def _shaft(sh: dict | None, names) -> tuple:
@@ -284,11 +427,12 @@ class SwingSummary:
     """A swing's fit.json, typed: the window, the fit, the reintegration, the headline,
     the calibration's and the IK's wall times [s] and the IK's RMSE [m], the club and how
     it was chosen, the settings' post-impact time [s], the body mass [kg], the whole
-    run's wall time [s]; ``ground`` whether the feet were in contact with their
-    ``contact_checks`` (ContactCheck per quantity), the shaft's bends (empty when rigid),
-    ``replay`` the engines' ReplayFigures (None when not replayed), the capture's rejected
-    markers; ``study``, ``dimension``, ``activation`` their own modules' sections (None
-    when not run)."""
+    run's wall time [s]; ``ground`` the feet's contact (None without it), the shaft's
+    bends (empty when rigid), ``replay`` the engines' ReplayFigures (None when not
+    replayed); the capture's ``rejected`` markers {label: why}, ``gaps`` {label:
+    MarkerGap} and swing ``events_s`` {address | takeaway | top | impact: time [s]};
+    ``study``, ``dimension``, ``activation`` their own modules' sections (None when not
+    run)."""
 
     window: Window
     fit: FitFigures
@@ -302,11 +446,12 @@ class SwingSummary:
     post_impact_s: float
     body_mass_kg: float
     wall_s: float
-    ground: bool
-    contact_checks: tuple
+    ground: GroundFigures | None
     shaft: tuple
     replay: ReplayFigures | None
-    rejected: tuple
+    rejected: dict
+    gaps: dict
+    events_s: dict
     study: dict | None
     dimension: dict | None
     activation: dict | None
@@ -321,7 +466,8 @@ class SwingSummary:
         from fixtures.golfers import SHAFT_COORDINATES
 
         club = (doc.get("model") or {}).get("club") or {}
-        cons = (doc.get("ground") or {}).get("consistency")
+        cap = doc["capture"]
+        ev = cap.get("events") or {}
         return cls(
             Window.of(doc["window"]), FitFigures.of(doc["fit"]),
             Reintegration.of(doc["reintegration"]), Headline.of(doc["summary"] or {}),
@@ -330,9 +476,11 @@ class SwingSummary:
             club.get("how", "the --club option"),
             _num((doc.get("settings") or {}).get("post_impact_s")),
             _num(doc["model"]["dims"]["body_mass_kg"]), _num(doc.get("wall_s")),
-            doc.get("ground") is not None,
-            tuple((k, ContactCheck.of(q)) for k, q in cons["quantities"].items())
-            if cons else (),
+            GroundFigures.of(doc.get("ground")),
             _shaft(doc.get("shaft"), SHAFT_COORDINATES), ReplayFigures.of(doc.get("replay")),
-            tuple(doc["capture"]["rejected"]), doc.get("study"), doc.get("dimension"),
-            doc.get("activation"))
+            dict(cap["rejected"]),
+            {k: MarkerGap(_num(g["missing_fraction"]), int(g["n_gaps"]),
+                          _num(g["longest_gap_s"])) for k, g in cap["gaps"].items()},
+            {n: float(ev[f"{n}_s"]) for n in ("address", "takeaway", "top", "impact")
+             if ev.get(f"{n}_s") is not None},
+            doc.get("study"), doc.get("dimension"), doc.get("activation"))

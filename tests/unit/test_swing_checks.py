@@ -13,6 +13,7 @@ from harness.core.tolerances import lookup
 from harness.swing import checks
 from harness.swing.summary import (
     FitFigures,
+    GroundFigures,
     Headline,
     ImpactFigures,
     JointRange,
@@ -44,9 +45,10 @@ def _summary(**over) -> SwingSummary:
         headline=Headline(12.0, 40.0, 1.0, 0.5, 1.0, 0.5, "lift", 2.0, 0.5, 10.0, 5.0),
         calibration_wall_s=1.0, ik_wall_s=1.0, ik_rmse_m=rmse, club="driver",
         club_how="given (--club)", post_impact_s=0.03, body_mass_kg=80.0, wall_s=5.0,
-        ground=True, contact_checks=(), shaft=(),
+        ground=GroundFigures("lift", "", 0.8, "", 0.0, 2.0, 0.5, 10.0, "", (), (), (), (),
+                             None), shaft=(),
         replay=ReplayFigures({"a": (0.5 * rmse, rmse)}, {"a": 5e-3}, {"a": (1e-12, 300.0)}),
-        rejected=(), study=None, dimension=None, activation=None)
+        rejected={}, gaps={}, events_s={}, study=None, dimension=None, activation=None)
     return dataclasses.replace(s, **over)
 
 
@@ -96,7 +98,7 @@ def test_rows_follow_what_the_summary_holds(what, gone):
         less = checks.assess(checks.Facts(
             dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=None)), True))
     elif what == "ground":
-        less = checks.assess(checks.Facts(dataclasses.replace(f, ground=False), True))
+        less = checks.assess(checks.Facts(dataclasses.replace(f, ground=None), True))
         assert _row(less, "feet: no ground contact")["ok"] is None
     else:
         less = checks.assess(checks.Facts(f, replayed=False))
