@@ -596,16 +596,16 @@ def replay_rows(replay_records, energy: dict) -> list:
 def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
            title="Swing fit", prov: dict | None = None,
            figures: SwingSummary | None = None) -> str:
-    """``summary``: fit.json's document (NaN already None), the page's header and tables;
-    ``figures``: its typed view (harness/swing/summary.py; read from ``summary`` when
-    None), which the sections read; ``prov``: provenance() of the run (computed here when
+    """``summary``: fit.json's document (NaN already None); ``figures``: its typed view
+    (harness/swing/summary.py; read from ``summary`` when None), which the page and its
+    sections read; ``prov``: provenance() of the run (computed here when
     None)."""
     f = SwingSummary.of(summary) if figures is None else figures
     plots = [(t_, Markup(h)) for t_, h in figures_html(f, arrays, joint_names)]
     rejected = f.rejected
     gaps = [(k, g) for k, g in f.gaps.items() if g.missing_fraction > 0 and k not in rejected]
     return ENV.get_template("swing.html.j2").render(
-        title=title, s=summary, plots=plots, checks=checks,
+        title=title, s=f, plots=plots, checks=checks,
         phase_table=Markup(phase_table(f)),
         replay=replay_rows(replay_records, arrays.get("energy") or {}),
         prov=prov or provenance(replay_records), marker_rows=marker_rows(f),

@@ -370,7 +370,8 @@ class FitFigures:
     fitted and measured [m/s], the pelvis residual's peaks [N, N, N·m] (force, vertical
     force, moment), the joint range, the impact (None without it), marker RMSE per label
     over the window and top → impact {label: m}, ``by_phase`` {phase: PhaseMarkers} (the
-    calibration IK's address → top, then the fit's)."""
+    calibration IK's address → top, then the fit's), the solver's ``message`` and the
+    objective's ``components`` {name: value}."""
 
     iterations: int
     wall_s: float
@@ -390,6 +391,8 @@ class FitFigures:
     marker_rmse_by_label_m: dict
     marker_rmse_top_to_impact_by_label_m: dict
     by_phase: dict = dataclasses.field(default_factory=dict)
+    message: str = ""
+    components: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, f: dict) -> "FitFigures":
@@ -405,7 +408,8 @@ class FitFigures:
                    dict(f["marker_rmse_top_to_impact_by_label_m"]),
                    {k: PhaseMarkers(p["what"], p["source"], int(p["frames"]),
                                     {l: _num(v) for l, v in p["by_label"].items()})
-                    for k, p in (f.get("marker_rmse_by_phase_and_label_m") or {}).items()})
+                    for k, p in (f.get("marker_rmse_by_phase_and_label_m") or {}).items()},
+                   f.get("message", ""), dict(f.get("components") or {}))
 
 
 def _shaft(sh: dict | None, names) -> tuple:
@@ -423,6 +427,132 @@ def _shaft(sh: dict | None, names) -> tuple:
 
 
 @dataclass(frozen=True)
+class SwingEventTimes:
+    """The capture's swing events (harness/capture/events.py): address, takeaway, top and
+    ball contact [s] with contact's σ [s], the club-head speed over the frame interval
+    before and after contact [m/s], and how contact was found."""
+
+    address_s: float
+    takeaway_s: float
+    top_s: float
+    impact_s: float
+    impact_sigma_s: float
+    clubhead_speed_pre_impact_mps: float
+    clubhead_speed_post_impact_mps: float
+    method: str
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """The capture as read: its file and sha256, frames and rate [Hz], units and up axis
+    in the file (and how the up axis was found), the low-pass filter (None: none), the
+    swing events."""
+
+    source: str
+    sha256: str
+    frames: int
+    rate_hz: float
+    units_in_file: str
+    up_axis_in_file: str
+    up_axis_source: str
+    filter: object
+    events: SwingEventTimes
+
+    @classmethod
+    def of(cls, c: dict) -> "CaptureInfo":
+        ev = c["events"]
+        return cls(c["source"], c["sha256"], c["frames"], c["rate_hz"], c["units_in_file"],
+                   c["up_axis_in_file"], c["up_axis_source"], c.get("filter"),
+                   SwingEventTimes(*(ev[f.name]
+                                     for f in dataclasses.fields(SwingEventTimes))))
+
+
+@dataclass(frozen=True)
+class MeasuredLength:
+    """A length measured at address [m] and how."""
+
+    value_m: float
+    how: str
+
+
+@dataclass(frozen=True)
+class ClubInfo:
+    """The club: driver | iron, how it was chosen, its (whole club, head) masses [kg]."""
+
+    club: str
+    how: str
+    masses_kg: tuple
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The fitted golfer: its name and nv, the grip ("weld" | "hinge") and shaft
+    ("rigid" | "flex"), the club (None in an earlier summary), the lengths measured at
+    address {name: MeasuredLength}, the body mass [kg] (an input), the tracked markers
+    and the marker set's markers not on the model."""
+
+    name: str
+    nv: int
+    grip: str | None
+    shaft: str | None
+    club: ClubInfo | None
+    measured_lengths: dict
+    body_mass_kg: float
+    tracked_markers: tuple
+    not_tracked: tuple
+
+    @classmethod
+    def of(cls, m: dict, settings: dict) -> "ModelInfo":
+        c = m.get("club")
+        return cls(m["name"], m["nv"], settings.get("grip"), settings.get("shaft"),
+                   ClubInfo(c["club"], c["how"], tuple(c["masses_kg"])) if c else None,
+                   {k: MeasuredLength(v["value_m"], v["how"]) if isinstance(v, dict)
+                    else MeasuredLength(*v) for k, v in m["measured_lengths"].items()},
+                   m["dims"]["body_mass_kg"], tuple(m["tracked_markers"]),
+                   tuple(m["not_tracked"]))
+
+
+@dataclass(frozen=True)
+class LengthErrors:
+    """The scaled lengths' identifiability with one set of parameters free: values [m]
+    and standard errors [m] by name (None: unresolved), how many directions are
+    unresolved and their summaries."""
+
+    lengths_value_m: dict
+    lengths_se_m: dict
+    unresolved_count: int
+    unresolved_summary: tuple
+
+    @classmethod
+    def of(cls, d: dict) -> "LengthErrors":
+        se = {k: None if v is None or not math.isfinite(v) else v
+              for k, v in d["lengths_se_m"].items()}
+        return cls(dict(d["lengths_value_m"]), se, d["unresolved_count"],
+                   tuple(d["unresolved_summary"]))
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """The scaled lengths' identifiability (harness/swing/identifiability.py): what it
+    is, the marker and closure σ [m], the residuals and the motion's rank, with the
+    offsets fixed (``lengths``) and free (``lengths_and_offsets``)."""
+
+    what: str
+    sigma_marker_m: float
+    sigma_closure_m: float
+    residuals: int
+    motion_rank: int
+    lengths: LengthErrors
+    lengths_and_offsets: LengthErrors
+
+    @classmethod
+    def of(cls, d: dict) -> "Identifiability":
+        return cls(d["what"], d["sigma_marker_m"], d["sigma_closure_m"], d["residuals"],
+                   d["motion_rank"], LengthErrors.of(d["lengths"]),
+                   LengthErrors.of(d["lengths_and_offsets"]))
+
+
+@dataclass(frozen=True)
 class SwingSummary:
     """A swing's fit.json, typed: the window, the fit, the reintegration, the headline,
     the calibration's and the IK's wall times [s] and the IK's RMSE [m], the club and how
@@ -432,7 +562,8 @@ class SwingSummary:
     replayed); the capture's ``rejected`` markers {label: why}, ``gaps`` {label:
     MarkerGap} and swing ``events_s`` {address | takeaway | top | impact: time [s]};
     ``study``, ``dimension``, ``activation`` their own modules' sections (None when not
-    run)."""
+    run); the page's header: ``capture``, ``model``, the calibration's IK RMSE by round
+    [m], the ``identifiability`` of the scaled lengths."""
 
     window: Window
     fit: FitFigures
@@ -455,6 +586,10 @@ class SwingSummary:
     study: dict | None
     dimension: dict | None
     activation: dict | None
+    capture: CaptureInfo | None = None
+    model: ModelInfo | None = None
+    calibration_rmse_by_round_m: tuple = ()
+    identifiability: Identifiability | None = None
 
     @property
     def fit_wall_s(self) -> float:
@@ -483,4 +618,7 @@ class SwingSummary:
                           _num(g["longest_gap_s"])) for k, g in cap["gaps"].items()},
             {n: float(ev[f"{n}_s"]) for n in ("address", "takeaway", "top", "impact")
              if ev.get(f"{n}_s") is not None},
-            doc.get("study"), doc.get("dimension"), doc.get("activation"))
+            doc.get("study"), doc.get("dimension"), doc.get("activation"),
+            CaptureInfo.of(cap), ModelInfo.of(doc["model"], doc.get("settings") or {}),
+            tuple(doc["calibration"]["rmse_by_round_m"]),
+            Identifiability.of(doc["identifiability"]))
