@@ -59,8 +59,20 @@ def _limit(threshold) -> float | None:
     return getattr(lookup("swing", key), which)
 
 
-def assess(facts: Facts) -> list:
-    """The Assessment: one row per check of CHECKS that applies, per item, in order."""
+@dataclass(frozen=True)
+class Assessment:
+    """The swing's verdict: ``rows`` [{name, value, target, ok}], one per check of CHECKS
+    that applies, per item, in the table's order; ``exit_code`` 0 if no row fails."""
+
+    rows: tuple
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.rows)
+
+
+def assess(facts: Facts) -> Assessment:
+    """The Assessment of ``facts``: CHECKS evaluated in one loop."""
     rows = []
     for c in CHECKS:
         if not c.applies(facts):
@@ -72,7 +84,7 @@ def assess(facts: Facts) -> list:
                          "value": c.value(facts, item, x),
                          "target": c.target(lim, facts, item),
                          "ok": c.passes(x, lim, facts)})
-    return rows
+    return Assessment(tuple(rows))
 
 
 def exit_code(rows) -> int:

@@ -56,19 +56,24 @@ OUTPUT = OutputKind("a swing output folder", "fit/fit.json", _recognise,
 
 @dataclass
 class SwingOutcome:
-    """``path``: the output folder; ``checks``: the Assessment, [{name, value, target, ok}]
-    with ok None for a figure reported without a threshold (harness/swing/checks.py);
-    ``summary``: fit.json's document; ``figures``: its typed view
-    (harness/swing/summary.py)."""
+    """``path``: the output folder; ``assessment``: the checks' verdict
+    (harness/swing/checks.py); ``summary``: fit.json's document; ``figures``: its typed
+    view (harness/swing/summary.py)."""
 
     path: Path
-    checks: list
+    assessment: checks.Assessment
     summary: dict
     figures: SwingSummary
 
     @property
+    def checks(self) -> list:
+        """[{name, value, target, ok}] with ok None for a figure reported without a
+        threshold."""
+        return list(self.assessment.rows)
+
+    @property
     def exit_code(self) -> int:
-        return checks.exit_code(self.checks)
+        return self.assessment.exit_code
 
     @property
     def report(self) -> Path:
@@ -120,9 +125,9 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
         facts = checks.Facts(SwingSummary.of(doc), replayed=replay is not None,
                              replay_records=replay.records if replay else (),
                              replay_ok=replay.ok if replay else True)
-        rows = checks.assess(facts)
+        verdict = checks.assess(facts)
         html = swing_report.render(pipeline._finite(doc), fs.arrays,
-                                   fs.golfer.adapter.joint_names, rows,
+                                   fs.golfer.adapter.joint_names, list(verdict.rows),
                                    facts.replay_records, title=f"Swing fit: {capture_path}",
                                    figures=facts.summary)
         (tmp / "index.html").write_text(html)
@@ -131,7 +136,7 @@ def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return SwingOutcome(out, rows, doc, facts.summary)
+    return SwingOutcome(out, verdict, doc, facts.summary)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     from harness.swing import checks
     from harness.swing.summary import SwingSummary
 
-    rows = checks.assess(checks.Facts(SwingSummary.of(fit), replayed=True))
+    rows = checks.assess(checks.Facts(SwingSummary.of(fit), replayed=True)).rows
     printed = [x for x in p.stdout.splitlines()
                if x.startswith(("  met ", "  NOT met ", "  reported "))]
     assert len(printed) == len(rows)
@@ -290,7 +290,7 @@ def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swi
     w, im = fit["window"], fit["fit"]["impact"]
 
     def row(summary):
-        return next(r for r in checks.assess(checks.Facts(SwingSummary.of(summary)))
+        return next(r for r in checks.assess(checks.Facts(SwingSummary.of(summary))).rows
                     if r["name"] == "fitted window after ball contact")
     r = row(fit)
     assert w["last_frame"] == w["last_frame_asked"] == w["impact_frame"] + 1 + round(

@@ -68,12 +68,12 @@ def test_a_figure_at_its_threshold_is_met_and_just_over_it_is_not():
     f = _summary()
     for x, ok in ((lim, True), (lim * (1 + 1e-6), False)):
         fit = dataclasses.replace(f.fit, marker_rmse_top_to_impact_m=x)
-        rows = checks.assess(checks.Facts(dataclasses.replace(f, fit=fit), replayed=True))
-        assert _row(rows, "marker RMSE, top → impact")["ok"] is ok
-        assert checks.exit_code(rows) == (0 if ok else 1)
+        verdict = checks.assess(checks.Facts(dataclasses.replace(f, fit=fit), replayed=True))
+        assert _row(verdict.rows, "marker RMSE, top → impact")["ok"] is ok
+        assert verdict.exit_code == (0 if ok else 1)
     peak = lookup("swing", "residual_force_peak").atol
     head = dataclasses.replace(f.headline, residual_force_peak_N=2 * peak)
-    row = _row(checks.assess(checks.Facts(dataclasses.replace(f, headline=head))),
+    row = _row(checks.assess(checks.Facts(dataclasses.replace(f, headline=head))).rows,
                "pelvis residual force")
     assert row["ok"] is False and row["target"] == f"peak ≤ {peak:g} N"
 
@@ -83,7 +83,7 @@ def test_the_smash_factor_is_scored_against_its_clubs_band():
     for sf, ok in ((1.45, True), (1.60, False), (1.30, False)):
         im = dataclasses.replace(f.fit.impact, smash_factor=sf)
         s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
-        assert _row(checks.assess(checks.Facts(s)), "smash factor")["ok"] is ok
+        assert _row(checks.assess(checks.Facts(s)).rows, "smash factor")["ok"] is ok
 
 
 @pytest.mark.parametrize("what, gone", [
@@ -93,15 +93,15 @@ def test_the_smash_factor_is_scored_against_its_clubs_band():
     ("replay", ("each engine's open-loop replay", "replay records"))])
 def test_rows_follow_what_the_summary_holds(what, gone):
     f = _summary()
-    full = checks.assess(checks.Facts(f, replayed=True))
+    full = checks.assess(checks.Facts(f, replayed=True)).rows
     if what == "impact":
         less = checks.assess(checks.Facts(
-            dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=None)), True))
+            dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=None)), True)).rows
     elif what == "ground":
-        less = checks.assess(checks.Facts(dataclasses.replace(f, ground=None), True))
+        less = checks.assess(checks.Facts(dataclasses.replace(f, ground=None), True)).rows
         assert _row(less, "feet: no ground contact")["ok"] is None
     else:
-        less = checks.assess(checks.Facts(f, replayed=False))
+        less = checks.assess(checks.Facts(f, replayed=False)).rows
     for start in gone:
         assert any(r["name"].startswith(start) for r in full)
         assert not any(r["name"].startswith(start) for r in less)
