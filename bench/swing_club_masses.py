@@ -4,7 +4,7 @@
 ``--club-masses``). Per head mass: the smash factor, the fitted club-head speeds before
 and after contact against the measured ones [%], the marker maximum from the top to
 impact [mm] and the fit's cost (the markers cannot prefer a mass when the costs agree).
-The smash factor's slope per 10 g of head closes the table (docs/swing.md "What the
+The smash factor's slope per 10 g of head closes the table (docs/swing/impact.md "What the
 club's assumed masses do to it").
 
     .venv/bin/python bench/swing_club_masses.py [CAPTURE.c3d] [--heads 0.19,0.20,0.21]
@@ -28,21 +28,22 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from harness.swing import pipeline  # noqa: E402
+from harness.swing.summary import SwingSummary  # noqa: E402
 
 
 def one(capture, total: float, head: float, grip: str) -> dict:
     """The quick fit with the club's masses (total, head) [kg]: its impact figures."""
     s = dataclasses.replace(pipeline.QUICK, club_masses_kg=(total, head), grip=grip)
     with tempfile.TemporaryDirectory() as d:
-        summary = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)[0]
-    sm, fit = summary["summary"], summary["fit"]
-    pct = {w: 100.0 * (sm[f"clubhead_speed_{w}_impact_fitted_mps"]
-                       / sm[f"clubhead_speed_{w}_impact_measured_mps"] - 1.0)
+        fs = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)
+        summary = SwingSummary.of(pipeline.document(fs, Path(d)))
+    im = summary.fit.impact
+    pct = {w: 100.0 * (im.speeds_mps(w)[0] / im.speeds_mps(w)[1] - 1.0)
            for w in ("pre", "post")}
-    return {"head": head, "smash": sm["smash_factor"], "pre": pct["pre"],
+    return {"head": head, "smash": im.smash_factor, "pre": pct["pre"],
             "post": pct["post"],
-            "max_mm": 1e3 * fit["marker_max_by_phase_m"]["top_to_impact"],
-            "cost": fit["components"]["total"]}
+            "max_mm": 1e3 * summary.fit.marker_max_top_to_impact_m,
+            "cost": fs.fit.result.components["total"]}
 
 
 def main() -> None:

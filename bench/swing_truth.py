@@ -1,5 +1,5 @@
 """Whole-body synthetic ground truth of the swing fit, over seeds and settings
-(harness/swing/groundtruth.py; docs/swing.md "Synthetic ground truth").
+(harness/swing/groundtruth.py; docs/swing/marker-maximum.md "Synthetic ground truth").
 
 A finished swing folder (default: a fresh ``harness swing data/swing/driver.c3d --quick
 --no-replay`` into a temporary folder) gives the truth's motion; each seed draws new 2 mm

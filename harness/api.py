@@ -1105,7 +1105,7 @@ def batch_swing_task(case: dict[str, Any]) -> dict[str, Any]:
     """One capture of ``harness swing --batch`` (runs in a worker): the normal swing run of
     ``case`` (path, out, quick, up, cutoff_hz, replay, engines, allow_missing) writing its
     output folder to ``out``; returns the checks' counts, qualified and the survey's
-    metrics (harness/batch/survey.py swing_metrics)."""
+    metrics (harness/batch/survey.py swing_metrics of the typed fit.json)."""
     from harness.batch import survey
 
     with _warning_counter() as seen:
@@ -1118,7 +1118,7 @@ def batch_swing_task(case: dict[str, Any]) -> dict[str, Any]:
             "not_met": len(not_met), "reported": sum(c["ok"] is None for c in o.checks),
             "n_warnings": len(seen),
             "error": ("not met: " + "; ".join(not_met)) if not_met else "",
-            **survey.swing_metrics(o.summary)}
+            **survey.swing_metrics(o.figures)}
 
 
 def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float | None

@@ -756,8 +756,8 @@ def _add_swing_parser(sub: Any) -> None:
                          "iron)")
     sw.add_argument("--club-masses", default=None, metavar="TOTAL,HEAD",
                     help="the weighed club's masses [kg], whole club and head, e.g. "
-                         "0.31,0.2 (default: a typical driver's or iron's; docs/swing.md "
-                         "\"Which club\")")
+                         "0.31,0.2 (default: a typical driver's or iron's; "
+                         "docs/swing/model.md \"Which club\")")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density, smoothness and effort weights on a "
@@ -765,15 +765,15 @@ def _add_swing_parser(sub: Any) -> None:
                          "section)")
     sw.add_argument("--joint-limits", action="store_true",
                     help="the dynamic fit holds the golfer's joint limits too (the IK always "
-                         "does; off by default, docs/swing.md \"Joint limits\")")
+                         "does; off by default, docs/swing/fit.md \"Joint limits\")")
     sw.add_argument("--grip", choices=GRIPS, default="weld",
                     help="the club in the lead hand: welded to it (default) or on a hinge in "
                          "its grip, about the wrist deviation's axis (one more coordinate; "
-                         "docs/swing.md \"The marker maximum\")")
+                         "docs/swing/marker-maximum.md)")
     sw.add_argument("--shaft", choices=SHAFTS, default="rigid",
                     help="the club's shaft: rigid (default) or bending at one point above "
-                         "the head (two more coordinates; docs/swing.md \"The flexible "
-                         "shaft\")")
+                         "the head (two more coordinates; "
+                         "docs/swing/shaft.md)")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

@@ -59,54 +59,46 @@ CAPTURE_ROW_KEYS = COMMON_ROW_KEYS | {"checks", "metrics", "n_warnings"}
 STAGE_ORDER = ("error", "failed", "not_scored", "unconverged", "passed", "not_provided",
                "informational")
 
-# captures: (key, column title with its unit, path in the swing's fit.json, scale)
+def _worst_replay_rms_m(s):
+    """The largest engine replay marker RMS [m] (None when not replayed)."""
+    vals = [rms for rms, _ in (s.replay.deviation_m.values() if s.replay else ())]
+    return max(vals) if vals else None
+
+
+# captures: (key, column title with its unit, the figure of the swing's typed fit.json
+# (harness/swing/summary.py SwingSummary, read by attribute), scale)
 SWING_COLUMNS = (
-    ("marker_rmse_mm", "marker RMSE, whole window [mm]", ("fit", "marker_rmse_m"), 1e3),
+    ("marker_rmse_mm", "marker RMSE, whole window [mm]", lambda s: s.fit.marker_rmse_m, 1e3),
     ("marker_rmse_top_impact_mm", "marker RMSE, top → impact [mm]",
-     ("fit", "marker_rmse_by_phase_m", "top_to_impact"), 1e3),
-    ("ik_rmse_mm", "IK marker RMSE [mm]", ("ik", "rmse_m"), 1e3),
+     lambda s: s.fit.marker_rmse_top_to_impact_m, 1e3),
+    ("ik_rmse_mm", "IK marker RMSE [mm]", lambda s: s.ik_rmse_m, 1e3),
     ("defects_max_rel", "torque interpolation defects [relative]",
-     ("fit", "defects", "max_rel"), 1.0),
+     lambda s: s.fit.defects_max_rel, 1.0),
     ("reintegration_rms_mm", "open-loop reintegration RMS [mm]",
-     ("reintegration", "whole_window_rms_m"), 1e3),
+     lambda s: s.reintegration.whole_window_rms_m, 1e3),
     ("reintegration_within_s", "reintegration within the marker RMSE for [s]",
-     ("reintegration", "within_marker_rmse_until_s"), 1.0),
+     lambda s: s.reintegration.within_marker_rmse_until_s, 1.0),
     ("impact_speed_fitted_mps", "club-head speed at impact, fitted [m/s]",
-     ("fit", "club_head_speed_at_impact_mps", "fitted"), 1.0),
+     lambda s: s.fit.club_head_speed_fitted_mps, 1.0),
     ("impact_speed_measured_mps", "club-head speed at impact, measured [m/s]",
-     ("fit", "club_head_speed_at_impact_mps", "measured"), 1.0),
+     lambda s: s.fit.club_head_speed_measured_mps, 1.0),
     ("pelvis_residual_force_N", "pelvis residual peak |F| [N]",
-     ("fit", "pelvis_residual_peak", "force_N"), 1.0),
+     lambda s: s.fit.pelvis_residual_force_N, 1.0),
     ("pelvis_residual_moment_Nm", "pelvis residual peak |M| [N·m]",
-     ("fit", "pelvis_residual_peak", "moment_Nm"), 1.0),
-    ("grip_closure_mm", "grip closure, fit [mm]", ("fit", "closure_max_m"), 1e3),
-    ("replay_worst_rms_mm", "worst engine replay marker RMS [mm]",
-     ("replay", "engine_marker_deviation_m", "*", "rms"), 1e3),
-    ("fit_iterations", "fit iterations [count]", ("fit", "iterations"), 1),
-    ("swing_wall_s", "swing wall time [s]", ("wall_s",), 1.0),
+     lambda s: s.fit.pelvis_residual_moment_Nm, 1.0),
+    ("grip_closure_mm", "grip closure, fit [mm]", lambda s: s.fit.closure_max_m, 1e3),
+    ("replay_worst_rms_mm", "worst engine replay marker RMS [mm]", _worst_replay_rms_m, 1e3),
+    ("fit_iterations", "fit iterations [count]", lambda s: s.fit.iterations, 1),
+    ("swing_wall_s", "swing wall time [s]", lambda s: s.wall_s, 1.0),
 )
 
 
-def _at(doc, path):
-    x = doc
-    for i, k in enumerate(path):
-        if k == "*":  # the largest over the entries of a dict
-            vals = [_at(v, path[i + 1:]) for v in (x or {}).values()] if isinstance(x, dict) \
-                else []
-            vals = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
-            return max(vals) if vals else None
-        if not isinstance(x, dict) or k not in x:
-            return None
-        x = x[k]
-    return x
-
-
-def swing_metrics(summary: dict) -> dict:
-    """{column key: value in the column's unit, or None} from a swing's fit.json
-    document (SWING_COLUMNS)."""
+def swing_metrics(summary) -> dict:
+    """{column key: value in the column's unit, or None when not finite} from a swing's
+    typed fit.json ``summary`` (harness/swing/summary.py SwingSummary; SWING_COLUMNS)."""
     out = {}
-    for key, _, path, scale in SWING_COLUMNS:
-        v = _at(summary, path)
+    for key, _, figure, scale in SWING_COLUMNS:
+        v = figure(summary)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \
             and abs(v) != float("inf")
         out[key] = (v * scale if isinstance(scale, float) else v) if ok else None

@@ -59,17 +59,21 @@ def frames_from_links(spec: FixtureSpec) -> FixtureSpec:
                    frames=frames)
 
 
-def read_swing(swing_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def read_swing(swing_dir: str | os.PathLike[str],
+               doc: dict[str, Any] | None = None) -> dict[str, Any]:
     """{"spec", "t" (N,) s, "q" (N, nq), "labels" [K], "y" (N, K, 3) m, "rate_hz"} of a
-    finished swing output folder; BadInput naming the file and the problem."""
+    finished swing output folder (``doc``: its fit.json document when it is not yet
+    written, as for the studies of a run in progress); BadInput naming the file and the
+    problem."""
     d = Path(swing_dir)
     fit = d / "fit"
     fj = fit / "fit.json"
     if not d.is_dir():
         raise BadInput(str(d), "not a folder (name a `harness swing --out` folder)")
-    if not fj.is_file():
-        raise BadInput(str(d), "no fit/fit.json: not a finished swing output folder")
-    doc = read_json(fj)
+    if doc is None:
+        if not fj.is_file():
+            raise BadInput(str(d), "no fit/fit.json: not a finished swing output folder")
+        doc = read_json(fj)
     try:
         rate = float(doc["capture"]["rate_hz"])
         tracked = list(doc["model"]["tracked_markers"])

@@ -17,7 +17,7 @@ the load with the foot forces, which are unknowns per frame with no rate to filt
 their activation is only reported, computed from the fitted torques after the fact.
 
 Strengths (``STRENGTH_NM``) are round values at or above the peak isometric joint
-torques reported for healthy adult men (docs/swing.md, "Activation-driven actuators"):
+torques reported for healthy adult men (docs/swing/activation.md):
 the bound marks what no muscle of an ordinary strong adult could do, not this golfer's
 measured strength, which the capture does not hold.
 """
@@ -33,7 +33,7 @@ from harness.core.errors import BadInput
 from harness.fit import trajectory as tf
 from harness.fit.activation import ActivationModel, signed_excitation
 
-# (joint-name fragment, τ_max N·m), first match wins (docs/swing.md gives the reasons)
+# (joint-name fragment, τ_max N·m), first match wins (docs/swing/activation.md gives the reasons)
 STRENGTH_NM = (("lumbar_", 250.0), ("neck_", 60.0), ("clavicle_", 150.0),
                ("shoulder_", 150.0), ("elbow", 100.0), ("forearm_", 20.0),
                ("wrist_", 40.0), ("grip", 20.0), ("hip_", 300.0), ("knee_rotation", 40.0),

@@ -117,8 +117,8 @@ def _moved_markers(spec, joints, labels) -> np.ndarray:
 def _ik_start(adapter, labels, Y, train, q_init) -> np.ndarray:
     """(N, nv): marker IK over the training frames (warm-started frame to frame), the
     held-out frames linearly interpolated between their training neighbours."""
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
+    from harness.swing.scaling import GRIP_PAIRS
 
     idx = np.flatnonzero(train)
     Qt = ik.track(adapter, list(labels), Y[idx], q_init, pairs=GRIP_PAIRS).q
@@ -150,10 +150,10 @@ def _fit_fold(adapter, labels, Y, train, q_init, s, src, contact=None):
     return fr, prob
 
 
-def _source(folder):
+def _source(folder, doc=None):
     from harness.swing import groundtruth as gt
 
-    full, s, doc, arr = gt.source(folder)
+    full, s, doc, arr = gt.source(folder, doc)
     t = np.asarray(arr["t"], float)
     src = {"t0": float(t[0]), "h": float(t[1] - t[0]),
            "floor": float(doc["ground"]["floor_z_m"]),
@@ -164,20 +164,20 @@ def _source(folder):
 
 
 def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
-                  absorption: bool = True, say=None) -> dict:
+                  absorption: bool = True, say=None, doc: dict | None = None) -> dict:
     """The comparison of the module docstring on the finished swing folder ``folder``
-    (``settings``: a SwingSettings; default the folder's own). ``absorption``: also fit
-    the static candidate. Returns a dict of plain values plus ``ll`` (C, N) nats per
+    (``doc``: its fit.json document when the file is not yet written; ``settings``: a
+    SwingSettings; default the folder's own). ``absorption``: also fit the static
+    candidate. Returns a dict of plain values plus ``ll`` (C, N) nats per
     held-out frame and ``q`` the held-out frames' fitted angles of the step's
     coordinates, per candidate (C, N, 2); ``qhat`` per candidate the held-out frames'
     fitted coordinates (N, nv of the candidate) in its own order (the full golfer's with
     the locked ones left out) and ``names`` the candidates."""
     from harness.core.tolerances import lookup
-    from harness.swing import ground
 
     say = say or (lambda msg: None)
     t_start = time.perf_counter()
-    full, s_src, doc, arr, src = _source(folder)
+    full, s_src, doc, arr, src = _source(folder, doc)
     s = settings or s_src
     labels = tuple(str(x) for x in arr["labels"])
     Y = np.asarray(arr["y"], float)
@@ -185,6 +185,67 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
     if folds < 2 or folds > N // 4:
         raise BadInput("folds", f"must be 2 … {N // 4}, got {folds}")
     name, joints = STEP
+    sigma = float(s.sigma_marker_m)
+    names = NAMES if absorption else ("without", "with")
+    cv = _cross_validate(full, s, src, arr, labels, Y, folds, names, say)
+    ll, qe, bw = cv["ll"], cv["qe"], cv["bw"]
+    lls = np.stack([ll[n].sum(axis=1) for n in names])             # (C, N)
+    tot = lls.sum(axis=1)
+    cand = [n for n in names if n != "static"]
+    best = max(cand, key=lambda n: tot[names.index(n)])
+    z_gain = lookup("dimension", "gain_z").atol
+    rows = _candidate_rows(names, cv, lls, best, fdim.bootstrap_selection(lls, seed), Y,
+                           sigma)
+    split, steps = _gains(names, cv, labels, z_gain, absorption)
+    final, reason = best, "largest held-out log-likelihood"
+    if best == "with" and steps is not None and steps["verdict"] == "absorbing":
+        final = "without"
+        reason = ("'with' has the largest held-out log-likelihood, but a constant angle "
+                  "explains its gain: not a missing coordinate")
+    if best == "with" and split["gain_elsewhere"]["z"] >= z_gain \
+            and split["gain_on_moved"]["z"] < z_gain:
+        final = "without"
+        reason = ("'with' gains only on markers the coordinates do not move: it stands in "
+                  "for another error")
+    return {"step": name, "joints": list(joints), "folds": folds,
+            "fold_rule": f"interleaved: frame i is held out in fold i mod {folds}",
+            "criterion": "predictive log-likelihood of the held-out frames (isotropic "
+                         f"Gaussian markers, σ = {1e3 * sigma:g} mm, the fit's own), summed "
+                         "over every frame; declared before fitting",
+            "held_fixed": ["tracked markers and their gaps", "folds",
+                           f"σ = {1e3 * sigma:g} mm",
+                           "the source fit's assumed contact schedule and (per fold) the "
+                           "feet's anchors", "the ball impact at the source fit's t_e "
+                           "(impulse refitted)" if src["t_e"] is not None else "no impact",
+                           f"spline knots every {s.knot_frames} frames, w_smooth "
+                           f"{s.w_smooth:g}, w_effort {s.w_effort:g}",
+                           f"budget: at most {MAX_ITER} Levenberg–Marquardt iterations, "
+                           f"stop at relative cost decrease {TOL:g}",
+                           "start: IK over the training frames"],
+            "uncertainty": f"paired differences with standard errors from blocks of "
+                           f"{fdim.BLOCK} frames; fraction of {fdim.BOOTSTRAP} block-bootstrap "
+                           "resamples selecting each candidate",
+            "frames": N, "markers": len(labels), "body_weight_N": bw,
+            "candidates": rows, "selected": best, "choice": final, "choice_reason": reason,
+            "absorption": steps, "contact_separation": split, "z_gain": z_gain,
+            "seed": seed, "wall_s": time.perf_counter() - t_start,
+            "ll": lls, "q": np.stack([qe[n] for n in names]),
+            "qhat": [cv["qhat"][n] for n in names], "names": list(names)}
+
+
+def _cross_validate(full, s, src, arr, labels, Y, folds: int, names, say) -> dict:
+    """Each candidate of ``names`` fitted on every fold's training frames (the with
+    candidate first: its mean angles place the static one, its anchors the others'):
+    {"ll": {name: (N, K) nats per held-out marker}, "qe": {name: (N, 2) rad held-out
+    angles of the step's coordinates}, "grf": {name: per fold (n, 3) N training-frame
+    ground force}, "grf_train": the source fit's per fold, "qhat": {name: (N, nv)},
+    "info": {name: iterations, convergence, wall time [s], residual peak [N], RMS torque
+    [N·m]}, "angles": per fold the with fit's mean angles [rad], "bw": body weight [N],
+    "moved": (K,) bool the markers the step's coordinates move}."""
+    from harness.swing import ground
+
+    N = len(Y)
+    _, joints = STEP
     spec = full.model.spec
     iv = [full.layout.slot(j).iv for j in joints]
     sigma = float(s.sigma_marker_m)
@@ -193,7 +254,6 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
     q_src = np.asarray(arr["q"], float)
     bw = ground.total_mass(full) * ground.GRAVITY
     grf_src = np.asarray(arr["contact_forces"], float).sum(axis=1)     # (N, 3) N
-    names = NAMES if absorption else ("without", "with")
     ll = {n: np.zeros((N, len(labels))) for n in names}
     qe = {n: np.zeros((N, len(joints))) for n in names}
     # ground force (N, 3) N of each fold's fit at its training frames (where it saw the
@@ -245,12 +305,16 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
                 f"{fr.iterations} iterations, held-out RMSE "
                 f"{_heldout_mm(ll[n][test], Y[test], sigma):.1f} mm "
                 f"({time.perf_counter() - t0:.0f} s)")
-    lls = np.stack([ll[n].sum(axis=1) for n in names])             # (C, N)
+    return {"ll": ll, "qe": qe, "grf": grf, "grf_train": grf_train, "qhat": qhat,
+            "info": info, "angles": angles, "bw": bw, "moved": moved}
+
+
+def _candidate_rows(names, cv: dict, lls, best: str, frac, Y, sigma: float) -> list:
+    """One row per candidate: held-out log-likelihood (total and per frame, nats),
+    held-out RMSE [mm], the paired difference below the selected one, the bootstrap
+    fraction selecting it, and its fits' figures."""
+    ll, info, N = cv["ll"], cv["info"], len(Y)
     tot = lls.sum(axis=1)
-    cand = [n for n in names if n != "static"]
-    best = max(cand, key=lambda n: tot[names.index(n)])
-    frac = fdim.bootstrap_selection(lls, seed)
-    z_gain = lookup("dimension", "gain_z").atol
     rows = []
     for k, n in enumerate(names):
         pr = fdim.paired(lls[names.index(best)], lls[k]) if n != best else \
@@ -267,6 +331,16 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
                                        "sd": float(np.std(info[n]["rms_torque_Nm"],
                                                           ddof=1)),
                                        "per_fold": info[n]["rms_torque_Nm"]}})
+    return rows
+
+
+def _gains(names, cv: dict, labels, z_gain: float, absorption: bool) -> tuple:
+    """(contact_separation: the with candidate's gain on the markers the step moves and
+    elsewhere, the ground force's change [BW]; absorption: the total, static and dynamic
+    gains with the verdict, None without the static candidate)."""
+    _, joints = STEP
+    ll, grf, moved, bw = cv["ll"], cv["grf"], cv["moved"], cv["bw"]
+    grf_train, angles, qe = cv["grf_train"], cv["angles"], cv["qe"]
 
     def part(a, b, mask=None):
         m = np.ones(len(labels), bool) if mask is None else mask
@@ -292,40 +366,7 @@ def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
                  "motion_rms_rad": {j: float(np.sqrt(np.mean(
                      (qe["with"][:, k] - qe["with"][:, k].mean()) ** 2)))
                      for k, j in enumerate(joints)}}
-    final, reason = best, "largest held-out log-likelihood"
-    if best == "with" and steps is not None and steps["verdict"] == "absorbing":
-        final = "without"
-        reason = ("'with' has the largest held-out log-likelihood, but a constant angle "
-                  "explains its gain: not a missing coordinate")
-    if best == "with" and split["gain_elsewhere"]["z"] >= z_gain \
-            and split["gain_on_moved"]["z"] < z_gain:
-        final = "without"
-        reason = ("'with' gains only on markers the coordinates do not move: it stands in "
-                  "for another error")
-    return {"step": name, "joints": list(joints), "folds": folds,
-            "fold_rule": f"interleaved: frame i is held out in fold i mod {folds}",
-            "criterion": "predictive log-likelihood of the held-out frames (isotropic "
-                         f"Gaussian markers, σ = {1e3 * sigma:g} mm, the fit's own), summed "
-                         "over every frame; declared before fitting",
-            "held_fixed": ["tracked markers and their gaps", "folds",
-                           f"σ = {1e3 * sigma:g} mm",
-                           "the source fit's assumed contact schedule and (per fold) the "
-                           "feet's anchors", "the ball impact at the source fit's t_e "
-                           "(impulse refitted)" if src["t_e"] is not None else "no impact",
-                           f"spline knots every {s.knot_frames} frames, w_smooth "
-                           f"{s.w_smooth:g}, w_effort {s.w_effort:g}",
-                           f"budget: at most {MAX_ITER} Levenberg–Marquardt iterations, "
-                           f"stop at relative cost decrease {TOL:g}",
-                           "start: IK over the training frames"],
-            "uncertainty": f"paired differences with standard errors from blocks of "
-                           f"{fdim.BLOCK} frames; fraction of {fdim.BOOTSTRAP} block-bootstrap "
-                           "resamples selecting each candidate",
-            "frames": N, "markers": len(labels), "body_weight_N": bw,
-            "candidates": rows, "selected": best, "choice": final, "choice_reason": reason,
-            "absorption": steps, "contact_separation": split, "z_gain": z_gain,
-            "seed": seed, "wall_s": time.perf_counter() - t_start,
-            "ll": lls, "q": np.stack([qe[n] for n in names]),
-            "qhat": [qhat[n] for n in names], "names": list(names)}
+    return split, steps
 
 
 def _heldout_mm(ll_nk, Y, sigma) -> float:

@@ -235,13 +235,15 @@ def fit_figures(prob, r, w) -> dict:
             "iterations": r.iterations}
 
 
-def headline(summary: dict, fr, in_down) -> dict:
+def headline(info: dict | None, fit_wall_s: float, fr) -> dict:
     """fit.json's ``summary``: the headline figures (markers over the whole fitted
-    window, tracked markers)."""
+    window, tracked markers) of the fit ``fr``, from fit.json's ``ground`` section
+    ``info`` (None without contact) and ``fit_wall_s`` [s] the calibration, IK and fit's
+    wall time."""
     e = np.linalg.norm(fr.marker_residual, axis=2)
-    g = summary.get("ground") or {}
+    g = info or {}
     res = g.get("residual", {})
-    wall = summary["calibration"]["wall_s"] + summary["ik"]["wall_s"] + summary["fit"]["wall_s"]
+    wall = fit_wall_s
     return {"marker_rmse_mm": 1e3 * fr.marker_rmse(),
             "marker_max_mm": float(1e3 * np.nanmax(e)),
             "residual_force_peak_N": res.get("force_peak_N"),

@@ -82,9 +82,10 @@ class WholeBodyTruth:
     impact_frame: str | None = None
 
 
-def source(swing_dir):
+def source(swing_dir, doc: dict | None = None):
     """(adapter of the fit's engine, the swing's settings, fit.json, trajectory arrays) of
-    a finished ``harness swing`` output folder; BadInput naming the file and the
+    a finished ``harness swing`` output folder (``doc``: its fit.json document, given by a
+    run in progress that writes the file last); BadInput naming the file and the
     problem."""
     from harness.model import registry
     from harness.model.osim_export import read_swing
@@ -92,8 +93,8 @@ def source(swing_dir):
     from harness.swing.pipeline import SwingSettings
 
     d = Path(swing_dir)
-    data = read_swing(d)              # checks the folder, fit.json and trajectory.npz
-    doc = read_json(d / "fit" / "fit.json")
+    data = read_swing(d, doc)         # checks the folder, fit.json and trajectory.npz
+    doc = read_json(d / "fit" / "fit.json") if doc is None else doc
     if not doc.get("ground"):
         raise BadInput(str(d / "fit" / "fit.json"), "the swing was fitted without ground "
                                                      "contact: no feet to give forces to")
@@ -220,6 +221,34 @@ def _grf(fit_forces, truth: WholeBodyTruth, rows) -> dict:
     return out
 
 
+def _impulse_error(adapter, truth: WholeBodyTruth, prob, fr) -> dict:
+    """``recover``'s ``impulse``: the fitted Λ [N·s] against the truth's, as a vector, in
+    magnitude and in the directions the club head moves in under an impulse (mobility
+    [1/kg] at least a tenth of the largest), with the event times [s]."""
+    Lt, Lf = np.asarray(truth.impulse_Ns, float), np.asarray(fr.impulse, float)
+    qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
+    J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
+    w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
+    # the directions in which an impulse moves the club head: those whose mobility
+    # (eigenvalue of J M⁻¹ Jᵀ) is at least a tenth of the largest (across the shaft);
+    # along the shaft an impulse moves the whole arm chain and the head barely
+    P = U[:, w >= 0.1 * w[-1]]
+    return {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
+            "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
+            "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
+                                         / np.linalg.norm(Lt)),
+            "resolved_dims": int(P.shape[1]),
+            "resolved_error_rel": float(np.linalg.norm(P.T @ (Lf - Lt))
+                                        / np.linalg.norm(P.T @ Lt)),
+            "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
+            "mobility": w[::-1].tolist(),
+            # Λ and its error along each eigenvector, the most mobile first [N·s]
+            "truth_by_direction_Ns": (U[:, ::-1].T @ Lt).tolist(),
+            "error_by_direction_Ns": (U[:, ::-1].T @ (Lf - Lt)).tolist(),
+            "t_e_fit_s": float(fr.impact["t_e_s"]),
+            "t_e_truth_s": float(truth.impact_time_s)}
+
+
 def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     """Fit ``truth.markers`` with the swing fit's steps and ``settings`` (a
     SwingSettings); ``stick`` (N, nc) bool replaces the schedule derived from the IK (to
@@ -236,9 +265,9 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     head moves in under an impulse: the eigenvectors of J M⁻¹ Jᵀ at the fitted impact
     whose eigenvalue (mobility [1/kg], listed) is at least a tenth of the largest, with
     their share of the truth's Λ); else None."""
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
     from harness.swing.pipeline import fit_problem, impact_event
+    from harness.swing.scaling import GRIP_PAIRS
 
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
@@ -265,8 +294,8 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     if impact_ev is None:
         fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
     else:
-        fr = impact_time.fit_impact(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol,
-                           refit_iter=settings.impact_refit_iter)
+        fr = impact_time.fit_impact(prob, ikr.q, max_iter=settings.max_iter,
+                                    tol=settings.tol, refit_iter=settings.impact_refit_iter)
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)
     if fit_frames != truth.frames:
@@ -283,30 +312,7 @@ def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
     ji = [adapter.layout.slot(j).iv for j in joints]
     err = (fr.act[:, ji] - truth.tau[:, ji])[down]
     F_res, _ = ground.pelvis_wrench(adapter, fr.q, fr.act)
-    impulse = None
-    if impact_ev is not None:
-        Lt, Lf = np.asarray(truth.impulse_Ns, float), np.asarray(fr.impulse, float)
-        qe = prob.Be0 @ fr.C                   # the fitted configuration at the impact
-        J = adapter.frame_jacobian(qe, truth.impact_frame)[:3]
-        w, U = np.linalg.eigh(J @ np.linalg.solve(adapter.mass_matrix(qe), J.T))
-        # the directions in which an impulse moves the club head: those whose mobility
-        # (eigenvalue of J M⁻¹ Jᵀ) is at least a tenth of the largest (across the shaft);
-        # along the shaft an impulse moves the whole arm chain and the head barely
-        P = U[:, w >= 0.1 * w[-1]]
-        impulse = {"truth_Ns": Lt.tolist(), "fit_Ns": Lf.tolist(),
-                   "error_rel": float(np.linalg.norm(Lf - Lt) / np.linalg.norm(Lt)),
-                   "magnitude_error_rel": float(abs(np.linalg.norm(Lf) - np.linalg.norm(Lt))
-                                                / np.linalg.norm(Lt)),
-                   "resolved_dims": int(P.shape[1]),
-                   "resolved_error_rel": float(np.linalg.norm(P.T @ (Lf - Lt))
-                                               / np.linalg.norm(P.T @ Lt)),
-                   "resolved_share": float(np.linalg.norm(P.T @ Lt) / np.linalg.norm(Lt)),
-                   "mobility": w[::-1].tolist(),
-                   # Λ and its error along each eigenvector, the most mobile first [N·s]
-                   "truth_by_direction_Ns": (U[:, ::-1].T @ Lt).tolist(),
-                   "error_by_direction_Ns": (U[:, ::-1].T @ (Lf - Lt)).tolist(),
-                   "t_e_fit_s": float(fr.impact["t_e_s"]),
-                   "t_e_truth_s": float(truth.impact_time_s)}
+    impulse = _impulse_error(adapter, truth, prob, fr) if impact_ev is not None else None
     return {
         "impulse": impulse,
         "grf_rms_bw": {"top_to_impact": _grf(fr.forces, truth, down),

@@ -44,7 +44,7 @@ def scaled_parameters(model, dims, adapter_cls, Q, y, labels, pairs, sigma_m, si
     """model: the fitted PreparedModel (golfer3d, calibrated offsets as its frames);
     dims: its GolferDims; Q (N, nv) fitted coordinates at the frames; y (N, K, 3) m
     markers (NaN unseen); pairs ((frame_a, frame_b), ...) closure pairs; build(dims,
-    offsets) → PreparedModel (harness/capture/scaling.py). Returns a JSON-able dict."""
+    offsets) → PreparedModel (harness/swing/scaling.py). Returns a JSON-able dict."""
     labels = list(labels)
     pa, pb = [a for a, _ in pairs], [b for _, b in pairs]
     frames = labels + pa + pb

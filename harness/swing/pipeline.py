@@ -6,16 +6,21 @@ impact time; without ``SwingSettings.impact`` up to the last frame before contac
 nv coordinates of the fitted golfer (fixtures.golfers.golfer3d with legs and an actuated
 pelvis, nq == nv); K tracked markers. Positions m, angles rad, torques N·m / forces N.
 
-Steps, each reported in DIR/fit/fit.json and DIR/index.html:
-1. ingest (harness/capture/ingest.py) and swing events (events.py);
-2. scale the golfer from the address frames (scaling.dims_from_capture);
+Steps, each a typed object passed to the next (harness/swing/steps.py), each reported in
+DIR/fit/fit.json (``document``, written once by ``write_fit_json``) and DIR/index.html:
+1. ingest (harness/capture/ingest.py) and swing events (harness/capture/events.py);
+2. scale the golfer from the address frames (scaling.dims_from_capture) and
 3. calibrate marker offsets by alternating IK and offset estimation over frames spread
-   over the whole swing (scaling.calibrate), with the grip loop as an IK pair;
-4. IK over the fitted window (warm start), then the dynamic fit (harness/fit/trajectory.py:
-   markers + effort + smoothness, joint torques as controls, grip closure as a residual);
-5. checks: marker RMSE per marker and per phase, club-head speed at impact fitted vs
-   measured, torque interpolation defects, grip closure, open-loop reintegration (whole
-   window, and per segment of ``segment_frames`` frames re-anchored on the fit);
+   over the whole swing (scaling.calibrate), with the grip loop as an IK pair
+   (``scale_golfer`` → ScaledGolfer);
+4. IK over the fitted window (warm start; ``track_window`` → IKTrack), then the dynamic
+   fit (``fit_motion``, harness/fit/trajectory.py: markers + effort + smoothness, joint
+   torques as controls, grip closure as a residual);
+5. what is measured on it (``measure_fit`` → SwingFit), scored by the checks table
+   (harness/swing/checks.py): marker RMSE per marker and per phase, club-head speed at
+   impact fitted vs measured, torque interpolation defects, grip closure, open-loop
+   reintegration (whole window, and per segment of ``segment_frames`` frames re-anchored
+   on the fit);
 6. the candidate (DIR/fit/candidate.json + .npz, model DIR/fit/golfer.urdf) replayed in
    every engine by stage 5 in horizon mode (DIR/replay/, its own evidence bundle).
 
@@ -44,9 +49,13 @@ import numpy as np
 from fixtures.export import to_urdf
 from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS, SHAFT_COORDINATES, bend_point
 from harness.capture import events as cap_events
-from harness.capture import ik
 from harness.capture.ingest import ingest
-from harness.capture.scaling import (
+from harness.core.errors import BadInput
+from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
+from harness.fit import trajectory as tf
+from harness.swing import consistency, ground, ik, impact_time, poses
+from harness.swing.identifiability import scaled_parameters
+from harness.swing.scaling import (
     GRIP_PAIRS,
     build,
     calibrate,
@@ -55,11 +64,14 @@ from harness.capture.scaling import (
     floor_height,
     place_contacts,
 )
-from harness.core.errors import BadInput
-from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
-from harness.fit import trajectory as tf
-from harness.swing import consistency, ground, impact_time, poses
-from harness.swing.identifiability import scaled_parameters
+from harness.swing.steps import (
+    FittedSwing,
+    GroundPlacement,
+    IKTrack,
+    Reintegration,
+    ScaledGolfer,
+    SwingFit,
+)
 
 
 @dataclass(frozen=True)
@@ -68,12 +80,12 @@ class SwingSettings:
     pad_s: float = 0.05              # fitted window starts this long before the top
     calib_stride: int = 12           # calibration frames: every stride-th before the top,
     calib_stride_down: int = 2       # ... and every stride_down-th in the downswing
-    calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing.md)
+    calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing/fit.md)
     calib_relax: float = 1.5         # over-relaxation of the offset updates (scaling.py)
     sigma_marker_m: float = 0.01     # marker error scale of the objective
     sigma_closure_m: float = 0.001
     w_effort: float = 1e-3
-    w_smooth: float = 1.0            # docs/swing.md: the held-out study and the force truth
+    w_smooth: float = 1.0            # docs/swing/fit.md: the held-out study and the force truth
     torque_scale_nm: float = 50.0    # joints; the pelvis translations use 10× (N)
     knot_frames: int = 3
     control_degree: int = 16         # replay controls lobatto<P>: P + 1 knots per interval
@@ -84,15 +96,16 @@ class SwingSettings:
     segment_frames: int = 10
     body_mass_kg: float = 80.0
     # the golfer's joint limits held by the dynamic fit too (its spline coefficients kept
-    # in each joint's range; the IK holds them always). Off by default: docs/swing.md,
+    # in each joint's range; the IK holds them always). Off by default: docs/swing/fit.md,
     # "Joint limits", says what holding them changes and why it is not yet the default
     joint_limits: bool = False
-    # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py; docs/swing.md,
-    # "The marker maximum", says what the hinge changes and why it is not yet the default)
+    # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py;
+    # docs/swing/marker-maximum.md says what the hinge changes and why it is not yet the
+    # default)
     grip: str = "weld"
     # the club's shaft: "rigid" or "flex", bending at one point (fixtures/golfers.py;
-    # docs/swing.md, "The flexible shaft"). The marker offsets are calibrated on the rigid
-    # club either way, so zero bend is the club as it stands at address
+    # docs/swing/shaft.md). The marker offsets are calibrated on the rigid club either way,
+    # so zero bend is the club as it stands at address
     shaft: str = "rigid"
     shaft_law_iter: int = 15         # each refit with one bend held to its nearest spring
     shaft_law_sigma_nm: float = 0.1  # N·m whitening of that spring's violation per frame
@@ -242,31 +255,44 @@ def calibration_frames(ev, s: SwingSettings) -> np.ndarray:
 
 
 def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSettings(),
-                up: str = "auto", cutoff_hz=None, say=print):
-    """Steps 1–5; returns (summary dict, candidate path, PreparedModel, arrays dict)."""
-    from harness.model import registry
-    from harness.model.candidate import Marker, from_arrays, save
-    from harness.model.prepared import PreparedModel
-
+                up: str = "auto", cutoff_hz=None, say=print) -> FittedSwing:
+    """Steps 1–5, each a typed object passed to the next (harness/swing/steps.py):
+    ingest → events → ScaledGolfer → IKTrack → SwingFit; the candidate, golfer.urdf and
+    trajectory.npz written to ``workdir``/fit (fit.json is written once, by the caller,
+    from ``document``)."""
     s = settings
     t_start = time.perf_counter()
     cap = ingest(capture_path, up=up, cutoff_hz=cutoff_hz)
     ev = cap_events.detect(cap)
     say(f"capture: {cap.n_frames} frames at {cap.rate_hz:g} Hz; rejected "
         f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
+    golfer = scale_golfer(cap, ev, s, say)
+    track = track_window(cap, ev, golfer, s, say)
+    prob, fr = fit_motion(cap, ev, golfer, track, s, say)
+    fit = measure_fit(cap, ev, golfer, track, prob, fr, s, say)
+    wall_s = time.perf_counter() - t_start
+    return finish(cap, ev, golfer, track, fit, s, workdir, wall_s, say)
+
+
+def scale_golfer(cap, ev, s: SwingSettings, say=print) -> ScaledGolfer:
+    """Step 2 and 3: the golfer scaled from the address frames, its club chosen, its
+    marker offsets calibrated (scaling.calibrate) on the fit engine's adapter; with
+    ``s.ground`` the feet's contact points placed, with a bent shaft the model rebuilt
+    with the calibration's points where the rigid club put them."""
+    from harness.model import registry
+
     addr = address_frames(ev)
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
     club = which_club(s.club, measured, s.club_masses_kg)
     dims = dims.for_club(club["club"], club["masses_kg"])
     say(f"club: {club['club']}, {club['how']}")
     frames = calibration_frames(ev, s)
-    engine = registry.preferred("fit")  # exact derivatives and Jacobians
-    ref = registry.adapter_class(engine)
+    ref = registry.adapter_class(registry.preferred("fit"))  # exact derivatives, Jacobians
     t0 = time.perf_counter()
     model, adapter, res, history, labels = calibrate(ref, cap, frames, dims,
                                                      rounds=s.calib_rounds,
                                                      relax=s.calib_relax, grip=s.grip)
-    ground_info = None
+    placement, contacts = None, {}
     if s.ground:
         # contact points placed from the foot markers at address (scaling.contact_targets),
         # expressed in the feet of the calibrated address pose
@@ -276,22 +302,28 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         offsets = {f.name: (f.body, f.xyz) for f in model.spec.frames if f.name in labels}
         model = build(dims, offsets | contacts, name=model.name, grip=s.grip)
         adapter = ref(model)
-        ground_info = {"floor_z_m": floor, "address_frame": int(frames[ka]),
-                       "contact_points": {k: {"body": b, "xyz_m": list(x)}
-                                          for k, (b, x) in contacts.items()}}
+        placement = GroundPlacement(floor, int(frames[ka]), contacts)
     calib_q = res.q
     if s.shaft != "rigid":
         # the bent shaft, its points below the bend on the head's body where the rigid
         # calibration put them (scaling.build), so zero bend is the calibrated club
         rigid = model.layout
         placed = {f.name: (f.body, f.xyz) for f in model.spec.frames
-                  if f.name in labels or (ground_info and f.name in contacts)}
+                  if f.name in labels or (placement and f.name in contacts)}
         model = build(dims, placed, name=model.name, grip=s.grip, shaft=s.shaft)
         adapter = ref(model)
         calib_q = carry_coordinates(res.q, rigid, model.layout)
     calib_s = time.perf_counter() - t0
     say(f"calibration: {len(frames)} frames, IK RMSE by round "
         f"{', '.join(f'{1e3 * h:.1f}' for _, h in history)} mm ({calib_s:.0f} s)")
+    return ScaledGolfer(dims, measured, club, ref, model, adapter, labels, addr, frames,
+                        calib_q, [h_ for _, h_ in history], calib_s, placement)
+
+
+def track_window(cap, ev, golfer: ScaledGolfer, s: SwingSettings, say=print) -> IKTrack:
+    """Step 4's IK: the fitted window (``s.pad_s`` before the top to ``s.post_impact_s``
+    after contact, or to the last frame before contact without the impact), warm-started
+    from the calibration pose nearest its first frame."""
     pad = int(round(s.pad_s * cap.rate_hz))
     first = max(0, ev.top_frame - pad)
     # with the impact: to post_impact_s after it, two phases joined by the reset map at
@@ -301,168 +333,197 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         asked = ev.impact_frame + 1 + int(round(s.post_impact_s * cap.rate_hz))
         last = min(cap.n_frames - 1, asked)
     win = np.arange(first, last + 1)
+    labels = golfer.labels
     Y = np.stack([cap.marker(l)[win] for l in labels], axis=1)
-    k0 = int(np.argmin(np.abs(frames - first)))
+    k0 = int(np.argmin(np.abs(golfer.calibration_frames - first)))
     t0 = time.perf_counter()
-    ikr = ik.track(adapter, labels, Y, calib_q[k0], pairs=GRIP_PAIRS)
+    ikr = ik.track(golfer.adapter, labels, Y, golfer.calibration_q[k0], pairs=GRIP_PAIRS)
     ik_s = time.perf_counter() - t0
     say(f"IK over the window ({len(win)} frames): RMSE {1e3 * ikr.overall_rmse():.1f} mm "
         f"({ik_s:.0f} s)")
+    return IKTrack(int(first), int(asked), win, Y, ikr.q, ikr.overall_rmse(), ik_s)
+
+
+def fit_motion(cap, ev, golfer: ScaledGolfer, track: IKTrack, s: SwingSettings,
+               say=print) -> tuple:
+    """Step 4's dynamic fit from the IK track: (FitProblem, its fit), through the ball
+    impact with ``s.impact``."""
     h = 1.0 / cap.rate_hz
+    first, last = track.first_frame, track.last_frame
     impact_ev = None
     if s.impact:
         span = s.impact_search_frames * h
         impact_ev = impact_event(s, s.impact_frame, ev.impact_s, ev.impact_sigma_s,
                                  (max(ev.impact_s - span, (first + 1) * h),
                                   min(ev.impact_s + span, (last - 1) * h)))
-    prob = fit_problem(adapter, labels, Y, ikr.q, first * h, h, s,
-                       ground_info["floor_z_m"] if s.ground else None, impact=impact_ev)
+    prob = fit_problem(golfer.adapter, golfer.labels, track.y_m, track.q, first * h, h, s,
+                       golfer.ground.floor_z_m if s.ground else None, impact=impact_ev)
 
     def progress(i, c):
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
-        fr = impact_time.fit_impact(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress,
+        fr = impact_time.fit_impact(prob, track.q, max_iter=s.max_iter, tol=s.tol,
+                                    progress=progress,
                            refit_iter=s.impact_refit_iter, say=say)
     else:
-        fr = tf.fit(prob, ikr.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
-    act = fr.act if fr.act is not None else fr.tau
+        fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
-    if s.ground:
-        ground_info |= ground.evaluate(adapter, prob, fr)
-        per_interval = consistency.evaluate(adapter, prob, fr)
-        ground_info["consistency"] = consistency.summarise(per_interval, prob.contact.frames)
-        tradeoff = ground.tradeoff(prob, fr, s, say) if s.tradeoff_weights else []
-        ground_info["tradeoff"] = tradeoff
-        say(f"ground: residual peak {ground_info['residual']['force_peak_N']:.1f} N, "
-            f"{ground_info['residual']['moment_peak_Nm']:.1f} N·m; min normal force "
-            f"{ground_info['min_normal_force_N']:.1f} N; slip ≤ "
-            f"{ground_info['max_slip_speed_mm_s']:.1f} mm/s")
+    return prob, fr
+
+
+def _ground_step(golfer: ScaledGolfer, prob, fr, s: SwingSettings, say) -> tuple:
+    """(fit.json's ``ground`` section, the per-interval contact checks), both None
+    without ground contact."""
+    if not s.ground:
+        return None, None
+    adapter = golfer.adapter
+    info = golfer.ground.to_json() | ground.evaluate(adapter, prob, fr)
+    per_interval = consistency.evaluate(adapter, prob, fr)
+    info["consistency"] = consistency.summarise(per_interval, prob.contact.frames)
+    info["tradeoff"] = ground.tradeoff(prob, fr, s, say) if s.tradeoff_weights else []
+    say(f"ground: residual peak {info['residual']['force_peak_N']:.1f} N, "
+        f"{info['residual']['moment_peak_Nm']:.1f} N·m; min normal force "
+        f"{info['min_normal_force_N']:.1f} N; slip ≤ "
+        f"{info['max_slip_speed_mm_s']:.1f} mm/s")
+    return info, per_interval
+
+
+def _identifiability(golfer: ScaledGolfer, track: IKTrack, fr, s: SwingSettings,
+                     say) -> dict:
+    """fit.json's ``identifiability``: the scaled lengths' standard errors (offsets
+    fixed) at the fitted motion."""
+    model = golfer.model
     t0 = time.perf_counter()
-    ident = scaled_parameters(model, dims, ref, fr.q, Y, labels,
-                              tuple((a, b) for a, b, _ in GRIP_PAIRS), s.sigma_marker_m,
-                              s.sigma_closure_m, lambda d, o: build(d, o, name=model.name,
-                                                                 grip=s.grip,
-                                                                 shaft=s.shaft))
+    ident = scaled_parameters(model, golfer.dims, golfer.engine_class, fr.q, track.y_m,
+                              golfer.labels, tuple((a, b) for a, b, _ in GRIP_PAIRS),
+                              s.sigma_marker_m, s.sigma_closure_m,
+                              lambda d, o: build(d, o, name=model.name, grip=s.grip,
+                                                 shaft=s.shaft))
     ident["wall_s"] = time.perf_counter() - t0
     say("identifiability of the scaled lengths (offsets fixed): " + ", ".join(
         f"{k} ± {1e3 * v:.1f} mm" if v is not None and np.isfinite(v) else f"{k} unresolved"
         for k, v in ident["lengths"]["lengths_se_m"].items()))
-    # ---- checks
-    in_down = ((win >= ev.top_frame) & (win <= ev.impact_frame))[:, None] \
-        & np.ones((1, len(labels)), bool)
-    phases = {"before_top": (win < ev.top_frame)[:, None] & np.ones((1, len(labels)), bool),
-              "top_to_impact": in_down}
-    if s.impact:
-        phases["after_impact"] = (win > ev.impact_frame)[:, None] \
-            & np.ones((1, len(labels)), bool)
+    return ident
+
+
+def _reintegrate(adapter, prob, fr, labels, s: SwingSettings) -> tuple:
+    """((q, v) (R, nv) the fitted spline at the replay knots, the Reintegration)."""
     qf, vf, _ = prob.evaluate(fr.C, fr.t_replay)
     t0 = time.perf_counter()
     method = reintegration_method(s)
     dev, diverged_at = _open_loop(adapter, fr, prob, labels, qf, method)
     seg = _segment_reintegration(adapter, fr, prob, labels, s.segment_frames, method, qf, vf)
-    reint_s = time.perf_counter() - t0
-    rmse_down = fr.marker_rmse(in_down)
-    with np.errstate(invalid="ignore"):
-        rms_t = np.sqrt(np.mean(dev ** 2, axis=1))
-    horizon_i = np.flatnonzero(~(rms_t <= rmse_down))
+    return (qf, vf), Reintegration(dev, diverged_at, seg, method, time.perf_counter() - t0)
+
+
+def _masks(track: IKTrack, ev, n_labels: int, impact: bool) -> tuple:
+    """(in_down, phases): the (N, K) masks of the top → impact frames and of each phase."""
+    win, ones = track.frames, np.ones((1, n_labels), bool)
+    in_down = ((win >= ev.top_frame) & (win <= ev.impact_frame))[:, None] & ones
+    phases = {"before_top": (win < ev.top_frame)[:, None] & ones, "top_to_impact": in_down}
+    if impact:
+        phases["after_impact"] = (win > ev.impact_frame)[:, None] & ones
+    return in_down, phases
+
+
+def measure_fit(cap, ev, golfer: ScaledGolfer, track: IKTrack, prob, fr, s: SwingSettings,
+                say=print) -> SwingFit:
+    """Step 5: what is measured on the fit: ground contact, identifiability, the
+    reintegration, the club-head speeds through impact and fit.json's ``fit`` section."""
+    adapter, labels = golfer.adapter, golfer.labels
+    act = fr.act if fr.act is not None else fr.tau
+    ground_info, per_interval = _ground_step(golfer, prob, fr, s, say)
+    ident = _identifiability(golfer, track, fr, s, say)
+    in_down, phases = _masks(track, ev, len(labels), s.impact)
+    (qf, vf), reint = _reintegrate(adapter, prob, fr, labels, s)
+    h = 1.0 / cap.rate_hz
     ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
     # the fitted club-head markers where the capture sees them, so that each interval's
     # fitted speed averages the same markers as the measured one (events.py)
-    club_pts = np.where(np.isfinite(Y[:, ch]).all(axis=2)[..., None], mkf_frames[:, ch],
-                        np.nan)
+    club_pts = np.where(np.isfinite(track.y_m[:, ch]).all(axis=2)[..., None],
+                        mkf_frames[:, ch], np.nan)
     # one speed definition (events.py): the interval speed, the club-head markers' mean
     # displacement over one frame interval × rate, fitted and measured over the same
     # interval: the last before contact (impact_frame − 1,
     # impact_frame), and with the impact the first after it (impact_frame + 1, + 2)
-    kf = ev.impact_frame - first
+    kf = ev.impact_frame - track.first_frame
     v_fit = float(cap_events.interval_speeds(club_pts, 1.0 / h)[kf])
     s_meas = cap_events.interval_speeds(cap_events.club_head_markers(cap), cap.rate_hz)
-    v_meas = float(s_meas[ev.impact_frame])
     impact_info = _impact_summary(fr, prob, ev, club_pts, kf, h,
-                                  dataclasses.replace(s, club=club["club"])) \
+                                  dataclasses.replace(s, club=golfer.club["club"])) \
         if s.impact else None
-    summary = {
-        "capture": cap.report() | {"events": ev.to_json()},
-        "settings": vars(s) if hasattr(s, "__dict__") else {},
-        "model": {"name": model.name, "nq": adapter.nq, "nv": adapter.nv,
-                  "dims": vars(dims), "measured_lengths": measured, "club": club,
-                  "tracked_markers": list(labels),
-                  "not_tracked": [l for l in cap.markerset.tracked if l not in labels]},
-        "window": {"first_frame": int(first), "last_frame": int(win[-1]),
-                   "last_frame_asked": int(asked),
-                   "t_start_s": float(first * h), "t_end_s": float(win[-1] * h),
-                   "top_frame": ev.top_frame, "impact_frame": ev.impact_frame,
-                   "phases": ([{"phase": "pre-impact", "t_start_s": float(first * h),
-                                "t_end_s": fr.impact["t_e_s"]},
-                               {"phase": "post-impact", "t_start_s": fr.impact["t_e_s"],
-                                "t_end_s": float(win[-1] * h)}] if s.impact else
-                              [{"phase": "pre-impact", "t_start_s": float(first * h),
-                                "t_end_s": float(win[-1] * h)}]),
-                   "candidate_t_end_s": float(fr.t_replay[-1])},
-        "calibration": {"frames": len(frames), "rmse_by_round_m": [h_ for _, h_ in history],
-                        "wall_s": calib_s},
-        "ik": {"rmse_m": ikr.overall_rmse(), "wall_s": ik_s},
-        "fit": {"iterations": fr.iterations, "converged": fr.converged,
-                "message": fr.message, "wall_s": fr.solve_time_s,
-                "components": fr.components,
-                "marker_rmse_m": fr.marker_rmse(),
-                "marker_rmse_by_phase_m": {k: fr.marker_rmse(m) for k, m in phases.items()},
-                "marker_max_by_phase_m": {k: fr.marker_max(m) for k, m in phases.items()},
-                "marker_rmse_by_label_m": fr.marker_rmse_by_label(),
-                "marker_rmse_top_to_impact_by_label_m": fr.marker_rmse_by_label(in_down),
-                "closure_max_m": float(np.linalg.norm(fr.closure_residual, axis=2).max()) if
-                fr.closure_residual.size else 0.0,
-                "defects": fr.defects,
-                "club_head_speed_at_impact_mps": {
-                    "fitted": v_fit, "measured": v_meas,
-                    "interval_frames": [int(ev.impact_frame - 1), int(ev.impact_frame)],
-                    "measured_pre_impact": ev.clubhead_speed_pre_impact_mps,
-                    "definition": "|p[k] − p[k−1]|·rate over the last frame interval "
-                                  "before ball contact (events.py), of the mean of the "
-                                  "club-head markers (fitted: the model's marker frames)"},
-                "impact": impact_info,
-                "torque_peak": dict(zip(adapter.joint_names,
-                                        np.abs(act).max(axis=0).tolist())),
-                "pelvis_residual_peak": _pelvis_residual(adapter, act),
-                "joint_range": joint_range(adapter, fr.q)},
-        "ground": ground_info,
-        "summary": None,
-        "identifiability": ident,
-        "reintegration": {
-            "what": f"open-loop {method.label} of the replay torques ({fr.interpolation}) "
-                    "from the fitted (q0, v0), markers compared with the fitted motion's",
-            "method": method.settings(),
-            "whole_window_rms_m": float(np.sqrt(np.mean(dev ** 2))) if diverged_at is None
-            else float("inf"),
-            "whole_window_max_m": float(np.nanmax(dev)),
-            "diverged_at_s": diverged_at,
-            "within_marker_rmse_until_s": float(fr.t_replay[horizon_i[0]] - fr.t_replay[0])
-            if horizon_i.size else float(fr.t_replay[-1] - fr.t_replay[0]),
-            "segments": seg, "wall_s": reint_s},
-        "wall_s": time.perf_counter() - t_start,
-    }
+    figures = {"iterations": fr.iterations, "converged": fr.converged,
+               "message": fr.message, "wall_s": fr.solve_time_s,
+               "components": fr.components,
+               "marker_rmse_m": fr.marker_rmse(),
+               "marker_rmse_by_phase_m": {k: fr.marker_rmse(m) for k, m in phases.items()},
+               "marker_max_by_phase_m": {k: fr.marker_max(m) for k, m in phases.items()},
+               "marker_rmse_by_label_m": fr.marker_rmse_by_label(),
+               "marker_rmse_top_to_impact_by_label_m": fr.marker_rmse_by_label(in_down),
+               "closure_max_m": float(np.linalg.norm(fr.closure_residual, axis=2).max()) if
+               fr.closure_residual.size else 0.0,
+               "defects": fr.defects,
+               "club_head_speed_at_impact_mps": {
+                   "fitted": v_fit, "measured": float(s_meas[ev.impact_frame]),
+                   "interval_frames": [int(ev.impact_frame - 1), int(ev.impact_frame)],
+                   "measured_pre_impact": ev.clubhead_speed_pre_impact_mps,
+                   "definition": "|p[k] − p[k−1]|·rate over the last frame interval "
+                                 "before ball contact (events.py), of the mean of the "
+                                 "club-head markers (fitted: the model's marker frames)"},
+               "impact": impact_info,
+               "torque_peak": dict(zip(adapter.joint_names,
+                                       np.abs(act).max(axis=0).tolist())),
+               "pelvis_residual_peak": _pelvis_residual(adapter, act),
+               "joint_range": joint_range(adapter, fr.q)}
+    return SwingFit(prob, fr, act, qf, vf, in_down, phases, club_pts, s_meas, ground_info,
+                    per_interval, ident, impact_info, reint, figures)
+
+
+def finish(cap, ev, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit, s: SwingSettings,
+           workdir: Path, wall_s: float, say=print) -> FittedSwing:
+    """The optional refits (activation, the bent shaft's springs), the stick figures,
+    the per-phase marker table, the headline; the candidate and trajectory.npz saved."""
+    fr, prob, labels = fit.result, fit.problem, golfer.labels
+    adapter = golfer.adapter
+    kf = ev.impact_frame - track.first_frame
+    act_json = act_series = None
     if s.activation:
         from harness.swing import activation as swing_act
 
-        act_series, summary["activation"] = swing_act.compare(prob, fr, s, ch, kf,
-                                                              in_down, say)
-    event_poses = _event_poses(adapter, model.spec, cap, ev, frames, calib_q, fr.q, win,
-                               labels, addr, s.calib_stride)
-    summary["fit"]["event_poses"] = [{k: e[k] for k in ("event", "frame", "t_s", "source",
-                                                        "what")} for e in event_poses["events"]]
-    summary["fit"]["marker_rmse_by_phase_and_label_m"] = _phase_rmse(
-        adapter, cap, ev, frames, calib_q, fr, win, labels)
-    shaft = shaft_figures(adapter.model.layout, fr, dims)
+        ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
+        act_series, act_json = swing_act.compare(prob, fr, s, ch, kf, fit.in_down, say)
+    event_poses = _event_poses(adapter, golfer.model.spec, cap, ev, golfer.calibration_frames,
+                               golfer.calibration_q, fr.q, track.frames, labels,
+                               golfer.address_frames, s.calib_stride)
+    by_phase = _phase_rmse(adapter, cap, ev, golfer.calibration_frames, golfer.calibration_q,
+                           fr, track.frames, labels)
+    shaft = shaft_figures(adapter.model.layout, fr, golfer.dims)
     if shaft is not None:
-        shaft_law_refits(prob, fr, ikr.q, s, shaft, adapter.model.layout, in_down, say)
-        summary["shaft"] = shaft
-    summary["summary"] = ground.headline(summary, fr, in_down) \
-        | consistency.headline((ground_info or {}).get("consistency")) \
-        | (impact_headline(impact_info) if impact_info else {})
-    # ---- candidate
+        shaft_law_refits(prob, fr, track.q, s, shaft, adapter.model.layout, fit.in_down, say)
+    walls = golfer.calibration_wall_s + track.wall_s + fit.figures["wall_s"]
+    headline = ground.headline(fit.ground, walls, fr) \
+        | consistency.headline((fit.ground or {}).get("consistency")) \
+        | (impact_headline(fit.impact) if fit.impact else {})
+    cpath, pm = _save_candidate(cap, golfer, track, fit, s, workdir)
+    arrays = _arrays(golfer, track, fit, s, event_poses, act_series)
+    _save_trajectory(workdir / "fit", golfer, track, fit, s)
+    return FittedSwing(cap, ev, golfer, track, fit, s, headline, act_json, act_series, shaft,
+                       event_poses, by_phase, cpath, pm, arrays, wall_s)
+
+
+def _save_candidate(cap, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit,
+                    s: SwingSettings, workdir: Path) -> tuple:
+    """(candidate path, PreparedModel of golfer.urdf): the candidate (initial state, the
+    replay torques, the impact's event) and its model written to ``workdir``/fit."""
+    from harness.model.candidate import Marker, from_arrays, save
+    from harness.model.prepared import PreparedModel
+
+    fr, model, labels = fit.result, golfer.model, golfer.labels
+    h = 1.0 / cap.rate_hz
+    first, last = track.first_frame, track.last_frame
     fitdir = workdir / "fit"
     fitdir.mkdir(parents=True, exist_ok=True)
     urdf = to_urdf(model.spec)
@@ -470,42 +531,57 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     sha = hashlib.sha256(urdf.encode()).hexdigest()
     pm = PreparedModel(model.spec, str(upath), sha)
     markers = [Marker(l, l, (0.0, 0.0, 0.0)) for l in labels]
-    cand = from_arrays(pm, qf[0], vf[0], fr.t_replay, fr.tau_replay, fr.interpolation,
-                       markers=markers, events=fr.events,
+    cand = from_arrays(pm, fit.q_replay[0], fit.v_replay[0], fr.t_replay, fr.tau_replay,
+                       fr.interpolation, markers=markers, events=fr.events,
                        provenance={"producer": "harness swing (harness/fit/trajectory.py)",
                                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                    "solver": {"name": "B-spline inverse-dynamics collocation, "
                                               "sparse Levenberg-Marquardt",
                                               "iterations": fr.iterations, "tol": s.tol}
-                                   | ground.candidate_solver_fields(ground_info),
+                                   | ground.candidate_solver_fields(fit.ground),
                                    "status": "converged" if fr.converged else "unconverged",
                                    "notes": f"fit of {cap.source} from {first * h:.4f} s to "
-                                            f"{win[-1] * h:.4f} s"
+                                            f"{last * h:.4f} s"
                                             + (f"; two phases joined at the ball impact "
                                                f"at {fr.impact['t_e_s']:.5f} s by the "
                                                f"fitted impulse (the candidate's event)"
                                                if s.impact else "")
-                                            + ground.candidate_note(ground_info)})
+                                            + ground.candidate_note(fit.ground)})
     # the model is referenced relative to the candidate (the folder is moved into place)
     cand = dataclasses.replace(cand, model_ref=dict(cand.model_ref, path=upath.name))
-    cpath = save(cand, fitdir / "candidate.json")
-    arrays = {"t": fr.t, "q": fr.q, "tau": act, "t_replay": fr.t_replay,
+    return save(cand, fitdir / "candidate.json"), pm
+
+
+def _arrays(golfer: ScaledGolfer, track: IKTrack, fit: SwingFit, s: SwingSettings,
+            event_poses: dict, act_series) -> dict:
+    """The report's series (harness/swing/report.py), in memory only."""
+    fr, adapter, labels = fit.result, golfer.adapter, golfer.labels
+    arrays = {"t": fr.t, "q": fr.q, "tau": fit.act, "t_replay": fr.t_replay,
               "tau_replay": fr.tau_replay, "marker_residual": fr.marker_residual,
-              "reint_dev": dev, "y": Y}
+              "reint_dev": fit.reintegration.dev_m, "y": track.y_m}
     if s.ground:
-        arrays["ground"] = ground.arrays(adapter, prob, fr)
-        arrays["ground"]["consistency"] = per_interval
+        arrays["ground"] = ground.arrays(adapter, fit.problem, fr)
+        arrays["ground"]["consistency"] = fit.per_interval
     arrays["poses"] = event_poses
     if s.activation:
         arrays["activation"] = act_series
     if s.impact:
         # interval speeds [m/s] over the window's frame intervals, at each interval's end
-        arrays["impact"] = {"t": win[1:] * h, "measured": s_meas[win[1:]],
+        win, h = track.frames, fit.impact["frame_interval_s"]
+        arrays["impact"] = {"t": win[1:] * h, "measured": fit.speeds_measured_mps[win[1:]],
                             "fitted": np.asarray(
-                                impact_info["clubhead_speed_fitted_by_interval_mps"])}
+                                fit.impact["clubhead_speed_fitted_by_interval_mps"])}
     arrays["angles"] = fr.q[:, [adapter.layout.slot(n).iq for n in adapter.joint_names]]
-    qr, vr = qf, vf  # the fitted spline at the replay knots (evaluated once, above)
-    arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3] for x in qr])
+    arrays["markers_replay"] = np.stack([adapter.frame_poses(x, labels)[:, :3]
+                                         for x in fit.q_replay])
+    return arrays
+
+
+def _save_trajectory(fitdir: Path, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit,
+                     s: SwingSettings) -> None:
+    """trajectory.npz: the fitted spline (each phase its own with the impact), q, v at the
+    frames and the replay knots, the tracked markers, the contact forces and schedule."""
+    fr, prob = fit.result, fit.problem
     if s.impact:
         # each phase its own clamped spline (scipy differentiates no repeated inner knot)
         spline = {"spline_coefficients": fr.C[:prob.M1], "spline_knots": prob.tk1,
@@ -517,24 +593,109 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
         spline = {"spline_coefficients": fr.C, "spline_knots": prob.tk}
     write_bytes_atomic(fitdir / "trajectory.npz", npz_bytes(spline | {
         "spline_degree": np.array(prob.degree), "t": fr.t, "q": fr.q, "v": fr.v,
-        "t_replay": fr.t_replay, "q_replay": qr, "v_replay": vr,
-        "labels": np.array(labels), "y": Y}
+        "t_replay": fr.t_replay, "q_replay": fit.q_replay, "v_replay": fit.v_replay,
+        "labels": np.array(golfer.labels), "y": track.y_m}
         | ({"contact_frames": np.array(prob.contact.frames), "contact_forces": fr.forces,
             "contact_stick": prob.contact.stick}
            if s.ground else {})))
+
+
+TRAJECTORY_WHAT = (
+    "trajectory.npz: the fitted spline (scipy BSpline(knots, "
+    "coefficients, degree), canonical coordinate order; with the impact the pre-impact "
+    "phase, up to impact_time_s, and spline_knots_post, spline_coefficients_post the "
+    "post-impact phase from it; impulse_Ns the impulse on the club at "
+    "impact_frame_name) and its q, v at the frames and "
+    "at the replay knots (t_replay repeats impact_time_s: the left, then the right "
+    "limits); y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "
+    "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "
+    "the assumed schedule (True: stick), with ground contact")
+
+
+def _window(cap, ev, track: IKTrack, fit: SwingFit, s: SwingSettings) -> dict:
+    """fit.json's ``window``."""
+    h = 1.0 / cap.rate_hz
+    first, last, fr = track.first_frame, track.last_frame, fit.result
+    return {"first_frame": int(first), "last_frame": int(last),
+            "last_frame_asked": int(track.last_frame_asked),
+            "t_start_s": float(first * h), "t_end_s": float(last * h),
+            "top_frame": ev.top_frame, "impact_frame": ev.impact_frame,
+            "phases": ([{"phase": "pre-impact", "t_start_s": float(first * h),
+                         "t_end_s": fr.impact["t_e_s"]},
+                        {"phase": "post-impact", "t_start_s": fr.impact["t_e_s"],
+                         "t_end_s": float(last * h)}] if s.impact else
+                       [{"phase": "pre-impact", "t_start_s": float(first * h),
+                         "t_end_s": float(last * h)}]),
+            "candidate_t_end_s": float(fr.t_replay[-1])}
+
+
+def _reintegration_json(fit: SwingFit) -> dict:
+    """fit.json's ``reintegration``."""
+    fr, r = fit.result, fit.reintegration
+    dev = r.dev_m
+    rmse_down = fr.marker_rmse(fit.in_down)
+    with np.errstate(invalid="ignore"):
+        rms_t = np.sqrt(np.mean(dev ** 2, axis=1))
+    horizon_i = np.flatnonzero(~(rms_t <= rmse_down))
+    return {
+        "what": f"open-loop {r.method.label} of the replay torques ({fr.interpolation}) "
+                "from the fitted (q0, v0), markers compared with the fitted motion's",
+        "method": r.method.settings(),
+        "whole_window_rms_m": float(np.sqrt(np.mean(dev ** 2))) if r.diverged_at_s is None
+        else float("inf"),
+        "whole_window_max_m": float(np.nanmax(dev)),
+        "diverged_at_s": r.diverged_at_s,
+        "within_marker_rmse_until_s": float(fr.t_replay[horizon_i[0]] - fr.t_replay[0])
+        if horizon_i.size else float(fr.t_replay[-1] - fr.t_replay[0]),
+        "segments": r.segments, "wall_s": r.wall_s}
+
+
+def document(fs: FittedSwing, workdir: Path, replay: dict | None = None,
+             study: dict | None = None, dimension: dict | None = None) -> dict:
+    """fit.json's document (the serialised form of the steps, NaN and inf as written by
+    ``_finite`` only when saved): ``replay``, ``study`` and ``dimension`` the sections
+    added when the candidate was replayed or those studies asked for."""
+    cap, ev, g, track, fit, s = fs.capture, fs.events, fs.golfer, fs.track, fs.fit, \
+        fs.settings
+    doc = {
+        "capture": cap.report() | {"events": ev.to_json()},
+        "settings": vars(s) if hasattr(s, "__dict__") else {},
+        "model": {"name": g.model.name, "nq": g.adapter.nq, "nv": g.adapter.nv,
+                  "dims": vars(g.dims), "measured_lengths": g.measured_lengths,
+                  "club": g.club, "tracked_markers": list(g.labels),
+                  "not_tracked": [l for l in cap.markerset.tracked if l not in g.labels]},
+        "window": _window(cap, ev, track, fit, s),
+        "calibration": {"frames": len(g.calibration_frames),
+                        "rmse_by_round_m": g.rmse_by_round_m,
+                        "wall_s": g.calibration_wall_s},
+        "ik": {"rmse_m": track.rmse_m, "wall_s": track.wall_s},
+        "fit": fit.figures | {
+            "event_poses": [{k: e[k] for k in ("event", "frame", "t_s", "source", "what")}
+                            for e in fs.event_poses["events"]],
+            "marker_rmse_by_phase_and_label_m": fs.marker_rmse_by_phase_and_label_m},
+        "ground": fit.ground,
+        "summary": fs.headline,
+        "identifiability": fit.identifiability,
+        "reintegration": _reintegration_json(fit),
+        "wall_s": fs.wall_s,
+    }
+    if fs.activation is not None:
+        doc["activation"] = fs.activation
+    if fs.shaft is not None:
+        doc["shaft"] = fs.shaft
     # relative to the output folder: ``workdir`` is a temporary folder moved into place
-    summary["candidate"] = cpath.relative_to(workdir).as_posix()
-    summary["trajectory"] = "trajectory.npz: the fitted spline (scipy BSpline(knots, "\
-        "coefficients, degree), canonical coordinate order; with the impact the pre-impact "\
-        "phase, up to impact_time_s, and spline_knots_post, spline_coefficients_post the "\
-        "post-impact phase from it; impulse_Ns the impulse on the club at "\
-        "impact_frame_name) and its q, v at the frames and "\
-        "at the replay knots (t_replay repeats impact_time_s: the left, then the right "\
-        "limits); y the tracked markers (N, K, 3) m; contact_forces (N, nc, 3) "\
-        "N, world axes, on the contact_frames at the frames, and contact_stick (N, nc) "\
-        "the assumed schedule (True: stick), with ground contact"
-    write_json_atomic(fitdir / "fit.json", _finite(summary))
-    return summary, cpath, pm, arrays, adapter.joint_names
+    doc["candidate"] = fs.candidate_path.relative_to(workdir).as_posix()
+    doc["trajectory"] = TRAJECTORY_WHAT
+    for key, section in (("replay", replay), ("study", study), ("dimension", dimension)):
+        if section is not None:
+            doc[key] = section
+    return doc
+
+
+def write_fit_json(workdir: Path, doc: dict) -> Path:
+    """The one writer of fit.json: ``doc`` (``document``) with NaN and inf as null,
+    written atomically to ``workdir``/fit/fit.json."""
+    return write_json_atomic(workdir / "fit" / "fit.json", _finite(doc))
 
 
 def club_masses(given) -> tuple | None:

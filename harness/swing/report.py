@@ -21,6 +21,7 @@ from markupsafe import Markup
 from harness.core import figures as F
 from harness.core.records import unit_of
 from harness.report.render import ENV
+from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
 # are forces (N), every other coordinate a rotation (N·m)
@@ -76,17 +77,16 @@ def _mm(x):
     return f"{1000 * x:.1f}"
 
 
-def marker_rows(s: dict) -> list:
+def marker_rows(s: SwingSummary) -> list:
     """[(label, whole-window RMSE text, top→impact text)] in mm; a marker without a
     sample reads "—" with the reason."""
-    gaps = s["capture"]["gaps"]
     rows = []
-    for k, v in s["fit"]["marker_rmse_by_label_m"].items():
-        g = gaps.get(k)
-        miss = (f"; missing for {100 * g['missing_fraction']:.1f} % of the capture, "
-                f"longest gap {1000 * g['longest_gap_s']:.0f} ms" if g else "")
+    for k, v in s.fit.marker_rmse_by_label_m.items():
+        g = s.gaps.get(k)
+        miss = (f"; missing for {100 * g.missing_fraction:.1f} % of the capture, "
+                f"longest gap {1000 * g.longest_gap_s:.0f} ms" if g else "")
         whole = _mm(v) or f"— (not seen in the fitted window{miss})"
-        down_v = s["fit"]["marker_rmse_top_to_impact_by_label_m"].get(k)
+        down_v = s.fit.marker_rmse_top_to_impact_by_label_m.get(k)
         down = _mm(down_v) or (f"— (not seen between top and impact{miss})"
                                if _mm(v) else "— (not seen in the fitted window)")
         rows.append((k, whole, down))
@@ -99,7 +99,7 @@ def _rms_mm(d):
         return 1000 * np.sqrt(np.mean(np.asarray(d, float) ** 2, axis=1))
 
 
-def figures_html(summary: dict, arrays: dict, joint_names) -> list:
+def figures_html(summary: SwingSummary, arrays: dict, joint_names) -> list:
     """[(section title, HTML of its chart grid)] of the swing page."""
     t, tau = np.asarray(arrays["t"]), np.asarray(arrays["tau"])
     out = []
@@ -108,7 +108,7 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
     if arrays.get("angles") is not None:
         out.append(angle_section(summary, t, np.asarray(arrays["angles"], float),
                                  list(joint_names)))
-    mass = float(summary["model"]["dims"]["body_mass_kg"])
+    mass = summary.body_mass_kg
     charts = []
     for title, unit, idx in joint_groups(list(joint_names)):
         what = "force" if unit == "N" else "torque"
@@ -128,20 +128,20 @@ def figures_html(summary: dict, arrays: dict, joint_names) -> list:
                                   arrays.get("poses", {}).get("view")))
         if arrays["ground"].get("consistency") is not None:
             out.append(consistency_section(summary, arrays["ground"]["consistency"]))
-    if arrays.get("impact") is not None and (summary.get("fit") or {}).get("impact"):
+    if arrays.get("impact") is not None and summary.fit.impact is not None:
         out.append(impact_section(summary, arrays["impact"]))
-    if summary.get("study"):
+    if summary.study:
         from harness.swing import study as swing_study
 
-        out.append(swing_study.section(summary["study"]))
-    if summary.get("dimension"):
+        out.append(swing_study.section(summary.study))
+    if summary.dimension:
         from harness.swing import dimension as swing_dim
 
-        out.append(swing_dim.section(summary["dimension"]))
-    if summary.get("activation"):
+        out.append(swing_dim.section(summary.dimension))
+    if summary.activation:
         from harness.swing import activation as swing_act
 
-        out.append(swing_act.section(summary["activation"], arrays.get("activation")))
+        out.append(swing_act.section(summary.activation, arrays.get("activation")))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
                    legend="below")
@@ -242,7 +242,7 @@ def stick_section(P: dict) -> tuple:
     return ("Stick figures at the swing events", note + F.grid(charts, 300))
 
 
-def angle_section(summary: dict, t, angles, joint_names) -> tuple:
+def angle_section(summary: SwingSummary, t, angles, joint_names) -> tuple:
     """(title, HTML): every coordinate of the fitted motion against time in small
     multiples per joint group (joint_groups): rotations in deg, the pelvis's
     translations as its displacement since the window start in mm; events marked."""
@@ -263,27 +263,27 @@ def angle_section(summary: dict, t, angles, joint_names) -> tuple:
     return ("Joint angles (fitted, every coordinate)", F.grid(charts, 420))
 
 
-def phase_table(summary: dict) -> str:
+def phase_table(summary: SwingSummary) -> str:
     """HTML: marker RMSE [mm] per marker (rows) and phase (columns), each cell shaded by
     its value (darker: larger, one scale for the table); "—" where the marker is not seen
     in that phase. Address → top comes from the calibration IK, the rest from the fit."""
     from markupsafe import escape
 
-    ph = (summary.get("fit") or {}).get("marker_rmse_by_phase_and_label_m") or {}
+    ph = summary.fit.by_phase
     ph = {k: ph[k] for k in PHASES if k in ph}       # swing order (fit.json sorts keys)
     if not ph:
         return ""
-    labels = list(next(iter(ph.values()))["by_label"])
-    vals = [v for p in ph.values() for v in p["by_label"].values()
+    labels = list(next(iter(ph.values())).by_label)
+    vals = [v for p in ph.values() for v in p.by_label.values()
             if v is not None and math.isfinite(v)]
     top = max(vals) if vals else 1.0
-    head = "".join(f"<th>{escape(p['what'])}<br><span class='note'>{escape(p['source'])}, "
-                   f"{p['frames']} frames</span></th>" for p in ph.values())
+    head = "".join(f"<th>{escape(p.what)}<br><span class='note'>{escape(p.source)}, "
+                   f"{p.frames} frames</span></th>" for p in ph.values())
     rows = []
     for l in labels:
         cells = []
         for p in ph.values():
-            v = p["by_label"].get(l)
+            v = p.by_label.get(l)
             if v is None or not math.isfinite(v):
                 cells.append("<td class='note'>—</td>")
                 continue
@@ -298,7 +298,7 @@ def phase_table(summary: dict) -> str:
             + "".join(rows) + "</table>")
 
 
-def ground_section(summary: dict, g: dict, view: dict | None = None) -> tuple:
+def ground_section(summary: SwingSummary, g: dict, view: dict | None = None) -> tuple:
     """(title, HTML): the ground reaction force of each foot in % body weight and the
     pelvis residual wrench with its thresholds against time, the contact settings and
     the trade-off of residual against marker RMSE over the residual weight."""
@@ -307,8 +307,8 @@ def ground_section(summary: dict, g: dict, view: dict | None = None) -> tuple:
     from harness.core.tolerances import lookup
 
     t, bw = np.asarray(g["t"]), float(g["body_weight_N"])
-    gi = summary.get("ground") or {}
-    label = gi.get("contact_label", "assumed")
+    gi = summary.ground
+    label = gi.contact_label
     charts = []
     for side, name in (("l", "left (lead) foot"), ("r", "right (trail) foot")):
         f = np.asarray(g["foot_force"][side], float)
@@ -339,22 +339,22 @@ def ground_section(summary: dict, g: dict, view: dict | None = None) -> tuple:
     fig.hline(tm_, f"peak threshold {tm_:g} N·m")
     charts.append(fig)
     rows = "".join(
-        f"<tr><td>{r['w_residual']:g}</td><td>{r['marker_rmse_mm']:.1f}</td>"
-        f"<td>{r['marker_max_mm']:.1f}</td><td>{r['residual_force_peak_N']:.1f}</td>"
-        f"<td>{r['residual_moment_peak_Nm']:.1f}</td><td>{r['iterations']}</td></tr>"
-        for r in gi.get("tradeoff") or [])
+        f"<tr><td>{r.w_residual:g}</td><td>{r.marker_rmse_mm:.1f}</td>"
+        f"<td>{r.marker_max_mm:.1f}</td><td>{r.residual_force_peak_N:.1f}</td>"
+        f"<td>{r.residual_moment_peak_Nm:.1f}</td><td>{r.iterations}</td></tr>"
+        for r in gi.tradeoff)
     table = ("<table id='ground-tradeoff'><tr><th>residual weight</th><th>marker RMSE "
              "[mm]</th><th>marker max [mm]</th><th>residual force peak [N]</th><th>residual "
              "moment peak [N·m]</th><th>iterations</th></tr>" + rows + "</table>") if rows \
         else "<p class='note'>trade-off over the residual weight: not run (quick fit)</p>"
     note = (f"<p class='note'>Contact mode schedule: <b>{escape(label)}</b> — "
-            f"{escape(gi.get('schedule', ''))}. Friction μ = {gi.get('mu', 0):g} "
-            f"({escape(gi.get('friction_model', ''))}); floor z = "
-            f"{1e3 * gi.get('floor_z_m', 0.0):.1f} mm; body weight {bw:.0f} N. Min normal "
-            f"force {gi.get('min_normal_force_N', 0):.1f} N, max penetration "
-            f"{gi.get('max_penetration_mm', 0):.1f} mm, max slip speed "
-            f"{gi.get('max_slip_speed_mm_s', 0):.1f} mm/s. Forces: "
-            f"{escape(gi.get('solver', ''))}.</p>")
+            f"{escape(gi.schedule)}. Friction μ = {gi.mu:g} "
+            f"({escape(gi.friction_model)}); floor z = "
+            f"{1e3 * gi.floor_z_m:.1f} mm; body weight {bw:.0f} N. Min normal "
+            f"force {gi.min_normal_force_N:.1f} N, max penetration "
+            f"{gi.max_penetration_mm:.1f} mm, max slip speed "
+            f"{gi.max_slip_speed_mm_s:.1f} mm/s. Forces: "
+            f"{escape(gi.solver)}.</p>")
     return ("Ground contact: foot forces and the pelvis residual",
             note + F.grid(charts, 420) + table)
 
@@ -367,7 +367,7 @@ SHORT = {"penetration": "depth", "slip_speed": "horizontal speed",
 IMPACT_TITLE = "Ball impact (a hybrid event of the fit: two phases joined by the reset map)"
 
 
-def impact_section(summary: dict, sp: dict) -> tuple:
+def impact_section(summary: SwingSummary, sp: dict) -> tuple:
     """(title, HTML): the club-head speed [m/s] measured and fitted over each frame
     interval (the interval speed of the mean of the club-head markers, plotted at the
     interval's end) against time [s] through the impact, with the measured impact time
@@ -375,38 +375,37 @@ def impact_section(summary: dict, sp: dict) -> tuple:
     the smash factor, and the reset map's violation."""
     from markupsafe import escape
 
-    im = summary["fit"]["impact"]
+    im = summary.fit.impact
     fig = F.Figure("club-head speed through impact, measured vs fitted", "t", "s",
                    "club-head speed", "m/s", legend="below")
     fig.line(sp["t"], sp["measured"], "measured (capture), over each frame interval",
              color_=F.color(0))
     fig.line(sp["t"], sp["fitted"], "fitted (model's club-head marker frames), the same",
              color_=F.color(1), dash="dash")
-    early = im["t_e_s"] >= im["t_hat_s"]  # labels on the outer sides: they never overlap
-    fig.vline(im["t_hat_s"], "impact measured", color_="#999",
+    early = im.t_e_s >= im.t_hat_s  # labels on the outer sides: they never overlap
+    fig.vline(im.t_hat_s, "impact measured", color_="#999",
               side="left" if early else "right")
-    fig.vline(im["t_e_s"], "impact fitted", color_="#d62728",
+    fig.vline(im.t_e_s, "impact fitted", color_="#d62728",
               side="right" if early else "left")
-    L = ", ".join(f"{x:+.3f}" for x in im["impulse_Ns"])
+    L = ", ".join(f"{x:+.3f}" for x in im.impulse_Ns)
+    (pre_f, pre_m), (post_f, post_m) = im.speeds_mps("pre"), im.speeds_mps("post")
     rows = [("impact time, fitted (measured ± σ)",
-             f"{im['t_e_s']:.5f} s ({im['t_hat_s']:.5f} ± {im['sigma_s']:.5f} s)"),
+             f"{im.t_e_s:.5f} s ({im.t_hat_s:.5f} ± {im.sigma_s:.5f} s)"),
             ("impulse Λ on the club face (world x, y, z)", f"({L}) N·s"),
-            ("|Λ|", f"{im['impulse_magnitude_Ns']:.3f} N·s"),
-            ("ball speed |Λ| / m_ball", f"{im['ball_speed_mps']:.1f} m/s "
-                                        f"(m_ball {1e3 * im['ball_mass_kg']:.2f} g)"),
+            ("|Λ|", f"{im.impulse_magnitude_Ns:.3f} N·s"),
+            ("ball speed |Λ| / m_ball", f"{im.ball_speed_mps:.1f} m/s "
+                                        f"(m_ball {1e3 * im.ball_mass_kg:.2f} g)"),
             ("club-head speed before contact, fitted / measured",
-             f"{im['clubhead_speed_pre_impact_fitted_mps']:.1f} / "
-             f"{im['clubhead_speed_pre_impact_measured_mps']:.1f} m/s"),
+             f"{pre_f:.1f} / {pre_m:.1f} m/s"),
             ("club-head speed after contact, fitted / measured",
-             f"{im['clubhead_speed_post_impact_fitted_mps']:.1f} / "
-             f"{im['clubhead_speed_post_impact_measured_mps']:.1f} m/s"),
-            ("smash factor (band for the " + im["club"] + ")",
-             f"{im['smash_factor']:.3f} ({im['smash_band'][0]:g}–{im['smash_band'][1]:g})"),
+             f"{post_f:.1f} / {post_m:.1f} m/s"),
+            ("smash factor (band for the " + im.club + ")",
+             f"{im.smash_factor:.3f} ({im.smash_band[0]:g}–{im.smash_band[1]:g})"),
             ("reset map violation max |M(v⁺ − v⁻) − JᵀΛ| (relative)",
-             f"{im['reset_violation_max']:.1e} ({im['reset_violation_rel']:.1e})")]
+             f"{im.reset_violation_max:.1e} ({im.reset_violation_rel:.1e})")]
     table = ("<table id='impact'>" + "".join(
         f"<tr><td>{escape(a)}</td><td>{escape(b)}</td></tr>" for a, b in rows) + "</table>")
-    table += _marginal_table(im.get("marginal") or {})
+    table += _marginal_table(im.marginal)
     note = ("<p class='note'>The candidate handed to the engines holds both phases and "
             "the impact as an event: each engine replays the pre-impact phase, applies the "
             "fitted impulse Λ at the club head through its own mass matrix and Jacobian "
@@ -415,29 +414,29 @@ def impact_section(summary: dict, sp: dict) -> tuple:
     return (IMPACT_TITLE, table + note + F.grid([fig], 420))
 
 
-def _marginal_table(mg: dict) -> str:
+def _marginal_table(mg) -> str:
     """HTML: the impact time marginalised over the profile's event times (their Laplace
     evidence and posterior weight, the impulse magnitude at each [N·s]), then the
     marginal event time [s], ball speed [m/s] and smash factor as mean ± standard
     deviation; or why there is none."""
     from markupsafe import escape
 
-    if not mg:
+    if mg is None:
         return ""
-    if "points" not in mg:
-        return f"<p class='note'>No marginal over the impact time: {escape(mg['unavailable'])}.</p>"
+    if mg.unavailable is not None:
+        return f"<p class='note'>No marginal over the impact time: {escape(mg.unavailable)}.</p>"
     rows = "".join(
-        f"<tr><td>{p['t_e_s']:.5f}</td><td>{p['log_likelihood']:.1f}</td>"
-        f"<td>{p['weight']:.3f}</td><td>{float(np.linalg.norm(p['impulse_Ns'])):.3f}</td>"
-        f"<td>{p['laplace_log_evidence']:.1f}</td></tr>"
-        for p in sorted(mg["points"], key=lambda p: p["t_e_s"]))
+        f"<tr><td>{p.t_e_s:.5f}</td><td>{p.log_likelihood:.1f}</td>"
+        f"<td>{p.weight:.3f}</td><td>{float(np.linalg.norm(p.impulse_Ns)):.3f}</td>"
+        f"<td>{p.laplace_log_evidence:.1f}</td></tr>"
+        for p in sorted(mg.points, key=lambda p: p.t_e_s))
     head = ("<p><b>The impact time marginalised</b> over the event times the fit tried "
             "(profile likelihood of each, posterior weights under a uniform prior; Laplace's "
             "evidence is listed but not used, because the spline's knots move with t_e and "
             "its determinant compares bases, not event times): t_e = "
-            f"{mg['t_e_mean_s']:.5f} s ± {1e3 * mg['t_e_sd_s']:.3f} ms, ball speed "
-            f"{mg['ball_speed_mean_mps']:.1f} ± {mg['ball_speed_sd_mps']:.1f} m/s, smash "
-            f"factor {mg['smash_factor_mean']:.3f} ± {mg['smash_factor_sd']:.3f}. The noise "
+            f"{mg.t_e_mean_s:.5f} s ± {1e3 * mg.t_e_sd_s:.3f} ms, ball speed "
+            f"{mg.ball_speed_mean_mps:.1f} ± {mg.ball_speed_sd_mps:.1f} m/s, smash "
+            f"factor {mg.smash_factor_mean:.3f} ± {mg.smash_factor_sd:.3f}. The noise "
             "is the one the fit assumes (σ of the markers in the settings); with a marker "
             "RMSE above it these spreads are lower bounds.</p>")
     return (head + "<table id='impact-marginal'><tr><th>t_e [s]</th><th>log likelihood "
@@ -450,23 +449,23 @@ def _u(unit: str) -> str:
     return "" if unit == F.DIMENSIONLESS else f" {unit}"
 
 
-def events_in(summary: dict, t) -> list:
+def events_in(summary: SwingSummary, t) -> list:
     """[(name, time [s])] of the capture's swing events (address, takeaway, top, impact)
     inside [t[0], t[-1]] widened by one sample step (ball contact follows the fitted
     window's last frame within one frame interval)."""
-    ev = (summary.get("capture") or {}).get("events") or {}
+    ev = summary.events_s
     t = np.asarray(t, float)
     # ball contact lies inside the frame interval after the window's last frame
     m = float(t[1] - t[0]) if t.size > 1 else 0.0
     out = []
     for name in ("address", "takeaway", "top", "impact"):
-        x = ev.get(f"{name}_s")
+        x = ev.get(name)
         if x is not None and t.size and t[0] - m <= x <= t[-1] + m:
             out.append((name, float(x)))
     return out
 
 
-def mark_events(fig, summary: dict, t) -> None:
+def mark_events(fig, summary: SwingSummary, t) -> None:
     """The swing events inside the chart's time range as labelled vertical lines."""
     for name, x in events_in(summary, t):
         fig.vline(x, name, color_="#999")
@@ -476,7 +475,7 @@ CONSISTENCY_TITLE = ("Contact consistency per interval (assumed contact schedule
                      "of the fit, not measurements)")
 
 
-def consistency_section(summary: dict, per: dict) -> tuple:
+def consistency_section(summary: SwingSummary, per: dict) -> tuple:
     """(title, HTML): each per-interval contact check (harness/swing/consistency.py)
     against time [s] (interval midpoints), one line per contact point (per foot for the
     centre of pressure) in the check's unit with its threshold, then the counts and the
@@ -485,10 +484,9 @@ def consistency_section(summary: dict, per: dict) -> tuple:
 
     from harness.swing import consistency as cc
 
-    cons = (summary.get("ground") or {}).get("consistency") or {}
-    q = cons.get("quantities") or {}
+    q = dict(summary.ground.contact_checks)
     tm = np.asarray(per["t_mid"], float)
-    frames = (summary.get("ground") or {}).get("frames") or []
+    frames = summary.ground.frames
     charts = []
     for key, what, unit, scale, _ in cc.QUANTITIES:
         a = scale * np.asarray(per[key], float)
@@ -502,23 +500,23 @@ def consistency_section(summary: dict, per: dict) -> tuple:
         fig.hline(thr, f"threshold {thr:g}{_u(unit)}")
         charts.append(fig)
     head = "".join(
-        f"<tr><td>{escape(v['what'])}</td><td>{v['threshold']:g}{escape(_u(v['unit']))}</td>"
-        f"<td>{'—' if v['worst']['value'] is None else format(v['worst']['value'], '.4g')}"
-        f"</td><td>{escape(v['worst']['where'] or '—')}</td>"
-        f"<td class='{'bad' if v['intervals_exceeding'] else 'ok'}'>"
-        f"{v['intervals_exceeding']}</td><td>{v['intervals_evaluated']}</td></tr>"
+        f"<tr><td>{escape(v.what)}</td><td>{v.threshold:g}{escape(_u(v.unit))}</td>"
+        f"<td>{'—' if v.worst_value is None else format(v.worst_value, '.4g')}"
+        f"</td><td>{escape(v.worst_where or '—')}</td>"
+        f"<td class='{'bad' if v.intervals_exceeding else 'ok'}'>"
+        f"{v.intervals_exceeding}</td><td>{v.intervals_evaluated}</td></tr>"
         for v in q.values())
     counts = ("<table id='contact-consistency'><tr><th>check (per frame interval)</th>"
               "<th>threshold</th><th>worst</th><th>where</th><th>intervals exceeding</th>"
               "<th>intervals evaluated</th></tr>" + head + "</table>")
-    rows = sorted(((r["t0_s"], k, r) for k, v in q.items() for r in v["exceeding"]),
+    rows = sorted(((r.t0_s, k, r) for k, v in q.items() for r in v.exceeding),
                   key=lambda x: (x[0], x[1]))
     body = "".join(
-        f"<tr><td>{r['interval']}</td><td>{r['t0_s']:.4f}–{r['t1_s']:.4f}</td>"
-        f"<td>{escape(q[k]['what'])}</td><td>{escape(r['where'])}</td>"
-        f"<td>{r['value']:.4g}{escape(_u(q[k]['unit']))}</td>"
-        f"<td>{q[k]['threshold']:g}{escape(_u(q[k]['unit']))}</td>"
-        f"<td>{escape(', '.join(r['points_exceeding']))}</td></tr>" for _, k, r in rows)
+        f"<tr><td>{r.interval}</td><td>{r.t0_s:.4f}–{r.t1_s:.4f}</td>"
+        f"<td>{escape(q[k].what)}</td><td>{escape(r.where)}</td>"
+        f"<td>{r.value:.4g}{escape(_u(q[k].unit))}</td>"
+        f"<td>{q[k].threshold:g}{escape(_u(q[k].unit))}</td>"
+        f"<td>{escape(', '.join(r.points_exceeding))}</td></tr>" for _, k, r in rows)
     table = ("<table id='contact-exceeding'><caption class='note'>intervals exceeding a "
              f"threshold ({len(rows)} rows: one per interval and check)</caption><tr>"
              "<th>interval</th><th>t [s]</th><th>check</th><th>worst at</th><th>value</th>"
@@ -528,7 +526,8 @@ def consistency_section(summary: dict, per: dict) -> tuple:
     note = ("<p class='note'><b>The contact schedule is assumed</b> (no force plate): these "
             "are consistency checks of the fitted motion and its fitted contact forces, "
             "interval by interval over the "
-            f"{cons.get('intervals', len(tm))} frame intervals, never scored as measured "
+            f"{len(tm) if summary.ground.intervals is None else summary.ground.intervals} "
+            "frame intervals, never scored as measured "
             "data. Penetration and slip are taken over five points of each interval on the "
             "fitted spline (its ends included), slip only for a point in stick at both ends; "
             "the forces at the interval's two frames. The centre of pressure of a foot is "
@@ -539,16 +538,15 @@ def consistency_section(summary: dict, per: dict) -> tuple:
     return (CONSISTENCY_TITLE, note + counts + F.grid(charts, 420) + table)
 
 
-def cop_charts(summary: dict, t, cop, view: dict) -> list:
+def cop_charts(summary: SwingSummary, t, cop, view: dict) -> list:
     """Each foot's centre of pressure (cop (N, 2 feet, 2) m, world x y; NaN: no load) in
     the view axes [mm]: its path seen from above over the foot's contact points, equal
     aspect, and its two components against time with the events marked."""
     from harness.swing import consistency as cc
     from harness.swing import poses
 
-    g = summary.get("ground") or {}
-    anchors = np.asarray(g.get("anchors_m") or np.zeros((0, 3)), float)
-    frames = g.get("frames") or []
+    anchors = np.asarray(summary.ground.anchors_m or np.zeros((0, 3)), float)
+    frames = summary.ground.frames
     floor = float(view["origin_m"][2])
     xyz = np.concatenate([cop, np.full(cop.shape[:2] + (1,), floor)], axis=2)
     V = 1e3 * poses.project(view, xyz)                                 # (N, 2, 3) mm
@@ -596,16 +594,19 @@ def replay_rows(replay_records, energy: dict) -> list:
 
 
 def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
-           title="Swing fit", prov: dict | None = None) -> str:
-    """``summary``: fit.json's document (NaN already None); ``prov``: provenance() of
-    the run (computed here when None)."""
-    plots = [(t_, Markup(h)) for t_, h in figures_html(summary, arrays, joint_names)]
-    rejected = summary["capture"]["rejected"]
-    gaps = [(k, g) for k, g in summary["capture"]["gaps"].items()
-            if g["missing_fraction"] > 0 and k not in rejected]
+           title="Swing fit", prov: dict | None = None,
+           figures: SwingSummary | None = None) -> str:
+    """``summary``: fit.json's document (NaN already None); ``figures``: its typed view
+    (harness/swing/summary.py; read from ``summary`` when None), which the page and its
+    sections read; ``prov``: provenance() of the run (computed here when
+    None)."""
+    f = SwingSummary.of(summary) if figures is None else figures
+    plots = [(t_, Markup(h)) for t_, h in figures_html(f, arrays, joint_names)]
+    rejected = f.rejected
+    gaps = [(k, g) for k, g in f.gaps.items() if g.missing_fraction > 0 and k not in rejected]
     return ENV.get_template("swing.html.j2").render(
-        title=title, s=summary, plots=plots, checks=checks,
-        phase_table=Markup(phase_table(summary)),
+        title=title, s=f, plots=plots, checks=checks,
+        phase_table=Markup(phase_table(f)),
         replay=replay_rows(replay_records, arrays.get("energy") or {}),
-        prov=prov or provenance(replay_records), marker_rows=marker_rows(summary),
+        prov=prov or provenance(replay_records), marker_rows=marker_rows(f),
         gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

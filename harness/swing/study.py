@@ -6,7 +6,7 @@ Dimensions: S settings of the grid, each (knot_frames [frames per spline knot], 
 impulse N·s.
 
 Markers alone cannot choose these settings: a held-out marker study preferred a
-smoothness weight whose fit of a known truth went astray (docs/swing.md). So the choice
+smoothness weight whose fit of a known truth went astray (docs/swing/fit.md). So the choice
 is made where the answer is known and the motion is this capture's: the synthetic truth
 of harness/swing/groundtruth.py built from the fit just made (its motion, its assumed
 contact schedule, foot forces by a rule of their own, through the ball impact with the
@@ -48,16 +48,17 @@ def _label(r) -> str:
 
 
 def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool = True,
-              say=None) -> dict:
+              say=None, doc: dict | None = None) -> dict:
     """The study of the module docstring on the finished (or just fitted) swing folder
-    ``folder``, each recovery with ``settings`` (a SwingSettings) but the grid's
-    knot_frames, w_smooth and w_effort (a grid entry of two numbers keeps the
+    ``folder`` (``doc``: its fit.json document when the file is not yet written), each
+    recovery with ``settings`` (a SwingSettings) but the grid's knot_frames, w_smooth and
+    w_effort (a grid entry of two numbers keeps the
     settings' w_effort). Returns {"rows": one per setting, "chosen", "used", "what",
     "seed", "truth"}; a row whose fit failed holds its error and is never chosen."""
     from harness.swing import groundtruth as gt
 
     say = say or (lambda msg: None)
-    adapter, _, doc, arr = gt.source(folder)
+    adapter, _, doc, arr = gt.source(folder, doc)
     tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                              through_impact=through_impact and "impact_time_s" in arr)
     rows = []

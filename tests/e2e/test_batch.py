@@ -269,7 +269,9 @@ def test_swing_batch_of_one_capture(tmp_path):
     (row,) = doc["rows"]
     assert row["folder"] == "captures/driver" and row["kind"] == "c3d"
     fit = json.loads((out / "captures" / "driver" / "fit" / "fit.json").read_text())
-    assert row["metrics"] == survey.swing_metrics(fit)
+    from harness.swing.summary import SwingSummary
+
+    assert row["metrics"] == survey.swing_metrics(SwingSummary.of(fit))
     assert row["metrics"]["marker_rmse_top_impact_mm"] == \
         pytest.approx(1e3 * fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"], rel=1e-12)
     assert (row["status"] == "qualified") == (proc.returncode == 0) == (doc["exit_code"] == 0)

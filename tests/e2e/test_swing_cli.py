@@ -34,6 +34,20 @@ def test_swing_quick_on_the_bundled_capture(quick_swing):
     assert 'id="swing-summary"' in html and "replay/index.html" in html
     assert (out / "replay" / "manifest.json").is_file()
     assert p.returncode == (0 if "NOT met" not in p.stdout else 1)
+    # the printed checks are the table's rows over fit.json's typed view (the saved
+    # fit.json sorts the engines' and the contact checks' names, so matched by name; the
+    # engines' words and the replay records' count aside)
+    from harness.swing import checks
+    from harness.swing.summary import SwingSummary
+
+    rows = checks.assess(checks.Facts(SwingSummary.of(fit), replayed=True)).rows
+    printed = [x for x in p.stdout.splitlines()
+               if x.startswith(("  met ", "  NOT met ", "  reported "))]
+    assert len(printed) == len(rows)
+    for r in rows:
+        (line,) = [x for x in printed if f" {r['name']}: " in x]
+        if "engine" not in r["name"] and not r["name"].startswith("replay records"):
+            assert line.endswith(f" {r['name']}: {r['value']} ({r['target']})")
     # the candidate is a valid replay input on its own
     from harness.model import candidate
 
@@ -268,14 +282,15 @@ def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swi
     ending 5 frames after contact says the capture ends there."""
     import copy
 
-    from harness.swing.run import impact_checks
+    from harness.swing import checks
+    from harness.swing.summary import SwingSummary
 
     _, out, p = quick_swing
     fit = json.loads((out / "fit" / "fit.json").read_text())
     w, im = fit["window"], fit["fit"]["impact"]
 
     def row(summary):
-        return next(r for r in impact_checks(summary)
+        return next(r for r in checks.assess(checks.Facts(SwingSummary.of(summary))).rows
                     if r["name"] == "fitted window after ball contact")
     r = row(fit)
     assert w["last_frame"] == w["last_frame_asked"] == w["impact_frame"] + 1 + round(
@@ -381,8 +396,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
     rel = lookup("swing", "clubhead_speed_through_impact").atol
     # the club, from the capture's markers at address (--club auto): its band and masses
     from fixtures.golfers import CLUB_MASSES_KG
-    from harness.capture.scaling import dims_from_capture
     from harness.swing.pipeline import address_frames, which_club
+    from harness.swing.scaling import dims_from_capture
 
     club = which_club("auto", dims_from_capture(cap, address_frames(ev))[1])
     assert fit["model"]["club"] == club and club["club"] == "driver"

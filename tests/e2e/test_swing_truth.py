@@ -4,7 +4,7 @@ engine other than the one that built them, its forces are ones a floor can apply
 the contact schedule the fit derives from its noisy markers dates the modes closer to the
 truth's than the lift height alone, and the fit with the full settings recovers the
 ground reaction force within the table's swing/grf_truth (bench/swing_truth.py measures
-more seeds and settings, docs/swing.md)."""
+more seeds and settings, docs/swing/marker-maximum.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -58,8 +58,8 @@ def test_truth_satisfies_the_equations_of_motion_in_another_engine(truth):
 
 @pytest.fixture(scope="module")
 def truth_ik(truth):
-    from harness.capture import ik
-    from harness.capture.scaling import GRIP_PAIRS
+    from harness.swing import ik
+    from harness.swing.scaling import GRIP_PAIRS
 
     adapter, _, _, tr = truth
     return ik.track(adapter, list(tr.labels), tr.markers, tr.q[0], pairs=GRIP_PAIRS)

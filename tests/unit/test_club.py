@@ -11,12 +11,12 @@ import pytest
 from fixtures.golfers import CLUB_MASSES_KG, GolferDims, golfer3d
 from harness.capture import events as cap_events
 from harness.capture.ingest import ingest
-from harness.capture.scaling import _mean, dims_from_capture
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel
 from harness.swing.pipeline import address_frames, club_masses, which_club
+from harness.swing.scaling import _mean, dims_from_capture
 from tests.conftest import ROOT
 
 

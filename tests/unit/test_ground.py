@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from fixtures.golfers import GolferDims, marker_offsets
-from harness.capture.scaling import build
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
 from harness.model import registry
 from harness.swing import ground
+from harness.swing.scaling import build
 
 N = 12
 H = 1.0 / 360.0

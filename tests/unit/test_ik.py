@@ -6,9 +6,9 @@ import numpy as np
 from conftest import adapter
 
 from fixtures.golfers import GolferDims, marker_offsets
-from harness.capture import ik
 from harness.core.conventions import canonical_difference, canonical_integrate
 from harness.core.tolerances import lookup
+from harness.swing import ik
 
 
 def _truth(fixture, seed, scale):
@@ -87,9 +87,9 @@ def test_track_follows_the_heading_through_pi():
     """The pelvis heading is a turn on the floor with no stop: markers of Drake's floating
     golfer turning from −2.8 to −3.5 rad (through ±π, as the bundled golfer does from the
     top of the backswing) are tracked by the actuated-root golfer with exact residuals."""
-    from harness.capture.scaling import build, root_coordinates
     from harness.core.conventions import quat_wxyz_to_xyzw
     from harness.model import registry
+    from harness.swing.scaling import build, root_coordinates
 
     drake = adapter("drake", "golfer3d")
     labels = list(marker_offsets(GolferDims()))
@@ -133,9 +133,9 @@ def test_over_relaxed_calibration_converges_faster_to_the_true_offsets():
     over-relaxed offset updates (ω 1.5) leave a smaller IK residual than plain
     alternation (the truth's residual is 0), and both decrease round by round."""
     from fixtures.golfers import golfer3d
-    from harness.capture.scaling import calibrate
     from harness.model import registry
     from harness.model.prepared import PreparedModel
+    from harness.swing.scaling import calibrate
 
     dims = GolferDims()
     rng = np.random.default_rng(7)

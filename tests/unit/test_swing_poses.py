@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from fixtures.golfers import GolferDims
-from harness.capture.scaling import build
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.swing import poses
+from harness.swing.scaling import build
 
 GEOMETRY = lookup("swing", "stick_figure_geometry").atol
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from fixtures.golfers import GolferDims, golfer3d, marker_offsets
-from harness.capture import ik
 from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
+from harness.swing import ik
 
 
 def _mean(capture, frames, *labels):

@@ -1,0 +1,108 @@
+"""The swing's checks table (harness/swing/checks.py) over fit.json's typed view
+(harness/swing/summary.py), built here by hand: each threshold read from the tolerance
+table, a figure at its threshold met and one just over it not met, the rows a summary
+without the impact, the feet or the replay does not hold left out, and the exit code
+from the rows."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from harness.core.tolerances import lookup
+from harness.swing import checks
+from harness.swing.summary import (
+    FitFigures,
+    GroundFigures,
+    Headline,
+    ImpactFigures,
+    JointRange,
+    Reintegration,
+    ReplayFigures,
+    SwingSummary,
+    Window,
+)
+
+
+def _summary(**over) -> SwingSummary:
+    """A plausible swing's summary, every scored figure inside its threshold."""
+    rmse = 0.5 * lookup("swing", "marker_rmse").atol
+    fit = FitFigures(iterations=10, wall_s=1.0, marker_rmse_m=rmse,
+                     marker_rmse_top_to_impact_m=rmse,
+                     marker_max_top_to_impact_m=0.5 * lookup("swing", "marker_max").atol,
+                     closure_max_m=1e-3, defects_max_rel=0.0, defects_worst_joint="l_elbow",
+                     club_head_speed_fitted_mps=40.0, club_head_speed_measured_mps=40.0,
+                     pelvis_residual_force_N=1.0, pelvis_residual_vertical_force_N=1.0,
+                     pelvis_residual_moment_Nm=1.0,
+                     joint_range=JointRange(0.0, None, {}, 100),
+                     impact=ImpactFigures(1.0, 1.0, 1e-3, 1 / 360, 40.0, 40.0, 30.0, 30.0,
+                                          60.0, (0.0, 2.8, 0.0), 2.8, 1.45, (1.40, 1.52),
+                                          "driver", 1e-3, 1e-3),
+                     marker_rmse_by_label_m={}, marker_rmse_top_to_impact_by_label_m={})
+    s = SwingSummary(
+        window=Window(0, 110, 110, 0.0, 110 / 360, 18, 99), fit=fit,
+        reintegration=Reintegration(0.5 * rmse, None, 0.3, 10, rmse),
+        headline=Headline(12.0, 40.0, 1.0, 0.5, 1.0, 0.5, "lift", 2.0, 0.5, 10.0, 5.0),
+        calibration_wall_s=1.0, ik_wall_s=1.0, ik_rmse_m=rmse, club="driver",
+        club_how="given (--club)", post_impact_s=0.03, body_mass_kg=80.0, wall_s=5.0,
+        ground=GroundFigures("lift", "", 0.8, "", 0.0, 2.0, 0.5, 10.0, "", (), (), (), (),
+                             None), shaft=(),
+        replay=ReplayFigures({"a": (0.5 * rmse, rmse)}, {"a": 5e-3}, {"a": (1e-12, 300.0)}),
+        rejected={}, gaps={}, events_s={}, study=None, dimension=None, activation=None)
+    return dataclasses.replace(s, **over)
+
+
+def _row(rows, start):
+    return next(r for r in rows if r["name"].startswith(start))
+
+
+def test_every_threshold_is_an_entry_of_the_table():
+    for c in checks.CHECKS:
+        if c.threshold is not None:
+            key, which = c.threshold
+            assert getattr(lookup("swing", key), which) > 0, key
+
+
+def test_a_figure_at_its_threshold_is_met_and_just_over_it_is_not():
+    lim = lookup("swing", "marker_rmse").atol
+    f = _summary()
+    for x, ok in ((lim, True), (lim * (1 + 1e-6), False)):
+        fit = dataclasses.replace(f.fit, marker_rmse_top_to_impact_m=x)
+        verdict = checks.assess(checks.Facts(dataclasses.replace(f, fit=fit), replayed=True))
+        assert _row(verdict.rows, "marker RMSE, top → impact")["ok"] is ok
+        assert verdict.exit_code == (0 if ok else 1)
+    peak = lookup("swing", "residual_force_peak").atol
+    head = dataclasses.replace(f.headline, residual_force_peak_N=2 * peak)
+    row = _row(checks.assess(checks.Facts(dataclasses.replace(f, headline=head))).rows,
+               "pelvis residual force")
+    assert row["ok"] is False and row["target"] == f"peak ≤ {peak:g} N"
+
+
+def test_the_smash_factor_is_scored_against_its_clubs_band():
+    f = _summary()
+    for sf, ok in ((1.45, True), (1.60, False), (1.30, False)):
+        im = dataclasses.replace(f.fit.impact, smash_factor=sf)
+        s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
+        assert _row(checks.assess(checks.Facts(s)).rows, "smash factor")["ok"] is ok
+
+
+@pytest.mark.parametrize("what, gone", [
+    ("impact", ("impact time", "club-head speed before", "smash factor",
+                "fitted window after ball contact")),
+    ("ground", ("pelvis residual force", "foot contact")),
+    ("replay", ("each engine's open-loop replay", "replay records"))])
+def test_rows_follow_what_the_summary_holds(what, gone):
+    f = _summary()
+    full = checks.assess(checks.Facts(f, replayed=True)).rows
+    if what == "impact":
+        less = checks.assess(checks.Facts(
+            dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=None)), True)).rows
+    elif what == "ground":
+        less = checks.assess(checks.Facts(dataclasses.replace(f, ground=None), True)).rows
+        assert _row(less, "feet: no ground contact")["ok"] is None
+    else:
+        less = checks.assess(checks.Facts(f, replayed=False)).rows
+    for start in gone:
+        assert any(r["name"].startswith(start) for r in full)
+        assert not any(r["name"].startswith(start) for r in less)
+    assert checks.exit_code(full) == 0
