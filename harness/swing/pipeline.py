@@ -364,8 +364,8 @@ def fit_motion(cap, ev, golfer: ScaledGolfer, track: IKTrack, s: SwingSettings,
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
         fr = impact_time.fit_impact(prob, track.q, max_iter=s.max_iter, tol=s.tol,
-                                    progress=progress,
-                           refit_iter=s.impact_refit_iter, say=say)
+                                    progress=progress, refit_iter=s.impact_refit_iter,
+                                    say=say)
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
