@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from harness.core.tolerances import lookup
+from harness.swing import activation, dimension, study
 from harness.swing.pipeline import DIVERGED_M
 from harness.swing.summary import SwingSummary
 
@@ -180,14 +181,11 @@ def _peak_passes(x, lim, f) -> bool:
     return x[0] <= lim
 
 
-def _section_row(module: str, section: str) -> Check:
+def _section_row(check: Callable, section: str) -> Check:
     """A check whose row the study's own module writes (its ``check`` of fit.json's
     ``section``)."""
     def row(f: Facts, _):
-        import importlib
-
-        return importlib.import_module(f"harness.swing.{module}").check(
-            getattr(f.summary, section))
+        return check(getattr(f.summary, section))
     return Check(lambda f, r: row(f, r)["name"], None, row, lambda f, _, r: r["value"],
                  target=lambda lim, f, _: row(f, None)["target"],
                  passes=lambda r, lim, f: r["ok"],
@@ -315,9 +313,9 @@ CHECKS = (
           "the club head across the shaft, moment, the spring −kθ − cθ̇ + m0 nearest the "
           "moment, and a refit with the moment held to that spring", None,
           lambda f, _: f.summary.shaft, _shaft_words, applies=lambda f: bool(f.summary.shaft)),
-    _section_row("study", "study"),
-    _section_row("dimension", "dimension"),
-    _section_row("activation", "activation"),
+    _section_row(study.check, "study"),
+    _section_row(dimension.check, "dimension"),
+    _section_row(activation.check, "activation"),
     # the engines' replay of the candidate
     Check("each engine's open-loop replay within the marker RMSE over the whole window",
           None, lambda f, _: f.summary.replay.deviation_m,
