@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.capture.c3d import read_c3d
 from harness.capture.markerset import DRIVER_SWING, MarkerSet
@@ -159,7 +160,7 @@ def lowpass(X: np.ndarray, rate_hz: float, cutoff_hz: float,
 
 
 def _infer_up(where, X, labels, ms: MarkerSet):
-    def mean_of(names):
+    def mean_of(names: Sequence[str]) -> NDArray[np.float64]:
         idx = [labels.index(n) for n in names]
         return np.nanmean(X[:, idx].reshape(-1, 3), axis=0)
 
