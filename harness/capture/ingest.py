@@ -116,6 +116,8 @@ def _segments(valid: np.ndarray):
 
 
 def gap_report(x: np.ndarray, rate_hz: float) -> MarkerGaps:
+    """x (F, 3) m one marker's samples (NaN where unseen) at ``rate_hz`` [Hz]: its
+    MarkerGaps (unseen fraction, gap count, longest gap [s])."""
     valid = np.isfinite(x).all(axis=1)
     gaps = _segments(~valid)
     # A gap open at either end of the recording is still a gap of that marker.
