@@ -93,9 +93,10 @@ SWING_COLUMNS = (
 )
 
 
-def swing_metrics(summary) -> dict:
+def swing_metrics(summary: Any) -> dict[str, Any]:
     """{column key: value in the column's unit, or None when not finite} from a swing's
-    typed fit.json ``summary`` (harness/swing/summary.py SwingSummary; SWING_COLUMNS)."""
+    typed fit.json ``summary`` (harness/swing/summary.py SwingSummary; SWING_COLUMNS; typed
+    Any here because harness/batch may not import harness/swing, not even for its types)."""
     out = {}
     for key, _, figure, scale in SWING_COLUMNS:
         v = figure(summary)

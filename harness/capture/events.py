@@ -62,11 +62,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
+
+if TYPE_CHECKING:
+    from harness.capture.ingest import Capture
 
 
 @dataclass
@@ -127,7 +131,7 @@ def across_shaft(head: np.ndarray, shaft: np.ndarray) -> np.ndarray:
     return out
 
 
-def club_head_markers(capture) -> np.ndarray:
+def club_head_markers(capture: Capture) -> np.ndarray:
     """(F, M, 3) m the usable club-head markers (NaN where a marker is not seen)."""
     labels = capture.usable(capture.markerset.club_head)
     if not labels:
@@ -141,7 +145,7 @@ def _markers(p: np.ndarray) -> np.ndarray:
     return p[:, None, :] if p.ndim == 2 else p
 
 
-def club_head_point(capture) -> np.ndarray:
+def club_head_point(capture: Capture) -> np.ndarray:
     """(F, 3) m mean of the usable club-head markers per frame (NaN where none)."""
     P = club_head_markers(capture)
     with np.errstate(invalid="ignore"):
@@ -351,7 +355,7 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
                               "glitch is no contact)")
     _refuse_contact_in_a_gap(s, fast, float(drop[k]), where)
 
-    def d(j):
+    def d(j: int) -> float:
         return float(s[j] - s[j + 1]) if 1 <= j and j + 1 < len(s) and \
             np.isfinite(s[j]) and np.isfinite(s[j + 1]) else -np.inf
     if not np.isfinite(d(k + 1)):
@@ -376,7 +380,7 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
     else:
         alpha, r, sig, trusted = 0.5, (fit[1] if fit else float("nan")), half, False
 
-    def sp(j):
+    def sp(j: int) -> float:
         return float(s_rep[j]) if 0 <= j < len(s_rep) else float("nan")
     return Impact(frame=f, t_s=(f + alpha) / rate_hz, sigma_s=sig / rate_hz, alpha=alpha,
                   trusted=trusted, speed_pre_mps=sp(f), speed_across_mps=sp(f + 1),
@@ -384,7 +388,9 @@ def impact(p: np.ndarray, rate_hz: float, where: str = "club head") -> Impact:
                   noise_sd_m=sd_p)
 
 
-def detect(capture) -> SwingEvents:
+def detect(capture: Capture) -> SwingEvents:
+    """The swing events (times in s from the first frame, speeds in m/s, heights in m)
+    of ``capture``, from its club-head markers (F, M, 3) m (module doc)."""
     where = capture.source
     p = club_head_point(capture)
     P = club_head_markers(capture)

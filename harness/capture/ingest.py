@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.capture.c3d import read_c3d
 from harness.capture.markerset import DRIVER_SWING, MarkerSet
@@ -115,6 +116,8 @@ def _segments(valid: np.ndarray):
 
 
 def gap_report(x: np.ndarray, rate_hz: float) -> MarkerGaps:
+    """x (F, 3) m one marker's samples (NaN where unseen) at ``rate_hz`` [Hz]: its
+    MarkerGaps (unseen fraction, gap count, longest gap [s])."""
     valid = np.isfinite(x).all(axis=1)
     gaps = _segments(~valid)
     # A gap open at either end of the recording is still a gap of that marker.
@@ -159,7 +162,7 @@ def lowpass(X: np.ndarray, rate_hz: float, cutoff_hz: float,
 
 
 def _infer_up(where, X, labels, ms: MarkerSet):
-    def mean_of(names):
+    def mean_of(names: Sequence[str]) -> NDArray[np.float64]:
         idx = [labels.index(n) for n in names]
         return np.nanmean(X[:, idx].reshape(-1, 3), axis=0)
 

@@ -16,9 +16,12 @@ Heights z = hub_z − R cos φ (m, Z-up); F frames at ``rate_hz``.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.capture.ingest import _TO_Z_UP
 from harness.capture.markerset import DRIVER_SWING, MarkerSet
@@ -49,7 +52,8 @@ def hash_label(label: str) -> float:
 def kinematic_swing(rate_hz: float = 360.0, duration_s: float = 1.8, t0: float = 0.3,
                     Tb: float = 0.8, Td: float = 0.25, A: float = 0.8 * math.pi,
                     R: float = 1.5, hub_z: float = 1.55, markerset: MarkerSet = DRIVER_SWING,
-                    contact_s: float | None = None, speed_ratio: float = 0.7):
+                    contact_s: float | None = None, speed_ratio: float = 0.7
+                    ) -> tuple[list[str], NDArray[np.float64], dict[str, float]]:
     """(labels, X (F, M, 3) m Z-up, truth dict) of the swing described in the module doc;
     truth speeds in m/s just before and after contact."""
     F = int(round(duration_s * rate_hz))
@@ -85,8 +89,8 @@ def kinematic_swing(rate_hz: float = 360.0, duration_s: float = 1.8, t0: float =
     return labels, X, truth
 
 
-def write_c3d(path, labels, X_world: np.ndarray, rate_hz: float, units: str = "m",
-              up: str = "+y") -> Path:
+def write_c3d(path: str | os.PathLike[str], labels: Sequence[str], X_world: np.ndarray,
+              rate_hz: float, units: str = "m", up: str = "+y") -> Path:
     """Write X_world (F, M, 3) m, Z-up, as a C3D file whose vertical axis is ``up`` and
     whose numbers are in ``units`` ('m' or 'mm'); NaN samples are written as missing."""
     import ezc3d

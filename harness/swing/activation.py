@@ -25,13 +25,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.golfers import SHAFT_COORDINATES
 from harness.core.errors import BadInput
 from harness.fit import trajectory as tf
 from harness.fit.activation import ActivationModel, signed_excitation
+
+# ``settings`` below: a SwingSettings (harness/swing/pipeline.py), typed Any because the
+# pipeline imports this module: importing it back, even for its types, is an import cycle.
 
 # (joint-name fragment, τ_max N·m), first match wins (docs/swing/activation.md gives the reasons)
 STRENGTH_NM = (("lumbar_", 250.0), ("neck_", 60.0), ("clavicle_", 150.0),
@@ -48,7 +54,7 @@ def strength(joint: str) -> float:
     raise BadInput("activation", f"no strength for the joint {joint!r}")
 
 
-def split_joints(prob: tf.FitProblem, q) -> tuple:
+def split_joints(prob: tf.FitProblem, q: NDArray[np.float64]) -> tuple:
     """(driven, legs): velocity indices of the joints that can be activation-driven (no
     contact point moves with them at the coordinates q (nv,), so no contact force enters
     their generalized force; not the pelvis, and not a bent shaft's coordinates, which no
@@ -67,7 +73,7 @@ def split_joints(prob: tf.FitProblem, q) -> tuple:
     return driven, legs
 
 
-def drive(prob: tf.FitProblem, driven) -> tf.ActivationDrive:
+def drive(prob: tf.FitProblem, driven: Sequence[int]) -> tf.ActivationDrive:
     """The ActivationDrive of the joints ``driven`` (velocity indices, the first of
     ``split_joints``) with the strengths of ``STRENGTH_NM``."""
     a = prob.adapter
@@ -109,8 +115,11 @@ def _figures(prob, r, ch, kf, in_down, joints, tau_max, model, ball_mass_kg) -> 
     return out
 
 
-def compare(prob: tf.FitProblem, fr, settings, ch, kf: int, in_down, say=None) -> tuple:
-    """The activation-driven refit of the swing (module docstring) beside the
+def compare(prob: tf.FitProblem, fr: tf.TrajectoryFitResult, settings: Any,
+            ch: Sequence[int], kf: int, in_down: NDArray[np.bool_],
+            say: Callable[[str], None] | None = None) -> tuple:
+    """(series, summary) over the N frames and K markers of ``prob``: the activation-driven
+    refit of the swing (module docstring) beside the
     torque-driven fit ``fr`` of ``prob`` (at its impact time): ``ch`` the indices of the
     club-head markers among the labels, ``kf`` the last frame before ball contact (window
     index), ``in_down`` (N, K) bool the top → impact mask. Returns (series, summary):
@@ -221,7 +230,7 @@ def _charts(series) -> str:
             "value at its midpoint; the bound ±1 dotted grey.</p>" + F.grid(figs, 420))
 
 
-def section(r: dict, series=None) -> tuple:
+def section(r: dict, series: dict[str, Any] | None = None) -> tuple:
     """(title, HTML): the answer, the headline figures of both fits, one row per joint,
     and with ``series`` (``compare``'s) charts of the largest excitations."""
     from markupsafe import escape
@@ -231,7 +240,7 @@ def section(r: dict, series=None) -> tuple:
     n = t["intervals"] * nd
     m = r["model"]
 
-    def num(x, fmt):
+    def num(x: float | None, fmt: str) -> str:
         return "—" if x is None else format(x, fmt)
 
     rows = [("marker RMSE, top → impact", "mm", "marker_rmse_top_to_impact_mm", ".1f"),

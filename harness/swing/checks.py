@@ -8,8 +8,9 @@ forces N, moments N·m, energies J, angles rad.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def assess(facts: Facts) -> Assessment:
     return Assessment(tuple(rows))
 
 
-def exit_code(rows) -> int:
+def exit_code(rows: Iterable[Mapping[str, Any]]) -> int:
     """0 if no row fails, else 1."""
     return 0 if all(r["ok"] is not False for r in rows) else 1
 
@@ -181,10 +182,10 @@ def _peak_passes(x, lim, f) -> bool:
     return x[0] <= lim
 
 
-def _section_row(check: Callable, section: str) -> Check:
+def _section_row(check: Callable[[Any], dict[str, Any]], section: str) -> Check:
     """A check whose row the study's own module writes (its ``check`` of fit.json's
     ``section``)."""
-    def row(f: Facts, _):
+    def row(f: Facts, _: object) -> Any:
         return check(getattr(f.summary, section))
     return Check(lambda f, r: row(f, r)["name"], None, row, lambda f, _, r: r["value"],
                  target=lambda lim, f, _: row(f, None)["target"],

@@ -30,9 +30,17 @@ fit, never measurements, and they are reported, not scored.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.tolerances import lookup
+
+if TYPE_CHECKING:
+    from harness.fit.trajectory import FitProblem, TrajectoryFitResult
+    from harness.model.protocol import EngineAdapter
 
 # (key, what, unit shown, scale SI → shown, tolerance quantity)
 QUANTITIES = (
@@ -54,7 +62,7 @@ def threshold(key: str) -> float:
     return lookup("swing", q).atol
 
 
-def convex_hull(xy) -> np.ndarray:
+def convex_hull(xy: NDArray[np.float64]) -> np.ndarray:
     """(h, 2) the convex hull of points xy (n, 2) counter-clockwise (Andrew's monotone
     chain): h = n for n ≤ 2 distinct points (a point or a segment), collinear points
     dropped."""
@@ -62,7 +70,7 @@ def convex_hull(xy) -> np.ndarray:
     if len(pts) <= 2:
         return np.array(pts, float).reshape(-1, 2)
 
-    def cross(o, a, b):
+    def cross(o: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
     lower, upper = [], []
@@ -84,7 +92,7 @@ def _segment_distance(p, a, b) -> float:
     return float(np.linalg.norm(p - (a + s * d)))
 
 
-def outside_distance(p, hull) -> float:
+def outside_distance(p: NDArray[np.float64], hull: NDArray[np.float64]) -> float:
     """Distance [m] of the point p (2,) outside the convex polygon ``hull`` (h, 2),
     counter-clockwise (convex_hull): 0 inside or on it; a hull of one point or two is
     that point or segment."""
@@ -103,7 +111,8 @@ def outside_distance(p, hull) -> float:
     return min(_segment_distance(p, hull[k], hull[(k + 1) % h]) for k in range(h))
 
 
-def centre_of_pressure(P, f, floor: float):
+def centre_of_pressure(P: NDArray[np.float64], f: NDArray[np.float64],
+                       floor: float) -> NDArray[np.float64] | None:
     """(2,) m the centre of pressure on the floor plane z = floor of forces f (n, 3) N
     applied at points P (n, 3) m: the point about which their horizontal moments vanish,
     x = Σ(x_i f_zi − (z_i − floor) f_xi) / Σ f_zi, y likewise; None when Σ f_z ≤ 0 (no
@@ -117,7 +126,9 @@ def centre_of_pressure(P, f, floor: float):
                      (P[:, 1] @ f[:, 2] - dz @ f[:, 1]) / fz])
 
 
-def per_interval(P, V, stick, forces, floor: float, mu: float, foot_of) -> dict:
+def per_interval(P: NDArray[np.float64], V: NDArray[np.float64], stick: NDArray[np.bool_],
+                 forces: NDArray[np.float64], floor: float, mu: float,
+                 foot_of: Sequence[str]) -> dict:
     """The per-interval checks (module docstring) from the contact points' positions P
     (N − 1, S, nc, 3) m and velocities V (N − 1, S, nc, 3) m/s at each interval's S
     samples (first and last: its two frames), the stick schedule (N, nc) bool, the
@@ -160,7 +171,8 @@ def per_interval(P, V, stick, forces, floor: float, mu: float, foot_of) -> dict:
             "cop_outside": cop_out, "cop": cop}
 
 
-def evaluate(adapter, prob, fr, samples: int = 5) -> dict:
+def evaluate(adapter: EngineAdapter, prob: FitProblem, fr: TrajectoryFitResult,
+             samples: int = 5) -> dict:
     """per_interval() of a fit with ground contact: the contact points' kinematics on the
     fitted spline at ``samples`` points per frame interval (its ends included), the
     fitted forces fr.forces at the frames; adds t (N,) s the frame times and t_mid
@@ -181,8 +193,10 @@ def evaluate(adapter, prob, fr, samples: int = 5) -> dict:
     return out
 
 
-def summarise(per: dict, frames) -> dict:
-    """fit.json's ``ground.consistency``: per quantity its threshold, the worst value
+def summarise(per: dict, frames: Sequence[int] | NDArray[np.int_]) -> dict:
+    """per_interval()'s arrays ``per`` ((N − 1, nc) per quantity) and ``frames`` (N,) the
+    fitted frames' indices → fit.json's ``ground.consistency``: per quantity its threshold,
+    the worst value
     (where and when; no place when it is 0 everywhere), the intervals exceeding it
     (counts, and each interval's worst point), in the shown units (QUANTITIES), and the
     per-interval worst over the points (or feet) for the chart."""

@@ -45,13 +45,21 @@ are reported beside the selection.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 from harness.fit import dimension as fdim
 from harness.swing.groundtruth import rms_bw
+
+if TYPE_CHECKING:
+    from harness.core.spec import FixtureSpec
+    from harness.swing.pipeline import SwingSettings
 
 STEP = ("wrist radial/ulnar deviation", ("l_wrist_deviation", "r_wrist_deviation"))
 FOLDS = 4
@@ -60,7 +68,7 @@ TOL = 1e-3                     # relative cost decrease that stops a fit
 NAMES = ("without", "static", "with")
 
 
-def locked_spec(spec, angles: dict):
+def locked_spec(spec: FixtureSpec, angles: dict) -> FixtureSpec:
     """The model ``spec`` with each joint named in ``angles`` {name: angle [rad]} turned
     into a fixed joint at that angle (its frame rotated about its axis by the angle)."""
     from harness.core.conventions import (
@@ -163,8 +171,9 @@ def _source(folder, doc=None):
     return full, s, doc, arr, src
 
 
-def run_dimension(folder, settings=None, folds: int = FOLDS, seed: int = 0,
-                  absorption: bool = True, say=None, doc: dict | None = None) -> dict:
+def run_dimension(folder: str | os.PathLike[str], settings: SwingSettings | None = None,
+                  folds: int = FOLDS, seed: int = 0, absorption: bool = True,
+                  say: Callable[[str], None] | None = None, doc: dict | None = None) -> dict:
     """The comparison of the module docstring on the finished swing folder ``folder``
     (``doc``: its fit.json document when the file is not yet written; ``settings``: a
     SwingSettings; default the folder's own). ``absorption``: also fit the static
@@ -342,7 +351,7 @@ def _gains(names, cv: dict, labels, z_gain: float, absorption: bool) -> tuple:
     ll, grf, moved, bw = cv["ll"], cv["grf"], cv["moved"], cv["bw"]
     grf_train, angles, qe = cv["grf_train"], cv["angles"], cv["qe"]
 
-    def part(a, b, mask=None):
+    def part(a: str, b: str, mask: NDArray[np.bool_] | None = None) -> dict[str, Any]:
         m = np.ones(len(labels), bool) if mask is None else mask
         return fdim.paired(ll[a][:, m].sum(axis=1), ll[b][:, m].sum(axis=1))
 
@@ -404,7 +413,7 @@ def section(r: dict) -> tuple:
     absorption and contact split, and what was held fixed."""
     from markupsafe import escape
 
-    def pm(p):
+    def pm(p: Mapping[str, float]) -> str:
         return f"{p['diff']:+.0f} ± {p['se']:.0f} (z {p['z']:.1f})"
 
     rows = {row["name"]: row for row in r["candidates"]}

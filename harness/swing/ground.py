@@ -14,10 +14,20 @@ provenance and the report, never scored as a measurement.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.golfers import CONTACT_POINTS, contact_frame
 from harness.fit import trajectory as tf
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
+
+# ``settings`` below: a SwingSettings (harness/swing/pipeline.py), typed Any because the
+# pipeline imports this module: importing it back, even for its types, is an import cycle.
 
 GRAVITY = 9.81
 CONTACT_LABEL = "assumed"
@@ -33,7 +43,7 @@ def frames() -> tuple:
     return tuple(contact_frame(side, p) for side in "lr" for p in CONTACT_POINTS)
 
 
-def schedule(P, floor: float, settings) -> np.ndarray:
+def schedule(P: NDArray[np.float64], floor: float, settings: Any) -> np.ndarray:
     """stick (N, nc) bool from the contact points' IK positions P (N, nc, 3) m: with
     ``settings.contact_schedule`` "planted" every point sticks at every frame; with
     "lift" (the default) a point is in flight while its IK height is above
@@ -76,8 +86,9 @@ def schedule(P, floor: float, settings) -> np.ndarray:
     return stick
 
 
-def schedule_what(stick, t0: float, h: float) -> str:
-    """One sentence describing the schedule: per point, the stick intervals [s]."""
+def schedule_what(stick: NDArray[np.bool_], t0: float, h: float) -> str:
+    """stick (N, nc) bool at frames t0 + i·h [s]: one sentence describing the schedule,
+    per point the stick intervals [s]."""
     names = frames()
     parts = []
     for c, n in enumerate(names):
@@ -92,8 +103,10 @@ def schedule_what(stick, t0: float, h: float) -> str:
     return "; ".join(parts)
 
 
-def contact_model(adapter, Q, floor: float, n_frames: int, settings) -> tf.GroundContact:
-    """The fit's GroundContact: the assumed schedule (``schedule``) from the contact
+def contact_model(adapter: EngineAdapter, Q: NDArray[np.float64], floor: float, n_frames: int,
+                  settings: Any) -> tf.GroundContact:
+    """Q (N, nv) [rad | m] the IK over the window → the fit's GroundContact: the assumed
+    schedule (``schedule``) from the contact
     points' IK positions over the window (Q (N, nv)); anchors at each point's mean
     horizontal IK position over its stick frames, at the floor height [m]; the pelvis's
     six coordinates as the residuals."""
@@ -114,12 +127,13 @@ def contact_model(adapter, Q, floor: float, n_frames: int, settings) -> tf.Groun
                             force_scale=mass * GRAVITY)
 
 
-def total_mass(adapter) -> float:
+def total_mass(adapter: EngineAdapter) -> float:
     """Total mass [kg] of the model's bodies."""
     return float(sum(b.mass for b in adapter.model.spec.bodies))
 
 
-def pelvis_wrench(adapter, Q, act) -> tuple:
+def pelvis_wrench(adapter: EngineAdapter, Q: NDArray[np.float64],
+                  act: NDArray[np.float64]) -> tuple:
     """(force (N, 3) N, moment (N, 3) N·m) at the pelvis origin, world axes: the wrench W
     whose generalized force on the pelvis's six coordinates is the residual,
     τ_p = J_pᵀ W with J_p the pelvis body's Jacobian columns of those coordinates
@@ -143,7 +157,8 @@ def _kinematics(adapter, prob, fr):
     return P, V
 
 
-def evaluate(adapter, prob, fr) -> dict:
+def evaluate(adapter: EngineAdapter, prob: tf.FitProblem,
+             fr: tf.TrajectoryFitResult) -> dict:
     """fit.json's ``ground`` figures of a fit with contact: the residual wrench (peak and
     RMS), the contact forces' feasibility (min normal force, largest tangential/normal
     ratio against μ), penetration and slip of the stick points, per-foot peak vertical
@@ -194,7 +209,8 @@ def evaluate(adapter, prob, fr) -> dict:
     }
 
 
-def arrays(adapter, prob, fr) -> dict:
+def arrays(adapter: EngineAdapter, prob: tf.FitProblem,
+           fr: tf.TrajectoryFitResult) -> dict:
     """The report's arrays: t (N,) s, per-foot force (N, 3) N, residual force and moment
     (N, 3) N | N·m, body weight N."""
     c = prob.contact
@@ -205,7 +221,8 @@ def arrays(adapter, prob, fr) -> dict:
             "body_weight_N": total_mass(adapter) * GRAVITY}
 
 
-def tradeoff(prob, fr, settings, say=print) -> list:
+def tradeoff(prob: tf.FitProblem, fr: tf.TrajectoryFitResult, settings: Any,
+             say: Callable[[str], None] = print) -> list:
     """Refits warm-started from ``fr`` with the residual weight set to each of
     ``settings.tradeoff_weights`` (``tradeoff_iter`` iterations each): [{w_residual,
     marker_rmse_mm, marker_max_mm, residual_force_peak_N, residual_moment_peak_Nm,
@@ -223,7 +240,7 @@ def tradeoff(prob, fr, settings, say=print) -> list:
     return sorted(rows, key=lambda r: r["w_residual"])
 
 
-def fit_figures(prob, r, w) -> dict:
+def fit_figures(prob: tf.FitProblem, r: tf.TrajectoryFitResult, w: float) -> dict:
     """Marker RMSE and max [mm], the pelvis residual's peak force [N] and moment [N·m]
     and the iterations of the contact fit ``r`` of ``prob``, with its residual weight w."""
     F, M = pelvis_wrench(prob.adapter, r.q, r.act)
@@ -235,7 +252,7 @@ def fit_figures(prob, r, w) -> dict:
             "iterations": r.iterations}
 
 
-def headline(info: dict | None, fit_wall_s: float, fr) -> dict:
+def headline(info: dict | None, fit_wall_s: float, fr: tf.TrajectoryFitResult) -> dict:
     """fit.json's ``summary``: the headline figures (markers over the whole fitted
     window, tracked markers) of the fit ``fr``, from fit.json's ``ground`` section
     ``info`` (None without contact) and ``fit_wall_s`` [s] the calibration, IK and fit's
@@ -257,7 +274,7 @@ def headline(info: dict | None, fit_wall_s: float, fr) -> dict:
             "fit_wall_s": wall}
 
 
-def candidate_solver_fields(info) -> dict:
+def candidate_solver_fields(info: dict[str, Any] | None) -> dict:
     """Scalar fields for the candidate's provenance.solver (none without contact)."""
     if not info:
         return {}
@@ -267,7 +284,7 @@ def candidate_solver_fields(info) -> dict:
             "residual_moment_peak_Nm": r["moment_peak_Nm"]}
 
 
-def candidate_note(info) -> str:
+def candidate_note(info: dict[str, Any] | None) -> str:
     """The sentence the candidate's provenance notes add about the ground contact."""
     if not info:
         return "; no ground contact (the pelvis's generalized forces stand for the legs)"

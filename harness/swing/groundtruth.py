@@ -40,17 +40,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import nnls
 
 from harness.core.errors import BadInput
 from harness.core.strict import read_json
 from harness.fit import trajectory as tf
 from harness.swing import ground, impact_time
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
+    from harness.swing.pipeline import SwingSettings
 
 LEAD = "l"    # the lead foot of a right-handed golfer
 
@@ -82,7 +89,8 @@ class WholeBodyTruth:
     impact_frame: str | None = None
 
 
-def source(swing_dir, doc: dict | None = None):
+def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
+           ) -> tuple[EngineAdapter, SwingSettings, dict[str, Any], dict[str, Any]]:
     """(adapter of the fit's engine, the swing's settings, fit.json, trajectory arrays) of
     a finished ``harness swing`` output folder (``doc``: its fit.json document, given by a
     run in progress that writes the file last); BadInput naming the file and the
@@ -145,8 +153,9 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005):
     return q, v, vd, (t_e, L, frame)
 
 
-def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed: int = 0,
-                     lead_share=(0.5, 0.8), w_equation: float = 1e4,
+def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: float = 0.002,
+                     seed: int = 0, lead_share: tuple[float, float] = (0.5, 0.8),
+                     w_equation: float = 1e4,
                      through_impact: bool = False) -> WholeBodyTruth:
     """The truth of the module docstring from a swing folder's ``source`` (adapter,
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
@@ -203,7 +212,7 @@ def whole_body_truth(adapter, doc: dict, arr: dict, sigma_m: float = 0.002, seed
                           sigma_m, seed, *impact)
 
 
-def rms_bw(a, b, bw) -> float:
+def rms_bw(a: NDArray[np.float64], b: NDArray[np.float64], bw: float) -> float:
     """RMS over frames of |a − b| (N, 3) N, as a fraction of body weight."""
     return float(np.sqrt(np.mean(np.sum((a - b) ** 2, axis=1))) / bw)
 
@@ -249,8 +258,9 @@ def _impulse_error(adapter, truth: WholeBodyTruth, prob, fr) -> dict:
             "t_e_truth_s": float(truth.impact_time_s)}
 
 
-def recover(adapter, truth: WholeBodyTruth, settings, stick=None) -> dict:
-    """Fit ``truth.markers`` with the swing fit's steps and ``settings`` (a
+def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettings,
+            stick: NDArray[np.bool_] | None = None) -> dict:
+    """Fit ``truth.markers`` (N, K, 3) m with the swing fit's steps and ``settings`` (a
     SwingSettings); ``stick`` (N, nc) bool replaces the schedule derived from the IK (to
     measure the schedule's share of the error: pass ``truth.stick``). Returns the
     figures: ``grf_rms_bw`` the ground reaction force error, RMS over frames as a

@@ -27,9 +27,17 @@ can tell a longer segment from a marker placed further along it).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.fit.identifiability import analyse
+
+if TYPE_CHECKING:
+    from fixtures.golfers import GolferDims
+    from harness.model.prepared import PreparedModel
 
 LENGTHS = ("trunk", "head", "shoulder_half_width", "upper_arm", "forearm", "club")
 STEP_M = 1e-3
@@ -39,9 +47,12 @@ def _positions(adapter, Q, frames):
     return np.stack([adapter.frame_poses(q, frames)[:, :3] for q in Q])   # (N, F, 3)
 
 
-def scaled_parameters(model, dims, adapter_cls, Q, y, labels, pairs, sigma_m, sigma_c,
-                      build) -> dict:
-    """model: the fitted PreparedModel (golfer3d, calibrated offsets as its frames);
+def scaled_parameters(model: PreparedModel, dims: GolferDims, adapter_cls: type,
+                      Q: NDArray[np.float64], y: NDArray[np.float64], labels: Sequence[str],
+                      pairs: Sequence[tuple[str, str]], sigma_m: float, sigma_c: float,
+                      build: Callable[[GolferDims, dict], PreparedModel]) -> dict:
+    """Q (N, nv) [rad | m], y (N, K, 3) m (module doc) → the identifiability figures.
+    model: the fitted PreparedModel (golfer3d, calibrated offsets as its frames);
     dims: its GolferDims; Q (N, nv) fitted coordinates at the frames; y (N, K, 3) m
     markers (NaN unseen); pairs ((frame_a, frame_b), ...) closure pairs; build(dims,
     offsets) → PreparedModel (harness/swing/scaling.py). Returns a JSON-able dict."""
@@ -54,7 +65,8 @@ def scaled_parameters(model, dims, adapter_cls, Q, y, labels, pairs, sigma_m, si
     seen = np.isfinite(y).all(axis=2)                                       # (N, K)
     N, nv = Q.shape
 
-    def residual_rows(pos):       # (N, F, 3) → list over frames of the whitened rows
+    # (N, F, 3) → list over frames of the whitened rows
+    def residual_rows(pos: NDArray[np.float64]) -> list:
         out = []
         for i in range(N):
             rm = ((pos[i, :K] - np.nan_to_num(y[i])) / sigma_m)[seen[i]].ravel()

@@ -15,11 +15,18 @@ IK over the frames with offset re-estimation o_k = mean_f R_WB(q_f)ᵀ (y_fk −
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.core.conventions import canonical_integrate
+
+if TYPE_CHECKING:
+    from harness.core.conventions import Layout
+    from harness.model.protocol import EngineAdapter
 
 
 @dataclass
@@ -43,7 +50,8 @@ class IKResult:
         return float(np.sqrt(np.nanmean(e ** 2)))
 
 
-def limit_bounds(layout):
+def limit_bounds(layout: Layout) -> tuple[NDArray[np.int_], NDArray[np.float64],
+                                         NDArray[np.float64]]:
     """(indices into q, lower, upper) [rad | m] of the coordinates whose joint has
     limits (one-dof revolute and prismatic joints)."""
     idx, lo, hi = [], [], []
@@ -55,8 +63,11 @@ def limit_bounds(layout):
     return np.array(idx, dtype=int), np.array(lo), np.array(hi)
 
 
-def solve_frame(adapter, labels, y, q0, weights=None, max_iter=60, tol=1e-10, damping=1e-6,
-                pairs=()):
+def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.float64],
+                q0: NDArray[np.float64],
+                weights: NDArray[np.float64] | None = None, max_iter: int = 60, tol: float = 1e-10,
+                damping: float = 1e-6, pairs: Sequence[tuple[str, str, float]] = ()
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
     """One frame. y (K, 3) m with NaN rows for unseen markers. ``pairs``: ((frame_a,
     frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
     as a weighted residual p_a − p_b). Returns (q, residual (K,3), iterations)."""
@@ -74,7 +85,7 @@ def solve_frame(adapter, labels, y, q0, weights=None, max_iter=60, tol=1e-10, da
     pw = np.sqrt(np.array([w_ for _, _, w_ in pairs], dtype=float))[:, None]
     nm = len(frames)
 
-    def cost_of(qq):
+    def cost_of(qq: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
         p = adapter.frame_poses(qq, frames + pa + pb)[:, :3]
         r = (p[:nm] - y[seen]) * sw
         if pairs:
@@ -112,8 +123,12 @@ def solve_frame(adapter, labels, y, q0, weights=None, max_iter=60, tol=1e-10, da
     return q, res, it
 
 
-def track(adapter, labels, Y, q_init, weights=None, max_iter=60, pairs=()) -> IKResult:
-    """All frames of Y (F, K, 3), warm-started frame to frame from q_init."""
+def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
+          q_init: NDArray[np.float64],
+          weights: NDArray[np.float64] | None = None, max_iter: int = 60,
+          pairs: Sequence[tuple[str, str, float]] = ()) -> IKResult:
+    """All frames of the markers Y (F, K, 3) m (NaN unseen), warm-started frame to frame
+    from q_init (nq,) [rad | m]."""
     F = Y.shape[0]
     Q = np.empty((F, adapter.nq))
     R = np.full((F, len(labels), 3), np.nan)
@@ -132,7 +147,8 @@ def track(adapter, labels, Y, q_init, weights=None, max_iter=60, pairs=()) -> IK
     return IKResult(Q, R, rms, iters, tuple(labels))
 
 
-def estimate_offsets(adapter, bodies: dict, labels, Y, Q) -> dict:
+def estimate_offsets(adapter: EngineAdapter, bodies: dict, labels: Sequence[str],
+                     Y: NDArray[np.float64], Q: NDArray[np.float64]) -> dict:
     """{label: (body, xyz (3,) m)}: least-squares body-frame offset of each marker given
     the poses Q (F, nq). bodies: {label: body name}."""
     out = {}

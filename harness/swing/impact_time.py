@@ -12,15 +12,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from harness.fit.trajectory import FitProblem, TrajectoryFitResult, fit
 
 
-def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
-               progress=None, refit_iter: int = 10, say=None) -> TrajectoryFitResult:
-    """The two-phase fit with the event time t_e a decision variable: the profile cost
+def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
+               progress: Callable[[int, float], None] | None = None, refit_iter: int = 10,
+               say: Callable[[str], None] | None = None) -> TrajectoryFitResult:
+    """Q0 (N, nv) [rad | m] the start at the N frames; the two-phase fit with the event
+    time t_e [s] a decision variable: the profile cost
     c(t_e) = (the fit's cost at t_e) + ½((t̂ − t_e)/σ)² minimised by a parabola through
     t̂ and t̂ ± d (d = max(σ, h/4)), its vertex clipped to ``impact.t_bounds``: a first
     fit at t̂ (``max_iter``), then at each point a Levenberg–Marquardt refit
@@ -35,12 +39,12 @@ def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
     ref = copy.copy(prob)                      # keeps the bases of t̂ (rebuilt ones are new)
     ref.impact = dataclasses.replace(ie)
 
-    def run(t):
+    def run(t: float) -> TrajectoryFitResult:
         prob.set_event_time(_off_frames(prob, t))
         C0 = prob.coefficients_like(ref, base.C)
         return fit(prob, Q0, max_iter=refit_iter, tol=tol, C0=C0, impulse0=base.impulse)
 
-    def cost(r):
+    def cost(r: TrajectoryFitResult) -> float:
         return r.components["total"] + ie.event_cost(r.impact["t_e_s"])
 
     d = max(ie.sigma_t, prob.h / 4)
@@ -71,7 +75,7 @@ def fit_impact(prob: FitProblem, Q0, max_iter: int = 200, tol: float = 1e-9,
                                                  for t, k in best.impact["profile"]))
     return best
 
-def impact_marginal(fits, costs) -> dict:
+def impact_marginal(fits: Sequence[TrajectoryFitResult], costs: Sequence[float]) -> dict:
     """The event time and the impulse marginalised over the profile's fits (each a
     TrajectoryFitResult with ``impact["laplace"]``; ``costs`` their objective values c_i,
     the event-time residual included). Weights: the profile likelihood, w_i ∝ exp(−c_i)

@@ -40,11 +40,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.export import to_urdf
 from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS, SHAFT_COORDINATES, bend_point
@@ -72,6 +76,14 @@ from harness.swing.steps import (
     ScaledGolfer,
     SwingFit,
 )
+
+if TYPE_CHECKING:
+    from fixtures.golfers import GolferDims
+    from harness.capture.events import SwingEvents
+    from harness.capture.ingest import Capture
+    from harness.core.conventions import Layout
+    from harness.model.integrators import Method
+    from harness.model.protocol import EngineAdapter
 
 
 @dataclass(frozen=True)
@@ -165,7 +177,8 @@ def _finite(x):
     return x
 
 
-def shaft_figures(layout, fr, dims) -> dict | None:
+def shaft_figures(layout: Layout, fr: tf.TrajectoryFitResult,
+                  dims: GolferDims) -> dict | None:
     """The bent shaft's figures (None when the club is rigid): per bend coordinate, its
     range [rad], the club-head centre's deflection across the shaft [mm] (the head's
     distance below the bend point × the sine of the angle), the fitted bending moment's range [N·m]
@@ -197,8 +210,9 @@ def shaft_figures(layout, fr, dims) -> dict | None:
     return out
 
 
-def shaft_law_refits(prob, fr, Q0, s: SwingSettings, figures: dict, layout, in_down,
-                     say=print) -> None:
+def shaft_law_refits(prob: tf.FitProblem, fr: tf.TrajectoryFitResult, Q0: NDArray[np.float64],
+                     s: SwingSettings, figures: dict, layout: Layout,
+                     in_down: NDArray[np.bool_], say: Callable[[str], None] = print) -> None:
     """Adds to each bend coordinate's ``figures`` (shaft_figures) ``held_to_law``: a
     refit of the problem ``prob`` warm-started from the fit ``fr`` (Q0 (N, nv) its start,
     at most ``s.shaft_law_iter`` iterations, the same event time) with that one
@@ -229,7 +243,7 @@ def shaft_law_refits(prob, fr, Q0, s: SwingSettings, figures: dict, layout, in_d
             f"RMSE {1e3 * r.marker_rmse(in_down):.1f} mm")
 
 
-def carry_coordinates(Q: np.ndarray, old, new) -> np.ndarray:
+def carry_coordinates(Q: np.ndarray, old: Layout, new: Layout) -> np.ndarray:
     """(F, new.nq) [rad | m]: the coordinates Q (F, old.nq) of one layout (a
     harness.core.conventions Layout) carried onto another by joint name; joints the old
     layout lacks (the bent shaft's) at zero."""
@@ -241,21 +255,22 @@ def carry_coordinates(Q: np.ndarray, old, new) -> np.ndarray:
     return out
 
 
-def address_frames(ev) -> np.ndarray:
-    """Frame indices that scale the golfer: the ten before address up to the takeaway
+def address_frames(ev: SwingEvents) -> np.ndarray:
+    """(n,) frame indices that scale the golfer: the ten before address up to the takeaway
     (``ev``: the swing events of harness/capture/events.py)."""
     return np.arange(max(0, ev.address_frame - 10), ev.takeaway_frame + 1)
 
 
-def calibration_frames(ev, s: SwingSettings) -> np.ndarray:
-    """Frame indices that calibrate the marker offsets: every ``calib_stride``-th before
+def calibration_frames(ev: SwingEvents, s: SwingSettings) -> np.ndarray:
+    """(n,) frame indices that calibrate the marker offsets: every ``calib_stride``-th before
     the top, every ``calib_stride_down``-th from the top to ball contact."""
     return np.unique(np.r_[np.arange(0, ev.top_frame, s.calib_stride),
                            np.arange(ev.top_frame, ev.impact_frame, s.calib_stride_down)])
 
 
-def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSettings(),
-                up: str = "auto", cutoff_hz=None, say=print) -> FittedSwing:
+def fit_capture(capture_path: str | os.PathLike[str], workdir: Path,
+                settings: SwingSettings = SwingSettings(), up: str = "auto",
+                cutoff_hz: float | None = None, say: Callable[[str], None] = print) -> FittedSwing:
     """Steps 1–5, each a typed object passed to the next (harness/swing/steps.py):
     ingest → events → ScaledGolfer → IKTrack → SwingFit; the candidate, golfer.urdf and
     trajectory.npz written to ``workdir``/fit (fit.json is written once, by the caller,
@@ -274,7 +289,8 @@ def fit_capture(capture_path, workdir: Path, settings: SwingSettings = SwingSett
     return finish(cap, ev, golfer, track, fit, s, workdir, wall_s, say)
 
 
-def scale_golfer(cap, ev, s: SwingSettings, say=print) -> ScaledGolfer:
+def scale_golfer(cap: Capture, ev: SwingEvents, s: SwingSettings,
+                 say: Callable[[str], None] = print) -> ScaledGolfer:
     """Step 2 and 3: the golfer scaled from the address frames, its club chosen, its
     marker offsets calibrated (scaling.calibrate) on the fit engine's adapter; with
     ``s.ground`` the feet's contact points placed, with a bent shaft the model rebuilt
@@ -320,7 +336,8 @@ def scale_golfer(cap, ev, s: SwingSettings, say=print) -> ScaledGolfer:
                         calib_q, [h_ for _, h_ in history], calib_s, placement)
 
 
-def track_window(cap, ev, golfer: ScaledGolfer, s: SwingSettings, say=print) -> IKTrack:
+def track_window(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, s: SwingSettings,
+                 say: Callable[[str], None] = print) -> IKTrack:
     """Step 4's IK: the fitted window (``s.pad_s`` before the top to ``s.post_impact_s``
     after contact, or to the last frame before contact without the impact), warm-started
     from the calibration pose nearest its first frame."""
@@ -344,8 +361,8 @@ def track_window(cap, ev, golfer: ScaledGolfer, s: SwingSettings, say=print) -> 
     return IKTrack(int(first), int(asked), win, Y, ikr.q, ikr.overall_rmse(), ik_s)
 
 
-def fit_motion(cap, ev, golfer: ScaledGolfer, track: IKTrack, s: SwingSettings,
-               say=print) -> tuple:
+def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTrack,
+               s: SwingSettings, say: Callable[[str], None] = print) -> tuple:
     """Step 4's dynamic fit from the IK track: (FitProblem, its fit), through the ball
     impact with ``s.impact``."""
     h = 1.0 / cap.rate_hz
@@ -359,7 +376,7 @@ def fit_motion(cap, ev, golfer: ScaledGolfer, track: IKTrack, s: SwingSettings,
     prob = fit_problem(golfer.adapter, golfer.labels, track.y_m, track.q, first * h, h, s,
                        golfer.ground.floor_z_m if s.ground else None, impact=impact_ev)
 
-    def progress(i, c):
+    def progress(i: int, c: float) -> None:
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
@@ -428,8 +445,9 @@ def _masks(track: IKTrack, ev, n_labels: int, impact: bool) -> tuple:
     return in_down, phases
 
 
-def measure_fit(cap, ev, golfer: ScaledGolfer, track: IKTrack, prob, fr, s: SwingSettings,
-                say=print) -> SwingFit:
+def measure_fit(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTrack,
+                prob: tf.FitProblem, fr: tf.TrajectoryFitResult, s: SwingSettings,
+                say: Callable[[str], None] = print) -> SwingFit:
     """Step 5: what is measured on the fit: ground contact, identifiability, the
     reintegration, the club-head speeds through impact and fit.json's ``fit`` section."""
     adapter, labels = golfer.adapter, golfer.labels
@@ -482,8 +500,9 @@ def measure_fit(cap, ev, golfer: ScaledGolfer, track: IKTrack, prob, fr, s: Swin
                     per_interval, ident, impact_info, reint, figures)
 
 
-def finish(cap, ev, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit, s: SwingSettings,
-           workdir: Path, wall_s: float, say=print) -> FittedSwing:
+def finish(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTrack,
+           fit: SwingFit, s: SwingSettings, workdir: Path, wall_s: float,
+           say: Callable[[str], None] = print) -> FittedSwing:
     """The optional refits (activation, the bent shaft's springs), the stick figures,
     the per-phase marker table, the headline; the candidate and trajectory.npz saved."""
     fr, prob, labels = fit.result, fit.problem, golfer.labels
@@ -698,7 +717,7 @@ def write_fit_json(workdir: Path, doc: dict) -> Path:
     return write_json_atomic(workdir / "fit" / "fit.json", _finite(doc))
 
 
-def club_masses(given) -> tuple | None:
+def club_masses(given: str | Sequence[float] | None) -> tuple | None:
     """(whole club, head) [kg] from ``given``: None (the club's typical masses), a
     "TOTAL,HEAD" string or a pair of numbers; BadInput naming --club-masses unless both are
     finite, positive and the head lighter than the whole club."""
@@ -717,7 +736,8 @@ def club_masses(given) -> tuple | None:
     return m
 
 
-def which_club(given: str, measured: dict, masses=None) -> dict:
+def which_club(given: str, measured: dict,
+               masses: tuple[float, float] | None = None) -> dict:
     """The club of the capture: ``given`` ("driver" | "iron"), or with "auto" the one its
     measured length says (``measured["club"]["value_m"]`` [m] at least the table's
     swing/club_length_driver_min: a driver; else an iron). ``masses``: the weighed club's
@@ -742,8 +762,10 @@ def which_club(given: str, measured: dict, masses=None) -> dict:
             "masses_kg": list(CLUB_MASSES_KG[club] if m is None else m)}
 
 
-def fit_problem(adapter, labels, Y, Q_ik, t0: float, h: float, s: SwingSettings,
-                floor_z: float | None, impact=None) -> tf.FitProblem:
+def fit_problem(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
+                Q_ik: NDArray[np.float64],
+                t0: float, h: float, s: SwingSettings, floor_z: float | None,
+                impact: tf.ImpactEvent | None = None) -> tf.FitProblem:
     """The dynamic fit's FitProblem for markers Y (N, K, 3) m at frames t0 + i·h [s]: the
     joints' torque scale ``s.torque_scale_nm`` (10× for the pelvis translations, N), the
     grip pair, with ``floor_z`` [m] (not None) the feet's ground contact whose assumed
@@ -927,14 +949,14 @@ def _phase_rmse(adapter, cap, ev, calib_frames, calib_q, fr, win, labels) -> dic
     return out
 
 
-def reintegration_method(settings: "SwingSettings"):
+def reintegration_method(settings: "SwingSettings") -> Method:
     """The open-loop integrator of the checks (and of the engines' replay)."""
     from harness.model.integrators import Method
 
     return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
 
 
-def engine_markers(replay_arrays: dict, case: str, fitted_markers) -> dict:
+def engine_markers(replay_arrays: dict, case: str, fitted_markers: NDArray[np.float64]) -> dict:
     """{engine: (R, K, 3) m} each engine's replayed markers (stage-5 arrays
     ``replay/CASE/METHOD/ENGINE/markers``) shaped like the fitted ones."""
     out = {}
@@ -987,7 +1009,8 @@ def energy_summary(energy: dict) -> dict:
     return out
 
 
-def engine_grip_closure(replay_arrays: dict, case: str, frames: list, pairs) -> dict:
+def engine_grip_closure(replay_arrays: dict, case: str, frames: list,
+                        pairs: Sequence[tuple[str, str]]) -> dict:
     """{engine: max |p_a − p_b| [m] over the replay} of each closure pair (frame_a,
     frame_b) in each engine's replayed frame poses (``replay/CASE/METHOD/ENGINE/frames``,
     (R, k, 12) in ``frames`` order)."""
@@ -1005,7 +1028,7 @@ def engine_grip_closure(replay_arrays: dict, case: str, frames: list, pairs) -> 
     return out
 
 
-def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
+def engine_replay_deviation(markers: dict, fitted_markers: NDArray[np.float64]) -> dict:
     """{engine: (RMS, max) [m]} of each engine's replayed markers (engine_markers)
     against the fitted motion's markers at the replay knots, over the whole window."""
     out = {}
@@ -1015,7 +1038,7 @@ def engine_replay_deviation(markers: dict, fitted_markers) -> dict:
     return out
 
 
-def joint_bounds(adapter) -> tuple:
+def joint_bounds(adapter: EngineAdapter) -> tuple:
     """(lower (nv,), upper (nv,)) [rad | m]: the model's joint limits per coordinate
     (±inf where a joint has none), the IK's (ik.limit_bounds); the golfer's joints have
     one dof each, so q and v share their indices."""
@@ -1025,7 +1048,7 @@ def joint_bounds(adapter) -> tuple:
     return lo, hi
 
 
-def joint_range(adapter, Q) -> dict:
+def joint_range(adapter: EngineAdapter, Q: NDArray[np.float64]) -> dict:
     """The fitted angles Q (N, nq) [rad | m] against the model's joint limits
     (ik.limit_bounds): per joint that leaves its limits by more than swing/joint_range
     (round-off), {lower, upper, min, max (rad | m), excess (the largest distance outside,
@@ -1055,7 +1078,7 @@ def _pelvis_residual(adapter, tau) -> dict:
     """Peaks [N, N·m] of the generalized forces left on the pelvis's six actuated
     coordinates (with ground contact: after the contact forces; without: what the
     ground would supply through the legs)."""
-    def col(n):
+    def col(n: str) -> NDArray[np.float64]:
         return tau[:, adapter.layout.slot(n).iv]
     F = np.stack([col(f"pelvis_t{a}") for a in "xyz"], axis=1)
     T = np.stack([col(f"pelvis_r{a}") for a in "zxy"], axis=1)

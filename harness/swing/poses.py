@@ -12,12 +12,20 @@ the nearest one is used and named); else the measured markers alone (no model po
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from harness.core.spec import FixtureSpec
+    from harness.model.protocol import EngineAdapter
 
 FOOT = ("heel", "mt1", "mt5")
 
 
-def skeleton(spec) -> list:
+def skeleton(spec: FixtureSpec) -> list:
     """[(point a, point b)] the stick figure's segments: each joint's parent and child
     body origins where they differ (joint offsets), the head to the HeadTop marker frame,
     each ankle to its foot's contact points and those around the sole, the club from the
@@ -40,14 +48,16 @@ def skeleton(spec) -> list:
     return seg
 
 
-def points(adapter, q, segments) -> dict:
+def points(adapter: EngineAdapter, q: NDArray[np.float64],
+           segments: Sequence[tuple[str, str]]) -> dict:
     """{name: (3,) m world position} of every point the segments name, at q."""
     names = sorted({n for s in segments for n in s})
     P = adapter.frame_poses(q, names)[:, :3]
     return {n: P[i].tolist() for i, n in enumerate(names)}
 
 
-def view_frame(ankle_l, ankle_r, club_head, floor: float) -> dict:
+def view_frame(ankle_l: NDArray[np.float64], ankle_r: NDArray[np.float64],
+               club_head: NDArray[np.float64], floor: float) -> dict:
     """The view axes from the ankles and the club head at address [m, world]: ``along``
     the horizontal unit vector from the trail (right) ankle to the lead (left) one, the
     target line of a right-handed golfer; ``towards`` the horizontal unit vector
@@ -69,7 +79,7 @@ def view_frame(ankle_l, ankle_r, club_head, floor: float) -> dict:
                     "at address, on the floor"}
 
 
-def project(view: dict, P) -> np.ndarray:
+def project(view: dict, P: NDArray[np.float64]) -> np.ndarray:
     """(..., 3) → (..., 3) [along, towards, height] m of world points P."""
     P = np.asarray(P, float) - np.asarray(view["origin_m"])
     return np.stack([P @ np.asarray(view["along"]), P @ np.asarray(view["towards"]),

@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 import sys
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from markupsafe import Markup
+from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.records import unit_of
@@ -41,7 +44,7 @@ GROUPS = (("pelvis translations (residual force)",
           ("right elbow, forearm and wrist", lambda n: n.startswith("r_"), "N·m"))
 
 
-def joint_groups(joint_names) -> list:
+def joint_groups(joint_names: Sequence[str]) -> list:
     """[(title, unit, [joint indices])] covering every joint exactly once (a joint no
     group claims goes to "other joints", N·m)."""
     taken, out = set(), []
@@ -56,7 +59,7 @@ def joint_groups(joint_names) -> list:
     return out
 
 
-def provenance(replay_records=()) -> dict:
+def provenance(replay_records: Iterable[Mapping[str, Any]] = ()) -> dict:
     """The run's provenance for the report: harness version, git commit, command line and
     the version of every engine the replay records name."""
     from harness.core.version import __version__
@@ -99,7 +102,7 @@ def _rms_mm(d):
         return 1000 * np.sqrt(np.mean(np.asarray(d, float) ** 2, axis=1))
 
 
-def figures_html(summary: SwingSummary, arrays: dict, joint_names) -> list:
+def figures_html(summary: SwingSummary, arrays: dict, joint_names: Sequence[str]) -> list:
     """[(section title, HTML of its chart grid)] of the swing page."""
     t, tau = np.asarray(arrays["t"]), np.asarray(arrays["tau"])
     out = []
@@ -242,7 +245,8 @@ def stick_section(P: dict) -> tuple:
     return ("Stick figures at the swing events", note + F.grid(charts, 300))
 
 
-def angle_section(summary: SwingSummary, t, angles, joint_names) -> tuple:
+def angle_section(summary: SwingSummary, t: NDArray[np.float64], angles: NDArray[np.float64],
+                  joint_names: Sequence[str]) -> tuple:
     """(title, HTML): every coordinate of the fitted motion against time in small
     multiples per joint group (joint_groups): rotations in deg, the pelvis's
     translations as its displacement since the window start in mm; events marked."""
@@ -449,7 +453,7 @@ def _u(unit: str) -> str:
     return "" if unit == F.DIMENSIONLESS else f" {unit}"
 
 
-def events_in(summary: SwingSummary, t) -> list:
+def events_in(summary: SwingSummary, t: NDArray[np.float64]) -> list:
     """[(name, time [s])] of the capture's swing events (address, takeaway, top, impact)
     inside [t[0], t[-1]] widened by one sample step (ball contact follows the fitted
     window's last frame within one frame interval)."""
@@ -465,8 +469,9 @@ def events_in(summary: SwingSummary, t) -> list:
     return out
 
 
-def mark_events(fig, summary: SwingSummary, t) -> None:
-    """The swing events inside the chart's time range as labelled vertical lines."""
+def mark_events(fig: dict[str, Any], summary: SwingSummary, t: NDArray[np.float64]) -> None:
+    """t (N,) s the chart's times: the swing events inside its range as labelled vertical
+    lines."""
     for name, x in events_in(summary, t):
         fig.vline(x, name, color_="#999")
 
@@ -538,7 +543,8 @@ def consistency_section(summary: SwingSummary, per: dict) -> tuple:
     return (CONSISTENCY_TITLE, note + counts + F.grid(charts, 420) + table)
 
 
-def cop_charts(summary: SwingSummary, t, cop, view: dict) -> list:
+def cop_charts(summary: SwingSummary, t: NDArray[np.float64], cop: NDArray[np.float64],
+               view: dict) -> list:
     """Each foot's centre of pressure (cop (N, 2 feet, 2) m, world x y; NaN: no load) in
     the view axes [mm]: its path seen from above over the foot's contact points, equal
     aspect, and its two components against time with the events marked."""
@@ -571,7 +577,7 @@ def cop_charts(summary: SwingSummary, t, cop, view: dict) -> list:
     return [top, tf_]
 
 
-def replay_rows(replay_records, energy: dict) -> list:
+def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict) -> list:
     """[{id, status, max_abs (with unit), reason, note}] of the replay records; an energy
     record's note says at which instant its quoted work applies (the end of the window it
     is scored over) and what the whole replay reaches (the energy chart shows both)."""
@@ -593,9 +599,9 @@ def replay_rows(replay_records, energy: dict) -> list:
     return rows
 
 
-def render(summary: dict, arrays: dict, joint_names, checks: list, replay_records=(),
-           title="Swing fit", prov: dict | None = None,
-           figures: SwingSummary | None = None) -> str:
+def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list,
+           replay_records: Sequence[Mapping[str, Any]] = (), title: str = "Swing fit",
+           prov: dict | None = None, figures: SwingSummary | None = None) -> str:
     """``summary``: fit.json's document (NaN already None); ``figures``: its typed view
     (harness/swing/summary.py; read from ``summary`` when None), which the page and its
     sections read; ``prov``: provenance() of the run (computed here when

@@ -7,9 +7,12 @@ Units: positions m (reported in mm), speeds m/s, forces N, moments N·m, times s
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness.core import figures
@@ -28,6 +31,9 @@ from harness.stages.replay.cases import NAME as REPLAY
 from harness.swing import checks, pipeline
 from harness.swing import report as swing_report
 from harness.swing.summary import SwingSummary
+
+if TYPE_CHECKING:
+    from harness.model.integrators import Method
 
 # fit/fit.json: the swing summary (harness/swing/pipeline.py document, written once by
 # write_fit_json), "replay" when the candidate was replayed in the engines, "study" with
@@ -82,11 +88,14 @@ class SwingOutcome:
 
 
 @claims_output(OUTPUT)  # the --out rule checked and the folder locked before anything runs
-def swing(capture_path, *, out, quick: bool = False, up: str = "auto",
-          cutoff_hz: float | None = None, club: str = "auto", replay_fn=None,
-          progress=None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False, activation: bool = False,
-          grip: str = "weld", shaft: str = "rigid", club_masses=None) -> SwingOutcome:
+def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
+          quick: bool = False, up: str = "auto", cutoff_hz: float | None = None,
+          club: str = "auto",
+          replay_fn: Callable[[candidate.Candidate, Method, Path], tuple[str, Any]] | None = None,
+          progress: Callable[[str], None] | None = None, study: bool = False,
+          dimension: bool = False, joint_limits: bool = False, activation: bool = False,
+          grip: str = "weld", shaft: str = "rigid",
+          club_masses: str | Sequence[float] | None = None) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness

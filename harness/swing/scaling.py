@@ -6,13 +6,22 @@ kinematics and stays an input (``GolferDims.body_mass_kg``, 80 kg unless given).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from fixtures.golfers import GolferDims, golfer3d, marker_offsets
 from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
 from harness.swing import ik
+
+if TYPE_CHECKING:
+    from harness.capture.ingest import Capture
+    from harness.core.conventions import Layout
+    from harness.model.protocol import EngineAdapter
 
 
 def _mean(capture, frames, *labels):
@@ -26,7 +35,8 @@ def _mean(capture, frames, *labels):
     return m
 
 
-def dims_from_capture(capture, frames, body_mass_kg: float = 80.0):
+def dims_from_capture(capture: Capture, frames: Sequence[int] | NDArray[np.int_],
+                      body_mass_kg: float = 80.0) -> tuple[GolferDims, dict[str, Any]]:
     """(GolferDims, {length name: (value m, how measured)}) from the frames (indices)."""
     f = frames
     waist = _mean(capture, f, "WaistLeft", "WaistRight", "WaistLBack", "WaistRBack")
@@ -105,7 +115,7 @@ def _leg_lengths(capture, f) -> dict:
     }
 
 
-def floor_height(capture, frames) -> float:
+def floor_height(capture: Capture, frames: Sequence[int] | NDArray[np.int_]) -> float:
     """Ground plane height z [m]: the median over the address frames of the four toe
     markers' heights minus TOE_MARKER_HEIGHT_M (a toe marker on the shoe's toe box over
     the metatarsal heads: sole about 25 mm plus the marker's radius), the feet being flat
@@ -119,7 +129,8 @@ def floor_height(capture, frames) -> float:
     return float(np.median(z)) - TOE_MARKER_HEIGHT_M
 
 
-def contact_targets(capture, frames, floor: float) -> dict:
+def contact_targets(capture: Capture, frames: Sequence[int] | NDArray[np.int_],
+                    floor: float) -> dict:
     """{contact frame: world point (3,) m} at address from the foot markers: the first
     and fifth metatarsal heads under ToeIn and ToeOut, the heel HEEL_BEHIND_ANKLE_M
     behind AnkleOut along the foot's horizontal axis (toe-marker mean → AnkleOut) and
@@ -143,7 +154,7 @@ def contact_targets(capture, frames, floor: float) -> dict:
     return out
 
 
-def place_contacts(adapter, q, targets: dict) -> dict:
+def place_contacts(adapter: EngineAdapter, q: NDArray[np.float64], targets: dict) -> dict:
     """{contact frame: (foot body, xyz (3,) m)}: the world targets expressed in the foot
     frames of the pose q (an address pose from IK)."""
     out = {}
@@ -167,11 +178,11 @@ def _pelvis_axes(capture, frames) -> np.ndarray:
     return np.stack([np.cross(y, z), y, z], axis=1)
 
 
-def pelvis_pose(capture, frame: int):
+def pelvis_pose(capture: Capture, frame: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(p_WP (3,), quat xyzw (4,)) of the pelvis from the waist markers at one frame:
     origin at their mean, y to the left (left minus right), z up (world z made
     orthogonal), x = y × z (forward)."""
-    def at(*labels):
+    def at(*labels: str) -> NDArray[np.float64]:
         P = np.stack([capture.marker(l)[frame] for l in labels])
         return np.nanmean(P, axis=0)
 
@@ -186,8 +197,8 @@ def pelvis_pose(capture, frame: int):
     return origin, quat_wxyz_to_xyzw(matrix_to_quat_wxyz(R))
 
 
-def build(dims, offsets=None, name="golfer3d_fit", root="actuated",
-          grip="weld", shaft="rigid") -> PreparedModel:
+def build(dims: GolferDims, offsets: dict | None = None, name: str = "golfer3d_fit",
+          root: str = "actuated", grip: str = "weld", shaft: str = "rigid") -> PreparedModel:
     """The golfer (fixtures/golfers.py golfer3d) with ``offsets`` {label: (body, xyz)}
     as its marker frames; a rigid club's offsets below the bend point move to the bent
     shaft's head with ``shaft="flex"``."""
@@ -196,8 +207,10 @@ def build(dims, offsets=None, name="golfer3d_fit", root="actuated",
     return PreparedModel(spec, f"fit:{name}")
 
 
-def root_coordinates(layout, p, quat_xyzw) -> np.ndarray:
-    """q at neutral with the pelvis placed at (p, quat): the free root's 7 numbers, or the
+def root_coordinates(layout: Layout, p: NDArray[np.float64],
+                     quat_xyzw: NDArray[np.float64]) -> np.ndarray:
+    """(nq,) [rad | m] q at neutral with the pelvis placed at (p (3,) m, quat (4,) xyzw):
+    the free root's 7 numbers, or the
     actuated root's pelvis_tx/ty/tz and the angles of R = Rz(rz)·Rx(rx)·Ry(ry)."""
     from harness.core.conventions import quat_xyzw_to_matrix
 
@@ -219,9 +232,13 @@ def root_coordinates(layout, p, quat_xyzw) -> np.ndarray:
 GRIP_PAIRS = (("grip_r_point", "club_grip_r_point", 100.0),)  # weight: 10× a marker's σ⁻¹
 
 
-def calibrate(adapter_cls, capture, frames, dims, rounds: int = 4, labels=None,
-              pairs=GRIP_PAIRS, root="actuated", relax: float = 1.0, grip="weld"):
-    """Alternate IK on ``frames`` and marker-offset estimation. Returns (PreparedModel,
+def calibrate(adapter_cls: type, capture: Capture, frames: Sequence[int] | NDArray[np.int_],
+              dims: GolferDims, rounds: int = 4, labels: Sequence[str] | None = None,
+              pairs: Sequence[tuple[str, str, float]] = GRIP_PAIRS, root: str = "actuated",
+              relax: float = 1.0, grip: str = "weld"
+              ) -> tuple[PreparedModel, EngineAdapter, ik.IKResult, list, list[str]]:
+    """Alternate IK on ``frames`` (frame indices) of the capture's markers (F, K, 3) m and
+    marker-offset estimation. Returns (PreparedModel,
     adapter, IKResult of the last round, history [(round, rmse m)]). ``relax`` ω
     over-relaxes the offset updates, o ← o + ω (ô − o) with ô the least-squares offsets
     of the round's poses: the alternation is a linear contraction near its fixed point

@@ -23,12 +23,18 @@ below the differences between settings that decide.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
+
+if TYPE_CHECKING:
+    from harness.swing.pipeline import SwingSettings
 
 # (knot_frames, w_smooth, w_effort): the knot density around the default at the default
 # weights, then each weight ten times lower and higher around it at the default density
@@ -47,8 +53,10 @@ def _label(r) -> str:
             f"w_effort {r['w_effort']:g}")
 
 
-def run_study(folder, settings, grid=GRID, seed: int = 0, through_impact: bool = True,
-              say=None, doc: dict | None = None) -> dict:
+def run_study(folder: str | os.PathLike[str], settings: SwingSettings,
+              grid: Sequence[tuple[float, ...]] = GRID, seed: int = 0,
+              through_impact: bool = True, say: Callable[[str], None] | None = None,
+              doc: dict | None = None) -> dict:
     """The study of the module docstring on the finished (or just fitted) swing folder
     ``folder`` (``doc``: its fit.json document when the file is not yet written), each
     recovery with ``settings`` (a SwingSettings) but the grid's knot_frames, w_smooth and
@@ -133,7 +141,7 @@ def section(study: dict) -> tuple:
     """(title, HTML): the study's table, one row per setting, the chosen one marked."""
     from markupsafe import escape
 
-    def cell(x, fmt):
+    def cell(x: float | None, fmt: str) -> str:
         return "—" if x is None else format(x, fmt)
 
     c = study["chosen"]

@@ -14,11 +14,15 @@ construction. Markers are the truth's frame positions plus white noise σ [m], s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.model.candidate import Controls
 from harness.model.integrators import Method, rollout
+
+if TYPE_CHECKING:
+    from harness.model.protocol import EngineAdapter
 
 MARKERS = ("shoulder_marker", "elbow_marker", "wrist_marker", "shaft_marker", "club_head")
 Q_TOP = (-1.4, -1.0, -1.6)          # rad: torso back, arm up, wrist cocked
@@ -48,8 +52,9 @@ def _quintic(p0, p1, v1, T, t):
             6 * c[0] * t + 12 * c[1] * t ** 2 + 20 * c[2] * t ** 3)
 
 
-def planar_swing(adapter, rate_hz: float = 360.0, duration_s: float = 0.25,
-                 sigma_m: float = 0.002, seed: int = 0, truth_adapter=None) -> PlanarSwing:
+def planar_swing(adapter: EngineAdapter, rate_hz: float = 360.0, duration_s: float = 0.25,
+                 sigma_m: float = 0.002, seed: int = 0,
+                 truth_adapter: EngineAdapter | None = None) -> PlanarSwing:
     """adapter: the engine whose inverse dynamics sets the torques (and, unless
     ``truth_adapter`` is given, whose forward dynamics makes the truth)."""
     t = np.arange(int(round(duration_s * rate_hz)) + 1) / rate_hz
@@ -86,10 +91,10 @@ class PlanarImpactSwing:
     sigma_m: float
 
 
-def planar_impact_swing(adapter, speed_ratio: float = 1.45, ball_kg: float = 0.04593,
-                        rate_hz: float = 360.0, frames_pre: int = 90, alpha: float = 0.37,
-                        post_s: float = 0.03, sigma_m: float = 0.002,
-                        seed: int = 0) -> PlanarImpactSwing:
+def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
+                        ball_kg: float = 0.04593, rate_hz: float = 360.0,
+                        frames_pre: int = 90, alpha: float = 0.37, post_s: float = 0.03,
+                        sigma_m: float = 0.002, seed: int = 0) -> PlanarImpactSwing:
     """The downswing of ``planar_swing`` (quintic design, torques from ``adapter``'s
     inverse dynamics, forward rollout, RK4 dt 1/7200 s) up to the impact at
     t_e = (frames_pre + alpha)/rate_hz; there the velocity jumps by the reset map
