@@ -33,9 +33,12 @@ from harness.core.strict import check_run_size
 from harness.core.verdict import Verdict, judge
 from harness.evidence import baseline as baseline_mod
 from harness.evidence import bundle as evidence
+from harness.fit import catalog
 from harness.model import candidate as cd
 from harness.model import registry
+from harness.model.as_is import load_as_is
 from harness.model.integrators import Method
+from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.report import render as report_render
 from harness.stages import BY_NAME, STAGES, in_headline, judged, runner
@@ -235,8 +238,6 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
     (``drop_springs``: an SDF's joint springs set aside, with a note)."""
     from fixtures import catalog
-    from harness.model.mjcf_import import load_mjcf_with_notes
-    from harness.model.prepared import prepare_fixture
     from harness.model.urdf_import import load_urdf_with_notes
 
     models = []
@@ -280,8 +281,6 @@ def load_as_is_models(paths: Sequence[str], floating: bool = False,
                       repair_inertia: bool = False) -> list[PreparedModel]:
     """The user's files loaded by every engine with its own defaults; ``engine_files``
     {engine: path} gives one engine its own file (one model only)."""
-    from harness.model.as_is import load_as_is
-
     if not paths:
         raise BadInput("--as-is", "name a model: --urdf PATH or --mjcf PATH")
     if engine_files and len(paths) > 1:
@@ -519,7 +518,6 @@ class _ContactSuite:
         self._run_here()
 
     def _run_here(self) -> None:
-
         self._result = contact_suite_mod.run(self.models, self.engines, progress=self.say)
 
     def close(self) -> None:
@@ -904,8 +902,6 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
 def fit_problems() -> tuple[FitProblem, ...]:
     """Every problem `harness fit` runs (``FitProblem``, harness/fit/catalog.py), in the
     order listed."""
-    from harness.fit import catalog
-
     return catalog.problems()
 
 
@@ -972,8 +968,6 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     from harness.swing import run as swing_run
 
     def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
-        from harness.stages.replay.cases import Case, safe_case_name
-
         case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
         o = run([cand.model], out=folder, title=f"Replay of the swing fit ({capture_path})",
                 engines=engines, allow_missing=allow_missing, samples=4, seed=0,

@@ -32,9 +32,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fixtures.golfers import SHAFT_COORDINATES
+from harness.capture.events import speeds_around
+from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.fit import trajectory as tf
 from harness.fit.activation import ActivationModel, signed_excitation
+from harness.swing import ground
+from harness.swing.ground import GRAVITY, total_mass
 
 # ``settings`` below: a SwingSettings (harness/swing/pipeline.py), typed Any because the
 # pipeline imports this module: importing it back, even for its types, is an import cycle.
@@ -93,9 +97,6 @@ def _figures(prob, r, ch, kf, in_down, joints, tau_max, model, ball_mass_kg) -> 
     """Markers mm, pelvis residual N and N·m (ground.fit_figures), club-head speeds m/s
     (events.speeds_around), impulse N·s, smash factor, excitations (N − 1, n) [–] and
     peak torques (n,) N·m of one fit ``r``: what switching the actuators may change."""
-    from harness.capture.events import speeds_around
-    from harness.swing import ground
-
     out = ground.fit_figures(prob, r, prob.contact.w_residual)
     out.pop("w_residual")
     out |= {"marker_rmse_top_to_impact_mm": 1e3 * r.marker_rmse(in_down),
@@ -128,8 +129,6 @@ def compare(prob: tf.FitProblem, fr: tf.TrajectoryFitResult, settings: Any,
     peaks (torque N·m, activation, excitation, intervals with |e| > 1) of both fits, the
     headline figures of both, the change of the ground reaction force between them (RMS
     over frames, BW)."""
-    from harness.swing.ground import GRAVITY, total_mass
-
     say = say or (lambda msg: None)
     a = prob.adapter
     if prob.contact is None:
@@ -211,8 +210,6 @@ CHART_JOINTS = 4       # the upper-body joints charted: those with the largest e
 def _charts(series) -> str:
     """The excitation over time of the driven joints with the largest torque-driven
     excitation, both fits, with the bound ±1."""
-    from harness.core import figures as F
-
     nd = series["driven"]
     e_t, e_a = np.asarray(series["torque"]), np.asarray(series["activation"])
     peak = np.abs(e_t[:, :nd]).max(axis=0)

@@ -53,9 +53,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.core.conventions import (
+    matrix_to_rpy,
+    quat_xyzw_from_rotvec,
+    quat_xyzw_to_matrix,
+    rpy_to_matrix,
+)
 from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 from harness.fit import dimension as fdim
+from harness.fit import trajectory as tf
+from harness.model import registry
+from harness.model.prepared import PreparedModel
+from harness.swing import ground, ik
+from harness.swing import groundtruth as gt
 from harness.swing.groundtruth import rms_bw
+from harness.swing.pipeline import fit_problem, impact_event
+from harness.swing.scaling import GRIP_PAIRS
 
 if TYPE_CHECKING:
     from harness.core.spec import FixtureSpec
@@ -71,13 +85,6 @@ NAMES = ("without", "static", "with")
 def locked_spec(spec: FixtureSpec, angles: dict) -> FixtureSpec:
     """The model ``spec`` with each joint named in ``angles`` {name: angle [rad]} turned
     into a fixed joint at that angle (its frame rotated about its axis by the angle)."""
-    from harness.core.conventions import (
-        matrix_to_rpy,
-        quat_xyzw_from_rotvec,
-        quat_xyzw_to_matrix,
-        rpy_to_matrix,
-    )
-
     missing = set(angles) - {j.name for j in spec.joints}
     if missing:
         raise BadInput("model", f"no joint {sorted(missing)} to lock")
@@ -95,9 +102,6 @@ def locked_spec(spec: FixtureSpec, angles: dict) -> FixtureSpec:
 
 
 def _adapter(spec, what: str):
-    from harness.model import registry
-    from harness.model.prepared import PreparedModel
-
     return registry.adapter_class(registry.preferred("fit"))(
         PreparedModel(spec, f"swing dimension candidate: {what}"))
 
@@ -125,9 +129,6 @@ def _moved_markers(spec, joints, labels) -> np.ndarray:
 def _ik_start(adapter, labels, Y, train, q_init) -> np.ndarray:
     """(N, nv): marker IK over the training frames (warm-started frame to frame), the
     held-out frames linearly interpolated between their training neighbours."""
-    from harness.swing import ik
-    from harness.swing.scaling import GRIP_PAIRS
-
     idx = np.flatnonzero(train)
     Qt = ik.track(adapter, list(labels), Y[idx], q_init, pairs=GRIP_PAIRS).q
     N = len(train)
@@ -140,9 +141,6 @@ def _fit_fold(adapter, labels, Y, train, q_init, s, src, contact=None):
     ``src``: what is held fixed from the source fit (t0, h, floor, schedule, impact);
     ``contact``: (anchors, stick) to impose (else the source schedule with the anchors
     this problem derives)."""
-    from harness.fit import trajectory as tf
-    from harness.swing.pipeline import fit_problem, impact_event
-
     Yt = np.where(train[:, None, None], Y, np.nan)
     Q0 = _ik_start(adapter, labels, Yt, train, q_init)
     impact = None
@@ -159,8 +157,6 @@ def _fit_fold(adapter, labels, Y, train, q_init, s, src, contact=None):
 
 
 def _source(folder, doc=None):
-    from harness.swing import groundtruth as gt
-
     full, s, doc, arr = gt.source(folder, doc)
     t = np.asarray(arr["t"], float)
     src = {"t0": float(t[0]), "h": float(t[1] - t[0]),
@@ -182,8 +178,6 @@ def run_dimension(folder: str | os.PathLike[str], settings: SwingSettings | None
     coordinates, per candidate (C, N, 2); ``qhat`` per candidate the held-out frames'
     fitted coordinates (N, nv of the candidate) in its own order (the full golfer's with
     the locked ones left out) and ``names`` the candidates."""
-    from harness.core.tolerances import lookup
-
     say = say or (lambda msg: None)
     t_start = time.perf_counter()
     full, s_src, doc, arr, src = _source(folder, doc)
@@ -251,8 +245,6 @@ def _cross_validate(full, s, src, arr, labels, Y, folds: int, names, say) -> dic
     "info": {name: iterations, convergence, wall time [s], residual peak [N], RMS torque
     [N·m]}, "angles": per fold the with fit's mean angles [rad], "bw": body weight [N],
     "moved": (K,) bool the markers the step's coordinates move}."""
-    from harness.swing import ground
-
     N = len(Y)
     _, joints = STEP
     spec = full.model.spec

@@ -50,10 +50,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import nnls
 
+from harness.capture import events as cap_events
+from harness.capture.markerset import DRIVER_SWING
 from harness.core.errors import BadInput
 from harness.core.strict import read_json
 from harness.fit import trajectory as tf
-from harness.swing import ground, impact_time
+from harness.model import registry
+from harness.model.osim_export import read_swing
+from harness.model.prepared import PreparedModel
+from harness.swing import ground, ik, impact_time
+from harness.swing.pipeline import SwingSettings, fit_problem, impact_event
+from harness.swing.scaling import GRIP_PAIRS
 
 if TYPE_CHECKING:
     from harness.model.protocol import EngineAdapter
@@ -95,11 +102,6 @@ def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
     a finished ``harness swing`` output folder (``doc``: its fit.json document, given by a
     run in progress that writes the file last); BadInput naming the file and the
     problem."""
-    from harness.model import registry
-    from harness.model.osim_export import read_swing
-    from harness.model.prepared import PreparedModel
-    from harness.swing.pipeline import SwingSettings
-
     d = Path(swing_dir)
     data = read_swing(d, doc)         # checks the folder, fit.json and trajectory.npz
     doc = read_json(d / "fit" / "fit.json") if doc is None else doc
@@ -275,10 +277,6 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
     head moves in under an impulse: the eigenvectors of J M⁻¹ Jᵀ at the fitted impact
     whose eigenvalue (mobility [1/kg], listed) is at least a tenth of the largest, with
     their share of the truth's Λ); else None."""
-    from harness.swing import ik
-    from harness.swing.pipeline import fit_problem, impact_event
-    from harness.swing.scaling import GRIP_PAIRS
-
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
     impact_ev = None
@@ -286,8 +284,6 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
         if hasattr(settings, "impact"):   # the truth ends before the ball: one phase
             settings = dataclasses.replace(settings, impact=False)
     else:  # the event time measured from the noisy club-head markers, as for a capture
-        from harness.capture import events as cap_events
-        from harness.capture.markerset import DRIVER_SWING
 
         heads = [k for k, n in enumerate(truth.labels) if n in DRIVER_SWING.club_head]
         imp = cap_events.impact(truth.markers[:, heads], 1.0 / h)

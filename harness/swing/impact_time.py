@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
 from harness.fit.trajectory import FitProblem, TrajectoryFitResult, fit
 
 
@@ -87,8 +88,6 @@ def impact_marginal(fits: Sequence[TrajectoryFitResult], costs: Sequence[float])
     parameters and their determinants differ by the basis, not the event. t_e's weighted
     mean and spread [s]; Λ's [N·s] as the mixture of the points' Gaussian posteriors
     N(Λ_i, [H_i⁻¹]_ΛΛ) (within- plus between-point spread)."""
-    from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
-
     if not all(np.isfinite(f.impact["laplace"]["half_log_det"]) for f in fits):
         return {"unavailable": "the Gauss–Newton Hessian of a profile point is not "
                                "numerically positive definite: no impulse covariance"}

@@ -56,7 +56,15 @@ from harness.capture import events as cap_events
 from harness.capture.ingest import ingest
 from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
+from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
+from harness.fit.schedules import mixture
+from harness.model import registry
+from harness.model.candidate import Marker, from_arrays, save
+from harness.model.integrators import Method, rollout
+from harness.model.prepared import PreparedModel
+from harness.stages.replay.measures import window_length
+from harness.swing import activation as swing_act
 from harness.swing import consistency, ground, ik, impact_time, poses
 from harness.swing.identifiability import scaled_parameters
 from harness.swing.scaling import (
@@ -295,8 +303,6 @@ def scale_golfer(cap: Capture, ev: SwingEvents, s: SwingSettings,
     marker offsets calibrated (scaling.calibrate) on the fit engine's adapter; with
     ``s.ground`` the feet's contact points placed, with a bent shaft the model rebuilt
     with the calibration's points where the rigid club put them."""
-    from harness.model import registry
-
     addr = address_frames(ev)
     dims, measured = dims_from_capture(cap, addr, body_mass_kg=s.body_mass_kg)
     club = which_club(s.club, measured, s.club_masses_kg)
@@ -510,8 +516,6 @@ def finish(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTrack,
     kf = ev.impact_frame - track.first_frame
     act_json = act_series = None
     if s.activation:
-        from harness.swing import activation as swing_act
-
         ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
         act_series, act_json = swing_act.compare(prob, fr, s, ch, kf, fit.in_down, say)
     event_poses = _event_poses(adapter, golfer.model.spec, cap, ev, golfer.calibration_frames,
@@ -537,9 +541,6 @@ def _save_candidate(cap, golfer: ScaledGolfer, track: IKTrack, fit: SwingFit,
                     s: SwingSettings, workdir: Path) -> tuple:
     """(candidate path, PreparedModel of golfer.urdf): the candidate (initial state, the
     replay torques, the impact's event) and its model written to ``workdir``/fit."""
-    from harness.model.candidate import Marker, from_arrays, save
-    from harness.model.prepared import PreparedModel
-
     fr, model, labels = fit.result, golfer.model, golfer.labels
     h = 1.0 / cap.rate_hz
     first, last = track.first_frame, track.last_frame
@@ -743,8 +744,6 @@ def which_club(given: str, measured: dict,
     swing/club_length_driver_min: a driver; else an iron). ``masses``: the weighed club's
     (whole, head) [kg] (``club_masses``), else the club's typical ones. Returns {"club",
     "how", "length_m", "masses_kg" (whole club, head)}."""
-    from harness.core.tolerances import lookup
-
     L = float(measured["club"]["value_m"])
     if given == "auto":
         lim = lookup("swing", "club_length_driver_min").atol
@@ -808,8 +807,6 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
     (f − 1, f) before contact, (f + 1, f + 2) after it, f the last frame before contact)
     and the smash factor ball speed / fitted pre-impact club-head speed; the reset map's
     violation and the velocity jump."""
-    from harness.core.tolerances import lookup
-
     L = np.asarray(fr.impulse, float)
     ball = float(np.linalg.norm(L) / s.ball_mass_kg)
     v_pre, v_post = cap_events.speeds_around(club, kf, 1.0 / h)
@@ -827,7 +824,6 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             u = Li / np.linalg.norm(Li)
             b.append(float(np.linalg.norm(Li)) / s.ball_mass_kg)
             var.append(float(u @ cov @ u) / s.ball_mass_kg ** 2)
-        from harness.fit.schedules import mixture
 
         m_, v_ = mixture(np.array(b)[:, None], np.array(var)[:, None, None],
                          [pt["weight"] for pt in marginal["points"]])
@@ -951,8 +947,6 @@ def _phase_rmse(adapter, cap, ev, calib_frames, calib_q, fr, win, labels) -> dic
 
 def reintegration_method(settings: "SwingSettings") -> Method:
     """The open-loop integrator of the checks (and of the engines' replay)."""
-    from harness.model.integrators import Method
-
     return Method("dop853", rtol=settings.reint_rtol, atol=settings.reint_rtol)
 
 
@@ -975,8 +969,6 @@ def engine_energy(replay_arrays: dict, case: str) -> dict:
     replay (``replay/CASE/METHOD/ENGINE/energy`` and ``.../work``). The energy-balance
     record of an engine compares E_rel with applied − dissipated over the first
     n_scored knots and quotes both works at knot n_scored − 1."""
-    from harness.stages.replay.measures import window_length
-
     t = replay_arrays.get(f"replay/{case}/t")
     out = {}
     for key, E in replay_arrays.items():
@@ -1054,8 +1046,6 @@ def joint_range(adapter: EngineAdapter, Q: NDArray[np.float64]) -> dict:
     (round-off), {lower, upper, min, max (rad | m), excess (the largest distance outside,
     rad | m), frames (how many frames are outside by more than that)}; and the worst
     excess with its joint (0 and None when every frame is inside)."""
-    from harness.core.tolerances import lookup
-
     tol = lookup("swing", "joint_range").atol
     idx, lo, hi = ik.limit_bounds(adapter.layout)
     names = {s.iq: s.name for s in adapter.layout.slots}
@@ -1101,8 +1091,6 @@ def _open_loop(adapter, fr, prob, labels, qf, method):
     so that a divergence is caught early), stopped when the state is no longer finite or
     a marker is DIVERGED_M away. Returns (dev (R, K) m, NaN after a stop; time of the stop
     [s from the window start] or None)."""
-    from harness.model.integrators import rollout
-
     ctl = fr.controls()  # through the impact's reset when the fit has one
     step = _chunk(prob)
     tr = fr.t_replay
@@ -1130,8 +1118,6 @@ def _segment_reintegration(adapter, fr, prob, labels, n_frames: int, method, Q,
     """Reintegrate each window of about ``n_frames`` frames (whole chunks) from the fitted
     state at its start (Q, V (R, nv): the fitted spline at the replay knots, each side of
     the impact); the worst marker deviation per segment (m)."""
-    from harness.model.integrators import rollout
-
     ctl = fr.controls()
     per_frame = (fr.t_replay.size - 1) / max(prob.N - 1, 1)
     step = max(_chunk(prob), int(round(n_frames * per_frame / _chunk(prob))) * _chunk(prob))

@@ -23,7 +23,16 @@ from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.records import unit_of
+from harness.core.tolerances import lookup
+from harness.core.version import __version__
+from harness.evidence.bundle import git_commit
+from harness.model import registry
 from harness.report.render import ENV
+from harness.swing import activation as swing_act
+from harness.swing import consistency as cc
+from harness.swing import dimension as swing_dim
+from harness.swing import poses
+from harness.swing import study as swing_study
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -62,10 +71,6 @@ def joint_groups(joint_names: Sequence[str]) -> list:
 def provenance(replay_records: Iterable[Mapping[str, Any]] = ()) -> dict:
     """The run's provenance for the report: harness version, git commit, command line and
     the version of every engine the replay records name."""
-    from harness.core.version import __version__
-    from harness.evidence.bundle import git_commit
-    from harness.model import registry
-
     names = sorted({n for r in replay_records for n in (r.engine_a, r.engine_b)
                     if n in registry.ENGINES})
     return {"harness_version": __version__, "git_commit": git_commit(),
@@ -134,16 +139,10 @@ def figures_html(summary: SwingSummary, arrays: dict, joint_names: Sequence[str]
     if arrays.get("impact") is not None and summary.fit.impact is not None:
         out.append(impact_section(summary, arrays["impact"]))
     if summary.study:
-        from harness.swing import study as swing_study
-
         out.append(swing_study.section(summary.study))
     if summary.dimension:
-        from harness.swing import dimension as swing_dim
-
         out.append(swing_dim.section(summary.dimension))
     if summary.activation:
-        from harness.swing import activation as swing_act
-
         out.append(swing_act.section(summary.activation, arrays.get("activation")))
     e = np.linalg.norm(np.asarray(arrays["marker_residual"], float), axis=2)
     fig = F.Figure("marker error of the fit over time", "t", "s", "marker error", "mm",
@@ -206,7 +205,6 @@ def stick_section(P: dict) -> tuple:
     (the fit, else the calibration IK), the measured markers always."""
     from markupsafe import escape
 
-    from harness.swing import poses
 
     view = P["view"]
     charts, notes = [], []
@@ -308,7 +306,6 @@ def ground_section(summary: SwingSummary, g: dict, view: dict | None = None) -> 
     the trade-off of residual against marker RMSE over the residual weight."""
     from markupsafe import escape
 
-    from harness.core.tolerances import lookup
 
     t, bw = np.asarray(g["t"]), float(g["body_weight_N"])
     gi = summary.ground
@@ -487,7 +484,6 @@ def consistency_section(summary: SwingSummary, per: dict) -> tuple:
     table of the intervals that exceed a threshold."""
     from markupsafe import escape
 
-    from harness.swing import consistency as cc
 
     q = dict(summary.ground.contact_checks)
     tm = np.asarray(per["t_mid"], float)
@@ -548,9 +544,6 @@ def cop_charts(summary: SwingSummary, t: NDArray[np.float64], cop: NDArray[np.fl
     """Each foot's centre of pressure (cop (N, 2 feet, 2) m, world x y; NaN: no load) in
     the view axes [mm]: its path seen from above over the foot's contact points, equal
     aspect, and its two components against time with the events marked."""
-    from harness.swing import consistency as cc
-    from harness.swing import poses
-
     anchors = np.asarray(summary.ground.anchors_m or np.zeros((0, 3)), float)
     frames = summary.ground.frames
     floor = float(view["origin_m"][2])

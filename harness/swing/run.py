@@ -29,7 +29,9 @@ from harness.evidence import bundle as evidence
 from harness.model import candidate
 from harness.stages.replay.cases import NAME as REPLAY
 from harness.swing import checks, pipeline
+from harness.swing import dimension as swing_dim
 from harness.swing import report as swing_report
+from harness.swing import study as swing_study
 from harness.swing.summary import SwingSummary
 
 if TYPE_CHECKING:
@@ -194,14 +196,10 @@ def _studies(fs, tmp: Path, settings, study: bool, dimension: bool, say) -> dict
     plain = json.loads(json.dumps(pipeline._finite(pipeline.document(fs, tmp)),
                                   allow_nan=False))   # what fit.json would hold
     if study:
-        from harness.swing import study as swing_study
-
         say("study: the knot density, smoothness and effort weights on a synthetic "
             "truth from this fit")
         out["study"] = swing_study.run_study(tmp, settings, say=say, doc=plain)
     if dimension:
-        from harness.swing import dimension as swing_dim
-
         say(f"dimension: the golfer with and without the {swing_dim.STEP[0]}, on "
             "held-out frames")
         out["dimension"] = swing_dim.plain(swing_dim.run_dimension(tmp, say=say, doc=plain))

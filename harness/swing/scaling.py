@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fixtures.golfers import GolferDims, golfer3d, marker_offsets
-from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw
+from fixtures.golfers import GolferDims, contact_frame, golfer3d, marker_offsets
+from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
 from harness.swing import ik
@@ -135,8 +135,6 @@ def contact_targets(capture: Capture, frames: Sequence[int] | NDArray[np.int_],
     and fifth metatarsal heads under ToeIn and ToeOut, the heel HEEL_BEHIND_ANKLE_M
     behind AnkleOut along the foot's horizontal axis (toe-marker mean → AnkleOut) and
     HEEL_MEDIAL_M medial; all on the floor (z = ``floor``)."""
-    from fixtures.golfers import contact_frame
-
     out = {}
     for key, side in (("L", "l"), ("R", "r")):
         t_in, t_out = _mean(capture, frames, f"{key}ToeIn"), _mean(capture, frames, f"{key}ToeOut")
@@ -212,8 +210,6 @@ def root_coordinates(layout: Layout, p: NDArray[np.float64],
     """(nq,) [rad | m] q at neutral with the pelvis placed at (p (3,) m, quat (4,) xyzw):
     the free root's 7 numbers, or the
     actuated root's pelvis_tx/ty/tz and the angles of R = Rz(rz)·Rx(rx)·Ry(ry)."""
-    from harness.core.conventions import quat_xyzw_to_matrix
-
     q = layout.neutral()
     free = layout.free_slot()
     if free is not None:

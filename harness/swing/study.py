@@ -32,6 +32,7 @@ import numpy as np
 
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
+from harness.swing import groundtruth as gt
 
 if TYPE_CHECKING:
     from harness.swing.pipeline import SwingSettings
@@ -63,8 +64,6 @@ def run_study(folder: str | os.PathLike[str], settings: SwingSettings,
     w_effort (a grid entry of two numbers keeps the
     settings' w_effort). Returns {"rows": one per setting, "chosen", "used", "what",
     "seed", "truth"}; a row whose fit failed holds its error and is never chosen."""
-    from harness.swing import groundtruth as gt
-
     say = say or (lambda msg: None)
     adapter, _, doc, arr = gt.source(folder, doc)
     tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,

@@ -13,6 +13,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from fixtures.golfers import SHAFT_COORDINATES
+
 
 def _num(x) -> float:
     """A float, NaN for null."""
@@ -598,8 +600,6 @@ class SwingSummary:
 
     @classmethod
     def of(cls, doc: dict) -> "SwingSummary":
-        from fixtures.golfers import SHAFT_COORDINATES
-
         club = (doc.get("model") or {}).get("club") or {}
         cap = doc["capture"]
         ev = cap.get("events") or {}
