@@ -13,6 +13,17 @@ number of the engines' M there) and scores forward_dynamics per state against
 own). The row's reason states cond(M) and the bound wherever the conditioning raised it,
 and ``recompute`` (the stage's ``verify`` hook, also the diagnosis's) recomputes it from
 the stored arrays.
+
+Round-off of cancelling terms. h(q, v) is a sum of terms that can cancel exactly: with
+every joint axis parallel to gravity, or every com on its axis, h = 0 while each engine
+sums gravity moments and velocity products of size T_s to round-off ~eps·T_s. A relative
+bound of max|h| cannot accept that, so bias_forces is scored per state against
+    max(atol, f · T_s) + rtol · scale_s,   T_s = m · λ · (|g| + λ · (Σ|v_s|)²)
+(m the moving mass [kg], λ = max(L, 1 m) with L the sum of the joints' placements and the
+largest com offset [m]: no lever arm of the tree is longer at any q; f: the table's
+``dynamics/bias_forces_terms``). T_s is stored beside the outputs (``terms/<fixture>/
+bias_forces``, with [m, |g|, λ] in ``terms/<fixture>/model``) and ``recompute`` checks it
+against the stored v.
 """
 from __future__ import annotations
 
@@ -47,6 +58,56 @@ QUANTITIES = (
              _each(lambda a, k, i: a.inverse_dynamics(i.q[k], i.v[k], i.vdot[k])),
              state_labels, None, "inverse_dynamics"),
 )
+
+
+# ----- round-off of cancelling terms (bias forces) -------------------------------------------
+# quantity -> table entry of its terms-derived floor
+TERMS = {"bias_forces": "bias_forces_terms"}
+
+
+def model_terms(model: Any) -> NDArray[np.float64]:
+    """[m [kg], |g| [m/s²], λ [m]] of a PreparedModel: the moving mass, gravity, and
+    max(L, 1 m) with L the sum of the joints' placement lengths and the largest com offset,
+    an upper bound of every lever arm of the tree at any configuration."""
+    spec = model.spec
+    L = (sum(float(np.linalg.norm(j.xyz)) for j in spec.joints)
+         + max((float(np.linalg.norm(b.com)) for b in spec.bodies), default=0.0))
+    return np.array([model.declared_total_mass(), float(np.linalg.norm(spec.gravity)),
+                     max(L, 1.0)])
+
+
+def terms_magnitude(consts: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+    """(N,) T_s = m·λ·(|g| + λ·(Σ|v_s|)²) [N·m] of h's terms at the N states v (N, nv)."""
+    m, g, lam = np.asarray(consts, dtype=float)
+    w = np.abs(np.asarray(v, dtype=float)).sum(axis=1)
+    out: NDArray[np.float64] = m * lam * (g + lam * w * w)
+    return out
+
+
+def terms_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str,
+                  engine_b: str, a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str,
+                  key_b: str, labels: Sequence[str] | NDArray[Any] | None, key_labels: str,
+                  terms: ArrayLike) -> Record:
+    """``compare`` with the per-state floor max(atol, f·T_s) (module docstring): T (S,) the
+    magnitude of the quantity's terms, f the table's ``dynamics/<quantity>_terms``."""
+    f = lookup(NAME, TERMS[quantity]).atol
+    T = np.asarray(terms, dtype=float)
+    S = np.asarray(a).shape[0]
+    if T.shape != (S,):
+        raise ValueError(f"{rid}: terms have shape {T.shape}, expected ({S},)")
+    floor = np.maximum(tol.atol, f * T)
+    rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
+                  key_b, labels, key_labels, floor=floor)
+    if rec.status == "passed" and rec.max_abs is not None and rec.max_rel is None:
+        rec.reason = (f"against 0 within round-off of h's terms: |Δ| ≤ {f:.3g} × T_s, T_s "
+                      f"up to {T.max():.3g} N·m (m·λ·(|g| + λ·(Σ|v|)²))")
+    return rec
+
+
+def terms_key(out_key: str, quantity: str) -> str:
+    """The T array of the states behind ``out_key`` ("out/<fx>/<q>/<e>" → "terms/<fx>/<q>")."""
+    head = out_key.rsplit(f"/{quantity}/", 1)[0]
+    return "terms/" + head.split("/", 1)[1] + "/" + quantity
 
 
 # ----- conditioning-aware scoring of v̇ ------------------------------------------------------
@@ -136,6 +197,13 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
     args = (r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, b, tol,
             r.key_a, r.key_b, labels, r.key_labels)
     base = r.quantity.split("/", 1)[0]
+    if base in TERMS and terms_key(r.key_a, base) in arrays:
+        tk = terms_key(r.key_a, base)
+        fx = tk.split("/", 2)[1]
+        again_t = terms_magnitude(arrays[f"terms/{fx}/model"], arrays[f"in/{fx}/v"])
+        if not np.array_equal(again_t, np.asarray(arrays[tk], dtype=float)):
+            raise ValueError(f"{tk} differs from the terms of the stored states")
+        return terms_compare(*args, arrays[tk])
     if base not in CONDITIONED or cond_key(r.key_a, base) not in arrays:
         return compare(*args)
     ck = cond_key(r.key_a, base)
