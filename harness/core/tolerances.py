@@ -16,7 +16,8 @@ from dataclasses import dataclass
 TABLE_VERSION = "2026.12.20"
 # 2026.12.20: no existing atol or rtol changed. New: dynamics/bias_forces_terms (h's
 #   absolute bound per state from the round-off of its own terms, m·λ·(|g| + λ·(Σ|v|)²),
-#   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17).
+#   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
+#   import/free_root_rank (a floating root that moves no mass in some direction is refused).
 # 2026.12.19: no existing atol or rtol changed. New: capture/impact_sigma_z (the stated
 #   uncertainty of the contact time held against the same capture at a lower rate, and
 #   against noisy synthetic swings, where the test had it inline); capture/impact_min_drop
@@ -293,6 +294,12 @@ TABLE.update({
         "inertias come back exactly; joint and frame poses [m, rotation-matrix entries ≤ 1] "
         "pass through OpenSim's body-fixed X-Y-Z angles and Simbody transforms, a few ulps "
         "(measured ≤ 2.4e-16 on the catalog); 1e-15 still fails a wrong axis or angle order."),
+    ("import", "free_root_rank"): Tolerance(0.0, 1e-9, "Rank threshold (σ ≤ 1e-9 σ_max is "
+        "zero) of the root twists a floating model moves no mass with, from its bodies' "
+        "masses, coms and inertias at neutral: a massless root whose only child joint can "
+        "follow it has σ = 0 exactly (round-off ~1e-16 σ_max); a root whose mass or "
+        "children pin it has σ of the order of its smallest mass or moment, ≥ 1e-6 σ_max "
+        "for any body the engines can integrate. Such a model is refused (M singular)."),
     ("import", "osim_mass_matrix"): Tolerance(_FLOOR, 1e-12, "M(q) of a fixture and of its "
         ".osim round trip through one engine at the same q, norm-wise: the two models "
         "differ by the ulps of their poses above (measured ≤ 4.2e-16 relative); 1e-12 is "
