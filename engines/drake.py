@@ -41,7 +41,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import ContactScene, Sphere
+from harness.core.spec import WORLD_BODY, ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
@@ -409,7 +409,10 @@ class DrakeAdapter(AdapterBase):
                 parser.AddModelsFromString(src.text, "urdf")
             else:
                 parser.AddModels(src.path)
-            root = plant.GetBodyByName(model.spec.root)
+            # the harness's own root world_ (the file's world, kept because it carries a
+            # joint) is Drake's world body in the user's file
+            root = (plant.world_body() if model.spec.root == WORLD_BODY
+                    else plant.GetBodyByName(model.spec.root))
         except RuntimeError as e:
             raise ModelRejected("drake", f"{src.kind.upper()} rejected: {e}") from None
         finally:
@@ -421,7 +424,7 @@ class DrakeAdapter(AdapterBase):
                                      + " | ".join(heard.lines))
         has_parent = any(plant.get_joint(j).child_body().index() == root.index()
                          for j in plant.GetJointIndices())
-        if not has_parent:
+        if not has_parent and root.index() != plant.world_body().index():
             if model.spec.floating:
                 plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
                                                        root.body_frame()))
@@ -490,7 +493,8 @@ class DrakeAdapter(AdapterBase):
                 kind, axis = "free", np.zeros(3)
                 native = ("quat w x y z, p_WB", "ω_WB, v_WB (world axes)")
             elif tn == "ball_rpy":
-                kind, axis, native = "ball", np.zeros(3), ("roll pitch yaw", "rpy rates")
+                kind, axis, native = "ball", np.zeros(3), ("roll pitch yaw",
+                                                    "ω_FM (angular velocity, parent joint frame F)")
             elif tn == "revolute":
                 kind, axis, native = "revolute", T[:3, :3] @ j.revolute_axis(), ("θ", "θ̇")
             elif tn == "prismatic":
