@@ -109,3 +109,13 @@ def test_bias_forces_zero_by_structure_pass_within_round_off_of_their_terms():
     bad = dynamics.terms_compare("x", "dynamics", "f", "bias_forces", "a", "b", a, a + 1e-9,
                                  lookup("dynamics", "bias_forces"), "", "", None, "", T)
     assert bad.status == "failed"
+
+
+def test_crocoddyl_bias_forces_are_its_own_and_agree(catalog_run):
+    """Crocoddyl's forward model leaves h in its own Pinocchio data (data.pinocchio.nle):
+    a row of its own on every fixture, scored against every engine, and passed."""
+    rows = [r for r in catalog_run.records if r.stage == "dynamics"
+            and r.quantity == "bias_forces" and "crocoddyl" in (r.engine_a, r.engine_b)]
+    assert rows and {r.fixture for r in rows} == set(FIXTURES)
+    assert all(r.status == "passed" and r.engine_b for r in rows), [
+        (r.id, r.status, r.reason) for r in rows if r.status != "passed"]
