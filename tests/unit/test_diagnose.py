@@ -216,8 +216,8 @@ def test_a_model_with_no_injected_cause_shows_none(tmp_path_factory):
     assert s["findings"] == [] and s["differences"] == 0 and not s["unexplained"]
     assert set(s["engines"]) == set(ENGINES)
     asis = [r for r in res.records if r.id.endswith("/as-is")]
-    assert len(asis) == 4 * 6 - 3 and all(r.status == "passed" for r in asis)  # no h
-    # from Crocoddyl
+    assert len(asis) == 4 * 6 and all(r.status == "passed" for r in asis)  # 4 quantities
+    # of 6 engine pairs (Crocoddyl's h included)
 
 
 def test_the_shares_are_recomputed_from_records_only(tmp_path_factory):
