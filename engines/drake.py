@@ -1221,9 +1221,6 @@ class DrakeAdapter(AdapterBase):
     def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
-        if self._balls:
-            raise NotProvided(self.name, "native constrained dynamics", "ball joints: the "
-                              "SAP subprocess maps states for hinges and slides only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
@@ -1293,13 +1290,21 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     RuntimeError naming the exit signal if it crashes. ``constraints``: [(kind, frame_a,
     frame_b)] with kind point or weld."""
     spec = adapter.model.spec
+    Q = [np.asarray(q, dtype=float) for q in Q]
+    V = [np.asarray(v, dtype=float) for v in V]
+    # v_dk = P v, τ_dk = P τ (P: the dof permutation, R_FM on each ball joint; _ball_maps);
+    # without ball joints P is the permutation _to_dk applies
+    P = [adapter._ball_maps(q)[0] if adapter._balls else None for q in Q]
+
+    def to_dk(x, k):
+        return P[k] @ x if P[k] is not None else adapter._to_dk(x, None)
     payload = {"urdf": adapter.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
                "armature": {s.name: s.armature for s in adapter.layout.slots if s.armature > 0},
                "springs": _springs(adapter.layout),
                "constraints": list(constraints), "dt": SAP_DT,
                "q": [adapter._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
-               "v": [adapter._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
-               "tau": [adapter._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
+               "v": [to_dk(v, k).tolist() for k, v in enumerate(V)],
+               "tau": [to_dk(np.asarray(t, dtype=float), k).tolist() for k, t in enumerate(TAU)]}
     ctx = _sap_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_drake_sap_worker, args=(payload, child), daemon=True)
@@ -1324,8 +1329,10 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     if isinstance(result, str):
         raise RuntimeError(result)
     Vn = np.asarray(result, dtype=float)
-    return np.stack([adapter._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
-                     zip(Vn, V)]) / SAP_DT
+    # v̇ = Pᵀ v̇_dk: a ball joint's P has no drift term (Ṗ v = 0, _ball_maps)
+    return np.stack([(P[k].T @ (vn - P[k] @ V[k]) if P[k] is not None
+                      else adapter._from_dk(vn, None) - V[k])
+                     for k, vn in enumerate(Vn)]) / SAP_DT
 
 
 def _sap_context():

@@ -17,7 +17,8 @@ TABLE_VERSION = "2026.12.20"
 # 2026.12.20: no existing atol or rtol changed. New: dynamics/bias_forces_terms (h's
 #   absolute bound per state from the round-off of its own terms, m·λ·(|g| + λ·(Σ|v|)²),
 #   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
-#   import/free_root_rank (a floating root that moves no mass in some direction is refused).
+#   import/free_root_rank (a floating root that moves no mass in some direction is refused);
+#   tests/sap_ball_mapping (Drake's SAP row with ball joints, mapped).
 # 2026.12.19: no existing atol or rtol changed. New: capture/impact_sigma_z (the stated
 #   uncertainty of the contact time held against the same capture at a lower rate, and
 #   against noisy synthetic swings, where the test had it inline); capture/impact_min_drop
@@ -1232,6 +1233,11 @@ TABLE.update({
 
 # ----- checks made only by the test suite (tests/) -------------------------------------------
 TABLE.update({
+    ("tests", "sap_ball_mapping"): Tolerance(0.2, 0.0, "Relative difference of Drake's SAP "
+        "v̇ from the exact KKT answer on a four-bar whose crank is a ball joint, a check of "
+        "the ball-state mapping (w_FM = R_FM ω_C) into and out of the SAP subprocess, not a "
+        "verdict: SAP's velocity-level regularisation leaves 2.7 % there (5.6 % on the hinge "
+        "four-bar); velocities left in the wrong frame are off by 100 %."),
     ("tests", "parity_claim"): Tolerance(0.0, 1e-10, "Worst max_rel over every scored "
         "record of a parity run (the catalog, or a user's URDF): the product's parity claim "
         "for exact rigid-body quantities (stages 0-2 rtol 1e-10, see _EXACT above), checked "
