@@ -19,6 +19,8 @@ TABLE_VERSION = "2026.12.20"
 #   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
 #   import/free_root_rank (a floating root that moves no mass in some direction is refused);
 #   tests/sap_ball_mapping (Drake's SAP row with ball joints, mapped).
+#   dynamics/conditioned_forward_dynamics: numbers unchanged; its reason adds the backward
+#   error that judges a v̇ state beyond the cap.
 # 2026.12.19: no existing atol or rtol changed. New: capture/impact_sigma_z (the stated
 #   uncertainty of the contact time held against the same capture at a lower rate, and
 #   against noisy synthetic swings, where the test had it inline); capture/impact_min_drop
@@ -1186,7 +1188,13 @@ TABLE.update({
         "200-link chain, cond(M) 3.75e7: 1.2e-10); capped at 1e-6 relative (reached at "
         "cond(M) 4.5e9), which still fails a physical difference (a missing damping or "
         "inertia term: ≥ 1e-3). The row's reason names cond(M), the bound it gave and the "
-        "states at the cap (v̇ keeps fewer than 6 significant digits there)."),
+        "states at the cap (v̇ keeps fewer than 6 significant digits there). Beyond the cap "
+        "two engines' v̇ cannot be compared forward (a floating humanoid at cond(M) 1e14 "
+        "differs by 5.6e-5 relative); there a state is judged by what the engines can "
+        "agree on: the backward error of each engine's v̇ against both engines' M and h, "
+        "max|M v̇ − (τ − h − D v)| / (max|M| max|v̇| + max|τ − h − D v|), held to the "
+        "row's rtol (the parity claim; measured ≤ 1.7e-18); a physical difference (a "
+        "missing term of 1e-3) has a backward error of its own size and fails."),
 })
 
 # ----- numbers a report page shows, against the run's files (tests/e2e/test_report_plots_fsw.py) --

@@ -211,8 +211,11 @@ class _FixtureStages:
         self.arrays[ckey] = conditioning.condition_numbers(
             [stage_outs[matrix][e] for e in sorted(stage_outs[matrix])])
 
+        self.arrays[conditioning.backward_key(ckey)] = self.model.layout.damping
+
         def score(*args: Any, _c: NDArray[np.float64] = self.arrays[ckey]) -> Record:
-            return conditioning.conditioned_compare(*args, _c)
+            back = conditioning.pair_backward(self.arrays, args[9], args[10], name)
+            return conditioning.conditioned_compare(*args, _c, back)
         return score
 
     def references(self, stage: str, qty: Quantity, outs: dict[str, NDArray[np.float64]],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pytest
 
 from harness.core.tolerances import lookup
@@ -119,3 +120,43 @@ def test_crocoddyl_bias_forces_are_its_own_and_agree(catalog_run):
     assert rows and {r.fixture for r in rows} == set(FIXTURES)
     assert all(r.status == "passed" and r.engine_b for r in rows), [
         (r.id, r.status, r.reason) for r in rows if r.status != "passed"]
+
+
+def test_forward_dynamics_beyond_the_cap_is_judged_by_backward_error():
+    """cond(M) ~1e13 (a torso 1e10 times heavier): two engines' v̇ that differ along M's
+    near-null direction by 1e-4 relative (what cond(M)·eps allows, beyond the 1e-6 cap)
+    both solve M v̇ = τ − h − D v to round-off and pass, the reason says how; the same
+    difference along M's stiff direction (a physical one) fails."""
+    import dataclasses as dc
+
+    from harness.stages import dynamics
+    spec = prepare_fixture("tree_floating").spec
+    bodies = tuple(dc.replace(b, mass=b.mass * 1e10, inertia=tuple(x * 1e10 for x in b.inertia))
+                   if b.name == spec.root else b for b in spec.bodies)
+    res = runner.run([PreparedModel(dc.replace(spec, name="heavy_torso", bodies=bodies),
+                                    "test:heavy_torso")], ["pinocchio", "drake"],
+                     stages=["dynamics"], samples=3, seed=2)
+    arr = dict(res.arrays)
+    cond = arr["cond/heavy_torso/mass_matrix"]
+    assert np.all(cond > 1e12)
+    a = arr["out/heavy_torso/forward_dynamics/pinocchio"]
+    M = arr["out/heavy_torso/mass_matrix/pinocchio"]
+    tol = lookup("dynamics", "forward_dynamics")
+
+    def judged(direction: int):
+        b = a.copy()
+        for s in range(a.shape[0]):
+            w, V = np.linalg.eigh(M[s])
+            b[s] += 1e-4 * np.abs(a[s]).max() * V[:, direction]
+        arr["out/heavy_torso/forward_dynamics/drake"] = b
+        back = dynamics.pair_backward(arr, "out/heavy_torso/forward_dynamics/pinocchio",
+                                      "out/heavy_torso/forward_dynamics/drake",
+                                      "forward_dynamics")
+        return dynamics.conditioned_compare(
+            "r", "dynamics", "heavy_torso", "forward_dynamics", "pinocchio", "drake", a, b,
+            tol, "out/heavy_torso/forward_dynamics/pinocchio",
+            "out/heavy_torso/forward_dynamics/drake", None, "", cond, back)
+
+    soft, stiff = judged(0), judged(-1)
+    assert soft.status == "passed" and "backward error" in soft.reason, soft.reason
+    assert stiff.status == "failed", stiff.reason
