@@ -11,12 +11,13 @@ Rows come from Crocoddyl's own models, never from calling Pinocchio directly:
   ``data.multibody.actuation.tau`` (+ D v);
 * mass matrix: ``data.pinocchio.M`` of the forward model after its state-only
   ``calc(data, x)`` (computeAllTerms; no inversion);
+* bias forces: ``data.pinocchio.nle`` after the same state-only calc;
 * model identity: the inertias of ``StateMultibody.pinocchio`` (the model Crocoddyl
   computes with);
 * integrate: ``StateMultibody.integrate``.
 
-Crocoddyl has no API of its own for frame poses, frame Jacobians or the bias vector h;
-those raise NotProvided.
+Crocoddyl has no API of its own for frame poses or frame Jacobians; those raise
+NotProvided.
 
 * contact-point kinematics (stage ``contact``, harness/model/contact_law.py):
   ``contact_frame_kinematics`` — frame origins p_WF from ``ResidualModelFrameTranslation``
@@ -86,6 +87,8 @@ class CrocoddylAdapter(AdapterBase):
                            "only: computeAllTerms) → data.pinocchio.M, no inversion",
             "forward_dynamics": "DifferentialActionModelFreeFwdDynamics.calc, u = τ − D v "
                                 "− K (q − q_ref) (joint springs applied by the adapter)",
+            "bias_forces": "DifferentialActionModelFreeFwdDynamics.calc(data, x) (state "
+                           "only: computeAllTerms) → data.pinocchio.nle, + K (q − q_ref)",
             "inverse_dynamics": "DifferentialActionModelFreeInvDynamics.calc, u = v̇; "
                                 "data.multibody.actuation.tau + D v + K (q − q_ref)",
             "integrate": "StateMultibody.integrate",
@@ -304,8 +307,15 @@ class CrocoddylAdapter(AdapterBase):
 
     def bias_forces(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
         """h (nv,) [N, N·m] at q (nq,), v (nv,): EngineAdapter.bias_forces
-        (harness/model/protocol.py)."""
-        raise NotProvided(self.name, "bias forces", "Crocoddyl exposes no h(q, v)")
+        (harness/model/protocol.py): the free forward-dynamics model's state-only
+        ``calc(data, x)`` (computeAllTerms, as for M) leaves h in its own Pinocchio data,
+        ``data.pinocchio.nle``; the adapter's joint springs added as in forward dynamics."""
+        x = self._set_x(q, v)
+        self._fwd.calc(self._fwd_data, x)
+        h = np.array(self._fwd_data.pinocchio.nle, dtype=float)
+        if not self._identity:
+            h = h[self._vidx]
+        return h + self.layout.spring_force(q) if self._sprung else h
 
     def mass_matrix(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
         """M(q) (nv, nv) [kg | kg·m | kg·m²] as Crocoddyl's free forward-dynamics model

@@ -41,7 +41,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import ContactScene, Sphere
+from harness.core.spec import WORLD_BODY, ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source, q_copy_maps
@@ -409,7 +409,10 @@ class DrakeAdapter(AdapterBase):
                 parser.AddModelsFromString(src.text, "urdf")
             else:
                 parser.AddModels(src.path)
-            root = plant.GetBodyByName(model.spec.root)
+            # the harness's own root world_ (the file's world, kept because it carries a
+            # joint) is Drake's world body in the user's file
+            root = (plant.world_body() if model.spec.root == WORLD_BODY
+                    else plant.GetBodyByName(model.spec.root))
         except RuntimeError as e:
             raise ModelRejected("drake", f"{src.kind.upper()} rejected: {e}") from None
         finally:
@@ -421,7 +424,7 @@ class DrakeAdapter(AdapterBase):
                                      + " | ".join(heard.lines))
         has_parent = any(plant.get_joint(j).child_body().index() == root.index()
                          for j in plant.GetJointIndices())
-        if not has_parent:
+        if not has_parent and root.index() != plant.world_body().index():
             if model.spec.floating:
                 plant.AddJoint(QuaternionFloatingJoint("root_joint", plant.world_frame(),
                                                        root.body_frame()))
@@ -490,7 +493,8 @@ class DrakeAdapter(AdapterBase):
                 kind, axis = "free", np.zeros(3)
                 native = ("quat w x y z, p_WB", "ω_WB, v_WB (world axes)")
             elif tn == "ball_rpy":
-                kind, axis, native = "ball", np.zeros(3), ("roll pitch yaw", "rpy rates")
+                kind, axis, native = "ball", np.zeros(3), ("roll pitch yaw",
+                                                    "ω_FM (angular velocity, parent joint frame F)")
             elif tn == "revolute":
                 kind, axis, native = "revolute", T[:3, :3] @ j.revolute_axis(), ("θ", "θ̇")
             elif tn == "prismatic":
@@ -1217,9 +1221,6 @@ class DrakeAdapter(AdapterBase):
     def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
-        if self._balls:
-            raise NotProvided(self.name, "native constrained dynamics", "ball joints: the "
-                              "SAP subprocess maps states for hinges and slides only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
@@ -1289,13 +1290,21 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     RuntimeError naming the exit signal if it crashes. ``constraints``: [(kind, frame_a,
     frame_b)] with kind point or weld."""
     spec = adapter.model.spec
+    Q = [np.asarray(q, dtype=float) for q in Q]
+    V = [np.asarray(v, dtype=float) for v in V]
+    # v_dk = P v, τ_dk = P τ (P: the dof permutation, R_FM on each ball joint; _ball_maps);
+    # without ball joints P is the permutation _to_dk applies
+    P = [adapter._ball_maps(q)[0] if adapter._balls else None for q in Q]
+
+    def to_dk(x, k):
+        return P[k] @ x if P[k] is not None else adapter._to_dk(x, None)
     payload = {"urdf": adapter.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
                "armature": {s.name: s.armature for s in adapter.layout.slots if s.armature > 0},
                "springs": _springs(adapter.layout),
                "constraints": list(constraints), "dt": SAP_DT,
                "q": [adapter._drake_q(np.asarray(q, dtype=float)).tolist() for q in Q],
-               "v": [adapter._to_dk(np.asarray(v, dtype=float), None).tolist() for v in V],
-               "tau": [adapter._to_dk(np.asarray(t, dtype=float), None).tolist() for t in TAU]}
+               "v": [to_dk(v, k).tolist() for k, v in enumerate(V)],
+               "tau": [to_dk(np.asarray(t, dtype=float), k).tolist() for k, t in enumerate(TAU)]}
     ctx = _sap_context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_drake_sap_worker, args=(payload, child), daemon=True)
@@ -1320,8 +1329,10 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     if isinstance(result, str):
         raise RuntimeError(result)
     Vn = np.asarray(result, dtype=float)
-    return np.stack([adapter._from_dk(vn, None) - np.asarray(v, dtype=float) for vn, v in
-                     zip(Vn, V)]) / SAP_DT
+    # v̇ = Pᵀ v̇_dk: a ball joint's P has no drift term (Ṗ v = 0, _ball_maps)
+    return np.stack([(P[k].T @ (vn - P[k] @ V[k]) if P[k] is not None
+                      else adapter._from_dk(vn, None) - V[k])
+                     for k, vn in enumerate(Vn)]) / SAP_DT
 
 
 def _sap_context():

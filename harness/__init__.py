@@ -7,6 +7,10 @@ needs them). See docs/api.md.
 """
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from harness.core.version import __version__
 
 _API = ("parity", "qualify", "replay", "diagnose", "fit", "swing", "verify", "report",
@@ -14,12 +18,21 @@ _API = ("parity", "qualify", "replay", "diagnose", "fit", "swing", "verify", "re
         "make_candidate", "save_candidate", "Outcome")
 
 
-def __getattr__(name: str):
-    if name in _API:
-        from harness import api
+class _Package(types.ModuleType):
+    """The package's module type: an API name is always the api's function, also when a
+    subpackage of the same name (``harness.report``) has been imported, which binds the
+    subpackage as an attribute of the package (imports of the subpackage go through
+    sys.modules and are unaffected)."""
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    def __getattribute__(self, name: str) -> Any:
+        if name in _API:
+            from harness import api
+
+            return getattr(api, name)
+        return super().__getattribute__(name)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list:

@@ -101,8 +101,11 @@ class Record:
 _RECORD_FIELDS = tuple(f.name for f in fields(Record))
 
 
-def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance) -> tuple[float, float, int, bool]:
-    """(max_abs, max_rel, worst sample index, passed) for arrays of shape (S, ...).
+def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance, floor: ArrayLike | None = None
+            ) -> tuple[float, float, int, bool]:
+    """(max_abs, max_rel, worst sample index, passed) for arrays of shape (S, ...); floor
+    (S,), if given, is each sample's atol in place of tol.atol (a bound derived from the
+    round-off of the quantity's own terms at that sample).
 
     max_abs and max_rel are inf when a value is non-finite; max_rel is NaN when the relative
     error is undefined: some sample compares a nonzero value with an exact zero (every entry
@@ -124,10 +127,11 @@ def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance) -> tuple[float, float, i
                        np.where(err > 0, np.inf, 0.0))
     finite = np.all(np.isfinite(a)) and np.all(np.isfinite(b))
     against_zero = bool(np.any((sa == 0) != (sb == 0)))
-    ok = err <= tol.atol + tol.rtol * scale
+    atol = tol.atol if floor is None else np.asarray(floor, dtype=float)
+    ok = err <= atol + tol.rtol * scale
     passed = bool(finite and np.all(ok))
     # worst sample: the one furthest beyond its bound (by ratio err / bound)
-    bound = tol.atol + tol.rtol * scale
+    bound = atol + tol.rtol * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
                          np.where(err > 0, np.inf, 0.0))
@@ -149,11 +153,12 @@ def _numbers(max_abs: float, max_rel: float) -> tuple[float | None, float | None
 
 def compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, engine_b: str,
             a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str, key_b: str,
-            labels: Labels | None = None, key_labels: str = "") -> Record:
+            labels: Labels | None = None, key_labels: str = "",
+            floor: ArrayLike | None = None) -> Record:
     """The passed/failed record of a (S, ...) against b (S, ...), S samples, in the
-    quantity's SI unit (``unit_of``), judged by ``tol``; key_a, key_b name the arrays in
-    the bundle, labels (S,) the samples."""
-    abs_m, rel_m, worst, passed = measure(a, b, tol)
+    quantity's SI unit (``unit_of``), judged by ``tol`` (with floor (S,) each sample's atol,
+    if given); key_a, key_b name the arrays in the bundle, labels (S,) the samples."""
+    abs_m, rel_m, worst, passed = measure(a, b, tol, floor)
     finite = bool(np.isfinite(abs_m))
     max_abs, max_rel = _numbers(abs_m, rel_m)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
@@ -166,11 +171,12 @@ def compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, en
                   key_a=key_a, key_b=key_b, key_labels=key_labels,
                   reason=("non-finite values in an engine's output" if not finite else
                           "" if passed else failure_text(stage, quantity, a, b, tol, worst,
-                                                         labels)))
+                                                         labels, floor)))
 
 
 def failure_text(stage: str, quantity: str, a: ArrayLike, b: ArrayLike, tol: Tolerance,
-                 worst: int, labels: Labels | None = None) -> str:
+                 worst: int, labels: Labels | None = None,
+                 floor: ArrayLike | None = None) -> str:
     """Why a finite comparison failed, from its worst sample: "|Δ| E UNIT at LABEL exceeds
     its bound B = atol A + rtol R × S" (S the larger max|·| of the two sides there). Every
     failed record carries it, so no failure is written without a reason."""
@@ -180,8 +186,9 @@ def failure_text(stage: str, quantity: str, a: ArrayLike, b: ArrayLike, tol: Tol
     scale = float(max(np.abs(a_w).max(initial=0.0), np.abs(b_w).max(initial=0.0)))
     unit = unit_of(stage, quantity)
     label = str(labels[worst]) if labels is not None else f"sample {worst}"
+    atol = tol.atol if floor is None else float(np.asarray(floor, dtype=float)[worst])
     return (f"|Δ| {err:.3g}{' ' + unit if unit else ''} at {label} exceeds its bound "
-            f"{tol.atol + tol.rtol * scale:.3g} = atol {tol.atol:g} + rtol {tol.rtol:g} × "
+            f"{atol + tol.rtol * scale:.3g} = atol {atol:g} + rtol {tol.rtol:g} × "
             f"{scale:.3g}")
 
 

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.core.strict import model_size_problem
+from harness.core.tolerances import lookup
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "ball", "fixed")
 # degrees of freedom (nv) of each joint type: a ball joint turns about all three axes
@@ -413,6 +414,68 @@ class FixtureSpec:
                              "freedom (use --floating for a free-flying body)")
         if self.floating and subtree[self.root] <= 0:
             raise ValueError("floating model has no mass")
+        if self.floating:
+            k = self._root_free_twists()
+            if k:
+                raise ValueError(
+                    f"the floating root {self.root} can move in {k} of its 6 directions "
+                    "without moving any mass (a massless root whose joints follow it): the "
+                    "mass matrix would be singular")
+
+    def _root_free_twists(self) -> int:
+        """Dimension of the root twists [ω, v at the world origin] that carry no kinetic
+        energy at neutral: 0 unless the root's rigid group is massless (or a point) and the
+        joints below it can take its motion up. F(b) = null(group b's inertia) ∩ over its
+        moving child joints c of (F(c) + span S_c), all in world axes at neutral; M is
+        singular exactly when F(root) is not {0}."""
+        rank_tol = lookup("import", "free_root_rank").rtol
+        pose: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {
+            self.root: (np.zeros(3), np.eye(3))}
+        for b in self.depth_first()[1:]:
+            j = self._parent_map[b]
+            p, R = pose[j.parent]
+            r, pi, y = j.rpy
+            Rj = (_axis_rotation(2, y) @ _axis_rotation(1, pi) @ _axis_rotation(0, r))
+            pose[b] = (p + R @ np.array(j.xyz, dtype=float), R @ Rj)
+
+        def null(A: NDArray[np.float64]) -> NDArray[np.float64]:
+            if A.shape[0] == 0:
+                return np.eye(6)
+            _, sv, vt = np.linalg.svd(A)
+            big = sv.max(initial=0.0)
+            rank = int(np.sum(sv > rank_tol * big)) if big > 0 else 0
+            out: NDArray[np.float64] = vt[rank:].T
+            return out
+
+        def free(head: str) -> NDArray[np.float64]:
+            rows: list[NDArray[np.float64]] = []
+            stack = [head]
+            while stack:
+                b = stack.pop()
+                body, (p, R) = self.body(b), pose[b]
+                c = p + R @ np.array(body.com, dtype=float)
+                cx = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
+                if body.mass > 0:
+                    rows.append(math.sqrt(body.mass) * np.hstack([-cx, np.eye(3)]))
+                Iw = R @ body.inertia_matrix @ R.T
+                ev, vec = np.linalg.eigh((Iw + Iw.T) / 2)
+                rows.append(np.hstack([(vec * np.sqrt(np.maximum(ev, 0.0))).T,
+                                       np.zeros((3, 3))]))
+                for j in self.children(b):
+                    if j.type == "fixed":
+                        stack.append(j.child)
+                        continue
+                    pj, Rc = pose[j.child]
+                    axes = ([Rc @ np.array(j.axis, dtype=float)] if j.type != "ball"
+                            else list(Rc.T))
+                    S = np.array([np.r_[0.0 * a, a] if j.type == "prismatic"
+                                  else np.r_[a, np.cross(pj, a)] for a in axes]).T
+                    B = np.linalg.svd(np.hstack([free(j.child), S]))
+                    U = B[0][:, :int(np.sum(B[1] > rank_tol * max(B[1].max(initial=0), 1e-300)))]
+                    rows.append(np.eye(6) - U @ U.T)
+            return null(np.vstack(rows) if rows else np.zeros((0, 6)))
+
+        return int(free(self.root).shape[1])
 
     def _validate_constraints(self) -> None:
         frames = {f.name: f for f in self.frames}
@@ -460,6 +523,15 @@ class FixtureSpec:
             if j.type == "fixed":
                 rigid[j.parent] += rigid[b]
         return subtree, rigid
+
+
+def _axis_rotation(axis: int, angle: float) -> NDArray[np.float64]:
+    """Rotation by ``angle`` [rad] about the x (0), y (1) or z (2) axis."""
+    c, s = math.cos(angle), math.sin(angle)
+    i, k = [(1, 2), (2, 0), (0, 1)][axis]
+    R = np.eye(3)
+    R[i, i], R[i, k], R[k, i], R[k, k] = c, -s, s, c
+    return R
 
 
 def _validate_joint(j: Joint, bodies: set[str]) -> None:

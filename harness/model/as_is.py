@@ -29,7 +29,7 @@ import numpy as np
 
 from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput
-from harness.core.spec import inertia_problem
+from harness.core.spec import WORLD_BODY, inertia_problem
 from harness.model import registry
 from harness.model.import_common import read_model_file
 from harness.model.mjcf_import import load_mjcf_with_notes
@@ -79,6 +79,13 @@ class AsIsModel(PreparedModel):
     mimic: tuple[Mimic, ...] = ()
     geometry: tuple[str | None, ...] = ()
     nonphysical: tuple[Nonphysical, ...] = ()
+
+    @cached_property
+    def frames(self) -> list[str]:
+        """The frames compared in stage 1 but the harness's own world body ``world_`` (the
+        root it keeps when the file's world carries a joint): in the file that is each
+        engine's world, fixed at the identity, with the engine's own name for it."""
+        return [f for f in self.spec.all_frame_names() if f != WORLD_BODY]
 
     def as_is_file(self, engine: str) -> AsIsFile | None:
         """The file ``engine`` parses: its own, else the one every engine parses."""

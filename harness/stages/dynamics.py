@@ -13,6 +13,17 @@ number of the engines' M there) and scores forward_dynamics per state against
 own). The row's reason states cond(M) and the bound wherever the conditioning raised it,
 and ``recompute`` (the stage's ``verify`` hook, also the diagnosis's) recomputes it from
 the stored arrays.
+
+Round-off of cancelling terms. h(q, v) is a sum of terms that can cancel exactly: with
+every joint axis parallel to gravity, or every com on its axis, h = 0 while each engine
+sums gravity moments and velocity products of size T_s to round-off ~eps·T_s. A relative
+bound of max|h| cannot accept that, so bias_forces is scored per state against
+    max(atol, f · T_s) + rtol · scale_s,   T_s = m · λ · (|g| + λ · (Σ|v_s|)²)
+(m the moving mass [kg], λ = max(L, 1 m) with L the sum of the joints' placements and the
+largest com offset [m]: no lever arm of the tree is longer at any q; f: the table's
+``dynamics/bias_forces_terms``). T_s is stored beside the outputs (``terms/<fixture>/
+bias_forces``, with [m, |g|, λ] in ``terms/<fixture>/model``) and ``recompute`` checks it
+against the stored v.
 """
 from __future__ import annotations
 
@@ -49,6 +60,56 @@ QUANTITIES = (
 )
 
 
+# ----- round-off of cancelling terms (bias forces) -------------------------------------------
+# quantity -> table entry of its terms-derived floor
+TERMS = {"bias_forces": "bias_forces_terms"}
+
+
+def model_terms(model: Any) -> NDArray[np.float64]:
+    """[m [kg], |g| [m/s²], λ [m]] of a PreparedModel: the moving mass, gravity, and
+    max(L, 1 m) with L the sum of the joints' placement lengths and the largest com offset,
+    an upper bound of every lever arm of the tree at any configuration."""
+    spec = model.spec
+    L = (sum(float(np.linalg.norm(j.xyz)) for j in spec.joints)
+         + max((float(np.linalg.norm(b.com)) for b in spec.bodies), default=0.0))
+    return np.array([model.declared_total_mass(), float(np.linalg.norm(spec.gravity)),
+                     max(L, 1.0)])
+
+
+def terms_magnitude(consts: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+    """(N,) T_s = m·λ·(|g| + λ·(Σ|v_s|)²) [N·m] of h's terms at the N states v (N, nv)."""
+    m, g, lam = np.asarray(consts, dtype=float)
+    w = np.abs(np.asarray(v, dtype=float)).sum(axis=1)
+    out: NDArray[np.float64] = m * lam * (g + lam * w * w)
+    return out
+
+
+def terms_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str,
+                  engine_b: str, a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str,
+                  key_b: str, labels: Sequence[str] | NDArray[Any] | None, key_labels: str,
+                  terms: ArrayLike) -> Record:
+    """``compare`` with the per-state floor max(atol, f·T_s) (module docstring): T (S,) the
+    magnitude of the quantity's terms, f the table's ``dynamics/<quantity>_terms``."""
+    f = lookup(NAME, TERMS[quantity]).atol
+    T = np.asarray(terms, dtype=float)
+    S = np.asarray(a).shape[0]
+    if T.shape != (S,):
+        raise ValueError(f"{rid}: terms have shape {T.shape}, expected ({S},)")
+    floor = np.maximum(tol.atol, f * T)
+    rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
+                  key_b, labels, key_labels, floor=floor)
+    if rec.status == "passed" and rec.max_abs is not None and rec.max_rel is None:
+        rec.reason = (f"against 0 within round-off of h's terms: |Δ| ≤ {f:.3g} × T_s, T_s "
+                      f"up to {T.max():.3g} N·m (m·λ·(|g| + λ·(Σ|v|)²))")
+    return rec
+
+
+def terms_key(out_key: str, quantity: str) -> str:
+    """The T array of the states behind ``out_key`` ("out/<fx>/<q>/<e>" → "terms/<fx>/<q>")."""
+    head = out_key.rsplit(f"/{quantity}/", 1)[0]
+    return "terms/" + head.split("/", 1)[1] + "/" + quantity
+
+
 # ----- conditioning-aware scoring of v̇ ------------------------------------------------------
 def cond_key(out_key: str, quantity: str) -> str:
     """The cond(M) array of the states behind the output array ``out_key``
@@ -71,14 +132,36 @@ def condition_numbers(matrices: Iterable[ArrayLike]) -> NDArray[np.float64] | No
     return out
 
 
+def backward_error(vdot: ArrayLike, M: ArrayLike, h: ArrayLike, tau: ArrayLike,
+                   v: ArrayLike, D: ArrayLike) -> NDArray[np.float64]:
+    """(S,) per state the backward error of v̇ (S, n) as a solution of M v̇ = τ − h − D v
+    (M (S, n, n), h (S, n) with springs, τ, v (S, n), D (n,) the joint damping):
+    max|M v̇ − r| / (max|M| · max|v̇| + max|r|), r = τ − h − D v [–]."""
+    vd, M = np.asarray(vdot, dtype=float), np.asarray(M, dtype=float)
+    r = (np.asarray(tau, dtype=float) - np.asarray(h, dtype=float)
+         - np.asarray(D, dtype=float) * np.asarray(v, dtype=float))
+    res = np.abs(np.einsum("sij,sj->si", M, vd) - r).max(axis=1)
+    den = np.abs(M).max(axis=(1, 2)) * np.abs(vd).max(axis=1) + np.abs(r).max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: NDArray[np.float64] = np.where(den > 0, res / np.where(den > 0, den, 1.0),
+                                            np.where(res > 0, np.inf, 0.0))
+    return out
+
+
 def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str,
                         engine_b: str, a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str,
                         key_b: str, labels: Sequence[str] | NDArray[Any] | None,
-                        key_labels: str, cond: ArrayLike) -> Record:
+                        key_labels: str, cond: ArrayLike,
+                        backward: NDArray[np.float64] | None = None) -> Record:
     """a, b (S, ...) v̇ samples [rad/s² | m/s²]; cond (S,) cond(M) of each state [–].
     ``compare`` with the per-state bound atol + max(rtol, min(f·cond_s, cap))·scale_s
-    (module docstring); max_abs and max_rel are compare's. The reason states the bound
-    wherever cond(M) raised it, and the failure, if any."""
+    (module docstring); max_abs and max_rel are compare's. On a state where f·cond(M)
+    reaches the cap, v̇ keeps too few digits for two engines' v̇ to be compared forward;
+    with ``backward`` (S,) — the largest backward error of either engine's v̇ against
+    either engine's M and h there (``backward_error``) — such a state passes when that is
+    ≤ the row's rtol: each engine solved the shared equations to the parity claim. The
+    reason states the bound wherever cond(M) raised it, the backward errors where they
+    judged, and the failure, if any."""
     rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
                   key_b, labels, key_labels)
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -95,9 +178,16 @@ def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engin
     rt = np.maximum(tol.rtol, np.minimum(cfg.rtol * cond, cfg.atol))
     bound = tol.atol + rt * scale
     ok = err <= bound
+    at_cap = cfg.rtol * cond >= cfg.atol
+    by_backward = np.zeros(S, dtype=bool)
+    if backward is not None:
+        bw = np.asarray(backward, dtype=float)
+        by_backward = at_cap & ~ok & (bw <= tol.rtol)
+        ok = ok | by_backward
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
                          np.where(err > 0, np.inf, 0.0))
+    ratio = np.where(by_backward, 0.0, ratio)
     w = int(np.argmax(ratio))
     label = (lambda k: str(labels[k]) if labels is not None else f"sample {k}")  # noqa: E731
     passed = bool(np.all(ok))
@@ -108,7 +198,20 @@ def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engin
     if not passed:
         parts.append(f"|Δ| {err[w]:.3g}{' ' + unit if unit else ''} at {label(w)} exceeds "
                      f"its bound {bound[w]:.3g} (relative {rt[w]:.3g} at cond(M) "
-                     f"{cond[w]:.3g})")
+                     f"{cond[w]:.3g})"
+                     + (f"; backward error there {float(np.asarray(backward)[w]):.3g} > rtol "
+                        f"{tol.rtol:g}" if backward is not None and at_cap[w] else ""))
+    if np.any(by_backward):
+        bw = np.asarray(backward, dtype=float)
+        k = int(np.argmax(np.where(by_backward, bw, -1.0)))
+        parts.append(
+            f"judged by backward error on {int(by_backward.sum())} of {S} states, where "
+            f"cond(M) (up to {cond[by_backward].max():.3g}) leaves v̇ too few digits to "
+            f"compare forward (|Δ| up to {err[by_backward].max():.3g}"
+            f"{' ' + unit if unit else ''}): "
+            f"each engine's v̇ solves both engines' M v̇ = τ − h − D v to a backward error "
+            f"max|M v̇ − r| / (max|M| max|v̇| + max|r|) ≤ {bw[k]:.3g} ({label(k)}), within "
+            f"rtol {tol.rtol:g}")
     raised = rt > tol.rtol
     if np.any(raised):
         k = int(np.argmax(cond))
@@ -124,6 +227,37 @@ def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engin
     return rec
 
 
+def backward_key(ck: str) -> str:
+    """The joint damping D (nv,) stored beside cond(M) ("cond/<fx>/mass_matrix" →
+    "cond/<fx>/damping"): with it, the stored M, h, τ and v give v̇'s backward error."""
+    return ck.rsplit("/", 1)[0] + "/damping"
+
+
+def pair_backward(arrays: dict[str, Any], key_a: str, key_b: str, quantity: str
+                  ) -> NDArray[np.float64] | None:
+    """(S,) the largest backward error of the v̇ arrays key_a, key_b against the M and h
+    of both engines, from the stored arrays ("out/<fx>/{mass_matrix,bias_forces}/<e>",
+    "in/<fx>/{tau,v}", "cond/<fx>/damping"); None where one of them is not stored (an
+    engine with no h, the diagnosis's states)."""
+    fx_path = key_a.rsplit(f"/{quantity}/", 1)[0].split("/", 1)[1]
+    keys = [key_a, key_b]
+    eng = [k.rsplit("/", 1)[1] for k in keys]
+    need = ([f"out/{fx_path}/mass_matrix/{e}" for e in eng]
+            + [f"out/{fx_path}/bias_forces/{e}" for e in eng]
+            + [f"in/{fx_path}/tau", f"in/{fx_path}/v", f"cond/{fx_path}/damping"])
+    if not all(k in arrays for k in need):
+        return None
+    tau, v, D = (arrays[f"in/{fx_path}/tau"], arrays[f"in/{fx_path}/v"],
+                 arrays[f"cond/{fx_path}/damping"])
+    out = None
+    for k in keys:
+        for e in eng:
+            be = backward_error(arrays[k], arrays[f"out/{fx_path}/mass_matrix/{e}"],
+                                arrays[f"out/{fx_path}/bias_forces/{e}"], tau, v, D)
+            out = be if out is None else np.maximum(out, be)
+    return out
+
+
 def recompute(r: Record, arrays: dict[str, NDArray[Any]],
               records_by_id: dict[str, Record]) -> Record:
     """A stage-2 (or diagnosis) row computed again from the stored arrays: ``compare``, or
@@ -136,6 +270,13 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
     args = (r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b, a, b, tol,
             r.key_a, r.key_b, labels, r.key_labels)
     base = r.quantity.split("/", 1)[0]
+    if base in TERMS and terms_key(r.key_a, base) in arrays:
+        tk = terms_key(r.key_a, base)
+        fx = tk.split("/", 2)[1]
+        again_t = terms_magnitude(arrays[f"terms/{fx}/model"], arrays[f"in/{fx}/v"])
+        if not np.array_equal(again_t, np.asarray(arrays[tk], dtype=float)):
+            raise ValueError(f"{tk} differs from the terms of the stored states")
+        return terms_compare(*args, arrays[tk])
     if base not in CONDITIONED or cond_key(r.key_a, base) not in arrays:
         return compare(*args)
     ck = cond_key(r.key_a, base)
@@ -147,4 +288,4 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
             (again == stored) | (np.abs(again - stored) <= 1e-6 * np.abs(stored))):
         raise ValueError(f"{ck} differs from the condition numbers of the stored "
                          f"{CONDITIONED[base]} arrays")
-    return conditioned_compare(*args, stored)
+    return conditioned_compare(*args, stored, pair_backward(arrays, r.key_a, r.key_b, base))

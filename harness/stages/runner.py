@@ -194,6 +194,16 @@ class _FixtureStages:
         """``compare``, or for a quantity that carries the conditioning of a matrix of the
         stage (e.g. v̇: cond(M)·eps) a comparison against a bound that grows with cond(M),
         cond(M) per state stored beside it."""
+        if name in conditioning.TERMS:  # h: a floor from the round-off of its terms
+            fx = self.model.name
+            tkey = conditioning.terms_key(f"out/{fx}/{name}/-", name)
+            self.arrays[f"terms/{fx}/model"] = conditioning.model_terms(self.model)
+            self.arrays[tkey] = conditioning.terms_magnitude(self.arrays[f"terms/{fx}/model"],
+                                                             self.inputs.v)
+
+            def floored(*args: Any, _t: NDArray[np.float64] = self.arrays[tkey]) -> Record:
+                return conditioning.terms_compare(*args, _t)
+            return floored
         matrix = conditioning.CONDITIONED.get(name)
         if not (matrix and stage_outs.get(matrix)):
             return compare
@@ -201,8 +211,11 @@ class _FixtureStages:
         self.arrays[ckey] = conditioning.condition_numbers(
             [stage_outs[matrix][e] for e in sorted(stage_outs[matrix])])
 
+        self.arrays[conditioning.backward_key(ckey)] = self.model.layout.damping
+
         def score(*args: Any, _c: NDArray[np.float64] = self.arrays[ckey]) -> Record:
-            return conditioning.conditioned_compare(*args, _c)
+            back = conditioning.pair_backward(self.arrays, args[9], args[10], name)
+            return conditioning.conditioned_compare(*args, _c, back)
         return score
 
     def references(self, stage: str, qty: Quantity, outs: dict[str, NDArray[np.float64]],

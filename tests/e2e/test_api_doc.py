@@ -6,6 +6,7 @@ that does not verify."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,3 +47,18 @@ def test_python_m_harness_version():
     from harness import __version__
 
     assert p.returncode == 0 and p.stdout.strip() == f"harness {__version__}", p
+
+
+def test_api_report_is_callable_after_another_api_call(tmp_path):
+    """The harness.report subpackage, imported by the first API call, does not shadow the
+    report function: parity, then report, in a fresh interpreter."""
+    code = ("import harness\n"
+            "o = harness.parity(['pendulum'], out='b', stages=['0'], samples=1,"
+            " engines=['pinocchio', 'mujoco'])\n"
+            "import harness.report.render\n"
+            "path, diff = harness.report('b')\n"
+            "print('rendered', path.name, diff)\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "rendered index.html None" in p.stdout, p.stdout

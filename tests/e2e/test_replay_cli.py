@@ -55,7 +55,7 @@ def test_chain7_candidate_agrees_in_every_engine_over_two_seconds(chain7):
     native = {r["engine_a"]: r for r in rows if r["quantity"] == "native"}
     assert set(native) == engines
     # every row of the bundle (stages 0-2 and replay) passed, but the known disagreements
-    # (Pinocchio has no native stepping; Crocoddyl no kinematics and no h)
+    # (Pinocchio has no native stepping; Crocoddyl no kinematics)
     assert_known(json.loads((out / "records.json").read_text()))
     m = json.loads((out / "manifest.json").read_text())
     case = m["replay"]["cases"]["chain7"]

@@ -216,8 +216,8 @@ def test_a_model_with_no_injected_cause_shows_none(tmp_path_factory):
     assert s["findings"] == [] and s["differences"] == 0 and not s["unexplained"]
     assert set(s["engines"]) == set(ENGINES)
     asis = [r for r in res.records if r.id.endswith("/as-is")]
-    assert len(asis) == 4 * 6 - 3 and all(r.status == "passed" for r in asis)  # no h
-    # from Crocoddyl
+    assert len(asis) == 4 * 6 and all(r.status == "passed" for r in asis)  # 4 quantities
+    # of 6 engine pairs (Crocoddyl's h included)
 
 
 def test_the_shares_are_recomputed_from_records_only(tmp_path_factory):
@@ -303,3 +303,27 @@ def test_readback_of_every_engine_matches_the_declared_catalog():
     assert {r.quantity for r in rows} == qs
     assert rows and all(r.status == "passed" for r in rows), \
         [(r.id, r.max_rel, r.worst_label) for r in rows if r.status != "passed"]
+
+
+TWO_HINGES = ('<mujoco model="two_hinges"><worldbody><body name="a">'
+              '<joint name="j1" axis="0 1 0"/><inertial pos="0 0 -0.3" mass="1" '
+              'diaginertia="0.01 0.02 0.03"/><body name="b" pos="0 0 -0.6">'
+              '<joint name="j2" axis="1 0 0"/><inertial pos="0 0 -0.2" mass="0.8" '
+              'diaginertia="0.01 0.02 0.03"/></body></body></worldbody></mujoco>')
+
+
+def test_as_is_mjcf_whose_world_carries_a_joint_loads_in_every_engine(tmp_path):
+    """The harness keeps the file's world as its root world_; as-is, each engine has its own
+    world under its own name: no engine is asked for world_, every row is scored."""
+    model = load_as_is(_write(tmp_path, "two.xml", TWO_HINGES))
+    assert model.spec.root == "world_" and "world_" not in model.frames
+    res = diag_ablation.run([model], ENGINES, samples=3)
+    assert not [r.id for r in res.records if r.status in ("error", "not_scored")]
+    assert_known(res.records)
+
+
+def test_drake_ball_joint_velocities_are_named_angular_velocities():
+    from engines.drake import DrakeAdapter
+    rb = DrakeAdapter(prepare_fixture("humanoid_ball")).readback()
+    balls = [j for j in rb["joints"].values() if j["native_q"] == "roll pitch yaw"]
+    assert balls and all(j["native_v"].startswith("ω_FM") for j in balls)

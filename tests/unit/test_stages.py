@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import pytest
 
 from harness.core.tolerances import lookup
@@ -81,3 +82,81 @@ def test_stage_selection_and_seed_determinism():
     assert all(np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
     c = runner.run(m, ["pinocchio", "drake"], stages=["2"], samples=3, seed=6)
     assert not np.array_equal(a.arrays["in/double_pendulum/q"], c.arrays["in/double_pendulum/q"])
+
+
+def _vertical_double_pendulum() -> PreparedModel:
+    """The catalog's double pendulum with both axes parallel to gravity and each com on its
+    axis: h(q, v) = 0 by structure, the engines return round-off of cancelling terms."""
+    import dataclasses as dc
+    spec = prepare_fixture("double_pendulum").spec
+    bodies = tuple(dc.replace(b, com=(0.0, 0.0, b.com[2])) for b in spec.bodies)
+    joints = tuple(dc.replace(j, axis=(0.0, 0.0, 1.0), rpy=(0.0, 0.0, 0.0),
+                              xyz=(abs(j.xyz[2]), 0.0, 0.0)) for j in spec.joints)
+    return PreparedModel(dc.replace(spec, name="vertical_pendulum", bodies=bodies,
+                                    joints=joints), "test:vertical_pendulum")
+
+
+def test_bias_forces_zero_by_structure_pass_within_round_off_of_their_terms():
+    res = runner.run([_vertical_double_pendulum()], ENGINES, stages=["dynamics"], samples=6,
+                     seed=3)
+    rows = [r for r in res.records if r.quantity == "bias_forces" and r.engine_b]
+    assert rows and all(r.status == "passed" for r in rows), [
+        (r.id, r.reason) for r in rows if r.status != "passed"]
+    assert any(r.max_abs for r in rows)  # round-off was there to be accepted
+    # the floor is round-off of the terms, not a loosened number: h of physical size fails
+    from harness.stages import dynamics
+    a = res.arrays["out/vertical_pendulum/bias_forces/pinocchio"]
+    T = res.arrays["terms/vertical_pendulum/bias_forces"]
+    bad = dynamics.terms_compare("x", "dynamics", "f", "bias_forces", "a", "b", a, a + 1e-9,
+                                 lookup("dynamics", "bias_forces"), "", "", None, "", T)
+    assert bad.status == "failed"
+
+
+def test_crocoddyl_bias_forces_are_its_own_and_agree(catalog_run):
+    """Crocoddyl's forward model leaves h in its own Pinocchio data (data.pinocchio.nle):
+    a row of its own on every fixture, scored against every engine, and passed."""
+    rows = [r for r in catalog_run.records if r.stage == "dynamics"
+            and r.quantity == "bias_forces" and "crocoddyl" in (r.engine_a, r.engine_b)]
+    assert rows and {r.fixture for r in rows} == set(FIXTURES)
+    assert all(r.status == "passed" and r.engine_b for r in rows), [
+        (r.id, r.status, r.reason) for r in rows if r.status != "passed"]
+
+
+def test_forward_dynamics_beyond_the_cap_is_judged_by_backward_error():
+    """cond(M) ~1e13 (a torso 1e10 times heavier): two engines' v̇ that differ along M's
+    near-null direction by 1e-4 relative (what cond(M)·eps allows, beyond the 1e-6 cap)
+    both solve M v̇ = τ − h − D v to round-off and pass, the reason says how; the same
+    difference along M's stiff direction (a physical one) fails."""
+    import dataclasses as dc
+
+    from harness.stages import dynamics
+    spec = prepare_fixture("tree_floating").spec
+    bodies = tuple(dc.replace(b, mass=b.mass * 1e10, inertia=tuple(x * 1e10 for x in b.inertia))
+                   if b.name == spec.root else b for b in spec.bodies)
+    res = runner.run([PreparedModel(dc.replace(spec, name="heavy_torso", bodies=bodies),
+                                    "test:heavy_torso")], ["pinocchio", "drake"],
+                     stages=["dynamics"], samples=3, seed=2)
+    arr = dict(res.arrays)
+    cond = arr["cond/heavy_torso/mass_matrix"]
+    assert np.all(cond > 1e12)
+    a = arr["out/heavy_torso/forward_dynamics/pinocchio"]
+    M = arr["out/heavy_torso/mass_matrix/pinocchio"]
+    tol = lookup("dynamics", "forward_dynamics")
+
+    def judged(direction: int):
+        b = a.copy()
+        for s in range(a.shape[0]):
+            w, V = np.linalg.eigh(M[s])
+            b[s] += 1e-4 * np.abs(a[s]).max() * V[:, direction]
+        arr["out/heavy_torso/forward_dynamics/drake"] = b
+        back = dynamics.pair_backward(arr, "out/heavy_torso/forward_dynamics/pinocchio",
+                                      "out/heavy_torso/forward_dynamics/drake",
+                                      "forward_dynamics")
+        return dynamics.conditioned_compare(
+            "r", "dynamics", "heavy_torso", "forward_dynamics", "pinocchio", "drake", a, b,
+            tol, "out/heavy_torso/forward_dynamics/pinocchio",
+            "out/heavy_torso/forward_dynamics/drake", None, "", cond, back)
+
+    soft, stiff = judged(0), judged(-1)
+    assert soft.status == "passed" and "backward error" in soft.reason, soft.reason
+    assert stiff.status == "failed", stiff.reason

@@ -19,7 +19,9 @@ from fixtures import catalog
 from fixtures.export import FRAME_JOINT_SUFFIX, to_urdf
 from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput, NotProvided
+from harness.core.records import measure
 from harness.core.spec import WORLD_BODY
+from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.urdf_import import load_urdf, load_urdf_with_notes
 from tests.conftest import assert_bad_input, assert_close, tol_kw
@@ -408,3 +410,25 @@ def test_missing_file_directory_and_random_bytes(tmp_path):
     ascii_noise = _write(tmp_path, b"\x01\x02 <robot> garbage & <<", "noise2.urdf", "wb")
     with pytest.raises(BadInput, match="malformed XML at line 1"):
         load_urdf(ascii_noise)
+
+
+def test_floating_massless_root_that_moves_no_mass_is_refused(tmp_path):
+    """A massless floating root whose one hinge can follow it: M is singular in that
+    direction, refused in one line; with two non-parallel hinges the root is pinned by its
+    children, M is regular and the engines agree."""
+    one = _urdf('<link name="r"/>' + _link("a", xyz="0 0 -0.2"),
+                _joint("j", "r", "a", xyz="0.1 0 0"))
+    with pytest.raises(BadInput, match=r"floating root r can move in 1 of its 6 directions"):
+        load_urdf(_write(tmp_path, one, "one.urdf"), floating=True)
+    two = _urdf('<link name="r"/>' + _link("a", xyz="0 0 -0.2") + _link("b", xyz="0 0 -0.2"),
+                _joint("ja", "r", "a", xyz="0.1 0 0")
+                + _joint("jb", "r", "b", xyz="-0.1 0 0", axis="1 0 0"))
+    p = _write(tmp_path, two, "two.urdf")
+    model = PreparedModel(load_urdf(p, floating=True), p)
+    pin, drake = PinocchioAdapter(model), DrakeAdapter(model)  # MuJoCo refuses massless bodies
+    q, v = pin.random_state(np.random.default_rng(0))
+    M = pin.mass_matrix(q)
+    assert np.linalg.eigvalsh(M).min() > 1e-6 * np.linalg.eigvalsh(M).max()
+    tau = np.ones(pin.nv)
+    assert measure(drake.forward_dynamics(q, v, tau)[None], pin.forward_dynamics(q, v, tau)[None],
+                   lookup("dynamics", "forward_dynamics"))[3]

@@ -10,7 +10,7 @@ all computed with the *reference engine* (the first engine, in the run's order, 
 frame poses and constraint terms work), named in the records' reasons.
 
 Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift),
-M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own (Crocoddyl)
+M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own
 gives f = M · forward_dynamics(τ), its own free dynamics), the kept rows (redundancy,
 constraints.py independent_rows), and the KKT answer (v̇ (N, nv), λ (N, m), 0 on
 dropped rows). Records:

@@ -372,7 +372,8 @@ def format_summary(summary: dict) -> list:
     if summary["unexplained"]:
         lines.append("  NOT explained by the named causes:")
         for u in summary["unexplained"]:
-            lines.append(f"      {u['pair']:22s} {u['quantity']:17s} {fmt_g(u['before'])} "
+            before = "non-finite" if u["before"] is None else fmt_g(u["before"])
+            lines.append(f"      {u['pair']:22s} {u['quantity']:17s} {before} "
                          f"{UNITS[u['quantity']]} as-is, "
                          f"{'—' if u['after'] is None else fmt_g(u['after'])} left")
     elif summary["differences"]:
