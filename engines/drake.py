@@ -1296,7 +1296,8 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     # without ball joints P is the permutation _to_dk applies
     P = [adapter._ball_maps(q)[0] if adapter._balls else None for q in Q]
 
-    def to_dk(x, k):
+    def to_dk(x: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+        """x (nv,) canonical → Drake's order and ball-joint frames at state k."""
         return P[k] @ x if P[k] is not None else adapter._to_dk(x, None)
     payload = {"urdf": adapter.model.urdf, "root": spec.root, "gravity": list(spec.gravity),
                "armature": {s.name: s.armature for s in adapter.layout.slots if s.armature > 0},
