@@ -721,6 +721,7 @@ def synth(fixture: str, out: PathArg, *, law: str | None = None, duration: float
     if fixture not in catalog.names():
         raise BadInput("FIXTURE", f"unknown fixture {fixture!r} (known: "
                                   f"{', '.join(catalog.names())})")
+    cd.check_save_target(out, "--out")  # before any work: writable, replaces only ours
     if engine is not None:
         registry.adapter_class(engine)  # raises for unknown / unavailable engines
     model = prepare_fixture(fixture)

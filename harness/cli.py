@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -929,7 +931,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM in the command's own process: unwinds like Ctrl-C, so the writer's lock and
+    temporary files are removed on the way out (exit 143)."""
+
+
+def _on_sigterm(owner: int) -> Any:
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked worker: the default action, nothing unwound
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise _Terminated()
+    return handler
+
+
 def _main(argv=None) -> int:
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        return _run(argv)  # someone else's handler (or no way to set one): left as it is
+    signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    try:
+        return _run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run(argv=None) -> int:
     api.command_process()
     args = build_parser().parse_args(argv)
     # capture --json writes its own ingestion report; every other --json is the summary
@@ -948,6 +976,8 @@ def _main(argv=None) -> int:
             rc = COMMANDS[args.cmd](args)
     except HarnessError as e:
         error, rc = str(e), e.exit_code
+    except _Terminated:
+        error, rc = "terminated (SIGTERM)", 143
     except KeyboardInterrupt:
         error, rc = "interrupted", 130
     except Exception as e:  # never a traceback for the user unless asked

@@ -86,7 +86,7 @@ from numpy.typing import ArrayLike, NDArray
 from harness.core.conventions import Layout
 from harness.core.errors import BadInput
 from harness.core.io import array_sha256 as digest
-from harness.core.io import write_bytes_atomic
+from harness.core.io import check_output_file, write_bytes_atomic
 from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_MODEL_FILE_BYTES,
@@ -734,15 +734,50 @@ def _provenance(where: str, p: Any) -> dict[str, Any]:
     return dict(p)
 
 
+def _own_manifest(path: Path) -> dict[str, Any]:
+    """The candidate manifest at ``path`` if it is one (its schema); BadInput otherwise."""
+    m = loads_json(read_regular(path, "a candidate manifest", MAX_JSON_BYTES), str(path),
+                   "JSON candidate manifest")
+    if not isinstance(m, dict) or m.get("schema") != SCHEMA:
+        raise BadInput(str(path), "it is not a harness candidate manifest")
+    return m
+
+
+def _own_arrays(apath: Path) -> None:
+    """Accept ``apath`` only if the candidate manifest beside it names it and every array
+    in it has the hash that manifest records (so the harness provably wrote it)."""
+    mpath = apath.with_suffix(".json")
+    if not mpath.is_file():
+        raise BadInput(str(apath), f"no candidate manifest {mpath.name} beside it names it")
+    m = _own_manifest(mpath)
+    entries = m.get("arrays")
+    if m.get("arrays_file") != apath.name or not isinstance(entries, dict):
+        raise BadInput(str(apath), f"{mpath.name} does not name it as its arrays")
+    arrays = npz_arrays(read_regular(apath, "candidate arrays", MAX_NPZ_FILE_BYTES),
+                        str(apath))
+    if sorted(arrays) != sorted(entries) or any(
+            not isinstance(entries[k], dict) or digest(a) != entries[k].get("sha256")
+            for k, a in arrays.items()):
+        raise BadInput(str(apath), f"its arrays are not those {mpath.name} records")
+
+
+def check_save_target(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """The output-file rule for a candidate (``save``), checked before any work: PATH ends
+    in .json; PATH and the .npz beside it can be written, and each is replaced only if the
+    harness wrote it (a candidate manifest; arrays a manifest beside them names with their
+    hashes). BadInput naming ``option`` otherwise."""
+    path = Path(path)
+    if path.suffix != ".json":
+        raise BadInput(f"{option} {path}", "a candidate manifest must end in .json")
+    check_output_file(path, option, recognise=_own_manifest)
+    check_output_file(path.with_suffix(".npz"), option, recognise=_own_arrays)
+    return path
+
+
 def save(cand: Candidate, path: str | os.PathLike[str]) -> Path:
     """Write ``cand`` as PATH (manifest, .json) and PATH with suffix .npz (arrays), joints in
     canonical order. Both files are written to temporaries and renamed into place."""
-    path = Path(path)
-    if path.suffix != ".json":
-        raise BadInput(str(path), "a candidate manifest must end in .json")
-    if path.exists() and path.is_dir():
-        raise BadInput(str(path), "is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = check_save_target(path, "candidate")
     apath = path.with_suffix(".npz")
     arrays = {"q0": np.asarray(cand.q0, dtype=float), "v0": np.asarray(cand.v0, dtype=float),
               "t": np.asarray(cand.t, dtype=float), "tau": np.asarray(cand.tau, dtype=float)}
