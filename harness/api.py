@@ -29,7 +29,7 @@ from harness.core.io import (
     write_text_atomic,
 )
 from harness.core.records import Record
-from harness.core.strict import check_run_size
+from harness.core.strict import check_run_size, check_workers, is_int
 from harness.core.verdict import Verdict, judge
 from harness.evidence import baseline as baseline_mod
 from harness.evidence import bundle as evidence
@@ -296,6 +296,10 @@ def _run_choices(engines: str | Sequence[str] | None, allow_missing: Sequence[st
                  seed: int) -> tuple[list[str], dict[str, str], list[str]]:
     """(engines to run, missing engines, stage names) of a parity run, its sample count
     and seed checked (BadInput naming the option)."""
+    for name, value in (("samples", samples), ("seed", seed)):
+        if not is_int(value):  # an API caller's 1.5 or True: refused before any stage runs
+            raise BadInput(name, f"must be an integer, got {value!r} "
+                                 f"({type(value).__name__})")
     run_engines, missing = select_engines(engines, allow_missing)
     stage_list = runner.stage_names(list(stages) if stages else None)
     if not 1 <= samples <= 100000:
@@ -1029,6 +1033,8 @@ def sweep(name: str, *, out: PathArg, backend: str | None = None, workers: int |
 
     if name not in SWEEPS:
         raise BadInput("sweep", f"unknown sweep {name!r} (known: {', '.join(SWEEPS)})")
+    if workers is not None:
+        check_workers(workers)  # before the backend is described or started
     try:
         mod = registry.named_module(SWEEPS[name])
     except ImportError as e:
@@ -1130,10 +1136,7 @@ def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float |
 
     if scheduler is None:
         workers = BATCH_DEFAULT_WORKERS if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, int) or \
-                not 1 <= workers <= 1024:
-            raise BadInput("--workers", f"must be an integer between 1 and 1024, got "
-                                        f"{workers!r}")
+        check_workers(workers)
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < float("inf")):
         raise BadInput("--timeout", f"must be a finite number of seconds > 0, got {timeout_s!r}")

@@ -30,6 +30,7 @@ from harness import api
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
 from harness.core.records import error_text
+from harness.core.strict import check_workers
 from harness.core.version import __version__
 
 
@@ -412,6 +413,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
     or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
     backend = "dask" if args.scheduler else (args.backend or "local")
+    if args.workers is not None:
+        check_workers(args.workers)  # before the backend is named or started
     ran = api.backend_text(backend, args.workers, args.scheduler)
     if not args.quiet:  # the first progress line: which backend runs
         sys.stderr.write(f"sweep {args.name}: {ran}\n")

@@ -91,6 +91,7 @@ from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_MODEL_FILE_BYTES,
     MAX_NPZ_FILE_BYTES,
+    candidate_size_problem,
     holds_warnings,
     is_int,
     loads_json,
@@ -554,6 +555,9 @@ def load(path: str | os.PathLike[str]) -> Candidate:
         if entries[k]["shape"] != want[k]:
             raise BadInput(where, f"array {k}: shape {entries[k]['shape']}, expected "
                                   f"{want[k]}".replace("'N'", "N"))
+    too_big = candidate_size_problem(n_knots=N)
+    if too_big:  # before the arrays file is opened
+        raise BadInput(where, too_big)
     afile = _string(where, "arrays_file", m["arrays_file"])
     if os.path.isabs(afile) or ".." in Path(afile).parts:
         raise BadInput(where, "arrays_file must be a file name next to the manifest")
@@ -630,7 +634,11 @@ def _events(where: str, evs: object, model: PreparedModel) -> tuple[Event, ...]:
 
 def _knots(where: str, t: _F, events: Sequence[Event], interp: str) -> None:
     """BadInput unless t is increasing, repeats a knot exactly at each event (and only
-    there) with the event strictly inside the grid, and each phase fits ``interp``."""
+    there) with the event strictly inside the grid, and each phase fits ``interp``; and
+    within the supported knots and duration (candidate_size_problem)."""
+    too_big = candidate_size_problem(t.size, float(t[-1] - t[0]) if t.size else 0.0)
+    if too_big:
+        raise BadInput(where, too_big)
     d = np.diff(t)
     if np.any(d < 0):
         raise BadInput(where, f"array t: not strictly increasing at index "
@@ -822,6 +830,9 @@ def from_arrays(model: PreparedModel, q0: ArrayLike, v0: ArrayLike, t: ArrayLike
     t, tau = np.asarray(t, dtype=float), np.asarray(tau, dtype=float)
     _check_array(where, "t", t, (t.size,))
     events = _events(where, [e.to_json() for e in events], model)
+    too_big = candidate_size_problem(n_knots=t.size)
+    if too_big:
+        raise BadInput(where, too_big)
     if t.size < 2 or not np.all(np.diff(t) >= 0):
         raise BadInput(where, "array t: needs at least 2 increasing knots")
     _knots(where, t, events, interpolation)
