@@ -775,7 +775,7 @@ def verify(path: PathArg) -> list[str]:
 def render_report(manifest: evidence.Json, records: list[Record], arrays: evidence.Arrays | None,
                   timings: evidence.Json | None = None, title: str = "Engine parity report",
                   baseline: baseline_mod.Diff | None = None, *, scripts: str = "file",
-                  progress: Progress | None = None) -> str:
+                  progress: Progress | None = None, unverified: Sequence[str] = ()) -> str:
     """The HTML report of a bundle's parts, with every stage's own section. ``scripts``:
     ``"file"`` (the page loads plotly.min.js from its folder) or ``"inline"`` (stand-alone
     file); ``progress``: one line per report step."""
@@ -784,15 +784,18 @@ def render_report(manifest: evidence.Json, records: list[Record], arrays: eviden
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
         stages=stage_views(manifest, records, arrays, timings), in_headline=in_headline,
-        scripts=scripts, progress=say)
+        scripts=scripts, progress=say, unverified=unverified)
 
 
 def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None = None,
-           progress: Progress | None = None) -> tuple[Path, baseline_mod.Diff | None]:
+           progress: Progress | None = None, problems: list[str] | None = None
+           ) -> tuple[Path, baseline_mod.Diff | None]:
     """Re-render the index.html of an evidence bundle, a sweep folder or a fit bundle, with
     plotly.min.js beside it (or ``out``, one stand-alone file with the chart library
-    inside); with ``baseline`` (an older evidence bundle) the changes since it. Returns
-    (path written, changes or None)."""
+    inside); with ``baseline`` (an older evidence bundle) the changes since it. An evidence
+    bundle is verified first (``verify``): one that does not verify is reported as such,
+    never with a pass banner, and its problems are appended to ``problems`` when given.
+    Returns (path written, changes or None)."""
 
     if out:
         check_output_file(out, "--out")
@@ -820,10 +823,14 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
     if baseline:
         changes = baseline_mod.diff(b, read_bundle(baseline), str(baseline))
     say = progress or _quiet
+    say("report: verifying the bundle")
+    found = verify(folder)  # the records shown must recompute from the arrays
+    if problems is not None:
+        problems.extend(found)
     title, timings = report_render.bundle_title_and_timings(b)
     html = render_report(b.manifest, b.records, b.arrays, timings, title=title,
                          baseline=changes, scripts="inline" if out else "file",
-                         progress=say)
+                         progress=say, unverified=found)
     if not out:  # the page loads the chart library from its own folder
         _write_chart_library(folder)
     say(f"report: writing {target}")
@@ -998,8 +1005,11 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
     from harness.model.osim_export import export_swing
+    from harness.swing import run as swing_run
 
     d = Path(swing_dir)
+    if (d / "fit" / "fit.json").is_file():  # a swing summary this harness writes, or refused
+        swing_run.recognise_summary(d / "fit" / "fit.json")
     return export_swing(d, out=out if out is not None else d.parent / f"{d.name}_osim")
 
 

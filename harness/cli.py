@@ -275,8 +275,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    problems: list[str] = []
     path, changes = api.report(args.bundle, args.out, args.baseline,
-                               progress=_progress(args.quiet))
+                               progress=_progress(args.quiet), problems=problems)
     if args.json:  # the bundle's verdict (a sweep folder has none of its own here)
         evidence = (Path(args.bundle) / "manifest.json").is_file()
         args.summary = {
@@ -294,6 +295,13 @@ def cmd_report(args: argparse.Namespace) -> int:
               f"{len(changes.removed)} removed")
         for c in changes.regressions:
             print(f"  NEW FAILURE {c.id}: {c.old} -> {c.new}")
+    if problems:  # the page says so too; never a pass for a bundle that does not verify
+        args.summary["problems"] = problems
+        if isinstance(args.summary.get("verdict"), dict):
+            args.summary["verdict"]["qualified"] = False  # as the exit code says
+        print(f"report: the bundle does not verify ({len(problems)} problem(s); "
+              f"harness verify {args.bundle} lists them)")
+        return 1
     return 0
 
 

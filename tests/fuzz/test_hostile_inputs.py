@@ -128,6 +128,38 @@ def test_osim_missing_file_reference_is_a_note(tmp_path):
     assert any("missing.xml" in n and "does not exist" in n for n in notes), notes
 
 
+def test_report_of_a_laundered_bundle_says_it_does_not_verify(tmp_path):
+    """Arrays edited and every hash resealed: the records still claim a pass, but they no
+    longer recompute. The report must not show the pass banner, and exits 1 as verify."""
+    import hashlib
+
+    from harness.core.io import npz_bytes
+    from harness.evidence.bundle import manifest_digest
+
+    folder = tmp_path / "b"
+    p = run_cli("parity", "--fixture", "pendulum", "--samples", "2", "--out", folder,
+                "--quiet")
+    assert p.returncode == 0, p.stderr
+    manifest = json.loads((folder / "manifest.json").read_text())
+    with np.load(folder / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    engine = list(manifest["engines"])[1]
+    key = f"out/pendulum/mass_matrix/{engine}"
+    arrays[key] = arrays[key] * 1.01
+    npz = npz_bytes(arrays)
+    manifest["arrays_sha256"] = {k: array_sha256(v) for k, v in sorted(arrays.items())}
+    manifest["arrays_file_sha256"] = hashlib.sha256(npz).hexdigest()
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    (folder / "arrays.npz").write_bytes(npz)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    assert run_cli("verify", folder).returncode == 1
+    page = tmp_path / "r.html"
+    p = run_cli("report", folder, "--out", page, "--quiet")
+    html = page.read_text()
+    assert "does not verify" in html
+    assert "every scored comparison passed" not in html
+    assert p.returncode == 1, p.stderr
+
 
 @pytest.mark.parametrize("arg", [{"seed": 1.5}, {"samples": 2.0}, {"seed": True}])
 def test_api_parity_refuses_a_wrongly_typed_argument_before_any_stage(tmp_path, arg):
@@ -139,3 +171,17 @@ def test_api_parity_refuses_a_wrongly_typed_argument_before_any_stage(tmp_path, 
         api.parity(["pendulum"], out=str(out), stages=["model_identity"], **arg)
     assert str(e.value).startswith(next(iter(arg))), str(e.value)
     assert not out.exists()
+
+
+def test_osim_export_refuses_a_fit_json_of_an_unknown_schema_version(tmp_path):
+    from harness.swing.run import SUMMARY_KEYS
+
+    d = tmp_path / "swing"
+    (d / "fit").mkdir(parents=True)
+    doc = {k: {} for k in SUMMARY_KEYS} | {"schema_version": 99}
+    doc["capture"] = {"rate_hz": 200.0}
+    doc["model"] = {"tracked_markers": []}
+    (d / "fit" / "fit.json").write_text(json.dumps(doc))
+    err = _refused(["osim-export", d, "--out", tmp_path / "o"], "fit.json", timeout=60)
+    assert "schema_version 99" in err
+    assert not (tmp_path / "o").exists()
