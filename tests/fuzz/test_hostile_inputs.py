@@ -185,3 +185,27 @@ def test_osim_export_refuses_a_fit_json_of_an_unknown_schema_version(tmp_path):
     err = _refused(["osim-export", d, "--out", tmp_path / "o"], "fit.json", timeout=60)
     assert "schema_version 99" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_quiet_hides_opensims_own_warning_lines(tmp_path):
+    """A massless body with a nonzero inertia makes OpenSim's native logger print
+    "[warning] Body … massless" on stdout; they are harness warnings: once each with their
+    count at the end, and only their number with --quiet."""
+    import re
+
+    text = OSIM.read_text()
+    a = text.index('<Body name="head">')
+    b = text.index("</Body>", a)
+    text = text[:a] + re.sub(r"<mass>[^<]*</mass>", "<mass>0</mass>", text[a:b]) + text[b:]
+    model = tmp_path / "massless.osim"
+    model.write_text(text)
+    args = ["parity", "--osim", model, "--stages", "model_identity", "--samples", "1"]
+    p = run_cli(*args, "--out", tmp_path / "q", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "massless" not in p.stdout + p.stderr, p.stdout
+    assert "not shown (--quiet)" in p.stderr
+    p = run_cli(*args, "--out", tmp_path / "v")
+    assert p.returncode == 0, p.stderr
+    assert "massless" not in p.stdout
+    shown = [line for line in p.stderr.splitlines() if "massless" in line]
+    assert len(shown) == 1 and shown[0].startswith("harness: warning:"), p.stderr
