@@ -49,7 +49,7 @@ from harness.core.conventions import (
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
 from harness.core.spec import ContactScene, FixtureSpec, Sphere
-from harness.model.binding import Binding
+from harness.model.binding import Binding, console_as_warnings
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
@@ -548,13 +548,14 @@ class OpensimAdapter(AdapterBase):
         self._spec = _spec if _spec is not None else model.spec
         self._init_names()
         self._use_armature = _armature
-        self._m = build_model(self._spec, constraints=_constraints)
-        self._controller = None
-        if _actuated:
-            self._add_actuators(_actuated)
-        if _extra is not None:
-            _extra(self)
-        self._s = self._m.initSystem()
+        with console_as_warnings("opensim"):  # its log lines counted as warnings
+            self._m = build_model(self._spec, constraints=_constraints)
+            self._controller = None
+            if _actuated:
+                self._add_actuators(_actuated)
+            if _extra is not None:
+                _extra(self)
+            self._s = self._m.initSystem()
         self._mat = self._m.getMatterSubsystem()
         self._map_state()
         self._init_buffers()

@@ -40,7 +40,7 @@ from harness.core.conventions import matrix_to_rpy
 from harness.core.errors import BadInput
 from harness.core.io import write_bytes_atomic, write_text_atomic
 from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
-from harness.model.binding import Binding
+from harness.model.binding import Binding, console_as_warnings
 
 BINDING = Binding("opensim")  # a missing binding is reported by the registry
 with BINDING:
@@ -97,9 +97,10 @@ def _load(path: str, bad):
     BINDING.require()
     _quiet()
     try:
-        model = opensim.Model(path)
-        model.finalizeConnections()
-        state = model.initSystem()
+        with console_as_warnings("opensim"):  # its log lines counted as warnings
+            model = opensim.Model(path)
+            model.finalizeConnections()
+            state = model.initSystem()
     except Exception as e:  # OpenSim raises RuntimeError (or its own) for any bad file
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise bad(f"OpenSim cannot load it: {first}") from None

@@ -29,7 +29,7 @@ from harness.core.io import (
     write_text_atomic,
 )
 from harness.core.records import Record
-from harness.core.strict import check_run_size
+from harness.core.strict import check_run_size, check_workers, is_int
 from harness.core.verdict import Verdict, judge
 from harness.evidence import baseline as baseline_mod
 from harness.evidence import bundle as evidence
@@ -295,6 +295,10 @@ def _run_choices(engines: str | Sequence[str] | None, allow_missing: Sequence[st
                  seed: int) -> tuple[list[str], dict[str, str], list[str]]:
     """(engines to run, missing engines, stage names) of a parity run, its sample count
     and seed checked (BadInput naming the option)."""
+    for name, value in (("samples", samples), ("seed", seed)):
+        if not is_int(value):  # an API caller's 1.5 or True: refused before any stage runs
+            raise BadInput(name, f"must be an integer, got {value!r} "
+                                 f"({type(value).__name__})")
     run_engines, missing = select_engines(engines, allow_missing)
     stage_list = runner.stage_names(list(stages) if stages else None)
     if not 1 <= samples <= 100000:
@@ -719,6 +723,7 @@ def synth(fixture: str, out: PathArg, *, law: str | None = None, duration: float
     if fixture not in catalog.names():
         raise BadInput("FIXTURE", f"unknown fixture {fixture!r} (known: "
                                   f"{', '.join(catalog.names())})")
+    cd.check_save_target(out, "--out")  # before any work: writable, replaces only ours
     if engine is not None:
         registry.adapter_class(engine)  # raises for unknown / unavailable engines
     model = prepare_fixture(fixture)
@@ -768,7 +773,7 @@ def verify(path: PathArg) -> list[str]:
 def render_report(manifest: evidence.Json, records: list[Record], arrays: evidence.Arrays | None,
                   timings: evidence.Json | None = None, title: str = "Engine parity report",
                   baseline: baseline_mod.Diff | None = None, *, scripts: str = "file",
-                  progress: Progress | None = None) -> str:
+                  progress: Progress | None = None, unverified: Sequence[str] = ()) -> str:
     """The HTML report of a bundle's parts, with every stage's own section. ``scripts``:
     ``"file"`` (the page loads plotly.min.js from its folder) or ``"inline"`` (stand-alone
     file); ``progress``: one line per report step."""
@@ -777,15 +782,18 @@ def render_report(manifest: evidence.Json, records: list[Record], arrays: eviden
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
         stages=stage_views(manifest, records, arrays, timings), in_headline=in_headline,
-        scripts=scripts, progress=say)
+        scripts=scripts, progress=say, unverified=unverified)
 
 
 def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None = None,
-           progress: Progress | None = None) -> tuple[Path, baseline_mod.Diff | None]:
+           progress: Progress | None = None, problems: list[str] | None = None
+           ) -> tuple[Path, baseline_mod.Diff | None]:
     """Re-render the index.html of an evidence bundle, a sweep folder or a fit bundle, with
     plotly.min.js beside it (or ``out``, one stand-alone file with the chart library
-    inside); with ``baseline`` (an older evidence bundle) the changes since it. Returns
-    (path written, changes or None)."""
+    inside); with ``baseline`` (an older evidence bundle) the changes since it. An evidence
+    bundle is verified first (``verify``): one that does not verify is reported as such,
+    never with a pass banner, and its problems are appended to ``problems`` when given.
+    Returns (path written, changes or None)."""
 
     if out:
         check_output_file(out, "--out")
@@ -813,10 +821,14 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
     if baseline:
         changes = baseline_mod.diff(b, read_bundle(baseline), str(baseline))
     say = progress or _quiet
+    say("report: verifying the bundle")
+    found = verify(folder)  # the records shown must recompute from the arrays
+    if problems is not None:
+        problems.extend(found)
     title, timings = report_render.bundle_title_and_timings(b)
     html = render_report(b.manifest, b.records, b.arrays, timings, title=title,
                          baseline=changes, scripts="inline" if out else "file",
-                         progress=say)
+                         progress=say, unverified=found)
     if not out:  # the page loads the chart library from its own folder
         _write_chart_library(folder)
     say(f"report: writing {target}")
@@ -987,8 +999,11 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
     from harness.model.osim_export import export_swing
+    from harness.swing import run as swing_run
 
     d = Path(swing_dir)
+    if (d / "fit" / "fit.json").is_file():  # a swing summary this harness writes, or refused
+        swing_run.recognise_summary(d / "fit" / "fit.json")
     return export_swing(d, out=out if out is not None else d.parent / f"{d.name}_osim")
 
 
@@ -1022,6 +1037,8 @@ def sweep(name: str, *, out: PathArg, backend: str | None = None, workers: int |
 
     if name not in SWEEPS:
         raise BadInput("sweep", f"unknown sweep {name!r} (known: {', '.join(SWEEPS)})")
+    if workers is not None:
+        check_workers(workers)  # before the backend is described or started
     try:
         mod = registry.named_module(SWEEPS[name])
     except ImportError as e:
@@ -1123,10 +1140,7 @@ def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float |
 
     if scheduler is None:
         workers = BATCH_DEFAULT_WORKERS if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, int) or \
-                not 1 <= workers <= 1024:
-            raise BadInput("--workers", f"must be an integer between 1 and 1024, got "
-                                        f"{workers!r}")
+        check_workers(workers)
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < float("inf")):
         raise BadInput("--timeout", f"must be a finite number of seconds > 0, got {timeout_s!r}")

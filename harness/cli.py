@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -28,6 +30,7 @@ from harness import api
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
 from harness.core.records import error_text
+from harness.core.strict import check_workers
 from harness.core.version import __version__
 
 
@@ -272,8 +275,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    problems: list[str] = []
     path, changes = api.report(args.bundle, args.out, args.baseline,
-                               progress=_progress(args.quiet))
+                               progress=_progress(args.quiet), problems=problems)
     if args.json:  # the bundle's verdict (a sweep folder has none of its own here)
         evidence = (Path(args.bundle) / "manifest.json").is_file()
         args.summary = {
@@ -291,6 +295,13 @@ def cmd_report(args: argparse.Namespace) -> int:
               f"{len(changes.removed)} removed")
         for c in changes.regressions:
             print(f"  NEW FAILURE {c.id}: {c.old} -> {c.new}")
+    if problems:  # the page says so too; never a pass for a bundle that does not verify
+        args.summary["problems"] = problems
+        if isinstance(args.summary.get("verdict"), dict):
+            args.summary["verdict"]["qualified"] = False  # as the exit code says
+        print(f"report: the bundle does not verify ({len(problems)} problem(s); "
+              f"harness verify {args.bundle} lists them)")
+        return 1
     return 0
 
 
@@ -410,6 +421,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     Dask backend; exit 0 when every case finished as expected, 1 when any crashed, raised
     or timed out unexpectedly (the sweep still finishes and is written), 2 bad input."""
     backend = "dask" if args.scheduler else (args.backend or "local")
+    if args.workers is not None:
+        check_workers(args.workers)  # before the backend is named or started
     ran = api.backend_text(backend, args.workers, args.scheduler)
     if not args.quiet:  # the first progress line: which backend runs
         sys.stderr.write(f"sweep {args.name}: {ran}\n")
@@ -929,7 +942,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM in the command's own process: unwinds like Ctrl-C, so the writer's lock and
+    temporary files are removed on the way out (exit 143)."""
+
+
+def _on_sigterm(owner: int) -> Any:
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked worker: the default action, nothing unwound
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise _Terminated()
+    return handler
+
+
 def _main(argv=None) -> int:
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        return _run(argv)  # someone else's handler (or no way to set one): left as it is
+    signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    try:
+        return _run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run(argv=None) -> int:
     api.command_process()
     args = build_parser().parse_args(argv)
     # capture --json writes its own ingestion report; every other --json is the summary
@@ -948,6 +987,8 @@ def _main(argv=None) -> int:
             rc = COMMANDS[args.cmd](args)
     except HarnessError as e:
         error, rc = str(e), e.exit_code
+    except _Terminated:
+        error, rc = "terminated (SIGTERM)", 143
     except KeyboardInterrupt:
         error, rc = "interrupted", 130
     except Exception as e:  # never a traceback for the user unless asked

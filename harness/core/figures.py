@@ -73,8 +73,8 @@ def plotly_js_path() -> Path:
 
 
 def plotly_asset() -> SameAs:
-    """plotly.min.js as a file of an output folder (hard-linked to the installed copy where
-    the filesystem allows: harness.core.io.SameAs)."""
+    """plotly.min.js as a file of an output folder (a copy of the installed file, its bytes
+    identical: harness.core.io.SameAs)."""
     return SameAs(plotly_js_path())
 
 

@@ -17,13 +17,13 @@ import ctypes
 import errno
 import fcntl
 import functools
-import glob
 import hashlib
 import io
 import json
 import os
+import re
 import shutil
-import tempfile
+import stat
 import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -132,22 +132,43 @@ def check_output_folder(out: str | os.PathLike[str], kind: OutputKind) -> Path:
     return path
 
 
-def check_output_file(path: str | os.PathLike[str], option: str) -> Path:
+def check_output_file(path: str | os.PathLike[str], option: str,
+                      recognise: Callable[[Path], object] | None = None) -> Path:
     """``path`` if one file can be written there atomically (JUnit XML, a JSON report, an
-    HTML page): not a folder, not a special file, and its nearest existing parent a folder
-    this process can create files in (probed with a file created and removed at once).
-    BadInput naming ``option`` otherwise. Checked before any work."""
+    HTML page, a candidate): not a folder, not a special file, and its nearest existing
+    parent a folder this process can create files in (probed with a file created and
+    removed at once; missing folders between are created by the writer). With
+    ``recognise`` (the output-file rule for files the harness names itself, e.g. a
+    candidate's .npz beside its manifest): an existing file is replaced only if
+    ``recognise(path)`` accepts it as one the harness wrote. BadInput naming ``option``
+    otherwise. Checked before any work."""
     p = Path(path)
     shown = f"{option} {path}"
     if p.is_dir():
         raise BadInput(shown, "is a folder; name a file")
     if os.path.lexists(p) and not p.is_file():
         raise BadInput(shown, "exists and is not a regular file")
+    if os.path.lexists(p) and p.is_symlink():
+        raise BadInput(shown, "is a symbolic link the harness does not write; refusing to "
+                              "replace it")
+    if recognise is not None and os.path.lexists(p):
+        try:
+            recognise(p)
+        except BadInput as e:
+            raise BadInput(shown, f"exists and is not a file the harness wrote "
+                                  f"({_short(e.problem)}); refusing to replace it; remove it "
+                                  "or choose another name")
+        except Exception as e:  # any failure to recognise it: not ours, refuse
+            raise BadInput(shown, f"exists and is not a file the harness wrote "
+                                  f"({_short(f'{type(e).__name__}: {e}')}); refusing to "
+                                  "replace it; remove it or choose another name")
     parent = Path(os.path.abspath(p)).parent
     while not os.path.lexists(parent):
         parent = parent.parent
     if not parent.is_dir():
         raise BadInput(shown, f"{parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(shown, f"cannot write in {parent} (no write permission)")
     probe = parent / f".{p.name}.tmp-{os.getpid()}-probe"
     try:
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -175,10 +196,24 @@ def _lock(path: Path, shown: str) -> int:
         raise BadInput(shown, f"cannot create its parent folder ({e.strerror or e})")
     lock = path.parent / f".{path.name}.lock"
     while True:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        created = False
+        try:  # ours if this run creates it, or if it holds the harness's own lock text
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC |
+                         os.O_NOFOLLOW, 0o666)
+            created = True
+        except FileExistsError:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except FileNotFoundError:
+                continue  # removed by its holder meanwhile: try again
+            except OSError as e:
+                raise BadInput(shown, f"{lock.name} exists and cannot be used as the "
+                                      f"harness's lock ({e.strerror or e}); remove it")
         except OSError as e:
             raise BadInput(shown, f"cannot write there ({e.strerror or e})")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise BadInput(shown, f"{lock.name} exists and is not a regular file; remove it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -192,16 +227,32 @@ def _lock(path: Path, shown: str) -> int:
             held = (st.st_ino, st.st_dev) == (os.fstat(fd).st_ino, os.fstat(fd).st_dev)
         except FileNotFoundError:
             held = False
-        if held:
-            return fd
-        os.close(fd)
+        if not held:
+            os.close(fd)
+            continue
+        if created:
+            os.write(fd, _LOCK_TEXT)
+        else:  # a file of that name: removed afterwards only if it is a harness lock
+            created = os.pread(fd, len(_LOCK_TEXT) + 1, 0) == _LOCK_TEXT
+        _OWN_LOCK[fd] = created
+        return fd
+
+
+_LOCK_TEXT = b"harness output lock\n"  # what a lock file the harness creates holds
+_OWN_LOCK: dict[int, bool] = {}  # lock fd -> the lock file is the harness's (removed after)
 
 
 def _unlock(path: Path, fd: int) -> None:
-    try:
-        os.unlink(path.parent / f".{path.name}.lock")
-    except OSError:
-        pass
+    """Release the lock; remove ``.NAME.lock`` only if the harness created it (a user's
+    file of that name is left as it was)."""
+    lock = path.parent / f".{path.name}.lock"
+    if _OWN_LOCK.pop(fd, False):
+        try:
+            st = os.stat(lock, follow_symlinks=False)
+            if (st.st_ino, st.st_dev) == (os.fstat(fd).st_ino, os.fstat(fd).st_dev):
+                os.unlink(lock)
+        except OSError:
+            pass
     os.close(fd)
 
 
@@ -275,24 +326,38 @@ def _umask() -> int:
     return mask
 
 
+_TOKEN_HEX = 16  # hex digits of the random token in every temporary name the harness makes
+
+
+def _temp_name(target: Path, what: str) -> Path:
+    """``.NAME.tmp-PID-TOKEN`` (or ``.old-``) beside ``target``: the only names
+    ``_remove_stale_temps`` will ever delete (TOKEN: 16 random hex digits)."""
+    return target.with_name(f".{target.name}.{what}-{os.getpid()}-"
+                            f"{os.urandom(_TOKEN_HEX // 2).hex()}")
+
+
 def _remove_stale_temps(target: Path) -> None:
-    """Delete the temporary files and folders (``.NAME.tmp-PID-…``, ``.NAME.old-PID``) of
-    writers of ``target`` that were killed (their pid is gone)."""
-    name = glob.escape(target.name)
-    for p in list(target.parent.glob(f".{name}.tmp-*")) + \
-            list(target.parent.glob(f".{name}.old-*")):
-        try:
-            pid = int(p.name[len(target.name) + 6:].split("-", 1)[0])
-        except ValueError:
+    """Delete the temporary files and folders (``.NAME.tmp-PID-TOKEN``,
+    ``.NAME.old-PID-TOKEN``, exactly as ``_temp_name`` makes them) of writers of ``target``
+    that were killed (their pid is gone). Any other name is a user's and left alone."""
+    own = re.compile(rf"\.{re.escape(target.name)}\.(?:tmp|old)-(\d+)-[0-9a-f]{{{_TOKEN_HEX}}}")
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for ent in entries:
+        m = own.fullmatch(ent.name)
+        if m is None:
             continue
         try:
-            os.kill(pid, 0)
+            os.kill(int(m.group(1)), 0)
             continue  # alive (or not ours to judge)
         except ProcessLookupError:
             pass
-        except PermissionError:
+        except (PermissionError, OverflowError):
             continue
-        if p.is_dir() and not p.is_symlink():
+        p = Path(ent.path)
+        if ent.is_dir(follow_symlinks=False):
             shutil.rmtree(p, ignore_errors=True)
         else:
             try:
@@ -302,12 +367,13 @@ def _remove_stale_temps(target: Path) -> None:
 
 
 def temp_folder(out: Path) -> Path:
-    """A new empty folder ``.NAME.tmp-PID-…`` beside ``out`` (after removing those of dead
-    writers), with the permissions of a folder made under the process umask."""
+    """A new empty folder ``.NAME.tmp-PID-TOKEN`` beside ``out`` (after removing those of
+    dead writers), with the permissions of a folder made under the process umask."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp = _temp_name(out, "tmp")
+    os.mkdir(tmp, 0o700)
     os.chmod(tmp, 0o777 & ~_umask())
     return tmp
 
@@ -351,7 +417,7 @@ def swap_in(tmp: Path, out: Path, kind: OutputKind, shown: str | None = None) ->
                                   f"the old folder is now {kept}")
         shutil.rmtree(tmp)
     elif err in (errno.ENOSYS, errno.EINVAL):  # no renameat2: old kept until the new is in
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        old = _temp_name(out, "old")
         os.rename(out, old)
         os.rename(tmp, out)
         shutil.rmtree(old)
@@ -363,9 +429,8 @@ def swap_in(tmp: Path, out: Path, kind: OutputKind, shown: str | None = None) ->
 
 class SameAs:
     """A file of an output folder whose content is the file ``source`` (a large read-only
-    asset such as the reports' plotly.min.js): hard-linked to it when the filesystem
-    allows, so a survey of hundreds of bundles does not store it hundreds of times, else
-    copied."""
+    asset such as the reports' plotly.min.js), written as a copy of it: never a hard link,
+    so editing one report's copy cannot change the installed package or another report."""
 
     def __init__(self, source: str | os.PathLike[str]) -> None:
         self.source = Path(source)
@@ -373,13 +438,9 @@ class SameAs:
 
 def put_file(dest: Path, blob: bytes | SameAs) -> None:
     """Write ``blob`` (bytes, or SameAs) as the new file ``dest`` (flushed to disk)."""
-    if isinstance(blob, SameAs):
-        try:
-            os.link(blob.source, dest)
-            return
-        except OSError:  # another filesystem, or links not allowed: a copy
-            shutil.copyfile(blob.source, dest)
-            return
+    if isinstance(blob, SameAs):  # a copy, never a link: editing it changes nothing else
+        shutil.copyfile(blob.source, dest)
+        return
     with open(dest, "wb") as fh:
         fh.write(blob)
         fh.flush()
@@ -416,8 +477,9 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     dest = Path(path)
     if dest.is_dir():
         raise BadInput(str(dest), "is a folder; name a file")
+    dest.parent.mkdir(parents=True, exist_ok=True)  # checked before any work
     _remove_stale_temps(dest)
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    tmp = _temp_name(dest, "tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         with open(fd, "wb") as fh:

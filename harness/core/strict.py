@@ -380,3 +380,91 @@ def check_run_size(models: Iterable[Any], n_engines: int, samples: int,
                                           f"would allocate about {_human(total)} of arrays, "
                                           f"over the {_human(MAX_RUN_ARRAY_BYTES)} limit "
                                           "(fewer --samples, or fewer models per run)")
+
+
+# ----- numbers a user gives a command ------------------------------------------------------
+# Each bound is what the harness supports, with its reason; outside it a command refuses
+# in one line before any work (``bounded``).
+MAX_WORKERS = 64
+"""--workers of a sweep or batch: each worker is a process of its own that loads the
+engines (about 4 MB at start, hundreds of MB once it runs a case), so 1000 workers took
+4 GB within 5 s; 64 is far more processes than the cores a machine running the harness
+has, and more than that only queues the cases."""
+MAX_CANDIDATE_KNOTS = 1_000_000
+"""Knots of a replay candidate: every knot becomes rows of the replay's arrays in every
+engine (several times over: the run, its refined repeat, the observer), so a million
+knots is already several GB of evidence; a golf swing at 100 Hz has about 300."""
+MAX_CANDIDATE_DURATION_S = 600.0
+"""Duration [s] of a replay candidate (last knot minus first): the replay integrates at
+its step (1 ms by default) in every engine and again refined, so 600 s is already about
+600,000 steps per engine and run; the fitted motions are seconds long."""
+MAX_CLUB_MASS_KG = 2.0
+"""A golf club's whole mass [kg] (--club-masses TOTAL): real clubs weigh 0.3–0.5 kg
+(weighted training clubs up to about 1.5 kg); a heavier "club" is no golf club, and its
+mass would outweigh the hands that hold it in the fit."""
+MAX_PENDULUM_P0 = 1.0e4
+"""The pendulum fit's initial guess of p = g/l [1/s²] (--p0): 1e4 is a 1 mm pendulum on
+Earth; beyond it the collocation's residuals overflow floating point (1e300 did)."""
+
+
+def bounded(value: object, option: str, low: float, high: float, reason: str,
+            *, integer: bool = False, low_open: bool = False) -> float:
+    """``value`` if it is a (finite) number within [low, high] (``low_open``: above low),
+    an integer when ``integer``; else BadInput naming ``option``, the range and ``reason``
+    (why the bound is there), raised before any work."""
+    ok_type = is_int(value) if integer else (
+        isinstance(value, (int, float)) and not isinstance(value, bool))
+    if not ok_type:
+        raise BadInput(option, f"must be {'an integer' if integer else 'a number'}, got "
+                               f"{value!r}")
+    v = float(cast(float, value))
+    inside = math.isfinite(v) and (v > low if low_open else v >= low) and v <= high
+    if not inside:
+        lo = f"above {low:g}" if low_open else f"at least {low:g}"
+        raise BadInput(option, f"{value!r} is out of range: {lo} and at most {high:g} "
+                               f"({reason})")
+    return v
+
+
+def referenced_file_problem(path: str | os.PathLike[str]) -> str:
+    """'' if ``path`` (a file a model file names, e.g. an .osim's ``file=``) is absent or a
+    regular file within MAX_MODEL_FILE_BYTES; else why it may not be handed to a library
+    that opens it by path (a FIFO would hang it, a device or a folder is no file).
+    Nothing is opened: lstat only, the link followed once."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        return f"cannot be inspected ({e.strerror or e})"
+    if stat.S_ISREG(st.st_mode):
+        return "" if st.st_size <= MAX_MODEL_FILE_BYTES else \
+            f"is {_human(st.st_size)}, over the {_human(MAX_MODEL_FILE_BYTES)} limit"
+    return ("is a folder" if stat.S_ISDIR(st.st_mode) else
+            "is a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+            "is a character device" if stat.S_ISCHR(st.st_mode) else
+            "is a block device" if stat.S_ISBLK(st.st_mode) else
+            "is a socket" if stat.S_ISSOCK(st.st_mode) else "is not a regular file") + \
+        "; only regular files are read"
+
+
+def check_workers(workers: object) -> int:
+    """--workers of a sweep or batch within 1..MAX_WORKERS (its reason there)."""
+    return int(bounded(workers, "--workers", 1, MAX_WORKERS, f"at most {MAX_WORKERS} worker "
+                       "processes: each loads the engines, so more only takes memory and "
+                       "queues the cases", integer=True))
+
+
+def candidate_size_problem(n_knots: int | None = None, duration_s: float | None = None) -> str:
+    """'' if a replay candidate of ``n_knots`` knots spanning ``duration_s`` [s] is within
+    MAX_CANDIDATE_KNOTS and MAX_CANDIDATE_DURATION_S (their reasons there), else a one-line
+    reason; checked before any engine runs (the knots from the manifest's shapes, before
+    the arrays are read)."""
+    if n_knots is not None and n_knots > MAX_CANDIDATE_KNOTS:
+        return (f"{n_knots} knots: the harness replays at most {MAX_CANDIDATE_KNOTS:,} "
+                "(each knot is rows of arrays in every engine and run; harness/core/strict.py)")
+    if duration_s is not None and duration_s > MAX_CANDIDATE_DURATION_S:
+        return (f"lasts {duration_s:g} s: the harness replays at most "
+                f"{MAX_CANDIDATE_DURATION_S:g} s (about {MAX_CANDIDATE_DURATION_S * 1000:,.0f} "
+                "steps of 1 ms per engine and run; harness/core/strict.py)")
+    return ""

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
+from harness.core.strict import MAX_PENDULUM_P0, bounded
 from harness.fit import METHODS
 from harness.fit import charts as C
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
@@ -74,8 +75,9 @@ def run(problem: str, req: FitRequest) -> dict:
         if not 10 <= n <= 200000:
             raise BadInput("--n", f"must be between 10 and 200000 for pendulum, got {n}")
         p0 = 10.0 if p0 is None else p0
-        if not (np.isfinite(p0) and p0 > 0):
-            raise BadInput("--p0", f"must be a finite number > 0, got {p0}")
+        p0 = bounded(p0, "--p0", 0.0, MAX_PENDULUM_P0, "the pendulum's p = g/l [1/s²]; "
+                     f"{MAX_PENDULUM_P0:g} is a 1 mm pendulum, beyond it the fit overflows",
+                     low_open=True)
         t, x_true, ym = P.pendulum_data(n, seed)
         coll = P.pendulum_collocator(ym, p0, method=method)
         truth = {"p": P.PENDULUM_TRUE_P}

@@ -17,6 +17,13 @@ calls ``require()`` first.
 """
 from __future__ import annotations
 
+import ctypes
+import logging
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 
 from harness.core.errors import EngineUnavailable
@@ -48,3 +55,42 @@ class Binding:
         """EngineUnavailable(engine, the import error) when the binding did not import."""
         if self.error is not None:
             raise EngineUnavailable(self.engine, str(self.error))  # the reason as text
+
+
+_LEVEL_TAG = re.compile(r"\[(\w+)\]\s*")  # "[warning] " of a native logger's line
+
+
+@contextmanager
+def console_as_warnings(source: str) -> Iterator[None]:
+    """What a binding's native code prints on stdout inside the block (OpenSim's console
+    logger: "[warning] Body 'x' is massless …") becomes Python logging warnings of the
+    logger ``source``, one per line: the command then shows each once with its count at
+    the end, and ``--quiet`` only their number, instead of raw lines on the terminal.
+    The output is held in an anonymous in-memory file; stdout is restored whatever
+    happens."""
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    libc.fflush(None)
+    saved = os.dup(1)
+    held = os.memfd_create("harness-native-console", os.MFD_CLOEXEC)
+    text = ""
+    try:
+        os.dup2(held, 1)
+        try:
+            yield
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.lseek(held, 0, os.SEEK_SET)
+            chunks = []
+            while chunk := os.read(held, 1 << 16):
+                chunks.append(chunk)
+            text = b"".join(chunks).decode("utf-8", "replace")
+    finally:
+        os.close(saved)
+        os.close(held)
+    log = logging.getLogger(source)
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            log.warning(_LEVEL_TAG.sub("", line, count=1) if line.startswith("[") else line)

@@ -86,11 +86,12 @@ from numpy.typing import ArrayLike, NDArray
 from harness.core.conventions import Layout
 from harness.core.errors import BadInput
 from harness.core.io import array_sha256 as digest
-from harness.core.io import write_bytes_atomic
+from harness.core.io import check_output_file, write_bytes_atomic
 from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_MODEL_FILE_BYTES,
     MAX_NPZ_FILE_BYTES,
+    candidate_size_problem,
     holds_warnings,
     is_int,
     loads_json,
@@ -554,6 +555,9 @@ def load(path: str | os.PathLike[str]) -> Candidate:
         if entries[k]["shape"] != want[k]:
             raise BadInput(where, f"array {k}: shape {entries[k]['shape']}, expected "
                                   f"{want[k]}".replace("'N'", "N"))
+    too_big = candidate_size_problem(n_knots=N)
+    if too_big:  # before the arrays file is opened
+        raise BadInput(where, too_big)
     afile = _string(where, "arrays_file", m["arrays_file"])
     if os.path.isabs(afile) or ".." in Path(afile).parts:
         raise BadInput(where, "arrays_file must be a file name next to the manifest")
@@ -630,7 +634,11 @@ def _events(where: str, evs: object, model: PreparedModel) -> tuple[Event, ...]:
 
 def _knots(where: str, t: _F, events: Sequence[Event], interp: str) -> None:
     """BadInput unless t is increasing, repeats a knot exactly at each event (and only
-    there) with the event strictly inside the grid, and each phase fits ``interp``."""
+    there) with the event strictly inside the grid, and each phase fits ``interp``; and
+    within the supported knots and duration (candidate_size_problem)."""
+    too_big = candidate_size_problem(t.size, float(t[-1] - t[0]) if t.size else 0.0)
+    if too_big:
+        raise BadInput(where, too_big)
     d = np.diff(t)
     if np.any(d < 0):
         raise BadInput(where, f"array t: not strictly increasing at index "
@@ -734,15 +742,50 @@ def _provenance(where: str, p: Any) -> dict[str, Any]:
     return dict(p)
 
 
+def _own_manifest(path: Path) -> dict[str, Any]:
+    """The candidate manifest at ``path`` if it is one (its schema); BadInput otherwise."""
+    m = loads_json(read_regular(path, "a candidate manifest", MAX_JSON_BYTES), str(path),
+                   "JSON candidate manifest")
+    if not isinstance(m, dict) or m.get("schema") != SCHEMA:
+        raise BadInput(str(path), "it is not a harness candidate manifest")
+    return m
+
+
+def _own_arrays(apath: Path) -> None:
+    """Accept ``apath`` only if the candidate manifest beside it names it and every array
+    in it has the hash that manifest records (so the harness provably wrote it)."""
+    mpath = apath.with_suffix(".json")
+    if not mpath.is_file():
+        raise BadInput(str(apath), f"no candidate manifest {mpath.name} beside it names it")
+    m = _own_manifest(mpath)
+    entries = m.get("arrays")
+    if m.get("arrays_file") != apath.name or not isinstance(entries, dict):
+        raise BadInput(str(apath), f"{mpath.name} does not name it as its arrays")
+    arrays = npz_arrays(read_regular(apath, "candidate arrays", MAX_NPZ_FILE_BYTES),
+                        str(apath))
+    if sorted(arrays) != sorted(entries) or any(
+            not isinstance(entries[k], dict) or digest(a) != entries[k].get("sha256")
+            for k, a in arrays.items()):
+        raise BadInput(str(apath), f"its arrays are not those {mpath.name} records")
+
+
+def check_save_target(path: str | os.PathLike[str], option: str = "--out") -> Path:
+    """The output-file rule for a candidate (``save``), checked before any work: PATH ends
+    in .json; PATH and the .npz beside it can be written, and each is replaced only if the
+    harness wrote it (a candidate manifest; arrays a manifest beside them names with their
+    hashes). BadInput naming ``option`` otherwise."""
+    path = Path(path)
+    if path.suffix != ".json":
+        raise BadInput(f"{option} {path}", "a candidate manifest must end in .json")
+    check_output_file(path, option, recognise=_own_manifest)
+    check_output_file(path.with_suffix(".npz"), option, recognise=_own_arrays)
+    return path
+
+
 def save(cand: Candidate, path: str | os.PathLike[str]) -> Path:
     """Write ``cand`` as PATH (manifest, .json) and PATH with suffix .npz (arrays), joints in
     canonical order. Both files are written to temporaries and renamed into place."""
-    path = Path(path)
-    if path.suffix != ".json":
-        raise BadInput(str(path), "a candidate manifest must end in .json")
-    if path.exists() and path.is_dir():
-        raise BadInput(str(path), "is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = check_save_target(path, "candidate")
     apath = path.with_suffix(".npz")
     arrays = {"q0": np.asarray(cand.q0, dtype=float), "v0": np.asarray(cand.v0, dtype=float),
               "t": np.asarray(cand.t, dtype=float), "tau": np.asarray(cand.tau, dtype=float)}
@@ -787,6 +830,9 @@ def from_arrays(model: PreparedModel, q0: ArrayLike, v0: ArrayLike, t: ArrayLike
     t, tau = np.asarray(t, dtype=float), np.asarray(tau, dtype=float)
     _check_array(where, "t", t, (t.size,))
     events = _events(where, [e.to_json() for e in events], model)
+    too_big = candidate_size_problem(n_knots=t.size)
+    if too_big:
+        raise BadInput(where, too_big)
     if t.size < 2 or not np.all(np.diff(t) >= 0):
         raise BadInput(where, "array t: needs at least 2 increasing knots")
     _knots(where, t, events, interpolation)

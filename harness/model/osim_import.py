@@ -40,7 +40,7 @@ import re
 
 from harness.core.errors import BadInput
 from harness.core.spec import FixtureSpec
-from harness.core.strict import MAX_BODIES, holds_warnings
+from harness.core.strict import MAX_BODIES, holds_warnings, referenced_file_problem
 from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
 
@@ -59,14 +59,47 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec
         raise BadInput(path, f"{bodies} <Body> elements: the harness supports at most "
                              f"{MAX_BODIES} bodies per model (harness/core/strict.py)")
 
+    ref_notes = _referenced_files(path, text)  # before OpenSim opens any of them
     reader = registry.adapter_class(registry.providing("osim_to_spec")[0])
     read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)
     spec, notes = read
+    notes = [*notes, *ref_notes]
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"OpenSim model {spec.name or '(unnamed)'} imported from "
                     f"{os.path.basename(path)}")
     return spec.validate(where=path), notes
+
+
+_FILE_ATTR = re.compile(rb"""<([A-Za-z_][\w.-]*)[^>]*?\sfile\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _referenced_files(path: str, text: bytes) -> list[str]:
+    """Notes on the files the .osim names with ``file=`` (OpenSim reads the element from
+    that file, relative to the .osim's folder). BadInput naming the .osim and the reference
+    if one is not a regular file (a FIFO would hang OpenSim's reader; a device, a folder
+    is no model file) or is over the model-file size limit. A missing file, or content
+    OpenSim cannot parse, is dropped by OpenSim without a message: said in a note."""
+    notes: list[str] = []
+    base = os.path.dirname(os.path.abspath(path))
+    for m in _FILE_ATTR.finditer(text):
+        element = m.group(1).decode("utf-8", "replace")
+        ref = (m.group(2) if m.group(2) is not None else m.group(3) or b"").decode(
+            "utf-8", "replace").strip()
+        if not ref:
+            continue
+        target = os.path.join(base, ref)
+        problem = referenced_file_problem(target)
+        if problem:
+            raise BadInput(path, f"<{element} file={ref!r}>: {target} {problem}")
+        if not os.path.exists(target):
+            notes.append(f"<{element} file={ref!r}>: {target} does not exist; OpenSim drops "
+                         "the reference without a message (the element keeps only what the "
+                         ".osim itself holds)")
+        else:
+            notes.append(f"<{element} file={ref!r}>: OpenSim reads this element from {target}; "
+                         "anything there it cannot parse is dropped without a message")
+    return notes
 
 
 def load_osim(path: str, floating: bool = False) -> FixtureSpec:

@@ -302,12 +302,15 @@ def _add_template_dir(folder: Path | None) -> None:
 def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine parity report",
            arrays: dict[str, Any] | None = None, baseline: Diff | None = None, *,
            stages: Sequence[StageView], in_headline: Callable[[Record], bool],
-           scripts: str = "file", progress: Callable[[str], None] | None = None) -> str:
-    """HTML of a bundle. ``stages``: a ``StageView`` per stage in report order (their
-    sections, notes and rules; this module names none); ``in_headline(record)``: whether a
-    row counts in the headline worst error; ``scripts``: ``"file"`` (plotly.min.js beside
-    the page, as in a bundle) or ``"inline"`` (a stand-alone file); ``progress(message)``:
-    one line per stage plotted."""
+           scripts: str = "file", progress: Callable[[str], None] | None = None,
+           unverified: Sequence[str] = ()) -> str:
+    """HTML of a bundle (``unverified``: the problems ``verify`` found in it; then it says
+    the bundle does not verify, and never shows the pass banner). ``stages``: a
+    ``StageView`` per stage in report order (their sections, notes and rules; this module
+    names none); ``in_headline(record)``: whether a row counts in the headline worst
+    error; ``scripts``: ``"file"`` (plotly.min.js beside the page, as in a bundle) or
+    ``"inline"`` (a stand-alone file); ``progress(message)``: one line per stage
+    plotted."""
     say = progress or (lambda msg: None)
     views = {v.name: v for v in stages}
     for v in stages:
@@ -353,7 +356,8 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
 
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
-        qualified=v.qualified, headline=v.headline, n_scored=v.n_scored,
+        qualified=v.qualified and not unverified, headline=v.headline, n_scored=v.n_scored,
+        unverified=list(unverified),
         stages=by_stage, fixtures=manifest["fixtures"], sections=sections,
         baseline=baseline, toc=toc, changed=changed, row_tag=row_tag,
         growth=GROWTH, floor=FLOOR,

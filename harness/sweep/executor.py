@@ -69,6 +69,7 @@ from multiprocessing.connection import wait as mp_wait
 from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import BadInput
+from harness.core.strict import check_workers
 from harness.model import registry
 
 if TYPE_CHECKING:
@@ -269,8 +270,7 @@ def run_sweep(run_case: Callable[[dict[str, Any]], dict[str, Any]],
         raise BadInput("--scheduler", "needs the dask backend")
     if workers is None:
         workers = max(1, os.cpu_count() or 1)
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
-        raise BadInput("--workers", f"must be an integer between 1 and 1024, got {workers!r}")
+    check_workers(workers)
     if not (isinstance(timeout_s, (int, float)) and timeout_s > 0 and math.isfinite(timeout_s)):
         raise BadInput("--timeout", f"must be a finite number of seconds > 0, got {timeout_s!r}")
     try:

@@ -56,6 +56,7 @@ from harness.capture import events as cap_events
 from harness.capture.ingest import ingest
 from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
+from harness.core.strict import MAX_CLUB_MASS_KG
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
 from harness.fit.schedules import mixture
@@ -734,6 +735,10 @@ def club_masses(given: str | Sequence[float] | None) -> tuple | None:
     if not 0.0 < m[1] < m[0]:
         raise BadInput("--club-masses", f"the head's mass must be positive and less than the "
                        f"whole club's, got {m[0]:g} kg and {m[1]:g} kg")
+    if m[0] > MAX_CLUB_MASS_KG:
+        raise BadInput("--club-masses", f"a whole club of {m[0]:g} kg: at most "
+                       f"{MAX_CLUB_MASS_KG:g} kg (golf clubs weigh 0.3–0.5 kg, weighted "
+                       "training clubs up to about 1.5 kg; harness/core/strict.py)")
     return m
 
 

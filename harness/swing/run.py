@@ -46,19 +46,31 @@ SUMMARY_KEYS = {"capture", "settings", "model", "window", "calibration", "ik", "
                 "ground", "summary"}
 
 
-def _recognise(path: Path):
-    """BadInput unless ``path`` is a swing's fit.json (the summary's fields, no others)."""
+_OPTIONAL_KEYS = {"replay", "study", "dimension", "activation", "shaft"}
+
+
+def recognise_summary(path: Path) -> None:
+    """BadInput unless ``path`` is a swing's fit.json as this harness writes it (the
+    summary's fields, no others: an unknown field such as a ``schema_version`` this
+    harness never wrote is refused, and named)."""
     doc = read_json(path)
-    if not isinstance(doc, dict) or not SUMMARY_KEYS <= set(doc) <= SUMMARY_KEYS | {
-            "replay", "study", "dimension", "activation", "shaft"}:
-        raise BadInput(str(path), "not a swing summary")
+    if not isinstance(doc, dict):
+        raise BadInput(str(path), "not a swing summary (not a JSON object)")
+    missing = sorted(SUMMARY_KEYS - set(doc))
+    unknown = sorted(set(doc) - SUMMARY_KEYS - _OPTIONAL_KEYS)
+    if missing or unknown:
+        version = f"schema_version {doc['schema_version']!r}, which this harness does not " \
+                  "write; " if "schema_version" in doc else ""
+        raise BadInput(str(path), f"not a swing summary this harness reads ({version}"
+                                  f"unknown fields {unknown}, missing {missing})")
+
 
 
 # what a swing output folder may hold (the output-folder rule, harness/core/io.py)
-FIT = OutputKind("a swing fit", "fit.json", _recognise,
+FIT = OutputKind("a swing fit", "fit.json", recognise_summary,
                  frozenset({"fit.json", "golfer.urdf", "candidate.json", "candidate.npz",
                             "trajectory.npz"}))
-OUTPUT = OutputKind("a swing output folder", "fit/fit.json", _recognise,
+OUTPUT = OutputKind("a swing output folder", "fit/fit.json", recognise_summary,
                     frozenset({"index.html", "plotly.min.js"}),
                     {"fit": FIT, "replay": evidence.OUTPUT})
 

@@ -298,10 +298,10 @@ def _dead_pid() -> int:
 
 def test_stale_temporaries_of_a_killed_swing_are_removed_on_the_next_run(tmp_path):
     out = tmp_path / "sw"
-    dead = tmp_path / f".sw.tmp-{_dead_pid()}-abc"
+    dead = tmp_path / f".sw.tmp-{_dead_pid()}-{'ab' * 8}"  # as the harness names them
     (dead / "fit").mkdir(parents=True)
     (dead / "fit" / "fit.json").write_text("{}")
-    live = tmp_path / f".sw.tmp-{os.getpid()}-abc"  # a writer still running: kept
+    live = tmp_path / f".sw.tmp-{os.getpid()}-{'ab' * 8}"  # a writer still running: kept
     live.mkdir()
     bad = tmp_path / "bad.c3d"
     bad.write_bytes(CAPTURE.read_bytes()[:600])
