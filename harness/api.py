@@ -766,7 +766,17 @@ def read_bundle(path: PathArg) -> evidence.Bundle:
 
 def verify(path: PathArg) -> list[str]:
     """Recompute every record of the bundle at ``path`` from its arrays; the list of
-    one-line problems (empty: the bundle is consistent)."""
+    one-line problems (empty: the bundle is consistent). A fit or sweep folder is bad
+    input that says what the folder is: verify checks evidence bundles only."""
+    folder = Path(path)
+    if not (folder / "manifest.json").exists():
+        for name, what in (("fit.json", "a fit bundle (harness fit)"),
+                           ("sweep.json", "a sweep folder (harness sweep)")):
+            if (folder / name).is_file():
+                raise BadInput(str(path), f"is {what}, not an evidence bundle: verify checks "
+                               "evidence bundles (manifest.json, records.json and arrays.npz "
+                               "of parity, qualify, diagnose or replay); harness report "
+                               f"{path} re-renders its page")
     return evidence.verify(path, evidence_hooks())
 
 

@@ -413,6 +413,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
                     **api.plain(fields)}
     for line in lines:
         print(line)
+    print(f"report: {Path(out) / 'index.html'}")
     return code
 
 

@@ -137,7 +137,7 @@ TABLE: dict[tuple[str, str], Tolerance] = {
     ("model_identity", "joint_axis"): Tolerance(_FLOOR, 1e-10, "Joint axis in world axes "
         "at neutral: products of parsed rotations, round-off only (~1e-16)."),
     ("model_identity", "joint_placement"): Tolerance(1e-15, 1e-10, "Joint frame at "
-        "neutral [m | rotation entries]: composed placements, round-off only; 1e-15 m "
+        "neutral [m or rotation entries]: composed placements, round-off only; 1e-15 m "
         "absorbs entries that are zero by structure."),
     ("model_identity", "joint_limits"): Tolerance(0.0, 1e-12, "Position limits: every "
         "parser reads the same decimal strings into doubles (MuJoCo converts degrees "
@@ -386,7 +386,7 @@ TABLE.update({
         "(another engine's frame positions at a known q): the solver stops at a relative "
         "cost decrease of 1e-10, which leaves coordinates within ~1e-8 (rad, m) of the "
         "truth on the golfer models; 1e-7 is a 10× margin and far below marker noise."),
-    ("capture", "ik_q_recovery"): Tolerance(1e-4, 0.0, "rad | m: coordinates recovered "
+    ("capture", "ik_q_recovery"): Tolerance(1e-4, 0.0, "rad or m: coordinates recovered "
         "by IK from exact markers. Marker residuals stop at ~1e-13 m; the 30-coordinate "
         "golfer maps them to coordinates through (JᵀJ)⁻¹Jᵀ, whose gain reaches ~1e8 on the "
         "short-lever joints (measured errors ≤ 1e-10 rad); 1e-4 still fails a wrong joint."),
@@ -657,7 +657,7 @@ TABLE.update({
         "spline), so they differ by 1e-12 s × |v| plus round-off (measured 1.4e-11 rad at "
         "|v| = 14 rad/s on the synthetic planar impact); 1e-9 rad fails any jump in "
         "position."),
-    ("swing", "spline_samples"): Tolerance(1e-9, 0.0, "rad | m: trajectory.npz's fitted "
+    ("swing", "spline_samples"): Tolerance(1e-9, 0.0, "rad or m: trajectory.npz's fitted "
         "coordinates at the frames against its pre-impact spline (knots, coefficients, "
         "degree) evaluated by SciPy's BSpline: the same B-spline, round-off only (measured "
         "0 on the quick driver swing, |q| ≤ 4 rad); 1e-9 fails a stored spline that is not "
@@ -976,7 +976,7 @@ TABLE.update({
         "row) have σ ~ 1e-16 σ_max; independent rows of the fixtures have σ ≥ 1e-2 σ_max, "
         "so the threshold sits seven orders from either."),
     ("constrained", "manifold"): Tolerance(1e-13, 0.0, "Gauss-Newton stop on ‖g(q)‖∞ "
-        "[m | rad] when sampling states on the constraint manifold: round-off of link "
+        "[m or rad] when sampling states on the constraint manifold: round-off of link "
         "lengths ~0.1-1 m is ~1e-16; 1e-13 is reached in ≤ 6 iterations from 0.3 rad away."),
     ("constrained", "constraint_jacobian"): Tolerance(_FLOOR, 1e-10, _EXACT),
     ("constrained", "constraint_drift"): Tolerance(_FLOOR, 1e-10, _EXACT + " J̇v is a "
@@ -986,7 +986,7 @@ TABLE.update({
         "multipliers are not comparable."),
     ("constrained", "constrained_vdot"): Tolerance(_FLOOR, 1e-10, _KKT),
     ("constrained", "constraint_multipliers"): Tolerance(_FLOOR, 1e-10, _KKT),
-    ("constrained", "constraint_residual"): Tolerance(1e-12, 0.0, "‖g(q)‖∞ [m | rad] of "
+    ("constrained", "constraint_residual"): Tolerance(1e-12, 0.0, "‖g(q)‖∞ [m or rad] of "
         "each engine at the sampled states (Gauss-Newton stops at 1e-13 in one engine; "
         "another engine's poses differ by ≤ 1e-15): 1e-12 absolute."),
     ("constrained", "constraint_velocity"): Tolerance(1e-11, 0.0, "‖J v‖∞ over the kept "
@@ -1038,7 +1038,7 @@ TABLE.update({
     ("constrained", "native_lambda"): Tolerance(_FLOOR, 1e-10, "As native_vdot, for the "
         "multipliers an exact native solver returns in the rows' own order and frame."),
     ("constrained", "rollout_projection"): Tolerance(1e-10, 0.0, "A constrained rollout "
-        "with position and velocity projection after every step: max ‖g‖∞ [m | rad] and "
+        "with position and velocity projection after every step: max ‖g‖∞ [m or rad] and "
         "‖J v‖∞ over the run stay at the projection's stopping point (Gauss-Newton to "
         "1e-13); 1e-10 absolute. Without stabilisation RK4's truncation error accumulates "
         "(≥ 1e-9 and growing over 0.5 s at dt 1e-2 on the fixtures)."),

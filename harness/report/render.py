@@ -339,7 +339,10 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
                  "title": sv.title or sv.name, "before_ladder": sv.before_ladder,
                  "summary_template": sv.summary_template}
                 for sv in stages if sv.section is not None and sv.section[1]]
-    changed = [f for f in manifest["fixtures"] if f["notes"]]
+    # a catalog fixture (source "fixture:NAME") is built from its spec, not read from a
+    # file: the report names its change but suggests no `harness diagnose` for it
+    changed = [{**f, "catalog": str(f["source"]).startswith("fixture:")}
+               for f in manifest["fixtures"] if f["notes"]]
     toc = [("baseline", "Changes since baseline")] if baseline else []
     toc += [("summary", "Summary")]
     if changed:

@@ -242,8 +242,8 @@ def drift_plot(fx: str, arrays: dict[str, NDArray[Any]]) -> str:
         return ""
     charts = []
     for col, (title, label, unit) in enumerate((
-            ("position drift ‖g(q)‖∞", "‖g(q)‖∞", "m | rad"),
-            ("velocity drift ‖J v‖∞", "‖J v‖∞", "m/s | rad/s"))):
+            ("position drift ‖g(q)‖∞", "‖g(q)‖∞", "m or rad"),
+            ("velocity drift ‖J v‖∞", "‖J v‖∞", "m/s or rad/s"))):
         fig = figures.Figure(f"{fx}: {title}", "time", "s", label, unit, ylog=True,
                              legend="below", height=340)
         for i, (mode, (t, d, eng)) in enumerate(runs.items()):

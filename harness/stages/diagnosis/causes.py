@@ -34,8 +34,8 @@ ALL = "without:all"
 QUANTITIES = ("mass_matrix", "bias_forces", "forward_dynamics", "inverse_dynamics")
 
 
-UNITS = {"mass_matrix": "kg·m² | kg", "bias_forces": "N·m | N",
-         "forward_dynamics": "rad/s² | m/s²", "inverse_dynamics": "N·m | N"}
+UNITS = {"mass_matrix": "kg·m² or kg", "bias_forces": "N·m or N",
+         "forward_dynamics": "rad/s² or m/s²", "inverse_dynamics": "N·m or N"}
 
 
 # cause key -> (title, what removing it means)

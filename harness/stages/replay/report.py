@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from harness.core import figures
 from harness.core.conventions import JointSlot, Layout
-from harness.core.records import Record
+from harness.core.records import Record, unit_of
 from harness.core.tolerances import lookup
 from harness.stages.replay.cases import NAME, array_key
 from harness.stages.replay.measures import (
@@ -54,7 +54,8 @@ def summary_line(scored: list[Record]) -> str:
     if not traj:
         return ""
     w = max(traj, key=lambda r: r.max_abs)
-    return f"replay: worst engine-pair trajectory error {w.max_abs:.3e} ({w.id})"
+    return (f"replay: worst engine-pair trajectory error {w.max_abs:.3e} "
+            f"{unit_of(NAME, 'trajectory')} ({w.id})")
 
 
 def report_context(manifest: dict[str, Any], records: list[Record],
@@ -136,7 +137,7 @@ def _coordinate_groups(layout, nq):
     (prismatic, a free root's position) and quaternions [–] (a free root's orientation,
     ball joints)."""
     if layout is None or layout.nq != nq:
-        return [("coordinates", "rad | m", [(f"q{j}", j) for j in range(nq)])]
+        return [("coordinates", "rad or m", [(f"q{j}", j) for j in range(nq)])]
     ang, lin, quat, other = [], [], [], []
     for sl in layout.slots:
         if sl.type == "revolute":
@@ -154,7 +155,7 @@ def _coordinate_groups(layout, nq):
             other += [(f"{sl.name} q[{i}]", sl.iq + i) for i in range(sl.nq)]
     return [g for g in (("joint angles", "rad", ang), ("positions", "m", lin),
                         ("orientation quaternions (free root, ball joints)", "–", quat),
-                        ("other coordinates", "rad | m", other)) if g[2]]
+                        ("other coordinates", "rad or m", other)) if g[2]]
 
 
 def _column(X, col):
@@ -197,7 +198,7 @@ def _case_context(name, info, recs, arrays):
     sel = _thin(t.size, *errs.values()) if errs else sel
     if pairs:
         fig = figures.Figure("pointwise error max|x_a − x_b| over the state", "time t − t0",
-                             "s", "error", "rad | m | rad/s | m/s", ylog=True, height=340)
+                             "s", "error", "rad, m, rad/s or m/s", ylog=True, height=340)
         for i, ((a_, b_), err) in enumerate(errs.items()):
             fig.line(trel[sel], err[sel], f"{a_}~{b_}", color_=figures.color(i))
         fig.hline(tol.atol, f"agreement band atol {tol.atol:g}")
@@ -309,12 +310,12 @@ def _convergence_charts(name, info, arrays) -> list:
     against the step h, and the speed–accuracy trade (error against wall time); log-log,
     one line per run and engine."""
     specs = (("state error max|x − x_ref| against the step", "step h", "s", "error",
-              "rad | m | rad/s | m/s"),
+              "rad, m, rad/s or m/s"),
              ("energy drift max|E − E0| against the step", "step h", "s", "drift", "J"),
              ("momentum drift max|L − L0| against the step", "step h", "s", "drift",
               "kg·m²/s"),
              ("speed–accuracy: state error against wall time", "wall time", "s", "error",
-              "rad | m | rad/s | m/s"))
+              "rad, m, rad/s or m/s"))
     figs = [figures.Figure(title, xl, xu, yl, yu, xlog=True, ylog=True, height=430,
                            legend="below") for title, xl, xu, yl, yu in specs]
     runs = [r for r, v in info["runs"].items() if v["kind"] == "convergence"]

@@ -167,6 +167,12 @@ def _split_timings(info) -> dict:
     return out
 
 
+def settings_text(settings: dict[str, Any]) -> str:
+    """A native run's settings as a progress line shows them: "integrator RK4 dt 0.001"
+    ("defaults" when there are none)."""
+    return " ".join(f"{k} {v}" for k, v in settings.items()) or "defaults"
+
+
 def merge_timings(info: dict, timings: dict | None) -> dict:
     """A copy of a manifest's replay section with the wall times put back (for the report)."""
     import copy
@@ -287,7 +293,7 @@ def _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
         try:
             settings, statement = a.native_describe(case.native_settings.get(e))
             refined = refine_native(settings, cand.t)
-            say(f"replay {name}: {e} native {settings}")
+            say(f"replay {name}: {e} native {settings_text(settings)}")
             t0 = time.perf_counter()
             Q, V = _native_phases(a, cand, controls, settings)
             t1 = time.perf_counter()
