@@ -32,10 +32,24 @@ def _records(bundle: Path) -> list:
     return json.loads((bundle / "records.json").read_text())
 
 
+# one body on a ball joint with armature: MuJoCo, Pinocchio, Crocoddyl and OpenSim hold it,
+# Drake's ball joint cannot carry rotor inertia and refuses the model
+BALL_ARMATURE = """<mujoco model="ball_armature">
+  <worldbody>
+    <body name="link" pos="0 0 1">
+      <joint name="shoulder" type="ball" armature="0.01"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05" mass="1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    """A folder of three catalog URDFs (two in a subfolder) and one broken URDF, each fixed
-    and floating, run as a batch on 2 Dask workers."""
+    """A folder of three catalog URDFs (two in a subfolder), an MJCF whose ball joint carries
+    armature (which Drake cannot hold) and one broken URDF, each fixed and floating, run as
+    a batch on 2 Dask workers."""
     d = tmp_path_factory.mktemp("batch")
     src = d / "models"
     (src / "arm").mkdir(parents=True)
@@ -43,6 +57,7 @@ def batch(tmp_path_factory):
     shutil.copy(GOLDEN / "double_pendulum.urdf", src / "arm" / "double_pendulum.urdf")
     shutil.copy(GOLDEN / "chain7.urdf", src / "arm" / "chain7.urdf")
     (src / "broken.urdf").write_text('<robot name="broken"><link name="a">\n')
+    (src / "ball_armature.xml").write_text(BALL_ARMATURE)
     (src / "package.xml").write_text("<package><name>not a model</name></package>\n")
     out, js = d / "survey", d / "survey.json"
     proc = run_cli("parity", "--batch", src, "--base", "both", "--workers", "2",
@@ -59,18 +74,25 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
     assert proc.returncode == 1 == doc["exit_code"] == summary["exit_code"]
     assert doc["qualified"] is False and summary["qualified"] is False
     rows = {r["slug"]: r for r in doc["rows"]}
-    names = ["arm__chain7", "arm__double_pendulum", "broken", "pendulum"]
+    names = ["arm__chain7", "arm__double_pendulum", "ball_armature", "broken", "pendulum"]
     assert sorted(rows) == sorted(names + [n + "@floating" for n in names])
-    for slug in ("broken", "broken@floating"):
+    # refused before any engine runs, one line each: the broken file; the two pendulums
+    # once they float (a massless base on one hinge turns about it without moving mass:
+    # M is singular); the MJCF once it floats (its ball joint already ties it to the world)
+    refused = {"broken": "malformed XML", "broken@floating": "malformed XML",
+               "pendulum@floating": "without moving any mass",
+               "arm__double_pendulum@floating": "without moving any mass",
+               "ball_armature@floating": "ball_armature.xml"}
+    for slug, why in refused.items():
         bad = rows[slug]
-        assert bad["status"] == "error" and bad["folder"] is None
-        assert "broken.urdf" in bad["error"] and "\n" not in bad["error"]
+        assert bad["status"] == "error" and bad["folder"] is None, slug
+        assert why in bad["error"] and "\n" not in bad["error"], bad["error"]
         assert not (out / "models" / slug).exists()
-    assert doc["counts"]["error"] == 2 and doc["counts"]["crashed"] == 0
+    assert doc["counts"]["error"] == len(refused) and doc["counts"]["crashed"] == 0
     assert sorted(p.name for p in (out / "models").iterdir()) == \
-        sorted(s for s in rows if not s.startswith("broken"))
-    # an engine that raises on a model: a failed row naming the first error record (MuJoCo
-    # refuses the double pendulum's massless base once it floats: mjMINVAL)
+        sorted(s for s in rows if s not in refused)
+    # an engine that raises on a model: a failed row naming the first error record (Drake
+    # refuses armature on a ball joint)
     engine_errors = []
     for slug, r in rows.items():
         if r["folder"] is None:
@@ -81,7 +103,8 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
             assert r["status"] == "failed" and r["error"].startswith(errs[0]["id"] + ": ")
         else:
             assert r["error"] == ""
-    assert "arm__double_pendulum@floating" in engine_errors
+    assert engine_errors == ["ball_armature"]
+    assert "drake" in rows["ball_armature"]["error"]
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "models", "survey.json"]
     assert [s["path"] for s in doc["input"]["skipped"]] == [str(src / "package.xml")]
     # the run names its backend, and prints a line per finished task
@@ -98,7 +121,7 @@ def test_error_cells_drop_the_path_and_fold_what_is_long(batch):
     """A row's error cell: every word of the error but the model's path (which the row's
     first column shows), at most ERROR_SHOWN characters before the fold; survey.json keeps
     the whole message. The broken URDF's row, and a long message made from it."""
-    import html as h
+    from markupsafe import escape
 
     from harness.batch.report import ERROR_SHOWN, error_cell
 
@@ -116,7 +139,7 @@ def test_error_cells_drop_the_path_and_fold_what_is_long(batch):
         assert whole.split() == [w for w in r["error"].split() if w != r["path"] + ":"]
         assert len(e["short"]) <= ERROR_SHOWN and bool(e["rest"]) == (len(whole) > ERROR_SHOWN)
         if r is not long:
-            assert h.escape(e["short"], quote=False) in page
+            assert str(escape(e["short"])) in page  # as Jinja escapes it (quotes too)
     assert error_cell(long)["rest"]
 
 
@@ -161,8 +184,9 @@ def test_survey_report_answers_first_and_links_every_bundle(batch):
     html = (out / "index.html").read_text()
     assert '<nav id="contents">' in html and 'id="provenance"' in html
     assert html.index('id="verdict"') < html.index('id="survey"')
-    c = json.loads((out / "survey.json").read_text())["counts"]
-    assert f"{c['qualified']} of 8 models qualified" in html
+    doc = json.loads((out / "survey.json").read_text())
+    c = doc["counts"]
+    assert f"{c['qualified']} of {len(doc['rows'])} models qualified" in html
     body = html[html.index('<table id="survey">'):]
     order = [body.index(f'id="row-{s}"') for s in ("broken", "pendulum")]
     assert order == sorted(order)  # the error row first
