@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from harness import api, cli
+from harness.core.strict import MAX_WORKERS
 from tests.conftest import ROOT, assert_close
 from tests.support import sweep_cases as sc
 
@@ -104,7 +105,7 @@ def test_unexpected_outcomes_exit_1_and_are_still_written(tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--workers", "0"], "--workers: must be an integer between 1 and 1024"),
+    (["--workers", "0"], f"--workers: 0 is out of range: at least 1 and at most {MAX_WORKERS}"),
     (["--backend", "local", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler: connects to"),
     (["--timeout", "-1"], "--timeout: must be a finite number"),
     (["--axes", "q0_rad,speed_mps"], "--axes: y axis 'speed_mps' is not an input"),
