@@ -26,6 +26,7 @@ class _Package(types.ModuleType):
 
     def __getattribute__(self, name: str) -> Any:
         if name in _API:
+            # the API loads on first use, so that `import harness` stays light
             from harness import api
 
             return getattr(api, name)

@@ -237,7 +237,10 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
     (``drop_springs``: an SDF's joint springs set aside, with a note)."""
+    # imported when used: a command's start does not load fixtures
     from fixtures import catalog
+
+    # imported when used: a command's start does not load harness.model.urdf_import
     from harness.model.urdf_import import load_urdf_with_notes
 
     models = []
@@ -261,11 +264,13 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     if drop_springs and not sdf:
         raise BadInput("--drop-springs", "applies to --sdf files only")
     for path in sdf:
+        # imported when used: a command's start does not load harness.model.sdf_import
         from harness.model.sdf_import import load_sdf_with_notes
 
         spec, notes = load_sdf_with_notes(path, floating, drop_springs)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     for path in osim:
+        # imported when used: a command's start does not load harness.model.osim_import
         from harness.model.osim_import import load_osim_with_notes
 
         spec, notes = load_osim_with_notes(path, floating)
@@ -347,6 +352,7 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
             contact.hand_over(cases[-1:] if len(cases) >= 2 and not as_is else [],
                               result.records)
         if as_is:  # why the engines disagree (stage "diagnosis")
+            # imported when used: a command's start does not load harness.stages.diagnosis
             from harness.stages.diagnosis import ablation
 
             # the models with an as_is_file are the as-is models (harness/model/as_is.py)
@@ -379,6 +385,7 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
                                  extra_files=extra, manifest=manifest)
     if junit:
+        # imported when used: a command's start does not load harness.evidence.junit
         from harness.evidence.junit import write_junit
 
         write_junit(junit, result.records, missing)
@@ -663,7 +670,10 @@ def qualify(profile: str = "ci", *, out: PathArg, samples: int | None = None,
             **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """Every catalog fixture through every stage of ``profile`` ("ci", or "full" with the
     opt-in derivatives and 100 samples), plus the qualification replay cases."""
+    # imported when used: a command's start does not load fixtures
     from fixtures import catalog
+
+    # imported when used: a command's start does not load harness.stages.replay.synth
     from harness.stages.replay.synth import qualify_cases
 
     if profile not in PROFILES:
@@ -717,7 +727,10 @@ def synth(fixture: str, out: PathArg, *, law: str | None = None, duration: float
           v0: Sequence[float] | None = None) -> tuple[Path, cd.Candidate]:
     """A candidate of a catalog fixture driven by a known control law, written to ``out``
     (.json + .npz); returns (path, candidate)."""
+    # imported when used: a command's start does not load fixtures
     from fixtures import catalog
+
+    # imported when used: a command's start does not load harness.stages.replay.synth
     from harness.stages.replay.synth import synthesize
 
     if fixture not in catalog.names():
@@ -809,6 +822,7 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
         check_output_file(out, "--out")
     folder = Path(bundle)
     if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
+        # imported when used: a command's start does not load harness.sweep.report
         from harness.sweep.report import rerender
 
         if baseline:
@@ -816,7 +830,10 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
         return rerender(folder, None if out is None else Path(out)), None
     target = Path(out) if out else folder / "index.html"
     if (folder / "fit.json").is_file() and not (folder / "manifest.json").exists():
+        # imported when used: a command's start does not load harness.fit
         from harness.fit import bundle as fit_bundle
+
+        # imported when used: a command's start does not load harness.report
         from harness.report import fit as fit_report
 
         if baseline:
@@ -939,7 +956,10 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
     over the grid axes ``knot_frames`` [frames per knot], ``w_effort`` [s⁴/rad²],
     ``w_smooth`` [s⁶/rad²], ``w_prior`` [–] (each a value, a comma-separated list, or
     None for the default axis)."""
+    # imported when used: a command's start does not load harness.fit
     from harness.fit import bundle as fit_bundle
+
+    # imported when used: a command's start does not load harness.report
     from harness.report import fit as fit_report
 
     # the --out rule checked before the fit, and the folder locked until it is written
@@ -957,7 +977,10 @@ def capture(path: PathArg, *, up: str = "auto",
             cutoff_hz: float | None = None) -> tuple[Capture, SwingEvents, dict[str, Any]]:
     """A C3D capture ingested (units, axes, gaps, rejected markers, optional low-pass) and
     its swing events; returns (capture, events, report dict)."""
+    # imported when used: a command's start does not load harness.capture
     from harness.capture import events as cap_events
+
+    # imported when used: a command's start does not load harness.capture.ingest
     from harness.capture.ingest import ingest
 
     cap = ingest(path, up=up, cutoff_hz=cutoff_hz)
@@ -987,6 +1010,7 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     or "auto" (inferred from the club's length measured at address), for the
     smash-factor band and the club's masses; ``club_masses``: a weighed club's (whole
     club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses."""
+    # imported when used: a command's start does not load harness.swing
     from harness.swing import run as swing_run
 
     def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
@@ -1008,7 +1032,10 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
+    # imported when used: a command's start does not load harness.model.osim_export
     from harness.model.osim_export import export_swing
+
+    # imported when used: a command's start does not load harness.swing
     from harness.swing import run as swing_run
 
     d = Path(swing_dir)
@@ -1043,6 +1070,7 @@ def sweep(name: str, *, out: PathArg, backend: str | None = None, workers: int |
           command_line: Sequence[str] | None = None) -> tuple[int, Path, dict[str, Any]]:
     """Run the named sweep (local processes or Dask) and write its folder; returns (exit
     code, path, sweep document)."""
+    # imported when used: a command's start does not load harness.sweep.report
     from harness.sweep.report import run_named_sweep
 
     if name not in SWEEPS:
@@ -1100,6 +1128,7 @@ def batch_parity_task(case: dict[str, Any]) -> dict[str, Any]:
     ``case`` (path, kind urdf|mjcf, floating, out, stages, samples, seed, engines,
     allow_missing, repair_inertia, command_line as JSON) writing its bundle to ``out``;
     returns the survey's JSON scalars (harness/batch/survey.py task_metrics_of_bundle)."""
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import survey
 
     model = [case["path"]]
@@ -1127,6 +1156,7 @@ def batch_swing_task(case: dict[str, Any]) -> dict[str, Any]:
     ``case`` (path, out, quick, up, cutoff_hz, replay, engines, allow_missing) writing its
     output folder to ``out``; returns the checks' counts, qualified and the survey's
     metrics (harness/batch/survey.py swing_metrics of the typed fit.json)."""
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import survey
 
     with _warning_counter() as seen:
@@ -1146,6 +1176,7 @@ def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float |
                   ) -> tuple[int | None, Callable[..., SweepResult], dict[str, Any]]:
     """(workers, execute, versions) of a batch: the Dask executor of harness/sweep/executor.py
     (a LocalCluster of ``workers``, or the cluster of ``scheduler``); BadInput first."""
+    # imported when used: a command's start does not load harness.sweep.executor
     from harness.sweep.executor import DEFAULT_TIMEOUT_S, run_sweep, versions
 
     if scheduler is None:
@@ -1183,6 +1214,7 @@ def _warm_workers(engines: str | Sequence[str] | None, scheduler: str | None,
     the engines: the workers then start with the engines imported, and those imports run
     beside this process's own. Nothing if the command's launcher started it already."""
     if scheduler is None:
+        # imported when used: a command's start does not load harness.sweep.executor
         from harness.sweep.executor import engine_preload, start_forkserver
 
         start_forkserver(engine_preload(engines, ("harness.api", *extra)))
@@ -1204,7 +1236,10 @@ def parity_batch(path: PathArg, *, out: PathArg = "reports/survey", base: str = 
     normal parity run into OUT/models/SLUG/, then OUT/survey.json and OUT/index.html, the
     whole folder swapped in atomically. Returns harness.batch.run.SurveyOutcome (exit code
     0 iff every model qualified). Bad input raises BadInput before anything is written."""
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import inputs, survey
+
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import run as batch_run
 
     batch = inputs.collect(path, "models", base)
@@ -1255,8 +1290,13 @@ def swing_batch(path: PathArg, *, out: PathArg, workers: int | None = None,
     list file, one Dask task each running the normal swing run into OUT/captures/SLUG/,
     then OUT/survey.json (captures × the swing summary's metrics) and OUT/index.html,
     swapped in atomically. Returns harness.batch.run.SurveyOutcome."""
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import inputs, survey
+
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import run as batch_run
+
+    # imported when used: a command's start does not load harness.swing
     from harness.swing import run as swing_run
 
     batch = inputs.collect(path, "captures")

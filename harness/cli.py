@@ -447,6 +447,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 # ----- batches (harness/batch/) ----------------------------------------------------------------
 def _batch_done(args, o) -> int:
+    # imported when used: a command's start does not load harness.batch
     from harness.batch import run as batch_run
 
     args.summary = batch_run.summary(o)

@@ -63,7 +63,11 @@ def run(problem: str, req: FitRequest) -> dict:
     section and the ``study_*`` arrays (harness/fit/resolution.py)."""
     # start-up cost: the CLI's start imports this module; these load collocation, scipy.sparse
     from harness.fit import problems as P
+
+    # imported when used: a command's start does not load harness.fit
     from harness.fit import resolution
+
+    # imported when used: a command's start does not load harness.fit.collocation
     from harness.fit.collocation import SPEED_OPTIONS
 
     method, n, seed, p0, process_noise = (req.method, req.n, req.seed, req.p0,

@@ -247,6 +247,7 @@ def load_as_is(path: str, floating: bool = False,
     """The model at ``path`` (URDF or MJCF) for as-is loading by every engine; an
     ``engine_files`` {engine: path} entry gives that engine its own file instead (e.g. the
     MJCF a user keeps for MuJoCo next to the URDF the others read). BadInput on error."""
+    # imported when used: a command's start does not load harness.model.urdf_import
     from harness.model.urdf_import import load_urdf_with_notes
 
     path = str(path)

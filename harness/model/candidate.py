@@ -421,6 +421,7 @@ def _string(where: str, what: str, x: object) -> str:
 
 
 def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
+    # imported when used: a command's start does not load fixtures
     from fixtures import catalog
 
     if not isinstance(ref, dict) or "kind" not in ref:
@@ -451,6 +452,7 @@ def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
             raise BadInput(where, f"model file {path}: sha256 {sha[:12]}… differs from the "
                                   f"candidate's {str(ref['sha256'])[:12]}…")
         if kind == "urdf":
+            # imported when used: a command's start does not load harness.model.urdf_import
             from harness.model.urdf_import import load_urdf_with_notes
 
             spec, notes = load_urdf_with_notes(str(path), ref["floating"])

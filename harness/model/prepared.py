@@ -103,6 +103,7 @@ class PreparedModel:
 
 
 def prepare_fixture(name: str) -> PreparedModel:
+    # imported when used: a command's start does not load fixtures
     from fixtures import catalog
 
     spec = catalog.get(name)

@@ -352,6 +352,7 @@ def report_context(manifest: dict[str, Any], records: list[Record],
     """Per constraint fixture: pair rows, diagnostics, notes, native rows, drift plot."""
     if not any(r.stage == NAME for r in records):
         return []
+    # imported here: at the top it would close a cycle through harness/stages/__init__.py
     from harness.stages.constrained import rollout as constrained_rollout
 
     out = []
