@@ -33,6 +33,7 @@ def head_start(argv: list) -> bool:
         return False
     if _value(argv, "--batch") is None or _value(argv, "--scheduler") is not None:
         return False
+    # imported here, before the command's own imports: the forkserver's head start
     from harness.model import registry
     from harness.sweep.executor import engine_preload, start_forkserver
 
@@ -45,6 +46,7 @@ def head_start(argv: list) -> bool:
 
 def main() -> int:
     head_start(sys.argv[1:])
+    # imported after the head start, so the forkserver starts before the command's imports
     from harness.cli import main as cli_main
 
     return cli_main()
