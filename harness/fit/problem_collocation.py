@@ -39,9 +39,12 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.strict import MAX_PENDULUM_P0, bounded
-from harness.fit import METHODS
+from harness.fit import METHODS, resolution
 from harness.fit import charts as C
+from harness.fit import problems as P
+from harness.fit.collocation import SPEED_OPTIONS
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.validate import shooting_check
 from harness.model.prepared import prepare_fixture
 from harness.model.registry import ENGINES, adapter_class, probe
 
@@ -61,14 +64,8 @@ def run(problem: str, req: FitRequest) -> dict:
     """Generate ``problem``'s data ("pendulum" | "balance"), fit it, and return {"json":
     dict, "arrays": dict}. ``req.study_grid`` (pendulum only) adds fit.json's ``study``
     section and the ``study_*`` arrays (harness/fit/resolution.py)."""
-    # start-up cost: the CLI's start imports this module; these load collocation, scipy.sparse
-    from harness.fit import problems as P
 
-    # imported when used: a command's start does not load harness.fit
-    from harness.fit import resolution
 
-    # imported when used: a command's start does not load harness.fit.collocation
-    from harness.fit.collocation import SPEED_OPTIONS
 
     method, n, seed, p0, process_noise = (req.method, req.n, req.seed, req.p0,
                                           req.process_noise)
@@ -314,7 +311,6 @@ def shooting_summary(dyn: ImplicitDynamics, t: NDArray[np.float64], res: FitResu
     states, controls and parameters integrated by DOP853 interval by interval (the
     multiple-shooting defects) and over the whole window (harness/fit/validate.py); per
     state max |·| and RMS in the state's unit."""
-    from harness.fit.validate import shooting_check  # start-up cost: scipy.integrate
 
     p = [res.params[k] for k in dyn.param_names]
     U = res.controls[0] if dyn.n_u else None

@@ -50,7 +50,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.integrate import solve_ivp
 
 from harness.core.errors import BadInput
 from harness.fit import problems as P
@@ -102,6 +101,9 @@ def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_
                          sigma: float = P.PENDULUM_SIGMA) -> tuple[NDArray[np.float64], ...]:
     """(t (N,) s, x_true (N, 2) [rad, rad/s], u_true (N,) rad/s², y (N,) rad): the
     benchmark pendulum driven by u_true, DOP853 (rtol = atol = 1e-12), seeded noise σ."""
+    from scipy.integrate import (
+        solve_ivp,  # on use: scipy.integrate adds ~60 ms to every command's start
+    )
     p = P.PENDULUM_TRUE_P
     t = h * np.arange(N)
     sol = solve_ivp(lambda tt, x: [x[1], -p * math.sin(x[0]) + float(true_control([tt])[0])],

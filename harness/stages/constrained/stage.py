@@ -47,6 +47,7 @@ from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter, HasConstrainedDynamics
 from harness.stages.constrained import constraints as C
+from harness.stages.constrained import rollout as constrained_rollout
 from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
 
 PERTURBATION = 0.3  # [rad | m] std of the perturbation of q_init before Gauss-Newton
@@ -247,8 +248,6 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
         records += _native_rows(model, adapters[e], e, terms[e], Q, V, TAU, arrays, labels,
                                 lkey, progress)
     # constrained rollouts (drift): reference engine
-    from harness.stages.constrained import rollout as constrained_rollout
-
     if ref_name in terms:
         records += constrained_rollout.stage_rows(model, ref, ref_name, Q[0], V[0], arrays)
     return records
@@ -352,9 +351,6 @@ def report_context(manifest: dict[str, Any], records: list[Record],
     """Per constraint fixture: pair rows, diagnostics, notes, native rows, drift plot."""
     if not any(r.stage == NAME for r in records):
         return []
-    # imported here: at the top it would close a cycle through harness/stages/__init__.py
-    from harness.stages.constrained import rollout as constrained_rollout
-
     out = []
     fixtures = [f["name"] for f in manifest["fixtures"]]
     for fx in fixtures:
