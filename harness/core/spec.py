@@ -51,10 +51,11 @@ def inertia_problem(I: NDArray[np.float64]) -> str:
     """'' if the 3x3 inertia [kg·m²] is physical (symmetric, PSD, triangle inequality),
     else a one-line description with its principal moments."""
     ev = np.linalg.eigvalsh(0.5 * (I + I.T))
-    tol = 1e-12 * max(1.0, ev.max())
+    margin = lookup("import", "inertia_physical")  # round-off of a physical tensor
+    tol = margin.atol * max(1.0, ev.max())
     if ev.min() < -tol:
         return f"inertia is not positive semi-definite (principal moments {ev.tolist()})"
-    if ev[0] + ev[1] < ev[2] - max(tol, 1e-9 * ev.max()):
+    if ev[0] + ev[1] < ev[2] - max(tol, margin.rtol * ev.max()):
         return f"inertia violates the triangle inequality (principal moments {ev.tolist()})"
     return ""
 
@@ -373,7 +374,8 @@ class FixtureSpec:
                 raise ValueError(f"body {b.name}: mass must be finite and >= 0, got {b.mass}")
             _vec(b.com, 3, f"body {b.name} com")
             inertia = np.array(_vec(b.inertia, 9, f"body {b.name} inertia")).reshape(3, 3)
-            if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
+            if np.abs(inertia - inertia.T).max() > lookup("import", "inertia_physical").atol \
+                    * max(1.0, np.abs(inertia).max()):
                 raise ValueError(f"body {b.name}: inertia is not symmetric")
             if b.mass == 0 and np.any(inertia):
                 bad_inertia.append(f"body {b.name}: mass is 0 but the inertia is not zero")

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.20"
+TABLE_VERSION = "2026.12.25"
+# 2026.12.25: no existing atol or rtol changed. New: import/inertia_physical (the round-off
+#   margin of the physical-inertia check, which was written inline in harness/core/spec.py
+#   with the same numbers).
 # 2026.12.20: no existing atol or rtol changed. New: dynamics/bias_forces_terms (h's
 #   absolute bound per state from the round-off of its own terms, m·λ·(|g| + λ·(Σ|v|)²),
 #   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
@@ -269,6 +272,14 @@ TABLE.update({
         "tensor (R I Rᵀ): one 3x3 product of ~0.01 kg·m² entries, round-off ~1e-18."),
     ("import", "axis"): Tolerance(1e-16, 0.0, "A non-unit URDF axis is normalised: one "
         "division, round-off ~1e-17."),
+    ("import", "inertia_physical"): Tolerance(1e-12, 1e-9, "How far a written inertia "
+        "[kg·m²] may fall outside the physical set before it is refused as non-physical: "
+        "a principal moment down to −atol·max(1, I_max) (files store tensors rounded to a "
+        "few digits, and a moment that is 0 by symmetry comes out of the eigen-decomposition "
+        "at ±1e-22..1e-17 on example-robot-data), and I₁ + I₂ down to I₃ − max(atol·max(1, "
+        "I_max), rtol·I_max) for the triangle inequality (thin rods written as I₁ + I₂ = I₃ to "
+        "their printed digits). A tensor within these is round-off of a physical one and is "
+        "kept as written; beyond them it is refused (or projected on request)."),
     ("import", "group_inertia_urdf"): Tolerance(1e-14, 0.0, "declared_group_inertias of "
         "a spec read back from its own URDF: parallel-axis sums of exact inputs."),
     ("import", "group_inertia_mjcf"): Tolerance(1e-12, 0.0, "A spec read back from MuJoCo's "

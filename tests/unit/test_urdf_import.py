@@ -432,3 +432,26 @@ def test_floating_massless_root_that_moves_no_mass_is_refused(tmp_path):
     tau = np.ones(pin.nv)
     assert measure(drake.forward_dynamics(q, v, tau)[None], pin.forward_dynamics(q, v, tau)[None],
                    lookup("dynamics", "forward_dynamics"))[3]
+
+
+def test_round_off_of_a_physical_inertia_is_kept_and_beyond_it_refused(tmp_path):
+    """A tensor that misses the physical set by its printed digits (a zero moment at
+    −2.5e-22 kg·m², a thin rod's I₁ + I₂ = I₃ a part in 1e12 short) loads as written; the
+    same tensors ten times beyond the table's margin are refused with their reason."""
+    m = lookup("import", "inertia_physical")
+    izz = 0.02  # I₁ = I₂ = 0.01: a rod's I₁ + I₂ = I₃
+    inside = {"zero_moment": f"{-m.atol / 4e9!r} 0 0 0.01 0 0.01",   # −2.5e-22
+              "rod": f"0.01 0 0 0.01 0 {izz * (1 + m.rtol / 10)!r}"}
+    beyond = {"zero_moment": (f"{-m.atol * 10!r} 0 0 0.01 0 0.01", "positive semi-definite"),
+              "rod": (f"0.01 0 0 0.01 0 {izz * (1 + m.rtol * 10)!r}", "triangle inequality")}
+    for case, inertia in inside.items():
+        path = _write(tmp_path, _urdf(_link("a") + _link("b", I=inertia),
+                                      _joint("j", "a", "b")), f"in_{case}.urdf")
+        spec = load_urdf(path)
+        got = next(b for b in spec.bodies if b.name == "b").inertia
+        ixx, _, _, iyy, _, izz_written = (float(x) for x in inertia.split())
+        assert np.reshape(got, (3, 3)).diagonal().tolist() == [ixx, iyy, izz_written], case
+    for case, (inertia, reason) in beyond.items():
+        path = _write(tmp_path, _urdf(_link("a") + _link("b", I=inertia),
+                                      _joint("j", "a", "b")), f"out_{case}.urdf")
+        assert_bad_input(load_urdf, path, reason)
