@@ -672,13 +672,13 @@ class PinocchioAdapter(AdapterBase):
 
     def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native rows (harness/stages/constrained/constraints.py NativeProblem):
-        forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ), and
-        constraintDynamics when every row is kept and every constraint is a point or weld
-        (v̇)."""
+        forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ; a joint
+        coupling's rows are the spec's constant e_f − m·e_l), and constraintDynamics when
+        every row is kept and every constraint is a point or weld (no coupling) (v̇)."""
         N, m = problem.keep.shape
         rows = None
-        if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
-                                                    for c in problem.spec.constraints):
+        if problem.whole_constraints_kept() and not problem.spec.couplings and all(
+                c.kind in ("point", "weld") for c in problem.spec.constraints):
             rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
         fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
         for k in range(N):

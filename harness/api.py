@@ -42,6 +42,7 @@ from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel, prepare_fixture
 from harness.report import render as report_render
 from harness.stages import BY_NAME, STAGES, in_headline, judged, runner
+from harness.stages.constrained import stage as constrained_stage
 from harness.stages.contact import stage as contact_stage
 from harness.stages.contact import suite as contact_suite_mod
 from harness.stages.diagnosis import summary as diagnosis_summary
@@ -166,6 +167,13 @@ def stage_summary_lines(records: Iterable[Record]) -> list[str]:
     (the judged rows with a relative error)."""
     return stage_list_mod.summary_lines([r for r in judged_records(records)
                                          if r.max_rel is not None])
+
+
+def coupling_summary_lines(o: Outcome) -> list[str]:
+    """The lines the command line prints when a model has coupled joints (URDF mimic, MJCF
+    joint equality) or joints an import froze: what they are and how stage 3 compared
+    them."""
+    return constrained_stage.coupling_summary_lines(o.manifest, o.records)
 
 
 def judge_records(records: Iterable[Record]) -> Verdict:
