@@ -132,7 +132,7 @@ def test_non_linear_polycoef_refused_in_one_line(model, tmp_path):
 
 def test_parity_prints_couplings_and_holds_them_natively(tmp_path):
     """The command line names the coupling and the five engines stage 3 compared it in;
-    the exact native solvers (Pinocchio's KKT on its rows, OpenSim's
+    the exact native solvers (Pinocchio's KKT on its rows and its mimic joints, OpenSim's
     CoordinateCouplerConstraint) pass against their own engine's KKT answer."""
     out = tmp_path / "p"
     proc = run_cli("parity", "--urdf", GRIPPER, "--out", out, "--samples", "3")
@@ -144,7 +144,7 @@ def test_parity_prints_couplings_and_holds_them_natively(tmp_path):
     rows = {r["id"]: r for r in json.loads((out / "records.json").read_text())}
     for a, b in itertools.combinations(ENGINES, 2):
         assert rows[f"mimic_gripper/constrained/constrained_vdot/{a}~{b}"]["status"] == "passed"
-    for who in ("pinocchio:forwardDynamics", "opensim:realizeAcceleration"):
+    for who in ("pinocchio:forwardDynamics", "pinocchio:mimic", "opensim:realizeAcceleration"):
         assert rows[f"mimic_gripper/constrained/native_vdot/{who}"]["status"] == "passed"
     for who in ("mujoco:equality", "drake:SAP"):  # soft laws: shown, never scored
         assert rows[f"mimic_gripper/constrained/native_vdot/{who}"]["status"] == \
