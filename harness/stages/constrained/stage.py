@@ -1,15 +1,19 @@
-"""Stage 3, constrained dynamics of holonomic loops (fixtures with ``spec.constraints``).
+"""Stage 3, constrained dynamics of holonomic loops and joint couplings (fixtures with
+``spec.constraints`` or ``spec.couplings``).
 
-Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py).
+Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py: the loop
+rows, then one row per joint coupling).
 
-States: q on the constraint manifold (Gauss–Newton from the fixture's q_init ⊕ a seeded
+States: q on the constraint manifold (Gauss–Newton from the fixture's q_init, or the
+neutral configuration when the only rows are couplings, ⊕ a seeded
 N(0, 0.3²) perturbation, halved up to 8 times when Gauss-Newton cannot close the loops
 from there, sample 0 unperturbed), v = a seeded random combination of an
 orthonormal basis of ker J, projected onto ker J_K of the kept rows, τ ~ N(0, 1);
 all computed with the *reference engine* (the first engine, in the run's order, whose
 frame poses and constraint terms work), named in the records' reasons.
 
-Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift),
+Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift;
+a coupling's row is the spec's constant e_f − m·e_l, J̇v = 0),
 M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own
 gives f = M · forward_dynamics(τ), its own free dynamics), the kept rows (redundancy,
 constraints.py independent_rows), and the KKT answer (v̇ (N, nv), λ (N, m), 0 on
