@@ -926,8 +926,8 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
     """What a staged run wrote: the bundle and report paths, the engines run (with their
     versions) and missing, the number of records in the bundle (diagnosis rows included;
     ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
-    trajectory error [the state's units] and, for a diagnosis, whether every difference is
-    explained."""
+    trajectory error [the state's units], for a diagnosis whether every difference is
+    explained, and the coupled or frozen joints' lines when there are any."""
     traj = [r for r in o.records if r.stage == replay_cases_mod.NAME
             and r.quantity == "trajectory" and r.max_abs is not None]
     d = {"bundle": str(o.path), "report": str(o.report), "n_records": len(o.records),
@@ -942,6 +942,9 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
                            "lines": s["lines"]} for s in sums]
     if isinstance(o, Diagnosis):
         d["explained"] = o.explained
+    couplings = coupling_summary_lines(o)
+    if couplings:  # the coupled and frozen joints, as the command line prints them
+        d["couplings"] = couplings
     return d
 
 

@@ -135,12 +135,15 @@ def test_parity_prints_couplings_and_holds_them_natively(tmp_path):
     the exact native solvers (Pinocchio's KKT on its rows and its mimic joints, OpenSim's
     CoordinateCouplerConstraint) pass against their own engine's KKT answer."""
     out = tmp_path / "p"
-    proc = run_cli("parity", "--urdf", GRIPPER, "--out", out, "--samples", "3")
+    proc = run_cli("parity", "--urdf", GRIPPER, "--out", out, "--samples", "3", "--json",
+                   tmp_path / "summary.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     follower, leader, mult, off = _file_mimic()
     line = (f"mimic_gripper: couplings: {follower} = {mult:g}·{leader} + {off:g} (compared "
             "in stage 3 through the KKT of 5 engines")
     assert line in proc.stdout, proc.stdout
+    printed = [x for x in proc.stdout.splitlines() if x.startswith(line)]
+    assert json.loads((tmp_path / "summary.json").read_text())["couplings"] == printed
     rows = {r["id"]: r for r in json.loads((out / "records.json").read_text())}
     for a, b in itertools.combinations(ENGINES, 2):
         assert rows[f"mimic_gripper/constrained/constrained_vdot/{a}~{b}"]["status"] == "passed"
