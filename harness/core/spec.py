@@ -556,7 +556,8 @@ class FixtureSpec:
             for role, name in (("follower", c.follower), ("leader", c.leader)):
                 j = joints.get(name)
                 if j is None:
-                    raise ValueError(f"coupling {c.follower}: unknown {role} joint {name!r}")
+                    raise ValueError(f"coupling {c.follower}: unknown {role} joint {name!r} "
+                                     "(name a joint of the model)")
                 if j.type not in COUPLED_TYPES:
                     raise ValueError(f"coupling {c.follower}: {role} joint {name} is "
                                      f"{j.type}; couplings join {' or '.join(COUPLED_TYPES)} "

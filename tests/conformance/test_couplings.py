@@ -4,6 +4,7 @@ independent reduced-coordinate solution, the native rows hold it, and the comman
 says which joints are coupled or frozen."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import xml.etree.ElementTree as ET
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from fixtures.export import to_mjcf
+from harness.core.errors import BadInput
 from harness.core.spec import Coupling
 from harness.model import registry
 from harness.model.mjcf_import import load_mjcf_with_notes
@@ -34,9 +36,9 @@ def _file_mimic() -> tuple[str, str, float, float]:
     raise AssertionError("the test gripper has no mimic joint")
 
 
-@pytest.fixture(scope="module")
-def model():
-    spec, _ = load_urdf_with_notes(str(GRIPPER))
+@pytest.fixture(scope="module", params=[False, True], ids=["fixed", "floating"])
+def model(request):
+    spec, _ = load_urdf_with_notes(str(GRIPPER), floating=request.param)
     return PreparedModel(spec, str(GRIPPER))
 
 
@@ -90,16 +92,18 @@ def test_kkt_matches_reduced_coordinates_of_another_engine(engine, model, adapte
     built here from the file (q = S q_r + const, q_r the free joints), M and h from the
     *next* engine's own API, D from the file's damping; against ``engine``'s KKT v̇."""
     follower, leader, mult, _ = _file_mimic()
-    names = model.layout.joint_names
-    free = [n for n in names if n != follower]
-    Smap = np.zeros((len(names), len(free)))
-    for c, n in enumerate(free):
-        Smap[names.index(n), c] = 1.0
-    Smap[names.index(follower), free.index(leader)] = mult
+    nv = model.layout.nv
+    fv, lv = model.layout.slot(follower).iv, model.layout.slot(leader).iv
+    free = [i for i in range(nv) if i != fv]  # the free root's six dofs too
+    Smap = np.zeros((nv, len(free)))
+    Smap[free, np.arange(len(free))] = 1.0
+    Smap[fv, free.index(lv)] = mult
     damping = {j.get("name"): float(j.find("dynamics").get("damping"))
                for j in ET.parse(GRIPPER).getroot().iter("joint")
                if j.find("dynamics") is not None}
-    D = np.array([damping.get(n, 0.0) for n in names])
+    D = np.zeros(nv)
+    for slot in model.layout.slots:
+        D[slot.iv:slot.iv + slot.nv] = damping.get(slot.name, 0.0)
     other = adapters[ENGINES[(ENGINES.index(engine) + 1) % len(ENGINES)]]
     Q, V, TAU = states
     for k in range(Q.shape[0]):
@@ -167,3 +171,41 @@ def test_parity_prints_a_frozen_mimic(tmp_path):
     proc = run_cli("parity", "--urdf", path, "--out", tmp_path / "p", "--samples", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "mimic_gripper: frozen: finger_joint2 (mimic of finger_joint1" in proc.stdout
+
+
+@pytest.mark.parametrize("coupling, expected", [
+    (Coupling("nope", "finger_joint1"), "coupling nope: unknown follower joint 'nope'"),
+    (Coupling("finger_joint2", "nope"), "coupling finger_joint2: unknown leader joint 'nope'"),
+    (Coupling("finger_joint2", "finger_joint2"), "a joint cannot follow itself"),
+    (Coupling("finger_joint2", "finger_joint1", float("nan")), "multiplier must be finite"),
+    (Coupling("finger_joint2", "finger_joint1", 1.0, float("inf")), "offset must be finite"),
+])
+def test_bad_couplings_are_one_line_bad_input(coupling, expected):
+    spec, _ = load_urdf_with_notes(str(GRIPPER))
+    bad = dataclasses.replace(spec, couplings=(coupling,))
+    with pytest.raises(BadInput) as e:
+        bad.validate()
+    assert "\n" not in str(e.value) and expected in e.value.problem, e.value.problem
+
+
+def test_a_joint_follows_one_leader_and_couplings_join_one_dof_joints():
+    spec, _ = load_urdf_with_notes(str(GRIPPER))
+    two = dataclasses.replace(spec, couplings=spec.couplings + (
+        Coupling("finger_joint2", "wrist"),))
+    with pytest.raises(BadInput, match="finger_joint2 follow more than one leader"):
+        two.validate()
+    joints = tuple(dataclasses.replace(j, type="continuous", lower=None, upper=None)
+                   if j.name == "wrist" else j for j in spec.joints)
+    cont = dataclasses.replace(spec, joints=joints,
+                               couplings=(Coupling("finger_joint2", "wrist"),))
+    with pytest.raises(BadInput, match="leader joint wrist is continuous"):
+        cont.validate()
+    assert spec.digest() != dataclasses.replace(spec, couplings=()).digest()
+
+
+def test_without_stage_3_the_coupling_is_said_not_compared(tmp_path):
+    proc = run_cli("parity", "--urdf", GRIPPER, "--out", tmp_path / "p", "--samples", "2",
+                   "--stages", "0,1,2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "mimic_gripper: couplings: finger_joint2 = 1.5·finger_joint1 + 0.002 (NOT " \
+           "compared: stage 3 did not run)" in proc.stdout, proc.stdout
