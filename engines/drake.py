@@ -1209,9 +1209,12 @@ class DrakeAdapter(AdapterBase):
 
     def native_constrained_law(self) -> str:
         """One-line statement of the SAP row's law (time step SAP_DT [s])."""
+        coupler = (", AddCouplerConstraint (joint coupling: gear ratio = multiplier, offset; "
+                   "joint limits act too)" if self.model.spec.couplings else "")
         return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), "
                 "DiscreteContactApproximation.kSap; "
-                "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
+                f"AddBallConstraint (point) / AddWeldConstraint (weld) between the frame "
+                f"bodies{coupler}; "
                 "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the "
                 "applied generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces "
                 "constraints at velocity level (no J̇v, a compliant regularisation): not the "
@@ -1226,7 +1229,13 @@ class DrakeAdapter(AdapterBase):
                 raise NotProvided(self.name, "native constrained dynamics",
                                   f"constraint {c.name}: Drake has no point-on-line constraint "
                                   "(ball and weld constraints only)")
-        cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+        if problem.spec.floating:
+            raise NotProvided(self.name, "native constrained dynamics", "the SAP row welds "
+                              "the root to the world: fixed-base models only")
+        cons: list[tuple[Any, ...]] = [(c.kind, c.frame_a, c.frame_b)
+                                       for c in problem.spec.constraints]
+        cons += [("coupling", k.follower, k.leader, k.multiplier, k.offset)
+                 for k in problem.spec.couplings]
         vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
         return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
                  "law": self.native_constrained_law()}]
@@ -1288,7 +1297,8 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays) of the
     DrakeAdapter ``adapter``'s model, run in a separate process (_sap_context); raises
     RuntimeError naming the exit signal if it crashes. ``constraints``: [(kind, frame_a,
-    frame_b)] with kind point or weld."""
+    frame_b)] with kind point or weld, and [("coupling", follower, leader, multiplier,
+    offset)]."""
     spec = adapter.model.spec
     Q = [np.asarray(q, dtype=float) for q in Q]
     V = [np.asarray(v, dtype=float) for v in V]
@@ -1368,7 +1378,13 @@ def _drake_sap_worker(payload, conn):
         _add_joint_springs(plant, payload["springs"])
         plant.mutable_gravity_field().set_gravity_vector(np.array(payload["gravity"]))
         plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
-        for kind, fa, fb in payload["constraints"]:
+        for kind, *args in payload["constraints"]:
+            if kind == "coupling":  # q_follower = ρ q_leader + Δq
+                f, lead, rho, dq = args
+                plant.AddCouplerConstraint(plant.GetJointByName(f), plant.GetJointByName(lead),
+                                           float(rho), float(dq))
+                continue
+            fa, fb = args
             A, B = plant.GetBodyByName(fa), plant.GetBodyByName(fb)
             if kind == "point":
                 plant.AddBallConstraint(A, np.zeros(3), B, np.zeros(3))

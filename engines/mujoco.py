@@ -1077,7 +1077,7 @@ class MujocoAdapter(AdapterBase):
         equality's solref/solimp and the time step (they set the constraint's softness)."""
         m, _ = self._native_eq_model()
         kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect",
-                 int(mujoco.mjtEq.mjEQ_WELD): "weld"}
+                 int(mujoco.mjtEq.mjEQ_WELD): "weld", int(mujoco.mjtEq.mjEQ_JOINT): "joint"}
         eqs = "; ".join(
             f"{kinds.get(int(m.eq_type[e]), int(m.eq_type[e]))} "
             f"{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or e}: solref "
@@ -1094,6 +1094,9 @@ class MujocoAdapter(AdapterBase):
         """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
         informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
         on a line)."""
+        if self._free is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "the equality row "
+                              "is built for fixed-base models only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",

@@ -307,7 +307,9 @@ def _renamed(spec, names: dict):
                      for j in spec.joints),
         frames=tuple(replace(f, name=n(f.name), body=n(f.body)) for f in spec.frames),
         constraints=tuple(replace(c, name=n(c.name), frame_a=n(c.frame_a),
-                                  frame_b=n(c.frame_b)) for c in spec.constraints))
+                                  frame_b=n(c.frame_b)) for c in spec.constraints),
+        couplings=tuple(replace(k, follower=n(k.follower), leader=n(k.leader))
+                        for k in spec.couplings))
 
 
 TRANSFER_MASS = 1e-9  # [relative] share of a parent's mass lent to a massless child
@@ -507,6 +509,15 @@ def _add_constraints(m, spec, bodies) -> None:
             raise ModelRejected("opensim", f"constraint {c.name}: kind {c.kind}")
         con.setName(c.name)
         m.addConstraint(con)
+    for k in spec.couplings:  # q_f = m q_l + c: a LinearFunction of the leader's coordinate
+        cc = osim.CoordinateCouplerConstraint()
+        cc.setName(f"{k.follower}__coupling")
+        names = osim.ArrayStr()
+        names.append(k.leader)
+        cc.setIndependentCoordinateNames(names)
+        cc.setDependentCoordinateName(k.follower)
+        cc.setFunction(osim.LinearFunction(float(k.multiplier), float(k.offset)))
+        m.addConstraint(cc)
 
 
 # ----- the adapter -----------------------------------------------------------------------------
@@ -1471,9 +1482,13 @@ class OpensimAdapter(AdapterBase):
                          for k in range(s.nv)], dtype=np.intp)
 
     def native_constrained_law(self) -> str:
-        kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}))
+        kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}
+                                 | ({"coupling"} if self._spec.couplings else set())))
+        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction; "
+                   if self._spec.couplings else "")
         return ("Simbody constraints built by OpenSim (point: PointConstraint = "
-                "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; here "
+                "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; "
+                f"{coupler}here "
                 f"{kinds}) with realizeAcceleration on the State (q, v set directly, τ as "
                 "CoordinateActuator controls through Model.setControls, damping by the "
                 "model's SpringGeneralizedForce): Simbody's own exact acceleration-level "

@@ -54,6 +54,7 @@ from harness.model.urdf_import import load_urdf_with_notes
 from harness.report import fit as fit_report
 from harness.report import render as report_render
 from harness.stages import BY_NAME, STAGES, in_headline, judged, runner
+from harness.stages.constrained import stage as constrained_stage
 from harness.stages.contact import stage as contact_stage
 from harness.stages.contact import suite as contact_suite_mod
 from harness.stages.diagnosis import ablation
@@ -189,6 +190,13 @@ def stage_summary_lines(records: Iterable[Record]) -> list[str]:
     (the judged rows with a relative error)."""
     return stage_list_mod.summary_lines([r for r in judged_records(records)
                                          if r.max_rel is not None])
+
+
+def coupling_summary_lines(o: Outcome) -> list[str]:
+    """The lines the command line prints when a model has coupled joints (URDF mimic, MJCF
+    joint equality) or joints an import froze: what they are and how stage 3 compared
+    them."""
+    return constrained_stage.coupling_summary_lines(o.manifest, o.records)
 
 
 def judge_records(records: Iterable[Record]) -> Verdict:
@@ -915,8 +923,8 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
     """What a staged run wrote: the bundle and report paths, the engines run (with their
     versions) and missing, the number of records in the bundle (diagnosis rows included;
     ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
-    trajectory error [the state's units] and, for a diagnosis, whether every difference is
-    explained."""
+    trajectory error [the state's units], for a diagnosis whether every difference is
+    explained, and the coupled or frozen joints' lines when there are any."""
     traj = [r for r in o.records if r.stage == replay_cases_mod.NAME
             and r.quantity == "trajectory" and r.max_abs is not None]
     d = {"bundle": str(o.path), "report": str(o.report), "n_records": len(o.records),
@@ -931,6 +939,9 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
                            "lines": s["lines"]} for s in sums]
     if isinstance(o, Diagnosis):
         d["explained"] = o.explained
+    couplings = coupling_summary_lines(o)
+    if couplings:  # the coupled and frozen joints, as the command line prints them
+        d["couplings"] = couplings
     return d
 
 

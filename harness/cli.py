@@ -153,6 +153,8 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
         print(v.headline)
     for line in api.stage_summary_lines(records):
         print(line)
+    for line in api.coupling_summary_lines(o):
+        print(line)
     first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
         if r.status in ("failed", "error", "not_scored", "unconverged"):

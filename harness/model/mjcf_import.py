@@ -56,6 +56,9 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   a note; ``torquescale`` and non-default ``solref``/``solimp`` shape only MuJoCo's soft
   solver (noted). The manifold is sampled from the first keyframe's qpos if there is
   one, else from qpos0 (``q_init``).
+* ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` between hinge or slide
+  joints → the joint coupling q1 = c1·q2 + c0 (``Coupling``, stage 3; floating models
+  too), noted; a non-linear polycoef or a missing joint2 is refused.
 * ``<tendon>`` without stiffness, damping, armature or frictionloss: set aside with one
   note (it does not enter M or h; its limits are constraints, not compared in stages
   0–2).
@@ -65,8 +68,9 @@ a free joint below the root or beside other joints in one body (MuJoCo's compile
 already refuses most of these), or with damping/armature/frictionloss; non-zero
 joint ``ref`` or ``frictionloss`` (on ball joints too); ``stiffness`` or ``springref``
 on a ball joint;
-a tendon with stiffness, damping, armature or frictionloss; an equality that is a joint
-coupling (``polycoef``), a tendon or flex coupling, or an equality on a floating model;
+a tendon with stiffness, damping, armature or frictionloss; a joint equality whose
+``polycoef`` is not linear (``c0 c1 0 0 0``) or that has no joint2, a tendon or flex
+coupling, or a connect/weld equality on a floating model;
 flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
 (``density``/``viscosity``); more than one body tree at ``<worldbody>``; an unnamed body
 or unnamed moving joint; a body named ``world_`` when the world body must be kept;
@@ -93,7 +97,15 @@ from harness.core.conventions import (
     quat_xyzw_to_matrix,
 )
 from harness.core.errors import BadInput
-from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, Joint
+from harness.core.spec import (
+    WORLD_BODY,
+    Body,
+    Constraint,
+    Coupling,
+    FixtureSpec,
+    Frame,
+    Joint,
+)
 from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
@@ -451,10 +463,39 @@ def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
 _DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
+def _joint_coupling(m: CompiledMjcf, e: int, ename: str, notes: list[str],
+                    bad: _Bad) -> Coupling:
+    """The Coupling q1 = c1·q2 + c0 [rad | m] of the compiled ``<equality><joint>`` ``e``
+    (``eq_data[0:5]`` = polycoef; every joint's qpos0 is 0: a non-zero ``ref`` is refused).
+    BadInput for a non-linear polycoef, a missing joint2 or a joint that is not a hinge or
+    slide."""
+    c = np.asarray(m.eq_data[e], dtype=float)[:5]
+    if np.any(c[2:] != 0.0):
+        raise bad(f"equality {ename}: polycoef {' '.join(f'{x:g}' for x in c)} is not linear "
+                  "(only a linear coupling, polycoef \"c0 c1 0 0 0\", is supported)")
+    ids = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
+    if ids[1] < 0:
+        raise bad(f"equality {ename}: a joint equality without joint2 holds joint1 at a "
+                  "constant: not supported")
+    for i in ids:
+        if m.joint_types[i] not in ("hinge", "slide"):
+            raise bad(f"equality {ename}: joint {m.names['joint'][i]} is "
+                      f"{m.joint_types[i]}; a coupling joins hinge or slide joints")
+    k = Coupling(m.names["joint"][ids[0]], m.names["joint"][ids[1]], float(c[1]), float(c[0]))
+    if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
+        notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
+                     "(the harness compares the exact coupling; MuJoCo's native row uses "
+                     "the defaults)")
+    notes.append(f"{k.note} (MJCF <equality><joint> {ename}; stage 3 holds the relation)")
+    return k
+
+
 def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_owner: str,
-                floating: bool, notes: list[str], bad: _Bad) -> list[Constraint]:
+                floating: bool, notes: list[str], bad: _Bad,
+                couplings: list[Coupling]) -> list[Constraint]:
     """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
-    (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
+    (stage 3 loops); frames they need are appended to ``frames`` [m, rad], joint
+    equalities to ``couplings`` (``_joint_coupling``, on floating models too).
 
     * connect between sites: a ``point`` constraint on the two sites (already frames);
       between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
@@ -464,8 +505,8 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
       orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
       (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
     * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
-    Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
-    equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
+    Refused (BadInput naming the element): tendon and flex equalities, non-linear joint
+    couplings. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
     solref/solimp only shape MuJoCo's soft solver: noted."""
     out: list[Constraint] = []
     taken = bodies | {f.name for f in frames}
@@ -474,13 +515,15 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
         ename = m.names["equality"][e] or f"equality_{e}"
         et = m.equality_types[e]
         kind = {"connect": "point", "weld": "weld"}
-        if et not in kind:
-            what = {"joint": "a joint coupling (polycoef)",
-                    "tendon": "a tendon coupling"}.get(et, "a flex equality")
+        if et not in kind and et != "joint":
+            what = {"tendon": "a tendon coupling"}.get(et, "a flex equality")
             raise bad(f"equality {ename} is {what}: not supported (connect and weld become "
-                      "loop constraints)")
+                      "loop constraints, joint a joint coupling)")
         if not m.eq_active0[e]:
             notes.append(f"equality {ename} is inactive: set aside")
+            continue
+        if et == "joint":
+            couplings.append(_joint_coupling(m, e, ename, notes, bad))
             continue
         if floating:
             raise bad(f"equality {ename}: loop constraints are supported on fixed-base "
@@ -549,11 +592,13 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False
                      "root body is not attached to it by an identity weld)")
     frames = _frames(m, bodies, is_floating, keep_world, notes)
     world_owner = WORLD_BODY if keep_world else bodies[0].name
+    couplings: list[Coupling] = []
     constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
-                              notes, bad)
+                              notes, bad, couplings)
     spec = FixtureSpec(name=m.model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
-                       source=path, constraints=tuple(constraints))
+                       source=path, constraints=tuple(constraints),
+                       couplings=tuple(couplings))
     if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
         spec = dataclasses.replace(spec, q_init=_q_init(m, spec, notes))
     return spec, notes

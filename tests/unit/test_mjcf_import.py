@@ -215,7 +215,7 @@ BAD = {
                     '<tendon><fixed name="t" damping="1"><joint joint="j" coef="1"/></fixed>'
                     '</tendon>'), "tendon t: damping is not supported"),
     "equality": (_one('<joint name="j"/>', '<equality><joint joint1="j"/></equality>'),
-                 "is a joint coupling (polycoef)"),
+                 "without joint2 holds joint1 at a constant"),
     "two_trees": (_one(world='<body name="other"><inertial pos="0 0 0" mass="1" '
                              'diaginertia="1 1 1"/></body>'), "more than one body tree"),
     "unnamed_body": ('<mujoco><worldbody><body><inertial pos="0 0 0" mass="1" '
