@@ -43,7 +43,8 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   a hinge/slide root cannot also be floating.
 * site → Frame (``site_pos``/``site_quat``); a site on the world body goes to the root
   (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
-  dropped with a note.
+  dropped with a note. A site named like a body (allowed in MJCF, whose sites and bodies
+  have separate names) is the frame ``<site>__site`` (noted), so both are compared.
 * gravity from ``<option>`` (0 if gravity is disabled). Actuators, sensors, geoms
   (beyond their contribution to inertia), contacts, cameras and lights are ignored.
 * ``<equality>`` ``connect`` → a ``point`` loop constraint, ``weld`` → a ``weld`` one
@@ -335,13 +336,19 @@ def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes:
 
 
 def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: bool,
-            notes: list[str]) -> list[Frame]:
-    """[Frame] of the compiled sites [m, rad]; a site on the world body goes to the root
-    (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
-    dropped with a note."""
+            notes: list[str]) -> tuple[list[Frame], list[str]]:
+    """([Frame] of the compiled sites [m, rad], the frame name of each site by site id, ""
+    for a dropped one). A site on the world body goes to the root (or ``world_``), or is
+    dropped with a note for a floating model; unnamed sites are dropped with a note. A site
+    named like a body (MJCF keeps sites and bodies apart; a spec's frames and bodies share
+    one namespace) is the frame ``<site>__site`` (``__site_2``, … if that is taken), with
+    a note: the user's name stays in the frame's name."""
     frames: list[Frame] = []
+    site_frames: list[str] = []
+    taken = {b.name for b in bodies}
     for s in range(m.count("site")):
         sname = m.names["site"][s]
+        site_frames.append("")
         if not sname:
             notes.append(f"site #{s} has no name: dropped")
             continue
@@ -354,8 +361,17 @@ def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: 
             owner = WORLD_BODY if keep_world else bodies[0].name
         else:
             owner = m.names["body"][b]
-        frames.append(Frame(sname, owner, _vec(m.site_pos[s]), _rpy(m.site_quat[s])))
-    return frames
+        fname = sname
+        if sname in taken:
+            fname, k = f"{sname}__site", 2
+            while fname in taken or fname in m.names["site"]:
+                fname, k = f"{sname}__site_{k}", k + 1
+            notes.append(f"site {sname} shares its name with a body: compared as frame "
+                         f"{fname} (on body {owner})")
+        taken.add(fname)
+        site_frames[-1] = fname
+        frames.append(Frame(fname, owner, _vec(m.site_pos[s]), _rpy(m.site_quat[s])))
+    return frames, site_frames
 
 
 def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str]) -> tuple[float, ...]:
@@ -451,12 +467,14 @@ def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
 _DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
-def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_owner: str,
-                floating: bool, notes: list[str], bad: _Bad) -> list[Constraint]:
+def _equalities(m: CompiledMjcf, frames: list[Frame], site_frames: list[str],
+                bodies: set[str], world_owner: str, floating: bool, notes: list[str],
+                bad: _Bad) -> list[Constraint]:
     """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
     (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
 
-    * connect between sites: a ``point`` constraint on the two sites (already frames);
+    * connect between sites: a ``point`` constraint on the two sites (already frames,
+      named by ``site_frames``);
       between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
       body2 at the compiled body2-side anchor (``eq_data[3:6]``, MuJoCo's own at qpos0).
     * weld between sites: ``weld`` on the two sites; between bodies: frame ``<name>__1``
@@ -494,8 +512,8 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
             notes.append(f"equality {ename}: torquescale {data[10]:g} shapes only MuJoCo's "
                          "soft solver (the exact weld holds both parts)")
         if m.equality_on_sites[e]:
-            ends = [m.names["site"][int(i)] for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
-            if not all(n in {f.name for f in frames} for n in ends):
+            ends = [site_frames[int(i)] for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
+            if not all(ends):
                 raise bad(f"equality {ename}: its sites must be named frames of the model")
             out.append(Constraint(ename, kind[et], ends[0], ends[1]))
             continue
@@ -547,10 +565,10 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False
         bodies.insert(0, Body(WORLD_BODY, 0.0))
         notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
                      "root body is not attached to it by an identity weld)")
-    frames = _frames(m, bodies, is_floating, keep_world, notes)
+    frames, site_frames = _frames(m, bodies, is_floating, keep_world, notes)
     world_owner = WORLD_BODY if keep_world else bodies[0].name
-    constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
-                              notes, bad)
+    constraints = _equalities(m, frames, site_frames, {b.name for b in bodies}, world_owner,
+                              is_floating, notes, bad)
     spec = FixtureSpec(name=m.model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
                        source=path, constraints=tuple(constraints))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engines.pinocchio import PinocchioAdapter
 from fixtures import catalog
 from fixtures.export import to_mjcf
 from harness.core.conventions import (
@@ -23,7 +24,7 @@ from harness.core.spec import WORLD_BODY
 from harness.core.tolerances import lookup
 from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
-from tests.conftest import assert_bad_input, tol_kw
+from tests.conftest import assert_bad_input, assert_close, tol_kw
 from tests.unit.test_urdf_import import _four_engine_parity
 
 # MuJoCo stores inertias as principal moments + a quaternion (an eigen-decomposition) and
@@ -261,3 +262,40 @@ def test_matrix_to_quat_helper_round_trips():
         R = _quat(*q)
         np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(R)), R, **rot)
         np.testing.assert_allclose(_quat(*matrix_to_quat_wxyz(R)), R, **rot)
+
+
+SITE_NAMED_LIKE_BODY = """<mujoco model="site_same_name">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="base">
+      <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <body name="arm" pos="0 0 -0.1">
+        <joint name="shoulder" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+        <site name="arm" pos="0 0 -0.4"/>
+        <site name="arm__site" pos="0 0 -0.3"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_site_named_like_its_body_is_a_frame_of_its_own(tmp_path):
+    """MJCF keeps site and body names apart: a site ``arm`` on body ``arm`` is the frame
+    ``arm__site_2`` here (``arm__site`` is another site's name), both sites are compared,
+    at the analytic poses p = (0, 0, -0.1) + Ry(q) (0, 0, -d) [m]."""
+    path = _write(tmp_path, SITE_NAMED_LIKE_BODY)
+    spec, notes = load_mjcf_with_notes(path)
+    frames = {f.name: f for f in spec.frames}
+    assert set(frames) == {"arm__site_2", "arm__site"}
+    assert frames["arm__site_2"].body == "arm"
+    assert any("site arm shares its name with a body" in n and "arm__site_2" in n
+               for n in notes)
+    model = PreparedModel(spec, path)
+    pin = PinocchioAdapter(model)
+    for q in (0.0, 0.7, -2.1):
+        for frame, d in (("arm__site_2", 0.4), ("arm__site", 0.3), ("arm", 0.0)):
+            want = np.r_[-d * np.sin(q), 0.0, -0.1 - d * np.cos(q), _ry(q).reshape(-1)]
+            assert_close(pin.frame_pose(np.array([q]), frame), want, "kinematics",
+                         "frame_pose", frame)
+    _four_engine_parity(model)
