@@ -7,6 +7,8 @@ import comparisons below look theirs up in the same table (group "import").
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -217,8 +219,18 @@ BAD = {
                     '</tendon>'), "tendon t: damping is not supported"),
     "equality": (_one('<joint name="j"/>', '<equality><joint joint1="j"/></equality>'),
                  "is a joint coupling (polycoef)"),
-    "two_trees": (_one(world='<body name="other"><inertial pos="0 0 0" mass="1" '
-                             'diaginertia="1 1 1"/></body>'), "more than one body tree"),
+    # several trees at worldbody are imported (test_forest_at_worldbody), but not two free
+    # ones: a floating model has one free root
+    "two_free_trees": (_one(world='<body name="o1"><freejoint/><inertial pos="0 0 0" '
+                                  'mass="1" diaginertia="1 1 1"/></body><body name="o2">'
+                                  '<freejoint/><inertial pos="0 0 0" mass="1" '
+                                  'diaginertia="1 1 1"/></body>', inner_b=""),
+                       "2 body trees at worldbody move (o1, o2)"),
+    "equality_on_set_aside_tree": (
+        _one(world='<body name="o1"><freejoint/><inertial pos="0 0 0" mass="1" '
+                   'diaginertia="1 1 1"/></body>', inner_b='<joint name="j"/>',
+             extra='<equality><connect body1="b" body2="o1" anchor="0 0 0"/></equality>'),
+        "body o1 is in a body tree set aside"),
     "unnamed_body": ('<mujoco><worldbody><body><inertial pos="0 0 0" mass="1" '
                      'diaginertia="1 1 1"/></body></worldbody></mujoco>', "has no name"),
     "unnamed_joint": (_one('<joint/>'), "has no name"),
@@ -299,3 +311,91 @@ def test_site_named_like_its_body_is_a_frame_of_its_own(tmp_path):
             assert_close(pin.frame_pose(np.array([q]), frame), want, "kinematics",
                          "frame_pose", frame)
     _four_engine_parity(model)
+
+
+FOREST = """<mujoco model="forest">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <site name="target" pos="0.5 0 0.2"/>
+    <body name="base" pos="0 0 0.5">
+      <inertial pos="0 0 0" mass="2" diaginertia="0.02 0.02 0.02"/>
+      <body name="link" pos="0 0 -0.1">
+        <joint name="j1" type="hinge" axis="1 0 0" damping="0.1"/>
+        <inertial pos="0 0.02 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+        <site name="tip" pos="0 0 -0.4"/>
+      </body>
+    </body>
+    <body name="table" pos="1 0 0.4" euler="0 0 0.3">
+      <inertial pos="0 0 0" mass="20" diaginertia="1 1 1"/>
+      <site name="table_top" pos="0 0 0.02"/>
+      <body name="leg" pos="0.4 0.4 -0.2">
+        <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      </body>
+    </body>
+    <body name="ball" pos="1 0 0.6">
+      <freejoint name="ball_free"/>
+      <inertial pos="0 0 0" mass="0.2" diaginertia="0.001 0.001 0.001"/>
+      <site name="ball_centre"/>
+    </body>
+    <body name="arm2" pos="0 1 0.5">
+      <joint name="k1" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.2" mass="1" diaginertia="0.01 0.01 0.002"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def _tree_alone(keep: str) -> str:
+    """FOREST with only the body tree whose root is ``keep``."""
+    text = FOREST.replace('<site name="target" pos="0.5 0 0.2"/>', "")
+    for root in ("base", "table", "ball", "arm2"):
+        if root != keep:
+            text = re.sub(rf'\n    <body name="{root}".*?\n    </body>', "", text, flags=re.S)
+    return text
+
+
+def test_forest_at_worldbody(tmp_path):
+    """A robot, a second arm, a static table and a free ball under <worldbody>: the two
+    arms and the table hang from world_, the ball is set aside with a note, its site
+    dropped; M and h of the forest are the block-diagonal assembly of each arm imported
+    alone (the table never moves), and the five engines agree on the forest."""
+    spec, notes = load_mjcf_with_notes(_write(tmp_path, FOREST))
+    assert spec.root == WORLD_BODY and not spec.floating
+    assert [b.name for b in spec.bodies] == [WORLD_BODY, "base", "link", "table", "leg",
+                                             "arm2"]
+    assert [j.name for j in spec.moving_joints()] == ["j1", "k1"]
+    assert sorted((f.name, f.body) for f in spec.frames) == [
+        ("table_top", "table"), ("target", WORLD_BODY), ("tip", "link")]
+    assert any("set aside (ball)" in n for n in notes)
+    assert any("site ball_centre" in n and "dropped" in n for n in notes)
+    model = PreparedModel(spec, "forest")
+    pin = PinocchioAdapter(model)
+    alone = [PinocchioAdapter(PreparedModel(load_mjcf(_write(tmp_path, _tree_alone(r),
+                                                             f"{r}.xml")), r))
+             for r in ("base", "arm2")]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, v = rng.uniform(-2, 2, 2), rng.normal(size=2)
+        M = np.zeros((2, 2))
+        h = np.zeros(2)
+        for i, a in enumerate(alone):
+            M[i, i] = a.mass_matrix(q[i:i + 1])[0, 0]
+            h[i] = a.bias_forces(q[i:i + 1], v[i:i + 1])[0]
+        assert_close(pin.mass_matrix(q), M, "dynamics", "mass_matrix", "forest")
+        assert_close(pin.bias_forces(q, v), h, "dynamics", "bias_forces", "forest")
+    _four_engine_parity(model)
+
+
+def test_forest_with_one_free_tree_is_the_floating_model(tmp_path):
+    """A free robot beside a static floor: the robot is the floating model, the floor set
+    aside with a note (a floating model has no world body)."""
+    text = ('<mujoco><worldbody><body name="floor" pos="0 0 -0.1"><inertial pos="0 0 0" '
+            'mass="100" diaginertia="1 1 1"/></body><body name="torso" pos="0 0 1">'
+            '<freejoint name="root"/><inertial pos="0 0 0" mass="5" diaginertia="0.1 0.1 '
+            '0.05"/><body name="leg" pos="0 0 -0.2"><joint name="hip" axis="0 1 0"/>'
+            '<inertial pos="0 0 -0.2" mass="2" diaginertia="0.03 0.03 0.005"/></body></body>'
+            '</worldbody></mujoco>')
+    spec, notes = load_mjcf_with_notes(_write(tmp_path, text))
+    assert spec.floating and [b.name for b in spec.bodies] == ["torso", "leg"]
+    assert any("set aside (floor)" in n for n in notes)
+    _four_engine_parity(PreparedModel(spec, "free forest"))
