@@ -341,6 +341,17 @@ def _donor_below(spec, body):
             return cur, p
 
 
+def _loan(spec: FixtureSpec, name: str):
+    """(donor body, point (3,) m in the donor's frame) of an exact loan to the massless
+    body ``name``, or None: its parent when its joint is revolute, continuous or ball (its
+    origin lies on the axis or centre), else ``_donor_below``."""
+    j = spec.parent_joint(name)
+    if j is not None and spec.body(j.parent).mass > 0 \
+            and j.type in ("revolute", "continuous", "ball"):
+        return j.parent, np.asarray(j.xyz, dtype=float)
+    return _donor_below(spec, name)
+
+
 def mass_loans(spec: FixtureSpec) -> list:
     """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
     build_model lends, the whole mass distribution kept.
@@ -352,22 +363,29 @@ def mass_loans(spec: FixtureSpec) -> list:
     point mass at the same place, a point that does not move relative to D whatever the
     joints between them do: D is B's parent when B's joint is revolute, continuous or ball
     (B's origin lies on its axis or centre), else the massive body below B reached through
-    such joints at zero offset and fixed joints (``_donor_below``). Every configuration has
-    the same mass distribution (M, h, v̇ unchanged up to round-off)."""
+    such joints at zero offset and fixed joints (``_donor_below``). When B itself has no
+    such donor (a slide joint above and below it: a planar root slide z, slide x, hinge y
+    in one MJCF body), the loan goes to B's massless children that have one, which then
+    follow B as massive bodies. Every configuration has the same mass distribution (M, h,
+    v̇ unchanged up to round-off)."""
     out = []
+    lent: set[str] = set()
     for j in spec.joints:
-        B, P = spec.body(j.child), spec.body(j.parent)
-        if (B.mass > 0 or not spec.children(B.name)
-                or any(spec.body(k.child).mass > 0 for k in spec.children(B.name))):
+        B = spec.body(j.child)
+        if (B.mass > 0 or B.name in lent or not spec.children(B.name)
+                or any(spec.body(k.child).mass > 0 or k.child in lent
+                       for k in spec.children(B.name))):
             continue
-        if P.mass > 0 and j.type in ("revolute", "continuous", "ball"):
-            donor = (P.name, np.asarray(j.xyz, dtype=float))
-        else:
-            donor = _donor_below(spec, B.name)
+        takers = [(B.name, _loan(spec, B.name))]
+        if takers[0][1] is None:  # its massless children instead, where they have a donor
+            takers = [(k.child, _loan(spec, k.child)) for k in spec.children(B.name)
+                      if k.type != "fixed"]
+        for b, donor in takers:
             if donor is None:
                 continue  # OpenSim refuses the model, naming the body
-        D = spec.body(donor[0])
-        out.append((B.name, D.name, donor[1], TRANSFER_MASS * D.mass))
+            D = spec.body(donor[0])
+            out.append((b, D.name, donor[1], TRANSFER_MASS * D.mass))
+            lent.add(b)
     return out
 
 
@@ -509,6 +527,31 @@ def _add_constraints(m, spec, bodies) -> None:
         m.addConstraint(con)
 
 
+def _massless_chain_rejected(spec: FixtureSpec, error: str) -> Exception:
+    """ModelRejected naming the user's joints for OpenSim's "terminal massless body" (a
+    chain of massless bodies no exact point-mass loan can reach: ``mass_loans``), else a
+    RuntimeError with OpenSim's own ``error``."""
+    found = re.search(r"terminal massless body \(/bodyset/([^)]+)\)", error)
+    names = {v: k for k, v in osim_names(spec).items()}
+    body = names.get(found.group(1), found.group(1)) if found else ""
+    if body not in {b.name for b in spec.bodies}:
+        return RuntimeError(error)
+    chain, b = [], body
+    while spec.body(b).mass == 0:
+        j = spec.parent_joint(b)
+        if j is None:
+            break
+        chain.insert(0, j)
+        b = j.parent
+    below = [k for k in spec.children(body) if spec.body(k.child).mass == 0]
+    chain += below[:1]
+    return ModelRejected("opensim", "joints " + ", ".join(
+        f"{j.name} ({j.type})" for j in chain if j.type != "fixed")
+        + ": a chain of joints with no mass between them that OpenSim's tree builder "
+          "refuses (each massless body needs a massive one right after it) and no exact "
+          "point-mass loan reaches (a slide joint above and below the massless body)")
+
+
 # ----- the adapter -----------------------------------------------------------------------------
 class OpensimAdapter(AdapterBase):
     """Canonical q (nq,), v (nv,), τ (nv,) [m, rad, m/s, rad/s, N, N·m] on a Simbody
@@ -549,7 +592,10 @@ class OpensimAdapter(AdapterBase):
         self._init_names()
         self._use_armature = _armature
         with console_as_warnings("opensim"):  # its log lines counted as warnings
-            self._m = build_model(self._spec, constraints=_constraints)
+            try:
+                self._m = build_model(self._spec, constraints=_constraints)
+            except RuntimeError as e:
+                raise _massless_chain_rejected(self._spec, str(e)) from None
             self._controller = None
             if _actuated:
                 self._add_actuators(_actuated)

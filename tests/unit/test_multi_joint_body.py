@@ -31,6 +31,7 @@ from harness.core.conventions import (
     quat_wxyz_to_xyzw,
     quat_xyzw_to_matrix,
 )
+from harness.core.errors import ModelRejected
 from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.registry import adapter_class
@@ -315,3 +316,57 @@ def test_a_urdf_with_massless_links_between_joints_reaches_mujoco(tmp_path):
     out = api.parity(urdf=[path], out=tmp_path / "b", samples=3, seed=4)
     bad = [r.id for r in out.records if r.status not in ("passed", "not_provided")]
     assert not bad and out.exit_code == 0, bad
+
+
+PLANAR_ROOT = """<mujoco model="planar_root">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="torso" pos="0 0 1.25">
+      <joint name="rootz" type="slide" axis="0 0 1"/>
+      <joint name="rootx" type="slide" axis="1 0 0"/>
+      <joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>
+      <inertial pos="0.02 0 0.05" mass="3.5" diaginertia="0.1 0.12 0.05"/>
+      <body name="thigh" pos="0 0 -0.2">
+        <joint name="hip" type="hinge" axis="0 -1 0"/>
+        <inertial pos="0 0 -0.2" mass="2" diaginertia="0.03 0.03 0.005"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_opensim_holds_a_planar_root_of_slides_and_a_hinge_in_one_body(tmp_path):
+    """slide z, slide x, hinge y in one MJCF body (the planar root of hopper-like models):
+    two massless chain bodies in a row, the first between two slides. OpenSim's tree
+    builder needs mass right after a massless body; the second gets an exact point-mass
+    loan from the torso (its hinge is at its origin), so OpenSim loads it, and its M, h,
+    forward and inverse dynamics equal MuJoCo's on the user's own file. Three slides in
+    a row (no exact loan) are refused naming the user's joints, not the harness's bodies."""
+    path = _write(tmp_path, PLANAR_ROOT)
+    model = PreparedModel(load_mjcf(path), path)
+    osim = adapter_class("opensim")(model)
+    m = mujoco.MjModel.from_xml_path(path)
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, v, tau = rng.uniform(-1, 1, 4), rng.normal(size=4), rng.normal(size=4)
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, v, tau
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        assert_close(osim.mass_matrix(q), M, "dynamics", "mass_matrix", "opensim")
+        assert_close(osim.bias_forces(q, v), d.qfrc_bias, "dynamics", "bias_forces",
+                     "opensim")
+        assert_close(osim.forward_dynamics(q, v, tau), d.qacc, "dynamics",
+                     "forward_dynamics", "opensim")
+    total = sum(float(g[0]) for g in osim.group_inertias().values())
+    assert_close(total, 5.5, "model_identity", "total_mass", "lent mass given back")
+    xyz = PLANAR_ROOT.replace('<joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>',
+                              '<joint name="rooty" type="slide" axis="0 1 0"/>'
+                              '<joint name="roll" type="hinge" axis="1 0 0"/>')
+    spec = load_mjcf(_write(tmp_path, xyz, "xyz.xml"))
+    with pytest.raises(ModelRejected) as e:
+        adapter_class("opensim")(PreparedModel(spec, "xyz"))
+    assert "joints rootz (prismatic), rootx (prismatic)" in str(e.value)
+    assert "__" not in str(e.value) and "\n" not in str(e.value)
