@@ -320,21 +320,24 @@ def _shift(d) -> np.ndarray:
     return float(d @ d) * np.eye(3) - np.outer(d, d)
 
 
-def _donor_below(spec, body):
+def _donor_below(spec, body, start=None):
     """(donor body, point (3,) m in its frame) or None: the first massive body reached
-    from the massless ``body`` down its single-child chain such that ``body``'s origin is a
-    fixed point of the donor — revolute, continuous or ball joints at zero offset while the
-    point is still at the origin, fixed joints anywhere."""
-    p, cur = np.zeros(3), body
+    from the massless ``body`` down its single-child chain such that the point ``start``
+    of ``body`` (its frame; default its origin) is a fixed point of the donor — revolute,
+    continuous or ball joints whose origin is the point (on the axis or centre), fixed
+    joints anywhere."""
+    p, cur = np.zeros(3) if start is None else np.asarray(start, dtype=float), body
     while True:
         kids = spec.children(cur)
         if len(kids) != 1:
             return None
         k = kids[0]
+        xyz = np.asarray(k.xyz, dtype=float)
         if k.type == "fixed":
-            p = rpy_to_matrix(k.rpy).T @ (p - np.asarray(k.xyz, dtype=float))
-        elif not (k.type in ("revolute", "continuous", "ball")
-                  and not np.any(k.xyz) and not np.any(p)):
+            p = rpy_to_matrix(k.rpy).T @ (p - xyz)
+        elif k.type in ("revolute", "continuous", "ball") and np.array_equal(p, xyz):
+            p = np.zeros(3)  # the joint origin is the child's origin
+        else:
             return None
         cur = k.child
         if spec.body(cur).mass > 0:
@@ -342,19 +345,28 @@ def _donor_below(spec, body):
 
 
 def _loan(spec: FixtureSpec, name: str):
-    """(donor body, point (3,) m in the donor's frame) of an exact loan to the massless
-    body ``name``, or None: its parent when its joint is revolute, continuous or ball (its
-    origin lies on the axis or centre), else ``_donor_below``."""
+    """(point (3,) m in the massless body ``name``, donor body, the same point in the
+    donor's frame) of an exact loan to it, or None: at its origin from its parent when
+    its joint is revolute, continuous or ball (the origin lies on the axis or centre),
+    else from the body below (``_donor_below``) at its origin or at its one child joint's
+    origin (a point of both bodies when that joint is a rotation: a chain of hinges away
+    from the body origin, MJCF ``pos``)."""
     j = spec.parent_joint(name)
     if j is not None and spec.body(j.parent).mass > 0 \
             and j.type in ("revolute", "continuous", "ball"):
-        return j.parent, np.asarray(j.xyz, dtype=float)
-    return _donor_below(spec, name)
+        return np.zeros(3), j.parent, np.asarray(j.xyz, dtype=float)
+    kids = spec.children(name)
+    for start in [np.zeros(3)] + [np.asarray(k.xyz, dtype=float) for k in kids[:1]]:
+        found = _donor_below(spec, name, start)
+        if found is not None:
+            return start, found[0], found[1]
+    return None
 
 
 def mass_loans(spec: FixtureSpec) -> list:
-    """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
-    build_model lends, the whole mass distribution kept.
+    """[(massless body, point (3,) m in its frame, donor body, the same point (3,) m in the
+    donor's frame, ε kg)]: point masses build_model lends, the whole mass distribution
+    kept.
 
     OpenSim's tree builder (MultibodyGraphMaker) refuses a massless body that is not
     followed at once by a massive one ("terminal massless body"): two massless bodies in
@@ -363,7 +375,8 @@ def mass_loans(spec: FixtureSpec) -> list:
     point mass at the same place, a point that does not move relative to D whatever the
     joints between them do: D is B's parent when B's joint is revolute, continuous or ball
     (B's origin lies on its axis or centre), else the massive body below B reached through
-    such joints at zero offset and fixed joints (``_donor_below``). When B itself has no
+    rotations about the point and fixed joints (``_donor_below``), the point being B's
+    origin or its child joint's origin (``_loan``). When B itself has no
     such donor (a slide joint above and below it: a planar root slide z, slide x, hinge y
     in one MJCF body), the loan goes to B's massless children that have one, which then
     follow B as massive bodies. Every configuration has the same mass distribution (M, h,
@@ -380,11 +393,11 @@ def mass_loans(spec: FixtureSpec) -> list:
         if takers[0][1] is None:  # its massless children instead, where they have a donor
             takers = [(k.child, _loan(spec, k.child)) for k in spec.children(B.name)
                       if k.type != "fixed"]
-        for b, donor in takers:
-            if donor is None:
-                continue  # OpenSim refuses the model, naming the body
-            D = spec.body(donor[0])
-            out.append((b, D.name, donor[1], TRANSFER_MASS * D.mass))
+        for b, loan in takers:
+            if loan is None:
+                continue  # OpenSim refuses the model, naming the user's joints
+            p_b, d, x = loan
+            out.append((b, p_b, d, x, TRANSFER_MASS * spec.body(d).mass))
             lent.add(b)
     return out
 
@@ -393,14 +406,14 @@ def mass_transfers(spec: FixtureSpec) -> dict:
     """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
     bodies whose mass properties build_model changes (``mass_loans``)."""
     out = {}
-    for b, d, x, eps in mass_loans(spec):
+    for b, p_b, d, x, eps in mass_loans(spec):
         D = spec.body(d)
         m0, c0, I0 = out.get(d, (D.mass, np.asarray(D.com, dtype=float), D.inertia_matrix))
         m1 = m0 - eps
         c1 = (m0 * c0 - eps * x) / m1
         I1 = I0 + m0 * _shift(c0 - c1) - eps * _shift(x - c1)
         out[d] = (m1, c1, 0.5 * (I1 + I1.T))
-        out[b] = (eps, np.zeros(3), np.zeros((3, 3)))
+        out[b] = (eps, p_b, np.zeros((3, 3)))
     return out
 
 
@@ -639,8 +652,8 @@ class OpensimAdapter(AdapterBase):
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
         self._lent: dict = {}
-        for b, d, x, eps in mass_loans(self._spec):
-            self._lent.setdefault(b, []).append((-eps, np.zeros(3)))
+        for b, p_b, d, x, eps in mass_loans(self._spec):
+            self._lent.setdefault(b, []).append((-eps, p_b))
             self._lent.setdefault(d, []).append((eps, x))
         if self._spec.root not in self._bodies:  # a fixed root named "ground" (build_model)
             self._bodies[self._spec.root] = self._m.getGround()

@@ -335,33 +335,54 @@ PLANAR_ROOT = """<mujoco model="planar_root">
 </mujoco>"""
 
 
-def test_opensim_holds_a_planar_root_of_slides_and_a_hinge_in_one_body(tmp_path):
-    """slide z, slide x, hinge y in one MJCF body (the planar root of hopper-like models):
-    two massless chain bodies in a row, the first between two slides. OpenSim's tree
-    builder needs mass right after a massless body; the second gets an exact point-mass
-    loan from the torso (its hinge is at its origin), so OpenSim loads it, and its M, h,
-    forward and inverse dynamics equal MuJoCo's on the user's own file. Three slides in
-    a row (no exact loan) are refused naming the user's joints, not the harness's bodies."""
-    path = _write(tmp_path, PLANAR_ROOT)
-    model = PreparedModel(load_mjcf(path), path)
-    osim = adapter_class("opensim")(model)
+HINGES_AWAY = """<mujoco model="hinges_away">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="link" pos="0 0 1">
+      <joint name="j1" type="hinge" axis="1 0 0" pos="0 0 0.1"/>
+      <joint name="j2" type="hinge" axis="0 1 0" pos="0 0.05 0"/>
+      <joint name="j3" type="hinge" axis="0 0 1" pos="0.02 0 0"/>
+      <inertial pos="0 0.02 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def _opensim_is_mujoco_on_the_file(path, total_mass):
+    """OpenSim on the canonical model against MuJoCo on the user's own file (constraints
+    off; the dofs are the canonical ones): M, h and v̇ at random states, and the group
+    inertias' masses add up to the file's (the lent point masses given back)."""
+    osim = adapter_class("opensim")(PreparedModel(load_mjcf(path), path))
     m = mujoco.MjModel.from_xml_path(path)
     m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
     d = mujoco.MjData(m)
     rng = np.random.default_rng(3)
     for _ in range(3):
-        q, v, tau = rng.uniform(-1, 1, 4), rng.normal(size=4), rng.normal(size=4)
+        q, v, tau = (rng.uniform(-1, 1, m.nq), rng.normal(size=m.nv),
+                     rng.normal(size=m.nv))
         d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, v, tau
         mujoco.mj_forward(m, d)
         M = np.zeros((m.nv, m.nv))
         mujoco.mj_fullM(m, d, M)
-        assert_close(osim.mass_matrix(q), M, "dynamics", "mass_matrix", "opensim")
-        assert_close(osim.bias_forces(q, v), d.qfrc_bias, "dynamics", "bias_forces",
-                     "opensim")
+        assert_close(osim.mass_matrix(q), M, "dynamics", "mass_matrix", path)
+        assert_close(osim.bias_forces(q, v), d.qfrc_bias, "dynamics", "bias_forces", path)
         assert_close(osim.forward_dynamics(q, v, tau), d.qacc, "dynamics",
-                     "forward_dynamics", "opensim")
+                     "forward_dynamics", path)
     total = sum(float(g[0]) for g in osim.group_inertias().values())
-    assert_close(total, 5.5, "model_identity", "total_mass", "lent mass given back")
+    assert_close(total, total_mass, "model_identity", "total_mass", "lent mass given back")
+
+
+def test_opensim_holds_chains_of_massless_bodies_in_a_row(tmp_path):
+    """OpenSim's tree builder needs a massive body right after each massless one; chains of
+    joints in one MJCF body put massless bodies in a row. Each exact point-mass loan
+    (mass_loans) makes OpenSim load: slide z, slide x, hinge y (a planar root: the body
+    between the slides has no exact loan, its child gets one from the torso, its hinge at
+    its origin) and three hinges away from the body origin on a root hung from the world
+    (loans at a child joint's origin). OpenSim's M, h, v̇ equal MuJoCo's on the user's own
+    file. Three slides in a row (no exact loan) are refused naming the user's joints, not
+    the harness's bodies."""
+    _opensim_is_mujoco_on_the_file(_write(tmp_path, PLANAR_ROOT), 5.5)
+    _opensim_is_mujoco_on_the_file(_write(tmp_path, HINGES_AWAY, "away.xml"), 1.5)
     xyz = PLANAR_ROOT.replace('<joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>',
                               '<joint name="rooty" type="slide" axis="0 1 0"/>'
                               '<joint name="roll" type="hinge" axis="1 0 0"/>')
