@@ -36,6 +36,7 @@ from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.registry import adapter_class
 from harness.model.urdf_import import load_urdf
+from tests.unit.test_urdf_import import _four_engine_parity
 
 HUMANOID = ROOT / "tests" / "data" / "humanoid_mjcf.xml"
 
@@ -391,3 +392,22 @@ def test_opensim_holds_chains_of_massless_bodies_in_a_row(tmp_path):
         adapter_class("opensim")(PreparedModel(spec, "xyz"))
     assert "joints rootz (prismatic), rootx (prismatic)" in str(e.value)
     assert "__" not in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["hip_chain", "hip_branch"])
+def test_massless_hip_bodies_reach_mujoco_with_the_same_dynamics(name):
+    """A hip written as massless links between revolute joints: a chain (yaw, roll, pitch
+    through two massless links into the thigh: folded into one MuJoCo body) and a massless
+    waist carrying two legs (cannot fold: it borrows point masses on the axes it shares
+    with the pelvis and a leg, harness/core/mass_loans.py). MuJoCo loads both; M, h, v̇, τ
+    and frame poses of every engine equal Pinocchio's, and MuJoCo's group inertias are the
+    declared ones (the lent masses given back)."""
+    path = str(ROOT / "tests" / "data" / f"{name}.urdf")
+    model = PreparedModel(load_urdf(path), path)
+    _four_engine_parity(model)
+    mj = adapter_class("mujoco")(model)
+    declared = model.declared_group_inertias()
+    for joint, got in mj.group_inertias().items():
+        assert_close(got, declared[joint], "model_identity", "group_inertia", joint)
+    if name == "hip_branch":
+        assert "massless moving bodies waist: point masses lent" in to_mjcf(model.spec)
