@@ -15,7 +15,13 @@ What becomes what (SDF 1.4 – 1.6, one ``<model>``):
   if a link is reachable only through one. Every other joint closes a loop: a ``ball``
   joint becomes a ``point`` loop constraint (stage 3) between frames ``<joint>__child``
   (its origin on the child) and ``<joint>__parent`` (the same point on the parent at
-  q = 0); a ``fixed`` one a ``weld`` constraint. The model's own poses close every loop
+  q = 0); a ``fixed`` one a ``weld`` constraint; a ``revolute`` or ``continuous`` one
+  (the canonical constraints have no 5-row hinge kind) two ``point`` constraints: the
+  joint origin (``<joint>``) and the point AXIS_POINT along its axis
+  (``<joint>__axis``, frames ``<joint>__child_axis`` / ``<joint>__parent_axis``). The
+  two points coincide exactly when the origins coincide and the axes are aligned — the
+  hinge's 5 conditions; of the 6 rows one is dependent (the axis point's motion along
+  the axis), which stage 3 detects by rank and reports as exactly dependent. The model's own poses close every loop
   at q = 0 by construction, so ``q_init`` is the neutral configuration.
 * A tree joint's frame is its ``<pose>`` in the child link frame (SDF's convention); at
   the child's origin (identity pose) the canonical joint goes straight to the child,
@@ -42,7 +48,7 @@ model, more than one model, a static or kinematic model or link, a link without 
 ``<frame>``, ``relative_to`` or a non-empty ``frame`` attribute on a pose (SDF ≥ 1.7
 frame semantics), SDF versions after 1.6, joint types universal, revolute2, screw,
 gearbox; ``<axis2>``; non-zero joint friction; a spring on a ball joint; a loop closed
-by a revolute or prismatic joint; a link reachable only against a joint's direction; a
+by a prismatic joint; a link reachable only against a joint's direction; a
 joint to ``world`` that is not fixed. ``drop_springs`` sets the joint springs aside with
 a note (the harness then compares the model without them).
 """
@@ -71,6 +77,8 @@ _SET_ASIDE = {"visual", "collision", "self_collide", "plugin", "sensor",
 # flags that change the dynamics when set: refused unless at the value that does not
 _FLAGS = {"static": "false", "gravity": "true", "kinematic": "false"}
 _UNBOUNDED = 1e15
+# [m] distance along a loop-closing revolute joint's axis of its second point constraint
+AXIS_POINT = 1.0
 
 
 class _SdfJoint(TypedDict):
@@ -417,9 +425,10 @@ def _loop_closures(r: _Reader, closures: list[_SdfJoint],
     constraints: list[Constraint]
     frames, constraints = [], []
     for j in closures:
-        if j["type"] not in ("ball", "fixed"):
+        if j["type"] not in ("ball", "fixed", "revolute", "continuous"):
             raise r.bad(f"joint {j['name']} closes a kinematic loop but is {j['type']}: "
-                        "only ball (point) and fixed (weld) joints can close loops")
+                        "only ball (point), revolute/continuous (two points on the axis) "
+                        "and fixed (weld) joints can close loops")
         if j["spring"]:
             if not drop_springs:
                 raise r.bad(f"joint {j['name']} closes a loop and has spring_stiffness "
@@ -439,12 +448,21 @@ def _loop_closures(r: _Reader, closures: list[_SdfJoint],
         fa, fb = names.claim(f"{j['name']}__child"), names.claim(f"{j['name']}__parent")
         frames += [Frame(fa, C, _t(X_CF[:3, 3]), _t(matrix_to_rpy(X_CF[:3, :3]))),
                    Frame(fb, P, _t(X_PF[:3, 3]), _t(matrix_to_rpy(X_PF[:3, :3])))]
-        constraints.append(Constraint(j["name"], "point" if j["type"] == "ball" else "weld",
+        constraints.append(Constraint(j["name"], "weld" if j["type"] == "fixed" else "point",
                                       fa, fb))
+        if j["type"] in ("revolute", "continuous"):  # the axis: a second point on it
+            a = np.r_[AXIS_POINT * np.asarray(j["axis"], dtype=float), 1.0]
+            fa2, fb2 = names.claim(f"{j['name']}__child_axis"), \
+                names.claim(f"{j['name']}__parent_axis")
+            frames += [Frame(fa2, C, _t((X_CF @ a)[:3])), Frame(fb2, P, _t((X_PF @ a)[:3]))]
+            constraints.append(Constraint(names.claim(f"{j['name']}__axis"), "point",
+                                          fa2, fb2))
     if closures:
         notes.append(f"{len(closures)} loop(s) closed by "
                      + ", ".join(f"{j['name']} ({j['type']})" for j in closures)
-                     + ": stage 3 loop constraints (point for ball, weld for fixed)")
+                     + ": stage 3 loop constraints (point for ball, weld for fixed, two "
+                       f"points {AXIS_POINT:g} m apart on the axis for revolute: "
+                       "<joint> and <joint>__axis, 6 rows of which 5 independent)")
     return frames, constraints
 
 
