@@ -21,8 +21,9 @@ What becomes what (SDF 1.4 – 1.6, one ``<model>``):
   (``<joint>__axis``, frames ``<joint>__child_axis`` / ``<joint>__parent_axis``). The
   two points coincide exactly when the origins coincide and the axes are aligned — the
   hinge's 5 conditions; of the 6 rows one is dependent (the axis point's motion along
-  the axis), which stage 3 detects by rank and reports as exactly dependent. The model's own poses close every loop
-  at q = 0 by construction, so ``q_init`` is the neutral configuration.
+  the axis), which stage 3 detects by rank and reports as exactly dependent. The model's
+  own poses close every loop at q = 0 by construction, so ``q_init`` is the neutral
+  configuration.
 * A tree joint's frame is its ``<pose>`` in the child link frame (SDF's convention); at
   the child's origin (identity pose) the canonical joint goes straight to the child,
   otherwise to a massless body ``<child>__<joint>`` at the joint frame, which holds the
