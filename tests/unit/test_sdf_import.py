@@ -184,8 +184,9 @@ BAD = {
     "relative_to": (_model(_J.format("<pose relative_to='a'>0 0 0 0 0 0</pose>")),
                     "joint j: <pose relative_to/frame=...> is not supported"),
     "version": (_model(_J.format(""), "1.9"), "SDF version 1.9"),
-    "nested": (_model(_J.format("") + "<model name='inner'/>"),
-               "<model><model> is not supported"),
+    # nested models are flattened (test_nested_models_are_flattened_like_drakes_own_parser)
+    "include": (_model(_J.format("") + "<include><uri>model://x</uri></include>"),
+                "<model><include> is not supported (an included model's file is not read"),
     "revolute_loop": (_model(_J.format("") + _J.replace("'j'", "'k'").format("")
                              .replace("<parent>a</parent><child>b</child>",
                                       "<parent>b</parent><child>a</child>")),
@@ -366,3 +367,66 @@ def test_drakes_own_sdf_parser_agrees_on_the_tree(tmp_path, case):
             assert_close(np.concatenate([rel[:3, 3], rel[:3, :3].ravel()]),
                          np.concatenate([want[:3, 3], want[:3, :3].ravel()]),
                          "kinematics", "frame_pose", f"{case} {name}")
+
+
+NESTED = """<?xml version='1.0'?><sdf version='1.6'><model name='robot_with_gripper'>
+  <link name='base'><inertial><mass>3</mass><inertia><ixx>0.05</ixx><iyy>0.04</iyy>
+    <izz>0.03</izz></inertia></inertial></link>
+  <link name='arm'><pose>0 0 0.3 0 0 0</pose><inertial><pose>0 0 0.15 0 0 0</pose>
+    <mass>1.5</mass><inertia><ixx>0.02</ixx><iyy>0.02</iyy><izz>0.004</izz></inertia>
+    </inertial></link>
+  <joint name='shoulder' type='revolute'><parent>base</parent><child>arm</child>
+    <axis><xyz>0 1 0</xyz></axis></joint>
+  <model name='gripper'><pose>0 0 0.6 0 0.3 0.2</pose>
+    <link name='palm'><inertial><pose>0.01 0 0.02 0 0 0</pose><mass>0.5</mass><inertia>
+      <ixx>0.002</ixx><iyy>0.003</iyy><izz>0.001</izz></inertia></inertial></link>
+    <link name='finger'><pose>0.02 0 0.08 0.1 0 0</pose><inertial><pose>0 0 0.02 0 0 0
+      </pose><mass>0.1</mass><inertia><ixx>0.0001</ixx><iyy>0.0001</iyy><izz>0.00002</izz>
+      </inertia></inertial></link>
+    <joint name='finger_joint' type='revolute'><parent>palm</parent><child>finger</child>
+      <axis><xyz>1 0 0</xyz><use_parent_model_frame>true</use_parent_model_frame></axis>
+    </joint>
+  </model>
+  <joint name='wrist' type='revolute'><parent>arm</parent><child>gripper::palm</child>
+    <axis><xyz>0 0 1</xyz></axis></joint>
+</model></sdf>"""
+
+
+def test_nested_models_are_flattened_like_drakes_own_parser(tmp_path):
+    """A gripper model nested in an arm model (SDF 1.6: its pose composed with its links',
+    its joint's axis in its own model frame, the outer joint naming gripper::palm): the
+    links are ``gripper::palm`` and ``gripper::finger``; link poses, M and h(q, 0) equal
+    Drake's own SDF parser's (nested models as model instances) at random q, and stages
+    0–2 pass in every engine."""
+    path = _write(tmp_path, NESTED)
+    spec = load_sdf(path)
+    assert [b.name for b in spec.bodies] == ["base", "arm", "gripper::palm", "gripper::finger"]
+    pin = adapter_class("pinocchio")(PreparedModel(spec, path))
+    plant, ctx = _drake_tree(NESTED, "base")
+
+    def dk(name):  # the element's own name, unique in this file (Drake scopes by instance)
+        return name.rpartition("::")[2]
+
+    assert plant.HasModelInstanceNamed("robot_with_gripper::gripper")
+    lay = pin.layout
+    joints = [plant.GetJointByName(dk(n)) for n in lay.joint_names]
+    order = [j.velocity_start() for j in joints]
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q = lay.random_q(rng)
+        for n, j in zip(lay.joint_names, joints):
+            j.set_angle(ctx, q[lay.slot(n).iq])
+        assert_close(pin.mass_matrix(q), plant.CalcMassMatrix(ctx)[np.ix_(order, order)],
+                     "dynamics", "mass_matrix", "nested M vs Drake's SDF parser")
+        h_dk = -plant.CalcGravityGeneralizedForces(ctx)
+        assert_close(pin.bias_forces(q, np.zeros(lay.nv)), h_dk[order], "dynamics",
+                     "bias_forces", "nested h(q, 0) vs Drake's SDF parser")
+        for b in spec.bodies:
+            want = plant.GetBodyByName(dk(b.name)).EvalPoseInWorld(ctx).GetAsMatrix4()
+            assert_close(pin.frame_pose(q, b.name),
+                         np.concatenate([want[:3, 3], want[:3, :3].ravel()]),
+                         "kinematics", "frame_pose", b.name)
+    out = api.parity(sdf=[path], out=tmp_path / "b", samples=3, seed=2)
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
+    assert not bad and out.exit_code == 0, bad
