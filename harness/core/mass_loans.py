@@ -46,9 +46,21 @@ def _axis_lines(spec: FixtureSpec, name: str) -> list[tuple[str, NDArray[np.floa
     return out
 
 
+def _welded_mass(spec: FixtureSpec, name: str) -> float:
+    """Mass [kg] of body ``name`` and the bodies welded below it (fixed joints): what an
+    engine that fuses static children (MuJoCo) counts as the moving body's mass."""
+    total, stack = 0.0, [name]
+    while stack:
+        b = stack.pop()
+        total += spec.body(b).mass
+        stack.extend(k.child for k in spec.children(b) if k.type == "fixed")
+    return total
+
+
 def massless_loans(spec: FixtureSpec) -> list[Loan]:
     """Point masses lent to the massless moving bodies that ``FixtureSpec.joint_chains``
-    cannot fold (several child joints: a massless waist carrying two legs), for an engine
+    cannot fold (several child joints: a massless waist carrying two legs) and that no
+    massive body is welded to (MuJoCo counts those with the body), for an engine
     that refuses a moving body without mass and full-rank inertia (MuJoCo: both above
     mjMINVAL). Such a body B takes two point masses ε = LOAN_SHARE·m_D on each of two
     non-parallel joint axes it shares with a massive neighbour D (``_axis_lines``), and
@@ -60,7 +72,7 @@ def massless_loans(spec: FixtureSpec) -> list[Loan]:
     out: list[Loan] = []
     for j in spec.joints:
         b = j.child
-        if j.type == "fixed" or spec.body(b).mass > 0 or b in chains:
+        if j.type == "fixed" or b in chains or _welded_mass(spec, b) > 0:
             continue
         lines = _axis_lines(spec, b)
         pair = next(((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]
