@@ -540,15 +540,15 @@ def _add_constraints(m, spec, bodies) -> None:
         m.addConstraint(con)
 
 
-def _massless_chain_rejected(spec: FixtureSpec, error: str) -> Exception:
+def _massless_chain_rejected(spec: FixtureSpec, error: str) -> ModelRejected | None:
     """ModelRejected naming the user's joints for OpenSim's "terminal massless body" (a
-    chain of massless bodies no exact point-mass loan can reach: ``mass_loans``), else a
-    RuntimeError with OpenSim's own ``error``."""
+    chain of massless bodies no exact point-mass loan can reach: ``mass_loans``), else
+    None (OpenSim's own error stands)."""
     found = re.search(r"terminal massless body \(/bodyset/([^)]+)\)", error)
     names = {v: k for k, v in osim_names(spec).items()}
     body = names.get(found.group(1), found.group(1)) if found else ""
     if body not in {b.name for b in spec.bodies}:
-        return RuntimeError(error)
+        return None
     chain, b = [], body
     while spec.body(b).mass == 0:
         j = spec.parent_joint(b)
@@ -608,7 +608,10 @@ class OpensimAdapter(AdapterBase):
             try:
                 self._m = build_model(self._spec, constraints=_constraints)
             except RuntimeError as e:
-                raise _massless_chain_rejected(self._spec, str(e)) from None
+                rejected = _massless_chain_rejected(self._spec, str(e))
+                if rejected is None:
+                    raise
+                raise rejected from None
             self._controller = None
             if _actuated:
                 self._add_actuators(_actuated)
