@@ -385,6 +385,13 @@ def summary(d: dict, out: str | Path) -> tuple:
                      + f" ({len(ch['within_one_se'])} within one SE)"
                      + ("" if d["study"]["converged"] else
                         "; some settings did not converge"))
+        sp = d["study"].get("p")   # absent in bundles written before p's identification
+        if sp is not None:
+            fields["study_p"] = sp
+            lines.append(f"study p = {sp['value']:.4g} ± {sp['se']:.2g} 1/s² (prior share "
+                         f"{100 * sp['prior_share']:.1f} %): " + (
+                             "identified by the data" if sp["identified"] else
+                             "NOT identified by the data: " + "; ".join(sp["reasons"])))
         return fields, lines, 0 if d["converged"] and d["study"]["converged"] else 1
     return fields, lines, 0 if d["converged"] else 1
 
