@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import binom, chi2
 
 from harness.core.tolerances import lookup
+from harness.fit import collocation as C
 from harness.fit import problem_collocation as PC
 from harness.fit import problems as P
 from harness.fit import shooting as sh
@@ -90,3 +91,23 @@ def test_pendulum_se_matches_single_shooting():
     # and what the bundle's parameters say: the same SE, z against the truth
     p = doc["parameters"]["p"]
     assert p["z"] == pytest.approx((p["value"] - p["truth"]) / p["se"], rel=1e-12)
+
+
+def test_prior_term_adds_its_precision():
+    """The objective's prior term w_prior ((p − μ)/σ)² enters the covariance as the
+    precision Λ = N_y w_prior / (w_meas σ²) on p (the objective is a mean over the N_y
+    measurements): at the same solution, 1/SE² with the prior = 1/SE² without + Λ/σ̂²."""
+    _, _, y = P.pendulum_data(300, 5)
+    plain = P.pendulum_collocator(y, 10.0)
+    theta = plain.solve().theta
+    w, sig = 0.3, 0.2
+    obj = C.Objective(C=np.array([[1.0, 0.0]]), sigma=np.array([P.PENDULUM_SIGMA]),
+                      w_prior=w, prior_mean={"p": 8.0}, prior_sigma={"p": sig})
+    prior = C.Collocator(P.pendulum_dynamics(), plain.trials, obj, p_guess={"p": 10.0})
+    a, _ = plain.identifiability(theta)
+    b, _ = prior.identifiability(theta)
+    i = a.names.index("p")
+    lam = 300 * w / sig ** 2
+    assert b.sigma2 == a.sigma2
+    expect = 1 / a.se[i] ** 2 + lam / a.sigma2
+    assert abs(b.se[i] ** -2 / expect - 1) <= lookup("identifiability", "closed_form").rtol
