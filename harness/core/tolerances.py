@@ -1362,8 +1362,8 @@ TABLE.update({
         "wrong by the factor N_f."),
     ("resolution", "truth_z"): Tolerance(3.0, 0.0, "Threshold on |p̂ − p_true| / SE(p̂) "
         "where the study reports p identified: a calibrated SE exceeds 3 with probability "
-        "0.27 % per fit; the prior centre 2–6 SE away and a control-regularisation bias of "
-        "several SE both fail it."),
+        "0.27 % per fit; a fit pulled to the prior centre (8 against a truth of 10 or 14, "
+        "≥ 40 SE away there) or a control-regularisation bias of several SE fails it."),
 })
 
 # ----- a model's dimension chosen on held-out frames (harness/fit/dimension.py) ----

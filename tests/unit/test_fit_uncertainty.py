@@ -45,7 +45,7 @@ def _fit(problem: str, n: int, seed: int) -> dict:
     takes seconds per fit and does not enter the SEs)."""
     if problem == "pendulum":
         _, _, y = P.pendulum_data(n, seed)
-        coll, truth = P.pendulum_collocator(y, 10.0), {"p": P.PENDULUM_TRUE_P}
+        coll, truth = P.pendulum_collocator(y, 5.0), {"p": P.PENDULUM_TRUE_P}  # start off the truth
     else:
         _, a, _, y = P.balance_data(n, seed)
         coll = P.balance_collocator(a, y)
@@ -98,12 +98,12 @@ def test_prior_term_adds_its_precision():
     precision Λ = N_y w_prior / (w_meas σ²) on p (the objective is a mean over the N_y
     measurements): at the same solution, 1/SE² with the prior = 1/SE² without + Λ/σ̂²."""
     _, _, y = P.pendulum_data(300, 5)
-    plain = P.pendulum_collocator(y, 10.0)
+    plain = P.pendulum_collocator(y, 5.0)
     theta = plain.solve().theta
     w, sig = 0.3, 0.2
     obj = C.Objective(C=np.array([[1.0, 0.0]]), sigma=np.array([P.PENDULUM_SIGMA]),
                       w_prior=w, prior_mean={"p": 8.0}, prior_sigma={"p": sig})
-    prior = C.Collocator(P.pendulum_dynamics(), plain.trials, obj, p_guess={"p": 10.0})
+    prior = C.Collocator(P.pendulum_dynamics(), plain.trials, obj, p_guess={"p": 5.0})
     a, _ = plain.identifiability(theta)
     b, _ = prior.identifiability(theta)
     i = a.names.index("p")
