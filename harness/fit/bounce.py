@@ -56,7 +56,9 @@ TRUTH = {"h0_m": 1.0, "v0_mps": 0.5, "restitution": 0.8}
 H = 0.01                       # s (100 Hz)
 T_END = 2.0                    # s
 SIGMA = 0.005                  # m
-PRIOR_MEAN = np.array([0.0, 0.5])          # v0 m/s, e –
+# prior on (v0 m/s, e –): stated nominals, not the truth (0.5 m/s, 0.8): a ball released
+# at rest, and e = 0.5, the middle of the physical range 0 … 1 with an SD that spans it
+PRIOR_MEAN = np.array([0.0, 0.5])
 PRIOR_SD = np.array([10.0, 0.5])
 PRIOR_PRECISION = np.diag(1.0 / PRIOR_SD ** 2)
 ONSET_MARGIN = 1               # samples added each side of the plausible range
