@@ -556,10 +556,11 @@ def local_cluster(workers: int) -> LocalCluster:
     import dask
     from distributed import LocalCluster
 
-    # lost-worker-timeout is read whenever a worker is removed, long after this call:
-    # set for the process (a harness process owns its dask configuration)
-    dask.config.set({"distributed.deploy.lost-worker-timeout":
-                     DASK_CONFIG["distributed.deploy.lost-worker-timeout"]})
+    # lost-worker-timeout is read whenever a worker is removed, and worker.daemon whenever
+    # a nanny (re)starts its worker, long after this call: set for the process (a harness
+    # process owns its dask configuration)
+    dask.config.set({k: DASK_CONFIG[k] for k in ("distributed.deploy.lost-worker-timeout",
+                                                 "distributed.worker.daemon")})
     with dask.config.set(DASK_CONFIG):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=None,
