@@ -532,7 +532,7 @@ class CrocoddylAdapter(AdapterBase):
                 dam.calc(data, x, u)
             c6 = data.multibody.contacts.contacts["f6"]
             c3 = data.multibody.contacts.contacts["f3"]
-            Jc = np.array(c6.Jc)
+            Jc = np.array(c6.Jc).reshape(6, -1)  # a 6 × 1 Jacobian comes back as (6,)
             J[i] = Jc if self._identity else Jc[:, self._vidx]
             a[i, :3], a[i, 3:] = np.array(c3.a0), np.array(c6.a0)[3:]
         return J, a

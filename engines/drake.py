@@ -423,6 +423,7 @@ class DrakeAdapter(AdapterBase):
             # the harness's own root world_ (the file's world, kept because it carries a
             # joint) is Drake's world body in the user's file
             root = (plant.world_body() if model.spec.root == WORLD_BODY
+                    or (not model.spec.floating and not plant.HasBodyNamed(model.spec.root))
                     else plant.GetBodyByName(model.spec.root))
         except RuntimeError as e:
             raise ModelRejected("drake", f"{src.kind.upper()} rejected: {e}") from None
@@ -620,28 +621,48 @@ class DrakeAdapter(AdapterBase):
         return out
 
     def _body(self, frame):
-        if not self._plant.HasBodyNamed(frame):
-            raise KeyError(f"drake: no body {frame}")
-        return self._plant.GetBodyByName(frame)
+        plant, spec = self._plant, self.model.spec
+        if plant.HasBodyNamed(frame):
+            return plant.GetBodyByName(frame)
+        if frame == spec.root and not spec.floating:  # an MJCF's world named by its site
+            return plant.world_body()
+        raise KeyError(f"drake: no body {frame}")
+
+    def _site(self, frame) -> tuple[Any, NDArray[np.float64] | None, NDArray[np.float64]]:
+        """(body, p_BF (3,) [m] or None, R_BF (3, 3)) of ``frame``: a body (None: the body
+        frame itself), or a frame of the spec on one that the parsed file does not hold as
+        a body (Drake's MJCF parser ignores ``<site>``), placed by the spec's xyz/rpy."""
+        try:
+            return self._body(frame), None, np.eye(3)
+        except KeyError:
+            f = next((f for f in self.model.spec.frames if f.name == frame), None)
+            if f is None:
+                raise
+            return (self._body(f.body), np.asarray(f.xyz, dtype=float),
+                    rpy_to_matrix(f.rpy))
 
     def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
         """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
         (harness/model/protocol.py)."""
-        body = self._body(frame)
+        body, p_BF, R_BF = self._site(frame)
         self._set(q)
         X = self._plant.EvalBodyPoseInWorld(self._ctx, body)
-        return np.concatenate([X.translation(), X.rotation().matrix().reshape(-1)])
+        p, R = X.translation(), X.rotation().matrix()
+        if p_BF is not None:  # a site: its offset in the body
+            p, R = p + R @ p_BF, R @ R_BF
+        return np.concatenate([p, R.reshape(-1)])
 
     def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
         """J_WF (6, nv) of ``frame`` at q (nq,): EngineAdapter.frame_jacobian
         (harness/model/protocol.py)."""
         if self._balls:
             return self._ball_frame_jacobians(q, [frame])[0]
-        body = self._body(frame)
+        body, p_BF, _ = self._site(frame)
         R = self._set(q)
         plant = self._plant
         J = plant.CalcJacobianSpatialVelocity(self._ctx, JacobianWrtVariable.kV,
-                                              body.body_frame(), np.zeros(3),
+                                              body.body_frame(),
+                                              np.zeros(3) if p_BF is None else p_BF,
                                               plant.world_frame(), plant.world_frame())
         J = np.vstack([J[3:6], J[0:3]])[:, self._vmap]
         if R is not None:

@@ -362,10 +362,18 @@ class PinocchioAdapter(AdapterBase):
     def _fid(self, frame: str) -> int:
         fid = self._frame_ids.get(frame)
         if fid is None:
-            # BODY frames only: a link and a joint may share a name (so100, z1)
-            if not self._m.existFrame(frame, pin.BODY):
+            # BODY frames first: a link and a joint may share a name (so100, z1); then an
+            # MJCF's site (OP_FRAME), and a fixed root the MJCF writes as its world
+            spec = self.model.spec
+            if self._m.existFrame(frame, pin.BODY):
+                fid = self._m.getFrameId(frame, pin.BODY)
+            elif self._m.existFrame(frame, pin.OP_FRAME):
+                fid = self._m.getFrameId(frame, pin.OP_FRAME)
+            elif frame == spec.root and not spec.floating:
+                fid = 0
+            else:
                 raise KeyError(f"pinocchio: no body frame {frame}")
-            fid = self._frame_ids[frame] = self._m.getFrameId(frame, pin.BODY)
+            self._frame_ids[frame] = fid
         return fid
 
     # ----- read-back, as-is mode, ablations (diagnosis: harness/stages/diagnosis/) -----

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.25"
+TABLE_VERSION = "2026.12.26"
+# 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
+#   (J̇v's absolute bound per state from the round-off of its own terms, λ·(Σ|v|)², in place
+#   of the 1e-30 floor that failed J̇v = 0 by structure — a weld between bodies of one chain
+#   — at 1e-17..2e-16), constrained/kkt_terms (the same for v̇ and λ of the KKT solve,
+#   ‖K⁻¹‖(‖K‖‖x‖ + ‖r‖) + ‖M⁻¹‖(‖f‖ + ‖Jᵀλ‖): a weld that locks a mechanism has v̇ = 0 by
+#   structure, where engines and native solvers left 1e-15..1e-12).
 # 2026.12.25: no existing atol or rtol changed. New: import/inertia_physical (the round-off
 #   margin of the physical-inertia check, which was written inline in harness/core/spec.py
 #   with the same numbers).
@@ -998,6 +1004,30 @@ TABLE.update({
     ("constrained", "constraint_jacobian"): Tolerance(_FLOOR, 1e-10, _EXACT),
     ("constrained", "constraint_drift"): Tolerance(_FLOOR, 1e-10, _EXACT + " J̇v is a "
         "frame's classical acceleration at v̇ = 0 (one recursive pass)."),
+    ("constrained", "constraint_drift_terms"): Tolerance(4.4e-15, 0.0, "Factor f of J̇v's "
+        "absolute bound per state, f · T_s with T_s = λ·(Σ|v_s|)² [m/s² or rad/s²] (λ = "
+        "max(L, 1 m) as in dynamics/bias_forces_terms: no lever arm of the tree is longer): "
+        "each frame's classical acceleration at v̇ = 0 is a sum of velocity products "
+        "ω_i × (ω_j × r), ω_i × v_j, each ≤ |v_i||v_j|·λ, so the rows a_A − a_B keep "
+        "round-off of a few eps·T_s where the two frames' terms cancel (a weld or point "
+        "between bodies of one chain whose joints between them are held still: J̇v = 0 by "
+        "structure). f = 20 eps, as for h; measured ≤ 0.91 eps·T_s between engines on the "
+        "constraint fixtures and on welds inside a chain (radian and degree MJCF), where the "
+        "1e-30 floor failed J̇v = 0 at 1e-17..2e-16. "
+        "A wrong drift of physical size (a missing ω × (ω × r)) is ≥ 1e14 times this."),
+    ("constrained", "kkt_terms"): Tolerance(4.4e-15, 0.0, "Factor f of the absolute bound "
+        "per state of v̇ and λ from the KKT solve, f · T_s with T_s = ‖K⁻¹‖₂(‖K‖₂‖x‖₂ + "
+        "‖r‖₂) + ‖M⁻¹‖₂(‖f‖₂ + ‖J_Kᵀλ_K‖₂) (K = [M −J_Kᵀ; J_K 0] on the kept rows, x = (v̇, "
+        "λ_K), r = (f, −J̇v_K), SI units as stored; the larger of the two engines' T_s for "
+        "a pair): the first term is the forward error of any backward-stable solve of K "
+        "(perturbations of eps·‖K‖ and eps·‖r‖ moved through K⁻¹), the second the "
+        "cancellation in v̇ = M⁻¹(f + Jᵀλ), the route range-space solvers take (Pinocchio's "
+        "Cholesky of J M⁻¹ Jᵀ, Simbody). Where a weld locks the mechanism, v̇ = 0 by "
+        "structure and engines return round-off: f = 20 eps, as for h; measured ≤ 1.1 "
+        "eps·T_s (engine pairs) and ≤ 0.83 eps·T_s (native solvers) on the constraint "
+        "fixtures, on welds that lock one and three hinges and on welds inside a chain, "
+        "where the 1e-30 floor failed v̇ = 0 at 1e-15..1e-12. A wrong v̇ of physical size "
+        "(a missing term of f) is ≥ 1e10 times this."),
     ("constrained", "independent_rows"): Tolerance(0.0, 0.0, "Which rows the redundancy "
         "detection keeps (1) or drops (0): every engine must drop the same rows, or their "
         "multipliers are not comparable."),

@@ -40,7 +40,10 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   root without a joint frees it the same way.
 * A root body welded to the world at a non-identity pose, or attached to it by a hinge
   or slide, hangs from a massless root body ``world_`` (FixtureSpec has no root pose);
-  a hinge/slide root cannot also be floating.
+  a hinge/slide root cannot also be floating. That root takes the name of the world
+  body's first site instead when the site sits at the origin with the identity rotation
+  (the harness's export writes a fixed, massless root so); the site is then the root, not
+  a frame of it.
 * site → Frame (``site_pos``/``site_quat``); a site on the world body goes to the root
   (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
   dropped with a note. A site named like a body (allowed in MJCF, whose sites and bodies
@@ -452,6 +455,32 @@ def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: 
     return frames, site_frames
 
 
+def _name_the_world(m: CompiledMjcf, bodies: list[Body], joints: list[Joint],
+                    frames: list[Frame], site_frames: list[str], notes: list[str]) -> str:
+    """The name of the massless root body the importer keeps for the world: the name of the
+    world body's first site when that site sits at the origin with the identity rotation
+    (the harness's own export writes a fixed massless root so: fixtures/export.py
+    ``to_mjcf``), else ``world_``. A naming site is the root itself, not a frame of it, and
+    the notes about the kept world go (the file names it); bodies, joints, frames and
+    site_frames are renamed in place."""
+    first = next((s for s in range(m.count("site")) if int(m.site_bodyid[s]) == 0), None)
+    if first is None or not site_frames[first] or site_frames[first] != m.names["site"][first]:
+        return WORLD_BODY
+    name = site_frames[first]
+    if (np.any(np.asarray(m.site_pos[first]) != 0.0)
+            or np.any(np.asarray(m.site_quat[first]) != (1.0, 0.0, 0.0, 0.0))
+            or any(b.name == name for b in bodies)):
+        return WORLD_BODY
+    bodies[0] = dataclasses.replace(bodies[0], name=name)
+    joints[:] = [dataclasses.replace(j, parent=name) if j.parent == WORLD_BODY else j
+                 for j in joints]
+    frames[:] = [dataclasses.replace(f, body=name) if f.body == WORLD_BODY else f
+                 for f in frames if f.name != name]
+    notes[:] = [n for n in notes if f"massless root body {WORLD_BODY!r}" not in n
+                and not n.endswith(f"hang from the massless root {WORLD_BODY!r}")]
+    return name
+
+
 def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str], aside: set[int]
             ) -> tuple[float, ...]:
     """q (nq,) stage 3 starts from: the first keyframe's qpos (ball quaternions reordered
@@ -689,6 +718,8 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False
                      "root body is not attached to it by an identity weld)")
     frames, site_frames = _frames(m, bodies, is_floating, keep_world, notes, aside)
     world_owner = WORLD_BODY if keep_world else bodies[0].name
+    if keep_world:
+        world_owner = _name_the_world(m, bodies, joints, frames, site_frames, notes)
     couplings: list[Coupling] = []
     constraints = _equalities(m, frames, site_frames, {b.name for b in bodies}, world_owner,
                               is_floating, notes, bad, couplings)

@@ -32,6 +32,7 @@ from pathlib import Path
 from harness.core.records import Record
 from harness.stages import derivatives, dynamics, identity, kinematics
 from harness.stages.base import Stage
+from harness.stages.constrained import roundoff as constrained_roundoff
 from harness.stages.constrained import stage as constrained
 from harness.stages.contact import stage as contact
 from harness.stages.contact import suite as contact_suite
@@ -64,7 +65,8 @@ STAGES: list[Stage] = [
     Stage(constrained.NAME, 3, run=constrained.run_stage,
           report_section=constrained.report_context, template="constrained_section.html.j2",
           template_dir=_HERE / "constrained" / "templates", title="Constrained dynamics",
-          in_headline=_not_against_declared, reason_stated=True),
+          in_headline=_not_against_declared, reason_stated=True,
+          recompute=constrained_roundoff.recompute),
     Stage(contact.NAME, 4, contact.QUANTITIES, applies=contact.applies,
           report_section=contact_suite.report_context, template="contact_section.html.j2",
           template_dir=_HERE / "contact" / "templates", title="Contact",

@@ -353,6 +353,46 @@ def kkt_solve(M: NDArray[np.float64], f: NDArray[np.float64], J: NDArray[np.floa
     return sol[:nv], lam
 
 
+def drift_terms(lam: float, V: ArrayLike) -> NDArray[np.float64]:
+    """(S,) T_s = λ·(Σ|v_s|)² [m/s² or rad/s²] of the N = S states V (S, nv), λ [m] the
+    longest lever arm of the tree (dynamics.model_terms): a bound of the velocity products
+    ω_i × (ω_j × r), ω_i × v_j a frame's classical acceleration at v̇ = 0 sums, so J̇v keeps
+    round-off of a few eps·T_s where two frames' terms cancel."""
+    w = np.abs(np.asarray(V, dtype=float)).sum(axis=1)
+    out: NDArray[np.float64] = float(lam) * w * w
+    return out
+
+
+def kkt_terms(M: ArrayLike, f: ArrayLike, J: ArrayLike, drift: ArrayLike, keep: ArrayLike,
+              vdot: ArrayLike, lam: ArrayLike) -> NDArray[np.float64]:
+    """(S,) T_s [m/s² | rad/s², mixed with N | N·m as stored] of S KKT solves (M (S, nv, nv),
+    f (S, nv), J (S, m, nv), drift (S, m), keep (S, m), vdot (S, nv), lam (S, m)):
+    ‖K⁻¹‖₂(‖K‖₂‖x‖₂ + ‖r‖₂) + ‖M⁻¹‖₂(‖f‖₂ + ‖J_Kᵀλ_K‖₂), K the saddle matrix on the kept
+    rows, x = (v̇, λ_K), r = (f, −J̇v_K): the forward error of a backward-stable solve per
+    unit round-off, plus the terms that cancel in v̇ = M⁻¹(f + Jᵀλ) (range-space
+    solvers). 0 (no bound of its own) where K or M is singular."""
+    M, f, J = (np.asarray(x, dtype=float) for x in (M, f, J))
+    drift, vdot, lam = (np.asarray(x, dtype=float) for x in (drift, vdot, lam))
+    keep = np.asarray(keep).astype(bool)
+    out = np.empty(M.shape[0])
+    nv = M.shape[1]
+    for k in range(M.shape[0]):
+        Jk = J[k][keep[k]]
+        r = Jk.shape[0]
+        K = np.zeros((nv + r, nv + r))
+        K[:nv, :nv], K[:nv, nv:], K[nv:, :nv] = M[k], -Jk.T, Jk
+        sK = np.linalg.svd(K, compute_uv=False)
+        sM = np.linalg.svd(M[k], compute_uv=False)
+        x = np.concatenate([vdot[k], lam[k][keep[k]]])
+        rhs = np.concatenate([f[k], -drift[k][keep[k]]])
+        if sK[-1] <= 0 or sM[-1] <= 0:
+            out[k] = 0.0
+            continue
+        out[k] = ((sK[0] * np.linalg.norm(x) + np.linalg.norm(rhs)) / sK[-1]
+                  + (np.linalg.norm(f[k]) + np.linalg.norm(Jk.T @ lam[k][keep[k]])) / sM[-1])
+    return out
+
+
 def null_space(J: np.ndarray) -> np.ndarray:
     """Orthonormal basis (nv, nv − rank) of ker J (SVD, ``rank_threshold``)."""
     u, s, vt = np.linalg.svd(J)

@@ -50,8 +50,10 @@ from harness.core.spec import COUPLING_NOTE, FROZEN_NOTE, FixtureSpec
 from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter, HasConstrainedDynamics
+from harness.stages import dynamics
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import rollout as constrained_rollout
+from harness.stages.constrained import roundoff
 from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
 
 PERTURBATION = 0.3  # [rad | m] std of the perturbation of q_init before Gauss-Newton
@@ -183,6 +185,7 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
                        reason=f"cannot sample the constraint manifold: {err}")]
     for k, a in (("q", Q), ("v", V), ("tau", TAU)):
         arrays[f"in/{fx}/{NAME}/{k}"] = a
+    roundoff.store(arrays, fx, dynamics.model_terms(model), V)
     terms = {}
     for e in live:
         if progress:
@@ -202,6 +205,7 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
                          ("constrained_vdot", t["vdot"]),
                          ("constraint_multipliers", t["lam"])):
             arrays[f"{pre}/{qty}/{e}"] = arr
+        roundoff.store_engine(arrays, fx, e, t)
         res = C.residuals(t["J"], t["drift"], t["vdot"], V, t["keep"], t["nearly"], t["c"],
                           t["d"], t["rate"], t["rate2"])
         zeros = {"constraint_velocity": res["velocity"],
@@ -247,8 +251,12 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
             if a not in terms or b not in terms:
                 continue
             ka, kb = f"{pre}/{qty}/{a}", f"{pre}/{qty}/{b}"
-            records.append(compare(rid, NAME, fx, qty, a, b, arrays[ka], arrays[kb],
-                                   lookup(NAME, qty), ka, kb, labels, lkey))
+            T = roundoff.terms_of(qty, ka, kb, arrays)
+            records.append(
+                compare(rid, NAME, fx, qty, a, b, arrays[ka], arrays[kb], lookup(NAME, qty),
+                        ka, kb, labels, lkey) if T is None else
+                roundoff.terms_compare(rid, fx, qty, a, b, arrays[ka], arrays[kb],
+                                       lookup(NAME, qty), ka, kb, labels, lkey, T))
     # native solvers
     for e in terms:
         records += _native_rows(model, adapters[e], e, terms[e], Q, V, TAU, arrays, labels,
@@ -327,19 +335,14 @@ def _native_rows(model, adapter, e, t, Q, V, TAU, arrays, labels, lkey, progress
         kv = f"{pre}/native_vdot/{who}"
         arrays[kv] = np.asarray(r["vdot"], dtype=float)
         if r["exact"]:
-            rec = compare(f"{fx}/{NAME}/native_vdot/{who}", NAME, fx, "native_vdot", who, "",
-                          arrays[kv], arrays[kkt_v], lookup(NAME, "native_vdot"), kv, kkt_v,
-                          labels, lkey)
-            rec.reason = f"exact native solver vs {e}'s KKT answer — {r['law']}"
-            out.append(rec)
+            out.append(_native_row(fx, "native_vdot", who, arrays, kv, kkt_v, labels, lkey,
+                                   f"exact native solver vs {e}'s KKT answer — {r['law']}"))
             if r["lam"] is not None:
                 kl = f"{pre}/native_lambda/{who}"
                 arrays[kl] = np.asarray(r["lam"], dtype=float)
-                rec = compare(f"{fx}/{NAME}/native_lambda/{who}", NAME, fx, "native_lambda",
-                              who, "", arrays[kl], arrays[kkt_l],
-                              lookup(NAME, "native_lambda"), kl, kkt_l, labels, lkey)
-                rec.reason = f"exact native solver vs {e}'s KKT multipliers — {r['law']}"
-                out.append(rec)
+                out.append(_native_row(fx, "native_lambda", who, arrays, kl, kkt_l, labels,
+                                       lkey, f"exact native solver vs {e}'s KKT multipliers "
+                                             f"— {r['law']}"))
         else:
             out.append(inform(f"{fx}/{NAME}/native_vdot/{who}", NAME, fx, "native_vdot",
                               who, "", arrays[kv], arrays[kkt_v], kv, kkt_v, labels, lkey,
@@ -348,6 +351,20 @@ def _native_rows(model, adapter, e, t, Q, V, TAU, arrays, labels, lkey, progress
                                      f"exact KKT answer (informational, never tuned) — "
                                      f"{r['law']}"))
     return out
+
+
+def _native_row(fx, qty, who, arrays, k_native, k_kkt, labels, lkey, law) -> Record:
+    """An exact native solver's row against the same engine's KKT answer, scored with the
+    round-off of the KKT terms (roundoff.py) where they are stored; its reason states the
+    solver's law, then the bound where the bound decided."""
+    rid = f"{fx}/{NAME}/{qty}/{who}"
+    T = roundoff.terms_of(qty, k_native, k_kkt, arrays)
+    a, b, tol = arrays[k_native], arrays[k_kkt], lookup(NAME, qty)
+    rec = (compare(rid, NAME, fx, qty, who, "", a, b, tol, k_native, k_kkt, labels, lkey)
+           if T is None else roundoff.terms_compare(rid, fx, qty, who, "", a, b, tol,
+                                                    k_native, k_kkt, labels, lkey, T))
+    rec.reason = law + (f"; {rec.reason}" if rec.status == "passed" and rec.reason else "")
+    return rec
 
 
 # ----- report ------------------------------------------------------------------------------
