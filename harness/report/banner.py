@@ -208,9 +208,9 @@ def for_fit(doc: Mapping[str, Any], lines: Sequence[str], code: int,
     [s] of the fitted samples (None: the problem has no single time axis)."""
     said = "; ".join(re.sub(r";? ?bundle $", "", line) for line in lines)
     said = said[0].upper() + said[1:] if said else "No summary"
-    words = (f"fit {doc['problem']}: converged, its checks met" if code == 0 else
-             f"fit {doc['problem']}: checks not met (" +
-             ("did not converge" if not doc.get("converged") else "a check failed") + ")")
+    words = (f"passed: fit {doc['problem']} converged and its checks are met" if code == 0
+             else f"checks not met: fit {doc['problem']} " +
+             ("did not converge" if not doc.get("converged") else "converged, a check failed"))
     parts = ([f"{doc['N']} nodes"] if "N" in doc else []) + \
         [f"{k} {doc[k]}" for k in ("method", "seed") if k in doc]
     if window is not None:
