@@ -193,9 +193,11 @@ def for_swing(rows: Sequence[Mapping[str, Any]], exit_code: int, scope: str,
                     else ""))
     else:
         words = f"checks not met: {len(bad)} of the {len(scored)} scored checks"
-        worst = "Not met: " + "; ".join(f"{r['name']}: {r['value']} (target {r['target']})"
-                                        for r in bad[:2]) \
-            + (f"; {len(bad) - 2} more in the table below" if len(bad) > 2 else "")
+        first = bad[0] if bad else {"name": "", "value": "", "target": ""}
+        worst = (f"Not met: {first['name']}: {first['value']} (target {first['target']})"
+                 + ("; also not met: " + "; ".join(r["name"] for r in bad[1:])
+                    + " (the table below gives each value against its target)"
+                    if len(bad) > 1 else ""))
     return Banner(exit_code, words, worst, scope, _cmd(prov["command_line"]),
                   str(prov["harness_version"]), str(prov["git_commit"]))
 

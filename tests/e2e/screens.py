@@ -41,6 +41,16 @@ MEASURE = r"""() => {
       (chart ? wideCharts : wide).push(tag + ' right=' + Math.round(r.right));
     }
   }
+  // text running out of its own box (a long unbroken word in a title or a line)
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.clientWidth === 0 || scroller(el) || el.closest('.plotgrid, div.plot, .shared-legend')
+        || el.querySelector('.plotgrid, div.plot, .shared-legend')) continue;
+    const ox = getComputedStyle(el).overflowX;
+    if ((ox === 'visible') && el.scrollWidth > el.clientWidth + 1
+        && el.getBoundingClientRect().left + el.scrollWidth > W + 1)
+      wide.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' text overflows to '
+                + Math.round(el.getBoundingClientRect().left + el.scrollWidth));
+  }
   out.wide = wide.slice(0, 12); out.nWide = wide.length;
   out.wideCharts = wideCharts.slice(0, 12); out.nWideCharts = wideCharts.length;
   // (c) overlapping tick labels within each axis of each chart
