@@ -142,13 +142,31 @@ class Diagnosis(Outcome):
         stages 0-2 and the diagnosis's as-is rows — is explained by a named cause (an
         unscored row: by the causes of the rows that blocked it), and every engine loaded
         the file."""
-        sums = diagnosis_summaries(self)
-        return bool(sums) and all(s["explained"] for s in sums)
+        return explained(self.records, self.arrays)
 
     @property
     def exit_code(self) -> int:
         """0 when ``explained``, else 1."""
         return 0 if self.explained else 1
+
+
+def explained(records: Sequence[Record], arrays: evidence.Arrays) -> bool:
+    """The diagnosis rule ``harness diagnose`` exits with (0 only when True): the bundle
+    has a diagnosis and every as-is model's differences are explained by a named cause
+    (harness/stages/diagnosis/summary.py ``is_explained``)."""
+    sums = diagnosis_summary.summarise(records, arrays)
+    return bool(sums) and all(diagnosis_summary.is_explained(s) for s in sums)
+
+
+def _replay_window(arrays: evidence.Arrays | None) -> tuple[float, float] | None:
+    """The time span [s] of the bundle's replay cases (their ``replay/CASE/t`` knots), or
+    None without replays."""
+    ts = [arrays[k] for k in arrays or {}
+          if k.startswith("replay/") and k.count("/") == 2 and k.endswith("/t")
+          and len(arrays[k])] if arrays is not None else []
+    if not ts:
+        return None
+    return float(min(t[0] for t in ts)), float(max(t[-1] for t in ts))
 
 
 def evidence_hooks() -> evidence.Hooks:
@@ -344,10 +362,12 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
         replay_cases: Sequence[Case] | Callable[[], Sequence[Case]] | None = None,
         beyond_limits: float = 0.0,
         junit: str | None = None, command_line: Sequence[str] | None = None,
-        progress: Progress | None = None) -> Outcome:
+        progress: Progress | None = None, diagnosis_rule: bool = False) -> Outcome:
     """Run the sampled stages on ``models`` (then the analytic and native contact suite if
     ``contact_suite``, the diagnosis of as-is models, and the ``replay_cases``, each gated
-    on the earlier stages of every engine pair) and write one bundle to ``out``."""
+    on the earlier stages of every engine pair) and write one bundle to ``out``;
+    ``diagnosis_rule``: the run is a ``diagnose`` (its report's banner follows the
+    diagnosis rule, as its exit code does)."""
     say = progress or _quiet
     run_engines, missing, stage_list = _run_choices(engines, allow_missing, stages, samples,
                                                     seed)
@@ -402,7 +422,7 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
         else {}
     manifest = evidence.build_manifest(result, missing, command_line, hooks, sections)
     html = render_report(manifest, result.records, result.arrays, timings, title=title,
-                         progress=say)
+                         progress=say, diagnosis_rule=diagnosis_rule)
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
                                  extra_files=extra, manifest=manifest)
     if junit:
@@ -679,7 +699,7 @@ def diagnose(model: str, *, out: PathArg = "reports/diagnose", floating: bool = 
     the bundle has a named cause and no row went unscored for any other reason."""
     models = load_as_is_models([str(model)], floating, engine_files, repair_inertia)
     kw.setdefault("title", f"Why the engines disagree: {model}")
-    o = run(models, out=out, beyond_limits=beyond_limits, **kw)
+    o = run(models, out=out, beyond_limits=beyond_limits, diagnosis_rule=True, **kw)
     return Diagnosis(o.path, o.records, o.arrays, o.manifest, o.verdict, o.missing,
                      o.timings)
 
@@ -807,16 +827,23 @@ def verify(path: PathArg) -> list[str]:
 def render_report(manifest: evidence.Json, records: list[Record], arrays: evidence.Arrays | None,
                   timings: evidence.Json | None = None, title: str = "Engine parity report",
                   baseline: baseline_mod.Diff | None = None, *, scripts: str = "file",
-                  progress: Progress | None = None, unverified: Sequence[str] = ()) -> str:
+                  progress: Progress | None = None, unverified: Sequence[str] = (),
+                  diagnosis_rule: bool = False) -> str:
     """The HTML report of a bundle's parts, with every stage's own section. ``scripts``:
     ``"file"`` (the page loads plotly.min.js from its folder) or ``"inline"`` (stand-alone
-    file); ``progress``: one line per report step."""
+    file); ``progress``: one line per report step; ``diagnosis_rule``: a ``diagnose`` run
+    (also read from the manifest's command line), whose banner follows ``explained``."""
     say = progress or _quiet
     say("report: stage sections")
+    cmd = list(manifest.get("command_line") or [])
+    # a diagnose bundle's banner follows the diagnosis rule, as its exit code does
+    diagnosis_rule = diagnosis_rule or cmd[1:2] == ["diagnose"]
+    why = explained(records, arrays) if arrays is not None and diagnosis_rule else None
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
         stages=stage_views(manifest, records, arrays, timings), in_headline=in_headline,
-        scripts=scripts, progress=say, unverified=unverified)
+        scripts=scripts, progress=say, unverified=unverified, explained=why,
+        window=_replay_window(arrays))
 
 
 def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None = None,

@@ -12,8 +12,11 @@ from typing import Any
 import jinja2
 
 from harness.batch import survey
+from harness.report import banner
 
-ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness.batch", "templates"),
+ENV = jinja2.Environment(loader=jinja2.ChoiceLoader([
+    jinja2.PackageLoader("harness.batch", "templates"),
+    jinja2.PackageLoader("harness.report", "templates")]),  # the shared banner
                          autoescape=jinja2.select_autoescape(default=True,
                                                              default_for_string=True),
                          undefined=jinja2.StrictUndefined)
@@ -71,6 +74,8 @@ def error_cell(row: dict[str, Any]) -> dict[str, str]:
 
 def render(doc: dict[str, Any]) -> str:
     """index.html of the survey ``doc`` (survey.json's document)."""
+    answer = headline(doc)
     return ENV.get_template("survey.html.j2").render(
-        doc=doc, rows=ordered_rows(doc), answer=headline(doc), cell=CELL, num=_num,
+        doc=doc, rows=ordered_rows(doc), answer=answer, cell=CELL, num=_num,
+        banner=banner.for_survey(doc, answer),
         row_statuses=survey.ROW_STATUSES, error_cell=error_cell)

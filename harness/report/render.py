@@ -34,6 +34,7 @@ from harness.core.records import Record, error_text, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH, Diff
 from harness.evidence.bundle import Bundle
+from harness.report import banner as banner_mod
 
 VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
                  "not_provided")
@@ -303,9 +304,13 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
            arrays: dict[str, Any] | None = None, baseline: Diff | None = None, *,
            stages: Sequence[StageView], in_headline: Callable[[Record], bool],
            scripts: str = "file", progress: Callable[[str], None] | None = None,
-           unverified: Sequence[str] = ()) -> str:
+           unverified: Sequence[str] = (), explained: bool | None = None,
+           window: tuple[float, float] | None = None) -> str:
     """HTML of a bundle (``unverified``: the problems ``verify`` found in it; then it says
-    the bundle does not verify, and never shows the pass banner). ``stages``: a
+    the bundle does not verify, and never shows the pass banner). ``explained``: for a
+    ``harness diagnose`` bundle, the diagnosis rule its exit code follows (None: the
+    verdict's); ``window``: the replays' time span [s] (None: no replay); both for the
+    banner (harness/report/banner.py). ``stages``: a
     ``StageView`` per stage in report order (their sections, notes and rules; this module
     names none); ``in_headline(record)``: whether a row counts in the headline worst
     error; ``scripts``: ``"file"`` (plotly.min.js beside the page, as in a bundle) or
@@ -367,7 +372,10 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
         short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
                "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
                "informational": "info"},
-        plot_css=figures.CSS, plot_scripts=figures.scripts(scripts))
+        plot_css=figures.CSS, plot_scripts=figures.scripts(scripts),
+        banner=banner_mod.for_bundle(manifest, records, v, unverified=unverified,
+                                     explained=explained, window=window,
+                                     last_stage=present[-1] if present else ""))
     return html
 
 

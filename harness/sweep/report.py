@@ -56,6 +56,7 @@ from harness.core.tolerances import TABLE_VERSION
 from harness.core.version import __version__
 from harness.evidence.bundle import git_commit
 from harness.model import registry
+from harness.report import banner
 from harness.sweep.executor import (
     DEFAULT_TIMEOUT_S,
     STATUSES,
@@ -498,12 +499,14 @@ def render_html(doc: dict[str, Any], mode: str = "file") -> str:
     failed = [dict(v, inputs=rows[v["case_id"]]["inputs"]) for v in scoring["verdicts"]
               if v["verdict"] == "failed"] if scoring else []
     outside = _outside_summary(scoring) if scoring else []
+    verdict = sweep_verdict(doc, scoring)  # the exit code's rule (run_named_sweep)
     return env.get_template("sweep.html.j2").render(
         doc=doc, maps=Markup(figures.grid(maps, 440)), n_maps=len(maps), bad=bad,
         metrics=metrics, constant=constant, step=step, line_by=line_by,
         steps=Markup(figures.grid(steps, 440)), n_steps=len(steps),
         step_free=[m for m in varying if m not in on_step], scoring=scoring,
-        failed=failed, outside=outside, verdict=sweep_verdict(doc, scoring), num=_num,
+        failed=failed, outside=outside, verdict=verdict, num=_num,
+        banner=banner.for_sweep(doc, verdict, scoring, units),
         aggregate_text=AGGREGATE_TEXT[doc["heatmap"]["aggregate"]],
         statuses=STATUSES, css=Markup(figures.CSS), scripts=Markup(figures.scripts(mode)))
 
@@ -704,5 +707,4 @@ def run_named_sweep(name: str, grid: Callable[..., Sequence[dict[str, Any]]],
         if len(sc["failed"]) > 20:
             say(f"  ... and {len(sc['failed']) - 20} more failed (see sweep.json)\n")
     say(f"report: {Path(path) / 'index.html'}\n")
-    failed = sc["failed"] if sc is not None else []
-    return (1 if doc["unexpected"] or failed else 0), path, doc
+    return (0 if sweep_verdict(doc, sc)["passed"] else 1), path, doc

@@ -95,6 +95,21 @@ def exit_code(rows: Iterable[Mapping[str, Any]]) -> int:
 
 
 # ----- the words and measures of the checks that need more than one line ----------------
+def scored_window_words(s: SwingSummary) -> str:
+    """" (scored up to t = … s …)": the last knot time [s] of the window the replay records
+    are scored over (each engine's; the predictability window in horizon mode, else the
+    whole replay), or "" when
+    the fit.json does not record it."""
+    until = s.replay.scored_until_s if s.replay is not None else {}
+    if not until:
+        return ""
+    lo, hi = min(until.values()), max(until.values())
+    if lo == hi:
+        return f" (scored up to t = {lo:.4f} s, the window its records are scored over)"
+    return (f" (scored up to t = {lo:.4f}–{hi:.4f} s, each engine's scored window: "
+            + ", ".join(f"{e} {t:.4f} s" for e, t in until.items()) + ")")
+
+
 def _rmse_down(f: Facts) -> float:
     return f.summary.fit.marker_rmse_top_to_impact_m
 
@@ -333,7 +348,7 @@ CHECKS = (
     Check("replay records of every engine pair pass", None,
           lambda f, _: f.replay_records,
           lambda f, _, rec: (f"{sum(r.status == 'passed' for r in rec)} of {len(rec)} "
-                             "replay rows pass"),
+                             "replay rows pass" + scored_window_words(f.summary)),
           target=lambda lim, f, _: "all", passes=lambda rec, lim, f: f.replay_ok,
           applies=_replayed),
     Check("energy balance of each engine's replay over the whole window: E − E0 against "

@@ -27,12 +27,14 @@ from harness.core.tolerances import lookup
 from harness.core.version import __version__
 from harness.evidence.bundle import git_commit
 from harness.model import registry
+from harness.report import banner
 from harness.report.render import ENV
 from harness.swing import activation as swing_act
 from harness.swing import consistency as cc
 from harness.swing import dimension as swing_dim
 from harness.swing import poses
 from harness.swing import study as swing_study
+from harness.swing.checks import exit_code
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -592,6 +594,29 @@ def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict) -> li
     return rows
 
 
+def scope_words(f: SwingSummary, arrays: dict) -> str:
+    """What the swing's checks were scored over, in words: the capture (frames, rate), the
+    fitted window [s] and, when replayed, the span of each engine's replay and the last
+    knot time [s] its records are scored over (``arrays["energy"]``, as the records)."""
+    c, w = f.capture, f.window
+    s = (f"capture {c.source}, {c.frames} frames at {c.rate_hz:g} Hz; fit window "
+         f"t = {w.t_start_s:.4f}–{w.t_end_s:.4f} s (impact {c.events.impact_s:.4f} s)")
+    energy = arrays.get("energy") or {}
+    if not energy:
+        return s + "; no replay"
+    spans = {e: (float(d["t"][0]), float(d["t"][-1]), float(d["t"][d["n_scored"] - 1]))
+             for e, d in energy.items()}
+    t0 = min(v[0] for v in spans.values())
+    t1 = max(v[1] for v in spans.values())
+    ends = sorted({v[2] for v in spans.values()})
+    scored = f"{ends[0]:.4f} s" if len(ends) == 1 else \
+        ", ".join(f"{e} {v[2]:.4f} s" for e, v in spans.items())
+    return s + (f"; replay in {len(spans)} engine(s) run over t = {t0:.4f}–{t1:.4f} s, its "
+                f"records scored up to t = {scored}"
+                + (" (the predictability window: the rest of the replay is not scored)"
+                   if ends[0] < t1 else " (the whole replay)"))
+
+
 def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list,
            replay_records: Sequence[Mapping[str, Any]] = (), title: str = "Swing fit",
            prov: dict | None = None, figures: SwingSummary | None = None) -> str:
@@ -603,9 +628,11 @@ def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list
     plots = [(t_, Markup(h)) for t_, h in figures_html(f, arrays, joint_names)]
     rejected = f.rejected
     gaps = [(k, g) for k, g in f.gaps.items() if g.missing_fraction > 0 and k not in rejected]
-    return ENV.get_template("swing.html.j2").render(
+    prov = prov or provenance(replay_records)
+    head = banner.for_swing(checks, exit_code(checks), scope_words(f, arrays), prov)
+    return ENV.get_template("swing.html.j2").render(banner=head,
         title=title, s=f, plots=plots, checks=checks,
         phase_table=Markup(phase_table(f)),
         replay=replay_rows(replay_records, arrays.get("energy") or {}),
-        prov=prov or provenance(replay_records), marker_rows=marker_rows(f),
+        prov=prov, marker_rows=marker_rows(f),
         gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

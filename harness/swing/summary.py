@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fixtures.golfers import SHAFT_COORDINATES
 
@@ -347,11 +347,15 @@ class ShaftBend:
 class ReplayFigures:
     """The engines' replay of the candidate: per engine the marker deviation (RMS, max)
     [m] against the fitted motion, the grip closure's largest gap [m], and the energy
-    balance's (largest residual, E − E0 at the end) [J]."""
+    balance's (largest residual, E − E0 at the end) [J]; ``scored_s`` per engine the
+    last knot time [s] of the window its replay records are scored over (the
+    predictability window in horizon mode; empty in a fit.json written before it was
+    recorded)."""
 
     deviation_m: dict
     grip_closure_max_m: dict
     energy_J: dict
+    scored_until_s: dict = field(default_factory=dict)
 
     @classmethod
     def of(cls, r: dict | None) -> "ReplayFigures | None":
@@ -361,7 +365,10 @@ class ReplayFigures:
                     for e, d in r["engine_marker_deviation_m"].items()},
                    {e: _num(g) for e, g in (r.get("grip_closure_max_m") or {}).items()},
                    {e: (_num(d["max_balance_residual_J"]), _num(d["E_minus_E0_at_end_J"]))
-                    for e, d in (r.get("energy_balance") or {}).items()})
+                    for e, d in (r.get("energy_balance") or {}).items()},
+                   {e: _num(d["scored_until_s"])
+                    for e, d in (r.get("energy_balance") or {}).items()
+                    if "scored_until_s" in d})
 
 
 @dataclass(frozen=True)

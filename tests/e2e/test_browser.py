@@ -32,7 +32,9 @@ def test_report_opens_with_summary_and_no_console_errors(tmp_path):
         assert rules["charts"] > 0
         assert int(page.get_attribute("html", "data-plots-drawn")) == rules["charts"]
         assert page.locator("#summary h2").inner_text() == "Summary"
-        assert page.locator("#verdict").inner_text() == "every scored comparison passed"
+        assert page.locator("#summary-verdict").inner_text() == "every scored comparison passed"
+        assert page.locator("#verdict").get_attribute("data-exit-code") == "0"
+        assert page.locator("#verdict .verdict-words").inner_text().startswith("qualified: ")
         rows = page.locator("#ladder tbody tr").count()
         recs = json.loads((out / "records.json").read_text())
         assert rows == len({(r["fixture"], r["stage"]) for r in recs})  # one per ladder rung

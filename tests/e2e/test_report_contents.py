@@ -99,7 +99,8 @@ def test_parity_report_answer_first(tmp_path, panda):
     mimic = [j.get("name") for j in ET.parse(panda).getroot().iter("joint")
              if j.find("mimic") is not None]
     assert mimic
-    after = re.search(r'id="verdict".*?</p>\s*<div id="model-changes">(.*?)</div>', html, re.S)
+    after = re.search(r'id="summary-verdict".*?</p>\s*<div id="model-changes">(.*?)</div>',
+                      html, re.S)
     assert after, "the model-change notice does not follow the verdict"
     for name in mimic:
         assert f"joint {name}: coupled: {name} = " in after.group(1)

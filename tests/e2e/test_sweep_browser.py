@@ -24,7 +24,9 @@ def test_sweep_report_in_browser(tmp_path):
 
     def check(page):
         assert page.evaluate("window.__pwned === undefined")
-        assert page.locator("#verdict").inner_text() == "1 case(s) did not finish as expected"
+        assert page.locator("#summary-verdict").inner_text() == \
+            "1 case(s) did not finish as expected"
+        assert page.locator("#verdict").get_attribute("data-exit-code") == "1"
         assert page.locator("#heatmaps div.plot").count() == 2  # one per varying metric
         cell = page.locator("#bad-cases tbody tr td").nth(4).inner_text()
         assert HOSTILE in cell  # shown as text

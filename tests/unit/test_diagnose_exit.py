@@ -78,7 +78,11 @@ def test_panda_diagnose_explains_every_row_while_parity_as_is_exits_1(tmp_path):
     html = (tmp_path / "d" / "index.html").read_text()
     banner = re.search(r'id="diagnosis-verdict">([^<]*)<', html).group(1)
     assert banner == "every difference is explained by a named cause"
-    assert re.search(r'id="verdict">([^<]*)<', html).group(1) == "parity: not qualified"
+    assert re.search(r'id="parity-verdict">([^<]*)<', html).group(1) == \
+        "parity: not qualified"
+    # the page's banner carries diagnose's exit code and its words
+    top = re.search(r'<div id="verdict" class="verdict-(\w+)" data-exit-code="(\d)"', html)
+    assert top.groups() == ("passed", str(o.exit_code))
     # the same file through `parity --as-is`: the parity verdict, exit 1
     p = run_cli("parity", "--as-is", "--urdf", _erd(PANDA), "--out", tmp_path / "p",
                 "--samples", "2", "--quiet")
