@@ -16,11 +16,9 @@ each quantity with; provenance.
 """
 from __future__ import annotations
 
-import itertools
 import json
-import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -30,78 +28,24 @@ import jinja2
 from markupsafe import Markup
 
 from harness.core import figures
-from harness.core.records import Record, error_text, unit_of
+from harness.core.records import Record, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH, Diff
 from harness.evidence.bundle import Bundle
+from harness.report.matrix import (
+    VERDICT_ORDER,
+    engine_matrix,
+    ladder,
+    record_anchor,
+)
 
-VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
-                 "not_provided")
-
-
-def record_anchor(record_id: str) -> str:
-    """The HTML id of a record's row in the report's record tables (a ladder cell links to
-    the row that decided it)."""
-    return "rec-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", record_id)
-
-
-def _cell(records):
-    """Verdict of one ladder cell, the row that decides it and that row's own error.
-
-    The verdict is the worst status among the cell's records (VERDICT_ORDER). The cell
-    names the quantity (and, for a single-engine row, the engine) of the row that decided
-    it and shows that row's own error (``error_text``: relative, or |Δ| with its unit for a
-    check against zero), never a number taken from other rows: a pair whose trajectories
-    agree to 1e-13 but whose energy-balance row failed shows the energy balance and its
-    error. Among the rows with the cell's verdict the deciding row is: one with non-finite
-    values, else the largest relative error, else the largest |Δ| / atol; a passing cell
-    looks at the pair's own comparisons first (single-engine rows, such as a replay's
-    refinement and energy balance, decide only a cell they fail)."""
-    statuses = {r.status for r in records}
-    verdict = next(s for s in VERDICT_ORDER if s in statuses)
-    mine = [r for r in records if r.status == verdict]
-    pool = ([r for r in mine if r.engine_b != ""] or mine) if verdict == "passed" else mine
-
-    def rank(r: Record) -> tuple[int, float]:
-        if r.max_abs is None:  # non-finite (a compared row) or no numbers at all
-            return (2, 0.0) if r.key_a and r.status == "failed" else (-1, 0.0)
-        if r.max_rel is not None:
-            return (1, r.max_rel)
-        return (0, r.max_abs / r.atol if r.atol else r.max_abs)
-
-    row = max(pool, key=rank)
-    return {"verdict": verdict, "quantity": row.quantity, "anchor": record_anchor(row.id),
-            "who": "" if row.engine_b else row.engine_a, "error": error_text(row),
-            "rel": row.max_rel is not None,  # the text is a relative error (else |Δ| or —)
-            "n": len(records), "n_verdict": len(mine),
-            "reasons": sorted({r.reason for r in records if r.reason})[:3]}
-
-
-def ladder(records: Sequence[Record], fixtures: Iterable[str], engines: Sequence[str],
-           stage_order: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The stage ladder: its columns (``declared~engine`` and ``a~b`` pairs that have a
-    record) and one row per (fixture, stage) with records, a ``_cell`` per column."""
-    pairs = [f"{a}~{b}" for a, b in itertools.combinations(engines, 2)]
-    decl = [f"declared~{e}" for e in engines]
-    cols = decl + pairs
-    rows = []
-    for fx in fixtures:
-        for st in stage_order:
-            recs = [r for r in records if r.fixture == fx and r.stage == st]
-            if not recs:
-                continue
-            cells = []
-            for c in cols:
-                a, b = c.split("~")
-                mine = [r for r in recs if (r.engine_a, r.engine_b) == (a, b)]
-                # an engine-only row (not provided / error) shows in every pair with it
-                mine += [r for r in recs if r.engine_b == "" and r.engine_a in (a, b)
-                         and a != "declared"]
-                cells.append(_cell(mine) if mine else None)
-            rows.append({"fixture": fx, "stage": st, "cells": cells})
-    # drop columns that are empty everywhere
-    keep = [i for i in range(len(cols)) if any(r["cells"][i] for r in rows)]
-    return [cols[i] for i in keep], [{**r, "cells": [r["cells"][i] for i in keep]} for r in rows]
+# a cell's verdict mark: the record's own status, never judged again here
+MARKS = {"passed": "✓", "failed": "✗ FAIL", "error": "✗ ERROR", "not_scored": "not scored",
+         "not_provided": "n/a", "unconverged": "unconverged", "informational": "info"}
+ATTENTION = ("failed", "error", "not_scored", "unconverged")
+SHORT = {"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
+         "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
+         "informational": "info"}
 
 
 def _chart_groups(recs, fixtures):
@@ -206,6 +150,20 @@ def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -
         spec["layout"]["xaxis"]["range"] = [-0.5, len(cats) - 0.5]  # as the rtol bars assume
         charts.append(figures.plot_div(spec))
     return shared_legend(pairs) + figures.grid(charts, min_width=380)
+
+
+def matrix_table(records: Sequence[Record], engines: Sequence[str],
+                 key: Callable[[Record], tuple[str, ...]], heads: Sequence[str], sub: str,
+                 table_id: str = "") -> Markup:
+    """The engine matrix (harness.report.matrix.engine_matrix) of ``records`` as an HTML
+    ``<table class="matrix">``: one row per ``key(record)`` (its parts in the columns
+    ``heads``), "compared with", one column per engine with a record, "all records". Each
+    cell: the deciding record's verdict mark (its own status), its error and, under it,
+    its ``sub`` ("fixture" or "quantity"), linked to the record's row."""
+    cols, rows = engine_matrix(records, engines, key)
+    return Markup(ENV.get_template("matrix.html.j2").render(
+        mcols=cols, mrows=rows, heads=list(heads), sub=sub, table_id=table_id,
+        marks=MARKS, short=SHORT))
 
 
 # the report's own templates; a stage's folder is added when a report first shows it
@@ -321,6 +279,13 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
     cols, rows = ladder(records, fixtures, engines, stage_order)
+    fx_i = {f: i for i, f in enumerate(fixtures)}
+    st_i = {st: i for i, st in enumerate(stage_order)}
+    ordered = sorted(records, key=lambda r: (fx_i.get(r.fixture, len(fx_i)),
+                                             st_i.get(r.stage, len(st_i))))
+    ladder_matrix = matrix_table(ordered, engines, lambda r: (r.fixture, r.stage),
+                                 ("fixture", "stage"), "quantity", "ladder")
+    pair_attention = any(c and c["verdict"] in ATTENTION for row in rows for c in row["cells"])
     v = judge(records, in_headline)
     # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
     # they are listed prominently but do not by themselves fail the verdict.
@@ -331,6 +296,8 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
         if recs:
             say(f"report: stage {st} ({i}/{len(present)})")
             by_stage.append({"name": st, "records_note": views[st].records_note,
+                             "matrix": matrix_table(recs, engines, lambda r: (r.quantity,),
+                                                    ("quantity",), "fixture"),
                              "plot": stage_plot(recs, st, fixtures)
                              if views[st].plot_rows else "",
                              "records": sorted(recs, key=lambda r: (
@@ -359,14 +326,13 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
 
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
+        ladder_matrix=ladder_matrix, pair_attention=pair_attention,
         qualified=v.qualified and not unverified, headline=v.headline, n_scored=v.n_scored,
         unverified=list(unverified),
         stages=by_stage, fixtures=manifest["fixtures"], sections=sections,
         baseline=baseline, toc=toc, changed=changed, row_tag=row_tag,
         growth=GROWTH, floor=FLOOR,
-        short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
-               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
-               "informational": "info"},
+        short=SHORT,
         plot_css=figures.CSS, plot_scripts=figures.scripts(scripts))
     return html
 
