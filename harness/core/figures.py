@@ -47,6 +47,63 @@ _SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cros
             "star", "hexagon", "pentagon", "x")
 
 
+# ----- one style per engine -------------------------------------------------------------------
+# An engine's (colour, marker symbol) comes from its slot in the engine order (the engine
+# registry's table order, then any other name, sorted: ``engine_order``), the same in every
+# chart of every page; a reference the engines are compared with has a style of its own
+# (dark or grey, with a symbol no engine uses). An engine pair ``a~b`` (a before b in the
+# order) is drawn in a's colour with b's symbol and a dash from their distance in the
+# order: distinct for every pair, and distinct from every engine's own style.
+ENGINE_STYLES = (("#1f77b4", "circle"), ("#d62728", "square"), ("#2ca02c", "diamond"),
+                 ("#9467bd", "triangle-up"), ("#ff7f0e", "triangle-down"),
+                 ("#17becf", "cross"), ("#8c564b", "star"), ("#e377c2", "hexagon"))
+REFERENCE_STYLES = {"declared": ("#555555", "diamond-open"), "analytic": ("#000000", "x"),
+                    "consensus": ("#bcbd22", "star-open"),
+                    "finite_difference": ("#7f7f7f", "pentagon")}
+PAIR_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "5px 2px",
+               "1px 3px")
+
+
+def engine_order(known: Sequence[str], present: Iterable[str] = ()) -> tuple[str, ...]:
+    """The order engine styles are given in: ``known`` (the engine registry's table order),
+    then the other ``present`` names (engines of a bundle not in the table here), sorted;
+    references and ``engine:solver`` names take no slot."""
+    known = tuple(known)
+    extra = sorted({n for n in present if n not in known and n not in REFERENCE_STYLES
+                    and ":" not in n and n})
+    return known + tuple(extra)
+
+
+def engine_style(name: str, order: Sequence[str]) -> tuple[str, str]:
+    """(colour, symbol) of an engine (``engine:solver`` takes its engine's) or a reference
+    (``REFERENCE_STYLES``); names beyond the palette cycle (more than 8 engines)."""
+    if name in REFERENCE_STYLES:
+        return REFERENCE_STYLES[name]
+    base = name.split(":", 1)[0]
+    order = tuple(order)
+    i = order.index(base) if base in order else len(order)
+    return ENGINE_STYLES[i % len(ENGINE_STYLES)]
+
+
+def pair_style(a: str, b: str, order: Sequence[str]) -> tuple[str, str, str]:
+    """(colour, symbol, dash) of the engine pair a~b (either way round): the colour of the
+    one first in ``order`` (a reference before any engine), the symbol of the other, the
+    dash from their distance in the order."""
+    order = tuple(order)
+
+    def slot(n: str) -> int:
+        base = n.split(":", 1)[0]
+        if n in REFERENCE_STYLES:
+            return -1 - list(REFERENCE_STYLES).index(n)
+        return order.index(base) if base in order else len(order)
+
+    first, second = sorted((a, b), key=slot)
+    colour = engine_style(first, order)[0]
+    symbol_ = engine_style(second, order)[1]
+    return colour, symbol_, PAIR_DASHES[(abs(slot(second) - slot(first)) - 1)
+                                        % len(PAIR_DASHES)]
+
+
 def color(i: int) -> str:
     """The i-th colour of the report palette (cycles)."""
     return _PALETTE[i % len(_PALETTE)]

@@ -32,6 +32,7 @@ from harness.core.records import Record, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH, Diff
 from harness.evidence.bundle import Bundle
+from harness.model import registry
 from harness.report.matrix import (
     VERDICT_ORDER,
     engine_matrix,
@@ -78,7 +79,7 @@ def _chart_groups(recs, fixtures):
 
 _GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲",
           "triangle-down": "▼", "cross": "✚", "star": "★", "hexagon": "⬢",
-          "pentagon": "⬟", "x": "✖"}
+          "pentagon": "⬟", "x": "✖", "diamond-open": "◇", "star-open": "☆"}
 
 
 def pair_label(r: Record) -> str:
@@ -86,13 +87,25 @@ def pair_label(r: Record) -> str:
     return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
 
 
-def shared_legend(pairs: list, rtol: bool = True) -> str:
-    """One HTML legend for a stage's small multiples: each engine pair's marker (the same
-    colour and symbol in every chart of the stage) and the rtol line."""
-    items = "".join(
-        f'<span class="legend-item"><span style="color:{figures.color(k)}">'
-        f'{_GLYPH.get(figures.symbol(k), "●")}</span> {escape(p)}</span>'
-        for k, p in enumerate(pairs))
+def series_style(label: str, order: Sequence[str]) -> tuple[str, str, str]:
+    """(colour, symbol, dash) of a chart series named ``a~b`` (an engine pair or a
+    reference against an engine: figures.pair_style) or a single engine (its own style,
+    solid)."""
+    if "~" in label:
+        a, b = label.split("~", 1)
+        return figures.pair_style(a, b, order)
+    return (*figures.engine_style(label, order), "solid")
+
+
+def shared_legend(pairs: list, order: Sequence[str], rtol: bool = True) -> str:
+    """One HTML legend for a stage's small multiples: each engine pair's marker (its
+    figures.pair_style, the same in every chart of every page) and the rtol line."""
+    items = ""
+    for p in pairs:
+        colour, sym, _ = series_style(p, order)
+        items += (f'<span class="legend-item" data-style="{colour} {sym}">'
+                  f'<span style="color:{colour}">{_GLYPH.get(sym, "●")}</span> '
+                  f'{escape(p)}</span>')
     if rtol:
         items += ('<span class="legend-item"><span style="color:crimson">– –</span> '
                   "the quantity's rtol (a short red bar over each quantity when a chart's "
@@ -100,7 +113,8 @@ def shared_legend(pairs: list, rtol: bool = True) -> str:
     return f'<div class="shared-legend">{items}</div>'
 
 
-def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -> str:
+def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str],
+               order: Sequence[str] = ()) -> str:
     """Small multiples (harness.core.figures) under one shared legend: per quantity, the
     largest relative error of each engine pair on each fixture that has records for that
     quantity, on a log axis with exact zeros on their own ``0`` tick, and the quantity's
@@ -116,14 +130,15 @@ def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -
         fig = figures.Figure(title, xlabel, None, "max relative error", figures.DIMENSIONLESS,
                              ylog=True, categories=cats, legend="none",
                              height=340 if xlabel == "fixture" and len(cats) > 3 else 280)
-        for k, pair in enumerate(pairs):
+        for pair in pairs:
+            colour, sym, _ = series_style(pair, order)
             worst = OrderedDict()  # category → record with the largest max_rel
             for c, r in items:
                 if pair_label(r) == pair and (c not in worst or r.max_rel > worst[c].max_rel):
                     worst[c] = r
             if worst:
                 t = fig.points(list(worst), [r.max_rel for r in worst.values()], pair,
-                               symbol_=figures.symbol(k), color_=figures.color(k), size=8,
+                               symbol_=sym, color_=colour, size=8,
                                hover=[f"{escape(c)}: {r.max_rel:.3g} (rtol {r.rtol:g})"
                                       f"<br>{escape(r.id)}" for c, r in worst.items()])
                 t["offsetgroup"] = pair
@@ -149,7 +164,7 @@ def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -
         spec["layout"]["scattermode"] = "group"  # pairs side by side within a category
         spec["layout"]["xaxis"]["range"] = [-0.5, len(cats) - 0.5]  # as the rtol bars assume
         charts.append(figures.plot_div(spec))
-    return shared_legend(pairs) + figures.grid(charts, min_width=380)
+    return shared_legend(pairs, order) + figures.grid(charts, min_width=380)
 
 
 def matrix_table(records: Sequence[Record], engines: Sequence[str],
@@ -278,6 +293,7 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     stage_order = [v.name for v in stages]
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
+    order = figures.engine_order(registry.engine_names(), engines)  # chart styles
     cols, rows = ladder(records, fixtures, engines, stage_order)
     fx_i = {f: i for i, f in enumerate(fixtures)}
     st_i = {st: i for i, st in enumerate(stage_order)}
@@ -298,7 +314,7 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
             by_stage.append({"name": st, "records_note": views[st].records_note,
                              "matrix": matrix_table(recs, engines, lambda r: (r.quantity,),
                                                     ("quantity",), "fixture"),
-                             "plot": stage_plot(recs, st, fixtures)
+                             "plot": stage_plot(recs, st, fixtures, order)
                              if views[st].plot_rows else "",
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})

@@ -184,10 +184,10 @@ def figures_html(summary: SwingSummary, arrays: dict, joint_names: Sequence[str]
         res = F.Figure("energy balance residual per engine (largest so far)", "t", "s",
                        "max |E − E0 − ∫τᵀv dt + ∫vᵀDv dt|", "J", ylog=True,
                        legend="below", height=340)
-        for c, (e, o) in enumerate(en.items()):
+        order = F.engine_order(registry.engine_names(), en)
+        for e, o in en.items():
             r = np.abs(o["E_rel"] - o["applied"] + o["dissipated"])
-            res.line(o["t"], np.fmax.accumulate(r), e, color_=F.color(c),
-                     dash=None if c % 2 == 0 else "dash")
+            res.line(o["t"], np.fmax.accumulate(r), e, color_=F.engine_style(e, order)[0])
         out.append(("Energy balance of the engines' replays", F.grid([fig, res], 420)))
     return out
 
