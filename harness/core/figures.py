@@ -12,8 +12,9 @@ Rules every chart obeys (checked by the browser tests):
 * every value axis carries a title with its unit in brackets, ``"time [s]"``; a
   dimensionless quantity says ``[–]``; a categorical axis (fixtures, engines) names what it
   lists and needs no unit, but a chart always has at least one axis with a unit;
-* on a logarithmic axis an exact zero is drawn on its own tick labelled ``0`` two decades
-  below the smallest non-zero value, never on the axis edge and never as a tiny number;
+* on a logarithmic axis an exact zero is drawn on its own tick labelled ``0`` below the
+  smallest non-zero value by two label spacings (at least two decades, so that its label
+  never crowds that value's), never on the axis edge and never as a tiny number;
 * small multiples are separate charts in a CSS grid (``grid``), each wide enough to read
   (``min_width`` px), never a strip of dozens of panels in one image;
 * legends are plotly's own (they scroll when long); long series lists should be split or
@@ -151,6 +152,11 @@ def _num(x: Any) -> float | None:
     if x == 0.0:
         return 0.0
     return float(f"{x:.7g}")
+
+
+def tidy(x: float) -> float | None:
+    """A number as charts store it (7 significant digits; None for NaN/inf)."""
+    return _num(x)
 
 
 def _nums(xs: Iterable[Any]) -> list[float | None]:
@@ -313,17 +319,21 @@ class Figure:
         hi = max(hi, lo + 1)
         axis["type"] = "log"
         if has_zero:
-            zero_at = 10.0 ** (lo - 2)
+            decades = list(range(lo, hi + 1))
+            step = max(1, math.ceil(len(decades) / 6))  # ≤ ~6 labels: legible when small
+            decades = decades[::step]
+            # the zero tick sits below the lowest non-zero value by two label spacings
+            # (at least two decades), so its "0" never overlaps that decade's label however
+            # many decades the data span; the zeros themselves set no part of the range
+            gap = 2 * step
+            zero_at = 10.0 ** (lo - gap)
             for t in self.traces:
                 if t.get("type") == "scatter" and t.get("xaxis") != "x2":
                     vals = t[traces_key]
                     t[traces_key] = [zero_at if v == 0 else v for v in vals]
-            decades = list(range(lo, hi + 1))
-            step = max(1, math.ceil(len(decades) / 6))  # ≤ ~6 labels: legible when small
-            decades = decades[::step]
             axis["tickvals"] = [zero_at] + [10.0 ** d for d in decades]
             axis["ticktext"] = ["0"] + [f"1e{d}" for d in decades]
-            axis["range"] = [lo - 2.5, hi + 0.3]
+            axis["range"] = [lo - gap - 0.5, hi + 0.3]  # half a decade below the 0 tick
         else:
             axis["range"] = [lo - 0.3, hi + 0.3]
             axis["dtick"] = max(1, math.ceil((hi - lo) / 6))  # whole decades, ≤ ~7 labels

@@ -17,7 +17,6 @@ each quantity with; provenance.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -39,6 +38,7 @@ from harness.report.matrix import (
     ladder,
     record_anchor,
 )
+from harness.report.stage_charts import stage_plot
 
 # a cell's verdict mark: the record's own status, never judged again here
 MARKS = {"passed": "✓", "failed": "✗ FAIL", "error": "✗ ERROR", "not_scored": "not scored",
@@ -47,124 +47,6 @@ ATTENTION = ("failed", "error", "not_scored", "unconverged")
 SHORT = {"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
          "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
          "informational": "info"}
-
-
-def _chart_groups(recs, fixtures):
-    """[(title, x label, categories, [(category, record)])]: one chart per quantity over the
-    fixtures that have records for it; quantities named ``case.name`` that apply to one
-    fixture only (the contact stage's analytic cases) share one chart per case, over
-    their names."""
-    fx_order = {f: i for i, f in enumerate(fixtures)}
-    by_q = OrderedDict()
-    for r in recs:
-        by_q.setdefault(r.quantity, []).append(r)
-    groups = OrderedDict()
-    for q, rs in by_q.items():
-        fxs = {r.fixture for r in rs}
-        if "." in q and len(fxs) == 1:
-            case, name = q.split(".", 1)
-            fx = next(iter(fxs))
-            g = groups.setdefault(("case", case, fx), (f"{case} ({fx})", "quantity", []))
-            g[2].extend((name, r) for r in rs)
-        else:
-            groups[("q", q)] = (q, "fixture", [(r.fixture, r) for r in rs])
-    out = []
-    for title, xlabel, items in groups.values():
-        cats = list(OrderedDict.fromkeys(c for c, _ in items))
-        if xlabel == "fixture":
-            cats.sort(key=lambda c: fx_order.get(c, len(fx_order)))
-        out.append((title, xlabel, cats, items))
-    return out
-
-
-_GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲",
-          "triangle-down": "▼", "cross": "✚", "star": "★", "hexagon": "⬢",
-          "pentagon": "⬟", "x": "✖", "diamond-open": "◇", "star-open": "☆"}
-
-
-def pair_label(r: Record) -> str:
-    """``a~b`` of a compared record; the engine (or solver) alone for a single-engine row."""
-    return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
-
-
-def series_style(label: str, order: Sequence[str]) -> tuple[str, str, str]:
-    """(colour, symbol, dash) of a chart series named ``a~b`` (an engine pair or a
-    reference against an engine: figures.pair_style) or a single engine (its own style,
-    solid)."""
-    if "~" in label:
-        a, b = label.split("~", 1)
-        return figures.pair_style(a, b, order)
-    return (*figures.engine_style(label, order), "solid")
-
-
-def shared_legend(pairs: list, order: Sequence[str], rtol: bool = True) -> str:
-    """One HTML legend for a stage's small multiples: each engine pair's marker (its
-    figures.pair_style, the same in every chart of every page) and the rtol line."""
-    items = ""
-    for p in pairs:
-        colour, sym, _ = series_style(p, order)
-        items += (f'<span class="legend-item" data-style="{colour} {sym}">'
-                  f'<span style="color:{colour}">{_GLYPH.get(sym, "●")}</span> '
-                  f'{escape(p)}</span>')
-    if rtol:
-        items += ('<span class="legend-item"><span style="color:crimson">– –</span> '
-                  "the quantity's rtol (a short red bar over each quantity when a chart's "
-                  "quantities have different rtols)</span>")
-    return f'<div class="shared-legend">{items}</div>'
-
-
-def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str],
-               order: Sequence[str] = ()) -> str:
-    """Small multiples (harness.core.figures) under one shared legend: per quantity, the
-    largest relative error of each engine pair on each fixture that has records for that
-    quantity, on a log axis with exact zeros on their own ``0`` tick, and the quantity's
-    rtol as a dashed line. Checks against zero (relative error undefined) and
-    informational rows (no tolerance) are not drawn; their |Δ| is in the record tables."""
-    recs = [r for r in records if r.stage == stage and r.max_rel is not None
-            and r.rtol is not None]
-    if not recs:
-        return ""
-    pairs = sorted({pair_label(r) for r in recs})
-    charts = []
-    for title, xlabel, cats, items in _chart_groups(recs, fixtures):
-        fig = figures.Figure(title, xlabel, None, "max relative error", figures.DIMENSIONLESS,
-                             ylog=True, categories=cats, legend="none",
-                             height=340 if xlabel == "fixture" and len(cats) > 3 else 280)
-        for pair in pairs:
-            colour, sym, _ = series_style(pair, order)
-            worst = OrderedDict()  # category → record with the largest max_rel
-            for c, r in items:
-                if pair_label(r) == pair and (c not in worst or r.max_rel > worst[c].max_rel):
-                    worst[c] = r
-            if worst:
-                t = fig.points(list(worst), [r.max_rel for r in worst.values()], pair,
-                               symbol_=sym, color_=colour, size=8,
-                               hover=[f"{escape(c)}: {r.max_rel:.3g} (rtol {r.rtol:g})"
-                                      f"<br>{escape(r.id)}" for c, r in worst.items()])
-                t["offsetgroup"] = pair
-        rtol = OrderedDict()  # category → its rtol (rtol 0: atol alone decides, not drawn)
-        for c, r in items:
-            if r.rtol > 0:
-                rtol[c] = max(rtol.get(c, 0.0), r.rtol)
-        if len(set(rtol.values())) == 1:
-            tol = next(iter(rtol.values()))
-            fig.hline(tol, f"rtol {tol:g}")
-        elif rtol:  # the chart's quantities differ in rtol: a short bar over each one
-            n = len(cats)
-            for tol in sorted(set(rtol.values())):
-                fig.hline(tol, f"rtol {tol:g}")
-                xs, ys = [], []
-                for c, v in rtol.items():  # category i spans (i, i + 1) / n of the width
-                    if v == tol:
-                        i = cats.index(c)
-                        xs += [(i + 0.1) / n, (i + 0.9) / n, None]
-                        ys += [tol, tol, None]
-                fig.traces[-1].update(x=xs, y=ys)
-        spec = fig.spec()
-        spec["layout"]["scattermode"] = "group"  # pairs side by side within a category
-        spec["layout"]["xaxis"]["range"] = [-0.5, len(cats) - 0.5]  # as the rtol bars assume
-        charts.append(figures.plot_div(spec))
-    return shared_legend(pairs, order) + figures.grid(charts, min_width=380)
 
 
 def matrix_table(records: Sequence[Record], engines: Sequence[str],
