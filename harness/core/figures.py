@@ -141,8 +141,9 @@ def plotly_js() -> bytes:
     return plotly_js_path().read_bytes()
 
 
-def _num(x: Any) -> float | None:
-    """A finite float rounded to 7 significant digits, or None (a gap) for NaN/inf."""
+def _num(x: Any, digits: int = 7) -> float | None:
+    """A finite float rounded to ``digits`` significant digits, or None (a gap) for
+    NaN/inf."""
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -151,7 +152,7 @@ def _num(x: Any) -> float | None:
         return None
     if x == 0.0:
         return 0.0
-    return float(f"{x:.7g}")
+    return float(f"{x:.{digits}g}")
 
 
 def tidy(x: float) -> float | None:
@@ -159,8 +160,8 @@ def tidy(x: float) -> float | None:
     return _num(x)
 
 
-def _nums(xs: Iterable[Any]) -> list[float | None]:
-    return [_num(x) for x in list(xs)]
+def _nums(xs: Iterable[Any], digits: int = 7) -> list[float | None]:
+    return [_num(x, digits) for x in list(xs)]
 
 
 def axis_title(label: str, unit: str | None) -> str:
@@ -181,18 +182,20 @@ class Figure:
     (iterations). ``equal_aspect``: one unit of x as long as one unit of y (positions in
     space). ``y2``: (label, unit, factor) a second value axis on the right showing y ×
     factor (the same data in another unit, e.g. N·m and N·m/kg), its range tied to the
-    left one's."""
+    left one's. ``digits``: significant digits kept of the traces' numbers (7; a long
+    time series drawn for its shape needs fewer)."""
 
     def __init__(self, title: str, xlabel: str, xunit: str | None, ylabel: str,
                  yunit: str | None, *, xlog: bool = False, ylog: bool = False,
                  height: int = 300, categories: Sequence[Any] | None = None,
                  integer_x: bool = False, legend: str = "right", equal_aspect: bool = False,
-                 y2: tuple[str, str, float] | None = None) -> None:
+                 y2: tuple[str, str, float] | None = None, digits: int = 7) -> None:
         if xunit is None and yunit is None:
             raise ValueError(f"chart {title!r}: at least one axis needs a unit")
         if y2 is not None and (ylog or not y2[2] > 0):
             raise ValueError(f"chart {title!r}: y2 needs a linear y axis and a factor > 0")
         self.equal_aspect, self.y2 = equal_aspect, y2
+        self.digits = digits  # significant digits kept of the traces' numbers
         self.title = title
         self.traces: list[Json] = []
         self.shapes: list[Json] = []
@@ -232,7 +235,7 @@ class Figure:
              hover: Sequence[object] | None = None, legendgroup: str | None = None,
              showlegend: bool = True) -> Json:
         """A line (``markers``: with points)."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         t: Json = {"type": "scatter", "mode": "lines+markers" if markers else "lines",
              "x": xs, "y": ys, "name": str(name),
              "line": {"width": width, **({"dash": dash} if dash else {}),
@@ -250,7 +253,7 @@ class Figure:
                color_: str | None = None, size: int = 8,
                hover: Sequence[object] | None = None) -> Json:
         """Markers only."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         t: Json = {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(name),
              "marker": {"symbol": symbol_, "size": size, **({"color": color_} if color_ else {})}}
         if hover is not None:
@@ -261,7 +264,7 @@ class Figure:
     def bar(self, x: Iterable[Any], y: Iterable[Any], name: str, *,
             color_: str | None = None) -> Json:
         """Bars (one per x)."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         return self._add({"type": "bar", "x": xs, "y": ys, "name": str(name),
                           **({"marker": {"color": color_}} if color_ else {})}, xs, ys)
 
@@ -308,7 +311,7 @@ class Figure:
                             "hoverongaps": False})
 
     def _xs(self, x: Iterable[Any]) -> list[str | float | None]:
-        return [v if isinstance(v, str) else _num(v) for v in list(x)]
+        return [v if isinstance(v, str) else _num(v, self.digits) for v in list(x)]
 
     # layout ------------------------------------------------------------------------------
     def _log_axis(self, axis: Json, values: list[float], traces_key: str) -> None:

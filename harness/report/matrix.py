@@ -11,7 +11,8 @@ holds the records that compare that engine with the row's reference:
   ``engine:solver``), e.g. a replay's refinement or a native solver against the exact
   answer, and the engine's "not provided" / "error" rows;
 * the consensus engine, for the engine pairs: per row, the engine whose records against
-  the others are the cleanest (fewest failed or error records, then the most fixtures
+  the others are the cleanest (among the engines with a pair that was compared: fewest
+  failed or error records, then the most fixtures
   covered, then the first in the engines' order, so that it stays the same from row to
   row while every pair agrees); each other engine's cell holds its
   records against it (on a fixture where they have no record together, the engine's
@@ -117,6 +118,10 @@ def engine_of(name: str, engines: Sequence[str]) -> str | None:
 def _consensus(pairs: list[tuple[str, str, Record]], engines: Sequence[str]) -> str | None:
     """The row's consensus engine among the engines of its pair records (module doc)."""
     involved = [e for e in engines if any(e in (a, b) for a, b, _ in pairs)]
+    # an engine none of whose pairs was compared (not scored, not provided) is no reference
+    compared = [e for e in involved if any(e in (a, b) and r.max_abs is not None
+                                           for a, b, r in pairs)]
+    involved = compared or involved
     if not involved:
         return None
 
@@ -128,8 +133,11 @@ def _consensus(pairs: list[tuple[str, str, Record]], engines: Sequence[str]) -> 
     return min(involved, key=score)
 
 
-def _row(recs: list[Record], engines: Sequence[str]) -> dict[str, Any]:
-    """One matrix row: its references, a cell (or None) per engine and the row's status."""
+def against_reference(recs: Sequence[Record], engines: Sequence[str]
+                      ) -> tuple[dict[str, list[Record]], list[str], str | None]:
+    """({engine: the records that compare it with its reference}, the references named
+    (named references, "own checks"), the consensus engine or None) of a row's records
+    (module doc)."""
     named: dict[str, list[Record]] = {e: [] for e in engines}
     refs: list[str] = []
     pairs: list[tuple[str, str, Record]] = []
@@ -146,13 +154,20 @@ def _row(recs: list[Record], engines: Sequence[str]) -> dict[str, Any]:
         elif a is not None and b is not None:
             pairs.append((a, b, r))
     ref = _consensus(pairs, engines)
-    cells: list[dict[str, Any] | None] = []
     for e in engines:
-        mine = list(named[e])
         if ref is not None and e != ref:
             with_ref = {r.fixture for a, b, r in pairs if {a, b} == {e, ref}}
-            mine += [r for a, b, r in pairs if e in (a, b)
-                     and ({a, b} == {e, ref} or r.fixture not in with_ref)]
+            named[e] += [r for a, b, r in pairs if e in (a, b)
+                         and ({a, b} == {e, ref} or r.fixture not in with_ref)]
+    return named, refs, ref
+
+
+def _row(recs: list[Record], engines: Sequence[str]) -> dict[str, Any]:
+    """One matrix row: its references, a cell (or None) per engine and the row's status."""
+    selected, refs, ref = against_reference(recs, engines)
+    cells: list[dict[str, Any] | None] = []
+    for e in engines:
+        mine = selected[e]
         c = cell(mine) if mine else None
         if e == ref and c is None:
             c = {"verdict": CONSENSUS}

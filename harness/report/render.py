@@ -17,6 +17,7 @@ each quantity with; provenance.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -47,6 +48,56 @@ ATTENTION = ("failed", "error", "not_scored", "unconverged")
 SHORT = {"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
          "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
          "informational": "info"}
+
+
+def api_rows(fixtures: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (engine, quantity, engine API) over the fixtures' ``provides``, in the
+    order first met: ``fixtures`` the fixtures it applies to, or None for every one."""
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for f in fixtures:
+        for e, apis in f["provides"].items():
+            for q, api in apis.items():
+                rows.setdefault((e, q, str(api)), []).append(f["name"])
+    every = [f["name"] for f in fixtures]
+    return [{"engine": e, "quantity": q, "api": api,
+             "fixtures": None if fx == every else fx} for (e, q, api), fx in rows.items()]
+
+
+def compact_records(recs: Sequence[Record],
+                    tag: Callable[[Record], dict[str, str] | None] | None = None) -> str:
+    """Records as the compact JSON the page draws a record table from when it is opened
+    (report.html.j2, ``records-more``): string tables ``q`` (quantities), ``u`` (their
+    units), ``f`` (fixtures), ``e`` (engines: ``a ~ b`` or one engine), ``s`` (statuses)
+    ``t`` ([atol, rtol] pairs) and one row per record [q, f, e, s, max_abs, max_rel ("z":
+    a check against zero), t, samples, worst sample, reason, the run ``tag(record)``
+    ({"kind", "label"} or null: a stage's row tag)], numbers to 3 significant digits (the
+    tables show 3); every ``<`` written ``\u003c`` so that no text can close the script
+    element that holds it."""
+    tables: dict[str, list[Any]] = {"q": [], "u": [], "f": [], "e": [], "s": [], "t": []}
+    index: dict[str, dict[str, int]] = {k: {} for k in tables}
+
+    def at(k: str, v: Any) -> int:
+        if v not in index[k]:
+            index[k][v] = len(tables[k])
+            tables[k].append(v)
+        return index[k][v]
+
+    def num(x: float | None) -> float | int | None:
+        return None if x is None else 0 if x == 0 else float(f"{x:.3g}")
+
+    rows = []
+    for r in recs:
+        qi = at("q", r.quantity)
+        if qi == len(tables["u"]):
+            tables["u"].append(unit_of(r.stage, r.quantity))
+        rows.append([qi, at("f", r.fixture),
+                     at("e", f"{r.engine_a} ~ {r.engine_b}" if r.engine_b else r.engine_a),
+                     at("s", r.status), num(r.max_abs),
+                     "z" if against_zero(r) else num(r.max_rel),
+                     at("t", (num(r.atol), num(r.rtol))), r.n_samples, r.worst_label,
+                     r.reason, tag(r) if tag else None])
+    doc = json.dumps({**tables, "rows": rows}, separators=(",", ":"), allow_nan=False)
+    return doc.replace("<", "\\u003c")
 
 
 def matrix_table(records: Sequence[Record], engines: Sequence[str],
@@ -184,6 +235,8 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     ladder_matrix = matrix_table(ordered, engines, lambda r: (r.fixture, r.stage),
                                  ("fixture", "stage"), "quantity", "ladder")
     pair_attention = any(c and c["verdict"] in ATTENTION for row in rows for c in row["cells"])
+    # the record rows a table cell links to (drawn in the page; the others on demand)
+    linked = set(re.findall(r'href="#(rec-[^"]+)"', ladder_matrix))
     v = judge(records, in_headline)
     # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
     # they are listed prominently but do not by themselves fail the verdict.
@@ -193,13 +246,28 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
         recs = [r for r in records if r.stage == st]
         if recs:
             say(f"report: stage {st} ({i}/{len(present)})")
+            matrix = matrix_table(recs, engines, lambda r: (r.quantity,), ("quantity",),
+                                  "fixture")
             by_stage.append({"name": st, "records_note": views[st].records_note,
-                             "matrix": matrix_table(recs, engines, lambda r: (r.quantity,),
-                                                    ("quantity",), "fixture"),
-                             "plot": stage_plot(recs, st, fixtures, order)
+                             "matrix": matrix,
+                             "plot": stage_plot(recs, st, fixtures, order, engines)
                              if views[st].plot_rows else "",
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
+            linked.update(re.findall(r'href="#(rec-[^"]+)"', matrix))
+
+    def row_tag(r: Record) -> dict[str, str] | None:
+        view = views.get(r.stage)
+        return view.row_tag(r) if view is not None and view.row_tag is not None else None
+
+    for st in by_stage:  # passing rows nothing links to: drawn by the page when opened
+        quiet = [r for r in st["records"] if r.status not in ATTENTION]
+        st["attention"] = [r for r in st["records"] if r.status in ATTENTION]
+        st["quiet"] = [r for r in quiet if record_anchor(r.id) in linked]
+        st["n_quiet"] = len(quiet)
+        rest = [r for r in quiet if record_anchor(r.id) not in linked]
+        st["more"] = Markup(compact_records(rest, row_tag)) if rest else ""
+        st["n_more"] = len(rest)
     sections = [{"name": sv.name, "template": sv.section[0], "context": sv.section[1],
                  "title": sv.title or sv.name, "before_ladder": sv.before_ladder,
                  "summary_template": sv.summary_template}
@@ -218,16 +286,13 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     toc += [(s["name"], s["title"]) for s in sections if not s["before_ladder"]]
     toc += [("apis", "What each engine computed"), ("provenance", "Provenance")]
 
-    def row_tag(r: Record) -> dict[str, str] | None:
-        view = views.get(r.stage)
-        return view.row_tag(r) if view is not None and view.row_tag is not None else None
-
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
         ladder_matrix=ladder_matrix, pair_attention=pair_attention,
         qualified=v.qualified and not unverified, headline=v.headline, n_scored=v.n_scored,
         unverified=list(unverified),
         stages=by_stage, fixtures=manifest["fixtures"], sections=sections,
+        api_rows=api_rows(manifest["fixtures"]),
         baseline=baseline, toc=toc, changed=changed, row_tag=row_tag,
         growth=GROWTH, floor=FLOOR,
         short=SHORT,

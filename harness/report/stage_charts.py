@@ -1,5 +1,8 @@
-"""A stage's small multiples in the report: per quantity, each engine pair's (or engine's)
-worst error on each fixture, drawn against the threshold that judged it.
+"""A stage's small multiples in the report: per quantity, each engine's worst error on each
+fixture against its reference — the records the stage's engine matrix shows for it
+(harness/report/matrix.py ``against_reference``: the declared model or an analytic
+solution, its own checks, else the quantity's consensus engine) — drawn against the
+threshold that judged each row.
 
 * A row judged by its relative error (rtol > 0, relative error defined) is drawn as its
   max relative error on a log axis, with the quantity's rtol dashed (a short bar over each
@@ -10,11 +13,13 @@ worst error on each fixture, drawn against the threshold that judged it.
   drawn as its |Δ| with its unit on a linear axis from 0, with its atol as the bound (the
   bound is atol + rtol × |value| where a check against zero has an rtol too: the label says
   so).
-* A chart with a single fixture (or case quantity) lists the engine pairs on its x axis
+* A chart with a single fixture (or case quantity) lists the engines on its x axis
   instead, the fixture in its title.
 
-Each pair keeps one style (harness.core.figures ``pair_style``) in every chart; one legend
-above the charts. Informational rows (no tolerance) and rows without numbers are not drawn.
+Each engine keeps one style (harness.core.figures ``engine_style``) in every chart; one
+legend above the charts; a point's hover names the record's other side. A failed record
+is drawn whatever it compared (no failure hides from the charts). Informational
+rows (no tolerance) and rows without numbers are not drawn.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from typing import Any
 
 from harness.core import figures
 from harness.core.records import Record, unit_of
+from harness.report.matrix import against_reference, engine_of
 
 _GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲",
           "triangle-down": "▼", "cross": "✚", "star": "★", "hexagon": "⬢",
@@ -59,7 +65,9 @@ def judged_by(r: Record) -> str | None:
 def shared_legend(pairs: Sequence[str], order: Sequence[str], kinds: set[str]) -> str:
     """One HTML legend for a stage's small multiples: each series' marker (its one style
     in every chart of every page) and the threshold lines that appear."""
-    items = ""
+    items = ('<span class="legend-item">each engine against its reference (as in the '
+             "matrix above: the declared model, an analytic solution, its own checks or "
+             "the consensus engine, which has no point of its own against itself):</span>")
     for p in pairs:
         colour, sym, _ = series_style(p, order)
         items += (f'<span class="legend-item" data-style="{colour} {sym}">'
@@ -107,8 +115,7 @@ def _groups(recs: Sequence[Record], fixtures: Sequence[str], stage: str
             cats.sort(key=lambda c: fx_order.get(c, len(fx_order)))
         if len(cats) == 1:  # one category: the pairs go on the x axis, it in the title
             title = f"{title}: {cats[0]}" if xlabel == "quantity" else f"{title} ({cats[0]})"
-            items = [(pair_label(r), r) for _, r in items]
-            xlabel = "engine pair"
+            xlabel = "engine"
         out.append((title, kind, xlabel, items))
     return out
 
@@ -145,10 +152,47 @@ def _threshold_lines(fig: figures.Figure, items: list[tuple[str, Record]], cats:
             fig.traces[-1].update(x=xs, y=ys)
 
 
+def _pair_points(fig: figures.Figure, pair: str, worst: OrderedDict[str, Record], kind: str,
+                 colour: str, sym: str, group: bool) -> None:
+    """One pair's points (its worst record per category) in its style. Hover: the value,
+    its threshold and verdict from one template per trace when they are shared, so the
+    page holds no copy of the numbers; exact zeros (drawn on the log axis's 0 tick, not at
+    0) are a trace of their own that says 0."""
+    word = "rtol" if kind == REL else "atol"
+
+    def note(r: Record) -> str:
+        other = ("own check" if not r.engine_b
+                 else r.engine_a if r.engine_b == pair else r.engine_b)
+        return f"vs {other} ({word} {_bound(r, kind):g}) {r.status.replace('_', ' ')}"
+
+    zeros = [c for c, r in worst.items() if kind == REL and _value(r, kind) == 0]
+    parts = [([c for c in worst if c not in zeros], "%{y:.3g}"), (zeros, "0")]
+    for k, (cats, shown) in enumerate(p for p in parts if p[0]):
+        t = fig.points(cats, [_value(worst[c], kind) for c in cats], pair, symbol_=sym,
+                       color_=colour, size=8)
+        notes = [note(worst[c]) for c in cats]
+        if len(set(notes)) == 1:
+            t["hovertemplate"] = (f"%{{x}}: {shown} {escape(notes[0])}"
+                                  "<extra>%{fullData.name}</extra>")
+        else:
+            t["text"] = notes
+            t["hovertemplate"] = f"%{{x}}: {shown} %{{text}}<extra>%{{fullData.name}}</extra>"
+        if k:
+            t["showlegend"] = False
+        if group:
+            t["offsetgroup"] = pair  # side by side within a category, zeros in line
+
+
 def _chart(title: str, kind: str, xlabel: str, items: list[tuple[str, Record]],
-           pairs: Sequence[str], order: Sequence[str], stage: str) -> dict[str, Any]:
-    """The plotly spec of one chart (module doc)."""
+           drawn_for: dict[str, list[str]], order: Sequence[str], engines: Sequence[str],
+           stage: str) -> dict[str, Any]:
+    """The plotly spec of one chart (module doc); ``drawn_for``: {record id: the engines
+    it compares with their reference}."""
+    if xlabel == "engine":  # one category: the engines are the x axis
+        items = [(e, r) for _, r in items for e in drawn_for.get(r.id, ())]
     cats = list(OrderedDict.fromkeys(c for c, _ in items))
+    if xlabel == "engine":
+        cats = [e for e in engines if e in cats]
     units = sorted({unit_of(stage, r.quantity) for _, r in items} - {""})
     if kind == REL:
         fig = figures.Figure(title, xlabel, None, "max relative error",
@@ -159,20 +203,15 @@ def _chart(title: str, kind: str, xlabel: str, items: list[tuple[str, Record]],
                              " or ".join(units) if units else figures.DIMENSIONLESS,
                              categories=cats, legend="none",
                              height=340 if len(cats) > 3 else 280)
-    for pair in pairs:
-        colour, sym, _ = series_style(pair, order)
+    for e in engines:
+        colour, sym = figures.engine_style(e, order)
         worst: OrderedDict[str, Record] = OrderedDict()  # category → its worst record
         for c, r in items:
-            if pair_label(r) == pair and (c not in worst
-                                          or _value(r, kind) > _value(worst[c], kind)):
+            if e in drawn_for.get(r.id, ()) and (xlabel != "engine" or c == e) and (
+                    c not in worst or _value(r, kind) > _value(worst[c], kind)):
                 worst[c] = r
         if worst:
-            hover = [f"{escape(c)}: {_value(r, kind):.3g} ({'rtol' if kind == REL else 'atol'}"
-                     f" {_bound(r, kind):g}) {r.status}" for c, r in worst.items()]
-            t = fig.points(list(worst), [_value(r, kind) for r in worst.values()], pair,
-                           symbol_=sym, color_=colour, size=8, hover=hover)
-            if xlabel != "engine pair":
-                t["offsetgroup"] = pair
+            _pair_points(fig, e, worst, kind, colour, sym, group=xlabel != "engine")
     _threshold_lines(fig, items, cats, kind)
     spec = fig.spec()
     spec["layout"]["scattermode"] = "group"  # pairs side by side within a category
@@ -184,15 +223,32 @@ def _chart(title: str, kind: str, xlabel: str, items: list[tuple[str, Record]],
 
 
 def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str],
-               order: Sequence[str] = ()) -> str:
+               order: Sequence[str] = (), engines: Sequence[str] | None = None) -> str:
     """Small multiples of a stage's records under one shared legend (module doc);
-    ``order``: the engine order styles are given in (figures.engine_order)."""
+    ``order``: the engine order styles are given in (figures.engine_order); ``engines``:
+    the bundle's engines (default: ``order``)."""
+    engines = list(order if engines is None else engines)
     recs = [r for r in records if r.stage == stage and judged_by(r) is not None]
+    drawn_for: dict[str, list[str]] = {}
+    by_q: OrderedDict[str, list[Record]] = OrderedDict()
+    for r in records:
+        if r.stage == stage:
+            by_q.setdefault(r.quantity, []).append(r)
+    for rs in by_q.values():  # the records the matrix shows per engine, quantity by quantity
+        for e, mine in against_reference(rs, engines)[0].items():
+            for r in mine:
+                drawn_for.setdefault(r.id, []).append(e)
+        for r in rs:  # a failed pair is drawn whatever it was compared against
+            if r.status == "failed" and r.id not in drawn_for:
+                drawn_for[r.id] = [e for e in (engine_of(r.engine_a, engines),
+                                               engine_of(r.engine_b, engines)) if e]
+    recs = [r for r in recs if r.id in drawn_for]
     if not recs:
         return ""
-    pairs = sorted({pair_label(r) for r in recs})
     groups = _groups(recs, fixtures, stage)
-    charts = [figures.plot_div(_chart(title, kind, xlabel, items, pairs, order, stage))
+    charts = [figures.plot_div(_chart(title, kind, xlabel, items, drawn_for, order, engines,
+                                      stage))
               for title, kind, xlabel, items in groups]
-    return (shared_legend(pairs, order, {kind for _, kind, _, _ in groups})
+    shown = [e for e in engines if any(e in drawn_for[r.id] for r in recs)]
+    return (shared_legend(shown, order, {kind for _, kind, _, _ in groups})
             + figures.grid(charts, min_width=380))

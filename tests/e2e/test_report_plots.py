@@ -181,6 +181,31 @@ def test_qualify_report_charts(qualify):
     assert replay.count('<table class="settings">') >= 5
 
 
+def test_qualify_report_weight_and_every_record_reachable(qualify):
+    """The catalog qualification's page stays light: at most 1.5 MB (its bytes on disk;
+    plotly.min.js is loaded from beside it, never embedded: one script reference), and
+    every record of its judged stages is in it, the passing ones nothing links to drawn
+    from its compact JSON when their table is opened."""
+    page = qualify / "index.html"
+    html = page.read_text()
+    assert page.stat().st_size <= 1_500_000, page.stat().st_size
+    assert html.count(f'<script src="{figures.ASSET}"></script>') == 1
+    records = json.loads((qualify / "records.json").read_text())
+    judged = [r for r in records if r["stage"] != "diagnosis"]
+
+    def opened(page):
+        page.locator("details").evaluate_all("els => els.forEach(e => e.open = true)")
+        page.wait_for_timeout(300)
+        return page.evaluate("""() => [
+          document.querySelectorAll('tr[id^="rec-"]').length,
+          document.querySelectorAll('table.records-more-table tbody tr').length,
+          Array.from(document.querySelectorAll('table.records-more-table tbody tr'))
+            .every(tr => tr.children.length === 11)]""")
+
+    static, drawn, shaped = open_report(page, opened, "report-plots-records-opened.png")
+    assert static + drawn == len(judged) and drawn > static and shaped
+
+
 def test_qualify_report_stand_alone_and_progress(qualify, tmp_path):
     """``harness report`` re-renders in place with plotly.min.js beside the page and
     prints its progress lines; ``--out FILE`` is one stand-alone file that draws its

@@ -1,8 +1,8 @@
 """Charts a reader can trust: each row drawn against the threshold that judged it (a row
 judged by its atol on a |Δ| chart with that atol, linear from 0; a check against zero too),
-no fixture axis with a single fixture, a log axis whose 0 tick never crowds the lowest
-decade's label, sweep cells outside the qualified domain grey, and the swing's impact
-chart opening on the contact."""
+no fixture axis with a single fixture (the engines instead), a log axis whose 0 tick never
+crowds the lowest decade's label, sweep cells outside the qualified domain grey, and the
+swing's impact chart opening on the contact."""
 from __future__ import annotations
 
 import html
@@ -70,12 +70,12 @@ def test_a_check_against_zero_is_drawn_with_its_absolute_bound():
     assert spec["layout"]["xaxis"]["categoryarray"] == ["four_bar", "grip_loop"]
 
 
-def test_a_single_fixture_puts_the_engine_pairs_on_the_x_axis():
+def test_a_single_fixture_puts_the_engines_on_the_x_axis():
     recs = [_rec("rod", "rod_tilted.first_contact_index", "analytic", e, rel=0.0, abs_=0.0,
                  atol=0.0, rtol=0.0) for e in ENGINES]
     (spec,) = _charts(stage_plot(recs, "contact", ["rod"], ENGINES)).values()
-    assert spec["layout"]["xaxis"]["title"]["text"] == "engine pair"
-    assert spec["layout"]["xaxis"]["categoryarray"] == [f"analytic~{e}" for e in ENGINES]
+    assert spec["layout"]["xaxis"]["title"]["text"] == "engine"
+    assert spec["layout"]["xaxis"]["categoryarray"] == list(ENGINES)
     assert "first_contact_index" in spec["layout"]["title"]["text"]
     assert _lines(spec) == {"atol 0 (exact)": 0.0}  # the bound of an exact count, drawn
 
@@ -111,3 +111,15 @@ def test_the_impact_window_holds_both_impacts_and_is_narrow():
     lo, hi = impact_window(t, 1.2010, 1.2032, 0.0008)
     assert lo < 1.2010 < 1.2032 < hi
     assert hi - lo < 0.1 * (t[-1] - t[0])
+
+
+def test_a_failed_pair_is_drawn_even_beside_the_consensus():
+    """Three engines; drake~pinocchio failed while both agree with mujoco (the consensus):
+    its point is on the chart."""
+    recs = [_rec("box", "contact_force", "mujoco", e, rel=1e-15, abs_=1e-15, atol=1e-12,
+                 rtol=1e-10) for e in ("pinocchio", "drake")]
+    recs.append(_rec("box", "contact_force", "pinocchio", "drake", rel=2e-10, abs_=2e-10,
+                     atol=1e-12, rtol=1e-10, status="failed"))
+    (spec,) = _charts(stage_plot(recs, "contact", ["box"], ENGINES)).values()
+    ys = [y for t in spec["data"] if t.get("mode") == "markers" for y in t["y"]]
+    assert 2e-10 in ys

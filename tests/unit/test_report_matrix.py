@@ -108,3 +108,41 @@ def test_cells_show_the_records_own_verdicts_and_no_failure_hides():
     marked = [[a.get("data-verdict") for t, a in row if a.get("data-verdict")] for row in body]
     assert marked[1].count("failed") == 1 and "✗ FAIL" in html
     assert 'class="row-attention"' in html
+
+
+def test_compact_records_keep_every_record_and_no_markup():
+    """The folded passing records travel as compact JSON the page draws when opened: every
+    record comes back (quantity, fixture, engines, status, numbers to 3 digits), and a
+    hostile name cannot close the script element that holds it."""
+    import json
+
+    from harness.report.render import compact_records
+
+    recs = _six_engine_records()
+    recs.append(_rec("dynamics", "</script><b>x", "mass_matrix", "mujoco", "drake",
+                     rel=None, abs_=4.2e-15))
+    text = compact_records(recs)
+    assert "<" not in text
+    doc = json.loads(text)
+    assert len(doc["rows"]) == len(recs)
+    for r, row in zip(recs, doc["rows"]):
+        assert doc["q"][row[0]] == r.quantity and doc["f"][row[1]] == r.fixture
+        assert doc["e"][row[2]] == f"{r.engine_a} ~ {r.engine_b}"
+        assert doc["s"][row[3]] == r.status
+        assert row[4] == float(f"{r.max_abs:.3g}")
+        assert row[5] == ("z" if r.max_rel is None else float(f"{r.max_rel:.3g}"))
+        assert doc["t"][row[6]] == [r.atol, r.rtol]
+
+
+def test_the_consensus_is_an_engine_that_was_compared():
+    """A diagnose-like row: one pair compared (and failed), the others not scored. The
+    consensus is an engine of the compared pair, so the failure is in a cell, not hidden
+    behind a not-scored pair with an engine that compared nothing."""
+    names = ["mujoco", "pinocchio", "crocoddyl", "drake"]
+    recs = [_rec("dynamics", "panda", "forward_dynamics", a, b, "not_scored", None, None)
+            for a, b in itertools.combinations(names, 2) if (a, b) != ("mujoco", "drake")]
+    recs.append(_rec("dynamics", "panda", "forward_dynamics", "mujoco", "drake", "failed",
+                     0.8, 0.8))
+    cols, (row,) = engine_matrix(recs, names, lambda r: (r.quantity,))
+    assert row["consensus"] == "mujoco"
+    assert row["cells"][cols.index("drake")]["verdict"] == "failed"

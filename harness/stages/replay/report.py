@@ -80,7 +80,7 @@ def report_context(manifest: dict[str, Any], records: list[Record],
     return out
 
 
-_MAX_POINTS = 2000  # per plotted line: keeps the report light and quick to draw
+_MAX_POINTS = 300  # per plotted line (a chart is 400-600 px wide): a light report
 
 
 def _thin(n, *ys):
@@ -190,7 +190,7 @@ def _case_context(name, info, recs, arrays):
     charts = []
     for kind, unit, cols in _coordinate_groups(layout, nq):
         fig = figures.Figure(f"q(t), {kind} ({e0}; the other engines overlap it)",
-                             "time t − t0", "s", kind, unit, height=340)
+                             "time t − t0", "s", kind, unit, height=340, digits=5)
         for i, (lab, col) in enumerate(cols):
             fig.line(trel[sel], _column(X[e0], col)[sel], lab, color_=figures.color(i),
                      dash=(None, "dash", "dot")[(i // 10) % 3])
@@ -199,7 +199,8 @@ def _case_context(name, info, recs, arrays):
     sel = _thin(t.size, *errs.values()) if errs else sel
     if pairs:
         fig = figures.Figure("pointwise error max|x_a − x_b| over the state", "time t − t0",
-                             "s", "error", "rad, m, rad/s or m/s", ylog=True, height=340)
+                             "s", "error", "rad, m, rad/s or m/s", ylog=True, height=340,
+                             digits=4)  # a log axis: 4 digits draw it exactly
         order = figures.engine_order(registry.engine_names(), have)
         for (a_, b_), err in errs.items():
             colour, _, dash = figures.pair_style(a_, b_, order)
