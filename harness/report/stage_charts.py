@@ -65,7 +65,7 @@ def judged_by(r: Record) -> str | None:
 def shared_legend(pairs: Sequence[str], order: Sequence[str], kinds: set[str]) -> str:
     """One HTML legend for a stage's small multiples: each series' marker (its one style
     in every chart of every page) and the threshold lines that appear."""
-    items = ('<span class="legend-item">each engine against its reference (as in the '
+    items = ('<span class="legend-note">each engine against its reference (as in the '
              "matrix above: the declared model, an analytic solution, its own checks or "
              "the consensus engine, which has no point of its own against itself):</span>")
     for p in pairs:
@@ -74,11 +74,11 @@ def shared_legend(pairs: Sequence[str], order: Sequence[str], kinds: set[str]) -
                   f'<span style="color:{colour}">{_GLYPH.get(sym, "●")}</span> '
                   f'{escape(p)}</span>')
     if REL in kinds:
-        items += ('<span class="legend-item"><span style="color:crimson">– –</span> '
+        items += ('<span class="legend-note"><span style="color:crimson">– –</span> '
                   "the quantity's rtol, on relative-error charts (a short bar over each "
                   "quantity when a chart's quantities differ)</span>")
     if ABS in kinds:
-        items += ('<span class="legend-item"><span style="color:#b35c00">– –</span> '
+        items += ('<span class="legend-note"><span style="color:#b35c00">– –</span> '
                   "the quantity's atol, on |Δ| charts (rows judged by their absolute "
                   "error: rtol 0 or a check against zero)</span>")
     return f'<div class="shared-legend">{items}</div>'
