@@ -586,6 +586,10 @@ class CrocoddylAdapter(AdapterBase):
         moving frames (Crocoddyl's contact models hold one frame against a fixed
         reference)."""
         N, m = problem.keep.shape
+        if problem.spec.couplings:
+            raise NotProvided(self.name, "native constrained dynamics", "joint couplings: "
+                              "Crocoddyl's contact models hold frames, not joint coordinates "
+                              "(the coupling rows are compared through the harness's KKT)")
         if not np.all(problem.keep == problem.keep[0]):
             raise NotProvided(self.name, "native constrained dynamics", "the kept rows change "
                               "between states; one contact model set per fixture is built")

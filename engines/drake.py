@@ -11,7 +11,9 @@ parity: fixed base → ``WeldFrames(world, root)``; floating →
 an explicit ``QuaternionFloatingJoint`` named ``root_joint``; gravity from the spec;
 URDF ``damping`` parsed by Drake and applied by Drake (it is part of the plant's
 dynamics); armature as the rotor inertia of a ``JointActuator`` with gear ratio 1
-(reflected inertia = rotor inertia × gear²). ``CalcBiasTerm`` excludes gravity, so
+(reflected inertia = rotor inertia × gear²) on one-dof joints; on a ball joint (a
+JointActuator needs one dof) the adapter adds it to M's diagonal itself, as the OpenSim
+adapter does (``_ball_armature``). ``CalcBiasTerm`` excludes gravity, so
 h = CalcBiasTerm − CalcGravityGeneralizedForces.
 
 Free-root conversion: with the root's Drake dofs permuted to [v_W, ω_W], v_o = T v with
@@ -95,17 +97,19 @@ def _springs(layout) -> list:
     return [(s.name, s.type, s.stiffness, s.spring_ref) for s in layout.slots if s.stiffness]
 
 
-def _refuse_ball_damping_armature(layout) -> None:
-    """ModelRejected (one line) for a ball joint with armature: the harness's armature is
-    the rotor inertia of a JointActuator, which Drake allows on one-dof joints only.
+def _ball_armature(layout) -> NDArray[np.float64] | None:
+    """A (nv,) [kg·m²]: the armature of the ball joints on their three canonical dofs (0
+    elsewhere), or None without any. The harness's armature is the rotor inertia of a
+    JointActuator, which Drake allows on one-dof joints only; on a ball joint the adapter
+    adds a·I₃ to the canonical M itself (M + A, τ + A v̇, v̇ = (M + A)⁻¹ M v̇_Drake): with
+    ω_C = R_FMᵀ w_FM, Pᵀ (a I₃) P = a I₃, so the same a on Drake's w_FM would be equal.
     (Damping is expressible: BallRpyJoint's −d·w_FM is −d·ω_C in the child frame, the
     canonical per-axis law, since w_FM = R_FM ω_C.)"""
+    A = np.zeros(layout.nv)
     for s in layout.slots:
-        if s.type == "ball" and s.armature:
-            raise ModelRejected("drake", f"ball joint {s.name}: armature {s.armature:g} "
-                                         "cannot be expressed on Drake's BallRpyJoint (a "
-                                         "JointActuator's rotor inertia needs a one-dof "
-                                         "joint): give 0")
+        if s.type == "ball":
+            A[s.iv:s.iv + 3] = s.armature
+    return A if A.any() else None
 
 
 class _ParserWarnings(logging.Handler):
@@ -162,6 +166,8 @@ class DrakeAdapter(AdapterBase):
         super().__init__(model)
         self.version = drake_version()
         self._as_is = as_is_source(model, self.name)
+        # ball-joint armature added by the adapter (parity mode only: as-is is Drake's own)
+        self._arm_ball = None if self._as_is is not None else _ball_armature(self.layout)
         if self._as_is is not None:
             plant = self._build_plant_as_is(model, self._as_is)
         else:
@@ -191,7 +197,6 @@ class DrakeAdapter(AdapterBase):
         """(finalized continuous MultibodyPlant, joint spring elements) of the harness's
         own URDF: the root welded or on a QuaternionFloatingJoint ``root_joint``, armature
         as unit-gear rotor inertia, joint springs as force elements, the spec's gravity."""
-        _refuse_ball_damping_armature(self.layout)
         plant = MultibodyPlant(0.0)
         try:
             Parser(plant).AddModelsFromString(model.urdf, "urdf")
@@ -204,7 +209,7 @@ class DrakeAdapter(AdapterBase):
         else:
             plant.WeldFrames(plant.world_frame(), root.body_frame())
         for s in self.layout.slots:
-            if s.type != "free" and s.armature > 0:
+            if s.type not in ("free", "ball") and s.armature > 0:
                 act = plant.AddJointActuator(f"{s.name}__armature",
                                              plant.GetJointByName(s.name))
                 act.set_default_rotor_inertia(s.armature)
@@ -279,6 +284,12 @@ class DrakeAdapter(AdapterBase):
         })
         if self._as_is is not None:
             provides["forward_dynamics"] += " — as-is: Drake's parsed damping"
+        if self._arm_ball is not None:
+            for key, how in (("mass_matrix", " + ball-joint armature A (added by the adapter)"),
+                             ("forward_dynamics", "; v̇ = (M + A)⁻¹ M v̇_Drake (ball-joint "
+                                                  "armature A)"),
+                             ("inverse_dynamics", " + A v̇ (ball-joint armature)")):
+                provides[key] += how
         provides.update({
             "frame_jacobian_drift": "CalcJacobianSpatialVelocity(kV) and "
                                     "CalcBiasSpatialAcceleration(kV)",
@@ -514,7 +525,8 @@ class DrakeAdapter(AdapterBase):
                 "X_WJ": T, "lower": lo, "upper": hi, "limit_enforced": False,
                 "damping": dmp, "damping_applied": dmp, "friction": 0.0,
                 "friction_applied": 0.0,
-                "armature": self._armature(j, ctx) if kind != "free" else 0.0,
+                "armature": (self._armature(j, ctx) if kind != "ball" or self._arm_ball is None
+                             else float(self._arm_ball[s.iv])) if kind != "free" else 0.0,
                 "stiffness_applied": 0.0 if spring is None else float(
                     spring.GetStiffness(ctx) if kind == "revolute" else spring.stiffness()),
                 "spring_ref": 0.0 if spring is None else float(
@@ -568,6 +580,7 @@ class DrakeAdapter(AdapterBase):
         if "armature" in changes:
             for a in plant.GetJointActuatorIndices():
                 plant.get_joint_actuator(a).SetRotorInertia(ctx, 0.0)
+            new._arm_ball = None
         return new
 
     def naive_dynamics(
@@ -826,7 +839,10 @@ class DrakeAdapter(AdapterBase):
 
     def _ball_mass_matrix(self, q):
         P, _ = self._ball_set(q)
-        return P.T @ self._plant.CalcMassMatrix(self._ctx) @ P
+        M = P.T @ self._plant.CalcMassMatrix(self._ctx) @ P
+        if self._arm_ball is not None:
+            M[np.diag_indices_from(M)] += self._arm_ball
+        return M
 
     def _ball_bias_forces(self, q, v):
         P, g = self._ball_set(q, v)
@@ -839,15 +855,24 @@ class DrakeAdapter(AdapterBase):
     def _ball_forward_dynamics(self, q, v, tau):
         P, g = self._ball_set(q, v)
         self._tau_port.FixValue(self._ctx, P @ np.asarray(tau, dtype=float))
-        return P.T @ (np.asarray(self._acc_port.Eval(self._ctx)) - g)
+        vdot = P.T @ (np.asarray(self._acc_port.Eval(self._ctx)) - g)
+        if self._arm_ball is None:
+            return vdot
+        # Drake's M v̇₀ = τ − h − D v without the ball armature A: (M + A) v̇ = M v̇₀
+        M = P.T @ self._plant.CalcMassMatrix(self._ctx) @ P
+        MA = M.copy()
+        MA[np.diag_indices_from(MA)] += self._arm_ball
+        out: NDArray[np.float64] = np.linalg.solve(MA, M @ vdot)
+        return out
 
     def _ball_inverse_dynamics(self, q, v, vdot):
         P, g = self._ball_set(q, v)
         plant, ctx = self._plant, self._ctx
         plant.CalcForceElementsContribution(ctx, self._forces)
-        tau_dk = plant.CalcInverseDynamics(ctx, P @ np.asarray(vdot, dtype=float) + g,
-                                           self._forces)
-        return P.T @ np.asarray(tau_dk)
+        vdot = np.asarray(vdot, dtype=float)
+        tau_dk = plant.CalcInverseDynamics(ctx, P @ vdot + g, self._forces)
+        tau = P.T @ np.asarray(tau_dk)
+        return tau if self._arm_ball is None else tau + self._arm_ball * vdot
 
     def _ball_frame_jacobians(self, q, frames, v=None):
         """J (k, 6, nv) canonical [linear; angular], world axes, of k body frames (and with
@@ -1166,7 +1191,10 @@ class DrakeAdapter(AdapterBase):
                     dTm[s.iv + k] = D
             else:
                 Gq[qa, s.iv] = 1.0
-        return self._seeded_inverse_dynamics_gradient(qd, Gq, Tm, C, v, acc, dTm)
+        dq, dv, da = self._seeded_inverse_dynamics_gradient(qd, Gq, Tm, C, v, acc, dTm)
+        if self._arm_ball is not None:  # τ + A v̇: ∂/∂v̇ gains A
+            da = da + np.diag(self._arm_ball)
+        return dq, dv, da
 
     def forward_dynamics_derivatives(
             self, q: NDArray[np.float64], v: NDArray[np.float64], tau: NDArray[np.float64]
@@ -1209,9 +1237,12 @@ class DrakeAdapter(AdapterBase):
 
     def native_constrained_law(self) -> str:
         """One-line statement of the SAP row's law (time step SAP_DT [s])."""
+        coupler = (", AddCouplerConstraint (joint coupling: gear ratio = multiplier, offset; "
+                   "joint limits act too)" if self.model.spec.couplings else "")
         return (f"Drake discrete MultibodyPlant({SAP_DT:g} s), "
                 "DiscreteContactApproximation.kSap; "
-                "AddBallConstraint (point) / AddWeldConstraint (weld) between the frame bodies; "
+                f"AddBallConstraint (point) / AddWeldConstraint (weld) between the frame "
+                f"bodies{coupler}; "
                 "one SAP step (Simulator.AdvanceTo(dt) from (q, v) at t = 0) with τ on the "
                 "applied generalized force port; v̇ ≈ (v_next − v)/dt. SAP enforces "
                 "constraints at velocity level (no J̇v, a compliant regularisation): not the "
@@ -1221,12 +1252,22 @@ class DrakeAdapter(AdapterBase):
     def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native row: Drake's discrete SAP (velocity level: informational); a crash
         of its subprocess raises RuntimeError (an error row); NotProvided for a line."""
+        if self._arm_ball is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "ball-joint "
+                              "armature: the adapter adds it to M, SAP's plant cannot carry "
+                              "it (a JointActuator needs a one-dof joint)")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
                                   f"constraint {c.name}: Drake has no point-on-line constraint "
                                   "(ball and weld constraints only)")
-        cons = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
+        if problem.spec.floating:
+            raise NotProvided(self.name, "native constrained dynamics", "the SAP row welds "
+                              "the root to the world: fixed-base models only")
+        cons: list[tuple[Any, ...]] = [(c.kind, c.frame_a, c.frame_b)
+                                       for c in problem.spec.constraints]
+        cons += [("coupling", k.follower, k.leader, k.multiplier, k.offset)
+                 for k in problem.spec.couplings]
         vd = _drake_native_constrained_batch(self, problem.Q, problem.V, problem.TAU, cons)
         return [{"solver": "SAP", "exact": False, "vdot": vd, "lam": None,
                  "law": self.native_constrained_law()}]
@@ -1288,7 +1329,8 @@ def _drake_native_constrained_batch(adapter, Q, V, TAU, constraints, timeout_s=1
     """v̇ (N, nv) from Drake's discrete SAP solver for N states (canonical arrays) of the
     DrakeAdapter ``adapter``'s model, run in a separate process (_sap_context); raises
     RuntimeError naming the exit signal if it crashes. ``constraints``: [(kind, frame_a,
-    frame_b)] with kind point or weld."""
+    frame_b)] with kind point or weld, and [("coupling", follower, leader, multiplier,
+    offset)]."""
     spec = adapter.model.spec
     Q = [np.asarray(q, dtype=float) for q in Q]
     V = [np.asarray(v, dtype=float) for v in V]
@@ -1368,7 +1410,13 @@ def _drake_sap_worker(payload, conn):
         _add_joint_springs(plant, payload["springs"])
         plant.mutable_gravity_field().set_gravity_vector(np.array(payload["gravity"]))
         plant.set_discrete_contact_approximation(DiscreteContactApproximation.kSap)
-        for kind, fa, fb in payload["constraints"]:
+        for kind, *args in payload["constraints"]:
+            if kind == "coupling":  # q_follower = ρ q_leader + Δq
+                f, lead, rho, dq = args
+                plant.AddCouplerConstraint(plant.GetJointByName(f), plant.GetJointByName(lead),
+                                           float(rho), float(dq))
+                continue
+            fa, fb = args
             A, B = plant.GetBodyByName(fa), plant.GetBodyByName(fb)
             if kind == "point":
                 plant.AddBallConstraint(A, np.zeros(3), B, np.zeros(3))

@@ -43,6 +43,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward, root_chain_rule
 from harness.core.errors import ModelRejected, NotProvided
+from harness.core.mass_loans import with_loans
 from harness.core.spec import FREE_JOINT_NAME, ContactScene, Sphere
 from harness.model.binding import Binding
 from harness.model.joint_chain import folded_frames, folded_massless_joints
@@ -122,6 +123,9 @@ class MujocoAdapter(AdapterBase):
                         if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) < 0
                         and mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, n) < 0}
         self._empty_groups = folded_massless_joints(model.spec) if self._folded else set()
+        # bodies whose mass the harness's MJCF lends or borrows (harness/core/mass_loans.py):
+        # the read-outs give the spec's own back, at the pose MuJoCo computes
+        self._lent = set(with_loans(model.spec)) if self._as_is is None else set()
 
     def _init_maps(self, m) -> None:
         """The canonical ↔ MuJoCo coordinate maps of the compiled MjModel ``m``;
@@ -425,10 +429,9 @@ class MujocoAdapter(AdapterBase):
 
         bodies = {}
         for b in range(1, m.nbody):
-            Ri = d.ximat[b].reshape(3, 3)
+            mass, com_W, I_W = self._body_inertial(b)
             bodies[name(obj.mjOBJ_BODY, b)] = {
-                "mass": float(m.body_mass[b]), "com_W": d.xipos[b].copy(),
-                "I_W": Ri @ np.diag(m.body_inertia[b]) @ Ri.T, "X_WB": pose(b),
+                "mass": mass, "com_W": com_W, "I_W": I_W, "X_WB": pose(b),
                 "parent": name(obj.mjOBJ_BODY, m.body_parentid[b]) if m.body_parentid[b]
                 else ""}
         spec = self.model.spec
@@ -587,13 +590,24 @@ class MujocoAdapter(AdapterBase):
                 members.append(b)
                 stack.extend(c for c in range(m.nbody) if m.body_parentid[c] == b and c != b
                              and m.body_jntnum[c] == 0)
-            items = []
-            for b in members if s.name not in self._empty_groups else ():
-                Ri = d.ximat[b].reshape(3, 3)
-                items.append((float(m.body_mass[b]), d.xipos[b].copy(),
-                              Ri @ np.diag(m.body_inertia[b]) @ Ri.T))
+            items = [self._body_inertial(b)
+                     for b in (members if s.name not in self._empty_groups else ())]
             out[s.name] = spatial_inertia_world(*combine_inertias(items))
         return out
+
+    def _body_inertial(self, b: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+        """(mass kg, com (3,) m, inertia about the com (3×3) kg·m², world axes) of body ``b``
+        at the current kinematics; a body the harness's MJCF lent point masses to or took
+        them from (``self._lent``) reads as the spec declares it, placed at MuJoCo's pose."""
+        m, d = self._m, self._d
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b)
+        if name in self._lent:
+            body = self.model.spec.body(name)
+            R = d.xmat[b].reshape(3, 3)
+            return (body.mass, d.xpos[b] + R @ np.asarray(body.com, dtype=float),
+                    R @ body.inertia_matrix @ R.T)
+        Ri = d.ximat[b].reshape(3, 3)
+        return float(m.body_mass[b]), d.xipos[b].copy(), Ri @ np.diag(m.body_inertia[b]) @ Ri.T
 
     def _frame(self, frame):
         m = self._m
@@ -1077,7 +1091,7 @@ class MujocoAdapter(AdapterBase):
         equality's solref/solimp and the time step (they set the constraint's softness)."""
         m, _ = self._native_eq_model()
         kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect",
-                 int(mujoco.mjtEq.mjEQ_WELD): "weld"}
+                 int(mujoco.mjtEq.mjEQ_WELD): "weld", int(mujoco.mjtEq.mjEQ_JOINT): "joint"}
         eqs = "; ".join(
             f"{kinds.get(int(m.eq_type[e]), int(m.eq_type[e]))} "
             f"{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or e}: solref "
@@ -1094,6 +1108,9 @@ class MujocoAdapter(AdapterBase):
         """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
         informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
         on a line)."""
+        if self._free is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "the equality row "
+                              "is built for fixed-base models only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",

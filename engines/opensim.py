@@ -307,7 +307,9 @@ def _renamed(spec, names: dict):
                      for j in spec.joints),
         frames=tuple(replace(f, name=n(f.name), body=n(f.body)) for f in spec.frames),
         constraints=tuple(replace(c, name=n(c.name), frame_a=n(c.frame_a),
-                                  frame_b=n(c.frame_b)) for c in spec.constraints))
+                                  frame_b=n(c.frame_b)) for c in spec.constraints),
+        couplings=tuple(replace(k, follower=n(k.follower), leader=n(k.leader))
+                        for k in spec.couplings))
 
 
 TRANSFER_MASS = 1e-9  # [relative] share of a parent's mass lent to a massless child
@@ -320,30 +322,53 @@ def _shift(d) -> np.ndarray:
     return float(d @ d) * np.eye(3) - np.outer(d, d)
 
 
-def _donor_below(spec, body):
+def _donor_below(spec, body, start=None):
     """(donor body, point (3,) m in its frame) or None: the first massive body reached
-    from the massless ``body`` down its single-child chain such that ``body``'s origin is a
-    fixed point of the donor — revolute, continuous or ball joints at zero offset while the
-    point is still at the origin, fixed joints anywhere."""
-    p, cur = np.zeros(3), body
+    from the massless ``body`` down its single-child chain such that the point ``start``
+    of ``body`` (its frame; default its origin) is a fixed point of the donor — revolute,
+    continuous or ball joints whose origin is the point (on the axis or centre), fixed
+    joints anywhere."""
+    p, cur = np.zeros(3) if start is None else np.asarray(start, dtype=float), body
     while True:
         kids = spec.children(cur)
         if len(kids) != 1:
             return None
         k = kids[0]
+        xyz = np.asarray(k.xyz, dtype=float)
         if k.type == "fixed":
-            p = rpy_to_matrix(k.rpy).T @ (p - np.asarray(k.xyz, dtype=float))
-        elif not (k.type in ("revolute", "continuous", "ball")
-                  and not np.any(k.xyz) and not np.any(p)):
+            p = rpy_to_matrix(k.rpy).T @ (p - xyz)
+        elif k.type in ("revolute", "continuous", "ball") and np.array_equal(p, xyz):
+            p = np.zeros(3)  # the joint origin is the child's origin
+        else:
             return None
         cur = k.child
         if spec.body(cur).mass > 0:
             return cur, p
 
 
+def _loan(spec: FixtureSpec, name: str):
+    """(point (3,) m in the massless body ``name``, donor body, the same point in the
+    donor's frame) of an exact loan to it, or None: at its origin from its parent when
+    its joint is revolute, continuous or ball (the origin lies on the axis or centre),
+    else from the body below (``_donor_below``) at its origin or at its one child joint's
+    origin (a point of both bodies when that joint is a rotation: a chain of hinges away
+    from the body origin, MJCF ``pos``)."""
+    j = spec.parent_joint(name)
+    if j is not None and spec.body(j.parent).mass > 0 \
+            and j.type in ("revolute", "continuous", "ball"):
+        return np.zeros(3), j.parent, np.asarray(j.xyz, dtype=float)
+    kids = spec.children(name)
+    for start in [np.zeros(3)] + [np.asarray(k.xyz, dtype=float) for k in kids[:1]]:
+        found = _donor_below(spec, name, start)
+        if found is not None:
+            return start, found[0], found[1]
+    return None
+
+
 def mass_loans(spec: FixtureSpec) -> list:
-    """[(massless body, donor body, point (3,) m in the donor's frame, ε kg)]: point masses
-    build_model lends, the whole mass distribution kept.
+    """[(massless body, point (3,) m in its frame, donor body, the same point (3,) m in the
+    donor's frame, ε kg)]: point masses build_model lends, the whole mass distribution
+    kept.
 
     OpenSim's tree builder (MultibodyGraphMaker) refuses a massless body that is not
     followed at once by a massive one ("terminal massless body"): two massless bodies in
@@ -352,22 +377,30 @@ def mass_loans(spec: FixtureSpec) -> list:
     point mass at the same place, a point that does not move relative to D whatever the
     joints between them do: D is B's parent when B's joint is revolute, continuous or ball
     (B's origin lies on its axis or centre), else the massive body below B reached through
-    such joints at zero offset and fixed joints (``_donor_below``). Every configuration has
-    the same mass distribution (M, h, v̇ unchanged up to round-off)."""
+    rotations about the point and fixed joints (``_donor_below``), the point being B's
+    origin or its child joint's origin (``_loan``). When B itself has no
+    such donor (a slide joint above and below it: a planar root slide z, slide x, hinge y
+    in one MJCF body), the loan goes to B's massless children that have one, which then
+    follow B as massive bodies. Every configuration has the same mass distribution (M, h,
+    v̇ unchanged up to round-off)."""
     out = []
+    lent: set[str] = set()
     for j in spec.joints:
-        B, P = spec.body(j.child), spec.body(j.parent)
-        if (B.mass > 0 or not spec.children(B.name)
-                or any(spec.body(k.child).mass > 0 for k in spec.children(B.name))):
+        B = spec.body(j.child)
+        if (B.mass > 0 or B.name in lent or not spec.children(B.name)
+                or any(spec.body(k.child).mass > 0 or k.child in lent
+                       for k in spec.children(B.name))):
             continue
-        if P.mass > 0 and j.type in ("revolute", "continuous", "ball"):
-            donor = (P.name, np.asarray(j.xyz, dtype=float))
-        else:
-            donor = _donor_below(spec, B.name)
-            if donor is None:
-                continue  # OpenSim refuses the model, naming the body
-        D = spec.body(donor[0])
-        out.append((B.name, D.name, donor[1], TRANSFER_MASS * D.mass))
+        takers = [(B.name, _loan(spec, B.name))]
+        if takers[0][1] is None:  # its massless children instead, where they have a donor
+            takers = [(k.child, _loan(spec, k.child)) for k in spec.children(B.name)
+                      if k.type != "fixed"]
+        for b, loan in takers:
+            if loan is None:
+                continue  # OpenSim refuses the model, naming the user's joints
+            p_b, d, x = loan
+            out.append((b, p_b, d, x, TRANSFER_MASS * spec.body(d).mass))
+            lent.add(b)
     return out
 
 
@@ -375,14 +408,14 @@ def mass_transfers(spec: FixtureSpec) -> dict:
     """{body: (mass kg, com (3,) m, inertia about the com (3x3) kg·m², body axes)} of the
     bodies whose mass properties build_model changes (``mass_loans``)."""
     out = {}
-    for b, d, x, eps in mass_loans(spec):
+    for b, p_b, d, x, eps in mass_loans(spec):
         D = spec.body(d)
         m0, c0, I0 = out.get(d, (D.mass, np.asarray(D.com, dtype=float), D.inertia_matrix))
         m1 = m0 - eps
         c1 = (m0 * c0 - eps * x) / m1
         I1 = I0 + m0 * _shift(c0 - c1) - eps * _shift(x - c1)
         out[d] = (m1, c1, 0.5 * (I1 + I1.T))
-        out[b] = (eps, np.zeros(3), np.zeros((3, 3)))
+        out[b] = (eps, p_b, np.zeros((3, 3)))
     return out
 
 
@@ -507,6 +540,40 @@ def _add_constraints(m, spec, bodies) -> None:
             raise ModelRejected("opensim", f"constraint {c.name}: kind {c.kind}")
         con.setName(c.name)
         m.addConstraint(con)
+    for k in spec.couplings:  # q_f = m q_l + c: a LinearFunction of the leader's coordinate
+        cc = osim.CoordinateCouplerConstraint()
+        cc.setName(f"{k.follower}__coupling")
+        names = osim.ArrayStr()
+        names.append(k.leader)
+        cc.setIndependentCoordinateNames(names)
+        cc.setDependentCoordinateName(k.follower)
+        cc.setFunction(osim.LinearFunction(float(k.multiplier), float(k.offset)))
+        m.addConstraint(cc)
+
+
+def _massless_chain_rejected(spec: FixtureSpec, error: str) -> ModelRejected | None:
+    """ModelRejected naming the user's joints for OpenSim's "terminal massless body" (a
+    chain of massless bodies no exact point-mass loan can reach: ``mass_loans``), else
+    None (OpenSim's own error stands)."""
+    found = re.search(r"terminal massless body \(/bodyset/([^)]+)\)", error)
+    names = {v: k for k, v in osim_names(spec).items()}
+    body = names.get(found.group(1), found.group(1)) if found else ""
+    if body not in {b.name for b in spec.bodies}:
+        return None
+    chain, b = [], body
+    while spec.body(b).mass == 0:
+        j = spec.parent_joint(b)
+        if j is None:
+            break
+        chain.insert(0, j)
+        b = j.parent
+    below = [k for k in spec.children(body) if spec.body(k.child).mass == 0]
+    chain += below[:1]
+    return ModelRejected("opensim", "joints " + ", ".join(
+        f"{j.name} ({j.type})" for j in chain if j.type != "fixed")
+        + ": a chain of joints with no mass between them that OpenSim's tree builder "
+          "refuses (each massless body needs a massive one right after it) and no exact "
+          "point-mass loan reaches (a slide joint above and below the massless body)")
 
 
 # ----- the adapter -----------------------------------------------------------------------------
@@ -549,7 +616,13 @@ class OpensimAdapter(AdapterBase):
         self._init_names()
         self._use_armature = _armature
         with console_as_warnings("opensim"):  # its log lines counted as warnings
-            self._m = build_model(self._spec, constraints=_constraints)
+            try:
+                self._m = build_model(self._spec, constraints=_constraints)
+            except RuntimeError as e:
+                rejected = _massless_chain_rejected(self._spec, str(e))
+                if rejected is None:
+                    raise
+                raise rejected from None
             self._controller = None
             if _actuated:
                 self._add_actuators(_actuated)
@@ -593,8 +666,8 @@ class OpensimAdapter(AdapterBase):
         # point masses [kg] at (3,) [m], body frame, to give back to each body: what
         # mass_loans lent between a massless body and its donor
         self._lent: dict = {}
-        for b, d, x, eps in mass_loans(self._spec):
-            self._lent.setdefault(b, []).append((-eps, np.zeros(3)))
+        for b, p_b, d, x, eps in mass_loans(self._spec):
+            self._lent.setdefault(b, []).append((-eps, p_b))
             self._lent.setdefault(d, []).append((eps, x))
         if self._spec.root not in self._bodies:  # a fixed root named "ground" (build_model)
             self._bodies[self._spec.root] = self._m.getGround()
@@ -1471,9 +1544,13 @@ class OpensimAdapter(AdapterBase):
                          for k in range(s.nv)], dtype=np.intp)
 
     def native_constrained_law(self) -> str:
-        kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}))
+        kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}
+                                 | ({"coupling"} if self._spec.couplings else set())))
+        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction; "
+                   if self._spec.couplings else "")
         return ("Simbody constraints built by OpenSim (point: PointConstraint = "
-                "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; here "
+                "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; "
+                f"{coupler}here "
                 f"{kinds}) with realizeAcceleration on the State (q, v set directly, τ as "
                 "CoordinateActuator controls through Model.setControls, damping by the "
                 "model's SpringGeneralizedForce): Simbody's own exact acceleration-level "

@@ -670,15 +670,68 @@ class PinocchioAdapter(AdapterBase):
             out["constraintDynamics"] = (self._out_v(vd), None)
         return out
 
+    def _mimic_model(self) -> tuple[Any, Any, NDArray[np.intp], NDArray[np.intp],
+                                     NDArray[np.float64]]:
+        """Pinocchio's own mimic model of the spec's couplings, built once:
+        (model, data, iq (nq_r,), iv (nv_r,), S (nv, nv_r)): ``transformJointIntoMimic``
+        on each follower; iq, iv the Pinocchio q, v indices its reduced coordinates take;
+        S maps reduced to full Pinocchio velocities (the follower's row m·e_leader).
+        Raises whatever Pinocchio raises for a coupling it cannot make a mimic joint."""
+        if getattr(self, "_mimic", None) is None:
+            full = self._m
+            mm = full
+            for c in self.model.spec.couplings:
+                mm = pin.transformJointIntoMimic(mm, mm.getJointId(c.leader),
+                                                 mm.getJointId(c.follower),
+                                                 float(c.multiplier), float(c.offset))
+            iq, iv = np.zeros(mm.nq, np.intp), np.zeros(mm.nv, np.intp)
+            S = np.zeros((full.nv, mm.nv))
+            for i in range(1, mm.njoints):
+                jm, jf = mm.joints[i], full.joints[i]
+                if jm.nv == 0:
+                    continue
+                iq[jm.idx_q:jm.idx_q + jm.nq] = np.arange(jf.idx_q, jf.idx_q + jf.nq)
+                iv[jm.idx_v:jm.idx_v + jm.nv] = np.arange(jf.idx_v, jf.idx_v + jf.nv)
+                S[jf.idx_v:jf.idx_v + jf.nv, jm.idx_v:jm.idx_v + jm.nv] = np.eye(jm.nv)
+            for c in self.model.spec.couplings:
+                jf, jl = full.joints[full.getJointId(c.follower)], \
+                    mm.joints[mm.getJointId(c.leader)]
+                S[jf.idx_v, jl.idx_v] = c.multiplier
+            self._mimic = (mm, mm.createData(), iq, iv, S)
+        return self._mimic
+
+    def _native_mimic(self, problem: Any) -> dict:
+        """The stage-3 row of Pinocchio's mimic joints: v̇ (N, nv) = S M_r⁻¹ (Sᵀ τ' − h_r)
+        with M_r = crba, h_r = nle of the mimic model (= SᵀMS, Sᵀh: reduced coordinates)
+        and τ' = τ − D v − K (q − q_ref)."""
+        mm, d, iq, iv, S = self._mimic_model()
+        vd = np.empty((problem.Q.shape[0], self.nv))
+        for k, (q, v, tau) in enumerate(zip(problem.Q, problem.V, problem.TAU)):
+            q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+            t = np.asarray(tau, dtype=float) - (self._D * v if self._damped else 0.0)
+            if self._sprung:
+                t = t - self.layout.spring_force(q)
+            qr, vr = self._q(q)[iq], self._v(v)[iv]
+            Mr = np.triu(pin.crba(mm, d, qr))
+            Mr = Mr + np.triu(Mr, 1).T
+            hr = np.array(pin.nle(mm, d, qr, vr))
+            vd[k] = self._out_v(S @ np.linalg.solve(Mr, S.T @ self._v(t) - hr))
+        return {"solver": "mimic", "exact": True, "vdot": vd, "lam": None,
+                "law": "pin.transformJointIntoMimic(leader, follower, multiplier, offset) "
+                       "per coupling; crba and nle of the mimic model (Pinocchio's reduced "
+                       "coordinates: SᵀMS, Sᵀh), v̇ = S (SᵀMS)⁻¹ (Sᵀ(τ − D v − K (q − q_ref)) "
+                       "− Sᵀh); no multipliers"}
+
     def native_constrained(self, problem: Any) -> list[dict]:
         """Stage-3 native rows (harness/stages/constrained/constraints.py NativeProblem):
-        forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ), and
-        constraintDynamics when every row is kept and every constraint is a point or weld
-        (v̇)."""
+        forwardDynamics(J, γ) on the kept rows of Pinocchio's own J, J̇v (v̇, λ; a joint
+        coupling's rows are the spec's constant e_f − m·e_l), constraintDynamics when
+        every row is kept and every constraint is a point or weld (no coupling) (v̇), and
+        Pinocchio's mimic joints when the only rows are couplings, all kept (v̇)."""
         N, m = problem.keep.shape
         rows = None
-        if problem.whole_constraints_kept() and all(c.kind in ("point", "weld")
-                                                    for c in problem.spec.constraints):
+        if problem.whole_constraints_kept() and not problem.spec.couplings and all(
+                c.kind in ("point", "weld") for c in problem.spec.constraints):
             rows = [(c.kind, c.frame_a, c.frame_b) for c in problem.spec.constraints]
         fd_v, fd_l, cd_v = np.empty((N, self.nv)), np.zeros((N, m)), np.empty((N, self.nv))
         for k in range(N):
@@ -703,4 +756,11 @@ class PinocchioAdapter(AdapterBase):
                                "ProximalSettings(accuracy 1e-14, mu 0, 1 iteration): the "
                                "exact rigid constraint (its λ is per contact frame, not "
                                "compared)"})
+        if problem.spec.couplings and not problem.spec.constraints \
+                and problem.whole_constraints_kept():
+            try:
+                res.append(self._native_mimic(problem))
+            except (RuntimeError, ValueError) as err:  # a coupling Pinocchio cannot mimic
+                res[0]["law"] += ("; Pinocchio's mimic joints not run: "
+                                  f"transformJointIntoMimic refused ({' '.join(str(err).split())})")
         return res

@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, cast
 
+from fixtures import catalog as fixture_catalog
 from harness import stages as stage_list_mod
+from harness.batch import inputs, survey
+from harness.batch import run as batch_run
+from harness.capture import events as cap_events
+from harness.capture.ingest import ingest
 from harness.core import figures
 from harness.core.errors import BadInput, EngineUnavailable
 from harness.core.io import (
@@ -33,22 +38,41 @@ from harness.core.strict import check_run_size, check_workers, is_int
 from harness.core.verdict import Verdict, judge
 from harness.evidence import baseline as baseline_mod
 from harness.evidence import bundle as evidence
+from harness.evidence.junit import write_junit
+from harness.fit import bundle as fit_bundle
 from harness.fit import catalog
 from harness.model import candidate as cd
 from harness.model import registry
 from harness.model.as_is import load_as_is
 from harness.model.integrators import Method
 from harness.model.mjcf_import import load_mjcf_with_notes
+from harness.model.osim_export import export_swing
+from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel, prepare_fixture
+from harness.model.sdf_import import load_sdf_with_notes
+from harness.model.urdf_import import load_urdf_with_notes
+from harness.report import fit as fit_report
 from harness.report import render as report_render
 from harness.stages import BY_NAME, STAGES, in_headline, judged, runner
+from harness.stages.constrained import stage as constrained_stage
 from harness.stages.contact import stage as contact_stage
 from harness.stages.contact import suite as contact_suite_mod
+from harness.stages.diagnosis import ablation
 from harness.stages.diagnosis import summary as diagnosis_summary
 from harness.stages.replay import cases as replay_cases_mod
 from harness.stages.replay import run as replay_run
 from harness.stages.replay.cases import Case, ReplayResult, safe_case_name
 from harness.stages.replay.run import blocked_by
+from harness.stages.replay.synth import qualify_cases, synthesize
+from harness.sweep.executor import (
+    DEFAULT_TIMEOUT_S,
+    engine_preload,
+    run_sweep,
+    start_forkserver,
+    versions,
+)
+from harness.sweep.report import rerender, run_named_sweep
+from harness.swing import run as swing_run
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -168,6 +192,13 @@ def stage_summary_lines(records: Iterable[Record]) -> list[str]:
                                          if r.max_rel is not None])
 
 
+def coupling_summary_lines(o: Outcome) -> list[str]:
+    """The lines the command line prints when a model has coupled joints (URDF mimic, MJCF
+    joint equality) or joints an import froze: what they are and how stage 3 compared
+    them."""
+    return constrained_stage.coupling_summary_lines(o.manifest, o.records)
+
+
 def judge_records(records: Iterable[Record]) -> Verdict:
     """The verdict of ``records`` by every stage's headline rule (explanatory rows left
     out)."""
@@ -237,23 +268,19 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     included, "constrained":
     the loop fixtures; comma lists allowed) and the user's URDF/MJCF/SDF files
     (``drop_springs``: an SDF's joint springs set aside, with a note)."""
-    # imported when used: a command's start does not load fixtures
-    from fixtures import catalog
 
-    # imported when used: a command's start does not load harness.model.urdf_import
-    from harness.model.urdf_import import load_urdf_with_notes
 
     models = []
     for text in fixtures:
-        names = (catalog.names() + catalog.joint_names() if text == "all" else
-                 catalog.constraint_names()
+        names = (fixture_catalog.names() + fixture_catalog.joint_names() if text == "all" else
+                 fixture_catalog.constraint_names()
                  if text == "constrained" else
                  [t.strip() for t in text.split(",") if t.strip()])
         for n in names:
-            if n not in catalog.all_names():
-                raise BadInput("--fixture", f"unknown fixture {n!r} (known: "
-                                            f"{', '.join(catalog.all_names())}, all (the tree "
-                                            "fixtures), constrained (the loop fixtures))")
+            if n not in fixture_catalog.all_names():
+                known = ", ".join(fixture_catalog.all_names())
+                raise BadInput("--fixture", f"unknown fixture {n!r} (known: {known}, all (the "
+                                            "tree fixtures), constrained (the loop fixtures))")
             models.append(prepare_fixture(n))
     for path in urdf:
         spec, notes = load_urdf_with_notes(path, floating, repair_inertia)
@@ -264,14 +291,10 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
     if drop_springs and not sdf:
         raise BadInput("--drop-springs", "applies to --sdf files only")
     for path in sdf:
-        # imported when used: a command's start does not load harness.model.sdf_import
-        from harness.model.sdf_import import load_sdf_with_notes
 
         spec, notes = load_sdf_with_notes(path, floating, drop_springs)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     for path in osim:
-        # imported when used: a command's start does not load harness.model.osim_import
-        from harness.model.osim_import import load_osim_with_notes
 
         spec, notes = load_osim_with_notes(path, floating)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
@@ -352,8 +375,6 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
             contact.hand_over(cases[-1:] if len(cases) >= 2 and not as_is else [],
                               result.records)
         if as_is:  # why the engines disagree (stage "diagnosis")
-            # imported when used: a command's start does not load harness.stages.diagnosis
-            from harness.stages.diagnosis import ablation
 
             # the models with an as_is_file are the as-is models (harness/model/as_is.py)
             diagnosis = ablation.run(cast("list[AsIsModel]", as_is), run_engines,
@@ -385,8 +406,6 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
                                  extra_files=extra, manifest=manifest)
     if junit:
-        # imported when used: a command's start does not load harness.evidence.junit
-        from harness.evidence.junit import write_junit
 
         write_junit(junit, result.records, missing)
     return Outcome(Path(path), result.records, result.arrays, manifest,
@@ -670,18 +689,14 @@ def qualify(profile: str = "ci", *, out: PathArg, samples: int | None = None,
             **kw: Any) -> Outcome:  # kw: run's keywords, of their own types
     """Every catalog fixture through every stage of ``profile`` ("ci", or "full" with the
     opt-in derivatives and 100 samples), plus the qualification replay cases."""
-    # imported when used: a command's start does not load fixtures
-    from fixtures import catalog
 
-    # imported when used: a command's start does not load harness.stages.replay.synth
-    from harness.stages.replay.synth import qualify_cases
 
     if profile not in PROFILES:
         raise BadInput("--profile", f"unknown profile {profile!r} (known: "
                                     f"{', '.join(sorted(PROFILES))})")
     prof = PROFILES[profile]
     stage_list = [s.name for s in STAGES if s.sampled and (not s.opt_in or prof["opt_in"])]
-    models = [prepare_fixture(n) for n in catalog.all_names()]
+    models = [prepare_fixture(n) for n in fixture_catalog.all_names()]
     return run(models, out=out, title=f"Qualification ({profile} profile)",
                stages=stage_list, samples=prof["samples"] if samples is None else samples,
                contact_suite=True,
@@ -727,15 +742,11 @@ def synth(fixture: str, out: PathArg, *, law: str | None = None, duration: float
           v0: Sequence[float] | None = None) -> tuple[Path, cd.Candidate]:
     """A candidate of a catalog fixture driven by a known control law, written to ``out``
     (.json + .npz); returns (path, candidate)."""
-    # imported when used: a command's start does not load fixtures
-    from fixtures import catalog
 
-    # imported when used: a command's start does not load harness.stages.replay.synth
-    from harness.stages.replay.synth import synthesize
 
-    if fixture not in catalog.names():
+    if fixture not in fixture_catalog.names():
         raise BadInput("FIXTURE", f"unknown fixture {fixture!r} (known: "
-                                  f"{', '.join(catalog.names())})")
+                                  f"{', '.join(fixture_catalog.names())})")
     cd.check_save_target(out, "--out")  # before any work: writable, replaces only ours
     if engine is not None:
         registry.adapter_class(engine)  # raises for unknown / unavailable engines
@@ -822,19 +833,13 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
         check_output_file(out, "--out")
     folder = Path(bundle)
     if (folder / "sweep.json").is_file() and not (folder / "manifest.json").exists():
-        # imported when used: a command's start does not load harness.sweep.report
-        from harness.sweep.report import rerender
 
         if baseline:
             raise BadInput("--baseline", "compares evidence bundles; DIR is a sweep")
         return rerender(folder, None if out is None else Path(out)), None
     target = Path(out) if out else folder / "index.html"
     if (folder / "fit.json").is_file() and not (folder / "manifest.json").exists():
-        # imported when used: a command's start does not load harness.fit
-        from harness.fit import bundle as fit_bundle
 
-        # imported when used: a command's start does not load harness.report
-        from harness.report import fit as fit_report
 
         if baseline:
             raise BadInput("--baseline", "compares evidence bundles; DIR is a fit bundle")
@@ -920,8 +925,8 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
     """What a staged run wrote: the bundle and report paths, the engines run (with their
     versions) and missing, the number of records in the bundle (diagnosis rows included;
     ``verdict.counts`` leave them out), the verdict, the worst engine-pair replay
-    trajectory error [the state's units] and, for a diagnosis, whether every difference is
-    explained."""
+    trajectory error [the state's units], for a diagnosis whether every difference is
+    explained, and the coupled or frozen joints' lines when there are any."""
     traj = [r for r in o.records if r.stage == replay_cases_mod.NAME
             and r.quantity == "trajectory" and r.max_abs is not None]
     d = {"bundle": str(o.path), "report": str(o.report), "n_records": len(o.records),
@@ -936,6 +941,9 @@ def outcome_summary(o: Outcome) -> dict[str, Any]:
                            "lines": s["lines"]} for s in sums]
     if isinstance(o, Diagnosis):
         d["explained"] = o.explained
+    couplings = coupling_summary_lines(o)
+    if couplings:  # the coupled and frozen joints, as the command line prints them
+        d["couplings"] = couplings
     return d
 
 
@@ -958,11 +966,7 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
     over the grid axes ``knot_frames`` [frames per knot], ``w_effort`` [s⁴/rad²],
     ``w_smooth`` [s⁶/rad²], ``w_prior`` [–] (each a value, a comma-separated list, or
     None for the default axis)."""
-    # imported when used: a command's start does not load harness.fit
-    from harness.fit import bundle as fit_bundle
 
-    # imported when used: a command's start does not load harness.report
-    from harness.report import fit as fit_report
 
     # the --out rule checked before the fit, and the folder locked until it is written
     with output_folder(out, fit_bundle.OUTPUT) as out:
@@ -979,11 +983,7 @@ def capture(path: PathArg, *, up: str = "auto",
             cutoff_hz: float | None = None) -> tuple[Capture, SwingEvents, dict[str, Any]]:
     """A C3D capture ingested (units, axes, gaps, rejected markers, optional low-pass) and
     its swing events; returns (capture, events, report dict)."""
-    # imported when used: a command's start does not load harness.capture
-    from harness.capture import events as cap_events
 
-    # imported when used: a command's start does not load harness.capture.ingest
-    from harness.capture.ingest import ingest
 
     cap = ingest(path, up=up, cutoff_hz=cutoff_hz)
     ev = cap_events.detect(cap)
@@ -1012,8 +1012,6 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     or "auto" (inferred from the club's length measured at address), for the
     smash-factor band and the club's masses; ``club_masses``: a weighed club's (whole
     club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses."""
-    # imported when used: a command's start does not load harness.swing
-    from harness.swing import run as swing_run
 
     def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
         case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
@@ -1034,11 +1032,7 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
-    # imported when used: a command's start does not load harness.model.osim_export
-    from harness.model.osim_export import export_swing
 
-    # imported when used: a command's start does not load harness.swing
-    from harness.swing import run as swing_run
 
     d = Path(swing_dir)
     if (d / "fit" / "fit.json").is_file():  # a swing summary this harness writes, or refused
@@ -1072,8 +1066,6 @@ def sweep(name: str, *, out: PathArg, backend: str | None = None, workers: int |
           command_line: Sequence[str] | None = None) -> tuple[int, Path, dict[str, Any]]:
     """Run the named sweep (local processes or Dask) and write its folder; returns (exit
     code, path, sweep document)."""
-    # imported when used: a command's start does not load harness.sweep.report
-    from harness.sweep.report import run_named_sweep
 
     if name not in SWEEPS:
         raise BadInput("sweep", f"unknown sweep {name!r} (known: {', '.join(SWEEPS)})")
@@ -1130,8 +1122,6 @@ def batch_parity_task(case: dict[str, Any]) -> dict[str, Any]:
     ``case`` (path, kind urdf|mjcf, floating, out, stages, samples, seed, engines,
     allow_missing, repair_inertia, command_line as JSON) writing its bundle to ``out``;
     returns the survey's JSON scalars (harness/batch/survey.py task_metrics_of_bundle)."""
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import survey
 
     model = [case["path"]]
     with _warning_counter() as seen:
@@ -1158,8 +1148,6 @@ def batch_swing_task(case: dict[str, Any]) -> dict[str, Any]:
     ``case`` (path, out, quick, up, cutoff_hz, replay, engines, allow_missing) writing its
     output folder to ``out``; returns the checks' counts, qualified and the survey's
     metrics (harness/batch/survey.py swing_metrics of the typed fit.json)."""
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import survey
 
     with _warning_counter() as seen:
         o = swing(case["path"], out=case["out"], quick=bool(case["quick"]), up=case["up"],
@@ -1178,8 +1166,6 @@ def _batch_common(workers: int | None, scheduler: str | None, timeout_s: float |
                   ) -> tuple[int | None, Callable[..., SweepResult], dict[str, Any]]:
     """(workers, execute, versions) of a batch: the Dask executor of harness/sweep/executor.py
     (a LocalCluster of ``workers``, or the cluster of ``scheduler``); BadInput first."""
-    # imported when used: a command's start does not load harness.sweep.executor
-    from harness.sweep.executor import DEFAULT_TIMEOUT_S, run_sweep, versions
 
     if scheduler is None:
         workers = BATCH_DEFAULT_WORKERS if workers is None else workers
@@ -1216,8 +1202,6 @@ def _warm_workers(engines: str | Sequence[str] | None, scheduler: str | None,
     the engines: the workers then start with the engines imported, and those imports run
     beside this process's own. Nothing if the command's launcher started it already."""
     if scheduler is None:
-        # imported when used: a command's start does not load harness.sweep.executor
-        from harness.sweep.executor import engine_preload, start_forkserver
 
         start_forkserver(engine_preload(engines, ("harness.api", *extra)))
 
@@ -1238,11 +1222,7 @@ def parity_batch(path: PathArg, *, out: PathArg = "reports/survey", base: str = 
     normal parity run into OUT/models/SLUG/, then OUT/survey.json and OUT/index.html, the
     whole folder swapped in atomically. Returns harness.batch.run.SurveyOutcome (exit code
     0 iff every model qualified). Bad input raises BadInput before anything is written."""
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import inputs, survey
 
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import run as batch_run
 
     batch = inputs.collect(path, "models", base)
     _warm_workers(engines, scheduler)
@@ -1292,14 +1272,8 @@ def swing_batch(path: PathArg, *, out: PathArg, workers: int | None = None,
     list file, one Dask task each running the normal swing run into OUT/captures/SLUG/,
     then OUT/survey.json (captures × the swing summary's metrics) and OUT/index.html,
     swapped in atomically. Returns harness.batch.run.SurveyOutcome."""
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import inputs, survey
 
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import run as batch_run
 
-    # imported when used: a command's start does not load harness.swing
-    from harness.swing import run as swing_run
 
     batch = inputs.collect(path, "captures")
     _warm_workers(engines if replay else [], scheduler, ("harness.swing.run",))

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, Sequence
 
 from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness import api
+from harness.batch import run as batch_run
 from harness.core.errors import BadInput, HarnessError
 from harness.core.io import check_output_file, write_json_atomic
 from harness.core.records import error_text
@@ -151,6 +152,8 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
     if v.n_scored:
         print(v.headline)
     for line in api.stage_summary_lines(records):
+        print(line)
+    for line in api.coupling_summary_lines(o):
         print(line)
     first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
@@ -447,8 +450,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 # ----- batches (harness/batch/) ----------------------------------------------------------------
 def _batch_done(args, o) -> int:
-    # imported when used: a command's start does not load harness.batch
-    from harness.batch import run as batch_run
 
     args.summary = batch_run.summary(o)
     batch_run.print_summary(o)

@@ -51,10 +51,11 @@ def inertia_problem(I: NDArray[np.float64]) -> str:
     """'' if the 3x3 inertia [kg·m²] is physical (symmetric, PSD, triangle inequality),
     else a one-line description with its principal moments."""
     ev = np.linalg.eigvalsh(0.5 * (I + I.T))
-    tol = 1e-12 * max(1.0, ev.max())
+    margin = lookup("import", "inertia_physical")  # round-off of a physical tensor
+    tol = margin.atol * max(1.0, ev.max())
     if ev.min() < -tol:
         return f"inertia is not positive semi-definite (principal moments {ev.tolist()})"
-    if ev[0] + ev[1] < ev[2] - max(tol, 1e-9 * ev.max()):
+    if ev[0] + ev[1] < ev[2] - max(tol, margin.rtol * ev.max()):
         return f"inertia violates the triangle inequality (principal moments {ev.tolist()})"
     return ""
 
@@ -166,6 +167,38 @@ class Constraint:
         return CONSTRAINT_KINDS[self.kind]
 
 
+COUPLED_TYPES = ("revolute", "prismatic")  # joint types a Coupling may join
+# what an importer's note says of a joint it keeps coupled or freezes ("joint NAME: "
+# first): the command line's summary collects these lines
+COUPLING_NOTE = "coupled: "
+FROZEN_NOTE = "frozen: "
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A linear joint coupling q_f = m·q_l + c (stage 3, harness/stages/constrained/): a
+    URDF ``<mimic>`` or an MJCF ``<equality><joint polycoef="c m 0 0 0">``. ``follower``,
+    ``leader``: names of moving revolute or prismatic joints; ``multiplier`` m [1, or m/rad
+    / rad/m between a prismatic and a revolute joint]; ``offset`` c [rad | m, the
+    follower's unit]. One holonomic row g = q_f − m·q_l − c, with the constant Jacobian
+    row e_f − m·e_l in joint velocity space (J̇v = 0)."""
+
+    follower: str
+    leader: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """'f = m·l + c', the coupling as the command line and reports show it."""
+        return f"{self.follower} = {self.multiplier:g}·{self.leader} + {self.offset:g}"
+
+    @property
+    def note(self) -> str:
+        """'joint f: coupled: f = m·l + c', the head of the note a run keeps of it."""
+        return f"joint {self.follower}: {COUPLING_NOTE}{self.label}"
+
+
 @dataclass(frozen=True)
 class FixtureSpec:
     """An engine-blind model: bodies, joints, frames, gravity [m/s²], floating root flag.
@@ -186,6 +219,8 @@ class FixtureSpec:
     # q, solved onto the manifold by Gauss-Newton at run time); both empty for tree models
     constraints: tuple[Constraint, ...] = ()
     q_init: tuple[float, ...] = ()
+    # linear joint couplings (Coupling: URDF mimic, MJCF joint equality), stage 3 rows
+    couplings: tuple[Coupling, ...] = ()
 
     # ----- structure -------------------------------------------------------------
     # Every walk over the tree is iterative (a chain of any length needs no recursion) and
@@ -294,7 +329,7 @@ class FixtureSpec:
     def digest(self) -> str:
         """sha256 of the canonical JSON form (identifies the fixture in evidence)."""
         d = asdict(self)
-        for key in ("constraints", "q_init"):  # tree models keep their original digest
+        for key in ("constraints", "q_init", "couplings"):  # tree models keep their digest
             if not d[key]:
                 del d[key]
         for j in d["joints"]:  # so do models without joint springs
@@ -373,7 +408,8 @@ class FixtureSpec:
                 raise ValueError(f"body {b.name}: mass must be finite and >= 0, got {b.mass}")
             _vec(b.com, 3, f"body {b.name} com")
             inertia = np.array(_vec(b.inertia, 9, f"body {b.name} inertia")).reshape(3, 3)
-            if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
+            if np.abs(inertia - inertia.T).max() > lookup("import", "inertia_physical").atol \
+                    * max(1.0, np.abs(inertia).max()):
                 raise ValueError(f"body {b.name}: inertia is not symmetric")
             if b.mass == 0 and np.any(inertia):
                 bad_inertia.append(f"body {b.name}: mass is 0 but the inertia is not zero")
@@ -504,11 +540,39 @@ class FixtureSpec:
                                  "on the root body of a fixed-base model")
         if self.constraints and self.floating:
             raise ValueError("constraints are supported on fixed-base models only")
+        self._validate_couplings()
         if self.q_init:
-            if not self.constraints:
+            if not (self.constraints or self.couplings):
                 raise ValueError("q_init is given but the model has no constraints")
             nq = sum({"continuous": 2, "ball": 4}.get(j.type, 1) for j in self.moving_joints())
             _vec(self.q_init, nq, "q_init")
+
+    def _validate_couplings(self) -> None:
+        """Every coupling joins two distinct moving revolute or prismatic joints with a
+        finite multiplier [1] and offset [rad | m]; a joint follows at most one leader."""
+        joints = {j.name: j for j in self.joints}
+        followers: list[str] = []
+        for c in self.couplings:
+            if not isinstance(c, Coupling):
+                raise ValueError(f"coupling {c!r} is not a Coupling")
+            for role, name in (("follower", c.follower), ("leader", c.leader)):
+                j = joints.get(name)
+                if j is None:
+                    raise ValueError(f"coupling {c.follower}: unknown {role} joint {name!r} "
+                                     "(name a joint of the model)")
+                if j.type not in COUPLED_TYPES:
+                    raise ValueError(f"coupling {c.follower}: {role} joint {name} is "
+                                     f"{j.type}; couplings join {' or '.join(COUPLED_TYPES)} "
+                                     "joints")
+            if c.follower == c.leader:
+                raise ValueError(f"coupling {c.follower}: a joint cannot follow itself")
+            for what, x in (("multiplier", c.multiplier), ("offset", c.offset)):
+                if not (isinstance(x, (int, float)) and math.isfinite(x)):
+                    raise ValueError(f"coupling {c.follower}: {what} must be finite, got {x!r}")
+            followers.append(c.follower)
+        dup = sorted({n for n in followers if followers.count(n) > 1})
+        if dup:
+            raise ValueError(f"joint(s) {', '.join(dup)} follow more than one leader")
 
     def _masses(self) -> tuple[dict[str, float], dict[str, float]]:
         """({body: mass of its subtree}, {body: mass of its rigid group (itself and the

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.20"
+TABLE_VERSION = "2026.12.25"
+# 2026.12.25: no existing atol or rtol changed. New: import/inertia_physical (the round-off
+#   margin of the physical-inertia check, which was written inline in harness/core/spec.py
+#   with the same numbers).
+# 2026.12.24: no existing atol or rtol changed. New: resolution/prior_share and
+#   data_se_over_prior_sigma (when the study's data identify p, against its prior),
+#   prior_share_fd (the prior share against the fit's response to moving the prior
+#   centre), truth_z (an identified p against a moved truth); fit/se_coverage_band (the
+#   binomial band of the pendulum and balance standard errors' coverage), fit/se_formulations
+#   (the pendulum's SE of p from collocation against single shooting).
 # 2026.12.20: no existing atol or rtol changed. New: dynamics/bias_forces_terms (h's
 #   absolute bound per state from the round-off of its own terms, m·λ·(|g| + λ·(Σ|v|)²),
 #   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
@@ -269,6 +278,14 @@ TABLE.update({
         "tensor (R I Rᵀ): one 3x3 product of ~0.01 kg·m² entries, round-off ~1e-18."),
     ("import", "axis"): Tolerance(1e-16, 0.0, "A non-unit URDF axis is normalised: one "
         "division, round-off ~1e-17."),
+    ("import", "inertia_physical"): Tolerance(1e-12, 1e-9, "How far a written inertia "
+        "[kg·m²] may fall outside the physical set before it is refused as non-physical: "
+        "a principal moment down to −atol·max(1, I_max) (files store tensors rounded to a "
+        "few digits, and a moment that is 0 by symmetry comes out of the eigen-decomposition "
+        "at ±1e-22..1e-17 on example-robot-data), and I₁ + I₂ down to I₃ − max(atol·max(1, "
+        "I_max), rtol·I_max) for the triangle inequality (thin rods written as I₁ + I₂ = I₃ to "
+        "their printed digits). A tensor within these is round-off of a physical one and is "
+        "kept as written; beyond them it is refused (or projected on request)."),
     ("import", "group_inertia_urdf"): Tolerance(1e-14, 0.0, "declared_group_inertias of "
         "a spec read back from its own URDF: parallel-axis sums of exact inputs."),
     ("import", "group_inertia_mjcf"): Tolerance(1e-12, 0.0, "A spec read back from MuJoCo's "
@@ -1111,6 +1128,20 @@ TABLE.update({
         "same four doubles added in another order, ≤ 3 ulp (measured 0). Checked as "
         "pytest.approx(rel=rtol, abs=atol), i.e. within max(rtol·|total|, atol): atol "
         "1e-12 is pytest.approx's default absolute floor, which the check has always had."),
+    ("fit", "se_coverage_band"): Tolerance(0.01, 0.0, "Two-sided probability outside the "
+        "accepted band of a coverage count: over n seeds the count of fits whose 95 % "
+        "region (|z| ≤ 1.96, or the χ² ellipsoid of several parameters) holds the truth is "
+        "Binomial(n, 0.95) when the SEs are calibrated; the test accepts the central band "
+        "[binom.ppf(0.005), binom.ppf(0.995)] (16 … 20 for n = 20), so a calibrated fitter "
+        "fails it ≤ 1 % of the time; with the SEs halved the same 20 seeds cover 11 "
+        "(pendulum) and 2 (balance, χ²₈) times, measured."),
+    ("fit", "se_formulations"): Tolerance(0.1, 0.01, "The pendulum's p from midpoint "
+        "collocation against single shooting (RK4, same h = 0.01 s) on the same data: "
+        "atol bounds |Δp| in SEs (the two schemes' discretisation errors differ by "
+        "O(h²), measured 0.04 SE), rtol the ratio of their SEs (the same information "
+        "through slightly different sensitivities, measured 2e-4); a covariance without "
+        "σ̂², or a missing factor of the mean-objective scaling, is off by ≥ 2 %, usually "
+        "far more."),
     ("fit", "final_infeasibility"): Tolerance(1e-6, 0.0, "IPOPT's primal infeasibility "
         "(max constraint violation, inf_pr) at the last iteration of a converged balance "
         "fit: the collocation constraints are met well below the solve's tol 1e-8 "
@@ -1322,6 +1353,28 @@ TABLE.update({
         "over bands of 400–1600 frequencies, against the analytic floor 2σ²h(4 sin²(πfh)/h²)²: "
         "each ordinate is χ²₂ (relative SD 1), so a band mean scatters by ≲ 5 % (measured "
         "−2.2 % … +4.4 %); a missing factor 2 (one-sided) or h is ≥ 50 %."),
+    ("resolution", "prior_share"): Tolerance(0.1, 0.0, "Threshold (fraction) on the prior's "
+        "share φ of p's Laplace posterior information (N_f · the Gauss–Newton Hessian's "
+        "Schur complement for p): p counts as identified by the data only when φ ≤ 0.1. To "
+        "first order φ = ∂p̂/∂μ_p, so at 0.1 a prior centre wrong by Δ moves the fitted p by "
+        "at most Δ/10, and the posterior SE is within 5 % of the data's own (√(1 − φ))."),
+    ("resolution", "data_se_over_prior_sigma"): Tolerance(0.3, 0.0, "Threshold (ratio) on "
+        "p's SE without the prior's information over the prior's stated σ_p: p counts as "
+        "identified only when the data (through the control's regularisation) narrow the "
+        "nominal's uncertainty at least ~3-fold (≥ 11 × its information). At the study's "
+        "CV choice on the forced pendulum this ratio is ~1.7 (SE ~3.3 against σ_p = 2): p "
+        "is not identified there; on the unforced pendulum with the control weighted as "
+        "small it is ≤ 0.06."),
+    ("resolution", "prior_share_fd"): Tolerance(0.0, 0.05, "The prior's share φ against "
+        "∂p̂/∂μ_p by a central difference of the prior centre (±0.5 1/s²) through the full "
+        "Levenberg–Marquardt fit, relative to φ: equal to first order; the Gauss–Newton "
+        "Hessian omits the residual-curvature terms of the effort rows (u itself is no "
+        "small residual), measured within 1.5 %; a φ counted without the N_f scaling is "
+        "wrong by the factor N_f."),
+    ("resolution", "truth_z"): Tolerance(3.0, 0.0, "Threshold on |p̂ − p_true| / SE(p̂) "
+        "where the study reports p identified: a calibrated SE exceeds 3 with probability "
+        "0.27 % per fit; a fit pulled to the prior centre (8 against a truth of 10 or 14, "
+        "≥ 40 SE away there) or a control-regularisation bias of several SE fails it."),
 })
 
 # ----- a model's dimension chosen on held-out frames (harness/fit/dimension.py) ----

@@ -29,7 +29,7 @@ from harness.core.errors import BadInput
 from harness.core.io import OutputKind, npz_bytes, write_folder_atomic
 from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_json, read_regular
 from harness.core.version import __version__
-from harness.fit import catalog
+from harness.fit import catalog, resolution
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 
 
@@ -72,8 +72,6 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
     ``grid`` {axis: CLI text | None}, harness/fit/resolution.py ``request``) must be one
     the problem offers, and ``method`` one of its ``methods``; the problem's ``run``
     checks the rest."""
-    # resolution loads the collocation fitter and scipy, which reading a bundle does not need
-    from harness.fit import resolution
 
     offering = tuple(p.name for p in catalog.problems() if study in p.studies)
     study_grid = resolution.request(problem, study, grid, offering)  # before any fit

@@ -54,14 +54,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.fit import METHODS, ipopt_c  # METHODS: the collocation schemes (listed for the CLI)
+from harness.fit.identifiability import Identifiability, analyse
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 # IPOPT options Collocator.solve adds to IPOPT's defaults: they leave the iterations and the
 # identified parameters of the benchmark problems unchanged (to round-off) and save time
@@ -428,6 +431,7 @@ class Collocator:
     def _evaluation_sets(self) -> sp.coo_matrix:
         """Sets ``self.sets`` (row offsets included), m and the linear-defect matrix A_lin
         (m, n); returns A_lin in COO form."""
+        import scipy.sparse as sp  # on use: scipy.sparse adds ~80 ms to every command's start
         nx = self.dyn.n_x
         self.sets, lin_rows, lin_cols, lin_vals = [], [], [], []
         m_off = 0
@@ -758,6 +762,55 @@ class Collocator:
         return np.bincount(self._hinv, weights=np.concatenate(vals), minlength=len(self.hess_rows))
 
     # ------------------------------------------------------------------ solve
+    def identifiability(self, theta: NDArray[np.float64]) -> tuple[Identifiability | None, str]:
+        """(the identifiability of z at the solution θ (n,), "") or (None, why not): z =
+        every trial's free initial state x_0 (n_x each, state units) and the unknown
+        parameters (their units). With the constraints closed the trajectory is a function
+        of z alone (the constraint rows are square in the other variables), so the
+        sensitivities dθ/dz = −C_o⁻¹ C_z (one sparse LU) chain the whitened measurement
+        residuals' Jacobian to z; harness/fit/identifiability.py ``analyse`` does the rest
+        (σ̂² the reduced χ², covariance σ̂² H⁻¹, unresolved directions). The prior term is
+        Λ_jj = N_y w_prior / (w_meas σ_j²) (the objective is a mean over the N_y
+        measurements); a robust loss weighs each residual by ρ'(e²) (Gauss–Newton). Free
+        controls are refused: each node's control would be a coordinate of z."""
+        import scipy.sparse as sp  # on use: scipy.sparse adds ~80 ms to every command's start
+        from scipy.sparse.linalg import splu
+
+        if self.dyn.n_u:
+            return None, ("not computed: the free controls put every node's control into "
+                          "the reduced vector")
+        fixed = self.lb == self.ub
+        z = np.concatenate([b["X"][0][~fixed[b["X"][0]]] for b in self.blocks]
+                           + [self.P[~fixed[self.P]]])
+        other = np.setdiff1d(np.arange(self.n), z)
+        if self.m != other.size or fixed[other].any():
+            return None, ("not computed: the constraints are not square in the variables "
+                          "other than x_0 and p (instance constraints inside the window)")
+        C = sp.csc_matrix((self.jacobian(theta), (self.jac_rows, self.jac_cols)),
+                          shape=(self.m, self.n))
+        S = np.zeros((self.n, z.size))
+        S[z, np.arange(z.size)] = 1.0
+        S[other] = -splu(C[:, other].tocsc()).solve(C[:, z].toarray())
+        o, sc2 = self.obj, self.obj.loss_scale ** 2
+        J, r, w = [], [], []
+        for b, e in zip(self.blocks, self._meas(theta)):
+            Sx = S[b["X"]]                                   # (N, n_x, n_z)
+            J.append(np.einsum("yx,Nxz->Nyz", self.A, Sx).reshape(-1, z.size))
+            r.append(e.ravel())
+            w.append(_rho(e.ravel() ** 2 / sc2, o.loss)[1])
+        lam = np.zeros((z.size, z.size))
+        for i, name in enumerate(self.unknown):
+            if name in o.prior_mean and o.w_prior:
+                k = int(np.flatnonzero(z == self.P[i])[0])
+                lam[k, k] = (self.n_meas * o.w_prior
+                             / (o.w_meas * o.prior_sigma.get(name, 1.0) ** 2))
+        names = [f"x0[{k}][{self.dyn.state_names[j] if self.dyn.state_names else j}]"
+                 for k, b in enumerate(self.blocks) for j in range(self.dyn.n_x)
+                 if not fixed[b["X"][0, j]]]
+        names += [n for i, n in enumerate(self.unknown) if not fixed[self.P[i]]]
+        return analyse(np.vstack(J), np.concatenate(r), np.concatenate(w),
+                       lam if lam.any() else None, names), ""
+
     def solve(self, options: dict | None = None, theta0: ArrayLike | None = None,
               backend: str = "c") -> FitResult:
         """Solve with IPOPT. ``backend``: "c" (default) goes through our ctypes binding of

@@ -77,7 +77,9 @@ def analyse(Jr: NDArray[np.float64], r: NDArray[np.float64], W: NDArray[np.float
         rows.append((U * np.sqrt(np.clip(ev, 0.0, None))).T)  # (Λ^{1/2})ᵀ Λ^{1/2} = Λ
     A = np.vstack(rows)
     H = A.T @ A
-    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    # only Vt is used: U in full would be (m, m), gigabytes for a long record; with m ≥ n
+    # the thin Vt is already (n, n), with m < n the full one is needed (and U is small)
+    _, s, Vt = np.linalg.svd(A, full_matrices=A.shape[0] < n)
     s = np.concatenate([s, np.zeros(n - s.size)]) if s.size < n else s[:n]
     thr = lookup("identifiability", "unresolved").atol
     smax = s[0] if s.size and s[0] > 0 else 1.0

@@ -32,7 +32,9 @@ from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
+from harness.fit import bounce
 from harness.fit import charts as C
+from harness.fit.bounce_replay import replay
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
 
 # the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
@@ -49,7 +51,6 @@ BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BO
 
 def _bounce_module() -> ModuleType:
     """harness.fit.bounce, imported on first use."""
-    from harness.fit import bounce  # start-up cost: scipy.optimize (the CLI imports this module)
 
     return bounce
 
@@ -107,7 +108,6 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true)
-    from harness.fit.bounce_replay import replay  # start-up cost: the engines' contact models
 
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,

@@ -39,36 +39,36 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.strict import MAX_PENDULUM_P0, bounded
-from harness.fit import METHODS
+from harness.fit import METHODS, resolution
 from harness.fit import charts as C
+from harness.fit import problems as P
+from harness.fit.collocation import SPEED_OPTIONS
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.validate import shooting_check
 from harness.model.prepared import prepare_fixture
 from harness.model.registry import ENGINES, adapter_class, probe
 
 if TYPE_CHECKING:
-    from harness.fit.collocation import FitResult, ImplicitDynamics
+    from harness.fit.collocation import Collocator, FitResult, ImplicitDynamics
 
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
             "objective_weights", "max_dynamics_residual", "history", "candidate",
-            "state_names", "command_line", "created", "provenance", "shooting_check"}
-# fit.json written before "provenance", then before "shooting_check", was recorded
-KEY_SETS = (FIT_KEYS, FIT_KEYS - {"shooting_check"},
-            FIT_KEYS - {"shooting_check", "provenance"})
+            "state_names", "command_line", "created", "provenance", "shooting_check",
+            "identifiability"}
+# fit.json written before "provenance", then before "shooting_check", then before
+# "identifiability" was recorded
+KEY_SETS = (FIT_KEYS, FIT_KEYS - {"identifiability"},
+            FIT_KEYS - {"identifiability", "shooting_check"},
+            FIT_KEYS - {"identifiability", "shooting_check", "provenance"})
 
 
 def run(problem: str, req: FitRequest) -> dict:
     """Generate ``problem``'s data ("pendulum" | "balance"), fit it, and return {"json":
     dict, "arrays": dict}. ``req.study_grid`` (pendulum only) adds fit.json's ``study``
     section and the ``study_*`` arrays (harness/fit/resolution.py)."""
-    # start-up cost: the CLI's start imports this module; these load collocation, scipy.sparse
-    from harness.fit import problems as P
 
-    # imported when used: a command's start does not load harness.fit
-    from harness.fit import resolution
 
-    # imported when used: a command's start does not load harness.fit.collocation
-    from harness.fit.collocation import SPEED_OPTIONS
 
     method, n, seed, p0, process_noise = (req.method, req.n, req.seed, req.p0,
                                           req.process_noise)
@@ -109,6 +109,7 @@ def run(problem: str, req: FitRequest) -> dict:
     e = coll._meas(theta)[0]
     params = {k: {"value": v, "truth": truth[k], "rel_error": v / truth[k] - 1.0}
               for k, v in res.params.items()}
+    idf_doc = uncertainty(coll, theta, params)
     cand = {"written": False}
     if problem == "pendulum":
         p_fix, eng = fixture_pendulum_p()
@@ -126,7 +127,7 @@ def run(problem: str, req: FitRequest) -> dict:
                      "setup_time_s": res.setup_time_s, "tol": 1e-8, "linear_solver": "mumps",
                      "hessian": coll.hessian_mode, "backend": res.backend,
                      "options_added": dict(SPEED_OPTIONS), "warnings": list(res.warnings)},
-           "converged": res.converged, "parameters": params,
+           "converged": res.converged, "parameters": params, "identifiability": idf_doc,
            "objective_components": res.components,
            "objective_weights": {"w_meas": coll.obj.w_meas, "w_effort": coll.obj.w_effort,
                                  "w_smooth": coll.obj.w_smooth, "w_prior": coll.obj.w_prior,
@@ -144,6 +145,30 @@ def run(problem: str, req: FitRequest) -> dict:
         doc["study"] = st["json"]
         arrays.update(st["arrays"])
     return {"json": doc, "arrays": arrays}
+
+
+def uncertainty(coll: Collocator, theta: NDArray[np.float64], params: dict) -> dict:
+    """fit.json's ``identifiability`` of a collocation solution θ (n,) (the reduced problem
+    in x_0 and the unknown parameters, ``Collocator.identifiability``, analysed by
+    harness/fit/identifiability.py), and each unknown parameter's ``se`` [its unit] and
+    ``z`` = (value − truth)/se [–] added to ``params`` (null when not computed or
+    unresolved)."""
+    idf, why = coll.identifiability(theta)
+    if idf is None:
+        for row in params.values():
+            row.update(se=None, z=None)
+        return {"computed": False, "reason": why}
+    se = dict(zip(idf.names, idf.se))
+    for name, row in params.items():
+        s = se.get(name)
+        ok = s is not None and bool(np.isfinite(s)) and s > 0
+        row.update(se=float(s) if ok else None,
+                   z=float((row["value"] - row["truth"]) / s) if ok else None)
+    return {"computed": True, "identifiable": idf.identifiable,
+            "method": "Gauss–Newton covariance σ̂² H⁻¹ of the reduced problem: x_0 and the "
+                      "unknown parameters, the collocation constraints closed (sparse LU "
+                      "sensitivities); harness/fit/identifiability.py",
+            **idf.to_json()}
 
 
 def convergence_figures(hist: list) -> tuple:
@@ -314,7 +339,6 @@ def shooting_summary(dyn: ImplicitDynamics, t: NDArray[np.float64], res: FitResu
     states, controls and parameters integrated by DOP853 interval by interval (the
     multiple-shooting defects) and over the whole window (harness/fit/validate.py); per
     state max |·| and RMS in the state's unit."""
-    from harness.fit.validate import shooting_check  # start-up cost: scipy.integrate
 
     p = [res.params[k] for k in dyn.param_names]
     U = res.controls[0] if dyn.n_u else None
@@ -377,7 +401,9 @@ def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a collocation
     fit.json ``d`` written to ``out``: 0 when IPOPT converged (and the study did), else 1."""
     fields = {"parameters": d["parameters"], "ipopt": d["ipopt"]}
-    params = ", ".join(f"{k}={v['value']:.6g} ({100 * v['rel_error']:+.2f}%)"
+    params = ", ".join(f"{k}={v['value']:.6g}"
+                       + (f" ± {v['se']:.2g}" if v.get("se") is not None else "")
+                       + f" ({100 * v['rel_error']:+.2f}%)"
                        for k, v in d["parameters"].items())
     lines = [f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
              f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}"]
@@ -389,6 +415,13 @@ def summary(d: dict, out: str | Path) -> tuple:
                      + f" ({len(ch['within_one_se'])} within one SE)"
                      + ("" if d["study"]["converged"] else
                         "; some settings did not converge"))
+        sp = d["study"].get("p")   # absent in bundles written before p's identification
+        if sp is not None:
+            fields["study_p"] = sp
+            lines.append(f"study p = {sp['value']:.4g} ± {sp['se']:.2g} 1/s² (prior share "
+                         f"{100 * sp['prior_share']:.1f} %): " + (
+                             "identified by the data" if sp["identified"] else
+                             "NOT identified by the data: " + "; ".join(sp["reasons"])))
         return fields, lines, 0 if d["converged"] and d["study"]["converged"] else 1
     return fields, lines, 0 if d["converged"] else 1
 

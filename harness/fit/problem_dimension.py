@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
+from harness.fit import dimension
 from harness.fit.fitproblem import FitProblem, FitRequest
 
 # the dimension problem's fit.json (candidate chains compared on held-out frames)
@@ -32,7 +33,6 @@ def run(req: FitRequest) -> dict:
     """``harness fit --problem dimension`` (harness/fit/dimension.py ``run_bundle``);
     BadInput for an option that does not apply (every one but ``--seed``; ``--method``
     is checked against ``methods`` by harness/fit/bundle.py)."""
-    from harness.fit import dimension  # start-up cost: the trajectory fit and scipy
 
     for flag, bad in (("--n", req.n is not None),
                       ("--p0", req.p0 is not None), ("--process-noise", req.process_noise)):

@@ -32,7 +32,6 @@ from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.integrate import solve_ivp
 
 from harness.fit.collocation import Collocator, ImplicitDynamics, Objective, Trial
 
@@ -81,6 +80,9 @@ def pendulum_data(N: int, seed: int, p: float = PENDULUM_TRUE_P, h: float = PEND
                   sigma: float = PENDULUM_SIGMA,
                   x0: Sequence[float] = PENDULUM_X0) -> tuple[NDArray[np.float64], ...]:
     """(t (N,), x_true (N, 2), theta_meas (N,)) — seeded Gaussian noise on θ."""
+    from scipy.integrate import (
+        solve_ivp,  # on use: scipy.integrate adds ~60 ms to every command's start
+    )
     t = h * np.arange(N)
     sol = solve_ivp(lambda _t, x: [x[1], -p * np.sin(x[0])], (0.0, t[-1]), list(x0),
                     method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
@@ -350,6 +352,9 @@ def balance_data_reference(N: int, seed: int, process_noise: bool = False,
                            h: float = BALANCE_H) -> NDArray[np.float64]:
     """x_true (N, 4) of balance_data by SciPy DOP853 (rtol 1e-10, atol 1e-12), integrated
     sample interval by sample interval (slow; for checking balance_data on short runs)."""
+    from scipy.integrate import (
+        solve_ivp,  # on use: scipy.integrate adds ~60 ms to every command's start
+    )
     model = BalanceModel()
     t = h * np.arange(N)
     a = platform_acceleration(N, h, seed)

@@ -35,6 +35,20 @@ is the one-standard-error rule: among the settings with CV ≤ CV_min + SE(at th
 the one with the fewest effective degrees of freedom (edf = tr(J_d H⁻¹ J_dᵀ) of the
 full-data fit, J_d the misfit rows, H = JᵀJ: a complexity measure comparable across
 knot densities and weights). The settings inside that band are the choice's uncertainty.
+The held-out angle cannot see p (u + δp sin θ predicts the same θ), so the rule runs at the
+grid's smallest prior weight; the chosen setting at every other prior weight is reported
+as the prior's sensitivity, never chosen.
+
+Uncertainty of p: the objective is a mean over the N_f fitted frames, so N_f H (H = JᵀJ of
+every block, Gauss–Newton) is the Laplace posterior precision, the misfit block being the
+data's Fisher information and the effort/smoothness blocks a Gaussian prior on the
+control. p's marginal precision I = N_f / (H⁻¹)_pp, SE(p) = I^(−1/2); the prior term adds
+I_prior = N_f w_prior / σ_p² to it. The misfit alone carries no information on p (the
+control absorbs any δp sin θ): what is not the prior's comes from the data through the
+control's regularisation. p counts as identified when the prior's share φ = I_prior / I
+is at most the tolerance table's ("resolution", "prior_share") (to first order φ =
+∂p̂/∂μ_p) and the SE without the prior, (I − I_prior)^(−1/2), is at most
+("resolution", "data_se_over_prior_sigma") × σ_p.
 
 Control spectrum: Hann-windowed one-sided periodogram [(rad/s²)²/Hz]. Noise floor: the
 spectrum a control obtains from the measurement noise alone by differentiating θ twice,
@@ -50,9 +64,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.integrate import solve_ivp
 
 from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 from harness.fit import problems as P
 from harness.fit.least_squares import LMOptions, levenberg_marquardt
 from harness.fit.trajectory import basis, knots
@@ -63,9 +77,13 @@ STUDY_N = 301                       # frames (3 s at h = 0.01 s)
 FOLDS = 5
 # unknown control of the study: (amplitude rad/s², frequency Hz, phase rad)
 FORCING = ((3.0, 0.3, 0.0), (8.0, 1.5, 0.7))
-# prior on p: the benchmark's nominal value (here the truth) and its uncertainty (1/s²)
-PRIOR_MEAN = P.PENDULUM_TRUE_P
-PRIOR_SIGMA = 0.5
+# prior on p [1/s²]: a stated nominal, never the truth. 8 = g/l for l ≈ 1.2 m, a round
+# engineering guess for the rig, 20 % below the simulated p = 10 so that a prior which
+# dominates the data shows as p pulled towards 8
+PRIOR_MEAN = 8.0
+# its stated uncertainty [1/s²]: ±25 % of the nominal, the guess's honest spread (the
+# truth lies one σ away)
+PRIOR_SIGMA = 2.0
 DEFAULT_GRID = {"knot_frames": (1, 2, 4, 8, 16, 32),
                 "w_smooth": (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1),
                 "w_effort": (0.0, 1e-3),
@@ -92,24 +110,31 @@ class Setting:
 
 
 # ----------------------------------------------------------------------------- data
-def true_control(t: NDArray[np.float64]) -> NDArray[np.float64]:
-    """u_true (len(t),) rad/s² at times t [s]."""
+def true_control(t: NDArray[np.float64], forcing: tuple = FORCING) -> NDArray[np.float64]:
+    """u_true (len(t),) rad/s² at times t [s]: Σ A sin(2π f t + φ) over ``forcing``
+    ((A rad/s², f Hz, φ rad), …; empty: no control)."""
     t = np.asarray(t, float)
-    return sum(a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in FORCING)
+    return sum((a * np.sin(2 * np.pi * f * t + ph) for a, f, ph in forcing), np.zeros(t.shape))
 
 
 def forced_pendulum_data(N: int = STUDY_N, seed: int = 0, h: float = P.PENDULUM_H,
-                         sigma: float = P.PENDULUM_SIGMA) -> tuple[NDArray[np.float64], ...]:
+                         sigma: float = P.PENDULUM_SIGMA, p: float = P.PENDULUM_TRUE_P,
+                         forcing: tuple = FORCING) -> tuple[NDArray[np.float64], ...]:
     """(t (N,) s, x_true (N, 2) [rad, rad/s], u_true (N,) rad/s², y (N,) rad): the
-    benchmark pendulum driven by u_true, DOP853 (rtol = atol = 1e-12), seeded noise σ."""
-    p = P.PENDULUM_TRUE_P
+    benchmark pendulum (p [1/s²]) driven by u_true (``forcing``, ``true_control``), DOP853
+    (rtol = atol = 1e-12), seeded noise σ [rad]. The truth only makes the data: the fit
+    never sees p or the forcing."""
+    from scipy.integrate import (
+        solve_ivp,  # on use: scipy.integrate adds ~60 ms to every command's start
+    )
     t = h * np.arange(N)
-    sol = solve_ivp(lambda tt, x: [x[1], -p * math.sin(x[0]) + float(true_control([tt])[0])],
+    sol = solve_ivp(lambda tt, x: [x[1], -p * math.sin(x[0])
+                                   + float(true_control([tt], forcing)[0])],
                     (0.0, t[-1]), list(P.PENDULUM_X0), method="DOP853", rtol=1e-12,
                     atol=1e-12, t_eval=t)
     x_true = sol.y.T
     y = x_true[:, 0] + sigma * np.random.default_rng(seed).normal(size=N)
-    return t, x_true, true_control(t), y
+    return t, x_true, true_control(t, forcing), y
 
 
 def noise_sigma(y: NDArray[np.float64]) -> float:
@@ -364,12 +389,27 @@ class SplineFit:
 
     def edf(self, sol: dict) -> float:
         """Effective degrees of freedom tr(J_d H⁻¹ J_dᵀ) of a solution [–] (H = JᵀJ)."""
+        return self.laplace(sol)["edf"]
+
+    def laplace(self, sol: dict) -> dict:
+        """The solution's edf [–] (``edf``) and p's Laplace posterior (module docstring,
+        *Uncertainty of p*): {edf, p_se, p_se_without_prior [1/s²] (inf when nothing but
+        the prior informs p), p_prior_share [–]}. The objective is a mean over the N_f
+        fitted frames, so its Gauss–Newton Hessian times N_f is the posterior precision
+        (the misfit block is then the data's Fisher information)."""
         J = self.jacobian(sol["z"], sol["setting"], sol["mask"])
         Jd = J[self.blocks(sol["mask"])[0]]
         H = J.T @ J
         H[np.diag_indices_from(H)] += 1e-12 * (np.abs(np.diag(H)).max() + 1.0)
-        X = np.linalg.solve(H, Jd.T)
-        return float(np.sum(Jd.T * X))
+        X = np.linalg.solve(H, np.c_[Jd.T, np.eye(H.shape[0])[:, -1]])
+        nf = int(np.count_nonzero(sol["mask"]))
+        info = nf / float(X[-1, -1])                       # p's marginal precision
+        prior = nf * sol["setting"].w_prior / self.sig_p ** 2
+        rest = info - prior
+        return {"edf": float(np.sum(Jd.T * X[:, :-1])), "p_se": float(info ** -0.5),
+                "p_se_without_prior": float(rest ** -0.5) if rest > 1e-12 * info
+                else math.inf,
+                "p_prior_share": float(min(max(prior / info, 0.0), 1.0))}
 
 
 # ----------------------------------------------------------------------------- grid
@@ -438,9 +478,13 @@ def _lcurve_corner(x, y) -> int:
 
 
 def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int = FOLDS,
-              sigma: float = P.PENDULUM_SIGMA) -> dict:
+              sigma: float = P.PENDULUM_SIGMA, p_true: float = P.PENDULUM_TRUE_P,
+              forcing: tuple = FORCING, prior_mean: float = PRIOR_MEAN,
+              prior_sigma: float = PRIOR_SIGMA) -> dict:
     """The resolution study on the forced pendulum: every setting of ``grid`` fitted to
-    all frames and k times by interleaved folds. Returns {"json": the fit.json ``study``
+    all frames and k times by interleaved folds. The truth (p_true [1/s²], ``forcing``)
+    only makes the data and scores the result; the fit sees the data, σ [rad] and the
+    prior (prior_mean, prior_sigma [1/s²]). Returns {"json": the fit.json ``study``
     section, "arrays": {name: array}} (module docstring)."""
     grid = make_grid() if grid is None else grid
     if not 3 <= k <= 20:
@@ -448,23 +492,26 @@ def run_study(grid: dict | None = None, N: int = STUDY_N, seed: int = 0, k: int 
     if not 60 <= N <= 5000:
         raise BadInput("--n", f"the resolution study needs 60 … 5000 frames, got {N}")
     t0 = time.perf_counter()
-    t, x_true, u_true, y = forced_pendulum_data(N, seed, sigma=sigma)
+    t, x_true, u_true, y = forced_pendulum_data(N, seed, sigma=sigma, p=p_true,
+                                                forcing=forcing)
     h = float(t[1] - t[0])
     sig_hat = noise_sigma(y)
     f, S_true = periodogram(u_true, h)
     floor = control_noise_floor(f, sig_hat, h)
     data = {"t": t, "x_true": x_true, "u_true": u_true, "y": y, "h": h, "f": f,
-            "floor": floor, "sigma": sigma, "k": k, "masks": folds(N, k)}
+            "floor": floor, "sigma": sigma, "k": k, "masks": folds(N, k), "p_true": p_true}
     rows, fits = [], {}
     sets = settings_of(grid)
-    models = {kf: SplineFit(t, y, sigma, kf) for kf in grid["knot_frames"]}
+    models = {kf: SplineFit(t, y, sigma, kf, prior_mean, prior_sigma)
+              for kf in grid["knot_frames"]}
     warm = {}
     for s in sets:
         row, fits[s] = _fit_setting(models[s.knot_frames], s, data, warm)
         rows.append(row)
     ch = _choose(rows, sets, k)
     cs = sets[ch["chosen"]]
-    doc = _study_doc(grid, N, seed, sigma, h, k, sig_hat, rows, sets, ch)
+    doc = _study_doc(grid, (N, seed, sigma, h, k, p_true, forcing, prior_mean, prior_sigma),
+                     sig_hat, rows, sets, ch)
     doc["wall_s"] = time.perf_counter() - t0
     th_c, u_c, S_c = fits[cs]
     d2 = np.diff(y, 2) / h ** 2        # the control of the raw data, θ̈ by second difference
@@ -501,8 +548,12 @@ def _fit_setting(m: SplineFit, s: Setting, data: dict, warm: dict) -> tuple[dict
     th, u = m.control(full["z"])
     _, S_fit = periodogram(u, h)
     scores = np.array(scores)
+    lap = m.laplace(full)
+    inf_none = lambda v: v if math.isfinite(v) else None  # noqa: E731  (JSON has no inf)
     row = {**s.as_dict(), "components": comp, "regularisation_norms": norms,
-           "edf": m.edf(full), "p": float(full["z"][-1]),
+           "edf": lap["edf"], "p": float(full["z"][-1]), "p_se": lap["p_se"],
+           "p_se_without_prior": inf_none(lap["p_se_without_prior"]),
+           "p_prior_share": lap["p_prior_share"],
            "cv_mean": float(scores.mean()),
            "cv_se": float(scores.std(ddof=1) / math.sqrt(k)),
            "cv_folds": scores.tolist(), "iterations": int(full["iterations"]),
@@ -510,34 +561,39 @@ def _fit_setting(m: SplineFit, s: Setting, data: dict, warm: dict) -> tuple[dict
            "truth_error": {
                "theta_rms_rad": float(np.sqrt(np.mean((th - x_true[:, 0]) ** 2))),
                "u_rms_rad_s2": float(np.sqrt(np.mean((u - u_true) ** 2))),
-               "p_rel": float(full["z"][-1] / P.PENDULUM_TRUE_P - 1.0)},
+               "p_rel": float(full["z"][-1] / data["p_true"] - 1.0),
+               "p_z": float((full["z"][-1] - data["p_true"]) / lap["p_se"])},
            "spectrum": spectrum_summary(data["f"], S_fit, data["floor"])}
     return row, (th, u, S_fit)
 
 
 def _choose(rows: list[dict], sets: list[Setting], k: int) -> dict:
-    """The one-standard-error choice over the study's rows (adds each row's paired
-    ``cv_excess`` and its standard error): the indices of the chosen, the CV-minimal, the
-    least and most regularised settings, the band within one standard error, the L-curve
+    """The one-standard-error choice over the study's rows at the grid's smallest prior
+    weight (adds each row's paired ``cv_excess`` and its standard error): the indices of
+    the chosen, the CV-minimal, the least and most regularised settings, the band within
+    one standard error, the chosen setting at every prior weight (``prior``), the L-curve
     of the chosen setting's smoothness axis and its corner, the band's ranges."""
-    cv = np.array([r["cv_mean"] for r in rows])
-    i_min = int(np.argmin(cv))
+    # the held-out angle cannot see p (u + δp sin θ predicts the same θ), so the prior
+    # weight is no resolution the data could choose: the rule runs at the smallest one
+    w0 = min(s.w_prior for s in sets)
+    cand = [i for i, s in enumerate(sets) if s.w_prior == w0]
+    i_min = min(cand, key=lambda i: rows[i]["cv_mean"])
     # paired fold differences: the held-out noise common to every setting cancels
     ref = np.array(rows[i_min]["cv_folds"])
     for r in rows:
         d = np.array(r["cv_folds"]) - ref
         r["cv_excess"] = float(d.mean())
         r["cv_excess_se"] = float(d.std(ddof=1) / math.sqrt(k))
-    band = [i for i, r in enumerate(rows) if r["cv_excess"] <= r["cv_excess_se"]]
-    # w_prior acts along u + δp sin θ, which predicts the same θ: the held-out score cannot
-    # see it, so inside the band the largest prior weight is taken, then the fewest edf
-    chosen = min(band, key=lambda i: (-sets[i].w_prior, round(rows[i]["edf"], 6),
-                                      sets[i].complexity_key()))
+    band = [i for i in cand if rows[i]["cv_excess"] <= rows[i]["cv_excess_se"]]
+    chosen = min(band, key=lambda i: (round(rows[i]["edf"], 6), sets[i].complexity_key()))
     least = min(range(len(sets)), key=lambda i: (sets[i].knot_frames, sets[i].w_smooth,
                                                   sets[i].w_effort, sets[i].w_prior))
     most = max(range(len(sets)), key=lambda i: (sets[i].knot_frames, sets[i].w_smooth,
                                                  sets[i].w_effort, sets[i].w_prior))
     cs = sets[chosen]
+    prior = sorted((i for i, s in enumerate(sets) if (s.knot_frames, s.w_effort, s.w_smooth)
+                    == (cs.knot_frames, cs.w_effort, cs.w_smooth)),
+                   key=lambda i: sets[i].w_prior)
     lc = [i for i, s in enumerate(sets) if (s.knot_frames, s.w_effort, s.w_prior)
           == (cs.knot_frames, cs.w_effort, cs.w_prior)]
     lc.sort(key=lambda i: sets[i].w_smooth)
@@ -547,13 +603,42 @@ def _choose(rows: list[dict], sets: list[Setting], k: int) -> dict:
     ranges = {a: [min(getattr(sets[i], a) for i in band), max(getattr(sets[i], a) for i in band)]
               for a in AXES}
     return {"i_min": i_min, "band": band, "chosen": chosen, "least": least, "most": most,
-            "lc": lc, "corner": corner, "ranges": ranges}
+            "prior": prior, "lc": lc, "corner": corner, "ranges": ranges}
 
 
-def _study_doc(grid: dict, N: int, seed: int, sigma: float, h: float, k: int, sig_hat: float,
-               rows: list[dict], sets: list[Setting], ch: dict) -> dict:
+def p_identification(row: dict, prior_sigma: float) -> dict:
+    """Whether the data identify p at one study setting (its row; ``prior_sigma`` [1/s²]
+    the prior's stated σ_p), by the two thresholds of the tolerance table's ("resolution",
+    "prior_share") and ("resolution", "data_se_over_prior_sigma") (module docstring,
+    *Uncertainty of p*): {value, se, se_without_prior [1/s²], prior_share [–],
+    identified, reasons (empty when identified), criterion}."""
+    share_max = lookup("resolution", "prior_share").atol
+    ratio_max = lookup("resolution", "data_se_over_prior_sigma").atol
+    phi, se0 = row["p_prior_share"], row["p_se_without_prior"]
+    reasons = []
+    if phi > share_max:
+        reasons.append(f"the prior carries {100 * phi:.1f} % of p's information (more "
+                       f"than {100 * share_max:g} %): moving its centre by Δ moves p by "
+                       f"{phi:.2f} Δ")
+    if se0 is None or se0 > ratio_max * prior_sigma:
+        what = "unbounded" if se0 is None else f"{se0:.3g} 1/s²"
+        reasons.append(f"without the prior p's SE is {what}, more than {ratio_max:g} × the "
+                       f"prior's σ_p = {prior_sigma:g} 1/s²: the data (through the "
+                       "control's regularisation) do not narrow the nominal")
+    return {"value": row["p"], "se": row["p_se"], "se_without_prior": se0,
+            "prior_share": phi, "identified": not reasons, "reasons": reasons,
+            "criterion": f"identified when the prior carries at most {100 * share_max:g} % "
+                         f"of p's Laplace posterior information and p's SE without the "
+                         f"prior is at most {ratio_max:g} σ_p"}
+
+
+def _study_doc(grid: dict, spec: tuple, sig_hat: float, rows: list[dict],
+               sets: list[Setting], ch: dict) -> dict:
     """The fit.json ``study`` section but its wall time: the problem, the grid, the folds,
-    the noise floor, every setting's row and the choice (``ch``: ``_choose``)."""
+    the noise floor, every setting's row, the choice (``ch``: ``_choose``) and p's
+    identification (``p``, ``prior_sensitivity``). ``spec``: (N, seed, σ [rad], h [s], k,
+    p_true [1/s²], forcing, prior mean and σ [1/s²])."""
+    N, seed, sigma, h, k, p_true, forcing, mu, sig_p = spec
     cs, lc, corner = sets[ch["chosen"]], ch["lc"], ch["corner"]
     return {
         "name": "resolution",
@@ -561,10 +646,11 @@ def _study_doc(grid: dict, N: int, seed: int, sigma: float, h: float, k: int, si
             "description": "the benchmark pendulum θ̈ = −p sin θ + u(t) driven by an unknown "
                            "control u [rad/s²]; θ measured with Gaussian noise",
             "N": N, "h_s": h, "seed": seed, "sigma_rad": sigma,
-            "p_true": P.PENDULUM_TRUE_P, "x0": list(P.PENDULUM_X0),
+            "p_true": p_true, "x0": list(P.PENDULUM_X0),
             "forcing": [{"amplitude_rad_s2": a, "frequency_hz": fr, "phase_rad": ph}
-                        for a, fr, ph in FORCING],
-            "prior": {"mean": PRIOR_MEAN, "sigma": PRIOR_SIGMA},
+                        for a, fr, ph in forcing],
+            "prior": {"mean": mu, "sigma": sig_p,
+                      "why": "a stated nominal (a round engineering guess), not the truth"},
             "fit": f"degree-{DEGREE} clamped B-spline θ(t), u = θ̈ + p sin θ; "
                    "Levenberg–Marquardt, exact Jacobian"},
         "grid": {a: list(grid[a]) for a in AXES},
@@ -578,14 +664,20 @@ def _study_doc(grid: dict, N: int, seed: int, sigma: float, h: float, k: int, si
                                   "2 σ̂² h (4 sin²(π f h)/h²)², the control's spectrum "
                                   "from the noise alone differentiated twice"},
         "settings": rows,
-        "choice": {"rule": "one standard error: among the settings whose CV exceeds the "
-                           "minimum by at most one standard error of their paired fold "
-                           "differences, the largest prior weight (the held-out angle cannot "
-                           "see p: u + δp sin θ predicts the same θ), then the fewest "
-                           "effective degrees of freedom",
+        "choice": {"rule": "one standard error, at the grid's smallest prior weight (the "
+                           "held-out angle cannot see p: u + δp sin θ predicts the same θ, "
+                           "so no prior weight is chosen by it): among the settings whose "
+                           "CV exceeds the minimum by at most one standard error of their "
+                           "paired fold differences, the fewest effective degrees of "
+                           "freedom",
                    "index": ch["chosen"], "setting": cs.as_dict(), "cv_min_index": ch["i_min"],
                    "cv_min_setting": sets[ch["i_min"]].as_dict(),
                    "within_one_se": ch["band"], "ranges_within_one_se": ch["ranges"]},
+        "p": p_identification(rows[ch["chosen"]], sig_p),
+        "prior_sensitivity": [{"index": i, "w_prior": sets[i].w_prior, "p": rows[i]["p"],
+                               "se": rows[i]["p_se"], "prior_share": rows[i]["p_prior_share"],
+                               "identified": p_identification(rows[i], sig_p)["identified"]}
+                              for i in ch["prior"]],
         "extremes": {"least_regularised": ch["least"], "most_regularised": ch["most"]},
         "lcurve": {"knot_frames": cs.knot_frames, "w_effort": cs.w_effort,
                    "w_prior": cs.w_prior, "indices": lc,

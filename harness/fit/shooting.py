@@ -510,10 +510,10 @@ def solve_multiple(prob: MultipleShooting, w0: NDArray[np.float64], max_iter: in
     decreases, else halved; stop when ‖Δ‖∞ < 1e-12 (1 + ‖w‖∞). ``fixed`` (nw,) bool:
     coordinates held at w0 (e.g. known parameters)."""
     w, it, hist = gauss_newton_kkt(prob.evaluate, prob.nw, w0, max_iter, fixed)
-    return _accept(prob, w, it, hist)
+    return _accept(prob, w, it, hist, fixed)
 
 
-def _accept(prob, w, iterations, hist) -> ShootingResult:
+def _accept(prob, w, iterations, hist, fixed=None) -> ShootingResult:
     r, _, c, _, X = prob.evaluate(w, jac=False)
     s, th, p = prob.split(w)
     t = prob.h * np.arange(prob.N + 1)
@@ -529,7 +529,7 @@ def _accept(prob, w, iterations, hist) -> ShootingResult:
         reasons.append(f"independent DOP853 reintegration differs by {err:.3g} > "
                        f"{bound_r:.3g}")
     return ShootingResult(w, t, X, max_def, err, iterations, not reasons, "; ".join(reasons),
-                          hist, identifiability_at(prob, w))
+                          hist, identifiability_at(prob, w, fixed=fixed))
 
 
 def parameter_names(sysm: System, ctrl: Controls) -> list:
@@ -540,15 +540,26 @@ def parameter_names(sysm: System, ctrl: Controls) -> list:
 
 
 def identifiability_at(prob: MultipleShooting, w: NDArray[np.float64],
-                       prior: NDArray[np.float64] | None = None) -> Identifiability:
-    """Identifiability of z = [s_0, θ, p] at a multiple-shooting solution: with the
-    defects closed the trajectory is a function of z alone, so the single-shooting
-    Jacobian of the (already whitened) residuals at z is the reduced one; prior Λ
-    (nz, nz) or None."""
+                       prior: NDArray[np.float64] | None = None,
+                       fixed: NDArray[np.bool_] | None = None) -> Identifiability:
+    """Identifiability of the free z = [s_0, θ, p] (nz at most; units of each
+    coordinate) at a multiple-shooting solution: with the defects closed the trajectory
+    is a function of z alone, so the single-shooting Jacobian of the (already whitened)
+    residuals at z is the reduced one; prior Λ (nz, nz) or None. ``fixed`` (nw,) bool,
+    the mask ``solve_multiple`` held at w0: the coordinates of z it holds are known, not
+    estimated, so their columns (and prior rows and columns) are left out and they do not
+    appear in the result (a fixed interior node state s_j, j > 0, is no coordinate of z)."""
     s, th, p = prob.split(w)
     ss = SingleShooting(prob.sys, prob.ctrl, prob.N, prob.meas)
     r, Jr = ss.residuals(np.concatenate([s[0], th.reshape(-1), p]), jac=True)
-    return analyse(Jr, r, None, prior, parameter_names(prob.sys, prob.ctrl))
+    names = parameter_names(prob.sys, prob.ctrl)
+    if fixed is None:
+        return analyse(Jr, r, None, prior, names)
+    fx = np.asarray(fixed, bool)
+    nx = prob.sys.nx
+    keep = ~np.r_[fx[:nx], fx[prob.nw - (len(names) - nx):]]
+    pr = None if prior is None else np.asarray(prior, float)[np.ix_(keep, keep)]
+    return analyse(Jr[:, keep], r, None, pr, [n for n, k in zip(names, keep) if k])
 
 
 def solve_single(prob: SingleShooting, z0: NDArray[np.float64],
@@ -580,7 +591,8 @@ def solve_single(prob: SingleShooting, z0: NDArray[np.float64],
     reason = "" if err <= bound else (f"independent DOP853 reintegration differs by "
                                       f"{err:.3g} > {bound:.3g}")
     r, Jr = prob.residuals(z, jac=True)
-    idf = analyse(Jr, r, None, None, parameter_names(prob.sys, prob.ctrl))
+    names = parameter_names(prob.sys, prob.ctrl)
+    idf = analyse(Jr[:, free], r, None, None, [n for n, k in zip(names, free) if k])
     return z, ShootingResult(z, tr.t, tr.x, 0.0, err, int(sol.nfev), not reason, reason,
                              [{"status": int(sol.status), "message": sol.message,
                                "cost": float(sol.cost)}], idf)

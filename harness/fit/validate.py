@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.integrate import solve_ivp
 
 if TYPE_CHECKING:
     from harness.fit.collocation import ImplicitDynamics
@@ -103,6 +102,9 @@ def shooting_check(dyn: ImplicitDynamics, t: NDArray[np.float64], X: NDArray[np.
     The N − 1 intervals are integrated as one stacked system (each on its own time
     fraction, so each keeps its own error control through the stacked norm's worst
     component); the reintegration runs node to node from X[0]."""
+    from scipy.integrate import (
+        solve_ivp,  # on use: scipy.integrate adds ~60 ms to every command's start
+    )
     t, X = np.asarray(t, dtype=float), np.asarray(X, dtype=float)
     sol = solve_ivp(_batched_rhs(dyn, t, U, R, p), (0.0, 1.0), X[:-1].reshape(-1),
                     method="DOP853", rtol=rtol, atol=atol)

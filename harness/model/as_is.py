@@ -34,6 +34,7 @@ from harness.model import registry
 from harness.model.import_common import read_model_file
 from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
+from harness.model.urdf_import import load_urdf_with_notes
 
 
 # ----- as-is models -----------------------------------------------------------------------
@@ -247,8 +248,6 @@ def load_as_is(path: str, floating: bool = False,
     """The model at ``path`` (URDF or MJCF) for as-is loading by every engine; an
     ``engine_files`` {engine: path} entry gives that engine its own file instead (e.g. the
     MJCF a user keeps for MuJoCo next to the URDF the others read). BadInput on error."""
-    # imported when used: a command's start does not load harness.model.urdf_import
-    from harness.model.urdf_import import load_urdf_with_notes
 
     path = str(path)
     kind = _kind(path)

@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from fixtures import catalog
 from harness.core.conventions import Layout
 from harness.core.errors import BadInput
 from harness.core.io import array_sha256 as digest
@@ -100,6 +101,7 @@ from harness.core.strict import (
 )
 from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel, prepare_fixture
+from harness.model.urdf_import import load_urdf_with_notes
 
 if TYPE_CHECKING:
     from harness.model.prepared import PreparedModel
@@ -421,8 +423,6 @@ def _string(where: str, what: str, x: object) -> str:
 
 
 def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
-    # imported when used: a command's start does not load fixtures
-    from fixtures import catalog
 
     if not isinstance(ref, dict) or "kind" not in ref:
         raise BadInput(where, "model must be an object with a kind")
@@ -452,8 +452,6 @@ def _resolve_model(where: str, ref: object, base: Path) -> PreparedModel:
             raise BadInput(where, f"model file {path}: sha256 {sha[:12]}… differs from the "
                                   f"candidate's {str(ref['sha256'])[:12]}…")
         if kind == "urdf":
-            # imported when used: a command's start does not load harness.model.urdf_import
-            from harness.model.urdf_import import load_urdf_with_notes
 
             spec, notes = load_urdf_with_notes(str(path), ref["floating"])
         else:

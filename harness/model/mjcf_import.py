@@ -43,7 +43,15 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   a hinge/slide root cannot also be floating.
 * site → Frame (``site_pos``/``site_quat``); a site on the world body goes to the root
   (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
-  dropped with a note.
+  dropped with a note. A site named like a body (allowed in MJCF, whose sites and bodies
+  have separate names) is the frame ``<site>__site`` (noted), so both are compared.
+* several body trees at ``<worldbody>`` (a robot beside a table and objects): trees
+  attached to the world (a root welded or on a hinge/slide) and static trees (no joint:
+  a table) all hang from the massless root ``world_``; free-joint trees (objects) are set
+  aside with a note (no contact in stages 0–2: decoupled from the rest, M
+  block-diagonal). Without an attached tree the one free tree is the floating model and
+  static trees are set aside (noted); several free trees, or several moving trees with
+  ``floating``, are refused. Sites on set-aside bodies are dropped (noted).
 * gravity from ``<option>`` (0 if gravity is disabled). Actuators, sensors, geoms
   (beyond their contribution to inertia), contacts, cameras and lights are ignored.
 * ``<equality>`` ``connect`` → a ``point`` loop constraint, ``weld`` → a ``weld`` one
@@ -56,6 +64,9 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   a note; ``torquescale`` and non-default ``solref``/``solimp`` shape only MuJoCo's soft
   solver (noted). The manifold is sampled from the first keyframe's qpos if there is
   one, else from qpos0 (``q_init``).
+* ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` between hinge or slide
+  joints → the joint coupling q1 = c1·q2 + c0 (``Coupling``, stage 3; floating models
+  too), noted; a non-linear polycoef or a missing joint2 is refused.
 * ``<tendon>`` without stiffness, damping, armature or frictionloss: set aside with one
   note (it does not enter M or h; its limits are constraints, not compared in stages
   0–2).
@@ -65,10 +76,12 @@ a free joint below the root or beside other joints in one body (MuJoCo's compile
 already refuses most of these), or with damping/armature/frictionloss; non-zero
 joint ``ref`` or ``frictionloss`` (on ball joints too); ``stiffness`` or ``springref``
 on a ball joint;
-a tendon with stiffness, damping, armature or frictionloss; an equality that is a joint
-coupling (``polycoef``), a tendon or flex coupling, or an equality on a floating model;
+a tendon with stiffness, damping, armature or frictionloss; a joint equality whose
+``polycoef`` is not linear (``c0 c1 0 0 0``) or that has no joint2, a tendon or flex
+coupling, or a connect/weld equality on a floating model;
 flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
-(``density``/``viscosity``); more than one body tree at ``<worldbody>``; an unnamed body
+(``density``/``viscosity``); several free body trees and nothing attached to the world,
+or an equality on a body tree set aside; an unnamed body
 or unnamed moving joint; a body named ``world_`` when the world body must be kept;
 names outside ``[A-Za-z_][A-Za-z0-9_.-]*``; anything MuJoCo itself refuses to compile;
 a ``<!DOCTYPE``/``<!ENTITY`` declaration; more bodies than the harness supports
@@ -93,7 +106,15 @@ from harness.core.conventions import (
     quat_xyzw_to_matrix,
 )
 from harness.core.errors import BadInput
-from harness.core.spec import WORLD_BODY, Body, Constraint, FixtureSpec, Frame, Joint
+from harness.core.spec import (
+    WORLD_BODY,
+    Body,
+    Constraint,
+    Coupling,
+    FixtureSpec,
+    Frame,
+    Joint,
+)
 from harness.core.strict import MAX_BODIES, holds_warnings
 from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
@@ -203,14 +224,63 @@ def _model_wide(m: CompiledMjcf, notes: list[str], bad: _Bad
     if m.nu:
         notes.append(f"{m.nu} actuator(s) ignored: the harness applies generalized forces "
                      "directly")
-    roots = [i for i in range(1, m.count("body")) if m.body_parentid[i] == 0]
+    return gravity, no_damping
+
+
+def _forest(m: CompiledMjcf, floating: bool, notes: list[str], bad: _Bad
+            ) -> tuple[set[int], bool]:
+    """(ids of the bodies set aside, whether several trees are kept) of the body trees at
+    ``<worldbody>``; one tree: (∅, False). A FixtureSpec is one tree, so of a forest:
+
+    * trees attached to the world (a weld or hinge/slide root; the robot), and static
+      trees (no joint at all: a table, a floor), all hang from the massless root
+      ``world_``; free-joint trees (objects lying about) are set aside with a note: with
+      no contact and no equality to the rest they are decoupled from it in stages 0–2
+      (M block-diagonal), each a free body the harness compares on its own file;
+    * without an attached tree, the one free tree is the (floating) model and static
+      trees are set aside with a note (fixed to the world, they never enter M or h, and a
+      floating model has no world body); several free trees are refused (BadInput);
+    * ``floating`` (free the root): the one tree that moves is the model, static trees set
+      aside; several moving trees are refused."""
+    n = m.count("body")
+    roots = [i for i in range(1, n) if m.body_parentid[i] == 0]
     if not roots:
         raise bad("worldbody has no bodies (nothing to simulate)")
-    if len(roots) > 1:
-        raise bad("more than one body tree at worldbody ("
-                  + ", ".join(m.names["body"][i] or f"#{i}" for i in roots[:5])
-                  + "); the harness needs exactly one")
-    return gravity, no_damping
+    if len(roots) == 1:
+        return set(), False
+    top: dict[int, int] = {}
+    tree: dict[int, list[int]] = {r: [] for r in roots}
+    for i in range(1, n):  # MuJoCo numbers a parent before its children
+        p = int(m.body_parentid[i])
+        top[i] = i if p == 0 else top[p]
+        tree[top[i]].append(i)
+
+    def label(rs: list[int]) -> str:
+        return ", ".join(m.names["body"][r] or f"#{r}" for r in rs[:5]) \
+            + (", …" if len(rs) > 5 else "")
+
+    free = [r for r in roots if m.body_jntnum[r] == 1
+            and m.joint_types[int(m.body_jntadr[r])] == "free"]
+    static = [r for r in roots if not any(m.body_jntnum[i] for i in tree[r])]
+    attached = [r for r in roots if r not in free and r not in static]
+    if floating or not attached:
+        moving = attached + free
+        if len(moving) > 1:
+            raise bad(f"{len(moving)} body trees at worldbody move ({label(moving)}): a "
+                      "floating model is one tree (one free root); keep one")
+        kept, aside = moving or static, [] if not moving else static
+        why = "fixed to the world, they never enter M or h (a floating model has no world)"
+    else:
+        kept, aside = [r for r in roots if r not in free], free
+        why = ("free bodies with no contact, they are decoupled from the rest in stages "
+               "0-2 (compare one in a file of its own)")
+    if aside:
+        notes.append(f"{len(aside)} body tree(s) at worldbody set aside ({label(aside)}): "
+                     + why)
+    if len(kept) > 1:
+        notes.append(f"{len(kept)} body trees at worldbody ({label(kept)}) hang from the "
+                     f"massless root {WORLD_BODY!r}")
+    return {i for r in aside for i in tree[r]}, len(kept) > 1
 
 
 def _body(m: CompiledMjcf, i: int, bad: _Bad) -> Body:
@@ -290,15 +360,20 @@ def _joint_chain(m: CompiledMjcf, bname: str, named: list[_NamedJoint], parent: 
 
 
 def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes: list[str],
-                       bad: _Bad) -> tuple[list[Body], list[Joint], bool, bool]:
+                       bad: _Bad, aside: set[int], forest: bool
+                       ) -> tuple[list[Body], list[Joint], bool, bool]:
     """(bodies, joints, is_floating, keep_world) of the compiled body tree [SI units]:
     each body with its pose in the parent (URDF xyz/rpy) on its joint(s); a body without
     a joint welded by ``<body>__fixed``; a free root joint makes the model floating; a
-    root welded away from identity or moved by a joint keeps the world body ``world_``."""
+    root welded away from identity or moved by a joint keeps the world body ``world_``,
+    as do several trees (``forest``: every root hangs from it). Bodies in ``aside``
+    (``_forest``) are left out."""
     bodies: list[Body]
     joints: list[Joint]
-    bodies, joints, is_floating, keep_world = [], [], bool(floating), False
+    bodies, joints, is_floating, keep_world = [], [], bool(floating), forest
     for i in range(1, m.count("body")):
+        if i in aside:
+            continue
         bodies.append(_body(m, i, bad))
         bname = bodies[-1].name
         parent = "" if m.body_parentid[i] == 0 else m.names["body"][m.body_parentid[i]]
@@ -312,7 +387,7 @@ def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes:
                 if not identity:
                     notes.append(f"root body {bname}: its pose in worldbody is dropped (the "
                                  "free root joint sets it)")
-            elif not identity:
+            elif not identity or forest:
                 keep_world = True
                 joints.append(Joint(f"{bname}__fixed", "fixed", WORLD_BODY, bname, xyz,
                                     pose_rpy))
@@ -335,17 +410,27 @@ def _bodies_and_joints(m: CompiledMjcf, floating: bool, no_damping: bool, notes:
 
 
 def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: bool,
-            notes: list[str]) -> list[Frame]:
-    """[Frame] of the compiled sites [m, rad]; a site on the world body goes to the root
-    (or ``world_``), or is dropped with a note for a floating model; unnamed sites are
-    dropped with a note."""
+            notes: list[str], aside: set[int]) -> tuple[list[Frame], list[str]]:
+    """([Frame] of the compiled sites [m, rad], the frame name of each site by site id, ""
+    for a dropped one). A site on the world body goes to the root (or ``world_``), or is
+    dropped with a note for a floating model; unnamed sites and sites on bodies set aside
+    (``_forest``) are dropped with a note. A site named like a body (MJCF keeps sites and
+    bodies apart; a spec's frames and bodies share one namespace) is the frame
+    ``<site>__site`` (``__site_2``, … if that is taken), with a note: the user's name stays
+    in the frame's name."""
     frames: list[Frame] = []
+    site_frames: list[str] = []
+    taken = {b.name for b in bodies}
     for s in range(m.count("site")):
         sname = m.names["site"][s]
+        site_frames.append("")
         if not sname:
             notes.append(f"site #{s} has no name: dropped")
             continue
         b = int(m.site_bodyid[s])
+        if b in aside:
+            notes.append(f"site {sname} is on body {m.names['body'][b]}, set aside: dropped")
+            continue
         if b == 0:
             if is_floating:
                 notes.append(f"site {sname} is on the world body of a floating model: "
@@ -354,20 +439,37 @@ def _frames(m: CompiledMjcf, bodies: list[Body], is_floating: bool, keep_world: 
             owner = WORLD_BODY if keep_world else bodies[0].name
         else:
             owner = m.names["body"][b]
-        frames.append(Frame(sname, owner, _vec(m.site_pos[s]), _rpy(m.site_quat[s])))
-    return frames
+        fname = sname
+        if sname in taken:
+            fname, k = f"{sname}__site", 2
+            while fname in taken or fname in m.names["site"]:
+                fname, k = f"{sname}__site_{k}", k + 1
+            notes.append(f"site {sname} shares its name with a body: compared as frame "
+                         f"{fname} (on body {owner})")
+        taken.add(fname)
+        site_frames[-1] = fname
+        frames.append(Frame(fname, owner, _vec(m.site_pos[s]), _rpy(m.site_quat[s])))
+    return frames, site_frames
 
 
-def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str]) -> tuple[float, ...]:
+def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str], aside: set[int]
+            ) -> tuple[float, ...]:
     """q (nq,) stage 3 starts from: the first keyframe's qpos (ball quaternions reordered
-    to x y z w), else qpos0 (= neutral)."""
+    to x y z w; the joints of bodies set aside left out), else qpos0 (= neutral)."""
     q = Layout.from_spec(spec).neutral()
     if m.count("key"):
-        q = np.asarray(m.key_qpos[0], dtype=float).copy()
+        kq = np.asarray(m.key_qpos[0], dtype=float).copy()
         for j in range(m.count("joint")):  # ball quaternions w x y z → x y z w
             if m.joint_types[j] == "ball":
                 a = int(m.jnt_qposadr[j])
-                q[a:a + 4] = quat_wxyz_to_xyzw(q[a:a + 4])
+                kq[a:a + 4] = quat_wxyz_to_xyzw(kq[a:a + 4])
+        nq = {"free": 7, "ball": 4}
+        keep = [int(m.jnt_qposadr[j]) + k
+                for b in range(1, m.count("body")) if b not in aside
+                for j in range(int(m.body_jntadr[b]), int(m.body_jntadr[b])
+                               + int(m.body_jntnum[b]))
+                for k in range(nq.get(m.joint_types[j], 1))]
+        q = kq[keep]
         key = m.names["key"][0] or "#0"
         notes.append(f"loop constraints: the manifold is sampled from keyframe {key}")
     return tuple(float(x) for x in q)
@@ -451,12 +553,42 @@ def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
 _DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
-def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_owner: str,
-                floating: bool, notes: list[str], bad: _Bad) -> list[Constraint]:
-    """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
-    (stage 3 loops); frames they need are appended to ``frames`` [m, rad].
+def _joint_coupling(m: CompiledMjcf, e: int, ename: str, notes: list[str],
+                    bad: _Bad) -> Coupling:
+    """The Coupling q1 = c1·q2 + c0 [rad | m] of the compiled ``<equality><joint>`` ``e``
+    (``eq_data[0:5]`` = polycoef; every joint's qpos0 is 0: a non-zero ``ref`` is refused).
+    BadInput for a non-linear polycoef, a missing joint2 or a joint that is not a hinge or
+    slide."""
+    c = np.asarray(m.eq_data[e], dtype=float)[:5]
+    if np.any(c[2:] != 0.0):
+        raise bad(f"equality {ename}: polycoef {' '.join(f'{x:g}' for x in c)} is not linear "
+                  "(only a linear coupling, polycoef \"c0 c1 0 0 0\", is supported)")
+    ids = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
+    if ids[1] < 0:
+        raise bad(f"equality {ename}: a joint equality without joint2 holds joint1 at a "
+                  "constant: not supported")
+    for i in ids:
+        if m.joint_types[i] not in ("hinge", "slide"):
+            raise bad(f"equality {ename}: joint {m.names['joint'][i]} is "
+                      f"{m.joint_types[i]}; a coupling joins hinge or slide joints")
+    k = Coupling(m.names["joint"][ids[0]], m.names["joint"][ids[1]], float(c[1]), float(c[0]))
+    if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
+        notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
+                     "(the harness compares the exact coupling; MuJoCo's native row uses "
+                     "the defaults)")
+    notes.append(f"{k.note} (MJCF <equality><joint> {ename}; stage 3 holds the relation)")
+    return k
 
-    * connect between sites: a ``point`` constraint on the two sites (already frames);
+
+def _equalities(m: CompiledMjcf, frames: list[Frame], site_frames: list[str],
+                bodies: set[str], world_owner: str, floating: bool, notes: list[str],
+                bad: _Bad, couplings: list[Coupling]) -> list[Constraint]:
+    """[Constraint] of a compiled MjModel's ``<equality>`` connect and weld elements
+    (stage 3 loops); frames they need are appended to ``frames`` [m, rad], joint
+    equalities to ``couplings`` (``_joint_coupling``, on floating models too).
+
+    * connect between sites: a ``point`` constraint on the two sites (already frames,
+      named by ``site_frames``);
       between bodies: frames ``<name>__1`` on body1 at ``anchor`` and ``<name>__2`` on
       body2 at the compiled body2-side anchor (``eq_data[3:6]``, MuJoCo's own at qpos0).
     * weld between sites: ``weld`` on the two sites; between bodies: frame ``<name>__1``
@@ -464,8 +596,8 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
       orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
       (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
     * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
-    Refused (BadInput naming the element): joint couplings (``polycoef``), tendon and flex
-    equalities. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
+    Refused (BadInput naming the element): tendon and flex equalities, non-linear joint
+    couplings. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
     solref/solimp only shape MuJoCo's soft solver: noted."""
     out: list[Constraint] = []
     taken = bodies | {f.name for f in frames}
@@ -474,13 +606,15 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
         ename = m.names["equality"][e] or f"equality_{e}"
         et = m.equality_types[e]
         kind = {"connect": "point", "weld": "weld"}
-        if et not in kind:
-            what = {"joint": "a joint coupling (polycoef)",
-                    "tendon": "a tendon coupling"}.get(et, "a flex equality")
+        if et not in kind and et != "joint":
+            what = {"tendon": "a tendon coupling"}.get(et, "a flex equality")
             raise bad(f"equality {ename} is {what}: not supported (connect and weld become "
-                      "loop constraints)")
+                      "loop constraints, joint a joint coupling)")
         if not m.eq_active0[e]:
             notes.append(f"equality {ename} is inactive: set aside")
+            continue
+        if et == "joint":
+            couplings.append(_joint_coupling(m, e, ename, notes, bad))
             continue
         if floating:
             raise bad(f"equality {ename}: loop constraints are supported on fixed-base "
@@ -494,14 +628,18 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], bodies: set[str], world_ow
             notes.append(f"equality {ename}: torquescale {data[10]:g} shapes only MuJoCo's "
                          "soft solver (the exact weld holds both parts)")
         if m.equality_on_sites[e]:
-            ends = [m.names["site"][int(i)] for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
-            if not all(n in {f.name for f in frames} for n in ends):
-                raise bad(f"equality {ename}: its sites must be named frames of the model")
+            ends = [site_frames[int(i)] for i in (m.eq_obj1id[e], m.eq_obj2id[e])]
+            if not all(ends):
+                raise bad(f"equality {ename}: its sites must be named frames of the model "
+                          "(not on a body tree set aside)")
             out.append(Constraint(ename, kind[et], ends[0], ends[1]))
             continue
         owners: list[str] = []
         for i in (int(m.eq_obj1id[e]), int(m.eq_obj2id[e])):
             owners.append(world_owner if i == 0 else m.names["body"][i])
+            if owners[-1] not in bodies:
+                raise bad(f"equality {ename}: body {owners[-1]} is in a body tree set aside "
+                          "(a free tree beside the model)")
         fa, fb = f"{ename}__1", f"{ename}__2"
         for n in (fa, fb):
             if n in taken:
@@ -538,24 +676,28 @@ def compiled_to_spec(m: CompiledMjcf, path: str, floating: bool = False
 
     notes: list[str] = []
     gravity, no_damping = _model_wide(m, notes, bad)
+    aside, forest = _forest(m, floating, notes, bad)
     bodies, joints, is_floating, keep_world = _bodies_and_joints(m, floating, no_damping,
-                                                                 notes, bad)
+                                                                 notes, bad, aside, forest)
     if keep_world:
         if any(b.name == WORLD_BODY for b in bodies):
             raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
                       "name for the world body it keeps")
         bodies.insert(0, Body(WORLD_BODY, 0.0))
+    if keep_world and not forest:
         notes.append(f"the world is kept as the massless root body {WORLD_BODY!r} (the "
                      "root body is not attached to it by an identity weld)")
-    frames = _frames(m, bodies, is_floating, keep_world, notes)
+    frames, site_frames = _frames(m, bodies, is_floating, keep_world, notes, aside)
     world_owner = WORLD_BODY if keep_world else bodies[0].name
-    constraints = _equalities(m, frames, {b.name for b in bodies}, world_owner, is_floating,
-                              notes, bad)
+    couplings: list[Coupling] = []
+    constraints = _equalities(m, frames, site_frames, {b.name for b in bodies}, world_owner,
+                              is_floating, notes, bad, couplings)
     spec = FixtureSpec(name=m.model_name, bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=gravity, floating=is_floating,
-                       source=path, constraints=tuple(constraints))
+                       source=path, constraints=tuple(constraints),
+                       couplings=tuple(couplings))
     if constraints:  # stage 3 starts from the first keyframe's qpos, else qpos0 (= neutral)
-        spec = dataclasses.replace(spec, q_init=_q_init(m, spec, notes))
+        spec = dataclasses.replace(spec, q_init=_q_init(m, spec, notes, aside))
     return spec, notes
 
 

@@ -14,6 +14,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
+from fixtures import catalog
 from fixtures.export import to_mjcf, to_urdf
 from harness.core.conventions import Layout, combine_inertias, rpy_to_matrix, spatial_inertia_world
 from harness.core.spec import FixtureSpec, Joint
@@ -103,8 +104,6 @@ class PreparedModel:
 
 
 def prepare_fixture(name: str) -> PreparedModel:
-    # imported when used: a command's start does not load fixtures
-    from fixtures import catalog
 
     spec = catalog.get(name)
     return PreparedModel(spec, f"fixture:{name}", spec.digest())

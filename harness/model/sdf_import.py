@@ -5,8 +5,13 @@ Units: SI as SDF writes them (m, kg, kg·m², rad, N·m·s/rad). Engine-blind: t
 read here (Python's ElementTree, no entity expansion), no engine's parser is involved —
 Drake's refuses kinematic loops, and the other engines do not read SDF.
 
-What becomes what (SDF 1.4 – 1.6, one ``<model>``):
+What becomes what (SDF 1.4 – 1.6, one top ``<model>``):
 
+* Nested ``<model>`` elements (SDF 1.5–1.6) are flattened: a nested model N's link or
+  joint ``x`` is ``N::x`` (as SDF scopes it, so the outer model's joints name ``N::x``;
+  ``A::B::x`` at depth two), its links' poses are composed with N's ``<pose>``, and inside
+  N a joint's ``<parent>``/``<child>`` name N's own links; ``use_parent_model_frame``
+  refers to N's frame.
 * ``<link>`` → Body: ``<inertial>`` mass, com = the inertial pose's xyz, inertia
   R I Rᵀ (I about the com in the inertial frame's axes, R the inertial pose's rotation).
   A link's ``<pose>`` is its pose in the model frame at q = 0.
@@ -15,8 +20,15 @@ What becomes what (SDF 1.4 – 1.6, one ``<model>``):
   if a link is reachable only through one. Every other joint closes a loop: a ``ball``
   joint becomes a ``point`` loop constraint (stage 3) between frames ``<joint>__child``
   (its origin on the child) and ``<joint>__parent`` (the same point on the parent at
-  q = 0); a ``fixed`` one a ``weld`` constraint. The model's own poses close every loop
-  at q = 0 by construction, so ``q_init`` is the neutral configuration.
+  q = 0); a ``fixed`` one a ``weld`` constraint; a ``revolute`` or ``continuous`` one
+  (the canonical constraints have no 5-row hinge kind) two ``point`` constraints: the
+  joint origin (``<joint>``) and the point AXIS_POINT along its axis
+  (``<joint>__axis``, frames ``<joint>__child_axis`` / ``<joint>__parent_axis``). The
+  two points coincide exactly when the origins coincide and the axes are aligned — the
+  hinge's 5 conditions; of the 6 rows one is dependent (the axis point's motion along
+  the axis), which stage 3 detects by rank and reports as exactly dependent. The model's
+  own poses close every loop at q = 0 by construction, so ``q_init`` is the neutral
+  configuration.
 * A tree joint's frame is its ``<pose>`` in the child link frame (SDF's convention); at
   the child's origin (identity pose) the canonical joint goes straight to the child,
   otherwise to a massless body ``<child>__<joint>`` at the joint frame, which holds the
@@ -37,14 +49,14 @@ What becomes what (SDF 1.4 – 1.6, one ``<model>``):
   ``self_collide``, ``plugin``, materials, sensors, ``<limit>`` effort/velocity;
   ``<static>``, ``<gravity>``, ``<kinematic>`` at their defaults.
 
-Refused (BadInput naming the file and the element): another format or a nested/included
-model, more than one model, a static or kinematic model or link, a link without gravity,
-``<frame>``, ``relative_to`` or a non-empty ``frame`` attribute on a pose (SDF ≥ 1.7
-frame semantics), SDF versions after 1.6, joint types universal, revolute2, screw,
-gearbox; ``<axis2>``; non-zero joint friction; a spring on a ball joint; a loop closed
-by a revolute or prismatic joint; a link reachable only against a joint's direction; a
-joint to ``world`` that is not fixed. ``drop_springs`` sets the joint springs aside with
-a note (the harness then compares the model without them).
+Refused (BadInput naming the file and the element): another format, an ``<include>``d
+model (its file is not read), more than one top model, a static or kinematic model or
+link, a link without gravity, ``<frame>``, ``relative_to`` or a non-empty ``frame``
+attribute on a pose (SDF ≥ 1.7 frame semantics), SDF versions after 1.6, joint types
+universal, revolute2, screw, gearbox; ``<axis2>``; non-zero joint friction; a spring on
+a ball joint; a loop closed by a prismatic joint; a link reachable only against a
+joint's direction; a joint to ``world`` that is not fixed. ``drop_springs`` sets the
+joint springs aside with a note (the harness then compares the model without them).
 """
 from __future__ import annotations
 
@@ -71,6 +83,8 @@ _SET_ASIDE = {"visual", "collision", "self_collide", "plugin", "sensor",
 # flags that change the dynamics when set: refused unless at the value that does not
 _FLAGS = {"static": "false", "gravity": "true", "kinematic": "false"}
 _UNBOUNDED = 1e15
+# [m] distance along a loop-closing revolute joint's axis of its second point constraint
+AXIS_POINT = 1.0
 
 
 class _SdfJoint(TypedDict):
@@ -189,25 +203,48 @@ def _read_document(r: _Reader, path: str) -> ET.Element:
     return models[0]
 
 
-def _model_children(r: _Reader, model: ET.Element,
-                    aside: set[str]) -> tuple[list[ET.Element], list[ET.Element]]:
-    """(links, joints): the model's ``<link>`` and ``<joint>`` elements in document order;
-    the tags set aside are added to ``aside``, anything else unsupported is refused, and so
-    is a model without links or with more than ``MAX_BODIES``."""
-    links: list[ET.Element]
-    sdf_joints: list[ET.Element]
+# an element of a (possibly nested) model: (element, scoped name, scope prefix, X_MN the
+# 4x4 pose [m] of the model it is declared in, in the top model's frame)
+_Scoped = tuple[ET.Element, str, str, NDArray[np.float64]]
+
+
+def _model_children(r: _Reader, model: ET.Element, aside: set[str], prefix: str = "",
+                    X_MN: NDArray[np.float64] | None = None
+                    ) -> tuple[list[_Scoped], list[_Scoped]]:
+    """(links, joints): the model's ``<link>`` and ``<joint>`` elements in document order,
+    those of nested ``<model>`` elements included (depth first, SDF 1.5–1.6 scoping: a
+    nested model N's link l is ``N::l``, its pose composed with N's ``<pose>``); the tags
+    set aside are added to ``aside``, anything else unsupported is refused, and so is a
+    model without links or with more than ``MAX_BODIES``."""
+    X_MN = np.eye(4) if X_MN is None else X_MN
+    links: list[_Scoped]
+    sdf_joints: list[_Scoped]
     links, sdf_joints = [], []
     for el in model:
-        if el.tag == "link":
-            links.append(el)
-        elif el.tag == "joint":
-            sdf_joints.append(el)
+        if el.tag in ("link", "joint"):
+            name = el.get("name") or ""
+            if not name:
+                raise r.bad(f"a <{el.tag}> has no name")
+            (links if el.tag == "link" else sdf_joints).append(
+                (el, prefix + name, prefix, X_MN))
+        elif el.tag == "model":
+            inner = el.get("name") or ""
+            if not inner:
+                raise r.bad("a nested <model> has no name")
+            sub = _model_children(r, el, aside, f"{prefix}{inner}::",
+                                  X_MN @ r.pose(el, f"model {prefix}{inner}"))
+            links += sub[0]
+            sdf_joints += sub[1]
         elif el.tag in _SET_ASIDE:
             aside.add(el.tag)
         elif el.tag in _FLAGS:
             _flag(r, el, "<model>")
         elif el.tag != "pose":
-            raise r.bad(f"<model><{el.tag}> is not supported")
+            raise r.bad(f"<model><{el.tag}> is not supported"
+                        + (" (an included model's file is not read; nest it as "
+                           "<model>)" if el.tag == "include" else ""))
+    if prefix:
+        return links, sdf_joints
     if len(links) > MAX_BODIES:
         raise r.bad(f"{len(links)} links: the harness supports at most {MAX_BODIES} bodies "
                     "per model (harness/core/strict.py)")
@@ -216,17 +253,14 @@ def _model_children(r: _Reader, model: ET.Element,
     return links, sdf_joints
 
 
-def _read_links(r: _Reader, links: list[ET.Element], aside: set[str]
+def _read_links(r: _Reader, links: list[_Scoped], aside: set[str]
                 ) -> tuple[dict[str, NDArray[np.float64]], dict[str, Body]]:
-    """(X_M, bodies): each link's 4x4 pose in the model frame [m] and its Body, both keyed
-    by link name in document order; tags set aside are added to ``aside``."""
+    """(X_M, bodies): each link's 4x4 pose in the (top) model frame [m] and its Body, both
+    keyed by scoped link name in document order; tags set aside are added to ``aside``."""
     X_M: dict[str, NDArray[np.float64]]
     bodies: dict[str, Body]
     X_M, bodies = {}, {}
-    for el in links:
-        name = el.get("name") or ""
-        if not name:
-            raise r.bad("a <link> has no name")
+    for el, name, _, X_MN in links:
         if name in bodies:
             raise r.bad(f"two links are named {name}")
         for child in el:
@@ -236,7 +270,7 @@ def _read_links(r: _Reader, links: list[ET.Element], aside: set[str]
                 _flag(r, child, f"link {name}")
             elif child.tag not in ("pose", "inertial"):
                 raise r.bad(f"link {name}: <{child.tag}> is not supported")
-        X_M[name] = r.pose(el, f"link {name}")
+        X_M[name] = X_MN @ r.pose(el, f"link {name}")
         bodies[name] = _inertia(r, el, name)
     return X_M, bodies
 
@@ -245,7 +279,8 @@ def _read_axis(r: _Reader, ax: ET.Element, info: _SdfJoint,
                X_MC: NDArray[np.float64]) -> None:
     """Fill ``info``'s axis (unit, in the joint frame), limits [rad | m], damping, spring
     stiffness and reference from the joint's ``<axis>``; ``X_MC`` is the 4x4 pose of the
-    joint's child link in the model frame (for ``use_parent_model_frame``)."""
+    joint's child link in the frame of the model the joint is declared in (for
+    ``use_parent_model_frame``)."""
     name, kind = info["name"], info["type"]
     xyz_el = ax.find("xyz")
     if xyz_el is not None and (xyz_el.get("expressed_in") or ""):
@@ -279,22 +314,24 @@ def _read_axis(r: _Reader, ax: ET.Element, info: _SdfJoint,
                                       f"joint {name} spring_reference", 0.0)
 
 
-def _read_joint(r: _Reader, el: ET.Element, X_M: dict[str, NDArray[np.float64]],
+def _read_joint(r: _Reader, scoped: _Scoped, X_M: dict[str, NDArray[np.float64]],
                 J: dict[str, _SdfJoint], aside: set[str]) -> _SdfJoint:
     """The joint as a dict (name, type, parent, child, X_CJ its 4x4 pose in the child link
     frame [m], axis, lower, upper, damping, spring, spring_ref); ``X_M`` holds the links'
     4x4 poses in the model frame, ``J`` the joints read so far (names are unique); the
-    joint's ``<physics>``/``<sensor>`` go to ``aside``."""
-    name, kind = el.get("name") or "", el.get("type") or ""
-    if not name:
-        raise r.bad("a <joint> has no name")
+    joint's ``<physics>``/``<sensor>`` go to ``aside``. ``scoped``: (element, scoped name,
+    scope prefix, X_MN the pose of its model): a nested joint's link names are its
+    model's (``N::l``)."""
+    el, name, prefix, X_MN = scoped
+    kind = el.get("type") or ""
     if name in J:
         raise r.bad(f"two joints are named {name}")
     if kind not in ("revolute", "continuous", "prismatic", "ball", "fixed"):
         raise r.bad(f"joint {name}: type {kind!r} is not supported (revolute, "
                     "continuous, prismatic, ball, fixed)")
-    parent, child = (el.findtext("parent") or "").strip(), (el.findtext("child")
-                                                           or "").strip()
+    parent, child = ((el.findtext(end) or "").strip() for end in ("parent", "child"))
+    parent, child = (prefix + n if prefix and n != "world" and prefix + n in X_M else n
+                     for n in (parent, child))
     for end, what in ((parent, "parent"), (child, "child")):
         if end not in X_M and not (what == "parent" and end == "world"):
             raise r.bad(f"joint {name}: unknown {what} link {end!r}")
@@ -310,7 +347,8 @@ def _read_joint(r: _Reader, el: ET.Element, X_M: dict[str, NDArray[np.float64]],
         raise r.bad(f"joint {name}: <{c.tag}> is not supported")
     ax = el.find("axis")
     if ax is not None and kind in ("revolute", "continuous", "prismatic", "ball"):
-        _read_axis(r, ax, info, X_M[child])
+        # float64 poses in, float64 out (numpy's stubs say only floating)
+        _read_axis(r, ax, info, cast(NDArray[np.float64], np.linalg.solve(X_MN, X_M[child])))
     if info["damping"] < 0 or info["spring"] < 0:
         raise r.bad(f"joint {name}: damping and spring_stiffness must be >= 0")
     return info
@@ -417,9 +455,10 @@ def _loop_closures(r: _Reader, closures: list[_SdfJoint],
     constraints: list[Constraint]
     frames, constraints = [], []
     for j in closures:
-        if j["type"] not in ("ball", "fixed"):
+        if j["type"] not in ("ball", "fixed", "revolute", "continuous"):
             raise r.bad(f"joint {j['name']} closes a kinematic loop but is {j['type']}: "
-                        "only ball (point) and fixed (weld) joints can close loops")
+                        "only ball (point), revolute/continuous (two points on the axis) "
+                        "and fixed (weld) joints can close loops")
         if j["spring"]:
             if not drop_springs:
                 raise r.bad(f"joint {j['name']} closes a loop and has spring_stiffness "
@@ -439,12 +478,21 @@ def _loop_closures(r: _Reader, closures: list[_SdfJoint],
         fa, fb = names.claim(f"{j['name']}__child"), names.claim(f"{j['name']}__parent")
         frames += [Frame(fa, C, _t(X_CF[:3, 3]), _t(matrix_to_rpy(X_CF[:3, :3]))),
                    Frame(fb, P, _t(X_PF[:3, 3]), _t(matrix_to_rpy(X_PF[:3, :3])))]
-        constraints.append(Constraint(j["name"], "point" if j["type"] == "ball" else "weld",
+        constraints.append(Constraint(j["name"], "weld" if j["type"] == "fixed" else "point",
                                       fa, fb))
+        if j["type"] in ("revolute", "continuous"):  # the axis: a second point on it
+            a = np.r_[AXIS_POINT * np.asarray(j["axis"], dtype=float), 1.0]
+            fa2, fb2 = names.claim(f"{j['name']}__child_axis"), \
+                names.claim(f"{j['name']}__parent_axis")
+            frames += [Frame(fa2, C, _t((X_CF @ a)[:3])), Frame(fb2, P, _t((X_PF @ a)[:3]))]
+            constraints.append(Constraint(names.claim(f"{j['name']}__axis"), "point",
+                                          fa2, fb2))
     if closures:
         notes.append(f"{len(closures)} loop(s) closed by "
                      + ", ".join(f"{j['name']} ({j['type']})" for j in closures)
-                     + ": stage 3 loop constraints (point for ball, weld for fixed)")
+                     + ": stage 3 loop constraints (point for ball, weld for fixed, two "
+                       f"points {AXIS_POINT:g} m apart on the axis for revolute: "
+                       "<joint> and <joint>__axis, 6 rows of which 5 independent)")
     return frames, constraints
 
 
@@ -485,8 +533,8 @@ def load_sdf_with_notes(path: str, floating: bool = False,
     links, sdf_joints = _model_children(r, model, aside)
     X_M, bodies = _read_links(r, links, aside)
     J: dict[str, _SdfJoint] = {}
-    for el in sdf_joints:
-        info = _read_joint(r, el, X_M, J, aside)
+    for scoped in sdf_joints:
+        info = _read_joint(r, scoped, X_M, J, aside)
         J[info["name"]] = info
     if aside:
         notes.append("set aside (they do not enter M or h): "

@@ -29,8 +29,13 @@ the ones that changed something in a given file):
 * ``<dynamics damping>`` → Joint.damping. Non-zero ``friction`` is dropped (noted).
   URDF has no armature: 0. ``effort``/``velocity`` limits, ``<safety_controller>`` and
   ``<calibration>`` do not enter the dynamics and are ignored.
-* ``<mimic>``: the mimic relation is dropped and the mimic joint becomes a ``fixed``
-  joint at its zero position (child pose = the joint's ``origin``); its damping goes.
+* ``<mimic joint multiplier offset>`` (defaults 1, 0) on a revolute or prismatic joint
+  whose leader is a revolute or prismatic joint: the joint keeps moving and the relation
+  becomes the spec's joint coupling q_f = multiplier·q_l + offset (``Coupling``; stage 3
+  compares it in every engine), noted. A mimic on or of a continuous joint (its angle
+  wraps), or of a joint that is not moving, is *frozen*: the joint becomes a ``fixed``
+  joint at its zero position (child pose = the joint's ``origin``), its damping goes, and
+  the note says so (``FROZEN_NOTE``). A mimic naming no joint of the file is refused.
 * The link ``world`` (as in many real files) is not a body. Rules:
   - ``world`` –fixed→ child with identity origin: ``world`` and that joint are removed;
     the child is the root. With a non-identity origin (fixed base), ``world`` is kept as
@@ -73,9 +78,12 @@ from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput
 from harness.core.spec import (
     _NAME_RE,
+    COUPLED_TYPES,
     FREE_JOINT_NAME,
+    FROZEN_NOTE,
     WORLD_BODY,
     Body,
+    Coupling,
     FixtureSpec,
     Joint,
     inertia_problem,
@@ -257,11 +265,6 @@ def _read_joint(r: _Reader, el: ET.Element, notes: list[str]) -> _RawJoint:
     out: _RawJoint = dict(name=name, type=jtype, parent=ends["parent"], child=ends["child"],
                           xyz=xyz, rpy=rpy, axis=(1.0, 0.0, 0.0), lower=None, upper=None,
                           damping=0.0)
-    if el.find("mimic") is not None and jtype in ("revolute", "continuous", "prismatic"):
-        notes.append(f"joint {name}: mimic relation dropped; imported as a fixed joint at "
-                     "its zero position")
-        out["type"] = "fixed"
-        return out
     if jtype in ("fixed", "floating"):
         return out
     ax = el.find("axis")
@@ -346,14 +349,22 @@ def _read_links(r: _Reader, root: ET.Element, repair_inertia: bool,
 
 
 def _read_joints(r: _Reader, root: ET.Element, body_els: dict[str, ET.Element],
-                 notes: list[str]) -> tuple[list[_RawJoint], dict[str, str]]:
+                 notes: list[str],
+                 mimics: list[Coupling]) -> tuple[list[_RawJoint], dict[str, str]]:
     """(raw_joints, parent_of): the ``<joint>`` elements as dicts (``_read_joint``) in
-    document order, and for each child link the name of its joint (one parent each)."""
+    document order, and for each child link the name of its joint (one parent each); the
+    ``<mimic>`` relations of moving joints are appended to ``mimics`` as written."""
     raw_joints: list[_RawJoint]
     seen: set[str]
     raw_joints, seen = [], set()
     for el in root.findall("joint"):
         j = _read_joint(r, el, notes)
+        mm = el.find("mimic")
+        if mm is not None and j["type"] in ("revolute", "continuous", "prismatic"):
+            mimics.append(Coupling(
+                j["name"], mm.get("joint") or "",
+                r.number(mm.get("multiplier", "1"), f"joint {j['name']} mimic multiplier"),
+                r.number(mm.get("offset", "0"), f"joint {j['name']} mimic offset")))
         if j["name"] in seen:
             raise r.bad(f"duplicate joint name: {j['name']}")
         if j["name"] == FREE_JOINT_NAME:
@@ -445,6 +456,60 @@ def _resolve_world(r: _Reader, body_els: dict[str, ET.Element], parent_of: dict[
     return is_floating
 
 
+def _subtree_mass(bodies: list[Body], raw_joints: list[_RawJoint], link: str) -> float:
+    """Mass [kg] of ``link`` and every link below it."""
+    mass = {b.name: b.mass for b in bodies}
+    kids: dict[str, list[str]] = {}
+    for j in raw_joints:
+        kids.setdefault(j["parent"], []).append(j["child"])
+    total, stack, seen = 0.0, [link], set()
+    while stack:
+        b = stack.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        total += mass.get(b, 0.0)
+        stack.extend(kids.get(b, ()))
+    return total
+
+
+def _resolve_mimics(r: _Reader, bodies: list[Body], raw_joints: list[_RawJoint],
+                    mimics: list[Coupling], notes: list[str]) -> tuple[Coupling, ...]:
+    """The couplings the spec keeps (module docstring); a follower that cannot be coupled
+    (continuous, or its leader continuous or not moving, also after freezing, or moving
+    no mass) is frozen in ``raw_joints`` with a note. BadInput for a mimic naming no
+    joint of the file."""
+    by_name = {j["name"]: j for j in raw_joints}
+    for c in mimics:
+        if c.leader not in by_name:
+            raise r.bad(f"joint {c.follower}: <mimic joint={c.leader!r}> names no joint "
+                        "of the file")
+    kept = list(mimics)
+    changed = True
+    while changed:  # freezing a joint can leave its own followers without a moving leader
+        changed = False
+        for c in list(kept):
+            f, lead = by_name[c.follower], by_name[c.leader]
+            massless = _subtree_mass(bodies, raw_joints, f["child"]) <= 0.0
+            if f["type"] in COUPLED_TYPES and lead["type"] in COUPLED_TYPES and not massless:
+                continue
+            why = (f"the mimic joint is {f['type']}" if f["type"] not in COUPLED_TYPES else
+                   f"its leader {c.leader} is {lead['type']}"
+                   if lead["type"] not in COUPLED_TYPES else "it moves no mass")
+            notes.append(f"joint {c.follower}: {FROZEN_NOTE}mimic of {c.leader} "
+                         f"({c.label}) not kept as a coupling ({why}; couplings join "
+                         f"{' or '.join(COUPLED_TYPES)} joints): imported as a fixed joint "
+                         "at its zero position")
+            f["type"], f["lower"], f["upper"], f["damping"] = "fixed", None, None, 0.0
+            f["axis"] = (1.0, 0.0, 0.0)
+            kept.remove(c)
+            changed = True
+    for c in kept:
+        notes.append(f"{c.note} (URDF <mimic>; the joint moves, stage 3 holds the "
+                     "relation)")
+    return tuple(kept)
+
+
 def _check_one_tree(r: _Reader, bodies: list[Body], raw_joints: list[_RawJoint]) -> None:
     """Refuse joints that do not make the bodies one tree: several roots, or a cycle."""
     names = [b.name for b in bodies]
@@ -473,8 +538,8 @@ def _check_one_tree(r: _Reader, bodies: list[Body], raw_joints: list[_RawJoint])
 def load_urdf_with_notes(path: str, floating: bool = False,
                          repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the URDF at ``path`` [SI units] as a validated spec, and one
-    line per change the import made (dropped friction, mimic joints fixed, world link
-    removed, …). ``floating=True`` gives the root link a free joint ``root_joint``.
+    line per change the import made (dropped friction, mimic joints coupled or frozen,
+    world link removed, …). ``floating=True`` gives the root link a free joint ``root_joint``.
     ``repair_inertia=True`` replaces non-physical link inertias (not PSD, triangle
     inequality violated, inertia on a massless link) by the nearest physical one, with a
     note each, instead of rejecting the file; every engine then sees the same repair.
@@ -485,7 +550,9 @@ def load_urdf_with_notes(path: str, floating: bool = False,
     notes: list[str] = []
     _refuse_foreign_joints(r, root)
     bodies, body_els = _read_links(r, root, repair_inertia, notes)
-    raw_joints, parent_of = _read_joints(r, root, body_els, notes)
+    mimics: list[Coupling] = []
+    raw_joints, parent_of = _read_joints(r, root, body_els, notes, mimics)
+    couplings = _resolve_mimics(r, bodies, raw_joints, mimics, notes)
     is_floating = _resolve_world(r, body_els, parent_of, raw_joints, bodies, floating, notes)
     for j in raw_joints:
         if j["type"] == "floating":
@@ -502,6 +569,7 @@ def load_urdf_with_notes(path: str, floating: bool = False,
         description=f"URDF robot {robot_name or '(unnamed)'} imported from "
                     f"{os.path.basename(path)}",
         source=path,
+        couplings=couplings,
     )
     return spec.validate(where=path), notes
 

@@ -7,7 +7,7 @@
 | 2 | dynamics        | mass_matrix, bias_forces, forward_dynamics, inverse_dynamics |
 | 3 | constrained     | KKT v̇ and λ of holonomic loops, J, J̇v, redundancy, native   |
 |   |                 | constrained solvers, drift of constrained rollouts           |
-|   |                 | (constraint fixtures only; harness/stages/constrained/)      |
+|   |                 | (models with loops or joint couplings; stages/constrained/)  |
 | 4 | contact         | contact_force, generalized_contact_force,                    |
 |   |                 | contact_acceleration (shared law; contact fixtures only)     |
 | 5 | replay          | open-loop replay of a candidate (harness/stages/replay/)     |

@@ -103,7 +103,9 @@ def _fixture_run(model: PreparedModel, adapters: dict[str, EngineAdapter]) -> Fi
                       model.layout.nv, model.spec.floating, list(model.frames),
                       model.layout.joint_names,
                       {e: dict(a.provides) for e, a in adapters.items()},
-                      list(model.notes) + model.layout.sampling_notes())
+                      list(model.notes) + model.layout.sampling_notes()
+                      + [c.note for c in model.spec.couplings  # a coupling is always said
+                         if not any(n.startswith(c.note) for n in model.notes)])
 
 
 def _engine_row(fx: str, stage: str, quantity: str, engine: str, status: str,

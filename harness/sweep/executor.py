@@ -505,7 +505,12 @@ DASK_CONFIG = {"distributed.scheduler.allowed-failures": 1,
                "distributed.deploy.lost-worker-timeout": "3650 days",
                # ... and if no worker is left anyway, queued cases fail (recorded as
                # errors) instead of waiting forever
-               "distributed.scheduler.no-workers-timeout": "120s"}
+               "distributed.scheduler.no-workers-timeout": "120s",
+               # a worker may start processes of its own: Drake's constrained row runs SAP
+               # in a child process (a crash kills only the child), which a daemonic worker
+               # is not allowed to start (measured: every model with a joint coupling
+               # failed that row in a batch)
+               "distributed.worker.daemon": False}
 
 
 def start_forkserver(modules: Iterable[str]) -> bool:

@@ -32,8 +32,8 @@ def _records(bundle: Path) -> list:
     return json.loads((bundle / "records.json").read_text())
 
 
-# one body on a ball joint with armature: MuJoCo, Pinocchio, Crocoddyl and OpenSim hold it,
-# Drake's ball joint cannot carry rotor inertia and refuses the model
+# one body on a ball joint with armature: every engine holds it (Drake's adapter adds the
+# armature its ball joint cannot carry)
 BALL_ARMATURE = """<mujoco model="ball_armature">
   <worldbody>
     <body name="link" pos="0 0 1">
@@ -44,12 +44,29 @@ BALL_ARMATURE = """<mujoco model="ball_armature">
 </mujoco>
 """
 
+# a link of 1e-20 kg between two hinges: Pinocchio, Crocoddyl, Drake and OpenSim hold it,
+# MuJoCo refuses a moving body lighter than its mjMINVAL (1e-15) — a genuine engine error,
+# fixed base and floating alike
+TINY_MASS = """<robot name="tiny_mass">
+  <link name="base"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="mid"><inertial><mass value="1e-20"/>
+    <inertia ixx="1e-22" iyy="1e-22" izz="1e-22" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="tip"><inertial><origin xyz="0 0 -0.25"/><mass value="1"/>
+    <inertia ixx="0.02" iyy="0.02" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="mid"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="mid"/><child link="tip"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+"""
+
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     """A folder of three catalog URDFs (two in a subfolder), an MJCF whose ball joint carries
-    armature (which Drake cannot hold) and one broken URDF, each fixed and floating, run as
-    a batch on 2 Dask workers."""
+    armature, a URDF MuJoCo refuses (a 1e-20 kg link) and one broken URDF, each fixed and
+    floating, run as a batch on 2 Dask workers."""
     d = tmp_path_factory.mktemp("batch")
     src = d / "models"
     (src / "arm").mkdir(parents=True)
@@ -58,6 +75,7 @@ def batch(tmp_path_factory):
     shutil.copy(GOLDEN / "chain7.urdf", src / "arm" / "chain7.urdf")
     (src / "broken.urdf").write_text('<robot name="broken"><link name="a">\n')
     (src / "ball_armature.xml").write_text(BALL_ARMATURE)
+    (src / "tiny_mass.urdf").write_text(TINY_MASS)
     (src / "package.xml").write_text("<package><name>not a model</name></package>\n")
     out, js = d / "survey", d / "survey.json"
     proc = run_cli("parity", "--batch", src, "--base", "both", "--workers", "2",
@@ -74,7 +92,8 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
     assert proc.returncode == 1 == doc["exit_code"] == summary["exit_code"]
     assert doc["qualified"] is False and summary["qualified"] is False
     rows = {r["slug"]: r for r in doc["rows"]}
-    names = ["arm__chain7", "arm__double_pendulum", "ball_armature", "broken", "pendulum"]
+    names = ["arm__chain7", "arm__double_pendulum", "ball_armature", "broken", "pendulum",
+             "tiny_mass"]
     assert sorted(rows) == sorted(names + [n + "@floating" for n in names])
     # refused before any engine runs, one line each: the broken file; the two pendulums
     # once they float (a massless base on one hinge turns about it without moving mass:
@@ -91,8 +110,8 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
     assert doc["counts"]["error"] == len(refused) and doc["counts"]["crashed"] == 0
     assert sorted(p.name for p in (out / "models").iterdir()) == \
         sorted(s for s in rows if s not in refused)
-    # an engine that raises on a model: a failed row naming the first error record (Drake
-    # refuses armature on a ball joint)
+    # an engine that raises on a model: a failed row naming the first error record (MuJoCo
+    # refuses a moving body lighter than mjMINVAL)
     engine_errors = []
     for slug, r in rows.items():
         if r["folder"] is None:
@@ -103,8 +122,9 @@ def test_batch_writes_one_bundle_per_model_and_a_survey(batch):
             assert r["status"] == "failed" and r["error"].startswith(errs[0]["id"] + ": ")
         else:
             assert r["error"] == ""
-    assert engine_errors == ["ball_armature"]
-    assert "drake" in rows["ball_armature"]["error"]
+    assert sorted(engine_errors) == ["tiny_mass", "tiny_mass@floating"]
+    for slug in engine_errors:
+        assert "mujoco" in rows[slug]["error"] and "mjMINVAL" in rows[slug]["error"]
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "models", "survey.json"]
     assert [s["path"] for s in doc["input"]["skipped"]] == [str(src / "package.xml")]
     # the run names its backend, and prints a line per finished task

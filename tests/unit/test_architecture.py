@@ -200,6 +200,55 @@ def test_only_the_registry_imports_by_name():
     assert _named_imports(MODULES[NAMED_IMPORTS_AT]), "the registry imports by name"
 
 
+MAX_LOCAL_OWN_IMPORTS = 20  # the code-health target (docs/architecture.md)
+
+
+def _local_own_imports(path: Path) -> list:
+    """[(line, has a reason)] of every import of the project's own modules inside a
+    function, outside ``if TYPE_CHECKING:``; the reason is a comment on the import's line
+    or above the block of imports it starts or continues."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out = []
+    for fn in ast.walk(ast.parse(text)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.ImportFrom):
+                own = n.level > 0 or (n.module or "").split(".")[0] in PACKAGES
+            elif isinstance(n, ast.Import):
+                own = any(a.name.split(".")[0] in PACKAGES for a in n.names)
+            else:
+                continue
+            if own:
+                k = n.lineno - 2  # the comment above a block of imports covers the block
+                while k > 0 and lines[k].strip().startswith(("from ", "import ")):
+                    k -= 1
+                out.append((n.lineno, "#" in lines[n.lineno - 1]
+                            or lines[k].strip().startswith("#")))
+    return out
+
+
+def test_local_import_check_sees_a_reasonless_import(tmp_path):
+    p = tmp_path / "x.py"
+    p.write_text("def f():\n    from harness import api\n\n\ndef g():\n"
+                 "    # why\n    from harness.core import io\n    from harness import cli\n"
+                 "    x = 1\n    from harness import api\n")
+    assert _local_own_imports(p) == [(2, False), (7, True), (8, True), (10, False)]
+
+
+def test_few_function_level_imports_of_own_modules_each_with_a_reason():
+    """The project's module graph is read from module tops: an import of an own module
+    inside a function is rare (a lazy package API, a process started before the command's
+    imports) and says why. Heavy third-party packages (scipy's sparse, optimize, ...) are
+    what a function imports on use instead (tests/unit/test_startup_imports.py)."""
+    found = {name: _local_own_imports(path) for name, path in MODULES.items()}
+    total = sum(len(v) for v in found.values())
+    reasonless = [f"{name}:{line}" for name, v in found.items() for line, ok in v if not ok]
+    assert not reasonless, reasonless
+    assert total <= MAX_LOCAL_OWN_IMPORTS, total
+
+
 def _docstrings(tree) -> set:
     out = set()
     for n in ast.walk(tree):

@@ -146,7 +146,7 @@ def test_hand_written_four_bar_passes_stage_3_in_every_engine(tmp_path):
 
 REFUSED = {
     "polycoef": ('<equality><joint joint1="crank_joint" joint2="rocker_joint" '
-                 'polycoef="0 1 0 0 0"/></equality>', "is a joint coupling (polycoef)"),
+                 'polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
     "tendon_stiffness": ('<tendon><fixed name="s" stiffness="3"><joint joint="crank_joint" '
                          'coef="1"/></fixed></tendon>', "tendon s: stiffness is not supported"),
 }

@@ -7,11 +7,15 @@ import comparisons below look theirs up in the same table (group "import").
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from engines.pinocchio import PinocchioAdapter
 from fixtures import catalog
 from fixtures.export import to_mjcf
+from harness import api
 from harness.core.conventions import (
     matrix_to_quat_wxyz,
     quat_wxyz_to_xyzw,
@@ -23,7 +27,7 @@ from harness.core.spec import WORLD_BODY
 from harness.core.tolerances import lookup
 from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
-from tests.conftest import assert_bad_input, tol_kw
+from tests.conftest import assert_bad_input, assert_close, tol_kw
 from tests.unit.test_urdf_import import _four_engine_parity
 
 # MuJoCo stores inertias as principal moments + a quaternion (an eigen-decomposition) and
@@ -215,9 +219,19 @@ BAD = {
                     '<tendon><fixed name="t" damping="1"><joint joint="j" coef="1"/></fixed>'
                     '</tendon>'), "tendon t: damping is not supported"),
     "equality": (_one('<joint name="j"/>', '<equality><joint joint1="j"/></equality>'),
-                 "is a joint coupling (polycoef)"),
-    "two_trees": (_one(world='<body name="other"><inertial pos="0 0 0" mass="1" '
-                             'diaginertia="1 1 1"/></body>'), "more than one body tree"),
+                 "without joint2 holds joint1 at a constant"),
+    # several trees at worldbody are imported (test_forest_at_worldbody), but not two free
+    # ones: a floating model has one free root
+    "two_free_trees": (_one(world='<body name="o1"><freejoint/><inertial pos="0 0 0" '
+                                  'mass="1" diaginertia="1 1 1"/></body><body name="o2">'
+                                  '<freejoint/><inertial pos="0 0 0" mass="1" '
+                                  'diaginertia="1 1 1"/></body>', inner_b=""),
+                       "2 body trees at worldbody move (o1, o2)"),
+    "equality_on_set_aside_tree": (
+        _one(world='<body name="o1"><freejoint/><inertial pos="0 0 0" mass="1" '
+                   'diaginertia="1 1 1"/></body>', inner_b='<joint name="j"/>',
+             extra='<equality><connect body1="b" body2="o1" anchor="0 0 0"/></equality>'),
+        "body o1 is in a body tree set aside"),
     "unnamed_body": ('<mujoco><worldbody><body><inertial pos="0 0 0" mass="1" '
                      'diaginertia="1 1 1"/></body></worldbody></mujoco>', "has no name"),
     "unnamed_joint": (_one('<joint/>'), "has no name"),
@@ -261,3 +275,158 @@ def test_matrix_to_quat_helper_round_trips():
         R = _quat(*q)
         np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(R)), R, **rot)
         np.testing.assert_allclose(_quat(*matrix_to_quat_wxyz(R)), R, **rot)
+
+
+SITE_NAMED_LIKE_BODY = """<mujoco model="site_same_name">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="base">
+      <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <body name="arm" pos="0 0 -0.1">
+        <joint name="shoulder" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+        <site name="arm" pos="0 0 -0.4"/>
+        <site name="arm__site" pos="0 0 -0.3"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_site_named_like_its_body_is_a_frame_of_its_own(tmp_path):
+    """MJCF keeps site and body names apart: a site ``arm`` on body ``arm`` is the frame
+    ``arm__site_2`` here (``arm__site`` is another site's name), both sites are compared,
+    at the analytic poses p = (0, 0, -0.1) + Ry(q) (0, 0, -d) [m]."""
+    path = _write(tmp_path, SITE_NAMED_LIKE_BODY)
+    spec, notes = load_mjcf_with_notes(path)
+    frames = {f.name: f for f in spec.frames}
+    assert set(frames) == {"arm__site_2", "arm__site"}
+    assert frames["arm__site_2"].body == "arm"
+    assert any("site arm shares its name with a body" in n and "arm__site_2" in n
+               for n in notes)
+    model = PreparedModel(spec, path)
+    pin = PinocchioAdapter(model)
+    for q in (0.0, 0.7, -2.1):
+        for frame, d in (("arm__site_2", 0.4), ("arm__site", 0.3), ("arm", 0.0)):
+            want = np.r_[-d * np.sin(q), 0.0, -0.1 - d * np.cos(q), _ry(q).reshape(-1)]
+            assert_close(pin.frame_pose(np.array([q]), frame), want, "kinematics",
+                         "frame_pose", frame)
+    _four_engine_parity(model)
+
+
+FOREST = """<mujoco model="forest">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <site name="target" pos="0.5 0 0.2"/>
+    <body name="base" pos="0 0 0.5">
+      <inertial pos="0 0 0" mass="2" diaginertia="0.02 0.02 0.02"/>
+      <body name="link" pos="0 0 -0.1">
+        <joint name="j1" type="hinge" axis="1 0 0" damping="0.1"/>
+        <inertial pos="0 0.02 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+        <site name="tip" pos="0 0 -0.4"/>
+      </body>
+    </body>
+    <body name="table" pos="1 0 0.4" euler="0 0 0.3">
+      <inertial pos="0 0 0" mass="20" diaginertia="1 1 1"/>
+      <site name="table_top" pos="0 0 0.02"/>
+      <body name="leg" pos="0.4 0.4 -0.2">
+        <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      </body>
+    </body>
+    <body name="ball" pos="1 0 0.6">
+      <freejoint name="ball_free"/>
+      <inertial pos="0 0 0" mass="0.2" diaginertia="0.001 0.001 0.001"/>
+      <site name="ball_centre"/>
+    </body>
+    <body name="arm2" pos="0 1 0.5">
+      <joint name="k1" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.2" mass="1" diaginertia="0.01 0.01 0.002"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def _tree_alone(keep: str) -> str:
+    """FOREST with only the body tree whose root is ``keep``."""
+    text = FOREST.replace('<site name="target" pos="0.5 0 0.2"/>', "")
+    for root in ("base", "table", "ball", "arm2"):
+        if root != keep:
+            text = re.sub(rf'\n    <body name="{root}".*?\n    </body>', "", text, flags=re.S)
+    return text
+
+
+def test_forest_at_worldbody(tmp_path):
+    """A robot, a second arm, a static table and a free ball under <worldbody>: the two
+    arms and the table hang from world_, the ball is set aside with a note, its site
+    dropped; M and h of the forest are the block-diagonal assembly of each arm imported
+    alone (the table never moves), and the five engines agree on the forest."""
+    spec, notes = load_mjcf_with_notes(_write(tmp_path, FOREST))
+    assert spec.root == WORLD_BODY and not spec.floating
+    assert [b.name for b in spec.bodies] == [WORLD_BODY, "base", "link", "table", "leg",
+                                             "arm2"]
+    assert [j.name for j in spec.moving_joints()] == ["j1", "k1"]
+    assert sorted((f.name, f.body) for f in spec.frames) == [
+        ("table_top", "table"), ("target", WORLD_BODY), ("tip", "link")]
+    assert any("set aside (ball)" in n for n in notes)
+    assert any("site ball_centre" in n and "dropped" in n for n in notes)
+    model = PreparedModel(spec, "forest")
+    pin = PinocchioAdapter(model)
+    alone = [PinocchioAdapter(PreparedModel(load_mjcf(_write(tmp_path, _tree_alone(r),
+                                                             f"{r}.xml")), r))
+             for r in ("base", "arm2")]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, v = rng.uniform(-2, 2, 2), rng.normal(size=2)
+        M = np.zeros((2, 2))
+        h = np.zeros(2)
+        for i, a in enumerate(alone):
+            M[i, i] = a.mass_matrix(q[i:i + 1])[0, 0]
+            h[i] = a.bias_forces(q[i:i + 1], v[i:i + 1])[0]
+        assert_close(pin.mass_matrix(q), M, "dynamics", "mass_matrix", "forest")
+        assert_close(pin.bias_forces(q, v), h, "dynamics", "bias_forces", "forest")
+    _four_engine_parity(model)
+
+
+def test_forest_with_one_free_tree_is_the_floating_model(tmp_path):
+    """A free robot beside a static floor: the robot is the floating model, the floor set
+    aside with a note (a floating model has no world body)."""
+    text = ('<mujoco><worldbody><body name="floor" pos="0 0 -0.1"><inertial pos="0 0 0" '
+            'mass="100" diaginertia="1 1 1"/></body><body name="torso" pos="0 0 1">'
+            '<freejoint name="root"/><inertial pos="0 0 0" mass="5" diaginertia="0.1 0.1 '
+            '0.05"/><body name="leg" pos="0 0 -0.2"><joint name="hip" axis="0 1 0"/>'
+            '<inertial pos="0 0 -0.2" mass="2" diaginertia="0.03 0.03 0.005"/></body></body>'
+            '</worldbody></mujoco>')
+    spec, notes = load_mjcf_with_notes(_write(tmp_path, text))
+    assert spec.floating and [b.name for b in spec.bodies] == ["torso", "leg"]
+    assert any("set aside (floor)" in n for n in notes)
+    _four_engine_parity(PreparedModel(spec, "free forest"))
+
+
+def test_forest_closed_by_an_equality_between_two_trees(tmp_path):
+    """Two hinged arms in separate trees joined by a connect equality (a loop through
+    world_), a free ball beside them, and a keyframe whose qpos starts with the ball's 7
+    numbers: q_init is the keyframe without them (the file's -0.4 0.9 0.2), and stages
+    0–3 pass in every engine."""
+    text = """<mujoco model="forest_eq"><worldbody>
+      <body name="ball" pos="1 0 0.6"><freejoint/>
+        <inertial pos="0 0 0" mass="0.2" diaginertia="0.001 0.001 0.001"/></body>
+      <body name="a1"><joint name="h1" axis="0 1 0"/>
+        <inertial pos="0.25 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+        <body name="a2" pos="0.5 0 0"><joint name="h2" axis="0 1 0"/>
+          <inertial pos="0.25 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+          <site name="tip" pos="0.5 0 0"/></body></body>
+      <body name="b1" pos="1 0 0"><joint name="h3" axis="0 1 0"/>
+        <inertial pos="0 0 0.25" mass="1" diaginertia="0.01 0.01 0.01"/>
+        <site name="top" pos="0 0 0.5"/></body>
+    </worldbody>
+    <equality><connect site1="tip" site2="top"/></equality>
+    <keyframe><key name="k" qpos="1 0 0.6 1 0 0 0 -0.4 0.9 0.2"/></keyframe></mujoco>"""
+    path = _write(tmp_path, text)
+    spec = load_mjcf(path)
+    assert spec.q_init == (-0.4, 0.9, 0.2)
+    assert [b.name for b in spec.bodies] == [WORLD_BODY, "a1", "a2", "b1"]
+    out = api.parity(mjcf=[path], out=tmp_path / "b", samples=3, seed=1)
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
+    assert not bad and out.exit_code == 0, bad
+    assert any(r.stage == "constrained" and r.status == "passed" for r in out.records)

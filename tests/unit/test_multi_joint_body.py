@@ -31,10 +31,12 @@ from harness.core.conventions import (
     quat_wxyz_to_xyzw,
     quat_xyzw_to_matrix,
 )
+from harness.core.errors import ModelRejected
 from harness.model.mjcf_import import load_mjcf, load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.registry import adapter_class
 from harness.model.urdf_import import load_urdf
+from tests.unit.test_urdf_import import _four_engine_parity
 
 HUMANOID = ROOT / "tests" / "data" / "humanoid_mjcf.xml"
 
@@ -315,3 +317,97 @@ def test_a_urdf_with_massless_links_between_joints_reaches_mujoco(tmp_path):
     out = api.parity(urdf=[path], out=tmp_path / "b", samples=3, seed=4)
     bad = [r.id for r in out.records if r.status not in ("passed", "not_provided")]
     assert not bad and out.exit_code == 0, bad
+
+
+PLANAR_ROOT = """<mujoco model="planar_root">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="torso" pos="0 0 1.25">
+      <joint name="rootz" type="slide" axis="0 0 1"/>
+      <joint name="rootx" type="slide" axis="1 0 0"/>
+      <joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>
+      <inertial pos="0.02 0 0.05" mass="3.5" diaginertia="0.1 0.12 0.05"/>
+      <body name="thigh" pos="0 0 -0.2">
+        <joint name="hip" type="hinge" axis="0 -1 0"/>
+        <inertial pos="0 0 -0.2" mass="2" diaginertia="0.03 0.03 0.005"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+HINGES_AWAY = """<mujoco model="hinges_away">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <worldbody>
+    <body name="link" pos="0 0 1">
+      <joint name="j1" type="hinge" axis="1 0 0" pos="0 0 0.1"/>
+      <joint name="j2" type="hinge" axis="0 1 0" pos="0 0.05 0"/>
+      <joint name="j3" type="hinge" axis="0 0 1" pos="0.02 0 0"/>
+      <inertial pos="0 0.02 -0.2" mass="1.5" diaginertia="0.02 0.03 0.01"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def _opensim_is_mujoco_on_the_file(path, total_mass):
+    """OpenSim on the canonical model against MuJoCo on the user's own file (constraints
+    off; the dofs are the canonical ones): M, h and v̇ at random states, and the group
+    inertias' masses add up to the file's (the lent point masses given back)."""
+    osim = adapter_class("opensim")(PreparedModel(load_mjcf(path), path))
+    m = mujoco.MjModel.from_xml_path(path)
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, v, tau = (rng.uniform(-1, 1, m.nq), rng.normal(size=m.nv),
+                     rng.normal(size=m.nv))
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = q, v, tau
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        assert_close(osim.mass_matrix(q), M, "dynamics", "mass_matrix", path)
+        assert_close(osim.bias_forces(q, v), d.qfrc_bias, "dynamics", "bias_forces", path)
+        assert_close(osim.forward_dynamics(q, v, tau), d.qacc, "dynamics",
+                     "forward_dynamics", path)
+    total = sum(float(g[0]) for g in osim.group_inertias().values())
+    assert_close(total, total_mass, "model_identity", "total_mass", "lent mass given back")
+
+
+def test_opensim_holds_chains_of_massless_bodies_in_a_row(tmp_path):
+    """OpenSim's tree builder needs a massive body right after each massless one; chains of
+    joints in one MJCF body put massless bodies in a row. Each exact point-mass loan
+    (mass_loans) makes OpenSim load: slide z, slide x, hinge y (a planar root: the body
+    between the slides has no exact loan, its child gets one from the torso, its hinge at
+    its origin) and three hinges away from the body origin on a root hung from the world
+    (loans at a child joint's origin). OpenSim's M, h, v̇ equal MuJoCo's on the user's own
+    file. Three slides in a row (no exact loan) are refused naming the user's joints, not
+    the harness's bodies."""
+    _opensim_is_mujoco_on_the_file(_write(tmp_path, PLANAR_ROOT), 5.5)
+    _opensim_is_mujoco_on_the_file(_write(tmp_path, HINGES_AWAY, "away.xml"), 1.5)
+    xyz = PLANAR_ROOT.replace('<joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>',
+                              '<joint name="rooty" type="slide" axis="0 1 0"/>'
+                              '<joint name="roll" type="hinge" axis="1 0 0"/>')
+    spec = load_mjcf(_write(tmp_path, xyz, "xyz.xml"))
+    with pytest.raises(ModelRejected) as e:
+        adapter_class("opensim")(PreparedModel(spec, "xyz"))
+    assert "joints rootz (prismatic), rootx (prismatic)" in str(e.value)
+    assert "__" not in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["hip_chain", "hip_branch"])
+def test_massless_hip_bodies_reach_mujoco_with_the_same_dynamics(name):
+    """A hip written as massless links between revolute joints: a chain (yaw, roll, pitch
+    through two massless links into the thigh: folded into one MuJoCo body) and a massless
+    waist carrying two legs (cannot fold: it borrows point masses on the axes it shares
+    with the pelvis and a leg, harness/core/mass_loans.py). MuJoCo loads both; M, h, v̇, τ
+    and frame poses of every engine equal Pinocchio's, and MuJoCo's group inertias are the
+    declared ones (the lent masses given back)."""
+    path = str(ROOT / "tests" / "data" / f"{name}.urdf")
+    model = PreparedModel(load_urdf(path), path)
+    _four_engine_parity(model)
+    mj = adapter_class("mujoco")(model)
+    declared = model.declared_group_inertias()
+    for joint, got in mj.group_inertias().items():
+        assert_close(got, declared[joint], "model_identity", "group_inertia", joint)
+    if name == "hip_branch":
+        assert "massless moving bodies waist: point masses lent" in to_mjcf(model.spec)

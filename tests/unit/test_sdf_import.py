@@ -22,6 +22,7 @@ from conftest import assert_bad_input, assert_close, run_cli
 from harness import api
 from harness.core.conventions import rpy_to_matrix
 from harness.core.errors import BadInput
+from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.registry import adapter_class
 from harness.model.sdf_import import load_sdf, load_sdf_with_notes
@@ -183,8 +184,9 @@ BAD = {
     "relative_to": (_model(_J.format("<pose relative_to='a'>0 0 0 0 0 0</pose>")),
                     "joint j: <pose relative_to/frame=...> is not supported"),
     "version": (_model(_J.format(""), "1.9"), "SDF version 1.9"),
-    "nested": (_model(_J.format("") + "<model name='inner'/>"),
-               "<model><model> is not supported"),
+    # nested models are flattened (test_nested_models_are_flattened_like_drakes_own_parser)
+    "include": (_model(_J.format("") + "<include><uri>model://x</uri></include>"),
+                "<model><include> is not supported (an included model's file is not read"),
     "revolute_loop": (_model(_J.format("") + _J.replace("'j'", "'k'").format("")
                              .replace("<parent>a</parent><child>b</child>",
                                       "<parent>b</parent><child>a</child>")),
@@ -207,15 +209,68 @@ def test_unsupported_sdf_refused_in_one_line(tmp_path, case):
     assert_bad_input(load_sdf, _write(tmp_path, text, f"{case}.sdf"), expected)
 
 
-def test_a_revolute_loop_closure_is_refused(tmp_path):
+def _seven_r(kind: str) -> str:
+    """A spatial loop of seven hinges: l0 → l1 → … → l6 by r1..r6 (tilted axes, links at
+    generic points), closed by ``close`` (l0 → l6, ``kind``) away from l6's origin."""
+    pts = [(0.0, 0.0, 0.0), (0.2, 0.05, 0.1), (0.35, 0.2, 0.05), (0.3, 0.4, -0.1),
+           (0.1, 0.45, -0.2), (-0.1, 0.3, -0.15), (-0.15, 0.1, 0.0)]
+    axes = [(0, 0, 1), (1, 0.2, 0), (0, 1, 0.3), (0.4, 0, 1), (1, 1, 0), (0.2, 1, 1)]
+    links = "".join(
+        f"<link name='l{i}'><pose>{_n(p)} 0 0 0</pose><inertial><pose>0.03 -0.02 0.05 0 0 0"
+        f"</pose><mass>{1.0 + 0.2 * i}</mass><inertia><ixx>0.01</ixx><iyy>0.012</iyy><izz>"
+        "0.008</izz><ixy>0.001</ixy><ixz>0</ixz><iyz>0.0005</iyz></inertia></inertial></link>"
+        for i, p in enumerate(pts))
+    joints = "".join(
+        f"<joint name='r{i + 1}' type='revolute'><parent>l{i}</parent><child>l{i + 1}</child>"
+        f"<axis><xyz>{_n(a)}</xyz></axis></joint>" for i, a in enumerate(axes))
+    axis = "<axis><xyz>0.3 -0.5 1</xyz></axis>" if kind != "ball" else ""
+    return ("<?xml version='1.0'?><sdf version='1.6'><model name='seven_r'>" + links + joints
+            + f"<joint name='close' type='{kind}'><pose>0.1 -0.1 0.05 0 0 0</pose><parent>l0"
+              f"</parent><child>l6</child>{axis}</joint></model></sdf>")
+
+
+def test_a_revolute_loop_closure_is_two_points_on_its_axis(tmp_path):
+    """A hinge closing a loop holds 5 conditions (its origins coincide, its axes align);
+    the canonical constraints have no hinge kind, so it becomes two point constraints, at
+    the joint origin and 1 m along its axis: 6 rows of rank 5 (a ball closure: rank 3)
+    on a spatial 7-hinge loop at its file configuration, both points closed at q_init, and
+    stages 0–3 pass in every engine (the one dependent row found exactly dependent)."""
+    rank = {}
+    for kind in ("revolute", "ball"):
+        spec, notes = load_sdf_with_notes(_write(tmp_path, _seven_r(kind), f"{kind}.sdf"))
+        pin = adapter_class("pinocchio")(PreparedModel(spec, kind))
+        q0 = np.asarray(spec.q_init)
+        J = np.vstack([pin.frame_jacobian(q0, c.frame_a)[:3]
+                       - pin.frame_jacobian(q0, c.frame_b)[:3] for c in spec.constraints])
+        sv = np.linalg.svd(J, compute_uv=False)
+        rank[kind] = int(np.sum(sv > lookup("constrained", "rank").rtol * sv[0]))
+        for c in spec.constraints:
+            a, b = pin.frame_poses(q0, [c.frame_a, c.frame_b])
+            assert_close(a[:3], b[:3], "kinematics", "frame_pose", f"{c.name} at q_init")
+    assert [(c.name, c.kind) for c in spec.constraints] == [("close", "point")]
+    assert rank == {"revolute": 5, "ball": 3}
+    path = _write(tmp_path, _seven_r("revolute"), "seven_r.sdf")
+    spec, notes = load_sdf_with_notes(path)
+    assert [(c.name, c.kind) for c in spec.constraints] == [("close", "point"),
+                                                           ("close__axis", "point")]
+    assert any("close (revolute)" in n and "two points" in n for n in notes)
+    out = api.parity(sdf=[path], out=tmp_path / "b", samples=3, seed=2)
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
+    assert not bad and out.exit_code == 0, bad
+    dep = [r.reason for r in out.records if r.quantity == "dependent_rows"]
+    assert dep and all("close__axis" in d and "exactly dependent" in d for d in dep)
+
+
+def test_a_prismatic_loop_closure_is_refused(tmp_path):
     text = _model(_J.format("") + "<link name='c'><pose>0 0 -2 0 0 0</pose><inertial><mass>1"
                   "</mass><inertia><ixx>1</ixx><iyy>1</iyy><izz>1</izz></inertia></inertial>"
                   "</link>" + _J.replace("'j'", "'k'").replace("<child>b</child>",
                                                                "<child>c</child>").format("")
-                  + _J.replace("'j'", "'l'").replace("<parent>a</parent>",
-                                                     "<parent>c</parent>").format(""))
+                  + _J.replace("'j'", "'l'").replace("<parent>a</parent>", "<parent>c</parent>")
+                  .replace("revolute", "prismatic").format(""))
     assert_bad_input(load_sdf, _write(tmp_path, text), "joint l closes a kinematic loop but "
-                                                       "is revolute")
+                                                       "is prismatic")
 
 
 def test_drop_springs_needs_an_sdf():
@@ -312,3 +367,66 @@ def test_drakes_own_sdf_parser_agrees_on_the_tree(tmp_path, case):
             assert_close(np.concatenate([rel[:3, 3], rel[:3, :3].ravel()]),
                          np.concatenate([want[:3, 3], want[:3, :3].ravel()]),
                          "kinematics", "frame_pose", f"{case} {name}")
+
+
+NESTED = """<?xml version='1.0'?><sdf version='1.6'><model name='robot_with_gripper'>
+  <link name='base'><inertial><mass>3</mass><inertia><ixx>0.05</ixx><iyy>0.04</iyy>
+    <izz>0.03</izz></inertia></inertial></link>
+  <link name='arm'><pose>0 0 0.3 0 0 0</pose><inertial><pose>0 0 0.15 0 0 0</pose>
+    <mass>1.5</mass><inertia><ixx>0.02</ixx><iyy>0.02</iyy><izz>0.004</izz></inertia>
+    </inertial></link>
+  <joint name='shoulder' type='revolute'><parent>base</parent><child>arm</child>
+    <axis><xyz>0 1 0</xyz></axis></joint>
+  <model name='gripper'><pose>0 0 0.6 0 0.3 0.2</pose>
+    <link name='palm'><inertial><pose>0.01 0 0.02 0 0 0</pose><mass>0.5</mass><inertia>
+      <ixx>0.002</ixx><iyy>0.003</iyy><izz>0.001</izz></inertia></inertial></link>
+    <link name='finger'><pose>0.02 0 0.08 0.1 0 0</pose><inertial><pose>0 0 0.02 0 0 0
+      </pose><mass>0.1</mass><inertia><ixx>0.0001</ixx><iyy>0.0001</iyy><izz>0.00002</izz>
+      </inertia></inertial></link>
+    <joint name='finger_joint' type='revolute'><parent>palm</parent><child>finger</child>
+      <axis><xyz>1 0 0</xyz><use_parent_model_frame>true</use_parent_model_frame></axis>
+    </joint>
+  </model>
+  <joint name='wrist' type='revolute'><parent>arm</parent><child>gripper::palm</child>
+    <axis><xyz>0 0 1</xyz></axis></joint>
+</model></sdf>"""
+
+
+def test_nested_models_are_flattened_like_drakes_own_parser(tmp_path):
+    """A gripper model nested in an arm model (SDF 1.6: its pose composed with its links',
+    its joint's axis in its own model frame, the outer joint naming gripper::palm): the
+    links are ``gripper::palm`` and ``gripper::finger``; link poses, M and h(q, 0) equal
+    Drake's own SDF parser's (nested models as model instances) at random q, and stages
+    0–2 pass in every engine."""
+    path = _write(tmp_path, NESTED)
+    spec = load_sdf(path)
+    assert [b.name for b in spec.bodies] == ["base", "arm", "gripper::palm", "gripper::finger"]
+    pin = adapter_class("pinocchio")(PreparedModel(spec, path))
+    plant, ctx = _drake_tree(NESTED, "base")
+
+    def dk(name):  # the element's own name, unique in this file (Drake scopes by instance)
+        return name.rpartition("::")[2]
+
+    assert plant.HasModelInstanceNamed("robot_with_gripper::gripper")
+    lay = pin.layout
+    joints = [plant.GetJointByName(dk(n)) for n in lay.joint_names]
+    order = [j.velocity_start() for j in joints]
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        q = lay.random_q(rng)
+        for n, j in zip(lay.joint_names, joints):
+            j.set_angle(ctx, q[lay.slot(n).iq])
+        assert_close(pin.mass_matrix(q), plant.CalcMassMatrix(ctx)[np.ix_(order, order)],
+                     "dynamics", "mass_matrix", "nested M vs Drake's SDF parser")
+        h_dk = -plant.CalcGravityGeneralizedForces(ctx)
+        assert_close(pin.bias_forces(q, np.zeros(lay.nv)), h_dk[order], "dynamics",
+                     "bias_forces", "nested h(q, 0) vs Drake's SDF parser")
+        for b in spec.bodies:
+            want = plant.GetBodyByName(dk(b.name)).EvalPoseInWorld(ctx).GetAsMatrix4()
+            assert_close(pin.frame_pose(q, b.name),
+                         np.concatenate([want[:3, 3], want[:3, :3].ravel()]),
+                         "kinematics", "frame_pose", b.name)
+    out = api.parity(sdf=[path], out=tmp_path / "b", samples=3, seed=2)
+    bad = [(r.id, r.reason) for r in out.records
+           if r.status not in ("passed", "not_provided", "informational")]
+    assert not bad and out.exit_code == 0, bad

@@ -203,3 +203,82 @@ def test_multiple_shooting_articulated_model_is_accepted():
     assert res.accepted, res.reason
     p = prob.split(res.w)[2]
     assert np.all(np.abs(p - p_true) <= lookup("shooting", "recovery").rtol * p_true), p
+
+
+def _pendulum_known_damping():
+    """The damped pendulum with its damping c = 0.4 1/s known: the same dynamics as
+    ``damped_pendulum`` with p[1] removed from the parameters (p = [g/l])."""
+    c = 0.4
+
+    def f(t, x, u, p):
+        return np.array([x[1], -p[0] * np.sin(x[0]) - c * x[1] + u[0]])
+
+    def jac(t, x, u, p):
+        fx = np.array([[0.0, 1.0], [-p[0] * np.cos(x[0]), -c]])
+        return fx, np.array([[0.0], [1.0]]), np.array([[0.0], [-np.sin(x[0])]])
+
+    return sh.OdeSystem(2, 1, 1, f, jac, "damped_pendulum_known_c")
+
+
+def test_identifiability_at_honours_its_fixed_mask():
+    """A coordinate held fixed is known, not estimated: it must not appear, and the free
+    ones' singular values and SEs equal those of the same call on the problem with that
+    parameter removed (the damping baked into the dynamics). At rest (x0 = 0, u = 0) the
+    two p directions are the unresolved ones; with both held fixed nothing is unresolved."""
+    N, M, T = 60, 4, 1.2
+    ctrl = sh.Controls("piecewise_constant", 4, T)
+    x0, th = np.array([0.9, -0.3]), np.array([[0.5], [-1.0], [0.3], [1.2]])
+    full_sys, red_sys = sh.damped_pendulum(), _pendulum_known_damping()
+    tr = sh.rk4_rollout(full_sys, x0, th, np.array([9.0, 0.4]), ctrl, 0.0, T / N, N)
+    y = tr.x + 0.02 * np.random.default_rng(3).normal(size=tr.x.shape)
+    meas = sh.Measurements(np.arange(N + 1), y, np.eye(2), np.full(2, 1 / 0.02 ** 2))
+    full = sh.MultipleShooting(full_sys, ctrl, N, M, meas)
+    red = sh.MultipleShooting(red_sys, ctrl, N, M, meas)
+    nodes = tr.x[np.arange(M) * (N // M)].reshape(-1)
+    w_full = np.concatenate([nodes, th.reshape(-1), [9.3, 0.4]])
+    w_red = np.concatenate([nodes, th.reshape(-1), [9.3]])
+    fixed = np.zeros(full.nw, bool)
+    fixed[-1] = True
+    a = sh.identifiability_at(full, w_full, fixed=fixed)
+    b = sh.identifiability_at(red, w_red)
+    assert a.names == b.names and "p[1]" not in a.names
+    tol = lookup("identifiability", "closed_form").rtol
+    assert np.allclose(a.singular_values, b.singular_values, rtol=tol, atol=0)
+    assert np.allclose(a.se, b.se, rtol=tol, atol=0)
+    # a prior (nz, nz) is cut to the free coordinates with them
+    lam = np.diag(np.r_[np.ones(6), 4.0, 1e6])
+    a = sh.identifiability_at(full, w_full, prior=lam, fixed=fixed)
+    b = sh.identifiability_at(red, w_red, prior=lam[:-1, :-1])
+    assert np.allclose(a.se, b.se, rtol=tol, atol=0)
+    # at rest: p unresolved when free, nothing unresolved when both are fixed
+    rest = sh.MultipleShooting(full_sys, ctrl, N, M, sh.Measurements(
+        np.arange(N + 1), np.zeros((N + 1, 2)), np.eye(2), np.ones(2)))
+    w = np.concatenate([np.zeros(M * 2), np.zeros(4), [9.0, 0.4]])
+    assert sh.identifiability_at(rest, w).unresolved.shape[0] == 2
+    fx = np.zeros(rest.nw, bool)
+    fx[-2:] = True
+    idf = sh.identifiability_at(rest, w, fixed=fx)
+    assert idf.identifiable and np.isfinite(idf.se).all() and len(idf.names) == 6
+
+
+def test_solve_multiple_reports_only_its_free_coordinates():
+    """solve_multiple passes its ``fixed`` mask on: the result's identifiability is the
+    known-damping problem's."""
+    N, M, T = 60, 4, 1.2
+    ctrl = sh.Controls("piecewise_constant", 4, T)
+    x0, th = np.array([0.9, -0.3]), np.array([[0.5], [-1.0], [0.3], [1.2]])
+    tr = sh.rk4_rollout(sh.damped_pendulum(), x0, th, np.array([9.0, 0.4]), ctrl, 0.0,
+                        T / N, N)
+    meas = sh.Measurements(np.arange(N + 1), tr.x, np.eye(2), np.ones(2))
+    prob = sh.MultipleShooting(sh.damped_pendulum(), ctrl, N, M, meas)
+    w0 = np.concatenate([tr.x[np.arange(M) * (N // M)].reshape(-1), th.reshape(-1),
+                         [7.0, 0.4]])
+    fixed = np.zeros(prob.nw, bool)
+    fixed[-1] = True
+    res = sh.solve_multiple(prob, w0, fixed=fixed)
+    assert res.accepted, res.reason
+    ref = sh.identifiability_at(sh.MultipleShooting(_pendulum_known_damping(), ctrl, N, M,
+                                                    meas), res.w[:-1])
+    assert res.identifiability.names == ref.names
+    assert np.allclose(res.identifiability.singular_values, ref.singular_values,
+                       rtol=lookup("identifiability", "closed_form").rtol, atol=0)

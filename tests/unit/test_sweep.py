@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import time
 
 import pytest
 
@@ -257,3 +258,22 @@ def test_dask_survives_several_crashes_seconds_apart(cluster):
     assert r.counts() == {"ok": 57, "error": 0, "crashed": 3, "timeout": 0}
     assert [x["case_id"] for x in r.rows if x["status"] == "crashed"] == [5, 25, 45]
     assert all(x["metrics"] == {"x": x["case_id"]} for x in r.rows if x["status"] == "ok")
+
+
+def _child_exit_code() -> int:
+    """Exit code of a child process started from here (multiprocessing, spawn)."""
+    import multiprocessing as mp
+
+    child = mp.get_context("spawn").Process(target=time.sleep, args=(0.0,))
+    child.start()
+    child.join()
+    return child.exitcode
+
+
+def test_a_worker_may_start_child_processes(cluster):
+    """Drake's constrained row runs SAP in a child process: the harness's workers are not
+    daemonic, so a task can start one."""
+    from distributed import Client
+
+    with Client(cluster.scheduler_address) as client:
+        assert client.submit(_child_exit_code, pure=False).result(timeout=120) == 0

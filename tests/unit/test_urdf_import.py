@@ -146,12 +146,16 @@ def test_example_robot_four_engine_parity(rel, floating):
 def test_panda_preparation_is_as_documented():
     spec, notes = load_urdf_with_notes(_erd("panda_description/urdf/panda.urdf"))
     j = {j.name: j for j in spec.joints}
-    assert j["panda_finger_joint2"].type == "fixed"  # mimic → fixed at zero
-    assert any("panda_finger_joint2" in n and "mimic" in n for n in notes)
+    # mimic → a moving joint coupled to its leader (stage 3)
+    assert j["panda_finger_joint2"].type == "prismatic"
+    assert [(c.follower, c.leader, c.multiplier, c.offset) for c in spec.couplings] == \
+        [("panda_finger_joint2", "panda_finger_joint1", 1.0, 0.0)]
+    assert any(n.startswith("joint panda_finger_joint2: coupled:") for n in notes)
     assert j["panda_joint1"].damping > 0 and j["panda_joint1"].lower is not None
     assert spec.root == "panda_link0" and not spec.floating
     assert [s.name for s in PreparedModel(spec, "x").layout.slots] == \
-           [f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1"]
+           [f"panda_joint{k}" for k in range(1, 8)] + ["panda_finger_joint1",
+                                                       "panda_finger_joint2"]
 
 
 def test_ur5_world_link_is_removed():
@@ -281,7 +285,7 @@ def test_world_link_rules(tmp_path):
                                          + _joint("w2", "world", "b", "fixed", "")), "w5.urdf"))
 
 
-def test_mimic_joint_becomes_fixed_at_zero(tmp_path):
+def test_mimic_joint_is_coupled(tmp_path):
     text = _urdf(_link("a") + _link("b") + _link("c"),
                  _joint("j", "a", "b") + _joint("m", "b", "c", xyz="0 0 0.2", rpy="0.1 0 0",
                                                 extra='<limit lower="-1" upper="1"/>'
@@ -289,8 +293,34 @@ def test_mimic_joint_becomes_fixed_at_zero(tmp_path):
                                                       '<dynamics damping="1"/>'))
     spec, notes = load_urdf_with_notes(_write(tmp_path, text))
     m = spec.parent_joint("c")
+    assert (m.type, m.xyz, m.rpy, m.damping) == ("revolute", (0.0, 0.0, 0.2), (0.1, 0.0, 0.0),
+                                                 1.0)
+    assert [(c.follower, c.leader, c.multiplier, c.offset) for c in spec.couplings] == \
+        [("m", "j", 2.0, 0.0)]
+    assert any(n.startswith("joint m: coupled: m = 2·j + 0") for n in notes)
+
+
+def test_mimic_of_a_continuous_joint_is_frozen_at_zero(tmp_path):
+    text = _urdf(_link("a") + _link("b") + _link("c"),
+                 _joint("j", "a", "b", "continuous")
+                 + _joint("m", "b", "c", xyz="0 0 0.2", rpy="0.1 0 0",
+                          extra='<limit lower="-1" upper="1"/><mimic joint="j" multiplier="2"/>'
+                                '<dynamics damping="1"/>'))
+    spec, notes = load_urdf_with_notes(_write(tmp_path, text))
+    m = spec.parent_joint("c")
     assert (m.type, m.xyz, m.rpy, m.damping) == ("fixed", (0.0, 0.0, 0.2), (0.1, 0.0, 0.0), 0.0)
-    assert any("mimic" in n for n in notes)
+    assert spec.couplings == ()
+    assert any(n.startswith("joint m: frozen: mimic of j") and "j is continuous" in n
+               for n in notes)
+
+
+def test_mimic_naming_no_joint_is_refused(tmp_path):
+    text = _urdf(_link("a") + _link("b") + _link("c"),
+                 _joint("j", "a", "b") + _joint("m", "b", "c",
+                                                extra='<limit lower="-1" upper="1"/>'
+                                                      '<mimic joint="nope"/>'))
+    path = _write(tmp_path, text)
+    assert_bad_input(load_urdf, path, "<mimic joint='nope'> names no joint")
 
 
 def test_document_order_is_kept(tmp_path):
@@ -432,3 +462,26 @@ def test_floating_massless_root_that_moves_no_mass_is_refused(tmp_path):
     tau = np.ones(pin.nv)
     assert measure(drake.forward_dynamics(q, v, tau)[None], pin.forward_dynamics(q, v, tau)[None],
                    lookup("dynamics", "forward_dynamics"))[3]
+
+
+def test_round_off_of_a_physical_inertia_is_kept_and_beyond_it_refused(tmp_path):
+    """A tensor that misses the physical set by its printed digits (a zero moment at
+    −2.5e-22 kg·m², a thin rod's I₁ + I₂ = I₃ a part in 1e12 short) loads as written; the
+    same tensors ten times beyond the table's margin are refused with their reason."""
+    m = lookup("import", "inertia_physical")
+    izz = 0.02  # I₁ = I₂ = 0.01: a rod's I₁ + I₂ = I₃
+    inside = {"zero_moment": f"{-m.atol / 4e9!r} 0 0 0.01 0 0.01",   # −2.5e-22
+              "rod": f"0.01 0 0 0.01 0 {izz * (1 + m.rtol / 10)!r}"}
+    beyond = {"zero_moment": (f"{-m.atol * 10!r} 0 0 0.01 0 0.01", "positive semi-definite"),
+              "rod": (f"0.01 0 0 0.01 0 {izz * (1 + m.rtol * 10)!r}", "triangle inequality")}
+    for case, inertia in inside.items():
+        path = _write(tmp_path, _urdf(_link("a") + _link("b", I=inertia),
+                                      _joint("j", "a", "b")), f"in_{case}.urdf")
+        spec = load_urdf(path)
+        got = next(b for b in spec.bodies if b.name == "b").inertia
+        ixx, _, _, iyy, _, izz_written = (float(x) for x in inertia.split())
+        assert np.reshape(got, (3, 3)).diagonal().tolist() == [ixx, iyy, izz_written], case
+    for case, (inertia, reason) in beyond.items():
+        path = _write(tmp_path, _urdf(_link("a") + _link("b", I=inertia),
+                                      _joint("j", "a", "b")), f"out_{case}.urdf")
+        assert_bad_input(load_urdf, path, reason)

@@ -11,7 +11,12 @@ The rows (harness/core/spec.py Constraint), world axes:
 * point: g = p_WA − p_WB, J = J_A,lin − J_B,lin, J̇v = a_A − a_B;
 * line:  the x, y components of the point rows (B fixed to the world);
 * weld:  g = [p_WA − p_WB; log(R_WA R_WBᵀ)], J = J_A − J_B, J̇v = [a_A − a_B; α_A − α_B]
-  (the rotation rows' Jacobian is ω_A − ω_B, exact at g = 0).
+  (the rotation rows' Jacobian is ω_A − ω_B, exact at g = 0);
+
+then one row per joint coupling (spec.Coupling, after the frame rows): g = q_f − m·q_l − c
+[rad | m], J = e_f − m·e_l (constant, from the canonical layout; J̇v = 0). These rows need
+no frame of any engine: every engine's own M and h enter the same KKT system through them.
+``jacobian_drift`` and ``full_residual`` give all the rows.
 
 The saddle system (docs/constrained.md) with D the canonical joint damping:
 
@@ -45,7 +50,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import Layout, rpy_to_matrix
-from harness.core.spec import Constraint, FixtureSpec
+from harness.core.spec import Constraint, Coupling, FixtureSpec
 from harness.core.tolerances import lookup
 from harness.model.protocol import EngineAdapter
 
@@ -74,8 +79,72 @@ def constraint_frames(spec: FixtureSpec) -> list[str]:
     return out
 
 
+def has_rows(spec: FixtureSpec) -> bool:
+    """True if ``spec`` has any stage-3 row: a loop constraint or a joint coupling."""
+    return bool(spec.constraints or spec.couplings)
+
+
+def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
+                                                 NDArray[np.intp]]:
+    """(A (k, nv), iq_f (k,), iq_l (k,)) of the k couplings: A's row is e_f − m·e_l in
+    canonical v [1 | m/rad | rad/m]; iq_f, iq_l the follower's and leader's q indices."""
+    layout = Layout.from_spec(spec)
+    A = np.zeros((len(spec.couplings), layout.nv))
+    iqf, iql = np.zeros(len(spec.couplings), np.intp), np.zeros(len(spec.couplings), np.intp)
+    for i, c in enumerate(spec.couplings):
+        f, lead = layout.slot(c.follower), layout.slot(c.leader)
+        A[i, f.iv] += 1.0
+        A[i, lead.iv] -= c.multiplier
+        iqf[i], iql[i] = f.iq, lead.iq
+    return A, iqf, iql
+
+
+def coupling_residual(spec: FixtureSpec, q: ArrayLike) -> NDArray[np.float64]:
+    """g (k,) [rad | m] = q_f − m·q_l − c of the k couplings at canonical q (nq,)."""
+    _, iqf, iql = coupling_matrix(spec)
+    qa = np.asarray(q, dtype=float)
+    mult = np.array([c.multiplier for c in spec.couplings], dtype=float)
+    off = np.array([c.offset for c in spec.couplings], dtype=float)
+    out: NDArray[np.float64] = qa[iqf] - mult * qa[iql] - off
+    return out
+
+
+def jacobian_drift(spec: FixtureSpec, adapter: EngineAdapter, q: ArrayLike,
+                   v: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(J (m, nv), J̇v (m,)) of every row at (q, v): the frame rows from ``adapter``'s own
+    frame_jacobian_drift (not called when there are none), then the coupling rows."""
+    frames = constraint_frames(spec)
+    parts_J, parts_a = [], []
+    if frames:
+        Jf, af = adapter.frame_jacobian_drift(np.asarray(q, dtype=float),
+                                              np.asarray(v, dtype=float), frames)
+        J, a = rows(spec, dict(zip(frames, Jf)), dict(zip(frames, af)))
+        parts_J.append(J)
+        parts_a.append(a)
+    if spec.couplings:
+        A, _, _ = coupling_matrix(spec)
+        parts_J.append(A)
+        parts_a.append(np.zeros(A.shape[0]))
+    return np.concatenate(parts_J), np.concatenate(parts_a)
+
+
+def full_residual(spec: FixtureSpec, adapter: EngineAdapter,
+                  q: ArrayLike) -> NDArray[np.float64]:
+    """g (m,) [m | rad] of every row at q: the frame rows from ``adapter``'s own frame
+    poses (not called when there are none), then the coupling rows."""
+    frames = constraint_frames(spec)
+    parts = []
+    if frames:
+        parts.append(residual(spec, dict(zip(frames, adapter.frame_poses(
+            np.asarray(q, dtype=float), frames)))))
+    if spec.couplings:
+        parts.append(coupling_residual(spec, q))
+    return np.concatenate(parts)
+
+
 def row_labels(spec: FixtureSpec) -> list[str]:
-    """One label per row: 'name.x', 'name.y', ... ('name.rx' for weld rotations)."""
+    """One label per row: 'name.x', 'name.y', ... ('name.rx' for weld rotations), then
+    'follower.coupling' per joint coupling."""
     out = []
     for c in spec.constraints:
         if c.kind == "point":
@@ -84,12 +153,17 @@ def row_labels(spec: FixtureSpec) -> list[str]:
             out += [f"{c.name}.x", f"{c.name}.y"]
         else:
             out += [f"{c.name}.{a}" for a in AXES] + [f"{c.name}.r{a}" for a in AXES]
-    return out
+    return out + [coupling_label(c) for c in spec.couplings]
+
+
+def coupling_label(c: Coupling) -> str:
+    """The row label of a joint coupling: 'follower.coupling'."""
+    return f"{c.follower}.coupling"
 
 
 def n_rows(spec: FixtureSpec) -> int:
-    """m: the number of constraint rows of ``spec``."""
-    return sum(c.nrows for c in spec.constraints)
+    """m: the number of constraint rows of ``spec`` (frame rows and couplings)."""
+    return sum(c.nrows for c in spec.constraints) + len(spec.couplings)
 
 
 def _log3(R: np.ndarray) -> np.ndarray:
@@ -103,7 +177,7 @@ def _log3(R: np.ndarray) -> np.ndarray:
 
 
 def residual(spec: FixtureSpec, poses: Mapping[str, NDArray[np.float64]]) -> NDArray[np.float64]:
-    """g (m,) [m | rad] from {frame: (12,) [p_WF, R_WF row-major]}."""
+    """g of the frame rows [m | rad] from {frame: (12,) [p_WF, R_WF row-major]}."""
     out = []
     for c in spec.constraints:
         pa, pb = np.asarray(poses[c.frame_a][:3]), np.asarray(poses[c.frame_b][:3])
@@ -121,7 +195,8 @@ def residual(spec: FixtureSpec, poses: Mapping[str, NDArray[np.float64]]) -> NDA
 
 def rows(spec: FixtureSpec, J: Mapping[str, ArrayLike],
          a: Mapping[str, ArrayLike]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(J_c (m, nv), J̇v (m,)) from {frame: J_WF (6, nv)} and {frame: J̇_WF v (6,)}."""
+    """(J_c, J̇v) of the frame rows, (m_f, nv) and (m_f,), from {frame: J_WF (6, nv)} and
+    {frame: J̇_WF v (6,)}."""
     Js, As = [], []
     for c in spec.constraints:
         dJ = np.asarray(J[c.frame_a]) - np.asarray(J[c.frame_b])
@@ -186,13 +261,9 @@ def release_rate(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float6
     """(δa(h) (m,), δa(2h) (m,)) [m/s² | rad/s²]: central differences, steps h and 2h [s]
     along v, of the dropped rows' departure from the kept rows, (J_j − c_jᵀ J)(q ⊕ t v)·v,
     from ``adapter``'s own frame Jacobians (0 on kept rows). c from ``release`` at q."""
-    frames = constraint_frames(spec)
-    zero = dict(zip(frames, np.zeros((len(frames), 6))))
-
     def departure(t: float) -> NDArray[np.float64]:
         qt = adapter.integrate(q, v, t)
-        Jf, _ = adapter.frame_jacobian_drift(qt, np.zeros(adapter.nv), frames)
-        J, _ = rows(spec, dict(zip(frames, Jf)), zero)
+        J, _ = jacobian_drift(spec, adapter, qt, np.zeros(adapter.nv))
         return (J - c @ J) @ v
 
     out = []
@@ -273,16 +344,14 @@ def solve_manifold(spec: FixtureSpec, adapter: EngineAdapter, q0: ArrayLike, ite
     frame poses and Jacobians (minimum-norm steps q ← q ⊕ (−J⁺ g)); ``keep`` (m,): close
     only those rows (default: every row). Raises ValueError if it does not converge (the
     tolerance table's constrained/manifold atol)."""
-    frames = constraint_frames(spec)
     tol = lookup("constrained", "manifold").atol
     q = np.asarray(q0, dtype=float)
     sel = slice(None) if keep is None else np.asarray(keep, dtype=bool)
     for _ in range(iters):
-        g = residual(spec, dict(zip(frames, adapter.frame_poses(q, frames))))[sel]
+        g = full_residual(spec, adapter, q)[sel]
         if np.abs(g).max() <= tol:
             return q
-        Jf, _ = adapter.frame_jacobian_drift(q, np.zeros(adapter.nv), frames)
-        J, _ = rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
+        J, _ = jacobian_drift(spec, adapter, q, np.zeros(adapter.nv))
         dq = -np.linalg.lstsq(J[sel], g, rcond=None)[0]
         q = adapter.integrate(q, dq, 1.0)
     raise ValueError(f"Gauss-Newton did not reach ‖g‖ ≤ {tol:g} in {iters} iterations "
@@ -325,9 +394,15 @@ class NativeProblem:
         return bool(np.all(self.keep))
 
     def row_slices(self) -> list[tuple[Constraint, slice]]:
-        """[(constraint, slice of its rows)] in declaration order."""
+        """[(constraint, slice of its rows)] in declaration order (the frame rows; the
+        coupling rows follow them, ``coupling_rows``)."""
         out, i = [], 0
         for c in self.spec.constraints:
             out.append((c, slice(i, i + c.nrows)))
             i += c.nrows
         return out
+
+    def coupling_rows(self) -> list[tuple[Coupling, int]]:
+        """[(coupling, its row index)] in declaration order, after the frame rows."""
+        m0 = sum(c.nrows for c in self.spec.constraints)
+        return [(c, m0 + i) for i, c in enumerate(self.spec.couplings)]

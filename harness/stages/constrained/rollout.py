@@ -44,11 +44,8 @@ MAX_HALVINGS = 8  # the step is DT / 2^k, k ≤ this (≥ 3.9e-5 s: ≤ 12800 st
 
 
 def _terms(spec, adapter, q, v, D, need_g=True):
-    frames = C.constraint_frames(spec)
-    Jf, af = adapter.frame_jacobian_drift(q, v, frames)
-    J, drift = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, af)))
-    g = C.residual(spec, dict(zip(frames, adapter.frame_poses(q, frames)))) if need_g \
-        else np.zeros(J.shape[0])
+    J, drift = C.jacobian_drift(spec, adapter, q, v)
+    g = C.full_residual(spec, adapter, q) if need_g else np.zeros(J.shape[0])
     M = adapter.mass_matrix(q)
     f = -adapter.bias_forces(q, v) - D * v
     return J, drift, g, M, f
@@ -71,10 +68,8 @@ def project(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float64],
            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(q, v) projected onto g_K = 0 and ker J_K (M-orthogonally), K the rows ``keep``
     (m,) (default: the rows detected at q)."""
-    frames = C.constraint_frames(spec)
     q = C.solve_manifold(spec, adapter, q, keep=keep)
-    Jf, _ = adapter.frame_jacobian_drift(q, v, frames)
-    J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
+    J, _ = C.jacobian_drift(spec, adapter, q, v)
     J = J[C.independent_rows(J) if keep is None else keep]
     M = adapter.mass_matrix(q)
     MiJt = np.linalg.solve(M, J.T)

@@ -1,15 +1,19 @@
-"""Stage 3, constrained dynamics of holonomic loops (fixtures with ``spec.constraints``).
+"""Stage 3, constrained dynamics of holonomic loops and joint couplings (fixtures with
+``spec.constraints`` or ``spec.couplings``).
 
-Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py).
+Dimension legend: N states, nq, nv canonical, m constraint rows (constraints.py: the loop
+rows, then one row per joint coupling).
 
-States: q on the constraint manifold (Gauss–Newton from the fixture's q_init ⊕ a seeded
+States: q on the constraint manifold (Gauss–Newton from the fixture's q_init, or the
+neutral configuration when the only rows are couplings, ⊕ a seeded
 N(0, 0.3²) perturbation, halved up to 8 times when Gauss-Newton cannot close the loops
 from there, sample 0 unperturbed), v = a seeded random combination of an
 orthonormal basis of ker J, projected onto ker J_K of the kept rows, τ ~ N(0, 1);
 all computed with the *reference engine* (the first engine, in the run's order, whose
 frame poses and constraint terms work), named in the records' reasons.
 
-Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift),
+Per engine, from that engine's own APIs: J (N, m, nv) and J̇v (N, m) (frame_jacobian_drift;
+a coupling's row is the spec's constant e_f − m·e_l, J̇v = 0),
 M (mass_matrix), f = τ − h − D v (bias_forces; an engine with no h of its own
 gives f = M · forward_dynamics(τ), its own free dynamics), the kept rows (redundancy,
 constraints.py independent_rows), and the KKT answer (v̇ (N, nv), λ (N, m), 0 on
@@ -42,11 +46,12 @@ from numpy.typing import NDArray
 from harness.core.conventions import Layout
 from harness.core.errors import NotProvided
 from harness.core.records import Record, compare, inform
-from harness.core.spec import FixtureSpec
+from harness.core.spec import COUPLING_NOTE, FROZEN_NOTE, FixtureSpec
 from harness.core.tolerances import lookup
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter, HasConstrainedDynamics
 from harness.stages.constrained import constraints as C
+from harness.stages.constrained import rollout as constrained_rollout
 from harness.stages.constrained.constraints import NAME, damping_vector  # noqa: F401
 
 PERTURBATION = 0.3  # [rad | m] std of the perturbation of q_init before Gauss-Newton
@@ -59,16 +64,15 @@ ZERO_QUANTITIES = ("constraint_residual", "constraint_velocity", "constraint_acc
 def reference_engine(spec: FixtureSpec, adapters: dict[str, EngineAdapter],
                      engines: Sequence[str]) -> tuple[str, EngineAdapter]:
     """(name, adapter) of the first engine whose frame poses and constraint terms work."""
-    frames = C.constraint_frames(spec)
-    q0 = np.asarray(spec.q_init, dtype=float)
     why = []
     for e in engines:
         a = adapters.get(e)
         if a is None:
             continue
         try:
-            a.frame_poses(q0, frames)
-            a.frame_jacobian_drift(q0, np.zeros(a.nv), frames)
+            q0 = start_q(spec, a)
+            C.full_residual(spec, a, q0)
+            C.jacobian_drift(spec, a, q0, np.zeros(a.nv))
             return e, a
         except NotProvided as err:
             why.append(f"{e}: {err.why}")
@@ -77,12 +81,19 @@ def reference_engine(spec: FixtureSpec, adapters: dict[str, EngineAdapter],
     raise RuntimeError("no engine can sample the constraint manifold (" + "; ".join(why) + ")")
 
 
+def start_q(spec: FixtureSpec, adapter: EngineAdapter) -> NDArray[np.float64]:
+    """q (nq,) the manifold is sampled from: the spec's q_init, else (a model whose only
+    rows are joint couplings) the neutral configuration."""
+    if spec.q_init:
+        return np.asarray(spec.q_init, dtype=float)
+    return Layout.from_spec(spec).neutral()
+
+
 def sample_states(spec: FixtureSpec, ref: EngineAdapter, n: int,
                   rng: np.random.Generator
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(Q (n, nq), V (n, nv), TAU (n, nv)) on the manifold, with ``ref``'s own kinematics."""
-    frames = C.constraint_frames(spec)
-    q0 = np.asarray(spec.q_init, dtype=float)
+    q0 = start_q(spec, ref)
     Q, V, TAU = [], [], []
     for i in range(n):
         dq = rng.normal(scale=PERTURBATION, size=ref.nv) if i else np.zeros(ref.nv)
@@ -93,8 +104,7 @@ def sample_states(spec: FixtureSpec, ref: EngineAdapter, n: int,
             except ValueError:
                 if halve == SHRINK_TRIES:
                     raise
-        Jf, _ = ref.frame_jacobian_drift(q, np.zeros(ref.nv), frames)
-        J, _ = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, np.zeros((len(frames), 6)))))
+        J, _ = C.jacobian_drift(spec, ref, q, np.zeros(ref.nv))
         B = C.null_space(J)
         v = B @ rng.normal(size=B.shape[1])
         # in ker J_K of the rows the stage keeps: the thresholded ker J also holds the
@@ -113,7 +123,6 @@ def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: N
     Everything stage 3 needs from one engine (its own APIs only); raises NotProvided /
     other errors for the caller to record. Keys: J, drift, keep, vdot, lam, f, M, and
     g (or None with ``g_why``), plus ``f_api`` saying how f was obtained."""
-    frames = C.constraint_frames(spec)
     D = damping_vector(layout)
     N = Q.shape[0]
     h = lookup(NAME, "release_step").atol
@@ -122,8 +131,7 @@ def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: N
     g_why, f_api = "", "τ − h − D v (bias_forces)"
     for k in range(N):
         q, v, tau = Q[k], V[k], TAU[k]
-        Jf, af = adapter.frame_jacobian_drift(q, v, frames)
-        J, drift = C.rows(spec, dict(zip(frames, Jf)), dict(zip(frames, af)))
+        J, drift = C.jacobian_drift(spec, adapter, q, v)
         M = adapter.mass_matrix(q)
         try:
             f = tau - adapter.bias_forces(q, v) - D * v
@@ -138,8 +146,7 @@ def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: N
                        else (np.zeros(len(keep)), np.zeros(len(keep))))
         if not g_why:
             try:
-                out["g"].append(C.residual(spec, dict(zip(frames,
-                                                          adapter.frame_poses(q, frames)))))
+                out["g"].append(C.full_residual(spec, adapter, q))
             except NotProvided as err:
                 g_why = err.why
         for key, val in (("J", J), ("drift", drift), ("keep", keep), ("vdot", vdot),
@@ -158,7 +165,7 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
               progress: Callable[[str], None] | None = None) -> list[Record]:
     """Stage-3 records for one model (empty if it has no constraints); fills ``arrays``."""
     spec, fx = model.spec, model.name
-    if not spec.constraints:
+    if not C.has_rows(spec):
         return []
     records = []
     pre = f"out/{fx}/{NAME}"
@@ -247,8 +254,6 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
         records += _native_rows(model, adapters[e], e, terms[e], Q, V, TAU, arrays, labels,
                                 lkey, progress)
     # constrained rollouts (drift): reference engine
-    from harness.stages.constrained import rollout as constrained_rollout
-
     if ref_name in terms:
         records += constrained_rollout.stage_rows(model, ref, ref_name, Q[0], V[0], arrays)
     return records
@@ -352,9 +357,6 @@ def report_context(manifest: dict[str, Any], records: list[Record],
     """Per constraint fixture: pair rows, diagnostics, notes, native rows, drift plot."""
     if not any(r.stage == NAME for r in records):
         return []
-    # imported here: at the top it would close a cycle through harness/stages/__init__.py
-    from harness.stages.constrained import rollout as constrained_rollout
-
     out = []
     fixtures = [f["name"] for f in manifest["fixtures"]]
     for fx in fixtures:
@@ -373,4 +375,36 @@ def report_context(manifest: dict[str, Any], records: list[Record],
             "rollout": [r for r in recs if r.quantity.startswith("rollout_")],
             "plot": constrained_rollout.drift_plot(fx, arrays),
         })
+    return out
+
+
+# ----- command-line summary ------------------------------------------------------------------
+def coupling_summary_lines(manifest: dict[str, Any], records: Sequence[Record]) -> list[str]:
+    """One line per fixture whose joints are coupled (``COUPLING_NOTE`` in its notes): the
+    couplings, the engines whose KKT answer stage 3 computed through them and the engines
+    whose own solver held them (exact or informational), or that stage 3 did not run; and
+    one line per fixture with joints an import froze (``FROZEN_NOTE``)."""
+    out = []
+    for f in manifest.get("fixtures", []):
+        fx, notes = f["name"], f.get("notes", [])
+        coupled = [n.split(COUPLING_NOTE, 1)[1].split(" (", 1)[0] for n in notes
+                   if n.startswith("joint ") and f": {COUPLING_NOTE}" in n]
+        frozen = [n.split(":", 1)[0].removeprefix("joint ") + " (" +
+                  n.split(FROZEN_NOTE, 1)[1] + ")" for n in notes
+                  if n.startswith("joint ") and f": {FROZEN_NOTE}" in n]
+        if coupled:
+            recs = [r for r in records if r.stage == NAME and r.fixture == fx]
+            kkt = sorted({r.engine_b for r in recs if r.engine_a == "declared"
+                          and r.quantity == "constraint_acceleration"})
+            native = sorted({f"{r.engine_a} ({'exact' if r.status != 'informational' else 'soft'})"
+                             for r in recs if r.quantity == "native_vdot"
+                             and r.status not in ("not_provided", "error")})
+            failed = sum(r.status in ("failed", "error") for r in recs)
+            how = (f"compared in stage 3 through the KKT of {len(kkt)} engines "
+                   f"({', '.join(kkt)}){'; natively: ' + ', '.join(native) if native else ''}"
+                   f"; {failed} stage-3 rows failed or in error" if recs else
+                   "NOT compared: stage 3 did not run")
+            out.append(f"{fx}: couplings: {'; '.join(coupled)} ({how})")
+        if frozen:
+            out.append(f"{fx}: frozen: {'; '.join(frozen)}")
     return out

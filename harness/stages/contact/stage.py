@@ -23,8 +23,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from fixtures.contact_catalog import has_scene, scene
+from fixtures.contact_catalog import scene as get_scene
 from harness.core.conventions import quat_xyzw_to_matrix
 from harness.core.spec import Sphere
+from harness.model.contact_law import ContactLaw, contact_vdot
 from harness.model.prepared import PreparedModel
 from harness.stages.base import Inputs, Quantity
 
@@ -34,8 +37,6 @@ STICK_SCALE = 1e-4  # sticking states: v scaled so contact-point slip is below v
 
 def applies(model: PreparedModel) -> bool:
     """Whether the contact stage runs on ``model``: a floating base with a contact scene."""
-    # imported when used: a command's start does not load fixtures.contact_catalog
-    from fixtures.contact_catalog import has_scene
 
     return bool(model.spec.floating) and has_scene(model.name)
 
@@ -63,8 +64,6 @@ def contact_states(model: PreparedModel, inputs: Inputs
                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
                               list[str]]:
     """(q (N, 7), v (N, 6), tau (N, 6), labels) with active contacts (module docstring)."""
-    # imported when used: a command's start does not load fixtures.contact_catalog
-    from fixtures.contact_catalog import scene as get_scene
     sc = get_scene(model.name)
     n = np.asarray(sc.plane.normal, dtype=float)
     offs = _frame_offsets(model, sc)
@@ -87,11 +86,7 @@ def contact_states(model: PreparedModel, inputs: Inputs
 
 
 def _law(model):
-    # imported when used: a command's start does not load fixtures.contact_catalog
-    from fixtures.contact_catalog import scene
 
-    # imported when used: a command's start does not load harness.model.contact_law
-    from harness.model.contact_law import ContactLaw
 
     sc = scene(model.name)
     return sc, ContactLaw.from_dict(sc.law_params(), f"fixtures/contact_catalog.py:{sc.fixture}")
@@ -101,8 +96,6 @@ def _evaluate(adapter, inputs):
     """{quantity: (N, ...)} for one engine, cached on the adapter per input set."""
     import hashlib
 
-    # imported when used: a command's start does not load harness.model.contact_law
-    from harness.model.contact_law import contact_vdot
 
     cache = adapter.__dict__.setdefault("_contact_stage_cache", {})
     key = hashlib.sha256(b"".join(np.ascontiguousarray(x).tobytes() for x in

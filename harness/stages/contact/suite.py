@@ -27,18 +27,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fixtures.contact_catalog import scene
 from harness.core import figures
 from harness.core.records import Record, compare
 from harness.core.tolerances import lookup
 from harness.model import registry
+from harness.model.contact_law import ContactLaw
+from harness.model.hybrid import saltation_check
 from harness.model.prepared import PreparedModel
+from harness.stages.contact import cases as cf
+from harness.stages.contact.cases import ball_drop, block_dt_table
+from harness.stages.contact.diagnostics import interval_diagnostics, shared_law_rollout
+from harness.stages.contact.native import side_by_side
 
 CONTACT_FIXTURES = ("ball", "box", "rod")
 
 
 def _rows_for(adapter):
-    # imported here: at the top it would close a cycle through harness/stages/__init__.py
-    from harness.stages.contact import cases as cf
 
     fx = adapter.model.name
     if fx == "ball":
@@ -100,15 +105,11 @@ def run(models: Sequence[PreparedModel], engines: Sequence[str],
         records += _saltation(first_adapter["ball"], arrays)
         arrays.update(_diagnostics(first_adapter["ball"]))
     if "box" in first_adapter:
-        # imported here: at the top it would close a cycle through harness/stages/__init__.py
-        from harness.stages.contact.cases import block_dt_table
 
         arrays["contact/dt_table/json"] = np.array(json.dumps(
             block_dt_table(first_adapter["box"], dts=(0.1, 0.05, 0.02, 0.01, 0.005, 0.002))))
     if progress:
         progress("contact: native contact side by side")
-    # imported here: at the top it would close a cycle through harness/stages/__init__.py
-    from harness.stages.contact.native import side_by_side
 
     native = side_by_side(engines=tuple(engines),
                           cases=tuple(c for c, f in (("rolling_push", "ball"),
@@ -128,11 +129,7 @@ def run(models: Sequence[PreparedModel], engines: Sequence[str],
 
 
 def _saltation(adapter, arrays):
-    # imported when used: a command's start does not load fixtures.contact_catalog
-    from fixtures.contact_catalog import scene
 
-    # imported when used: a command's start does not load harness.model.hybrid
-    from harness.model.hybrid import saltation_check
 
     r = saltation_check(adapter, scene("ball"), np.array([0, 0, 0.4, 0, 0, 0, 1.0]),
                         np.array([0.8, -0.3, -0.5, 0, 0, 0]), 0.45, 0.7, 0.05)
@@ -149,17 +146,9 @@ def _saltation(adapter, arrays):
 def _diagnostics(adapter):
     """Per-interval diagnostics and plotted series: the rigid hybrid drop (e 0.8) and the
     shared law's compliant drop, both from 0.5 m."""
-    # imported when used: a command's start does not load fixtures.contact_catalog
-    from fixtures.contact_catalog import scene
 
-    # imported when used: a command's start does not load harness.model.contact_law
-    from harness.model.contact_law import ContactLaw
 
-    # imported here: at the top it would close a cycle through harness/stages/__init__.py
-    from harness.stages.contact.cases import ball_drop
 
-    # imported when used: a command's start does not load harness.stages.contact.diagnostics
-    from harness.stages.contact.diagnostics import interval_diagnostics, shared_law_rollout
 
     sc = scene("ball")
     out = {}

@@ -1,0 +1,106 @@
+"""Point masses lent to massless moving bodies, for engines that refuse them (MuJoCo).
+
+Dimensions and units: masses in kg, points in m (in a body's frame), inertias in kg·m²
+about the centre of mass, body axes.
+
+MuJoCo refuses a moving body whose mass or any principal inertia is below mjMINVAL.
+Chains of massless bodies fold into the body below them (``FixtureSpec.joint_chains``,
+fixtures/export.py); a massless moving body with several child joints cannot fold. It
+borrows point masses from massive neighbours instead, at material points it shares with
+them at every q (on a revolute axis), so the mass distribution — and M, h, v̇ — is the
+same in every configuration; the engine's read-out gives them back.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from harness.core.conventions import rpy_to_matrix
+from harness.core.spec import FixtureSpec
+
+LOAN_SHARE = 1e-9  # [relative] share of a donor's mass lent at each point
+LOAN_ARM = 0.1  # [m] distance of the two lent points from their joint's origin
+# (taker, donor, points (k, 3) m in the taker's frame, the same points in the donor's, ε kg)
+Loan = tuple[str, str, NDArray[np.float64], NDArray[np.float64], float]
+
+
+def _axis_lines(spec: FixtureSpec, name: str) -> list[tuple[str, NDArray[np.float64],
+                                                            NDArray[np.float64]]]:
+    """[(donor, points (2, 3) m in ``name``'s frame, the same in the donor's frame)]: the
+    lines of material points the massless body ``name`` shares with a massive neighbour
+    at every q — the axis of its own revolute joint (through its origin) when the parent
+    has mass, and the axis of each revolute child joint whose child has mass — two points
+    at ±LOAN_ARM from the joint's origin on each."""
+    out = []
+    j = spec.parent_joint(name)
+    if j is not None and j.type in ("revolute", "continuous") and spec.body(j.parent).mass > 0:
+        a = np.asarray(j.axis, dtype=float)
+        pts = np.array([LOAN_ARM * a, -LOAN_ARM * a])
+        out.append((j.parent, pts, np.asarray(j.xyz, dtype=float) + pts @ rpy_to_matrix(j.rpy).T))
+    for k in spec.children(name):
+        if k.type in ("revolute", "continuous") and spec.body(k.child).mass > 0:
+            a = np.asarray(k.axis, dtype=float)
+            pts = np.array([LOAN_ARM * a, -LOAN_ARM * a])
+            out.append((k.child, np.asarray(k.xyz, dtype=float) + pts @ rpy_to_matrix(k.rpy).T,
+                        pts))
+    return out
+
+
+def _welded_mass(spec: FixtureSpec, name: str) -> float:
+    """Mass [kg] of body ``name`` and the bodies welded below it (fixed joints): what an
+    engine that fuses static children (MuJoCo) counts as the moving body's mass."""
+    total, stack = 0.0, [name]
+    while stack:
+        b = stack.pop()
+        total += spec.body(b).mass
+        stack.extend(k.child for k in spec.children(b) if k.type == "fixed")
+    return total
+
+
+def massless_loans(spec: FixtureSpec) -> list[Loan]:
+    """Point masses lent to the massless moving bodies that ``FixtureSpec.joint_chains``
+    cannot fold (several child joints: a massless waist carrying two legs) and that no
+    massive body is welded to (MuJoCo counts those with the body), for an engine
+    that refuses a moving body without mass and full-rank inertia (MuJoCo: both above
+    mjMINVAL). Such a body B takes two point masses ε = LOAN_SHARE·m_D on each of two
+    non-parallel joint axes it shares with a massive neighbour D (``_axis_lines``), and
+    each D gives up the same point masses at the same places: points on a revolute axis
+    never move relative to either body, so the mass distribution, M, h and v̇ are the same
+    at every q; two non-parallel rods give B a full-rank inertia. A body with fewer than
+    two such axes gets nothing (the engine refuses it, naming it)."""
+    chains = spec.joint_chains()
+    out: list[Loan] = []
+    for j in spec.joints:
+        b = j.child
+        if j.type == "fixed" or b in chains or _welded_mass(spec, b) > 0:
+            continue
+        lines = _axis_lines(spec, b)
+        pair = next(((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]
+                     if np.linalg.norm(np.cross(p[1][0] - p[1][1], q[1][0] - q[1][1]))
+                     > 0.1 * (2 * LOAN_ARM) ** 2), None)
+        for donor, pts_b, pts_d in pair or ():
+            out.append((b, donor, pts_b, pts_d, LOAN_SHARE * spec.body(donor).mass))
+    return out
+
+
+def with_loans(spec: FixtureSpec) -> dict[str, tuple[float, NDArray[np.float64],
+                                                     NDArray[np.float64]]]:
+    """{body: (mass kg, com (3,) m, inertia about the com (3×3) kg·m², body axes)} of the
+    bodies ``massless_loans`` changes, after the loans."""
+    out: dict[str, tuple[float, NDArray[np.float64], NDArray[np.float64]]] = {}
+
+    def shift(d: NDArray[np.float64]) -> NDArray[np.float64]:
+        return float(d @ d) * np.eye(3) - np.outer(d, d)
+
+    for taker, donor, pts_b, pts_d, eps in massless_loans(spec):
+        for name, pts, sign in ((taker, pts_b, 1.0), (donor, pts_d, -1.0)):
+            B = spec.body(name)
+            m0, c0, I0 = out.get(name, (B.mass, np.asarray(B.com, dtype=float),
+                                        B.inertia_matrix))
+            for x in pts:
+                m1 = m0 + sign * eps
+                c1 = (m0 * c0 + sign * eps * x) / m1
+                I0 = I0 + m0 * shift(c0 - c1) + sign * eps * shift(x - c1)
+                m0, c0 = m1, c1
+            out[name] = (m0, c0, 0.5 * (I0 + I0.T))
+    return out
