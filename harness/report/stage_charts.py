@@ -38,11 +38,6 @@ _GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "�
 REL, ABS = "relative", "absolute"
 
 
-def pair_label(r: Record) -> str:
-    """``a~b`` of a compared record; the engine (or solver) alone for a single-engine row."""
-    return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
-
-
 def series_style(label: str, order: Sequence[str]) -> tuple[str, str, str]:
     """(colour, symbol, dash) of a chart series named ``a~b`` (an engine pair or a
     reference against an engine: figures.pair_style) or a single engine (its own style,
