@@ -12,8 +12,9 @@ Rules every chart obeys (checked by the browser tests):
 * every value axis carries a title with its unit in brackets, ``"time [s]"``; a
   dimensionless quantity says ``[–]``; a categorical axis (fixtures, engines) names what it
   lists and needs no unit, but a chart always has at least one axis with a unit;
-* on a logarithmic axis an exact zero is drawn on its own tick labelled ``0`` two decades
-  below the smallest non-zero value, never on the axis edge and never as a tiny number;
+* on a logarithmic axis an exact zero is drawn on its own tick labelled ``0`` below the
+  smallest non-zero value by two label spacings (at least two decades, so that its label
+  never crowds that value's), never on the axis edge and never as a tiny number;
 * small multiples are separate charts in a CSS grid (``grid``), each wide enough to read
   (``min_width`` px), never a strip of dozens of panels in one image;
 * legends are plotly's own (they scroll when long); long series lists should be split or
@@ -45,6 +46,63 @@ _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#
             "#e377c2", "#7f7f7f", "#bcbd22")
 _SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross",
             "star", "hexagon", "pentagon", "x")
+
+
+# ----- one style per engine -------------------------------------------------------------------
+# An engine's (colour, marker symbol) comes from its slot in the engine order (the engine
+# registry's table order, then any other name, sorted: ``engine_order``), the same in every
+# chart of every page; a reference the engines are compared with has a style of its own
+# (dark or grey, with a symbol no engine uses). An engine pair ``a~b`` (a before b in the
+# order) is drawn in a's colour with b's symbol and a dash from their distance in the
+# order: distinct for every pair, and distinct from every engine's own style.
+ENGINE_STYLES = (("#1f77b4", "circle"), ("#d62728", "square"), ("#2ca02c", "diamond"),
+                 ("#9467bd", "triangle-up"), ("#ff7f0e", "triangle-down"),
+                 ("#17becf", "cross"), ("#8c564b", "star"), ("#e377c2", "hexagon"))
+REFERENCE_STYLES = {"declared": ("#555555", "diamond-open"), "analytic": ("#000000", "x"),
+                    "consensus": ("#bcbd22", "star-open"),
+                    "finite_difference": ("#7f7f7f", "pentagon")}
+PAIR_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "5px 2px",
+               "1px 3px")
+
+
+def engine_order(known: Sequence[str], present: Iterable[str] = ()) -> tuple[str, ...]:
+    """The order engine styles are given in: ``known`` (the engine registry's table order),
+    then the other ``present`` names (engines of a bundle not in the table here), sorted;
+    references and ``engine:solver`` names take no slot."""
+    known = tuple(known)
+    extra = sorted({n for n in present if n not in known and n not in REFERENCE_STYLES
+                    and ":" not in n and n})
+    return known + tuple(extra)
+
+
+def engine_style(name: str, order: Sequence[str]) -> tuple[str, str]:
+    """(colour, symbol) of an engine (``engine:solver`` takes its engine's) or a reference
+    (``REFERENCE_STYLES``); names beyond the palette cycle (more than 8 engines)."""
+    if name in REFERENCE_STYLES:
+        return REFERENCE_STYLES[name]
+    base = name.split(":", 1)[0]
+    order = tuple(order)
+    i = order.index(base) if base in order else len(order)
+    return ENGINE_STYLES[i % len(ENGINE_STYLES)]
+
+
+def pair_style(a: str, b: str, order: Sequence[str]) -> tuple[str, str, str]:
+    """(colour, symbol, dash) of the engine pair a~b (either way round): the colour of the
+    one first in ``order`` (a reference before any engine), the symbol of the other, the
+    dash from their distance in the order."""
+    order = tuple(order)
+
+    def slot(n: str) -> int:
+        base = n.split(":", 1)[0]
+        if n in REFERENCE_STYLES:
+            return -1 - list(REFERENCE_STYLES).index(n)
+        return order.index(base) if base in order else len(order)
+
+    first, second = sorted((a, b), key=slot)
+    colour = engine_style(first, order)[0]
+    symbol_ = engine_style(second, order)[1]
+    return colour, symbol_, PAIR_DASHES[(abs(slot(second) - slot(first)) - 1)
+                                        % len(PAIR_DASHES)]
 
 
 def color(i: int) -> str:
@@ -83,8 +141,9 @@ def plotly_js() -> bytes:
     return plotly_js_path().read_bytes()
 
 
-def _num(x: Any) -> float | None:
-    """A finite float rounded to 7 significant digits, or None (a gap) for NaN/inf."""
+def _num(x: Any, digits: int = 7) -> float | None:
+    """A finite float rounded to ``digits`` significant digits, or None (a gap) for
+    NaN/inf."""
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -93,11 +152,16 @@ def _num(x: Any) -> float | None:
         return None
     if x == 0.0:
         return 0.0
-    return float(f"{x:.7g}")
+    return float(f"{x:.{digits}g}")
 
 
-def _nums(xs: Iterable[Any]) -> list[float | None]:
-    return [_num(x) for x in list(xs)]
+def tidy(x: float) -> float | None:
+    """A number as charts store it (7 significant digits; None for NaN/inf)."""
+    return _num(x)
+
+
+def _nums(xs: Iterable[Any], digits: int = 7) -> list[float | None]:
+    return [_num(x, digits) for x in list(xs)]
 
 
 def axis_title(label: str, unit: str | None) -> str:
@@ -118,18 +182,20 @@ class Figure:
     (iterations). ``equal_aspect``: one unit of x as long as one unit of y (positions in
     space). ``y2``: (label, unit, factor) a second value axis on the right showing y ×
     factor (the same data in another unit, e.g. N·m and N·m/kg), its range tied to the
-    left one's."""
+    left one's. ``digits``: significant digits kept of the traces' numbers (7; a long
+    time series drawn for its shape needs fewer)."""
 
     def __init__(self, title: str, xlabel: str, xunit: str | None, ylabel: str,
                  yunit: str | None, *, xlog: bool = False, ylog: bool = False,
                  height: int = 300, categories: Sequence[Any] | None = None,
                  integer_x: bool = False, legend: str = "right", equal_aspect: bool = False,
-                 y2: tuple[str, str, float] | None = None) -> None:
+                 y2: tuple[str, str, float] | None = None, digits: int = 7) -> None:
         if xunit is None and yunit is None:
             raise ValueError(f"chart {title!r}: at least one axis needs a unit")
         if y2 is not None and (ylog or not y2[2] > 0):
             raise ValueError(f"chart {title!r}: y2 needs a linear y axis and a factor > 0")
         self.equal_aspect, self.y2 = equal_aspect, y2
+        self.digits = digits  # significant digits kept of the traces' numbers
         self.title = title
         self.traces: list[Json] = []
         self.shapes: list[Json] = []
@@ -169,7 +235,7 @@ class Figure:
              hover: Sequence[object] | None = None, legendgroup: str | None = None,
              showlegend: bool = True) -> Json:
         """A line (``markers``: with points)."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         t: Json = {"type": "scatter", "mode": "lines+markers" if markers else "lines",
              "x": xs, "y": ys, "name": str(name),
              "line": {"width": width, **({"dash": dash} if dash else {}),
@@ -187,7 +253,7 @@ class Figure:
                color_: str | None = None, size: int = 8,
                hover: Sequence[object] | None = None) -> Json:
         """Markers only."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         t: Json = {"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(name),
              "marker": {"symbol": symbol_, "size": size, **({"color": color_} if color_ else {})}}
         if hover is not None:
@@ -198,7 +264,7 @@ class Figure:
     def bar(self, x: Iterable[Any], y: Iterable[Any], name: str, *,
             color_: str | None = None) -> Json:
         """Bars (one per x)."""
-        xs, ys = self._xs(x), _nums(y)
+        xs, ys = self._xs(x), _nums(y, self.digits)
         return self._add({"type": "bar", "x": xs, "y": ys, "name": str(name),
                           **({"marker": {"color": color_}} if color_ else {})}, xs, ys)
 
@@ -245,7 +311,7 @@ class Figure:
                             "hoverongaps": False})
 
     def _xs(self, x: Iterable[Any]) -> list[str | float | None]:
-        return [v if isinstance(v, str) else _num(v) for v in list(x)]
+        return [v if isinstance(v, str) else _num(v, self.digits) for v in list(x)]
 
     # layout ------------------------------------------------------------------------------
     def _log_axis(self, axis: Json, values: list[float], traces_key: str) -> None:
@@ -256,17 +322,21 @@ class Figure:
         hi = max(hi, lo + 1)
         axis["type"] = "log"
         if has_zero:
-            zero_at = 10.0 ** (lo - 2)
+            decades = list(range(lo, hi + 1))
+            step = max(1, math.ceil(len(decades) / 6))  # ≤ ~6 labels: legible when small
+            decades = decades[::step]
+            # the zero tick sits below the lowest non-zero value by two label spacings
+            # (at least two decades), so its "0" never overlaps that decade's label however
+            # many decades the data span; the zeros themselves set no part of the range
+            gap = 2 * step
+            zero_at = 10.0 ** (lo - gap)
             for t in self.traces:
                 if t.get("type") == "scatter" and t.get("xaxis") != "x2":
                     vals = t[traces_key]
                     t[traces_key] = [zero_at if v == 0 else v for v in vals]
-            decades = list(range(lo, hi + 1))
-            step = max(1, math.ceil(len(decades) / 6))  # ≤ ~6 labels: legible when small
-            decades = decades[::step]
             axis["tickvals"] = [zero_at] + [10.0 ** d for d in decades]
             axis["ticktext"] = ["0"] + [f"1e{d}" for d in decades]
-            axis["range"] = [lo - 2.5, hi + 0.3]
+            axis["range"] = [lo - gap - 0.5, hi + 0.3]  # half a decade below the 0 tick
         else:
             axis["range"] = [lo - 0.3, hi + 0.3]
             axis["dtick"] = max(1, math.ceil((hi - lo) / 6))  # whole decades, ≤ ~7 labels

@@ -79,19 +79,13 @@ class Record:
         missing = names - set(d)
         if unknown or missing:
             raise ValueError(f"record fields: unknown {sorted(unknown)}, missing {sorted(missing)}")
-        for f in fields(cls):
-            v, t = d[f.name], f.type
-            ok = {"str": isinstance(v, str),
-                  "bool | None": v is None or isinstance(v, bool),
-                  "float | None": v is None or (isinstance(v, (int, float))
-                                                and not isinstance(v, bool)),
-                  "int": isinstance(v, int) and not isinstance(v, bool),
-                  "int | None": v is None or (isinstance(v, int) and not isinstance(v, bool)),
-                  }.get(str(t))  # a str: the module has postponed annotations
-            if ok is None:
-                raise ValueError(f"record field {f.name}: no type rule for {t}")
-            if not ok:
-                raise ValueError(f"record field {f.name} has the wrong type ({type(v).__name__})")
+        for name, t in _FIELD_TYPES:  # one check per field (the rule of its type)
+            v = d[name]
+            rule = _TYPE_RULES.get(t)
+            if rule is None:
+                raise ValueError(f"record field {name}: no type rule for {t}")
+            if not rule(v):
+                raise ValueError(f"record field {name} has the wrong type ({type(v).__name__})")
         r = cls(**d)
         if r.status not in STATUSES:
             raise ValueError(f"record {r.id}: unknown status {r.status!r}")
@@ -99,6 +93,25 @@ class Record:
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(Record))
+# (name, type) of each field, its type as written (the module has postponed annotations)
+_FIELD_TYPES = tuple((f.name, str(f.type)) for f in fields(Record))
+
+
+def _num_not_bool(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _int_not_bool(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_TYPE_RULES: dict[str, Any] = {
+    "str": lambda v: isinstance(v, str),
+    "bool | None": lambda v: v is None or isinstance(v, bool),
+    "float | None": lambda v: v is None or _num_not_bool(v),
+    "int": _int_not_bool,
+    "int | None": lambda v: v is None or _int_not_bool(v),
+}
 
 
 def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance, floor: ArrayLike | None = None

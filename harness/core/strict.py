@@ -253,11 +253,33 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON",
 
 
 # ----- .npz ----------------------------------------------------------------------------
+# the header numpy itself writes (format 1.0): parsed here without numpy's literal_eval
+# (a compile per array, most of the time of reading a bundle's thousands of arrays); any
+# other header goes to numpy's parser as before
+_NPY_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-zA-Z][0-9]{0,3})', 'fortran_order': "
+                         r"(True|False), 'shape': \(((?:[0-9]{1,18}, )*(?:[0-9]{1,18},?)?)"
+                         r"\), \} *\n")
+
+
+def npy_header_1_0(fh: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    """(shape, fortran order, dtype) of a format-1.0 .npy header at ``fh`` (after its
+    magic), as np.lib.format.read_array_header_1_0 gives them (which parses any header
+    not in the form numpy writes, and raises for a malformed one)."""
+    raw_len = fh.read(2)
+    n = int.from_bytes(raw_len, "little") if len(raw_len) == 2 else 0
+    header = fh.read(n) if 0 < n <= 10_000 else b""
+    m = _NPY_HEADER.fullmatch(header.decode("latin1")) if header else None
+    if m is None:  # numpy's parser on the same bytes: it raises for a bad header
+        return np.lib.format.read_array_header_1_0(io.BytesIO(raw_len + header))
+    shape = tuple(int(x) for x in m.group(3).replace(" ", "").split(",") if x)
+    return shape, m.group(2) == "True", np.dtype(m.group(1))
+
+
 def _npy_header(fh: IO[bytes], where: str,
                 name: str) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
     version = np.lib.format.read_magic(fh)
     if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(fh)
+        return npy_header_1_0(fh)
     if version in ((2, 0), (3, 0)):
         return np.lib.format.read_array_header_2_0(fh)
     raise BadInput(where, f"array {name}: unsupported .npy format version {version}")

@@ -16,11 +16,9 @@ each quantity with; provenance.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -30,183 +28,91 @@ import jinja2
 from markupsafe import Markup
 
 from harness.core import figures
-from harness.core.records import Record, error_text, unit_of
+from harness.core.records import Record, unit_of
 from harness.core.verdict import judge
 from harness.evidence.baseline import FLOOR, GROWTH, Diff
 from harness.evidence.bundle import Bundle
+from harness.model import registry
 from harness.report import banner as banner_mod
+from harness.report.matrix import (
+    VERDICT_ORDER,
+    engine_matrix,
+    ladder,
+    record_anchor,
+)
+from harness.report.stage_charts import stage_plot
 
-VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "informational",
-                 "not_provided")
-
-
-def record_anchor(record_id: str) -> str:
-    """The HTML id of a record's row in the report's record tables (a ladder cell links to
-    the row that decided it)."""
-    return "rec-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", record_id)
-
-
-def _cell(records):
-    """Verdict of one ladder cell, the row that decides it and that row's own error.
-
-    The verdict is the worst status among the cell's records (VERDICT_ORDER). The cell
-    names the quantity (and, for a single-engine row, the engine) of the row that decided
-    it and shows that row's own error (``error_text``: relative, or |Δ| with its unit for a
-    check against zero), never a number taken from other rows: a pair whose trajectories
-    agree to 1e-13 but whose energy-balance row failed shows the energy balance and its
-    error. Among the rows with the cell's verdict the deciding row is: one with non-finite
-    values, else the largest relative error, else the largest |Δ| / atol; a passing cell
-    looks at the pair's own comparisons first (single-engine rows, such as a replay's
-    refinement and energy balance, decide only a cell they fail)."""
-    statuses = {r.status for r in records}
-    verdict = next(s for s in VERDICT_ORDER if s in statuses)
-    mine = [r for r in records if r.status == verdict]
-    pool = ([r for r in mine if r.engine_b != ""] or mine) if verdict == "passed" else mine
-
-    def rank(r: Record) -> tuple[int, float]:
-        if r.max_abs is None:  # non-finite (a compared row) or no numbers at all
-            return (2, 0.0) if r.key_a and r.status == "failed" else (-1, 0.0)
-        if r.max_rel is not None:
-            return (1, r.max_rel)
-        return (0, r.max_abs / r.atol if r.atol else r.max_abs)
-
-    row = max(pool, key=rank)
-    return {"verdict": verdict, "quantity": row.quantity, "anchor": record_anchor(row.id),
-            "who": "" if row.engine_b else row.engine_a, "error": error_text(row),
-            "rel": row.max_rel is not None,  # the text is a relative error (else |Δ| or —)
-            "n": len(records), "n_verdict": len(mine),
-            "reasons": sorted({r.reason for r in records if r.reason})[:3]}
+# a cell's verdict mark: the record's own status, never judged again here
+MARKS = {"passed": "✓", "failed": "✗ FAIL", "error": "✗ ERROR", "not_scored": "not scored",
+         "not_provided": "n/a", "unconverged": "unconverged", "informational": "info"}
+ATTENTION = ("failed", "error", "not_scored", "unconverged")
+SHORT = {"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
+         "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
+         "informational": "info"}
 
 
-def ladder(records: Sequence[Record], fixtures: Iterable[str], engines: Sequence[str],
-           stage_order: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The stage ladder: its columns (``declared~engine`` and ``a~b`` pairs that have a
-    record) and one row per (fixture, stage) with records, a ``_cell`` per column."""
-    pairs = [f"{a}~{b}" for a, b in itertools.combinations(engines, 2)]
-    decl = [f"declared~{e}" for e in engines]
-    cols = decl + pairs
+def api_rows(fixtures: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (engine, quantity, engine API) over the fixtures' ``provides``, in the
+    order first met: ``fixtures`` the fixtures it applies to, or None for every one."""
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for f in fixtures:
+        for e, apis in f["provides"].items():
+            for q, api in apis.items():
+                rows.setdefault((e, q, str(api)), []).append(f["name"])
+    every = [f["name"] for f in fixtures]
+    return [{"engine": e, "quantity": q, "api": api,
+             "fixtures": None if fx == every else fx} for (e, q, api), fx in rows.items()]
+
+
+def compact_records(recs: Sequence[Record],
+                    tag: Callable[[Record], dict[str, str] | None] | None = None) -> str:
+    """Records as the compact JSON the page draws a record table from when it is opened
+    (report.html.j2, ``records-more``): string tables ``q`` (quantities), ``u`` (their
+    units), ``f`` (fixtures), ``e`` (engines: ``a ~ b`` or one engine), ``s`` (statuses)
+    ``t`` ([atol, rtol] pairs) and one row per record [q, f, e, s, max_abs, max_rel ("z":
+    a check against zero), t, samples, worst sample, reason, the run ``tag(record)``
+    ({"kind", "label"} or null: a stage's row tag)], numbers to 3 significant digits (the
+    tables show 3); every ``<`` written ``\u003c`` so that no text can close the script
+    element that holds it."""
+    tables: dict[str, list[Any]] = {"q": [], "u": [], "f": [], "e": [], "s": [], "t": []}
+    index: dict[str, dict[str, int]] = {k: {} for k in tables}
+
+    def at(k: str, v: Any) -> int:
+        if v not in index[k]:
+            index[k][v] = len(tables[k])
+            tables[k].append(v)
+        return index[k][v]
+
+    def num(x: float | None) -> float | int | None:
+        return None if x is None else 0 if x == 0 else float(f"{x:.3g}")
+
     rows = []
-    for fx in fixtures:
-        for st in stage_order:
-            recs = [r for r in records if r.fixture == fx and r.stage == st]
-            if not recs:
-                continue
-            cells = []
-            for c in cols:
-                a, b = c.split("~")
-                mine = [r for r in recs if (r.engine_a, r.engine_b) == (a, b)]
-                # an engine-only row (not provided / error) shows in every pair with it
-                mine += [r for r in recs if r.engine_b == "" and r.engine_a in (a, b)
-                         and a != "declared"]
-                cells.append(_cell(mine) if mine else None)
-            rows.append({"fixture": fx, "stage": st, "cells": cells})
-    # drop columns that are empty everywhere
-    keep = [i for i in range(len(cols)) if any(r["cells"][i] for r in rows)]
-    return [cols[i] for i in keep], [{**r, "cells": [r["cells"][i] for i in keep]} for r in rows]
-
-
-def _chart_groups(recs, fixtures):
-    """[(title, x label, categories, [(category, record)])]: one chart per quantity over the
-    fixtures that have records for it; quantities named ``case.name`` that apply to one
-    fixture only (the contact stage's analytic cases) share one chart per case, over
-    their names."""
-    fx_order = {f: i for i, f in enumerate(fixtures)}
-    by_q = OrderedDict()
     for r in recs:
-        by_q.setdefault(r.quantity, []).append(r)
-    groups = OrderedDict()
-    for q, rs in by_q.items():
-        fxs = {r.fixture for r in rs}
-        if "." in q and len(fxs) == 1:
-            case, name = q.split(".", 1)
-            fx = next(iter(fxs))
-            g = groups.setdefault(("case", case, fx), (f"{case} ({fx})", "quantity", []))
-            g[2].extend((name, r) for r in rs)
-        else:
-            groups[("q", q)] = (q, "fixture", [(r.fixture, r) for r in rs])
-    out = []
-    for title, xlabel, items in groups.values():
-        cats = list(OrderedDict.fromkeys(c for c, _ in items))
-        if xlabel == "fixture":
-            cats.sort(key=lambda c: fx_order.get(c, len(fx_order)))
-        out.append((title, xlabel, cats, items))
-    return out
+        qi = at("q", r.quantity)
+        if qi == len(tables["u"]):
+            tables["u"].append(unit_of(r.stage, r.quantity))
+        rows.append([qi, at("f", r.fixture),
+                     at("e", f"{r.engine_a} ~ {r.engine_b}" if r.engine_b else r.engine_a),
+                     at("s", r.status), num(r.max_abs),
+                     "z" if against_zero(r) else num(r.max_rel),
+                     at("t", (num(r.atol), num(r.rtol))), r.n_samples, r.worst_label,
+                     r.reason, tag(r) if tag else None])
+    doc = json.dumps({**tables, "rows": rows}, separators=(",", ":"), allow_nan=False)
+    return doc.replace("<", "\\u003c")
 
 
-_GLYPH = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲",
-          "triangle-down": "▼", "cross": "✚", "star": "★", "hexagon": "⬢",
-          "pentagon": "⬟", "x": "✖"}
-
-
-def pair_label(r: Record) -> str:
-    """``a~b`` of a compared record; the engine (or solver) alone for a single-engine row."""
-    return f"{r.engine_a}~{r.engine_b}" if r.engine_b else r.engine_a
-
-
-def shared_legend(pairs: list, rtol: bool = True) -> str:
-    """One HTML legend for a stage's small multiples: each engine pair's marker (the same
-    colour and symbol in every chart of the stage) and the rtol line."""
-    items = "".join(
-        f'<span class="legend-item"><span style="color:{figures.color(k)}">'
-        f'{_GLYPH.get(figures.symbol(k), "●")}</span> {escape(p)}</span>'
-        for k, p in enumerate(pairs))
-    if rtol:
-        items += ('<span class="legend-item"><span style="color:crimson">– –</span> '
-                  "the quantity's rtol (a short red bar over each quantity when a chart's "
-                  "quantities have different rtols)</span>")
-    return f'<div class="shared-legend">{items}</div>'
-
-
-def stage_plot(records: Sequence[Record], stage: str, fixtures: Sequence[str]) -> str:
-    """Small multiples (harness.core.figures) under one shared legend: per quantity, the
-    largest relative error of each engine pair on each fixture that has records for that
-    quantity, on a log axis with exact zeros on their own ``0`` tick, and the quantity's
-    rtol as a dashed line. Checks against zero (relative error undefined) and
-    informational rows (no tolerance) are not drawn; their |Δ| is in the record tables."""
-    recs = [r for r in records if r.stage == stage and r.max_rel is not None
-            and r.rtol is not None]
-    if not recs:
-        return ""
-    pairs = sorted({pair_label(r) for r in recs})
-    charts = []
-    for title, xlabel, cats, items in _chart_groups(recs, fixtures):
-        fig = figures.Figure(title, xlabel, None, "max relative error", figures.DIMENSIONLESS,
-                             ylog=True, categories=cats, legend="none",
-                             height=340 if xlabel == "fixture" and len(cats) > 3 else 280)
-        for k, pair in enumerate(pairs):
-            worst = OrderedDict()  # category → record with the largest max_rel
-            for c, r in items:
-                if pair_label(r) == pair and (c not in worst or r.max_rel > worst[c].max_rel):
-                    worst[c] = r
-            if worst:
-                t = fig.points(list(worst), [r.max_rel for r in worst.values()], pair,
-                               symbol_=figures.symbol(k), color_=figures.color(k), size=8,
-                               hover=[f"{escape(c)}: {r.max_rel:.3g} (rtol {r.rtol:g})"
-                                      f"<br>{escape(r.id)}" for c, r in worst.items()])
-                t["offsetgroup"] = pair
-        rtol = OrderedDict()  # category → its rtol (rtol 0: atol alone decides, not drawn)
-        for c, r in items:
-            if r.rtol > 0:
-                rtol[c] = max(rtol.get(c, 0.0), r.rtol)
-        if len(set(rtol.values())) == 1:
-            tol = next(iter(rtol.values()))
-            fig.hline(tol, f"rtol {tol:g}")
-        elif rtol:  # the chart's quantities differ in rtol: a short bar over each one
-            n = len(cats)
-            for tol in sorted(set(rtol.values())):
-                fig.hline(tol, f"rtol {tol:g}")
-                xs, ys = [], []
-                for c, v in rtol.items():  # category i spans (i, i + 1) / n of the width
-                    if v == tol:
-                        i = cats.index(c)
-                        xs += [(i + 0.1) / n, (i + 0.9) / n, None]
-                        ys += [tol, tol, None]
-                fig.traces[-1].update(x=xs, y=ys)
-        spec = fig.spec()
-        spec["layout"]["scattermode"] = "group"  # pairs side by side within a category
-        spec["layout"]["xaxis"]["range"] = [-0.5, len(cats) - 0.5]  # as the rtol bars assume
-        charts.append(figures.plot_div(spec))
-    return shared_legend(pairs) + figures.grid(charts, min_width=380)
+def matrix_table(records: Sequence[Record], engines: Sequence[str],
+                 key: Callable[[Record], tuple[str, ...]], heads: Sequence[str], sub: str,
+                 table_id: str = "") -> Markup:
+    """The engine matrix (harness.report.matrix.engine_matrix) of ``records`` as an HTML
+    ``<table class="matrix">``: one row per ``key(record)`` (its parts in the columns
+    ``heads``), "compared with", one column per engine with a record, "all records". Each
+    cell: the deciding record's verdict mark (its own status), its error and, under it,
+    its ``sub`` ("fixture" or "quantity"), linked to the record's row."""
+    cols, rows = engine_matrix(records, engines, key)
+    return Markup(ENV.get_template("matrix.html.j2").render(
+        mcols=cols, mrows=rows, heads=list(heads), sub=sub, table_id=table_id,
+        marks=MARKS, short=SHORT))
 
 
 # the report's own templates; a stage's folder is added when a report first shows it
@@ -325,7 +231,17 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     stage_order = [v.name for v in stages]
     fixtures = [f["name"] for f in manifest["fixtures"]]
     engines = list(manifest["engines"])
+    order = figures.engine_order(registry.engine_names(), engines)  # chart styles
     cols, rows = ladder(records, fixtures, engines, stage_order)
+    fx_i = {f: i for i, f in enumerate(fixtures)}
+    st_i = {st: i for i, st in enumerate(stage_order)}
+    ordered = sorted(records, key=lambda r: (fx_i.get(r.fixture, len(fx_i)),
+                                             st_i.get(r.stage, len(st_i))))
+    ladder_matrix = matrix_table(ordered, engines, lambda r: (r.fixture, r.stage),
+                                 ("fixture", "stage"), "quantity", "ladder")
+    pair_attention = any(c and c["verdict"] in ATTENTION for row in rows for c in row["cells"])
+    # the record rows a table cell links to (drawn in the page; the others on demand)
+    linked = set(re.findall(r'href="#(rec-[^"]+)"', ladder_matrix))
     v = judge(records, in_headline)
     # unavailable engines are in a bundle only when the user allowed them (--allow-missing);
     # they are listed prominently but do not by themselves fail the verdict.
@@ -335,11 +251,28 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
         recs = [r for r in records if r.stage == st]
         if recs:
             say(f"report: stage {st} ({i}/{len(present)})")
+            matrix = matrix_table(recs, engines, lambda r: (r.quantity,), ("quantity",),
+                                  "fixture")
             by_stage.append({"name": st, "records_note": views[st].records_note,
-                             "plot": stage_plot(recs, st, fixtures)
+                             "matrix": matrix,
+                             "plot": stage_plot(recs, st, fixtures, order, engines)
                              if views[st].plot_rows else "",
                              "records": sorted(recs, key=lambda r: (
                                  VERDICT_ORDER.index(r.status), r.quantity, r.fixture, r.id))})
+            linked.update(re.findall(r'href="#(rec-[^"]+)"', matrix))
+
+    def row_tag(r: Record) -> dict[str, str] | None:
+        view = views.get(r.stage)
+        return view.row_tag(r) if view is not None and view.row_tag is not None else None
+
+    for st in by_stage:  # passing rows nothing links to: drawn by the page when opened
+        quiet = [r for r in st["records"] if r.status not in ATTENTION]
+        st["attention"] = [r for r in st["records"] if r.status in ATTENTION]
+        st["quiet"] = [r for r in quiet if record_anchor(r.id) in linked]
+        st["n_quiet"] = len(quiet)
+        rest = [r for r in quiet if record_anchor(r.id) not in linked]
+        st["more"] = Markup(compact_records(rest, row_tag)) if rest else ""
+        st["n_more"] = len(rest)
     sections = [{"name": sv.name, "template": sv.section[0], "context": sv.section[1],
                  "title": sv.title or sv.name, "before_ladder": sv.before_ladder,
                  "summary_template": sv.summary_template}
@@ -358,20 +291,16 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     toc += [(s["name"], s["title"]) for s in sections if not s["before_ladder"]]
     toc += [("apis", "What each engine computed"), ("provenance", "Provenance")]
 
-    def row_tag(r: Record) -> dict[str, str] | None:
-        view = views.get(r.stage)
-        return view.row_tag(r) if view is not None and view.row_tag is not None else None
-
     html = ENV.get_template("report.html.j2").render(
         title=title, manifest=manifest, cols=cols, rows=rows, counts=v.counts,
+        ladder_matrix=ladder_matrix, pair_attention=pair_attention,
         qualified=v.qualified and not unverified, headline=v.headline, n_scored=v.n_scored,
         unverified=list(unverified),
         stages=by_stage, fixtures=manifest["fixtures"], sections=sections,
+        api_rows=api_rows(manifest["fixtures"]),
         baseline=baseline, toc=toc, changed=changed, row_tag=row_tag,
         growth=GROWTH, floor=FLOOR,
-        short={"passed": "pass", "failed": "FAIL", "not_scored": "not scored",
-               "not_provided": "n/a", "error": "ERROR", "unconverged": "unconverged",
-               "informational": "info"},
+        short=SHORT,
         plot_css=figures.CSS, plot_scripts=figures.scripts(scripts),
         banner=banner_mod.for_bundle(manifest, records, v, unverified=unverified,
                                      explained=explained, window=window,

@@ -124,9 +124,15 @@ def condition_numbers(matrices: Iterable[ArrayLike]) -> NDArray[np.float64] | No
     out = None
     for M in matrices:
         M = np.asarray(M, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = np.array([np.linalg.cond(m) if m.size and np.all(np.isfinite(m)) else np.inf
-                          for m in M])
+        # the whole stack at once (numpy's cond and svd take (N, n, n) and treat each
+        # matrix on its own, as one call per matrix did); a matrix with a non-finite entry
+        # or none at all: inf
+        c = np.full(M.shape[0], np.inf)
+        ok = (np.all(np.isfinite(M), axis=tuple(range(1, M.ndim))) if M.size
+              else np.zeros(M.shape[0], dtype=bool))
+        if ok.any():
+            with np.errstate(divide="ignore", invalid="ignore"):
+                c[ok] = np.linalg.cond(M[ok])
         c = np.where(np.isnan(c), np.inf, c)
         out = c if out is None else np.maximum(out, c)
     return out
@@ -281,8 +287,9 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
         return compare(*args)
     ck = cond_key(r.key_a, base)
     prefix = "out/" + ck.split("/", 1)[1] + "/"
-    again = condition_numbers([v for k, v in sorted(arrays.items()) if k.startswith(prefix)
-                               and k.count("/") == prefix.count("/")])
+    again = condition_numbers([arrays[k] for k in sorted(k for k in arrays
+                                                         if k.startswith(prefix))
+                               if k.count("/") == prefix.count("/")])
     stored = np.asarray(arrays[ck], dtype=float)
     if again is None or again.shape != stored.shape or not np.all(
             (again == stored) | (np.abs(again - stored) <= 1e-6 * np.abs(stored))):

@@ -268,28 +268,35 @@ def metric_names(doc: dict[str, Any]) -> list[str]:
 def heatmap_cells(doc: dict[str, Any], metric: str | None,
                   verdict_of: dict[int | str, str] | None = None
                   ) -> dict[tuple[Any, Any], dict[str, Any]]:
-    """{(x value, y value): {"value": aggregate or None, "n_ok", "n_bad", "n", "n_failed",
-    "n_outside"}}; verdict_of: {case_id: verdict} (recomputed) for the verdict counts."""
+    """{(x value, y value): {"value": aggregate or None, "value_inside": the aggregate over
+    the cases inside the qualified domain or None, "n_ok", "n_bad", "n", "n_failed",
+    "n_outside"}}; verdict_of: {case_id: verdict} (recomputed) for the verdict counts and
+    the domain (without it every case counts as inside)."""
     hm = doc["heatmap"]
     agg = AGGREGATES[hm["aggregate"]]
     verdict_of = verdict_of or {}
     cells: dict = {}
     for r in doc["cases"]:
         key = (r["inputs"].get(hm["x"]), r["inputs"].get(hm["y"]))
-        c = cells.setdefault(key, {"vals": [], "n_bad": 0, "n": 0, "n_failed": 0,
-                                   "n_outside": 0})
+        c = cells.setdefault(key, {"vals": [], "inside": [], "n_bad": 0, "n": 0,
+                                   "n_failed": 0, "n_outside": 0})
         c["n"] += 1
         c["n_failed"] += verdict_of.get(r["case_id"]) == "failed"
-        c["n_outside"] += verdict_of.get(r["case_id"]) == "outside"
+        out = verdict_of.get(r["case_id"]) == "outside"
+        c["n_outside"] += out
         if r["status"] != "ok":
             c["n_bad"] += 1
         elif metric is not None:
             v = r["metrics"].get(metric)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 c["vals"].append(float(v))
-    return {k: {"value": agg(c["vals"]) if c["vals"] else None, "n_ok": len(c["vals"]),
-                "n_bad": c["n_bad"], "n": c["n"], "n_failed": c["n_failed"],
-                "n_outside": c["n_outside"]} for k, c in cells.items()}
+                if not out:
+                    c["inside"].append(float(v))
+    return {k: {"value": agg(c["vals"]) if c["vals"] else None,
+                "value_inside": agg(c["inside"]) if c["inside"] else None,
+                "n_ok": len(c["vals"]), "n_bad": c["n_bad"], "n": c["n"],
+                "n_failed": c["n_failed"], "n_outside": c["n_outside"]}
+            for k, c in cells.items()}
 
 
 # units of grid inputs and metrics named with a unit suffix (the harness's naming rule)
@@ -358,9 +365,15 @@ def heatmap_figure(doc: dict[str, Any], metric: str | None,
     xl, yl = [_fmt(v) for v in xs], [_fmt(v) for v in ys]
     over = ", ".join(hm["over"]) or "nothing"
     Z = [[None] * len(xs) for _ in ys]
+    grey: list[list[Any]] = [[None] * len(xs) for _ in ys]  # cells wholly outside the domain
     for (xv, yv), c in cells.items():
         if xv in xs and yv in ys:
-            Z[ys.index(yv)][xs.index(xv)] = (c["n_failed"] if metric is None else c["value"])
+            i, j = ys.index(yv), xs.index(xv)
+            # a metric's colour is its aggregate over the cases inside the qualified
+            # domain; a cell with none inside is grey (its value in the hover)
+            Z[i][j] = c["n_failed"] if metric is None else c["value_inside"]
+            if metric is not None and c["value_inside"] is None and c["value"] is not None:
+                grey[i][j] = c["value"]
     if metric is None:
         title, bar = f"verdicts per cell (over {over})", "failed cases"
     else:  # the metric named once, in the title; the colour bar gives the unit
@@ -375,6 +388,8 @@ def heatmap_figure(doc: dict[str, Any], metric: str | None,
         max(finite) > 100 * min(finite)
     fig.heatmap(Z, xl, yl, bar, log=log)
     tr = fig.traces[-1]
+    if any(v is not None for row in grey for v in row):
+        _grey_cells(fig, grey, xl, yl)
     if metric is None:
         tr["colorscale"] = [[0, "#f7f7f7"], [1, "#e66100"]]
         tr["zmin"], tr["zmax"] = 0, max([1] + finite)
@@ -406,6 +421,22 @@ def heatmap_figure(doc: dict[str, Any], metric: str | None,
                                "text": t_, "name": name, "hoverinfo": "text+name",
                                "textfont": {"color": colour, "size": 14}})
     return fig
+
+
+def _grey_cells(fig: figures.Figure, grey: list[list[Any]], xl: list[str],
+                yl: list[str]) -> None:
+    """A grey layer over the heat-map cells whose cases are all outside the qualified
+    domain (their aggregate in the hover, "outside" written on them): no colour of the
+    scale, so no value outside the domain reads as a qualified one."""
+    fig.traces.append({
+        "type": "heatmap", "x": xl, "y": yl, "name": "outside the qualified domain",
+        "z": [[None if v is None else 1 for v in row] for row in grey],
+        "colorscale": [[0, "#c8c8c8"], [1, "#c8c8c8"]], "showscale": False,
+        "hoverongaps": False, "texttemplate": "%{text}", "textfont": {"size": 10},
+        "text": [["" if v is None else "outside" for v in row] for row in grey],
+        "customdata": [[None if v is None else f"{v:.4g}" for v in row] for row in grey],
+        "hovertemplate": "%{x}, %{y}: outside the qualified domain (value %{customdata})"
+                         "<extra></extra>"})
 
 
 def step_figure(doc: dict[str, Any], metric: str, step: str, line_by: str | None,

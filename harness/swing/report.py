@@ -186,10 +186,10 @@ def figures_html(summary: SwingSummary, arrays: dict, joint_names: Sequence[str]
         res = F.Figure("energy balance residual per engine (largest so far)", "t", "s",
                        "max |E − E0 − ∫τᵀv dt + ∫vᵀDv dt|", "J", ylog=True,
                        legend="below", height=340)
-        for c, (e, o) in enumerate(en.items()):
+        order = F.engine_order(registry.engine_names(), en)
+        for e, o in en.items():
             r = np.abs(o["E_rel"] - o["applied"] + o["dissipated"])
-            res.line(o["t"], np.fmax.accumulate(r), e, color_=F.color(c),
-                     dash=None if c % 2 == 0 else "dash")
+            res.line(o["t"], np.fmax.accumulate(r), e, color_=F.engine_style(e, order)[0])
         out.append(("Energy balance of the engines' replays", F.grid([fig, res], 420)))
     return out
 
@@ -320,6 +320,7 @@ def ground_section(summary: SwingSummary, g: dict, view: dict | None = None) -> 
         for c, ax in enumerate("xyz"):
             fig.line(t, 100 * f[:, c] / bw, f"F{ax} ({'vertical' if ax == 'z' else 'horizontal'})",
                      color_=F.color(c))
+        fig.hline(100.0, f"body weight {bw:.0f} N (100 %)", color_="#555", dash="dot")
         mark_events(fig, summary, t)
         charts.append(fig)
     cop = (g.get("consistency") or {}).get("cop")
@@ -370,6 +371,31 @@ SHORT = {"penetration": "depth", "slip_speed": "horizontal speed",
 IMPACT_TITLE = "Ball impact (a hybrid event of the fit: two phases joined by the reset map)"
 
 
+def impact_window(t: NDArray[np.float64], t_hat: float, t_e: float,
+                  sigma: float) -> tuple[float, float]:
+    """(start, end) [s] of the impact chart's first view: centred between the measured
+    and the fitted impact times, wide enough for both, 4 σ of the measured one and eight
+    frame intervals each side (t [s] the chart's frame times)."""
+    dt = float(np.median(np.diff(t))) if t.size > 1 else 1e-3
+    mid = 0.5 * (t_hat + t_e)
+    half = max(8 * dt, 4 * sigma, 2 * abs(t_e - t_hat))
+    return mid - half, mid + half
+
+
+def zoom_on_impact(fig: F.Figure, sp: dict, t_hat: float, t_e: float, sigma: float) -> None:
+    """Open the impact chart on the contact (impact_window), its speed axis fitted to the
+    speeds inside that window (double-click shows the whole swing)."""
+    t = np.asarray(sp["t"], float)
+    lo, hi = impact_window(t, t_hat, t_e, sigma)
+    inside = (t >= lo) & (t <= hi)
+    ys = np.concatenate([np.asarray(sp[k], float)[inside] for k in ("measured", "fitted")])
+    ys = ys[np.isfinite(ys)]
+    fig.xaxis["range"] = [F.tidy(lo), F.tidy(hi)]
+    if ys.size:
+        pad = 0.08 * (float(ys.max() - ys.min()) or max(abs(float(ys.max())), 1.0))
+        fig.yaxis["range"] = [F.tidy(float(ys.min()) - pad), F.tidy(float(ys.max()) + pad)]
+
+
 def impact_section(summary: SwingSummary, sp: dict) -> tuple:
     """(title, HTML): the club-head speed [m/s] measured and fitted over each frame
     interval (the interval speed of the mean of the club-head markers, plotted at the
@@ -390,6 +416,7 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
               side="left" if early else "right")
     fig.vline(im.t_e_s, "impact fitted", color_="#d62728",
               side="right" if early else "left")
+    zoom_on_impact(fig, sp, im.t_hat_s, im.t_e_s, im.sigma_s)
     L = ", ".join(f"{x:+.3f}" for x in im.impulse_Ns)
     (pre_f, pre_m), (post_f, post_m) = im.speeds_mps("pre"), im.speeds_mps("post")
     rows = [("impact time, fitted (measured ± σ)",

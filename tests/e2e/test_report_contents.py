@@ -62,6 +62,10 @@ class Page(HTMLParser):
             self.in_nav = False
 
 
+def manifest_engines(out) -> list:
+    return list(json.loads((out / "manifest.json").read_text())["engines"])
+
+
 def _head_commit() -> str:
     return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
@@ -105,8 +109,8 @@ def test_parity_report_answer_first(tmp_path, panda):
     for name in mimic:
         assert f"joint {name}: coupled: {name} = " in after.group(1)
     assert f"<code>harness diagnose {panda}</code>" in after.group(1)
-    # every ladder cell links to a record row of the page; all rows pass, so all folded
-    cells = re.findall(r'<td class="num [a-z_]+(?: rel)?" title="[^"]*"><a href="#(rec-[^"]+)"',
+    # every matrix cell links to a record row of the page; all rows pass, so all folded
+    cells = re.findall(r'<td class="m [a-z_ ]+" data-verdict="[a-z_]+"[^>]*><a href="#(rec-[^"]+)"',
                        html)
     assert cells and set(cells) <= {r[0] for r in page.rows}
     assert page.rows and not any(is_open for _, _, is_open in page.rows)
@@ -120,18 +124,21 @@ def test_parity_report_answer_first(tmp_path, panda):
     assert [r["status"] for r in rows] == [r["status"] for r in recs]
     assert all(float(c["max_abs"]) == r["max_abs"] for c, r in zip(rows, recs)
                if r["max_abs"] is not None)
-    # charts: one per quantity over the one fixture, units on the value axis, the chart
-    # library beside the page
+    # charts: one per quantity, the one fixture in its title and the engines on its x
+    # axis, units on the value axis, the chart library beside the page
     specs = chart_specs(html)
-    quantities = {r["quantity"] for r in recs if r["max_rel"] is not None
-                  and r["rtol"] is not None}
+    quantities = {r["quantity"] for r in recs if r["max_abs"] is not None
+                  and r["rtol"] is not None and r["atol"] is not None}
     # and stage 3's two drift charts of the coupled finger's rollouts (over time)
     drift = {"panda: position drift ‖g(q)‖∞", "panda: velocity drift ‖J v‖∞"}
-    assert {s["layout"]["title"]["text"] for s in specs} == quantities | drift
+    assert {s["layout"]["title"]["text"] for s in specs} == \
+        {f"{q} (panda)" for q in quantities} | drift
     specs = [s for s in specs if s["layout"]["title"]["text"] not in drift]
     for s in specs:
-        assert s["layout"]["xaxis"]["categoryarray"] == ["panda"]
-        assert s["layout"]["yaxis"]["title"]["text"] == "max relative error [–]"
+        assert s["layout"]["xaxis"]["title"]["text"] == "engine"
+        assert set(s["layout"]["xaxis"]["categoryarray"]) <= set(manifest_engines(out))
+        assert s["layout"]["yaxis"]["title"]["text"] in ("max relative error [–]",) or \
+            s["layout"]["yaxis"]["title"]["text"].startswith("max |Δ| [")
     assert (out / "plotly.min.js").is_file()
     text = (out / "records.csv").read_text()
     (out / "records.csv").write_text(text.replace(",passed,", ",failed,", 1))

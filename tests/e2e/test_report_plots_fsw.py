@@ -35,6 +35,7 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('div.plot')).map(el =>
     yrange: F.yaxis ? F.yaxis.range : null, ytype: F.yaxis ? F.yaxis.type : null,
     yticktext: (L.yaxis && L.yaxis.ticktext) || null,
     ylayout: L.yaxis ? L.yaxis.range || null : null,
+    xlayout: L.xaxis ? L.xaxis.range || null : null,
     y2: (L.yaxis2 && L.yaxis2.title && L.yaxis2.title.text) || null,
     y2range: L.yaxis2 ? L.yaxis2.range : null,
     scaleanchor: L.yaxis ? L.yaxis.scaleanchor || null : null,
@@ -204,6 +205,24 @@ def swing_report(quick_swing):
                 "phase_head": [th.inner_text() for th in
                                page.locator("#marker-phase-rmse tr").first.locator("th").all()]}
     return out, fit, _page_facts(out / "index.html", "fsw-swing-report.png", extra)
+
+
+def test_swing_impact_opens_on_the_contact_and_forces_show_body_weight(swing_report):
+    """The impact chart opens on the contact (both impact times inside its first view, a
+    small part of the swing), and each foot's ground reaction force [% body weight] has
+    the body-weight line at 100 %."""
+    _, fit, page = swing_report
+    (imp,) = [c for c in page["charts"] if c["title"].startswith("club-head speed through")]
+    lo, hi = imp["xlayout"]
+    t = [x for tr in imp["traces"] if tr["x"] for x in tr["x"] if x is not None]
+    ev = fit["capture"]["events"]
+    assert lo < ev["impact_s"] < hi
+    assert hi - lo < 0.25 * (max(t) - min(t))
+    grf = [c for c in page["charts"] if c["title"].startswith("ground reaction force")]
+    assert len(grf) == 2
+    for c in grf:
+        (bw,) = [tr for tr in c["traces"] if tr["name"].startswith("body weight")]
+        assert bw["y"] == [100, 100] and c["y"].endswith("[% body weight]")
 
 
 def test_swing_report_rules_and_defects(swing_report):

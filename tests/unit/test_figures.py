@@ -1,9 +1,9 @@
 """harness/core/figures.py: the chart descriptions every report draws with plotly.js.
 
 Axis titles carry units (a missing unit is refused); an exact zero on a log axis is drawn on
-its own ``0`` tick two decades below the smallest non-zero value; the same data give the
-same bytes; NaN and ±inf become gaps (JSON null), never numbers; titles and names from user
-models are escaped so a page's HTML cannot be broken from a chart."""
+its own ``0`` tick (two decades, or two label spacings, below the smallest non-zero value);
+the same data give the same bytes; NaN and ±inf become gaps (JSON null), never numbers;
+titles and names from user models are escaped so a page's HTML cannot be broken from a chart."""
 from __future__ import annotations
 
 import json

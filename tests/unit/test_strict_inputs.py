@@ -346,3 +346,31 @@ def test_limits_of_plus_minus_1e308_are_sampled_at_physical_positions(tmp_path):
     q = b.arrays["in/double_pendulum/q"]
     assert np.all((q >= UNBOUNDED_ANGLE[0]) & (q <= UNBOUNDED_ANGLE[1])), q
     assert MAX_SAMPLED_SPAN < 1e308
+
+
+def test_npy_headers_read_as_numpy_reads_them(tmp_path):
+    """The .npy header fast path gives numpy's (shape, fortran order, dtype) for every
+    array numpy writes, and a header it does not recognise still goes to numpy's parser
+    (which raises for a bad one)."""
+    import io
+
+    import numpy as np
+
+    from harness.core.strict import npy_header_1_0
+
+    arrays = [np.zeros(()), np.arange(5), np.ones((3, 4), order="F"), np.zeros((2, 0, 7)),
+              np.array(["ab", "c"]), np.array([True, False]), np.zeros((10**6 // 8,)),
+              np.zeros((1, 2, 3, 4), dtype=">i4"), np.array([1 + 2j])]
+    for a in arrays:
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, a, version=(1, 0))
+        raw = buf.getvalue()
+        want = np.lib.format.read_array_header_1_0(io.BytesIO(raw[8:]))
+        got = npy_header_1_0(io.BytesIO(raw[8:]))
+        assert got == want and got[2] == want[2], (a.dtype, a.shape)
+    odd = b"{'shape': (3,), 'fortran_order': False, 'descr': '<f8'}"
+    odd = len(odd + b"\n").to_bytes(2, "little") + odd + b"\n"
+    assert npy_header_1_0(io.BytesIO(odd)) == ((3,), False, np.dtype("<f8"))
+    bad = b"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': 1}\n"
+    with pytest.raises(ValueError):
+        npy_header_1_0(io.BytesIO(len(bad).to_bytes(2, "little") + bad))

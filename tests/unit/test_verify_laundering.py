@@ -222,3 +222,39 @@ def test_edited_records_or_manifest_without_new_hashes_are_mismatches(failing):
     proc = run_cli("verify", folder)
     assert proc.returncode == 1, proc.stderr
     assert "MISMATCH manifest.json: manifest_sha256 differs" in proc.stdout
+
+
+def test_the_report_verifies_the_bundle_it_read_as_verify_does(failing):
+    """``harness report`` reads a bundle once and verifies that read (verify_read): the
+    same problems as ``verify`` on the folder, for a laundered bundle (failed rows
+    rewritten as passed, every hash updated) and for the consistent one."""
+    from harness.evidence import bundle as evidence
+
+    folder, engine, failed = failing
+    hooks = api.evidence_hooks()
+    assert evidence.verify_read(api.read_bundle(folder), hooks) == api.verify(folder) == []
+    manifest, records, arrays = _load(folder)
+    for r in records:
+        if r.id in failed:
+            r.status, r.passed, r.reason = "passed", True, ""
+    _seal(folder, manifest, records, arrays)
+    found = api.verify(folder)
+    assert found and evidence.verify_read(api.read_bundle(folder), hooks) == found
+    problems: list[str] = []
+    api.report(folder, problems=problems)
+    assert problems == found
+    assert "this bundle does not verify" in (folder / "index.html").read_text()
+
+
+def test_condition_numbers_of_a_stack_are_those_of_each_matrix(rng):
+    """cond(M) of the whole (N, n, n) stack at once equals one np.linalg.cond per matrix,
+    bit for bit, with inf for a matrix with a non-finite entry."""
+    from harness.stages.dynamics import condition_numbers
+
+    M = rng.standard_normal((40, 6, 6))
+    M[3, 2, 2] = np.nan
+    M[7] = np.ones((6, 6))  # singular
+    want = np.array([np.linalg.cond(m) if np.all(np.isfinite(m)) else np.inf for m in M])
+    want = np.where(np.isnan(want), np.inf, want)
+    assert np.array_equal(condition_numbers([M]), want)
+    assert np.array_equal(condition_numbers([M, 2 * M]), want)  # the largest over engines

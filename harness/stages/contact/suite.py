@@ -181,9 +181,9 @@ def _diagnostics(adapter):
 # ----- report ------------------------------------------------------------------------------
 def _plot(series, key, title, ylabel, unit, logy=False):
     """One chart (harness.core.figures) of ``key`` against time for every series that has it;
-    series longer than 2000 samples are thinned keeping each bucket's extremes."""
+    series longer than 300 samples are thinned keeping each bucket's extremes."""
     fig = figures.Figure(title, "time", "s", ylabel, unit, ylog=logy, legend="below",
-                         height=380)
+                         height=380, digits=5)
     for i, (name, s) in enumerate(series.items()):
         if key in s and "t" in s:
             t, y = np.asarray(s["t"], dtype=float), np.asarray(s[key], dtype=float)
@@ -192,7 +192,7 @@ def _plot(series, key, title, ylabel, unit, logy=False):
     return fig
 
 
-def _thin(n, y, most=2000):
+def _thin(n, y, most=300):
     """Indices of at most ~``most`` samples of a series of ``n``: first and last kept, and
     in each of most/2 buckets the minimum and the maximum (extremes survive)."""
     if n <= most:

@@ -15,6 +15,7 @@ from harness.core import figures
 from harness.core.conventions import JointSlot, Layout
 from harness.core.records import Record, unit_of
 from harness.core.tolerances import lookup
+from harness.model import registry
 from harness.stages.replay.cases import NAME, array_key
 from harness.stages.replay.measures import (
     coordinate_errors,
@@ -79,7 +80,7 @@ def report_context(manifest: dict[str, Any], records: list[Record],
     return out
 
 
-_MAX_POINTS = 2000  # per plotted line: keeps the report light and quick to draw
+_MAX_POINTS = 300  # per plotted line (a chart is 400-600 px wide): a light report
 
 
 def _thin(n, *ys):
@@ -189,7 +190,7 @@ def _case_context(name, info, recs, arrays):
     charts = []
     for kind, unit, cols in _coordinate_groups(layout, nq):
         fig = figures.Figure(f"q(t), {kind} ({e0}; the other engines overlap it)",
-                             "time t − t0", "s", kind, unit, height=340)
+                             "time t − t0", "s", kind, unit, height=340, digits=5)
         for i, (lab, col) in enumerate(cols):
             fig.line(trel[sel], _column(X[e0], col)[sel], lab, color_=figures.color(i),
                      dash=(None, "dash", "dot")[(i // 10) % 3])
@@ -198,9 +199,12 @@ def _case_context(name, info, recs, arrays):
     sel = _thin(t.size, *errs.values()) if errs else sel
     if pairs:
         fig = figures.Figure("pointwise error max|x_a − x_b| over the state", "time t − t0",
-                             "s", "error", "rad, m, rad/s or m/s", ylog=True, height=340)
-        for i, ((a_, b_), err) in enumerate(errs.items()):
-            fig.line(trel[sel], err[sel], f"{a_}~{b_}", color_=figures.color(i))
+                             "s", "error", "rad, m, rad/s or m/s", ylog=True, height=340,
+                             digits=4)  # a log axis: 4 digits draw it exactly
+        order = figures.engine_order(registry.engine_names(), have)
+        for (a_, b_), err in errs.items():
+            colour, _, dash = figures.pair_style(a_, b_, order)
+            fig.line(trel[sel], err[sel], f"{a_}~{b_}", color_=colour, dash=dash)
         fig.hline(tol.atol, f"agreement band atol {tol.atol:g}")
         for n in sorted({window_length(arrays, name, run, e) for e in have}):
             if n < t.size:
@@ -319,27 +323,29 @@ def _convergence_charts(name, info, arrays) -> list:
     figs = [figures.Figure(title, xl, xu, yl, yu, xlog=True, ylog=True, height=430,
                            legend="below") for title, xl, xu, yl, yu in specs]
     runs = [r for r, v in info["runs"].items() if v["kind"] == "convergence"]
-    k = 0
+    order = figures.engine_order(registry.engine_names(), info["engines"])
     for run in runs:
         for e in info["engines"]:
             pre = array_key(name, "conv", e, run)
             if pre + "/h" not in arrays:
                 continue
             err = sweep_errors(arrays, pre, array_key(name, "conv", e, "x_ref"))
-            lab, c = f"{run} {e}", figures.color(k)
-            k += 1
+            # the engine's own colour; the run (integrator) its dash
+            lab, c = f"{run} {e}", figures.engine_style(e, order)[0]
+            dash = figures.PAIR_DASHES[runs.index(run) % len(figures.PAIR_DASHES)]
             wall = info["runs"][run].get("wall_s", {}).get(e)
             if wall is not None:
-                figs[3].line(wall, err, lab, color_=c, markers=True)
+                figs[3].line(wall, err, lab, color_=c, markers=True, dash=dash)
             if run == "dop853":
                 continue  # no step: its tolerance sweep is on the speed-accuracy axes
             h = arrays[pre + "/h"]
             E = arrays[pre + "/energy"]
-            figs[0].line(h, err, lab, color_=c, markers=True)
-            figs[1].line(h, np.abs(E - E[:, :1]).max(axis=1), lab, color_=c, markers=True)
+            figs[0].line(h, err, lab, color_=c, markers=True, dash=dash)
+            figs[1].line(h, np.abs(E - E[:, :1]).max(axis=1), lab, color_=c, markers=True,
+                         dash=dash)
             if pre + "/momentum" in arrays:
                 L = arrays[pre + "/momentum"]
                 figs[2].line(h, np.linalg.norm(L - L[:, :1], axis=-1).max(axis=1), lab,
-                             color_=c, markers=True)
+                             color_=c, markers=True, dash=dash)
     figs = [f for f in figs if f.traces]
     return [figures.grid(figs, min_width=560)] if figs else []
