@@ -210,8 +210,9 @@ class Figure:
         self.yaxis: Json = {"title": {"text": axis_title(ylabel, yunit)}, "automargin": True,
                       "exponentformat": "e", "zeroline": False}
         if categories is not None:
+            # labels upright: their boxes never overlap, however narrow the chart
             self.xaxis.update(type="category", categoryorder="array",
-                              categoryarray=list(categories))
+                              categoryarray=list(categories), tickangle=-90)
         if integer_x:
             self.xaxis.update(tickformat="d")
             self._integer_x = True
@@ -269,8 +270,9 @@ class Figure:
                           **({"marker": {"color": color_}} if color_ else {})}, xs, ys)
 
     def hline(self, y: float, name: str, *, color_: str = "crimson",
-              dash: str = "dash") -> None:
-        """A horizontal reference line across the chart, named in the legend."""
+              dash: str = "dash", legend: bool = True) -> None:
+        """A horizontal reference line across the chart, named in the legend (``legend``
+        False: its name only in the hover, for a line the legend names with another)."""
         y_n = _num(y)
         if y_n is None:
             return
@@ -279,7 +281,7 @@ class Figure:
         self.traces.append({"type": "scatter", "mode": "lines", "name": str(name),
                             "x": [0, 1], "y": [y_n, y_n], "xaxis": "x2",
                             "line": {"color": color_, "dash": dash, "width": 1.4},
-                            "hoverinfo": "name"})
+                            "hoverinfo": "name", "showlegend": legend})
 
     def vline(self, x: float, label: str, *, color_: str = "#555", dash: str = "dot",
               side: str = "center") -> None:
@@ -418,12 +420,12 @@ def plot_div(spec: Json) -> str:
 
 def grid(charts: Iterable[Figure | str], min_width: int = 380) -> str:
     """Small multiples: the charts (Figure or HTML strings) in a responsive CSS grid, each at
-    least ``min_width`` px wide."""
+    least ``min_width`` px wide, or the page's width where that is narrower (a phone)."""
     cells = [c.html() if isinstance(c, Figure) else c for c in charts]
     if not cells:
         return ""
     return (f'<div class="plotgrid" style="display:grid;gap:8px;'
-            f'grid-template-columns:repeat(auto-fill,minmax({int(min_width)}px,1fr))">'
+            f'grid-template-columns:repeat(auto-fill,minmax(min({int(min_width)}px,100%),1fr))">'
             + "".join(cells) + "</div>")
 
 

@@ -25,10 +25,11 @@ TABLE_VERSION = "2026.12.26"
 #   with the same numbers).
 # 2026.12.24: no existing atol or rtol changed. New: resolution/prior_share and
 #   data_se_over_prior_sigma (when the study's data identify p, against its prior),
-#   prior_share_fd (the prior share against the fit's response to moving the prior
-#   centre), truth_z (an identified p against a moved truth); fit/se_coverage_band (the
-#   binomial band of the pendulum and balance standard errors' coverage), fit/se_formulations
-#   (the pendulum's SE of p from collocation against single shooting).
+#   prior_share_finite_difference (the prior share against the fit's response to moving
+#   the prior centre), truth_z (an identified p against a moved truth); fit/se_coverage_band (the
+#   binomial band of the pendulum and balance standard errors' coverage),
+#   fit/se_formulations_p and se_formulations_se (the pendulum's p and its SE from
+#   collocation against single shooting).
 # 2026.12.20: no existing atol or rtol changed. New: dynamics/bias_forces_terms (h's
 #   absolute bound per state from the round-off of its own terms, m·λ·(|g| + λ·(Σ|v|)²),
 #   in place of the 1e-30 floor that failed h = 0 by structure at 1e-20..1e-17);
@@ -1165,13 +1166,14 @@ TABLE.update({
         "[binom.ppf(0.005), binom.ppf(0.995)] (16 … 20 for n = 20), so a calibrated fitter "
         "fails it ≤ 1 % of the time; with the SEs halved the same 20 seeds cover 11 "
         "(pendulum) and 2 (balance, χ²₈) times, measured."),
-    ("fit", "se_formulations"): Tolerance(0.1, 0.01, "The pendulum's p from midpoint "
-        "collocation against single shooting (RK4, same h = 0.01 s) on the same data: "
-        "atol bounds |Δp| in SEs (the two schemes' discretisation errors differ by "
-        "O(h²), measured 0.04 SE), rtol the ratio of their SEs (the same information "
-        "through slightly different sensitivities, measured 2e-4); a covariance without "
-        "σ̂², or a missing factor of the mean-objective scaling, is off by ≥ 2 %, usually "
-        "far more."),
+    ("fit", "se_formulations_p"): Tolerance(0.1, 0.0, "The pendulum's p from midpoint "
+        "collocation against single shooting (RK4, same h = 0.01 s) on the same data, "
+        "|Δp| in SEs: the two schemes' discretisation errors differ by O(h²), measured "
+        "0.04 SE."),
+    ("fit", "se_formulations_se"): Tolerance(0.01, 0.0, "The same two fits' standard "
+        "errors of p, |SE_collocation / SE_shooting − 1| [–]: the same information through "
+        "slightly different sensitivities, measured 2e-4; a covariance without σ̂², or a "
+        "missing factor of the mean-objective scaling, is off by ≥ 2 %, usually far more."),
     ("fit", "final_infeasibility"): Tolerance(1e-6, 0.0, "IPOPT's primal infeasibility "
         "(max constraint violation, inf_pr) at the last iteration of a converged balance "
         "fit: the collocation constraints are met well below the solve's tol 1e-8 "
@@ -1395,12 +1397,12 @@ TABLE.update({
         "CV choice on the forced pendulum this ratio is ~1.7 (SE ~3.3 against σ_p = 2): p "
         "is not identified there; on the unforced pendulum with the control weighted as "
         "small it is ≤ 0.06."),
-    ("resolution", "prior_share_fd"): Tolerance(0.0, 0.05, "The prior's share φ against "
-        "∂p̂/∂μ_p by a central difference of the prior centre (±0.5 1/s²) through the full "
-        "Levenberg–Marquardt fit, relative to φ: equal to first order; the Gauss–Newton "
-        "Hessian omits the residual-curvature terms of the effort rows (u itself is no "
-        "small residual), measured within 1.5 %; a φ counted without the N_f scaling is "
-        "wrong by the factor N_f."),
+    ("resolution", "prior_share_finite_difference"): Tolerance(0.0, 0.05,
+        "The prior's share φ against ∂p̂/∂μ_p by a central difference of the prior centre "
+        "(±0.5 1/s²) through the full Levenberg–Marquardt fit, relative to φ: equal to first "
+        "order; the Gauss–Newton Hessian omits the residual-curvature terms of the effort "
+        "rows (u itself is no small residual), measured within 1.5 %; a φ counted without the"
+        " N_f scaling is wrong by the factor N_f."),
     ("resolution", "truth_z"): Tolerance(3.0, 0.0, "Threshold on |p̂ − p_true| / SE(p̂) "
         "where the study reports p identified: a calibrated SE exceeds 3 with probability "
         "0.27 % per fit; a fit pulled to the prior centre (8 against a truth of 10 or 14, "

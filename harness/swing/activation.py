@@ -220,8 +220,8 @@ def _charts(series) -> str:
         fig.line(series["t_s"], e_t[:, k], "torque-driven fit (implied)", color_=F.color(0))
         fig.line(series["t_s"], e_a[:, k], "activation-driven fit", color_=F.color(1),
                  dash="dash")
-        fig.hline(1.0, "bound e = +1", color_="#555", dash="dot")
-        fig.hline(-1.0, "bound e = −1", color_="#555", dash="dot")
+        fig.hline(1.0, "bounds e = ±1", color_="#555", dash="dot")
+        fig.hline(-1.0, "bound e = −1", color_="#555", dash="dot", legend=False)
         figs.append(fig)
     return ("<p>The upper-body joints with the largest excitation, each frame interval's "
             "value at its midpoint; the bound ±1 dotted grey.</p>" + F.grid(figs, 420))

@@ -95,28 +95,6 @@ def measure(pages):
 CASES = [(k, w) for k in KINDS for w in WIDTHS]
 
 
-def _cases(xfail: dict[tuple[str, int], str]) -> list:
-    """CASES, those in ``xfail`` {(kind, width): reason} marked strict xfail: a chart
-    defect the charts' own work is fixing, to be flipped once it lands."""
-    return [pytest.param(k, w, marks=pytest.mark.xfail(strict=True, reason=xfail[k, w]))
-            if (k, w) in xfail else (k, w) for k, w in CASES]
-
-
-GRID = ("at 390 px the {} page's chart grid keeps each chart at its minimum width (380-480 "
-        "px){}, wider than the screen: the charts' layout")
-LEGEND = " and the stage's shared legend keeps each entry on one line"
-CHARTS_WIDER = {(k, 390): GRID.format(k, LEGEND if k in ("parity", "qualify", "replay",
-                                                         "diagnose", "diagnose-unexplained")
-                                      else "")
-                for k in KINDS if k != "survey"}
-TICKS_OVERLAP = {(("qualify", w)): "the qualify page's charts: the exact-zero 0 tick sits on "
-                 "the 1e-49 tick of the mass-matrix / inertia charts, and the contact "
-                 "cases' category labels overlap: the charts' axes" for w in WIDTHS}
-LEGEND_TWINS = {("swing", w): "the swing page's activation excitation charts draw "
-                "'bound e = +1' and 'bound e = −1' in one style: the charts' styles"
-                for w in WIDTHS}
-
-
 @pytest.mark.parametrize("kind,width", CASES)
 def test_banner_follows_the_exit_code(measure, kind, width):
     rc, m = measure(kind, width)
@@ -145,20 +123,20 @@ def test_nothing_but_charts_wider_than_the_screen(measure, kind, width):
     assert m["scrollWidth"] <= m["width"] or m["nWideCharts"], (kind, width, m["scrollWidth"])
 
 
-@pytest.mark.parametrize("kind,width", _cases(CHARTS_WIDER))
+@pytest.mark.parametrize("kind,width", CASES)
 def test_charts_fit_the_screen(measure, kind, width):
     _rc, m = measure(kind, width)
     assert m["nWideCharts"] == 0, f"{kind} at {width} px: {m['wideCharts']}"
     assert m["scrollWidth"] <= m["width"], (kind, width, m["scrollWidth"])
 
 
-@pytest.mark.parametrize("kind,width", _cases(TICKS_OVERLAP))
+@pytest.mark.parametrize("kind,width", CASES)
 def test_tick_labels_do_not_overlap(measure, kind, width):
     _rc, m = measure(kind, width)
     assert m["nOverlaps"] == 0, f"{kind} at {width} px: {m['overlaps']}"
 
 
-@pytest.mark.parametrize("kind,width", _cases(LEGEND_TWINS))
+@pytest.mark.parametrize("kind,width", CASES)
 def test_legend_entries_differ_in_style(measure, kind, width):
     _rc, m = measure(kind, width)
     assert m["nDuplicates"] == 0, f"{kind} at {width} px: {m['duplicates']}"
