@@ -164,6 +164,20 @@ def _numbers(max_abs: float, max_rel: float) -> tuple[float | None, float | None
     return max_abs, (max_rel if np.isfinite(max_rel) else None)
 
 
+def terms_floor(rid: str, a: ArrayLike, terms: ArrayLike, atol: float,
+                f: float) -> NDArray[np.float64]:
+    """The per-state absolute floor max(atol, f·T_s) (S,) [the quantity's unit] of a
+    comparison whose quantity is a sum of terms of magnitude T_s (S,) that may cancel to an
+    exact 0: round-off of f·T_s. ValueError when T does not have one value per state of
+    ``a`` (S, ...)."""
+    T = np.asarray(terms, dtype=float)
+    S = np.asarray(a).shape[0]
+    if T.shape != (S,):
+        raise ValueError(f"{rid}: terms have shape {T.shape}, expected ({S},)")
+    out: NDArray[np.float64] = np.maximum(atol, f * T)
+    return out
+
+
 def compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, engine_b: str,
             a: ArrayLike, b: ArrayLike, tol: Tolerance, key_a: str, key_b: str,
             labels: Labels | None = None, key_labels: str = "",

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.core.records import Record, compare, unit_of
+from harness.core.records import Record, compare, terms_floor, unit_of
 from harness.core.tolerances import Tolerance, lookup
 from harness.stages.base import Quantity, state_labels
 
@@ -92,10 +92,7 @@ def terms_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: s
     magnitude of the quantity's terms, f the table's ``dynamics/<quantity>_terms``."""
     f = lookup(NAME, TERMS[quantity]).atol
     T = np.asarray(terms, dtype=float)
-    S = np.asarray(a).shape[0]
-    if T.shape != (S,):
-        raise ValueError(f"{rid}: terms have shape {T.shape}, expected ({S},)")
-    floor = np.maximum(tol.atol, f * T)
+    floor = terms_floor(rid, a, T, tol.atol, f)
     rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
                   key_b, labels, key_labels, floor=floor)
     if rec.status == "passed" and rec.max_abs is not None and rec.max_rel is None:

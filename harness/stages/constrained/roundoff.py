@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.core.records import Record, compare
+from harness.core.records import Record, compare, terms_floor
 from harness.core.tolerances import Tolerance, lookup
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME
@@ -108,10 +108,8 @@ def terms_compare(rid: str, fixture: str, quantity: str, engine_a: str, engine_b
     entry, what = TERMS[quantity]
     f = lookup(NAME, entry).atol
     T = np.asarray(terms, dtype=float)
-    S = np.asarray(a).shape[0]
-    if T.shape != (S,):
-        raise ValueError(f"{rid}: terms have shape {T.shape}, expected ({S},)")
-    floor = np.maximum(tol.atol, f * T)
+    S = T.shape[0]
+    floor = terms_floor(rid, a, T, tol.atol, f)
     rec = compare(rid, NAME, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
                   key_b, labels, key_labels, floor=floor)
     A, B = np.asarray(a, dtype=float).reshape(S, -1), np.asarray(b, dtype=float).reshape(S, -1)
