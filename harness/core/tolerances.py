@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.26"
+TABLE_VERSION = "2026.12.27"
+# 2026.12.27: no number changed. New: verify/derived_bound_inputs (the relative margin with
+#   which verify recomputes cond(M) and stage 3's KKT terms, written inline before).
 # 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
 #   (J̇v's absolute bound per state from the round-off of its own terms, λ·(Σ|v|)², in place
 #   of the 1e-30 floor that failed J̇v = 0 by structure — a weld between bodies of one chain
@@ -1242,6 +1244,12 @@ TABLE.update({
 
 # ----- conditioning of forward dynamics (harness/stages/dynamics.py) -------------------------
 TABLE.update({
+    ("verify", "derived_bound_inputs"): Tolerance(0.0, 1e-6, "A bundle stores numbers "
+        "that set a row's bound (cond(M) per state, the round-off terms T_s of stage 3's "
+        "KKT rows); `verify` computes them again from the stored arrays and refuses the "
+        "bundle when one differs by more than this, relative. They come from SVDs, whose "
+        "last bits may differ between a stack and one matrix at a time; an edited bound "
+        "that would pass a row differs by orders of magnitude."),
     ("dynamics", "conditioned_forward_dynamics"): Tolerance(1e-6, 2.2e-16, "Factor (rtol) "
         "and cap (atol) of the per-state bound of v̇ = M⁻¹(τ − h): two exact engines that "
         "agree on M and h to round-off still differ in v̇ by up to ~cond(M)·eps relative "

@@ -289,7 +289,9 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
                                if k.count("/") == prefix.count("/")])
     stored = np.asarray(arrays[ck], dtype=float)
     if again is None or again.shape != stored.shape or not np.all(
-            (again == stored) | (np.abs(again - stored) <= 1e-6 * np.abs(stored))):
+            (again == stored) | (np.abs(again - stored)
+                                 <= lookup("verify", "derived_bound_inputs").rtol
+                                 * np.abs(stored))):
         raise ValueError(f"{ck} differs from the condition numbers of the stored "
                          f"{CONDITIONED[base]} arrays")
     return conditioned_compare(*args, stored, pair_backward(arrays, r.key_a, r.key_b, base))

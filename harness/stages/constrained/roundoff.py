@@ -143,8 +143,9 @@ def _check_terms(r: Record, arrays: dict[str, NDArray[Any]]) -> None:
                             arrays[f"{pre}/constrained_vdot/{e}"],
                             arrays[f"{pre}/constraint_multipliers/{e}"])
         stored = np.asarray(arrays[kkt_key(fx, e)], dtype=float)
+        margin = lookup("verify", "derived_bound_inputs").rtol
         if again.shape != stored.shape or not np.all(np.abs(again - stored)
-                                                      <= 1e-6 * np.abs(stored)):
+                                                      <= margin * np.abs(stored)):
             raise ValueError(f"{kkt_key(fx, e)} differs from the KKT terms of the stored "
                              "arrays")
 
