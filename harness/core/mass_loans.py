@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.core.conventions import rpy_to_matrix
+from harness.core.conventions import combine_inertias, rpy_to_matrix
 from harness.core.spec import FixtureSpec
 
 LOAN_SHARE = 1e-9  # [relative] share of a donor's mass lent at each point
@@ -88,19 +88,12 @@ def with_loans(spec: FixtureSpec) -> dict[str, tuple[float, NDArray[np.float64],
     """{body: (mass kg, com (3,) m, inertia about the com (3×3) kg·m², body axes)} of the
     bodies ``massless_loans`` changes, after the loans."""
     out: dict[str, tuple[float, NDArray[np.float64], NDArray[np.float64]]] = {}
-
-    def shift(d: NDArray[np.float64]) -> NDArray[np.float64]:
-        return float(d @ d) * np.eye(3) - np.outer(d, d)
-
     for taker, donor, pts_b, pts_d, eps in massless_loans(spec):
         for name, pts, sign in ((taker, pts_b, 1.0), (donor, pts_d, -1.0)):
             B = spec.body(name)
-            m0, c0, I0 = out.get(name, (B.mass, np.asarray(B.com, dtype=float),
-                                        B.inertia_matrix))
-            for x in pts:
-                m1 = m0 + sign * eps
-                c1 = (m0 * c0 + sign * eps * x) / m1
-                I0 = I0 + m0 * shift(c0 - c1) + sign * eps * shift(x - c1)
-                m0, c0 = m1, c1
+            body = out.get(name, (B.mass, np.asarray(B.com, dtype=float), B.inertia_matrix))
+            # the body and its lent (+ε) or given (−ε) point masses, parallel-axis summed
+            m0, c0, I0 = combine_inertias([body] + [(sign * eps, x, np.zeros((3, 3)))
+                                                    for x in pts])
             out[name] = (m0, c0, 0.5 * (I0 + I0.T))
     return out
