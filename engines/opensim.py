@@ -639,15 +639,29 @@ def _add_constraints(m, spec, bodies) -> None:
             raise ModelRejected("opensim", f"constraint {c.name}: kind {c.kind}")
         con.setName(c.name)
         m.addConstraint(con)
-    for k in spec.couplings:  # q_f = m q_l + c: a LinearFunction of the leader's coordinate
+    for k in spec.couplings:  # q_f = f(q_l): a function of the leader's coordinate
         cc = osim.CoordinateCouplerConstraint()
         cc.setName(f"{k.follower}__coupling")
         names = osim.ArrayStr()
         names.append(k.leader)
         cc.setIndependentCoordinateNames(names)
         cc.setDependentCoordinateName(k.follower)
-        cc.setFunction(osim.LinearFunction(float(k.multiplier), float(k.offset)))
+        cc.setFunction(coupling_function(k))
         m.addConstraint(cc)
+
+
+def coupling_function(k):
+    """The OpenSim Function of a coupling q_f = f(q_l) (harness/core/spec.py Coupling): a
+    LinearFunction (multiplier, offset), a SimmSpline through its knots (the same spline:
+    harness/core/coupling_function.py), or a PolynomialFunction (highest power first)."""
+    if not k.function:
+        return osim.LinearFunction(float(k.multiplier), float(k.offset))
+    if k.function[0] == "spline":
+        sp = osim.SimmSpline()
+        for x, y in zip(k.function[1], k.function[2]):
+            sp.addPoint(float(x), float(y))
+        return sp
+    return osim.PolynomialFunction(osim.Vector([float(c) for c in k.function[1]]))
 
 
 def _massless_chain_rejected(spec: FixtureSpec, error: str) -> ModelRejected | None:
@@ -1754,7 +1768,8 @@ class OpensimAdapter(AdapterBase):
     def native_constrained_law(self) -> str:
         kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}
                                  | ({"coupling"} if self._spec.couplings else set())))
-        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction; "
+        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction (a SimmSpline "
+                   "or PolynomialFunction when non-linear); "
                    if self._spec.couplings else "")
         return ("Simbody constraints built by OpenSim (point: PointConstraint = "
                 "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; "

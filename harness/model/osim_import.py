@@ -39,16 +39,19 @@ import os
 import re
 
 from harness.core.errors import BadInput
-from harness.core.spec import FixtureSpec
+from harness.core.spec import FixtureSpec, inertia_problem, repair_inertia
 from harness.core.strict import MAX_BODIES, holds_warnings, referenced_file_problem
 from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
 
 
 @holds_warnings
-def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
+def load_osim_with_notes(path: str, floating: bool = False,
+                         repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
-    line per change the import made. BadInput(path, problem) for unsupported content."""
+    line per change the import made. BadInput(path, problem) for unsupported content; a
+    body's non-physical inertia is refused, or with ``repair_inertia`` replaced by the
+    nearest physical one (noted)."""
     path = str(path)
     raw = read_model_file(path, ".osim")
     text = re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)
@@ -64,11 +67,32 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec
     read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)
     spec, notes = read
     notes = [*notes, *ref_notes]
+    spec = _physical(path, spec, repair_inertia, notes)
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"OpenSim model {spec.name or '(unnamed)'} imported from "
                     f"{os.path.basename(path)}")
     return spec.validate(where=path), notes
+
+
+def _physical(path: str, spec: FixtureSpec, repair: bool, notes: list[str]) -> FixtureSpec:
+    """``spec`` with each body's non-physical inertia [kg·m²] replaced by the nearest
+    physical one (``repair``, one note per body), else BadInput naming every such body."""
+    bad, bodies = [], []
+    for b in spec.bodies:
+        problem = inertia_problem(b.inertia_matrix) if b.mass > 0 else ""
+        if problem and repair:
+            I = repair_inertia(b.inertia_matrix)
+            notes.append(f"body {b.name}: {problem}; replaced by the nearest physical inertia "
+                         "(--repair-inertia)")
+            b = dataclasses.replace(b, inertia=tuple(float(x) for x in I.reshape(-1)))
+        elif problem:
+            bad.append(f"body {b.name}: {problem}")
+        bodies.append(b)
+    if bad:
+        raise BadInput(path, "; ".join(bad) + "; --repair-inertia replaces "
+                       + ("it" if len(bad) == 1 else "each") + " by the nearest physical inertia")
+    return dataclasses.replace(spec, bodies=tuple(bodies))
 
 
 _FILE_ATTR = re.compile(rb"""<([A-Za-z_][\w.-]*)[^>]*?\sfile\s*=\s*(?:"([^"]*)"|'([^']*)')""")
