@@ -492,6 +492,12 @@ def _slide_joint(run, P, C):
         f = osim.LinearFunction(1.0, 0.0)
         f.thisown = False  # the TransformAxis owns its function
         ta.setFunction(f)
+    used = [np.asarray(b, dtype=float) for b in axes]
+    for k in range(len(run), 3):  # unused translations (constant 0): independent axes
+        e = next(e for e in np.eye(3) if np.linalg.matrix_rank(np.array(used + [e])) >
+                 len(used))
+        used.append(e)
+        st.updTransformAxis(3 + k).setAxis(_vec3(e))
     zero = osim.Vec3(0.0, 0.0, 0.0)
     return osim.CustomJoint(run[0].name, P, _vec3(X[:3, 3]),
                             _vec3(xyz_body_fixed(X[:3, :3])), C, zero, zero, st)
