@@ -15,7 +15,10 @@ FreeJoint named after the spec's joints, the joint frame rotated so that the hin
 slide axis is the joint's z or x axis, named frames as PhysicalOffsetFrames, damping as a
 SpringGeneralizedForce of zero stiffness per dof, a joint spring as a second one
 (stiffness k, rest length q_ref, no viscosity), gravity from the spec, loop constraints
-as PointConstraint / WeldConstraint / PointOnLineConstraint). Armature has no OpenSim
+as PointConstraint / WeldConstraint / PointOnLineConstraint, joint couplings as
+CoordinateCouplerConstraints). A run of slides through massless bodies that no exact
+point-mass loan reaches is ONE CustomJoint (``merged_slides``); the bodies between are
+read as points of the run's last body. Armature has no OpenSim
 element: the adapter adds it to M (below) and the exported model does not carry it.
 
 Conversions (docs/engines.md, "OpenSim"): with P the orthogonal map v_o = P v (free root:

@@ -15,9 +15,12 @@ axes), rad; poses are 4x4 homogeneous X_AB (frame B in frame A).
 An OpenSim joint joins a frame F on the parent body A (X_AF, an offset frame or the body)
 and a frame M on the child body B (X_BM): X_AB(q) = X_AF · X_FM(q) · X_MB. X_FM is a
 rotation about F's z (PinJoint), a translation along F's x (SliderJoint), a rotation
-about F's origin (BallJoint, FreeJoint with a translation), the identity (WeldJoint), or,
-for a CustomJoint, Trans(Σ f_k(q) a_k) · R(a_1, f_1(q)) R(a_2, f_2(q)) R(a_3, f_3(q))
-(three rotations about body-fixed axes, then translations along F's axes).
+about F's origin (BallJoint, FreeJoint with a translation; GimbalJoint Rx Ry Rz,
+UniversalJoint Rx Ry), the identity (WeldJoint), or, for a CustomJoint,
+Trans(Σ f_k(q) a_k) · R(a_1, f_1(q)) R(a_2, f_2(q)) R(a_3, f_3(q)) (three rotations about
+body-fixed axes, then translations along F's axes). An axis that is not its coordinate's
+first LinearFunction axis is a joint ``<joint>_<axis>`` of its own, coupled to the
+coordinate's joint (``_couplings``: spec Coupling, linear or a spline / polynomial).
 
 Each moving element (an axis and its coordinate) becomes one canonical joint; a joint of
 several elements a chain of massless bodies ``<child>__<coordinate>``; the constant parts

@@ -11,12 +11,16 @@ What becomes what (docs/osim.md):
 * Body → Body: mass, mass_center, inertia (about the com, body axes).
 * Each joint X_AB(q) = X_AF · X_FM(q) · X_MB (offset frames F on the parent, M on the
   child): PinJoint → revolute about F's z, SliderJoint → prismatic along F's x, BallJoint
-  → ball, WeldJoint → fixed, FreeJoint (the one joint from the ground only) → the
-  floating root, CustomJoint whose six axes are Constants or LinearFunctions of one
-  coordinate each → a chain of revolute/prismatic joints through massless bodies
+  → ball, WeldJoint → fixed, GimbalJoint (x, y, z) and UniversalJoint (x, y) → revolute
+  joints, FreeJoint (the one joint from the ground only) → the floating root,
+  CustomJoint → a chain of revolute/prismatic joints through massless bodies
   ``<child>__<coordinate>`` (translations first, along F's axes, then the rotations about
   body-fixed axes, as OpenSim composes them); intercepts and constants go into the
-  placements, a slope s gives the axis sign(s)·a and the canonical coordinate |s|·q.
+  placements, a slope s gives the axis sign(s)·a and the canonical coordinate |s|·q. A
+  coordinate's joint is its first LinearFunction axis; any other axis it drives (a
+  second LinearFunction, a SimmSpline, a PolynomialFunction, a MultiplierFunction of
+  them) is a joint ``<joint>_<axis>`` of its own held by a joint coupling (spec
+  Coupling), as is the dependent coordinate of a CoordinateCouplerConstraint.
   Moving joints are named after their OpenSim coordinate (a ball joint after its joint).
 * Markers → named frames on their body; gravity; the model's name.
 * A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
@@ -26,11 +30,13 @@ What becomes what (docs/osim.md):
   contact geometry, controllers, forces with appliesForce false, constraints not enforced.
 
 Refused (BadInput naming the file and the element): any other force element, an enforced
-constraint, a prescribed coordinate, a coupled or non-linear CustomJoint axis (a
-function of several coordinates, one coordinate on two axes, a spline or polynomial),
-other joint types (Gimbal, Universal, Planar, Ellipsoid, …), a FreeJoint that is not the
-one joint from the ground, a joint whose child frame is on the ground, ``floating`` on a
-model not hung from the ground by one WeldJoint, anything OpenSim cannot load.
+constraint other than a CoordinateCouplerConstraint, a prescribed coordinate, a
+CustomJoint axis that is a function of several coordinates or of a coordinate that
+drives no axis linearly and follows no other, other coupling functions, other joint
+types (Planar, Ellipsoid, …), a FreeJoint that is not the one joint from the ground, a
+joint whose child frame is on the ground, ``floating`` on a model not hung from the
+ground by one WeldJoint, a non-physical inertia (unless ``repair_inertia``), anything
+OpenSim cannot load.
 """
 from __future__ import annotations
 
