@@ -51,7 +51,7 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import ContactScene, FixtureSpec, Sphere
+from harness.core.spec import ContactScene, Coupling, FixtureSpec, Sphere
 from harness.model.binding import Binding, console_as_warnings
 from harness.model.joint_chain import folded_frames
 from harness.model.prepared import PreparedModel
@@ -659,7 +659,7 @@ def _add_constraints(m, spec, bodies) -> None:
         m.addConstraint(cc)
 
 
-def coupling_function(k):
+def coupling_function(k: Coupling) -> Any:
     """The OpenSim Function of a coupling q_f = f(q_l) (harness/core/spec.py Coupling): a
     LinearFunction (multiplier, offset), a SimmSpline through its knots (the same spline:
     harness/core/coupling_function.py), or a PolynomialFunction (highest power first)."""

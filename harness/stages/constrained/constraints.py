@@ -90,7 +90,7 @@ def has_rows(spec: FixtureSpec) -> bool:
 # the last specs' coupling matrices: (spec, matrices) by id(spec); a rollout asks at every
 # RK4 stage, and building the layout costs ~0.4 ms (tiago_pro: 58 of 82 s of stage 3)
 _COUPLINGS_SEEN: dict[int, tuple[FixtureSpec, tuple[NDArray[np.float64], NDArray[np.intp],
-                                                    NDArray[np.intp]]]] = {}
+                                                    NDArray[np.intp], NDArray[np.intp]]]] = {}
 
 
 def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
@@ -100,6 +100,12 @@ def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.
     entry depends on q, ``coupling_jacobian_drift``); iq_f, iq_l the follower's and
     leader's q indices. The arrays are shared between calls for one spec: read them, do
     not write."""
+    return _coupling_arrays(spec)[:3]
+
+
+def _coupling_arrays(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
+                                                  NDArray[np.intp], NDArray[np.intp]]:
+    """``coupling_matrix`` and the leaders' v indices iv_l (k,), cached per spec."""
     seen = _COUPLINGS_SEEN.get(id(spec))
     if seen is not None and seen[0] is spec:
         return seen[1]
@@ -113,18 +119,19 @@ def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def _coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
-                                                  NDArray[np.intp]]:
-    """coupling_matrix, computed."""
+                                                  NDArray[np.intp], NDArray[np.intp]]:
+    """_coupling_arrays, computed."""
     layout = Layout.from_spec(spec)
     A = np.zeros((len(spec.couplings), layout.nv))
     iqf, iql = np.zeros(len(spec.couplings), np.intp), np.zeros(len(spec.couplings), np.intp)
+    ivl = np.zeros(len(spec.couplings), np.intp)
     for i, c in enumerate(spec.couplings):
         f, lead = layout.slot(c.follower), layout.slot(c.leader)
         A[i, f.iv] += 1.0
         if not c.function:
             A[i, lead.iv] -= c.multiplier
-        iqf[i], iql[i] = f.iq, lead.iq
-    return A, iqf, iql
+        iqf[i], iql[i], ivl[i] = f.iq, lead.iq, lead.iv
+    return A, iqf, iql, ivl
 
 
 def coupling_residual(spec: FixtureSpec, q: ArrayLike) -> NDArray[np.float64]:
@@ -145,19 +152,17 @@ def coupling_jacobian_drift(spec: FixtureSpec, q: ArrayLike, v: ArrayLike
     """(J (k, nv), J̇v (k,)) of the k coupling rows at canonical (q, v): e_f − m·e_l and 0
     for a linear coupling; e_f − f'(q_l) e_l and −f''(q_l) v_l² [rad/s² | m/s²] for a
     non-linear one (q_l the leader's one coordinate, v_l its speed)."""
-    A, _, iql = coupling_matrix(spec)
+    A, _, iql, ivl = _coupling_arrays(spec)
     drift = np.zeros(A.shape[0])
     if not any(c.function for c in spec.couplings):
         return A, drift
     A = A.copy()
     qa, va = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-    layout = Layout.from_spec(spec)
     for i, c in enumerate(spec.couplings):
         if c.function:
             _, df, d2 = evaluate(c.function, qa[iql[i]])
-            iv = layout.slot(c.leader).iv
-            A[i, iv] -= df
-            drift[i] = -d2 * va[iv] ** 2
+            A[i, ivl[i]] -= df
+            drift[i] = -d2 * va[ivl[i]] ** 2
     return A, drift
 
 
