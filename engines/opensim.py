@@ -633,6 +633,9 @@ def _add_constraints(m, spec, bodies) -> None:
     frames = {f.name: f for f in spec.frames}
     for c in spec.constraints:
         fa, fb = frames[c.frame_a], frames[c.frame_b]
+        if fa.body not in bodies or fb.body not in bodies:  # left out of a run of slides
+            raise ModelRejected("opensim", f"constraint {c.name}: a frame on a body between "
+                                "slides the model holds as one CustomJoint")
         A, B = bodies[fa.body], bodies[fb.body]
         if c.kind == "point":
             con = osim.PointConstraint(A, _vec3(fa.xyz), B, _vec3(fb.xyz))
