@@ -311,3 +311,37 @@ def test_file_checks_name_the_file(tmp_path):
     with pytest.raises(BadInput) as e:
         osim_to_spec(str(broken))
     assert str(e.value).startswith(str(broken)) and "OpenSim cannot load it" in str(e.value)
+
+
+def test_a_coordinate_coupler_constraint_is_a_coupling(tmp_path):
+    """An enforced CoordinateCouplerConstraint wrist = s · f(hip) (scale factor s = 2): a
+    coupling between the two joints, linear or a spline, whose value is OpenSim's own
+    s · f (the file's constraint, read back by OpenSim) at any hip angle."""
+    spline = osim.SimmSpline()
+    for x, y in ((-1.0, -0.2), (-0.2, 0.05), (0.3, 0.1), (1.0, 0.4)):
+        spline.addPoint(x, y)
+    tol = lookup("import", "osim_coupling_function")
+    for fn in (osim.LinearFunction(0.5, 0.1), spline):
+        def edit(m, fn=fn):
+            cc = osim.CoordinateCouplerConstraint()
+            cc.setName("wrist_follows_hip")
+            names = osim.ArrayStr()
+            names.append("hip")
+            cc.setIndependentCoordinateNames(names)
+            cc.setDependentCoordinateName("wrist")
+            cc.setFunction(fn)
+            osim.PropertyHelper.setValueDouble(2.0, cc.updPropertyByName("scale_factor"))
+            m.addConstraint(cc)
+        path = _variant(tmp_path, edit)
+        spec, notes = osim_to_spec(path)
+        (k,) = spec.couplings
+        assert (k.follower, k.leader) == ("wrist", "hip")
+        assert any(n.startswith("joint wrist: coupled: ") for n in notes)
+        m = osim.Model(path)
+        m.initSystem()
+        cc = osim.CoordinateCouplerConstraint.safeDownCast(
+            m.getConstraintSet().get("wrist_follows_hip"))
+        for x in (-1.4, -0.7, 0.1, 0.6, 1.2):
+            want = 2.0 * cc.getFunction().calcValue(osim.Vector(1, x))
+            got = evaluate(k.function, x)[0] if k.function else k.multiplier * x + k.offset
+            assert abs(got - want) <= max(tol.atol, tol.rtol * abs(want)), (x, got, want)
