@@ -1285,6 +1285,10 @@ class DrakeAdapter(AdapterBase):
         if problem.spec.floating:
             raise NotProvided(self.name, "native constrained dynamics", "the SAP row welds "
                               "the root to the world: fixed-base models only")
+        nonlinear = [k.follower for k in problem.spec.couplings if k.function]
+        if nonlinear:
+            raise NotProvided(self.name, "native constrained dynamics", f"joint {nonlinear[0]}: "
+                              "a non-linear coupling (Drake's coupler constraint is linear)")
         cons: list[tuple[Any, ...]] = [(c.kind, c.frame_a, c.frame_b)
                                        for c in problem.spec.constraints]
         cons += [("coupling", k.follower, k.leader, k.multiplier, k.offset)

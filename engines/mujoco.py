@@ -1116,6 +1116,11 @@ class MujocoAdapter(AdapterBase):
                 raise NotProvided(self.name, "native constrained dynamics",
                                   f"constraint {c.name}: MuJoCo has no equality that keeps a "
                                   "point on a line (connect is 3-D, weld 6-D)")
+        nonlinear = [k.follower for k in problem.spec.couplings if k.function]
+        if nonlinear:
+            raise NotProvided(self.name, "native constrained dynamics", f"joint {nonlinear[0]}: "
+                              "a non-linear coupling (a spline: MuJoCo's joint equality is a "
+                              "quartic polynomial; the model carries no equality for it)")
         vd = np.stack([self._native_constrained_state(q, v, t)
                        for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
         return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,

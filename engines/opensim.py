@@ -15,7 +15,10 @@ FreeJoint named after the spec's joints, the joint frame rotated so that the hin
 slide axis is the joint's z or x axis, named frames as PhysicalOffsetFrames, damping as a
 SpringGeneralizedForce of zero stiffness per dof, a joint spring as a second one
 (stiffness k, rest length q_ref, no viscosity), gravity from the spec, loop constraints
-as PointConstraint / WeldConstraint / PointOnLineConstraint). Armature has no OpenSim
+as PointConstraint / WeldConstraint / PointOnLineConstraint, joint couplings as
+CoordinateCouplerConstraints). A run of slides through massless bodies that no exact
+point-mass loan reaches is ONE CustomJoint (``merged_slides``); the bodies between are
+read as points of the run's last body. Armature has no OpenSim
 element: the adapter adds it to M (below) and the exported model does not carry it.
 
 Conversions (docs/engines.md, "OpenSim"): with P the orthogonal map v_o = P v (free root:
@@ -48,8 +51,9 @@ from harness.core.conventions import (
 )
 from harness.core.derivatives import implicit_forward
 from harness.core.errors import ModelRejected, NotProvided
-from harness.core.spec import ContactScene, FixtureSpec, Sphere
+from harness.core.spec import ContactScene, Coupling, FixtureSpec, Sphere
 from harness.model.binding import Binding, console_as_warnings
+from harness.model.joint_chain import folded_frames
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
@@ -419,6 +423,115 @@ def mass_transfers(spec: FixtureSpec) -> dict:
     return out
 
 
+def merged_slides(spec: FixtureSpec) -> list[tuple[str, ...]]:
+    """[(joint names of one run)]: runs of prismatic joints build_model writes as ONE
+    OpenSim CustomJoint (translation axes only), the massless bodies between them left out.
+
+    OpenSim's tree builder refuses a massless moving body followed at once by another one,
+    and no exact point-mass loan (``mass_loans``) reaches a body between two slides: no
+    point of it is fixed in any massive body (a pelvis on three translations, then three
+    rotations). A run is k ≤ 3 prismatic joints with linearly independent axes, each body
+    between two of them massless, without a loan, with that one child joint, and followed
+    by a massless body without a loan. The translations commute with the placements pushed
+    to the run's parent side (X = Π Pl_i · Trans(Σ b_i q_i), ``_slide_run``), so the
+    CustomJoint moves the run's last body exactly as the chain does; the left-out bodies
+    are points of that last body with the run's later joints at neutral (the adapter reads
+    them so: harness/model/joint_chain.py ``folded_frames``)."""
+    takers = {b for b, *_ in mass_loans(spec)}
+
+    def massless(b: str) -> bool:
+        return spec.body(b).mass == 0 and b not in takers
+
+    def leaves_out(b: str) -> bool:
+        j, kids = spec.parent_joint(b), spec.children(b)
+        return (massless(b) and j is not None and j.type == "prismatic" and len(kids) == 1
+                and kids[0].type == "prismatic" and massless(kids[0].child))
+
+    runs = []
+    for b in spec.depth_first():
+        j = spec.parent_joint(b)
+        if j is None or not leaves_out(b) or leaves_out(j.parent):
+            continue
+        run, cur = [j], b
+        while leaves_out(cur):
+            run.append(spec.children(cur)[0])
+            cur = run[-1].child
+        _, axes = _slide_run(run)
+        if len(run) <= 3 and np.linalg.matrix_rank(np.array(axes), 1e-9) == len(run):
+            runs.append(tuple(k.name for k in run))
+    return runs
+
+
+def _slide_run(run) -> tuple:
+    """(X_PF (4, 4), [b_i (3,)]) of a run of prismatic joints from its parent body P:
+    Pl_1 T(a_1 q_1) … Pl_k T(a_k q_k) = X_PF · Trans(Σ b_i q_i), X_PF = Pl_1 ⋯ Pl_k and
+    b_i = (R of Pl_(i+1) ⋯ Pl_k)ᵀ a_i (T(a q) Pl = Pl T(R_Plᵀ a q))."""
+    X = np.eye(4)
+    pl = []
+    for j in run:
+        P = np.eye(4)
+        P[:3, :3], P[:3, 3] = rpy_to_matrix(j.rpy), np.asarray(j.xyz, dtype=float)
+        pl.append(P)
+        X = X @ P
+    axes, R = [], np.eye(3)
+    for j, P in zip(reversed(run), reversed(pl)):
+        axes.insert(0, R.T @ np.asarray(j.axis, dtype=float))
+        R = P[:3, :3] @ R
+    return X, axes
+
+
+def _slide_joint(run, P, C):
+    """The CustomJoint (translation axes only, LinearFunction slope 1 of each joint's
+    coordinate, named after it) of a run of prismatic joints (``merged_slides``) from body
+    P to body C."""
+    X, axes = _slide_run(run)
+    st = osim.SpatialTransform()
+    for k, (j, b) in enumerate(zip(run, axes)):
+        ta = st.updTransformAxis(3 + k)
+        ta.setAxis(_vec3(b))
+        names = osim.ArrayStr()
+        names.append(j.name)
+        ta.setCoordinateNames(names)
+        f = osim.LinearFunction(1.0, 0.0)
+        f.thisown = False  # the TransformAxis owns its function
+        ta.setFunction(f)
+    used = [np.asarray(b, dtype=float) for b in axes]
+    for k in range(len(run), 3):  # unused translations (constant 0): independent axes
+        e = next(e for e in np.eye(3) if np.linalg.matrix_rank(np.array(used + [e])) >
+                 len(used))
+        used.append(e)
+        st.updTransformAxis(3 + k).setAxis(_vec3(e))
+    zero = osim.Vec3(0.0, 0.0, 0.0)
+    return osim.CustomJoint(run[0].name, P, _vec3(X[:3, 3]),
+                            _vec3(xyz_body_fixed(X[:3, :3])), C, zero, zero, st)
+
+
+def _setup_coordinate(m, c, j) -> None:
+    """Name-independent settings of the coordinate ``c`` of canonical joint ``j``: its
+    range (never clamped), its damping and its joint spring (SpringGeneralizedForces)."""
+    if j.lower is not None:
+        c.setRangeMin(float(j.lower))
+        c.setRangeMax(float(j.upper))
+    else:
+        c.setRangeMin(-1e6)
+        c.setRangeMax(1e6)
+    c.set_clamped(False)
+    if j.damping > 0:
+        f = osim.SpringGeneralizedForce(c.getName())
+        f.setName(f"{c.getName()}__damping")
+        f.setStiffness(0.0)
+        f.setRestLength(0.0)
+        f.setViscosity(float(j.damping))
+        m.addForce(f)
+    if j.stiffness > 0:  # the joint spring: −k (q − q_ref), part of h
+        f = osim.SpringGeneralizedForce(c.getName())
+        f.setName(f"{c.getName()}{SPRING_SUFFIX}")
+        f.setStiffness(float(j.stiffness))
+        f.setRestLength(float(j.spring_ref))
+        f.setViscosity(0.0)
+        m.addForce(f)
+
+
 def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     """opensim.Model [SI] of a FixtureSpec: self-contained (printToXML writes a valid
     .osim), joints, bodies and frames named as in the spec.
@@ -446,8 +559,12 @@ def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     if on_ground:  # OpenSim's own Ground is named so; a fixed root at the world origin is it
         bodies["ground"] = ground
     props = mass_transfers(spec)
+    runs = merged_slides(spec)
+    by_name = {j.name: j for j in spec.joints}
+    in_run = {n: run for run in runs for n in run}
+    left_out = {by_name[n].child for run in runs for n in run[:-1]}
     for b in spec.bodies:
-        if b.name == "ground" and on_ground:
+        if (b.name == "ground" and on_ground) or b.name in left_out:
             continue
         mass, com, I = props.get(b.name, (b.mass, np.asarray(b.com), b.inertia_matrix))
         body = osim.Body(b.name, float(mass), _vec3(com),
@@ -462,6 +579,15 @@ def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
         m.addJoint(osim.WeldJoint("root_joint", ground, zero, zero, root, zero, zero))
     for b in spec.depth_first()[1:]:
         j = spec.parent_joint(b)
+        if j.name in in_run:
+            run = [by_name[n] for n in in_run[j.name]]
+            if j is run[0]:
+                joint = _slide_joint(run, bodies[j.parent], bodies[run[-1].child])
+                m.addJoint(joint)
+                joint.finalizeFromProperties()  # builds its coordinates
+                for k, jk in enumerate(run):
+                    _setup_coordinate(m, joint.upd_coordinates(k), jk)
+            continue
         P, C = bodies[j.parent], bodies[j.child]
         R_PJ = rpy_to_matrix(j.rpy)
         if j.type in ("revolute", "continuous", "prismatic"):
@@ -481,28 +607,10 @@ def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
         for k in range(joint.numCoordinates()):
             c = joint.upd_coordinates(k)
             c.setName(j.name if joint.numCoordinates() == 1 else f"{j.name}_{'xyz'[k]}")
-            if j.lower is not None:
-                c.setRangeMin(float(j.lower))
-                c.setRangeMax(float(j.upper))
-            else:
-                c.setRangeMin(-1e6)
-                c.setRangeMax(1e6)
-            c.set_clamped(False)
-            if j.damping > 0:
-                f = osim.SpringGeneralizedForce(c.getName())
-                f.setName(f"{c.getName()}__damping")
-                f.setStiffness(0.0)
-                f.setRestLength(0.0)
-                f.setViscosity(float(j.damping))
-                m.addForce(f)
-            if j.stiffness > 0:  # the joint spring: −k (q − q_ref), part of h
-                f = osim.SpringGeneralizedForce(c.getName())
-                f.setName(f"{c.getName()}{SPRING_SUFFIX}")
-                f.setStiffness(float(j.stiffness))
-                f.setRestLength(float(j.spring_ref))
-                f.setViscosity(0.0)
-                m.addForce(f)
+            _setup_coordinate(m, c, j)
     for fr in spec.frames:
+        if fr.body in left_out:  # the adapter reads it on the run's last body
+            continue
         off = osim.PhysicalOffsetFrame(fr.name, bodies[fr.body],
                                        _transform(fr.xyz, rpy_to_matrix(fr.rpy)))
         bodies[fr.body].addComponent(off)
@@ -525,6 +633,9 @@ def _add_constraints(m, spec, bodies) -> None:
     frames = {f.name: f for f in spec.frames}
     for c in spec.constraints:
         fa, fb = frames[c.frame_a], frames[c.frame_b]
+        if fa.body not in bodies or fb.body not in bodies:  # left out of a run of slides
+            raise ModelRejected("opensim", f"constraint {c.name}: a frame on a body between "
+                                "slides the model holds as one CustomJoint")
         A, B = bodies[fa.body], bodies[fb.body]
         if c.kind == "point":
             con = osim.PointConstraint(A, _vec3(fa.xyz), B, _vec3(fb.xyz))
@@ -540,15 +651,29 @@ def _add_constraints(m, spec, bodies) -> None:
             raise ModelRejected("opensim", f"constraint {c.name}: kind {c.kind}")
         con.setName(c.name)
         m.addConstraint(con)
-    for k in spec.couplings:  # q_f = m q_l + c: a LinearFunction of the leader's coordinate
+    for k in spec.couplings:  # q_f = f(q_l): a function of the leader's coordinate
         cc = osim.CoordinateCouplerConstraint()
         cc.setName(f"{k.follower}__coupling")
         names = osim.ArrayStr()
         names.append(k.leader)
         cc.setIndependentCoordinateNames(names)
         cc.setDependentCoordinateName(k.follower)
-        cc.setFunction(osim.LinearFunction(float(k.multiplier), float(k.offset)))
+        cc.setFunction(coupling_function(k))
         m.addConstraint(cc)
+
+
+def coupling_function(k: Coupling) -> Any:
+    """The OpenSim Function of a coupling q_f = f(q_l) (harness/core/spec.py Coupling): a
+    LinearFunction (multiplier, offset), a SimmSpline through its knots (the same spline:
+    harness/core/coupling_function.py), or a PolynomialFunction (highest power first)."""
+    if not k.function:
+        return osim.LinearFunction(float(k.multiplier), float(k.offset))
+    if k.function[0] == "spline":
+        sp = osim.SimmSpline()
+        for x, y in zip(k.function[1], k.function[2]):
+            sp.addPoint(float(x), float(y))
+        return sp
+    return osim.PolynomialFunction(osim.Vector([float(c) for c in k.function[1]]))
 
 
 def _massless_chain_rejected(spec: FixtureSpec, error: str) -> ModelRejected | None:
@@ -671,8 +796,22 @@ class OpensimAdapter(AdapterBase):
             self._lent.setdefault(d, []).append((eps, x))
         if self._spec.root not in self._bodies:  # a fixed root named "ground" (build_model)
             self._bodies[self._spec.root] = self._m.getGround()
+        # the bodies inside a run of slides written as one CustomJoint (merged_slides), and
+        # the frames on them: points of the run's last body (folded_frames)
+        self._slides = {}  # {joint: (run, index in it)}
+        chains = {}
+        for run in merged_slides(self._spec):
+            js = [self._spec.parent_joint(b) for b in self._spec.depth_first()]
+            by = {j.name: j for j in js if j is not None}
+            for k, n in enumerate(run):
+                self._slides[n] = (run, k)
+                if k < len(run) - 1:
+                    chains[by[n].child] = (by[run[-1]].child, run[k + 1:])
+        self._folded = folded_frames(model, chains) if chains else {}
         self._frames = {}
         for name in model.frames:
+            if name in self._folded:
+                continue
             if name in self._bodies:
                 self._frames[name] = (self._bodies[name], np.zeros(3))
             else:
@@ -902,6 +1041,8 @@ class OpensimAdapter(AdapterBase):
                 stack.extend(j.child for j in spec.children(b) if j.type == "fixed")
             items = []
             for b in members:
+                if b not in self._bodies:  # left out of a run of slides: massless
+                    continue
                 X = self._bodies[b].getTransformInGround(s)
                 R, p = _np33(X.R()), _np3(X.p())
                 mass, com, Ib = self._body_props(b)
@@ -929,6 +1070,9 @@ class OpensimAdapter(AdapterBase):
 
     def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 12): one realizePosition, then getTransformInGround per frame."""
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            return np.stack([self._folded_frame(q, None, f) if f in self._folded
+                             else self.frame_poses(q, [f])[0] for f in frames])
         self._set(q)
         out = np.empty((len(frames), 12))
         for i, f in enumerate(frames):
@@ -950,12 +1094,52 @@ class OpensimAdapter(AdapterBase):
         J = J.to_numpy()
         return np.vstack([J[3:6], J[0:3]]), body, p_B
 
+    def _folded_frame(self, q, v, frame, jac=False):
+        """Pose (12,) [m, row-major R], or J (6, nv) (with the drift J̇v (6,) when ``v`` is
+        given) of a frame the model does not hold: a body left out of a run of slides
+        (merged_slides) or a frame on one. It is the point of the run's last body T at the
+        frame's fixed pose in T (harness/model/joint_chain.py ``folded_frames``) with the
+        run's joints below the frame at neutral: getTransformInGround, calcFrameJacobian
+        and calcBiasForFrameJacobian at that point, those joints' columns zeroed (the frame
+        does not move with them) and their velocities 0."""
+        T, X_TF, qi, qv, vi = self._folded[frame]
+        q = np.array(q, dtype=float)
+        q[qi] = qv
+        if v is not None:
+            v = np.array(v, dtype=float)
+            v[vi] = 0.0
+        P = self._set(q, v, "position" if v is None else "velocity")
+        body = self._bodies[T]
+        X = body.getTransformInGround(self._s)
+        R_WT = _np33(X.R())
+        if not jac:
+            return np.concatenate([_np3(X.p()) + R_WT @ X_TF[:3, 3],
+                                   (R_WT @ X_TF[:3, :3]).reshape(-1)])
+        Jm = osim.Matrix()
+        self._mat.calcFrameJacobian(self._s, body.getMobilizedBodyIndex(),
+                                    _vec3(X_TF[:3, 3]), Jm)
+        Jm = Jm.to_numpy()
+        Jo = np.vstack([Jm[3:6], Jm[0:3]])
+        J = self._cols(Jo, P)
+        J[:, vi] = 0.0
+        if v is None:
+            return J
+        b = self._mat.calcBiasForFrameJacobian(self._s, body.getMobilizedBodyIndex(),
+                                               _vec3(X_TF[:3, 3]))
+        a = np.concatenate([_np3(b.get(1)), _np3(b.get(0))])
+        if P is not None:
+            a = a + Jo @ self._g(q, v, P)
+        return J, a
+
     def _body_of(self, frame):
         f = next(x for x in self._spec.frames if x.name == frame)
         return self._bodies[f.body]
 
     def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
         """(k, 6, nv): one realizePosition, calcFrameJacobian per frame (columns J_o P)."""
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            return np.stack([self._folded_frame(q, None, f, jac=True) if f in self._folded
+                             else self.frame_jacobians(q, [f])[0] for f in frames])
         P = self._set(q)
         return np.stack([self._cols(self._jac_o(f)[0], P) for f in frames])
 
@@ -1193,6 +1377,9 @@ class OpensimAdapter(AdapterBase):
             T[:3, :3], T[:3, 3] = R, p
             bodies[name] = {"mass": float(mass), "com_W": p + R @ com, "I_W": R @ Ib @ R.T,
                             "X_WB": T}
+        for c in (b.name for b in self._spec.bodies if b.name in self._folded):
+            bodies[c] = {"mass": 0.0, "com_W": self._folded_X(c)[:3, 3],
+                         "I_W": np.zeros((3, 3)), "X_WB": self._folded_X(c)}
         damping, springs = {}, {}
         for f in self._m.getForceSet():
             sg = osim.SpringGeneralizedForce.safeDownCast(f)
@@ -1204,6 +1391,9 @@ class OpensimAdapter(AdapterBase):
         joints = {}
         jset = {j.getName(): j for j in self._m.getJointSet()}
         for slot, qi, ui in self._slots:
+            if slot.name in self._slides:
+                joints[slot.name] = self._slide_readback(slot, springs, damping, int(qi[0]))
+                continue
             j = jset[self._on(slot.name)]
             Xc = j.getChildFrame().getTransformInGround(s)
             Rc = _np33(Xc.R())
@@ -1245,6 +1435,46 @@ class OpensimAdapter(AdapterBase):
                 "kept by the adapter",
                 "bodies": bodies, "joints": joints, "couplings": {},
                 "nq_native": int(self._nq_o), "nv_native": int(self._nu), "notes": []}
+
+    def _folded_X(self, name: str) -> np.ndarray:
+        """X_WC (4, 4) [m] at the canonical neutral of a body left out of a run of slides."""
+        F = self._folded_frame(self.layout.neutral(), None, name)
+        X = np.eye(4)
+        X[:3, :3], X[:3, 3] = F[3:].reshape(3, 3), F[:3]
+        return X
+
+    def _slide_readback(self, slot, springs: dict, damping: dict, index: int) -> dict:
+        """Read-back of one joint of a run of slides held as one CustomJoint (at the
+        canonical neutral, realized): its axis is the CustomJoint's translation axis in
+        ground (parent frame F's rotation times TransformAxis.getAxis), its frame the
+        canonical child body's (held, or a point of the run's last body)."""
+        run, k = self._slides[slot.name]
+        c = self._m.getCoordinateSet().get(self._on(slot.name))
+        cj = osim.CustomJoint.safeDownCast(c.getJoint())
+        R_WF = _np33(cj.getParentFrame().getTransformInGround(self._s).R())
+        axis = R_WF @ _np3(cj.getSpatialTransform().getTransformAxis(3 + k).getAxis())
+        child = self._spec_child(slot.name)
+        if child in self._folded:
+            T = self._folded_X(child)
+        else:
+            Xb = self._bodies[child].getTransformInGround(self._s)
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = _np33(Xb.R()), _np3(Xb.p())
+        cname = c.getName()
+        js = next(x for x in self._spec.joints if x.name == slot.name)
+        lo, hi = ((float(c.getRangeMin()), float(c.getRangeMax())) if js.lower is not None
+                  else (None, None))
+        dmp = damping.get(cname, 0.0)
+        return {"type": "prismatic", "body": child, "axis_W": axis, "X_WJ": T,
+                "lower": lo, "upper": hi, "limit_enforced": False, "damping": dmp,
+                "damping_applied": dmp, "friction": 0.0, "friction_applied": 0.0,
+                "armature": float(self._arm[slot.iv]),
+                "stiffness_applied": springs.get(cname, (0.0, 0.0))[0],
+                "spring_ref": springs.get(cname, (0.0, 0.0))[1],
+                "native_q": "x", "native_v": "ẋ", "native_index": index}
+
+    def _spec_child(self, joint: str) -> str:
+        return next(j.child for j in self._spec.joints if j.name == joint)
 
     def ablated(self, changes: dict) -> OpensimAdapter:
         """A new adapter with ``damping=0`` (no SpringGeneralizedForce), ``armature=0``
@@ -1300,6 +1530,10 @@ class OpensimAdapter(AdapterBase):
         calcBiasForFrameJacobian (J̇_o u, [angular; linear] in Simbody), world axes; the
         free root's Ṗ v enters as J_o g."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if self._folded and not self._folded.keys().isdisjoint(frames):
+            parts = [self._folded_frame(q, v, f, jac=True) if f in self._folded else
+                     tuple(x[0] for x in self.frame_jacobian_drift(q, v, [f])) for f in frames]
+            return np.stack([J for J, _ in parts]), np.stack([a for _, a in parts])
         P = self._set(q, v, "velocity")
         g = self._g(q, v, P) if P is not None else None
         J = np.empty((len(frames), 6, self.nv))
@@ -1546,7 +1780,8 @@ class OpensimAdapter(AdapterBase):
     def native_constrained_law(self) -> str:
         kinds = ", ".join(sorted({c.kind for c in self._spec.constraints}
                                  | ({"coupling"} if self._spec.couplings else set())))
-        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction; "
+        coupler = ("coupling: CoordinateCouplerConstraint with a LinearFunction (a SimmSpline "
+                   "or PolynomialFunction when non-linear); "
                    if self._spec.couplings else "")
         return ("Simbody constraints built by OpenSim (point: PointConstraint = "
                 "Constraint::Ball; weld: WeldConstraint; line: PointOnLineConstraint; "

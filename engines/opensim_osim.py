@@ -15,9 +15,12 @@ axes), rad; poses are 4x4 homogeneous X_AB (frame B in frame A).
 An OpenSim joint joins a frame F on the parent body A (X_AF, an offset frame or the body)
 and a frame M on the child body B (X_BM): X_AB(q) = X_AF · X_FM(q) · X_MB. X_FM is a
 rotation about F's z (PinJoint), a translation along F's x (SliderJoint), a rotation
-about F's origin (BallJoint, FreeJoint with a translation), the identity (WeldJoint), or,
-for a CustomJoint, Trans(Σ f_k(q) a_k) · R(a_1, f_1(q)) R(a_2, f_2(q)) R(a_3, f_3(q))
-(three rotations about body-fixed axes, then translations along F's axes).
+about F's origin (BallJoint, FreeJoint with a translation; GimbalJoint Rx Ry Rz,
+UniversalJoint Rx Ry), the identity (WeldJoint), or, for a CustomJoint,
+Trans(Σ f_k(q) a_k) · R(a_1, f_1(q)) R(a_2, f_2(q)) R(a_3, f_3(q)) (three rotations about
+body-fixed axes, then translations along F's axes). An axis that is not its coordinate's
+first LinearFunction axis is a joint ``<joint>_<axis>`` of its own, coupled to the
+coordinate's joint (``_couplings``: spec Coupling, linear or a spline / polynomial).
 
 Each moving element (an axis and its coordinate) becomes one canonical joint; a joint of
 several elements a chain of massless bodies ``<child>__<coordinate>``; the constant parts
@@ -39,7 +42,7 @@ from numpy.typing import NDArray
 from harness.core.conventions import matrix_to_rpy
 from harness.core.errors import BadInput
 from harness.core.io import write_bytes_atomic, write_text_atomic
-from harness.core.spec import WORLD_BODY, Body, FixtureSpec, Frame, Joint
+from harness.core.spec import COUPLING_NOTE, WORLD_BODY, Body, Coupling, FixtureSpec, Frame, Joint
 from harness.model.binding import Binding, console_as_warnings
 
 BINDING = Binding("opensim")  # a missing binding is reported by the registry
@@ -138,7 +141,11 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[s
     bodies = _bodies(model)
     joints_in = list(model.getJointSet())
     is_floating, keep_world = _root(joints_in, ground, floating, notes, bad)
-    joints, extra, scaled = _joints(joints_in, ground, keep_world, notes, bad)
+    couplers = _couplers(model, bad)
+    deps: list = []
+    joints, extra, scaled = _joints(joints_in, ground, keep_world, notes, bad,
+                                    (couplers, deps))
+    couplings = _couplings(joints, couplers, deps, scaled, notes, bad)
     if keep_world:
         if any(b.name == WORLD_BODY for b in bodies):
             raise bad(f"a body named {WORLD_BODY!r} already exists; the importer needs that "
@@ -153,7 +160,7 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[s
     g = _vec3(model.getGravity())
     spec = FixtureSpec(name=model.getName(), bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=tuple(float(x) for x in g),
-                       floating=is_floating, source=path)
+                       floating=is_floating, source=path, couplings=tuple(couplings))
     return spec, notes
 
 
@@ -207,9 +214,12 @@ def _root(joints_in: list, ground: str, floating: bool, notes: list, bad) -> tup
     return is_floating, keep_world
 
 
-def _joints(joints_in: list, ground: str, keep_world: bool, notes: list, bad) -> tuple:
+def _joints(joints_in: list, ground: str, keep_world: bool, notes: list, bad,
+            coupled: tuple) -> tuple:
     """(canonical joints, new massless bodies, {coordinate: |slope|} of scaled ones) of
-    the model's joints; the free root (or the root's identity weld) is skipped."""
+    the model's joints; the free root (or the root's identity weld) is skipped.
+    ``coupled``: (the CoordinateCouplerConstraints ``_couplers``, the list ``_elements``
+    adds the coupled axes to)."""
     joints, extra, scaled = [], [], {}
     for j in joints_in:
         kind, name = j.getConcreteClassName(), j.getName()
@@ -230,7 +240,7 @@ def _joints(joints_in: list, ground: str, keep_world: bool, notes: list, bad) ->
                              "root joint sets the root body's pose)")
             continue
         parent = WORLD_BODY if pbase == ground else pbase
-        elements = _elements(j, kind, bad)
+        elements = _elements(j, kind, bad, coupled)
         js, new = _chain(name, parent, cbase, X_AF, elements, _inv(X_BM), _rpy, _xyz, Joint,
                          notes, scaled)
         joints += js
@@ -363,9 +373,11 @@ def _set_aside(model, notes: list, bad) -> dict:
     if wraps:
         notes.append(f"{wraps} wrap object(s) set aside: they shape muscle paths only")
     for c in model.getConstraintSet():
+        if c.get_isEnforced() and c.getConcreteClassName() == "CoordinateCouplerConstraint":
+            continue  # a joint coupling (_couplers)
         if c.get_isEnforced():
             raise bad(f"constraint {c.getName()} ({c.getConcreteClassName()}): not "
-                      "supported (the import reads a tree)")
+                      "supported (the import reads a tree and joint couplings)")
         notes.append(f"constraint {c.getName()} is not enforced: set aside")
     n = model.getContactGeometrySet().getSize()
     if n:
@@ -376,19 +388,48 @@ def _set_aside(model, notes: list, bad) -> dict:
     return damping, springs
 
 
-def _elements(j, kind, bad) -> list:
+class _Axis:
+    """Stand-in coordinate of a coupled CustomJoint axis: its own canonical joint, named
+    ``<joint>_<axis label>``, free and unbounded (the coupling row holds it)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def getName(self) -> str:  # noqa: N802 - the Coordinate API _chain reads
+        return self._name
+
+    def getDefaultLocked(self) -> bool:  # noqa: N802
+        return False
+
+    def getDefaultClamped(self) -> bool:  # noqa: N802
+        return False
+
+    def getDefaultValue(self) -> float:  # noqa: N802
+        return 0.0
+
+
+_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+
+
+def _elements(j, kind, bad, coupled) -> list:
     """X_FM(q) of one joint as a list of elements, applied left to right:
     ("const", X), ("revolute"|"prismatic", axis (3,), coordinate, slope, intercept),
-    ("ball", coordinates)."""
+    ("ball", coordinates). ``coupled``: (``_couplers``, the list each coupled CustomJoint
+    axis is added to: (its joint name, coordinate, OpenSim function, scale, f at the
+    leader's zero, where))."""
     name = j.getName()
     where = f"{kind} {name}"
     jc = [j.get_coordinates(i) for i in range(j.numCoordinates())]
     if kind == "WeldJoint":
         return []
     if kind == "PinJoint":
-        return [("revolute", (0.0, 0.0, 1.0), jc[0], 1.0, 0.0)]
+        return [("revolute", _Z, jc[0], 1.0, 0.0)]
     if kind == "SliderJoint":
-        return [("prismatic", (1.0, 0.0, 0.0), jc[0], 1.0, 0.0)]
+        return [("prismatic", _X, jc[0], 1.0, 0.0)]
+    if kind == "GimbalJoint":  # R_FM = Rx(q1) Ry(q2) Rz(q3), body-fixed
+        return [("revolute", a, c, 1.0, 0.0) for a, c in zip((_X, _Y, _Z), jc)]
+    if kind == "UniversalJoint":  # R_FM = Rx(q1) Ry(q2)
+        return [("revolute", a, c, 1.0, 0.0) for a, c in zip((_X, _Y), jc)]
     if kind == "BallJoint":
         for c in jc:
             if c.getDefaultLocked():
@@ -397,49 +438,176 @@ def _elements(j, kind, bad) -> list:
         return [("ball", jc)]
     if kind != "CustomJoint":
         raise bad(f"{where}: joint type {kind} is not supported (supported: PinJoint, "
-                  "SliderJoint, BallJoint, WeldJoint, FreeJoint (root only), CustomJoint "
-                  "with Constant/LinearFunction axes)")
+                  "SliderJoint, BallJoint, GimbalJoint, UniversalJoint, WeldJoint, "
+                  "FreeJoint (root only), CustomJoint)")
     st = opensim.CustomJoint.safeDownCast(j).getSpatialTransform()
-    rot, tr, used = [], [], {}
+    axes = []
     for k in range(6):
         ta = st.getTransformAxis(k)
-        label = f"{'rotation' if k < 3 else 'translation'}{k % 3 + 1}"
-        axis = _vec3(ta.getAxis())
-        nrm = np.linalg.norm(axis)
         arr = ta.getCoordinateNamesInArray()
-        names = [arr.get(i) for i in range(arr.getSize())]
         fn = ta.getFunction() if ta.hasFunction() else None
-        fkind = fn.getConcreteClassName() if fn is not None else "Constant"
-        if fn is None:
-            value = 0.0
-        elif fkind == "Constant":
-            value = opensim.Constant.safeDownCast(fn).getValue()
-        elif fkind == "LinearFunction" and len(names) == 1:
-            lf = opensim.LinearFunction.safeDownCast(fn)
-            slope, icpt = lf.getSlope(), lf.getIntercept()
-        else:
-            raise bad(f"{where}: {label} is a {fkind} of {len(names)} coordinate(s) "
-                      f"({', '.join(names) or 'none'}): only a Constant or a LinearFunction "
-                      "of one coordinate is supported (coupled or non-linear joint)")
+        axes.append((f"{'rotation' if k < 3 else 'translation'}{k % 3 + 1}",
+                     _vec3(ta.getAxis()), [arr.get(i) for i in range(arr.getSize())], fn,
+                     fn.getConcreteClassName() if fn is not None else "Constant"))
+    lead: dict = {}  # coordinate → the first axis that is a LinearFunction of it alone
+    for k, (_, _, names, _, fkind) in enumerate(axes):
         if fkind == "LinearFunction" and len(names) == 1:
-            if names[0] in used:
-                raise bad(f"{where}: coordinate {names[0]} drives both {used[names[0]]} and "
-                          f"{label} (a coupled joint): not supported")
-            if slope == 0 or nrm == 0:
-                raise bad(f"{where}: {label} has slope {slope:g} or a zero axis")
-            used[names[0]] = label
-            c = next(c for c in jc if c.getName() == names[0])
-            scale = nrm if k >= 3 else 1.0  # a translation moves |axis| per unit
-            el = ("revolute" if k < 3 else "prismatic", tuple(axis / nrm), c,
-                  float(slope * scale), float(icpt * scale))
-        else:
+            lead.setdefault(names[0], k)
+    rot, tr = [], []
+    for k, (label, axis, names, fn, fkind) in enumerate(axes):
+        nrm = float(np.linalg.norm(axis))
+        scale = nrm if k >= 3 else 1.0  # a translation moves |axis| per unit
+        if len(names) > 1:
+            raise bad(f"{where}: {label} is a {fkind} of {len(names)} coordinates "
+                      f"({', '.join(names)}): a function of several coordinates is not "
+                      "supported")
+        if names and nrm == 0:
+            raise bad(f"{where}: {label} has a zero axis")
+        if not names:  # a function of no coordinate: a constant
+            value = 0.0 if fn is None else (
+                opensim.Constant.safeDownCast(fn).getValue() if fkind == "Constant"
+                else fn.calcValue(opensim.Vector(1, 0.0)))
             if value != 0 and nrm == 0:
                 raise bad(f"{where}: {label} has a zero axis")
             el = ("const", _rot(axis / nrm, value) if k < 3 else _trans(axis * value)) \
                 if value != 0 else None
+        elif lead.get(names[0]) == k:
+            lf = opensim.LinearFunction.safeDownCast(fn)
+            slope, icpt = lf.getSlope(), lf.getIntercept()
+            if slope == 0:
+                raise bad(f"{where}: {label} has slope 0")
+            c = next(c for c in jc if c.getName() == names[0])
+            el = ("revolute" if k < 3 else "prismatic", tuple(axis / nrm), c,
+                  float(slope * scale), float(icpt * scale))
+        else:
+            el = _coupled_axis(where, name, label, k, axis / nrm, scale, names[0], fn, jc,
+                               lead, coupled, bad)
         if el is not None:
             (rot if k < 3 else tr).append(el)
     return tr + rot  # X_FM = Trans(Σ f_k a_k) · R1 R2 R3
+
+
+def _coupled_axis(where, name, label, k, unit, scale, cname, fn, jc, lead, coupled, bad):
+    """The element of a CustomJoint axis driven by coordinate ``cname`` that is not its
+    leading linear axis: a constant when the coordinate is locked, else its own joint
+    ``<joint>_<label>`` (slope 1, intercept its value at the leader's zero) whose
+    coupling to the leader is added to the pending list (resolved by ``_couplings``)."""
+    couplers, deps = coupled
+    c = next(c for c in jc if c.getName() == cname)
+    if c.getDefaultLocked():
+        value = scale * fn.calcValue(opensim.Vector(1, float(c.getDefaultValue())))
+        return ("const", _rot(unit, value) if k < 3 else _trans(np.asarray(unit) * value))
+    if cname in lead:
+        x0 = 0.0
+    elif cname in couplers:  # a coordinate coupled to another one (a patella's)
+        indep, cfn, sf, cons = couplers[cname]
+        x0 = sf * cfn.calcValue(opensim.Vector(1, 0.0))
+    else:
+        raise bad(f"{where}: coordinate {cname} drives no axis as a LinearFunction of it "
+                  "alone (only coupled or non-linear axes), and no CoordinateCouplerConstraint "
+                  "makes it follow another coordinate: not supported")
+    c0 = scale * fn.calcValue(opensim.Vector(1, x0))
+    follower = f"{name}_{label}"
+    deps.append((follower, cname, fn, scale, c0, f"{where}: {label}"))
+    return ("revolute" if k < 3 else "prismatic", tuple(unit), _Axis(follower), 1.0, c0)
+
+
+def _couplers(model, bad) -> dict:
+    """{dependent coordinate: (independent coordinate, OpenSim function, scale factor,
+    constraint name)} of the enforced CoordinateCouplerConstraints (q_dep = scale ·
+    f(q_indep)); BadInput for one of several independent coordinates."""
+    out = {}
+    for c in model.getConstraintSet():
+        cc = opensim.CoordinateCouplerConstraint.safeDownCast(c)
+        if cc is None or not c.get_isEnforced():
+            continue
+        arr = cc.getIndependentCoordinateNames()
+        names = [arr.get(i) for i in range(arr.getSize())]
+        if len(names) != 1:
+            raise bad(f"constraint {c.getName()} (CoordinateCouplerConstraint): "
+                      f"{len(names)} independent coordinates: only one is supported")
+        out[cc.getDependentCoordinateName()] = (names[0], cc.getFunction(),
+                                                _scale_factor(cc), c.getName())
+    return out
+
+
+def _scale_factor(cc) -> float:
+    """The ``scale_factor`` property of a CoordinateCouplerConstraint (no getter in the
+    Python API): q_dep = scale_factor · f(q_indep)."""
+    return float(opensim.PropertyHelper.getValueDouble(cc.getPropertyByName("scale_factor")))
+
+
+def _couplings(joints, couplers, deps, scaled, notes, bad) -> list:
+    """[Coupling] of the coupled CustomJoint axes (``deps``) and of the
+    CoordinateCouplerConstraints, in canonical coordinates: a leader coordinate q_l is
+    |s_l| × OpenSim's (``scaled``), a coupled axis's joint q_f its displacement minus its
+    value at the leader's zero."""
+    moving = {j.name for j in joints if j.type in ("revolute", "prismatic")}
+    out, used = [], set()
+
+    def x_map(cname, where):  # (leader joint, a, b): OpenSim's x = a q_l + b
+        if cname in moving:
+            return cname, 1.0 / scaled.get(cname, 1.0), 0.0
+        indep, cfn, sf, cons = couplers[cname]
+        used.add(cname)
+        if cfn.getConcreteClassName() != "LinearFunction" or indep not in moving:
+            raise bad(f"{where}: coordinate {cname} follows {indep} through constraint "
+                      f"{cons} ({cfn.getConcreteClassName()}): only a LinearFunction of a "
+                      "moving coordinate can be composed with the axis's function")
+        lf = opensim.LinearFunction.safeDownCast(cfn)
+        a = sf * lf.getSlope() / scaled.get(indep, 1.0)
+        return indep, a, sf * lf.getIntercept()
+
+    for follower, cname, fn, scale, c0, where in deps:
+        leader, a, b = x_map(cname, where)
+        out.append(Coupling(follower, leader, **_function(fn, a, b, scale, -c0, where, bad)))
+        notes.append(f"joint {follower}: {COUPLING_NOTE}{out[-1].label} ({where} is a "
+                     f"{fn.getConcreteClassName()} of {cname}; a joint of its own, held by "
+                     "the coupling in stage 3)")
+    for dep, (indep, cfn, sf, cons) in couplers.items():
+        if dep in used:
+            notes.append(f"constraint {cons}: coordinate {dep} drives no joint of its own; its "
+                         f"coupling to {indep} is composed into its joint's axes")
+            continue
+        where = f"constraint {cons} (CoordinateCouplerConstraint)"
+        if dep not in moving or indep not in moving:
+            raise bad(f"{where}: {dep} and {indep} must both be moving revolute or prismatic "
+                      "coordinates")
+        out.append(Coupling(dep, indep, **_function(cfn, 1.0 / scaled.get(indep, 1.0), 0.0,
+                                                    scaled.get(dep, 1.0) * sf, 0.0, where,
+                                                    bad)))
+        notes.append(f"joint {dep}: {COUPLING_NOTE}{out[-1].label} ({where})")
+    return out
+
+
+def _function(fn, a: float, b: float, s: float, c: float, where: str, bad) -> dict:
+    """Coupling keywords of q_f = s · fn(a q_l + b) + c: multiplier and offset for a
+    LinearFunction, else ``function`` (harness/core/coupling_function.py): a SimmSpline
+    with its knots mapped (x → (x − b)/a, y → s y + c), a PolynomialFunction composed;
+    a MultiplierFunction scales s."""
+    kind = fn.getConcreteClassName()
+    if kind == "MultiplierFunction":
+        mf = opensim.MultiplierFunction.safeDownCast(fn)
+        return _function(mf.getFunction(), a, b, s * mf.getScale(), c, where, bad)
+    if kind == "LinearFunction":
+        lf = opensim.LinearFunction.safeDownCast(fn)
+        return {"multiplier": float(s * lf.getSlope() * a),
+                "offset": float(s * (lf.getSlope() * b + lf.getIntercept()) + c)}
+    if kind == "SimmSpline":
+        sp = opensim.SimmSpline.safeDownCast(fn)
+        n = sp.getNumberOfPoints()
+        x = [(sp.getX(i) - b) / a for i in range(n)]
+        y = [s * sp.getY(i) + c for i in range(n)]
+        if a < 0:
+            x, y = x[::-1], y[::-1]
+        return {"function": ("spline", tuple(float(v) for v in x),
+                             tuple(float(v) for v in y))}
+    if kind == "PolynomialFunction":
+        co = opensim.PolynomialFunction.safeDownCast(fn).getCoefficients()
+        p = np.poly1d([co.get(i) for i in range(co.size())])(np.poly1d([a, b])) * s + c
+        return {"function": ("polynomial", tuple(float(v) for v in np.atleast_1d(p.coeffs)))}
+    raise bad(f"{where}: a {kind} coupling is not supported (SimmSpline, PolynomialFunction, "
+              "LinearFunction, or a MultiplierFunction of one)")
 
 
 def _chain(name, parent, child, X_AF, elements, X_MB, rpy, xyz, Joint, notes,

@@ -764,7 +764,10 @@ class PinocchioAdapter(AdapterBase):
                                "ProximalSettings(accuracy 1e-14, mu 0, 1 iteration): the "
                                "exact rigid constraint (its λ is per contact frame, not "
                                "compared)"})
-        if problem.spec.couplings and not problem.spec.constraints \
+        if any(c.function for c in problem.spec.couplings):
+            res[0]["law"] += ("; Pinocchio's mimic joints not run: a non-linear coupling "
+                              "(transformJointIntoMimic is linear)")
+        elif problem.spec.couplings and not problem.spec.constraints \
                 and problem.whole_constraints_kept():
             try:
                 res.append(self._native_mimic(problem))

@@ -314,7 +314,7 @@ def load_models(fixtures: Sequence[str] = (), urdf: Sequence[str] = (),
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     for path in osim:
 
-        spec, notes = load_osim_with_notes(path, floating)
+        spec, notes = load_osim_with_notes(path, floating, repair_inertia)
         models.append(PreparedModel(spec, str(path), _sha256_file(path), tuple(notes)))
     if not models:
         raise BadInput("parity", "name a model: --fixture NAME|all, --urdf PATH, --mjcf PATH, "

@@ -620,8 +620,8 @@ def _add_parity_parser(sub: Any) -> None:
     par.add_argument("--floating", action="store_true",
                      help="add a free root joint to the user's files (default: fixed base)")
     par.add_argument("--repair-inertia", action="store_true",
-                     help="replace non-physical URDF inertias by the nearest physical ones "
-                          "(noted in the report) instead of rejecting the file")
+                     help="replace non-physical URDF and .osim inertias by the nearest "
+                          "physical ones (noted in the report) instead of rejecting the file")
     par.add_argument("--stages", help="comma list of stages: 0,1,2,3,4,6 or names (default: "
                      "all but 'derivatives' (6, opt-in); 3 = constrained and 4 = contact run "
                      "on their own fixtures only)")

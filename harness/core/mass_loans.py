@@ -1,4 +1,5 @@
-"""Point masses lent to massless moving bodies, for engines that refuse them (MuJoCo).
+"""Point masses lent to moving bodies without mass or full-rank inertia, for engines that
+refuse them (MuJoCo).
 
 Dimensions and units: masses in kg, points in m (in a body's frame), inertias in kg·m²
 about the centre of mass, body axes.
@@ -8,7 +9,10 @@ Chains of massless bodies fold into the body below them (``FixtureSpec.joint_cha
 fixtures/export.py); a massless moving body with several child joints cannot fold. It
 borrows point masses from massive neighbours instead, at material points it shares with
 them at every q (on a revolute axis), so the mass distribution — and M, h, v̇ — is the
-same in every configuration; the engine's read-out gives them back.
+same in every configuration; the engine's read-out gives them back. A massive body
+without full-rank inertia (a point mass, a thin rod) on a revolute joint borrows the same
+way (``inertia_loans``), from the world when its joint's axis is fixed in it: points of
+that axis never move, so they add nothing to M or h.
 """
 from __future__ import annotations
 
@@ -83,13 +87,87 @@ def massless_loans(spec: FixtureSpec) -> list[Loan]:
     return out
 
 
-def with_loans(spec: FixtureSpec) -> dict[str, tuple[float, NDArray[np.float64],
-                                                     NDArray[np.float64]]]:
-    """{body: (mass kg, com (3,) m, inertia about the com (3×3) kg·m², body axes)} of the
-    bodies ``massless_loans`` changes, after the loans."""
+MIN_MOMENT = 1e-15  # [kg·m²] MuJoCo's mjMINVAL: a moving body's smallest accepted moment
+
+
+def _fixed_to_world(spec: FixtureSpec, name: str) -> bool:
+    """True if body ``name`` never moves: welded (fixed joints only) to a fixed root."""
+    if spec.floating:
+        return False
+    j = spec.parent_joint(name)
+    while j is not None:
+        if j.type != "fixed":
+            return False
+        j = spec.parent_joint(j.parent)
+    return True
+
+
+def _massive_welded(spec: FixtureSpec, name: str, down: bool
+                    ) -> tuple[str, NDArray[np.float64]] | None:
+    """(body, X_name,body (4, 4)) of the first massive body welded to ``name`` (itself,
+    then through fixed joints: down to its one fixed child when ``down``, else up to its
+    parent), or None."""
+    X, cur = np.eye(4), name
+    while spec.body(cur).mass <= 0:
+        kids = spec.children(cur) if down else []
+        up = None if down else spec.parent_joint(cur)
+        k = kids[0] if len(kids) == 1 else up
+        if k is None or k.type != "fixed":
+            return None
+        P = np.eye(4)
+        P[:3, :3], P[:3, 3] = rpy_to_matrix(k.rpy), np.asarray(k.xyz, dtype=float)
+        X, cur = (X @ P, k.child) if down else (X @ np.linalg.inv(P), k.parent)
+    return cur, X
+
+
+def inertia_loans(spec: FixtureSpec) -> list[Loan]:
+    """Point masses lent to the massive bodies a revolute joint moves whose own inertia
+    has a principal moment below MIN_MOMENT (a point mass, a thin rod: MuJoCo refuses
+    them). The body T (the joint's child, or the massive body welded below it) takes two
+    point masses ε on the joint's axis, at ±2·LOAN_ARM from its origin when the parent
+    never moves (points of an axis fixed in the world never move: nothing is given up,
+    ε = LOAN_SHARE·m_T; donor ''), else at ±LOAN_ARM, given up by the massive body D
+    welded to the parent at the same points (ε = LOAN_SHARE·m_D). Either way M, h and v̇
+    are the same at every q. Kept only when every body it changes ends with all its
+    principal moments at least MIN_MOMENT (else MuJoCo refuses the model, naming it)."""
+    out: list[Loan] = []
+    for j in spec.joints:
+        if j.type not in ("revolute", "continuous"):
+            continue
+        below = _massive_welded(spec, j.child, down=True)
+        if below is None:
+            continue
+        T, X_CT = below
+        if np.linalg.eigvalsh(spec.body(T).inertia_matrix).min() >= MIN_MOMENT:
+            continue
+        a = np.asarray(j.axis, dtype=float)
+        world = _fixed_to_world(spec, j.parent)
+        arm = (2.0 if world else 1.0) * LOAN_ARM
+        pts_c = np.array([arm * a, -arm * a])  # on the axis, in the joint (child) frame
+        Xi = np.linalg.inv(X_CT)
+        pts_t = pts_c @ Xi[:3, :3].T + Xi[:3, 3]
+        if world:
+            out.append((T, "", pts_t, pts_t, LOAN_SHARE * spec.body(T).mass))
+            continue
+        above = _massive_welded(spec, j.parent, down=False)
+        if above is None:
+            continue
+        D, X_PD = above
+        pts_p = np.asarray(j.xyz, dtype=float) + pts_c @ rpy_to_matrix(j.rpy).T
+        Di = np.linalg.inv(X_PD)
+        out.append((T, D, pts_t, pts_p @ Di[:3, :3].T + Di[:3, 3],
+                    LOAN_SHARE * spec.body(D).mass))
+    return out
+
+
+def _lend(spec: FixtureSpec, loans: list[Loan]) -> dict[str, tuple[float, NDArray[np.float64],
+                                                                   NDArray[np.float64]]]:
+    """{body: (mass, com, inertia about the com)} of the bodies ``loans`` change."""
     out: dict[str, tuple[float, NDArray[np.float64], NDArray[np.float64]]] = {}
-    for taker, donor, pts_b, pts_d, eps in massless_loans(spec):
+    for taker, donor, pts_b, pts_d, eps in loans:
         for name, pts, sign in ((taker, pts_b, 1.0), (donor, pts_d, -1.0)):
+            if not name:  # the world gives nothing up
+                continue
             B = spec.body(name)
             body = out.get(name, (B.mass, np.asarray(B.com, dtype=float), B.inertia_matrix))
             # the body and its lent (+ε) or given (−ε) point masses, parallel-axis summed
@@ -97,3 +175,18 @@ def with_loans(spec: FixtureSpec) -> dict[str, tuple[float, NDArray[np.float64],
                                                     for x in pts])
             out[name] = (m0, c0, 0.5 * (I0 + I0.T))
     return out
+
+
+def with_loans(spec: FixtureSpec) -> dict[str, tuple[float, NDArray[np.float64],
+                                                     NDArray[np.float64]]]:
+    """{body: (mass kg, com (3,) m, inertia about the com (3×3) kg·m², body axes)} of the
+    bodies ``massless_loans`` and ``inertia_loans`` change, after the loans (the inertia
+    loans only when every body they change ends full-rank)."""
+    loans = massless_loans(spec)
+    extra = inertia_loans(spec)
+    if extra:
+        trial = _lend(spec, loans + extra)
+        if all(np.linalg.eigvalsh(trial[b][2]).min() >= MIN_MOMENT
+               for t, d, *_ in extra for b in (t, d) if b):
+            return trial
+    return _lend(spec, loans)

@@ -24,11 +24,13 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from harness.core.coupling_function import check as check_function
+from harness.core.coupling_function import describe as describe_function
 from harness.core.errors import BadInput
 from harness.core.strict import model_size_problem
 from harness.core.tolerances import lookup
@@ -176,21 +178,30 @@ FROZEN_NOTE = "frozen: "
 
 @dataclass(frozen=True)
 class Coupling:
-    """A linear joint coupling q_f = m·q_l + c (stage 3, harness/stages/constrained/): a
+    """A joint coupling (stage 3, harness/stages/constrained/). Linear, q_f = m·q_l + c: a
     URDF ``<mimic>`` or an MJCF ``<equality><joint polycoef="c m 0 0 0">``. ``follower``,
     ``leader``: names of moving revolute or prismatic joints; ``multiplier`` m [1, or m/rad
     / rad/m between a prismatic and a revolute joint]; ``offset`` c [rad | m, the
     follower's unit]. One holonomic row g = q_f − m·q_l − c, with the constant Jacobian
-    row e_f − m·e_l in joint velocity space (J̇v = 0)."""
+    row e_f − m·e_l in joint velocity space (J̇v = 0).
+
+    Non-linear when ``function`` is given (harness/core/coupling_function.py: a spline or
+    a polynomial; an OpenSim CustomJoint axis or CoordinateCouplerConstraint): q_f =
+    f(q_l), multiplier and offset unused (1, 0); the row g = q_f − f(q_l) has the Jacobian
+    e_f − f'(q_l) e_l and J̇v = −f''(q_l) v_l²."""
 
     follower: str
     leader: str
     multiplier: float = 1.0
     offset: float = 0.0
+    function: tuple[Any, ...] = ()
 
     @property
     def label(self) -> str:
-        """'f = m·l + c', the coupling as the command line and reports show it."""
+        """'f = m·l + c' (or 'f = spline(12 knots)(l)'), the coupling as the command line
+        and reports show it."""
+        if self.function:
+            return f"{self.follower} = {describe_function(self.function)}({self.leader})"
         return f"{self.follower} = {self.multiplier:g}·{self.leader} + {self.offset:g}"
 
     @property
@@ -332,6 +343,9 @@ class FixtureSpec:
         for key in ("constraints", "q_init", "couplings"):  # tree models keep their digest
             if not d[key]:
                 del d[key]
+        for c in d.get("couplings", ()):  # so do linear couplings
+            if not c["function"]:
+                del c["function"]
         for j in d["joints"]:  # so do models without joint springs
             for key in ("stiffness", "spring_ref"):
                 if not j[key]:
@@ -569,6 +583,12 @@ class FixtureSpec:
             for what, x in (("multiplier", c.multiplier), ("offset", c.offset)):
                 if not (isinstance(x, (int, float)) and math.isfinite(x)):
                     raise ValueError(f"coupling {c.follower}: {what} must be finite, got {x!r}")
+            if c.function:
+                problem = check_function(c.function)
+                if problem or (c.multiplier, c.offset) != (1.0, 0.0):
+                    raise ValueError(f"coupling {c.follower}: "
+                                     + (problem or "a non-linear coupling has no multiplier "
+                                        "or offset (q_f = f(q_l))"))
             followers.append(c.follower)
         dup = sorted({n for n in followers if followers.count(n) > 1})
         if dup:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.27"
+TABLE_VERSION = "2026.12.31"
 # 2026.12.27: no number changed. New: verify/derived_bound_inputs (the relative margin with
 #   which verify recomputes cond(M) and stage 3's KKT terms, written inline before).
 # 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
@@ -22,6 +22,10 @@ TABLE_VERSION = "2026.12.27"
 #   — at 1e-17..2e-16), constrained/kkt_terms (the same for v̇ and λ of the KKT solve,
 #   ‖K⁻¹‖(‖K‖‖x‖ + ‖r‖) + ‖M⁻¹‖(‖f‖ + ‖Jᵀλ‖): a weld that locks a mechanism has v̇ = 0 by
 #   structure, where engines and native solvers left 1e-15..1e-12).
+# 2026.12.31: no existing atol or rtol changed. New: import/osim_reduced_dynamics (an
+#   imported .osim's coupled joints reduced through their couplings against OpenSim's own
+#   model), import/osim_coupling_function (a coupling's spline or polynomial against
+#   OpenSim's Function).
 # 2026.12.25: no existing atol or rtol changed. New: import/inertia_physical (the round-off
 #   margin of the physical-inertia check, which was written inline in harness/core/spec.py
 #   with the same numbers).
@@ -333,6 +337,20 @@ TABLE.update({
         ".osim round trip through one engine at the same q, norm-wise: the two models "
         "differ by the ulps of their poses above (measured ≤ 4.2e-16 relative); 1e-12 is "
         "the figure the round trip is held to, three orders of margin."),
+    ("import", "osim_coupling_function"): Tolerance(1e-13, 1e-13, "f, f', f'' of a coupling "
+        "function (harness/core/coupling_function.py) against OpenSim's own Function at the "
+        "same argument: the spline repeats SimmSpline's coefficient solve and Horner forms "
+        "operation for operation (measured bit-identical on gait2392's splines, inside, "
+        "outside and at the knots); a polynomial's derivatives differ by operation order "
+        "(measured ≤ 1.3e-15 on values of order 1–5). Within max(atol, rtol·|OpenSim's|)."),
+    ("import", "osim_reduced_dynamics"): Tolerance(_FLOOR, 1e-10, "Norm-wise: M, h and v̇ "
+        "of an imported .osim whose coupled CustomJoint axes became joints of their own (the "
+        "knee's SimmSpline translations), reduced through the couplings (SᵀMS, Sᵀ(h + M Ṡv), "
+        "S from OpenSim's own spline derivatives), against OpenSim's native model with the "
+        "coupling inside its joint, at the same coordinates. Two exact formulations of one "
+        "system: round-off of the projection and of the splines (measured ≤ 7.5e-14 on "
+        "gait2392, MuJoCo v̇; leaving out Ṡv errs by 2.4e-4); 1e-10 fails a wrong spline, "
+        "derivative, sign or axis."),
     ("import", "osim_pose"): Tolerance(1e-12, 0.0, "m and rotation-matrix entries: body and "
         "marker poses of an imported .osim (canonical model through one engine) against "
         "OpenSim's own at the same coordinates; offset frames, constant axes and intercepts "

@@ -89,9 +89,12 @@ def _t(x: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(v) + 0.0 for v in x)  # + 0.0 folds −0.0
 
 
-def folded_frames(model: PreparedModel) -> dict[str, Folded]:
+def folded_frames(model: PreparedModel,
+                  chains: dict[str, tuple[str, tuple[str, ...]]] | None = None
+                  ) -> dict[str, Folded]:
     """{name: (T, X_TF (4, 4), q_index, q_value, v_index)} for every body an engine folds
-    into the body T below it (``FixtureSpec.joint_chains``) and every named frame on one.
+    into the body T below it (``chains``, in the format of and by default
+    ``FixtureSpec.joint_chains``) and every named frame on one.
 
     X_TF: the frame's pose in T when the joints between it and T are at their neutral
     value (from the declared poses at neutral). The frame does not move with those joints:
@@ -99,7 +102,7 @@ def folded_frames(model: PreparedModel) -> dict[str, Folded]:
     q[q_index] = q_value (their neutral coordinates) and v[v_index] = 0, then zeroes the
     Jacobian columns v_index."""
     spec = model.spec
-    chains = spec.joint_chains()
+    chains = spec.joint_chains() if chains is None else chains
     if not chains:
         return {}
     poses, lay = model.body_poses_at_neutral(), model.layout

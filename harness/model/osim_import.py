@@ -11,12 +11,16 @@ What becomes what (docs/osim.md):
 * Body → Body: mass, mass_center, inertia (about the com, body axes).
 * Each joint X_AB(q) = X_AF · X_FM(q) · X_MB (offset frames F on the parent, M on the
   child): PinJoint → revolute about F's z, SliderJoint → prismatic along F's x, BallJoint
-  → ball, WeldJoint → fixed, FreeJoint (the one joint from the ground only) → the
-  floating root, CustomJoint whose six axes are Constants or LinearFunctions of one
-  coordinate each → a chain of revolute/prismatic joints through massless bodies
+  → ball, WeldJoint → fixed, GimbalJoint (x, y, z) and UniversalJoint (x, y) → revolute
+  joints, FreeJoint (the one joint from the ground only) → the floating root,
+  CustomJoint → a chain of revolute/prismatic joints through massless bodies
   ``<child>__<coordinate>`` (translations first, along F's axes, then the rotations about
   body-fixed axes, as OpenSim composes them); intercepts and constants go into the
-  placements, a slope s gives the axis sign(s)·a and the canonical coordinate |s|·q.
+  placements, a slope s gives the axis sign(s)·a and the canonical coordinate |s|·q. A
+  coordinate's joint is its first LinearFunction axis; any other axis it drives (a
+  second LinearFunction, a SimmSpline, a PolynomialFunction, a MultiplierFunction of
+  them) is a joint ``<joint>_<axis>`` of its own held by a joint coupling (spec
+  Coupling), as is the dependent coordinate of a CoordinateCouplerConstraint.
   Moving joints are named after their OpenSim coordinate (a ball joint after its joint).
 * Markers → named frames on their body; gravity; the model's name.
 * A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
@@ -26,11 +30,13 @@ What becomes what (docs/osim.md):
   contact geometry, controllers, forces with appliesForce false, constraints not enforced.
 
 Refused (BadInput naming the file and the element): any other force element, an enforced
-constraint, a prescribed coordinate, a coupled or non-linear CustomJoint axis (a
-function of several coordinates, one coordinate on two axes, a spline or polynomial),
-other joint types (Gimbal, Universal, Planar, Ellipsoid, …), a FreeJoint that is not the
-one joint from the ground, a joint whose child frame is on the ground, ``floating`` on a
-model not hung from the ground by one WeldJoint, anything OpenSim cannot load.
+constraint other than a CoordinateCouplerConstraint, a prescribed coordinate, a
+CustomJoint axis that is a function of several coordinates or of a coordinate that
+drives no axis linearly and follows no other, other coupling functions, other joint
+types (Planar, Ellipsoid, …), a FreeJoint that is not the one joint from the ground, a
+joint whose child frame is on the ground, ``floating`` on a model not hung from the
+ground by one WeldJoint, a non-physical inertia (unless ``repair_inertia``), anything
+OpenSim cannot load.
 """
 from __future__ import annotations
 
@@ -39,16 +45,19 @@ import os
 import re
 
 from harness.core.errors import BadInput
-from harness.core.spec import FixtureSpec
+from harness.core.spec import FixtureSpec, inertia_problem, repair_inertia
 from harness.core.strict import MAX_BODIES, holds_warnings, referenced_file_problem
 from harness.model import registry
 from harness.model.import_common import read_model_file, sanitise_model_name
 
 
 @holds_warnings
-def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
+def load_osim_with_notes(path: str, floating: bool = False,
+                         repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
-    line per change the import made. BadInput(path, problem) for unsupported content."""
+    line per change the import made. BadInput(path, problem) for unsupported content; a
+    body's non-physical inertia is refused, or with ``repair_inertia`` replaced by the
+    nearest physical one (noted)."""
     path = str(path)
     raw = read_model_file(path, ".osim")
     text = re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)
@@ -64,11 +73,32 @@ def load_osim_with_notes(path: str, floating: bool = False) -> tuple[FixtureSpec
     read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)
     spec, notes = read
     notes = [*notes, *ref_notes]
+    spec = _physical(path, spec, repair_inertia, notes)
     spec = dataclasses.replace(
         spec, name=sanitise_model_name(spec.name, path), source=path,
         description=f"OpenSim model {spec.name or '(unnamed)'} imported from "
                     f"{os.path.basename(path)}")
     return spec.validate(where=path), notes
+
+
+def _physical(path: str, spec: FixtureSpec, repair: bool, notes: list[str]) -> FixtureSpec:
+    """``spec`` with each body's non-physical inertia [kg·m²] replaced by the nearest
+    physical one (``repair``, one note per body), else BadInput naming every such body."""
+    bad, bodies = [], []
+    for b in spec.bodies:
+        problem = inertia_problem(b.inertia_matrix) if b.mass > 0 else ""
+        if problem and repair:
+            I = repair_inertia(b.inertia_matrix)
+            notes.append(f"body {b.name}: {problem}; replaced by the nearest physical inertia "
+                         "(--repair-inertia)")
+            b = dataclasses.replace(b, inertia=tuple(float(x) for x in I.reshape(-1)))
+        elif problem:
+            bad.append(f"body {b.name}: {problem}")
+        bodies.append(b)
+    if bad:
+        raise BadInput(path, "; ".join(bad) + "; --repair-inertia replaces "
+                       + ("it" if len(bad) == 1 else "each") + " by the nearest physical inertia")
+    return dataclasses.replace(spec, bodies=tuple(bodies))
 
 
 _FILE_ATTR = re.compile(rb"""<([A-Za-z_][\w.-]*)[^>]*?\sfile\s*=\s*(?:"([^"]*)"|'([^']*)')""")

@@ -380,17 +380,22 @@ def test_opensim_holds_chains_of_massless_bodies_in_a_row(tmp_path):
     between the slides has no exact loan, its child gets one from the torso, its hinge at
     its origin) and three hinges away from the body origin on a root hung from the world
     (loans at a child joint's origin). OpenSim's M, h, v̇ equal MuJoCo's on the user's own
-    file. Three slides in a row (no exact loan) are refused naming the user's joints, not
-    the harness's bodies."""
+    file. Three slides in a row (no exact loan) are one CustomJoint (engines/opensim.py
+    ``merged_slides``); two parallel slides in a run cannot be, and are refused naming
+    the user's joints, not the harness's bodies."""
     _opensim_is_mujoco_on_the_file(_write(tmp_path, PLANAR_ROOT), 5.5)
     _opensim_is_mujoco_on_the_file(_write(tmp_path, HINGES_AWAY, "away.xml"), 1.5)
     xyz = PLANAR_ROOT.replace('<joint name="rooty" type="hinge" axis="0 1 0" damping="0.3"/>',
                               '<joint name="rooty" type="slide" axis="0 1 0"/>'
                               '<joint name="roll" type="hinge" axis="1 0 0"/>')
-    spec = load_mjcf(_write(tmp_path, xyz, "xyz.xml"))
-    with pytest.raises(ModelRejected) as e:
-        adapter_class("opensim")(PreparedModel(spec, "xyz"))
-    assert "joints rootz (prismatic), rootx (prismatic)" in str(e.value)
+    _opensim_is_mujoco_on_the_file(_write(tmp_path, xyz, "xyz.xml"), 5.5)  # one CustomJoint
+    zzx = PLANAR_ROOT.replace('<joint name="rootx" type="slide" axis="1 0 0"/>',
+                              '<joint name="rootz2" type="slide" axis="0 0 1"/>'
+                              '<joint name="rootx" type="slide" axis="1 0 0"/>')
+    spec = load_mjcf(_write(tmp_path, zzx, "zzx.xml"))
+    with pytest.raises(ModelRejected) as e:  # two parallel slides: no CustomJoint holds them
+        adapter_class("opensim")(PreparedModel(spec, "zzx"))
+    assert "joints rootz (prismatic), rootz2 (prismatic)" in str(e.value)
     assert "__" not in str(e.value) and "\n" not in str(e.value)
 
 

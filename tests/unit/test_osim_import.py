@@ -13,7 +13,9 @@ import pytest
 
 from engines.opensim_osim import osim_to_spec
 from harness.core.conventions import Layout, matrix_to_quat_wxyz, quat_wxyz_to_xyzw
+from harness.core.coupling_function import evaluate
 from harness.core.errors import BadInput
+from harness.core.spec import Coupling
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel
@@ -40,6 +42,26 @@ def test_committed_model_is_what_the_generator_writes(tmp_path):
     assert out.read_bytes() == MODEL.read_bytes()
 
 
+def _canonical_q(m, s, lay: Layout) -> np.ndarray:
+    """The user model's canonical q at OpenSim's realized state ``s``: the free root from
+    the pelvis's pose, the ball joint from its joint frames, every other coordinate by
+    name (slopes ±1: |s| q = q)."""
+    q = lay.neutral().copy()
+    X = _np(m.getBodySet().get("pelvis").getTransformInGround(s))
+    q[0:3] = X[:3, 3]
+    q[3:7] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(X[:3, :3]))
+    for c in m.getCoordinateSet():
+        if c.getName() in lay.joint_names:
+            q[lay.slot(c.getName()).iq] = c.getValue(s)
+    lumbar = m.getJointSet().get("lumbar")
+    R_FM = _np(lumbar.getChildFrame().findTransformBetween(s, lumbar.getParentFrame()))
+    R_BM = _np(lumbar.getChildFrame().findTransformInBaseFrame())
+    R = R_BM[:3, :3] @ R_FM[:3, :3] @ R_BM[:3, :3].T
+    sl = lay.slot("lumbar")
+    q[sl.iq:sl.iq + 4] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(R))
+    return q
+
+
 def test_user_model_moves_as_opensim_moves_it():
     """Random values on every coordinate (free root, ball, pins, slider, custom axes);
     the canonical q built from OpenSim's own joint transforms; body and marker poses in
@@ -63,19 +85,7 @@ def test_user_model_moves_as_opensim_moves_it():
         for c in m.getCoordinateSet():
             c.setValue(s, float(rng.uniform(-0.9, 0.9)), False)
         m.realizePosition(s)
-        q = lay.neutral().copy()
-        X = _np(m.getBodySet().get("pelvis").getTransformInGround(s))
-        q[0:3] = X[:3, 3]
-        q[3:7] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(X[:3, :3]))
-        for c in m.getCoordinateSet():
-            if c.getName() in lay.joint_names:
-                q[lay.slot(c.getName()).iq] = c.getValue(s)  # slope ±1: |s| q = q
-        lumbar = m.getJointSet().get("lumbar")
-        R_FM = _np(lumbar.getChildFrame().findTransformBetween(s, lumbar.getParentFrame()))
-        R_BM = _np(lumbar.getChildFrame().findTransformInBaseFrame())
-        R = R_BM[:3, :3] @ R_FM[:3, :3] @ R_BM[:3, :3].T
-        sl = lay.slot("lumbar")
-        q[sl.iq:sl.iq + 4] = quat_wxyz_to_xyzw(matrix_to_quat_wxyz(R))
+        q = _canonical_q(m, s, lay)
         P = adapter.frame_poses(q, names)
         for k, n in enumerate(names):
             if n in {b.getName() for b in m.getBodySet()}:
@@ -160,28 +170,93 @@ def _custom(m, k, fn, coords):
     ta.set_function(fn)
 
 
-def test_coupled_custom_joint_is_refused(tmp_path):
-    # translation1 (a constant in the committed model) made to follow sh_flex too
-    path = _variant(tmp_path, lambda m: _custom(m, 3, osim.LinearFunction(0.01, 0.0),
+def _moves_as_opensim(path, seed: int = 5) -> None:
+    """Random values on every OpenSim coordinate; the canonical q (``_canonical_q``), each
+    coupled joint at its coupling's value (harness/core/coupling_function.py for the
+    non-linear ones); every body's pose from the fitter's engine against OpenSim's."""
+    spec, _ = osim_to_spec(path)
+    spec = spec.validate()
+    m = osim.Model(path)
+    s = m.initSystem()
+    lay = Layout.from_spec(spec)
+    ad = registry.adapter_class(registry.preferred("fit"))(PreparedModel(spec, "osim"))
+    names = [b.getName() for b in m.getBodySet()]
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        for c in m.getCoordinateSet():
+            c.setValue(s, float(rng.uniform(-0.9, 0.9)), False)
+        m.realizePosition(s)
+        q = _canonical_q(m, s, lay)
+        for k in spec.couplings:
+            x = q[lay.slot(k.leader).iq]
+            q[lay.slot(k.follower).iq] = (evaluate(k.function, x)[0] if k.function
+                                          else k.multiplier * x + k.offset)
+        P = ad.frame_poses(q, names)
+        for i, n in enumerate(names):
+            Xo = _np(m.getBodySet().get(n).getTransformInGround(s))
+            assert np.abs(P[i] - np.r_[Xo[:3, 3], Xo[:3, :3].reshape(-1)]).max() <= \
+                lookup("import", "osim_pose").atol, n
+
+
+def test_a_coupled_custom_axis_is_a_joint_held_by_a_coupling(tmp_path):
+    """translation1 (a constant in the committed model) made a LinearFunction of sh_flex,
+    which already turns the shoulder: a prismatic joint of its own, coupled linearly."""
+    path = _variant(tmp_path, lambda m: _custom(m, 3, osim.LinearFunction(0.01, 0.02),
                                                 ["sh_flex"]))
-    _refused(path, "CustomJoint shoulder", "sh_flex", "coupled")
+    spec, notes = osim_to_spec(path)
+    types = {j.name: j.type for j in spec.joints}
+    assert types["shoulder_translation1"] == "prismatic"
+    assert spec.couplings == (Coupling("shoulder_translation1", "sh_flex", 0.01, 0.0),)
+    assert any(n.startswith("joint shoulder_translation1: coupled: ") for n in notes)
+    _moves_as_opensim(path)
 
 
-def test_non_linear_custom_axis_is_refused(tmp_path):
+def test_a_non_linear_custom_axis_is_a_joint_held_by_a_spline(tmp_path):
+    """translation3 a SimmSpline of sh_flex, inside a MultiplierFunction (scale 2): the
+    coupling's spline has the file's knots, its values doubled and shifted to 0 at the
+    leader's 0 (the joint's placement holds that value)."""
     fn = osim.SimmSpline()
-    for x, y in ((-1.0, 0.0), (0.0, 0.01), (1.0, 0.05)):
+    knots = ((-1.0, 0.0), (-0.3, 0.02), (0.0, 0.01), (0.4, 0.03), (1.0, 0.05))
+    for x, y in knots:
         fn.addPoint(x, y)
-    path = _variant(tmp_path, lambda m: _custom(m, 5, fn, ["sh_flex"]))
-    _refused(path, "CustomJoint shoulder", "translation3", "SimmSpline")
+    doubled = osim.MultiplierFunction(fn, 2.0)
+    fn.thisown = False  # the MultiplierFunction owns its function
+    path = _variant(tmp_path, lambda m: _custom(m, 5, doubled, ["sh_flex"]))
+    spec, _ = osim_to_spec(path)
+    (k,) = spec.couplings
+    assert (k.follower, k.leader, k.function[0]) == ("shoulder_translation3", "sh_flex",
+                                                     "spline")
+    assert k.function[1] == tuple(x for x, _ in knots)
+    np.testing.assert_allclose(k.function[2], [2 * y - 0.02 for _, y in knots],
+                               rtol=0, atol=lookup("import", "osim_roundtrip").atol)
+    _moves_as_opensim(path)
+
+
+def test_gimbal_and_universal_joints_move_as_opensim_moves_them(tmp_path):
+    def edit(m):
+        hand = m.getBodySet().get("hand")
+        for i, cls in enumerate((osim.GimbalJoint, osim.UniversalJoint)):
+            b = osim.Body(f"extra{i}", 1.0, osim.Vec3(0.01, 0.1, 0.02),
+                          osim.Inertia(0.01, 0.012, 0.011))
+            m.addBody(b)
+            m.addJoint(cls(f"joint{i}", hand, osim.Vec3(0.1, 0.02 * i, 0.03),
+                           osim.Vec3(0.2, -0.1, 0.3), b, osim.Vec3(0.0, 0.05, 0.0),
+                           osim.Vec3(0.1, 0.0, -0.2)))
+    path = _variant(tmp_path, edit)
+    spec, _ = osim_to_spec(path)
+    moving = {j.name for j in spec.moving_joints()}
+    assert {"joint0_coord_0", "joint0_coord_1", "joint0_coord_2", "joint1_coord_0",
+            "joint1_coord_1"} <= moving
+    _moves_as_opensim(path)
 
 
 def test_unsupported_joint_force_and_constraint_are_refused(tmp_path):
-    def gimbal(m):
+    def planar(m):
         b = osim.Body("extra", 1.0, osim.Vec3(0), osim.Inertia(0.01, 0.01, 0.01))
         m.addBody(b)
-        m.addJoint(osim.GimbalJoint("gimbal", m.getBodySet().get("hand"), osim.Vec3(0),
+        m.addJoint(osim.PlanarJoint("planar", m.getBodySet().get("hand"), osim.Vec3(0),
                                     osim.Vec3(0), b, osim.Vec3(0), osim.Vec3(0)))
-    _refused(_variant(tmp_path, gimbal), "GimbalJoint gimbal", "not supported")
+    _refused(_variant(tmp_path, planar), "PlanarJoint planar", "not supported")
 
     def spring(m):  # a spring between two points is no joint spring
         f = osim.PointToPointSpring(m.getGround(), osim.Vec3(0), m.getBodySet().get("hand"),
@@ -236,3 +311,37 @@ def test_file_checks_name_the_file(tmp_path):
     with pytest.raises(BadInput) as e:
         osim_to_spec(str(broken))
     assert str(e.value).startswith(str(broken)) and "OpenSim cannot load it" in str(e.value)
+
+
+def test_a_coordinate_coupler_constraint_is_a_coupling(tmp_path):
+    """An enforced CoordinateCouplerConstraint wrist = s · f(hip) (scale factor s = 2): a
+    coupling between the two joints, linear or a spline, whose value is OpenSim's own
+    s · f (the file's constraint, read back by OpenSim) at any hip angle."""
+    spline = osim.SimmSpline()
+    for x, y in ((-1.0, -0.2), (-0.2, 0.05), (0.3, 0.1), (1.0, 0.4)):
+        spline.addPoint(x, y)
+    tol = lookup("import", "osim_coupling_function")
+    for fn in (osim.LinearFunction(0.5, 0.1), spline):
+        def edit(m, fn=fn):
+            cc = osim.CoordinateCouplerConstraint()
+            cc.setName("wrist_follows_hip")
+            names = osim.ArrayStr()
+            names.append("hip")
+            cc.setIndependentCoordinateNames(names)
+            cc.setDependentCoordinateName("wrist")
+            cc.setFunction(fn)
+            osim.PropertyHelper.setValueDouble(2.0, cc.updPropertyByName("scale_factor"))
+            m.addConstraint(cc)
+        path = _variant(tmp_path, edit)
+        spec, notes = osim_to_spec(path)
+        (k,) = spec.couplings
+        assert (k.follower, k.leader) == ("wrist", "hip")
+        assert any(n.startswith("joint wrist: coupled: ") for n in notes)
+        m = osim.Model(path)
+        m.initSystem()
+        cc = osim.CoordinateCouplerConstraint.safeDownCast(
+            m.getConstraintSet().get("wrist_follows_hip"))
+        for x in (-1.4, -0.7, 0.1, 0.6, 1.2):
+            want = 2.0 * cc.getFunction().calcValue(osim.Vector(1, x))
+            got = evaluate(k.function, x)[0] if k.function else k.multiplier * x + k.offset
+            assert abs(got - want) <= max(tol.atol, tol.rtol * abs(want)), (x, got, want)

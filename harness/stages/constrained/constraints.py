@@ -14,8 +14,10 @@ The rows (harness/core/spec.py Constraint), world axes:
   (the rotation rows' Jacobian is ω_A − ω_B, exact at g = 0);
 
 then one row per joint coupling (spec.Coupling, after the frame rows): g = q_f − m·q_l − c
-[rad | m], J = e_f − m·e_l (constant, from the canonical layout; J̇v = 0). These rows need
-no frame of any engine: every engine's own M and h enter the same KKT system through them.
+[rad | m], J = e_f − m·e_l (constant, from the canonical layout; J̇v = 0), or for a
+non-linear coupling q_f = f(q_l) (harness/core/coupling_function.py) g = q_f − f(q_l),
+J = e_f − f'(q_l) e_l, J̇v = −f''(q_l) v_l². These rows need no frame of any engine: every
+engine's own M and h enter the same KKT system through them.
 ``jacobian_drift`` and ``full_residual`` give all the rows.
 
 The saddle system (docs/constrained.md) with D the canonical joint damping:
@@ -50,6 +52,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from harness.core.conventions import Layout, rpy_to_matrix
+from harness.core.coupling_function import evaluate
 from harness.core.spec import Constraint, Coupling, FixtureSpec
 from harness.core.tolerances import lookup
 from harness.model.protocol import EngineAdapter
@@ -87,14 +90,22 @@ def has_rows(spec: FixtureSpec) -> bool:
 # the last specs' coupling matrices: (spec, matrices) by id(spec); a rollout asks at every
 # RK4 stage, and building the layout costs ~0.4 ms (tiago_pro: 58 of 82 s of stage 3)
 _COUPLINGS_SEEN: dict[int, tuple[FixtureSpec, tuple[NDArray[np.float64], NDArray[np.intp],
-                                                    NDArray[np.intp]]]] = {}
+                                                    NDArray[np.intp], NDArray[np.intp]]]] = {}
 
 
 def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
                                                  NDArray[np.intp]]:
     """(A (k, nv), iq_f (k,), iq_l (k,)) of the k couplings: A's row is e_f − m·e_l in
-    canonical v [1 | m/rad | rad/m]; iq_f, iq_l the follower's and leader's q indices.
-    The arrays are shared between calls for one spec: read them, do not write."""
+    canonical v [1 | m/rad | rad/m] (e_f alone for a non-linear coupling: its leader's
+    entry depends on q, ``coupling_jacobian_drift``); iq_f, iq_l the follower's and
+    leader's q indices. The arrays are shared between calls for one spec: read them, do
+    not write."""
+    return _coupling_arrays(spec)[:3]
+
+
+def _coupling_arrays(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
+                                                  NDArray[np.intp], NDArray[np.intp]]:
+    """``coupling_matrix`` and the leaders' v indices iv_l (k,), cached per spec."""
     seen = _COUPLINGS_SEEN.get(id(spec))
     if seen is not None and seen[0] is spec:
         return seen[1]
@@ -108,17 +119,19 @@ def coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def _coupling_matrix(spec: FixtureSpec) -> tuple[NDArray[np.float64], NDArray[np.intp],
-                                                  NDArray[np.intp]]:
-    """coupling_matrix, computed."""
+                                                  NDArray[np.intp], NDArray[np.intp]]:
+    """_coupling_arrays, computed."""
     layout = Layout.from_spec(spec)
     A = np.zeros((len(spec.couplings), layout.nv))
     iqf, iql = np.zeros(len(spec.couplings), np.intp), np.zeros(len(spec.couplings), np.intp)
+    ivl = np.zeros(len(spec.couplings), np.intp)
     for i, c in enumerate(spec.couplings):
         f, lead = layout.slot(c.follower), layout.slot(c.leader)
         A[i, f.iv] += 1.0
-        A[i, lead.iv] -= c.multiplier
-        iqf[i], iql[i] = f.iq, lead.iq
-    return A, iqf, iql
+        if not c.function:
+            A[i, lead.iv] -= c.multiplier
+        iqf[i], iql[i], ivl[i] = f.iq, lead.iq, lead.iv
+    return A, iqf, iql, ivl
 
 
 def coupling_residual(spec: FixtureSpec, q: ArrayLike) -> NDArray[np.float64]:
@@ -128,7 +141,29 @@ def coupling_residual(spec: FixtureSpec, q: ArrayLike) -> NDArray[np.float64]:
     mult = np.array([c.multiplier for c in spec.couplings], dtype=float)
     off = np.array([c.offset for c in spec.couplings], dtype=float)
     out: NDArray[np.float64] = qa[iqf] - mult * qa[iql] - off
+    for i, c in enumerate(spec.couplings):
+        if c.function:
+            out[i] = qa[iqf[i]] - evaluate(c.function, qa[iql[i]])[0]
     return out
+
+
+def coupling_jacobian_drift(spec: FixtureSpec, q: ArrayLike, v: ArrayLike
+                            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(J (k, nv), J̇v (k,)) of the k coupling rows at canonical (q, v): e_f − m·e_l and 0
+    for a linear coupling; e_f − f'(q_l) e_l and −f''(q_l) v_l² [rad/s² | m/s²] for a
+    non-linear one (q_l the leader's one coordinate, v_l its speed)."""
+    A, _, iql, ivl = _coupling_arrays(spec)
+    drift = np.zeros(A.shape[0])
+    if not any(c.function for c in spec.couplings):
+        return A, drift
+    A = A.copy()
+    qa, va = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    for i, c in enumerate(spec.couplings):
+        if c.function:
+            _, df, d2 = evaluate(c.function, qa[iql[i]])
+            A[i, ivl[i]] -= df
+            drift[i] = -d2 * va[ivl[i]] ** 2
+    return A, drift
 
 
 def jacobian_drift(spec: FixtureSpec, adapter: EngineAdapter, q: ArrayLike,
@@ -144,9 +179,9 @@ def jacobian_drift(spec: FixtureSpec, adapter: EngineAdapter, q: ArrayLike,
         parts_J.append(J)
         parts_a.append(a)
     if spec.couplings:
-        A, _, _ = coupling_matrix(spec)
+        A, drift = coupling_jacobian_drift(spec, q, v)
         parts_J.append(A)
-        parts_a.append(np.zeros(A.shape[0]))
+        parts_a.append(drift)
     return np.concatenate(parts_J), np.concatenate(parts_a)
 
 
