@@ -476,12 +476,12 @@ def fit_phases(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float = SI
     """The phase-aligned fit of the bounce data: unknowns x0 = (h0 m, v0 m/s), e and
     every impact time inside the window [s] (decision variables, not a grid). ``start``
     (h0, v0, e, impact times) or, by default, the evidence-selected candidate of
-    ``fit_schedules`` (its h0, v0, e, and the impacts its flow places: the schedule's
-    number of events); at most ``max_iter`` Gauss–Newton iterations. Returns
+    ``fit_schedules`` on its coarse grid (its h0, v0, e, and the impacts its flow places:
+    the selected number of events); at most ``max_iter`` Gauss–Newton iterations. Returns
     (PhaseResult, PhaseShooting, start)."""
     t = np.asarray(t, float)
     if start is None:
-        R = fit_schedules(t, y, sigma, events=events)
+        R = fit_schedules(t, y, sigma, events=events, refine=False)   # a start: coarse
         f = R["fits"][R["selected"]]
         v0, e = (float(v) for v in f["theta"])
         times = flow(t, v0, e, f["onset_s"])[3]

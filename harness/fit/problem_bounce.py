@@ -258,9 +258,10 @@ def energy_check(doc: dict) -> dict:
              "kinetic_energy_ratio": float(e) ** 2, "gains_energy": bool(e > 1.0 + tol)}
             for name, e, se in checks]
     bad = [r for r in rows if r["gains_energy"]]
-    what = "; ".join(f"the fitted impact reset gains energy ({r['estimate']}: restitution "
-                     f"{r['restitution']:.4f} ± {r['se']:.2g} > 1, kinetic energy × "
-                     f"{r['kinetic_energy_ratio']:.3f} across each impact)" for r in bad)
+    what = ("the fitted impact reset gains energy: " + "; ".join(
+        f"{r['estimate']} restitution {r['restitution']:.4f} ± {r['se']:.2g} > 1 (kinetic "
+        f"energy × {r['kinetic_energy_ratio']:.3f} across each impact)" for r in bad)
+        if bad else "")
     return {"gains_energy": bool(bad), "checks": rows, "threshold": 1.0 + tol,
             "what": what}
 

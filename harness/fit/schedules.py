@@ -144,7 +144,9 @@ def log_ndtr(x: float) -> float:
     far lower tail (the asymptotic series below x = −30, where erfc underflows)."""
     if x > -30.0:
         return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
-    return -0.5 * x * x - math.log(-x) - 0.5 * LOG_2PI + math.log1p(-1.0 / (x * x))
+    u = 1.0 / (x * x)   # Φ(x) = φ(x)/|x| · (1 − u + 3u² − 15u³ + 105u⁴ − …)
+    return (-0.5 * x * x - math.log(-x) - 0.5 * LOG_2PI
+            + math.log1p(u * (-1.0 + u * (3.0 + u * (-15.0 + 105.0 * u)))))
 
 
 def truncated_laplace(logz: float, H: NDArray[np.float64], grad: NDArray[np.float64],
