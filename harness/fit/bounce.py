@@ -2,8 +2,8 @@
 first-impact time uncertain; fitted under every candidate onset and compared by evidence
 (harness/fit/schedules.py).
 
-Dimension legend: N samples (uniform step h [s]); C candidate onsets; θ = (v0, e) the
-fitted parameters (d = 2).
+Dimension legend: N samples (uniform step h [s]); C candidate schedules (impact count,
+onset); θ = (v0, e) the fitted parameters (d = 2).
 
 Model (vertical motion only, the plane at height 0, gravity g = 9.81 m/s² known). With
 the first impact placed at the candidate onset τ [s], the guard y(τ) = 0 ties the
@@ -28,10 +28,19 @@ one could each be the lowest true height (two
 samples' noise differ by more than 3√2 σ with probability 0.3 %); the plausible range
 runs from the first to the last of them, widened by one sample each side (an impact lies
 between two samples). The candidates cover it every h/4 (2.5 ms apart; at σ = 5 mm
-typically 0.49 … 0.52 s, 13 onsets; the candidates sit on multiples of 2.5 ms, so the
-true onset lies 0.36 ms from the candidate at 0.505 s). The grid spacing is the
-resolution of the reported onset posterior: at σ = 5 mm the onset itself is resolved to
-about 0.22 ms (docs/schedules.md), so the weight concentrates on one candidate.
+typically 0.49 … 0.52 s, 13 onsets). The onset itself is known to about 0.22 ms at
+σ = 5 mm, so the grid is then refined where the evidence is (``fit_schedules``): an
+interval whose end candidates carry weight is halved until it is narrower than a
+fraction of the onset posterior's spread (("schedules", "onset_resolution")); the
+weight of a candidate is its evidence times its prior mass (its onset cell over the
+range, the onset's prior being uniform over the range).
+
+Number of impacts: each count n = 0 … K (``COUNTS``) is a schedule of its own, "exactly
+n impacts in the window" (``count_constraints``: τ_n ≤ t_end < τ_{n+1}). A candidate fit
+outside that region is replaced by the best fit on its boundary (an impact on the
+window's end) and its evidence is the Laplace Gaussian's mass inside the region
+(schedules.truncated_laplace); n = 0 is free flight above the plane (``fit_no_impact``).
+The counts have equal prior weight.
 
 Prior (Gaussian, independent): v0 ~ N(0, (10 m/s)²), e ~ N(0.5, 0.5²), so Λ =
 diag(1/100 s²/m², 4); broad against what the data resolve (SE(v0) ~ 0.002 m/s, SE(e) ~

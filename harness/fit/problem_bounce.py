@@ -7,9 +7,13 @@ largest-weight candidate; the selected schedule replayed in every engine
 
 fit.json (``BOUNCE_KEYS``, ``BOUNCE_PHASES_KEYS`` with ``--method phases``, each with
 ``replay``): candidate schedules with their log evidence and weights, the restitution [–]
-marginalised over them, truth, event labels (no IPOPT solve); arrays.npz: t (N,) s,
+marginalised over them, truth, event labels (no IPOPT solve), the onset [s] on the
+refined grid (``onset``) beside the phase-aligned fit's (``phases_onset``), the impact
+counts compared (``impacts``) and the reset's energy check (``energy``: a gain makes the
+exit code 1); arrays.npz: t (N,) s,
 y (N, 1) heights [m], x_fit and x_true (N, 2) [m, m/s], e (N, 1) whitened residuals [–],
-r (N, 0), the candidate onsets (n_c,) [s] and their weights (n_c,) [–], and
+r (N, 0), the candidate onsets (n_c,) [s] (NaN for the no-impact schedule) and their
+weights (n_c,) [–], and
 replay_height_<engine> (N,) [m].
 
 Report (templates/fit_bounce.html.j2): posterior weight [–] and log evidence [–] against
@@ -17,7 +21,7 @@ the candidate onset [s], each candidate's restitution [–] with ±2 SE against 
 marginalised restitution and its SE against truth, heights [m] and velocities [m/s]
 against t [s], whitened residuals [–].
 
-Dimension legend: N samples, n_c candidate onsets.
+Dimension legend: N samples, n_c candidate schedules (impact count, onset).
 """
 from __future__ import annotations
 
