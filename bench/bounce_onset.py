@@ -4,7 +4,8 @@ number of impacts compared by evidence, over seeds and noise levels
 
 Per seed: the onset posterior (mean, spread) over the refined candidate grid, the
 phase-aligned fit's first impact (value, SE) started from the selected schedule, their
-ratio, (mean − truth)/spread, the refinement's rounds and candidates, the weight of the
+ratio, (mean − truth)/spread, the refinement's rounds, the candidates of the selected
+impact count and of every count with an impact, the weight of the
 selected impact count and the log-evidence gap to the next count, the restitution's z,
 and the wall time of the candidate fit. Then the same at other noise levels, and the
 two-impact and energy-gaining truths of tests/unit/test_bounce_onset.py.
@@ -44,7 +45,8 @@ def row(seed: int, sigma: float, truth: dict) -> str:
     return (f"{seed:4d} {1e3 * sigma:5.1f} {post['mean_s']:.6f} {1e3 * post['sd_s']:.4f} "
             f"{P.event_times[0]:.6f} {1e3 * se:.4f} {post['sd_s'] / se:6.4f} "
             f"{(post['mean_s'] - tau) / post['sd_s']:+6.2f} {R['refinement']['rounds']:3d} "
-            f"{R['refinement']['candidates']:4d} {counts[0]['impacts']:2d} "
+            f"{counts[0]['candidates']:4d} {R['refinement']['candidates']:4d} "
+            f"{counts[0]['impacts']:2d} "
             f"{counts[0]['weight']:.6f} {gap:9.3g} "
             f"{(e - truth['restitution']) / e_se:+6.2f} {wall:5.2f}")
 
@@ -56,7 +58,7 @@ def main() -> None:
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
-    head = ("seed σ[mm] onset[s] sd[ms] phases[s] se[ms] sd/se z_onset rounds cand n "
+    head = ("seed σ[mm] onset[s] sd[ms] phases[s] se[ms] sd/se z_onset rounds cand_n cand_all n "
             "w(n) ΔlogZ z_e wall[s]")
     lines = []
     for name, truth in TRUTHS.items():

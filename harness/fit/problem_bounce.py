@@ -234,7 +234,8 @@ def _schedule_estimates(R: dict, ok: list[int], truth: dict) -> dict:
                                   "(mean and standard deviation)",
                       "resolved": bool(R["refinement"]["resolved"]),
                       "refinement_rounds": R["refinement"]["rounds"],
-                      "candidates": R["refinement"]["candidates"]},
+                      "candidates": next(c["candidates"] for c in counts
+                                         if c["selected"])},
             "marginalised": {"restitution": _value_se(mean[1], cov[1, 1]),
                              "v0_mps": _value_se(mean[0], cov[0, 0]),
                              "h0_m": _value_se(h0_mean, h0_var),
@@ -460,7 +461,7 @@ def summary(d: dict, out: str | Path) -> tuple:
     if "onset" in d:
         o, po, im = d["onset"], d["phases_onset"], d["impacts"]
         lines.append(f"onset {o['value_s']:.6f} ± {o['se_s']:.2g} s over "
-                     f"{o['candidates']} refined candidates"
+                     f"{o['candidates']} refined candidates of the selected count"
                      + ("" if o["resolved"] else " (NOT resolved)")
                      + f" (phase-aligned fit {po['value_s']:.6f} ± {po['se_s']:.2g} s); "
                      f"{im['selected']} impacts, weight {im['weight']:.4f}")
