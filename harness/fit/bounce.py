@@ -288,7 +288,7 @@ def fit_candidate(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float, 
             m = impacts if c[-1] < 0 else impacts - 1
             th = _on_count_boundary(fun, tau, m, float(t[-1]))
             out["count_boundary"] = m + 1
-            at_bound = False
+            at_bound = bool(min(abs(th[1] - E_BOUNDS[0]), abs(th[1] - E_BOUNDS[1])) < 1e-9)
             c, A = count_constraints(th, tau, impacts, float(t[-1]))
         r, J, sig = _residuals(th, t, y, sigma, tau, events)
     except ValueError as exc:

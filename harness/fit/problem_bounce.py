@@ -124,8 +124,8 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "x_true": np.stack([y_true, v_true], axis=1),
               "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
               "onsets": onsets, "weights": w}
-    phase_fit = _phases_onset(doc, t, y, sigma)
-    if method == BOUNCE_PHASES:
+    phase_fit = _phases_onset(doc, t, y, sigma, strict=method == BOUNCE_PHASES)
+    if phase_fit is not None and method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true, phase_fit)
     doc["energy"] = energy_check(doc)
 
@@ -284,17 +284,25 @@ def _schedule_events(times: NDArray[np.float64]) -> list[dict]:
 BOUNCE_PHASES = "phases"
 
 def _phases_onset(doc: dict, t: NDArray[np.float64], y: NDArray[np.float64],
-                  sigma: float) -> tuple:
+                  sigma: float, strict: bool = False) -> tuple | None:
     """The phase-aligned fit (``bounce.fit_phases``: every impact time a parameter)
     started from the largest-weight schedule of ``doc``; writes fit.json
     ``phases_onset`` {value_s, se_s [s] of the first impact, accepted, impacts} and
-    returns (PhaseResult, PhaseShooting, start)."""
+    returns (PhaseResult, PhaseShooting, start). When the fit raises, value_s and se_s
+    are null, ``reason`` says why and it returns None (``strict``: it raises)."""
     B = _bounce_module()
     sel = doc["selected"]
     times = B.flow(t, sel["v0_mps"]["value"], sel["restitution"]["value"], sel["onset_s"])[3]
     start = (sel["h0_m"], sel["v0_mps"]["value"], sel["restitution"]["value"],
              times[times < t[-1]])
-    R, P, _ = B.fit_phases(t, y, sigma, start=start)
+    try:
+        R, P, _ = B.fit_phases(t, y, sigma, start=start)
+    except (ValueError, BadInput, np.linalg.LinAlgError) as exc:
+        if strict:
+            raise
+        doc["phases_onset"] = {"value_s": None, "se_s": None, "accepted": False,
+                               "impacts": int(np.sum(times < t[-1])), "reason": str(exc)}
+        return None
     doc["phases_onset"] = {"value_s": float(R.event_times[0]), "se_s": float(R.se[P.nz]),
                            "accepted": bool(R.accepted), "impacts": int(P.n_events),
                            "estimate": "phase-aligned fit (impact times fitted), started "
@@ -463,8 +471,9 @@ def summary(d: dict, out: str | Path) -> tuple:
         lines.append(f"onset {o['value_s']:.6f} ± {o['se_s']:.2g} s over "
                      f"{o['candidates']} refined candidates of the selected count"
                      + ("" if o["resolved"] else " (NOT resolved)")
-                     + f" (phase-aligned fit {po['value_s']:.6f} ± {po['se_s']:.2g} s); "
-                     f"{im['selected']} impacts, weight {im['weight']:.4f}")
+                     + (f" (phase-aligned fit {po['value_s']:.6f} ± {po['se_s']:.2g} s); "
+                        if po["value_s"] is not None else " (no phase-aligned fit); ")
+                     + f"{im['selected']} impacts, weight {im['weight']:.4f}")
     if en["gains_energy"]:
         lines.append(f"FLAG: {en['what']}")
     return fields, lines, 0 if ok else 1
