@@ -14,6 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TABLE_VERSION = "2026.12.31"
+# 2026.12.29: no existing atol or rtol changed. New: schedules/onset_resolution (when the
+#   bounce fit's adaptive onset grid stops refining), schedules/onset_se_phases (the
+#   refined onset spread against the phase-aligned fit's SE of the first impact),
+#   schedules/onset_z (the refined onset against the truth), selected_count_weight (the
+#   true number of impacts selected), energy_gain (a fitted reset that gains energy is
+#   flagged).
 # 2026.12.27: no number changed. New: verify/derived_bound_inputs (the relative margin with
 #   which verify recomputes cond(M) and stage 3's KKT terms, written inline before).
 # 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
@@ -1377,6 +1383,43 @@ TABLE.update({
         "largest covariance entry: two factorisations of a matrix of a few hundred rows "
         "with condition up to ~1e10, round-off ~1e-10 (measured in the tests); a missing or "
         "doubled block changes them by O(1)."),
+    ("schedules", "onset_resolution"): Tolerance(1e-6, 0.25, "Stopping rule of the bounce "
+        "fit's adaptive onset grid (harness/fit/bounce.py fit_schedules): an interval "
+        "between two candidate onsets of one impact count is halved while the candidates "
+        "at its ends carry more than atol = 1e-6 of the posterior weight and it is wider "
+        "than rtol = 0.25 of the onset posterior's standard deviation. Four candidates per "
+        "standard deviation put the midpoint rule's error on the variance at about "
+        "spacing²/12 = 0.5 % of it (measured: the refined spread equal to a uniform "
+        "0.05 ms grid's to four digits, 0.2203 ms, seeds 0 and 3); weight left below 1e-6 "
+        "on an unrefined interval a few ms away moves the variance by ≤ 1e-6 × "
+        "(10 ms / 0.22 ms)² ≈ 0.2 %. The coarse grid alone (2.5 ms, eleven times the "
+        "spread at σ = 5 mm) put every weight on one candidate and reported a spread of "
+        "~1e-16 s."),
+    ("schedules", "onset_se_phases"): Tolerance(0.0, 0.2, "The onset's spread from the "
+        "refined candidate grid (fit.json onset.se_s) against the phase-aligned fit's "
+        "standard error of the first impact (phases_onset.se_s), relative to the latter: "
+        "two approximations of one posterior (the evidence over a grid of onsets against "
+        "the Gauss-Newton covariance of the fitted impact time) agree to within 20 % "
+        "(measured within 0.07 % at σ = 2.5, 5 and 10 mm on three synthetic balls, seeds "
+        "0–9 or 0–4, and within 4.7 % at σ = 40 mm, where the posterior is least "
+        "Gaussian; bench/bounce_onset.txt); the coarse grid's spread (2e-16 s against "
+        "2.2e-4 s) is off by 100 %."),
+    ("schedules", "onset_z"): Tolerance(3.0, 0.0, "|onset posterior mean − true onset| / "
+        "its standard deviation on the refined grid must be ≤ 3: with a calibrated spread "
+        "a single seed fails with probability 0.3 %; measured (mean − truth)/sd rms 1.03 "
+        "over seeds 0–9 at σ = 5 mm, largest 2.02 (seed 0, at every σ from 2.5 to 40 mm: "
+        "the noise pattern is the same, scaled); rms 0.91 and 0.95, largest 1.47 and 1.89, "
+        "on the two-impact and the energy-gaining balls (bench/bounce_onset.txt)."),
+    ("schedules", "selected_count_weight"): Tolerance(1e-6, 0.0, "The posterior weight of "
+        "the true number of impacts on synthetic data must be ≥ 1 − atol: at σ = 5 mm a "
+        "wrong count misfits a whole flight or bounce and its log evidence is lower by "
+        "more than 10⁴ (measured: two impacts against one and three, 6.7e6 and 1.7e4; "
+        "three against two and four, 1.0e5 and 5.6e4), so its weight underflows to 0."),
+    ("schedules", "energy_gain"): Tolerance(0.0, 0.0, "A fitted reset gains energy when "
+        "the restitution exceeds 1 by more than atol = 0, i.e. the kinetic energy leaving "
+        "an impact exceeds the energy reaching it: no passive impact does that, so any "
+        "gain in the estimate is flagged (the report states e with its SE beside the "
+        "flag, so a gain within noise of an elastic impact reads as such)."),
     ("schedules", "weights_sum"): Tolerance(1e-12, 0.0, "Posterior weights of the candidate "
         "schedules are normalised: their sum is 1 to a few ulp per candidate (C ≤ 100)."),
     ("schedules", "restitution_z"): Tolerance(2.0, 0.0, "|ê − e_true| / SE of the "

@@ -50,7 +50,8 @@ def replay(t: NDArray[np.float64], h0: float, v0: float, e: float, y_fit: NDArra
     |height − y_fit| [m] over t (N,) [s], its impact times [s] and their largest difference
     from ``impacts_fit`` [s], and whether both are within the table's tolerances;
     ``passed``: every available engine within both and at least two compared. Engines not
-    installed are listed as unavailable (never a pass). ``dt`` [s]: the RK4 step."""
+    installed are listed as unavailable (never a pass). ``dt`` [s]: the RK4 step. A
+    restitution outside [0, 1] is not replayed (``not_replayed`` says why; not a pass)."""
     model = prepare_fixture(FIXTURE)
     sc = scene(FIXTURE)
     r = float(sc.geometry[0].radius)
@@ -69,7 +70,12 @@ def replay(t: NDArray[np.float64], h0: float, v0: float, e: float, y_fit: NDArra
                           "impact times, against the fit's closed-form flow",
            "tolerance": {"height_m": tol_y, "impact_time_s": tol_t},
            "impacts_fit_s": fit_imp, "unavailable": {}, "engines": {}}
-    heights = {}
+    heights: dict = {}
+    if not 0.0 <= e <= 1.0:   # the engines' impact law: a reset that gains energy is none
+        out["not_replayed"] = (f"restitution e = {e:.6g} outside [0, 1]: the engines' "
+                               "impact law does not gain energy")
+        out["passed"] = False
+        return out, heights
     for name in (engines or registry.ENGINES):
         try:
             adapter = registry.adapter_class(name)(model)

@@ -137,3 +137,45 @@ def onset_posterior(onsets: NDArray[np.float64], weights: NDArray[np.float64]) -
     mean = float(w @ x)
     return {"mean_s": mean, "sd_s": float(math.sqrt(max(float(w @ (x - mean) ** 2), 0.0))),
             "map_s": float(x[int(np.argmax(w))])}
+
+
+def log_ndtr(x: float) -> float:
+    """log Φ(x) [–] of the standard normal distribution function at x [–], accurate in the
+    far lower tail (the asymptotic series below x = −30, where erfc underflows)."""
+    if x > -30.0:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    u = 1.0 / (x * x)   # Φ(x) = φ(x)/|x| · (1 − u + 3u² − 15u³ + 105u⁴ − …)
+    return (-0.5 * x * x - math.log(-x) - 0.5 * LOG_2PI
+            + math.log1p(u * (-1.0 + u * (3.0 + u * (-15.0 + 105.0 * u)))))
+
+
+def truncated_laplace(logz: float, H: NDArray[np.float64], grad: NDArray[np.float64],
+                      c: NDArray[np.float64], A: NDArray[np.float64]) -> float:
+    """log Z [–] of a schedule whose parameters θ (d,) are confined to a region
+    {c(θ) ≥ 0} (k constraints), from the Laplace quantities at the MAP inside it: ``logz``
+    (``laplace_log_evidence`` there), H (d, d), the gradient ``grad`` (d,) of the negative
+    log posterior (zero at an interior MAP, along the constraint's normal on its
+    boundary), the constraint values ``c`` (k,) and their Jacobian ``A`` (k, d).
+
+    The negative log posterior near θ̂ is taken as f̂ + gᵀδ + ½ δᵀHδ and the region as
+    c + Aδ ≥ 0; integrating the Gaussian over it gives
+    log Z = logz + ½ gᵀH⁻¹g + Σ_k log Φ((c_k + a_kᵀδ*) / √(a_kᵀH⁻¹a_k)), δ* = −H⁻¹g
+    (the constraints taken as independent). At an interior MAP far from every boundary
+    this is ``logz``; on a boundary with a steep slope it is the mass of a half-Gaussian
+    tail."""
+    Hinv = np.linalg.inv(np.asarray(H, float))
+    g = np.asarray(grad, float)
+    dstar = -Hinv @ g
+    out = float(logz) + 0.5 * float(g @ Hinv @ g)
+    for ck, ak in zip(np.atleast_1d(np.asarray(c, float)), np.atleast_2d(np.asarray(A, float))):
+        s = math.sqrt(float(ak @ Hinv @ ak))
+        out += log_ndtr((float(ck) + float(ak @ dstar)) / s)
+    return out
+
+
+def weighted_posterior(log_evidence: NDArray[np.float64],
+                       log_prior: NDArray[np.float64]) -> NDArray[np.float64]:
+    """w (C,) ∝ exp(log Z + log prior) normalised to sum 1: ``log_prior`` (C,) is each
+    candidate's prior mass (an onset cell's share of the onset range, on an uneven
+    grid); a candidate with log Z = −inf gets weight 0."""
+    return posterior_weights(np.asarray(log_evidence, float) + np.asarray(log_prior, float))

@@ -29,23 +29,33 @@ def test_bounce_fit_writes_bundle(tmp_path):
     assert doc["truth"]["restitution"] == 0.8
     assert doc["truth"]["onset_s"] == pytest.approx(tau, abs=1e-12)
     sch = doc["schedules"]
-    assert all({"onset_s", "log_evidence", "weight"} <= set(r) for r in sch)
+    assert all({"impacts", "onset_s", "log_evidence", "log_prior", "weight"} <= set(r)
+               for r in sch)
     w = np.array([r["weight"] for r in sch])
-    on = np.array([r["onset_s"] for r in sch])
     assert abs(w.sum() - 1.0) <= lookup("schedules", "weights_sum").atol
+    # three impacts (the truth's) selected; its onsets sorted around the true onset
+    assert doc["impacts"]["selected"] == doc["selected"]["impacts"] == 3
+    on = np.array([r["onset_s"] for r in sch if r["impacts"] == 3])
     assert np.all(np.diff(on) > 0) and on[0] < tau < on[-1]
-    # weights are the normalised exponentials of the log evidences
-    le = np.array([r["log_evidence"] for r in sch])
+    # weights are the normalised exponentials of the log evidences times the prior masses
+    le = np.array([r["log_evidence"] + r["log_prior"] for r in sch])
     assert np.allclose(w, np.exp(le - le.max()) / np.exp(le - le.max()).sum(),
                        rtol=1e-12, atol=1e-300)
-    assert int(np.argmax(w)) == int(np.argmin(np.abs(on - tau)))   # nearest onset wins
+    # the onset to its own precision: its spread is the phase-aligned fit's SE
+    o, po = doc["onset"], doc["phases_onset"]
+    assert o["resolved"] and po["accepted"]
+    assert abs(o["se_s"] - po["se_s"]) <= lookup("schedules", "onset_se_phases").rtol * \
+        po["se_s"]
+    assert abs(o["value_s"] - tau) <= lookup("schedules", "onset_z").atol * o["se_s"]
+    assert not doc["energy"]["gains_energy"]
     r = doc["restitution"]
     assert abs(r["value"] - 0.8) <= lookup("schedules", "restitution_z").atol * r["se"]
     assert "marginalised" in r["estimate"] and doc["marginalised"]["restitution"]["value"] \
         == r["value"]
     # the mixture mean and variance recomputed from the candidates
-    ok = [x for x in sch if x["valid"]]
+    ok = [x for x in sch if x["valid"] and x["impacts"] > 0]
     ww = np.array([x["weight"] for x in ok])
+    ww /= ww.sum()
     ee = np.array([x["restitution"] for x in ok])
     ss = np.array([x["restitution_se"] for x in ok])
     mean = ww @ ee

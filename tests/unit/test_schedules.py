@@ -150,25 +150,31 @@ def test_measured_onset_moves_the_schedule_posterior():
     posterior follows a precise onset measurement placed on another candidate."""
     t, _, _, y = B.data(seed=2, sigma=0.04)
     on = B.onset_grid(t, y, 0.04)[::2]   # every 5 ms over the data-driven range
-    free = B.fit_schedules(t, y, 0.04, onsets=on)
+    fixed = {"counts": (3,), "refine": False}   # the grid's candidates, three impacts
+    free = B.fit_schedules(t, y, 0.04, onsets=on, **fixed)
     target = on[int(np.argmin(free["weights"]))]   # the least likely candidate
     ev = [S.EventObservation(1, float(target), 2e-4, "measured")]
-    meas = B.fit_schedules(t, y, 0.04, onsets=on, events=ev)
-    assert on[meas["selected"]] == target
-    assumed = B.fit_schedules(t, y, 0.04, onsets=on,
+    meas = B.fit_schedules(t, y, 0.04, onsets=on, events=ev, **fixed)
+    assert meas["onsets"][meas["selected"]] == target
+    assumed = B.fit_schedules(t, y, 0.04, onsets=on, **fixed,
                               events=[S.EventObservation(1, float(target), 2e-4, "assumed")])
     assert np.array_equal(assumed["weights"], free["weights"])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_schedule_posterior_finds_onset_and_restitution(seed):
+    """On the coarse grid (no refinement): every impact count compared, the true one
+    (three) selected, the candidate nearest the true onset the most likely."""
     t, _, _, y = B.data(seed)
-    R = B.fit_schedules(t, y, B.SIGMA)
-    on, w = R["onsets"], R["weights"]
+    R = B.fit_schedules(t, y, B.SIGMA, refine=False)
+    w = R["weights"]
     tau = B.true_onset()
+    assert int(R["impacts"][R["selected"]]) == 3
+    three = np.flatnonzero(R["impacts"] == 3)
+    on = R["onsets"][three]
     assert on[0] < tau < on[-1]                    # the data-driven range holds the truth
     assert abs(w.sum() - 1.0) <= lookup("schedules", "weights_sum").atol
-    assert int(np.argmax(w)) == int(np.argmin(np.abs(on - tau)))   # nearest wins
+    assert int(np.argmax(w[three])) == int(np.argmin(np.abs(on - tau)))   # nearest wins
     e, se = R["mixture_mean"][1], np.sqrt(R["mixture_cov"][1, 1])
     assert abs(e - B.TRUTH["restitution"]) <= lookup("schedules", "restitution_z").atol * se
     assert 0 < se < 0.01
@@ -176,16 +182,16 @@ def test_schedule_posterior_finds_onset_and_restitution(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_onset_posterior_concentrates_as_noise_falls(seed):
+    """On the refined grid the onset's spread falls with the noise and the truth stays
+    within ("schedules", "onset_z") spreads of its mean."""
     tau = B.true_onset()
-    spreads, errs = [], []
+    spreads = []
     for sigma in (0.04, 0.01, 0.0025):
         t, _, _, y = B.data(seed, sigma)
-        R = B.fit_schedules(t, y, sigma)
+        R = B.fit_schedules(t, y, sigma, counts=(3,))
         post = R["onset_posterior"]
+        assert R["refinement"]["resolved"]
         spreads.append(post["sd_s"])
-        errs.append(abs(post["mean_s"] - tau))
+        assert abs(post["mean_s"] - tau) <= lookup("schedules", "onset_z").atol * post["sd_s"]
         assert R["onsets"][0] < tau < R["onsets"][-1]
-    assert spreads[0] > spreads[1] > spreads[2]
-    spacing = 0.25 * B.H
-    assert errs[2] <= 0.5 * spacing                 # on the candidate nearest the truth
-    assert spreads[2] < 0.01 * spacing
+    assert spreads[0] > spreads[1] > spreads[2] > 0.0
