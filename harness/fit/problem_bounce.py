@@ -32,10 +32,12 @@ from numpy.typing import NDArray
 
 from harness.core import figures as F
 from harness.core.errors import BadInput
-from harness.fit import bounce
+from harness.fit import bounce, bounce_events
 from harness.fit import charts as C
 from harness.fit.bounce_replay import replay
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.observed_events import conflict_lines
+from harness.fit.schedules import EventObservation
 
 # the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
 BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
@@ -47,6 +49,8 @@ BOUNCE_PHASES_KEYS = BOUNCE_KEYS | {"event_time", "event_times", "phases"}
 # written before it have no "replay"
 BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BOUNCE_KEYS,
                    BOUNCE_PHASES_KEYS)
+# with --event: the observed impacts and their check (harness/fit/bounce_events.py)
+BOUNCE_KEY_SETS += tuple(k | {"event_observations"} for k in BOUNCE_KEY_SETS)
 
 
 def _bounce_module() -> ModuleType:
@@ -60,7 +64,8 @@ def _value_se(mean, var) -> dict:
 
 def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoint",
                n: int | None = None, p0: float | None = None,
-               process_noise: bool = False, engines: Sequence[str] | None = None) -> dict:
+               process_noise: bool = False, engines: Sequence[str] | None = None,
+               events: Sequence[EventObservation] = ()) -> dict:
     """The bounce problem (harness/fit/bounce.py): seeded data, every candidate onset
     fitted and weighted by its Laplace evidence; {"json": dict, "arrays": dict}. fit.json
     holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
@@ -71,13 +76,15 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     it (``_bounce_phases``); the default ("midpoint", the CLI's) leaves the document as
     it was. ``replay``: the largest-weight schedule replayed in ``engines`` (default every
     engine; harness/fit/bounce_replay.py), its heights [m] in arrays.npz as
-    ``replay_height_<engine>``."""
+    ``replay_height_<engine>``. ``events``: observed impacts (``--event``), a measured
+    one scored in every fit; fit.json then adds ``event_observations``
+    (harness/fit/bounce_events.py)."""
     _check_bounce_request(seed, method, n, p0, process_noise)
     B = _bounce_module()
     sigma = B.SIGMA if sigma is None else float(sigma)
     t, y_true, v_true, y = B.data(seed, sigma)
     t0 = time.perf_counter()
-    R = B.fit_schedules(t, y, sigma)
+    R = B.fit_schedules(t, y, sigma, events=events)
     wall = time.perf_counter() - t0
     fits, w, onsets = R["fits"], R["weights"], R["onsets"]
     tau_true = B.true_onset()
@@ -107,7 +114,9 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
-        _bounce_phases(doc, arrays, t, y, sigma, times_true)
+        _bounce_phases(doc, arrays, t, y, sigma, times_true, events)
+    if events:
+        bounce_events.observe(doc, events, t, y, sigma, R)
 
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
@@ -206,7 +215,7 @@ def _schedule_events(times: NDArray[np.float64]) -> list[dict]:
 
 BOUNCE_PHASES = "phases"
 
-def _bounce_phases(doc, arrays, t, y, sigma, times_true):
+def _bounce_phases(doc, arrays, t, y, sigma, times_true, events=()):
     """``harness fit --problem bounce --method phases``: the phase-aligned fit
     (harness/fit/phases.py, ``bounce.fit_phases``) started from the largest-weight
     candidate of the schedules already in ``doc``, which it then reports as its own:
@@ -221,7 +230,7 @@ def _bounce_phases(doc, arrays, t, y, sigma, times_true):
     times = B.flow(t, sel["v0_mps"]["value"], sel["restitution"]["value"], sel["onset_s"])[3]
     start = (sel["h0_m"], sel["v0_mps"]["value"], sel["restitution"]["value"],
              times[times < t[-1]])
-    R, P, _ = B.fit_phases(t, y, sigma, start=start)
+    R, P, _ = B.fit_phases(t, y, sigma, start=start, events=events)
     e, se = R.value("p[0]")
     truth_e = B.TRUTH["restitution"]
     doc["restitution"] = {"value": e, "se": se,
@@ -327,14 +336,15 @@ def report_context(doc: dict, arrays: dict) -> dict:
 def run(req: FitRequest) -> dict:
     """``harness fit --problem bounce``: ``run_bounce`` with the request's options."""
     return run_bounce(req.seed, method=req.method, n=req.n, p0=req.p0,
-                      process_noise=req.process_noise)
+                      process_noise=req.process_noise, events=req.events)
 
 
 def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a bounce fit.json
     ``d`` written to ``out``: 0 when the fit converged and the replay passed, else 1."""
     r, sel, rp = d["restitution"], d["selected"], d["replay"]
-    ok = d["converged"] and rp["passed"]
+    conflicts = conflict_lines(d)  # a measured --event the data contradict
+    ok = d["converged"] and rp["passed"] and not conflicts
     fields = {"restitution": r, "selected": sel, "replay": rp}
     worst = max((e["max_height_diff_m"] for e in rp["engines"].values()), default=None)
     rline = (f"replay of the selected schedule: {len(rp['engines'])} engines, "
@@ -358,12 +368,14 @@ def summary(d: dict, out: str | Path) -> tuple:
                 f"{r['value']:.5f} ± {r['se']:.5f} (truth {d['truth']['restitution']:g}); "
                 f"largest weight {sel['weight']:.3f} at onset {sel['onset_s']:.4f} s "
                 f"(truth {d['truth']['onset_s']:.4f} s); bundle {out}")
-    return fields, [line, rline], 0 if ok else 1
+    if "event_observations" in d:
+        fields["event_observations"] = d["event_observations"]
+    return fields, [line, rline, *conflicts], 0 if ok else 1
 
 
 PROBLEM = FitProblem(
     "bounce", "a bouncing ball's restitution under candidate first-impact times", run,
     BOUNCE_KEY_SETS, "fit_bounce.html.j2", report_context, summary,
-    methods=("midpoint", BOUNCE_PHASES),
+    methods=("midpoint", BOUNCE_PHASES), event_kind=bounce_events.KIND,
     method_help="'phases' fits every impact time as a parameter by multiple shooting "
                 "whose phases end at the impacts, started from the best candidate")
