@@ -1,7 +1,9 @@
 """The bounce problem's observed events (`harness fit --problem bounce --event
 impactK=TIME±SIGMA:LABEL`; harness/fit/observed_events.py): the fitted impact times with
 their standard errors, with the measured events scored and from the data alone, and the
-conflict check written to fit.json's ``event_observations``.
+conflict check written to fit.json's ``event_observations``; and fit.json's
+``identifiability`` of the bounce (``identifiability``: the largest-weight candidate's
+θ = (v0 [m/s], e [–]) by harness/fit/identifiability.py, noise known).
 
 Dimension legend: C candidate onsets, k observed events; times [s].
 
@@ -23,6 +25,7 @@ from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
 from harness.fit import bounce
+from harness.fit.identifiability import analyse
 from harness.fit.observed_events import check
 from harness.fit.schedules import EventObservation
 
@@ -95,3 +98,26 @@ def observe(doc: dict, observations: Sequence[EventObservation], t: NDArray[np.f
         if ev is not None and ev.scored:
             row.update(label="measured", scored=True,
                        how=f"{row['how']}; measured {ev.t_s:g} ± {ev.sigma_s:g} s, scored")
+
+
+def identifiability(t: NDArray[np.float64], y: NDArray[np.float64], sigma: float, fit: dict,
+                    events: Sequence[EventObservation] = ()) -> dict:
+    """fit.json's ``identifiability`` of one candidate's MAP fit ``fit``
+    (``bounce.fit_candidate`` on samples t (N,) [s], heights y (N,) [m], noise σ [m],
+    the measured ``events`` scored): harness/fit/identifiability.py on the whitened
+    residuals and their exact Jacobian with the prior precision Λ, the noise scale known
+    (σ̂² = 1, so the covariance is H⁻¹ = (JᵀJ + Λ)⁻¹ and the SEs are the candidate's
+    own): standard errors, correlation, singular values, unresolved directions."""
+    theta = np.asarray(fit["theta"], float)
+    r, J, _ = bounce._residuals(theta, np.asarray(t, float), np.asarray(y, float), sigma,
+                                fit["onset_s"], events)
+    idf = analyse(J, r, None, bounce.PRIOR_PRECISION, ["v0_mps", "restitution"], sigma2=1.0)
+    return {"computed": True, "identifiable": idf.identifiable,
+            "of": f"the largest-weight candidate (onset {fit['onset_s']:.4f} s), θ = (v0, e)",
+            "method": "Gauss–Newton covariance H⁻¹ = (JᵀJ + Λ)⁻¹ of the whitened height "
+                      "residuals (and measured events) with the prior precision Λ; the "
+                      "noise σ known; harness/fit/identifiability.py",
+            "conditional_on": "the candidate's onset: the onset grid's own resolution is "
+                              "not in these SEs (v0 depends on where the first impact is "
+                              "placed; the phase-aligned fit, --method phases, fits it)",
+            **idf.to_json()}

@@ -51,6 +51,8 @@ BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BO
                    BOUNCE_PHASES_KEYS)
 # with --event: the observed impacts and their check (harness/fit/bounce_events.py)
 BOUNCE_KEY_SETS += tuple(k | {"event_observations"} for k in BOUNCE_KEY_SETS)
+# the identifiability summary of the selected candidate (bounce_events.identifiability)
+BOUNCE_KEY_SETS += tuple(k | {"identifiability"} for k in BOUNCE_KEY_SETS)
 
 
 def _bounce_module() -> ModuleType:
@@ -117,6 +119,7 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
         _bounce_phases(doc, arrays, t, y, sigma, times_true, events)
     if events:
         bounce_events.observe(doc, events, t, y, sigma, R)
+    doc["identifiability"] = bounce_events.identifiability(t, y, sigma, sel, events)
 
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
