@@ -103,6 +103,9 @@ def summary(d: dict, out: str | Path) -> tuple:
     line = (f"fit dimension: held-out log-likelihood [nats] {scores}; selected "
             f"{dm['selected']}, choice {dm['choice']} (truth d{d['truth']['d']}); with a "
             f"bent link: selected {va['selected']}, choice {va['choice']}; bundle {out}")
+    if "trials" in dm:   # the choice comes from held-out whole trials
+        line += (f"; held-out whole trials select {dm['trials']['selected']} (bent link: "
+                 f"{va['trials']['selected']}); held-out frames are the second opinion")
     return fields, [line], 0 if d["converged"] else 1
 
 

@@ -44,3 +44,22 @@ def test_bounce_identifiability_is_the_candidates_covariance_and_e_covers():
         hits += abs(f["theta"][1] - B.TRUTH["restitution"]) <= 1.96 * se[1]
     lo, hi = _band(len(SEEDS))
     assert lo <= hits <= hi, f"bounce e: {hits} of {len(SEEDS)} covered, band {lo} … {hi}"
+
+
+def test_dimension_joint_angle_standard_errors_are_calibrated():
+    """The trajectory fit's SEs of q_j(t_i) (Gauss–Newton covariance of the whitened
+    residuals, harness/fit/trajectory_uncertainty.py) on the d* chain against the true
+    joint angles, pooled over seeds 0–2: the RMS of (q̂ − q)/SE per hinge is 1 within the
+    table's band (halved SEs would give 2)."""
+    from harness.fit import dimension as D
+    from harness.fit import trajectory_uncertainty as TU
+
+    z = []
+    for seed in range(3):
+        d = D.data(seed)
+        r = D.fit_fold(D.candidates()[1], d["y"], np.ones(D.N, bool))
+        cov, _, ev = TU.coefficient_covariance(r["problem"], r["result"])
+        assert ev[0] > 0
+        z.append((r["q"] - d["q"]) / TU.frame_standard_errors(r["problem"], cov))
+    rms = np.sqrt(np.mean(np.concatenate(z) ** 2, axis=0))
+    assert np.all(np.abs(rms - 1) <= lookup("fit", "trajectory_se_z_rms").atol), rms
