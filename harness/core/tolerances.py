@@ -18,7 +18,8 @@ TABLE_VERSION = "2027.01.02"
 #   event time given with `harness fit --event` against the data alone, beyond which the
 #   fit reports a conflict and exits 1); fit/se_kkt_vs_reduced (the sparse KKT standard
 #   errors against the dense reduced ones); fit/trajectory_se_z_rms (the spline fit's
-#   joint-angle SEs against the truth).
+#   joint-angle SEs against the truth); fit/trajectory_impulse_se (the swing impulse's
+#   SE two ways).
 # 2026.12.27: no number changed. New: verify/derived_bound_inputs (the relative margin with
 #   which verify recomputes cond(M) and stage 3's KKT terms, written inline before).
 # 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
@@ -1186,6 +1187,13 @@ TABLE.update({
         "0.87–1.17 per hinge and seed; frames are correlated (a handful of independent "
         "values per knot span), so 0.3 leaves room for that scatter while SEs off by a "
         "factor 2 give RMS 2 or 0.5."),
+    ("fit", "trajectory_impulse_se"): Tolerance(1e-3, 0.0, "The swing impulse's variance "
+        "[N²·s²] from harness/fit/trajectory_uncertainty.py (dense, at the fit's final "
+        "forces, made feasible) against the impact profile's [H⁻¹]_ΛΛ of the same event "
+        "time (banded block elimination at the Levenberg–Marquardt iterate's forces), "
+        "relative to the largest covariance entry: the two points differ by the forces' "
+        "projection (measured 8e-5 on the bundled capture, --quick); a missing force "
+        "block or Schur term is O(1)."),
     ("fit", "se_formulations_p"): Tolerance(0.1, 0.0, "The pendulum's p from midpoint "
         "collocation against single shooting (RK4, same h = 0.01 s) on the same data, "
         "|Δp| in SEs: the two schemes' discretisation errors differ by O(h²), measured "
