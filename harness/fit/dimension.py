@@ -49,6 +49,15 @@ part over its standard error: "dimension" when the dynamic part reaches ``Z_GAIN
 else "absorbing" when the static part does (the extra coordinate stands in for a
 geometry error, not a missing dimension: if c was selected, the choice falls back to
 c − 1 with the error modelled); else "no gain".
+
+Held-out whole trials (``compare_trials``; the choice): ``TRIALS`` trials of the truth's
+movement, each with its own amplitudes (× (1 + a), a ~ N(0, ``TRIAL_AMPLITUDE_SD``²)),
+phases (+ b, b ~ N(0, ``TRIAL_PHASE_SD``²) rad), noise and occlusions (``trials_data``);
+each held out once, every candidate fitted to the other trials' mean markers and scored
+on it with each marker's spread about the fit over the training trials
+(``trial_loglik``). The largest total is selected and the choice starts from it; the
+frames of one trial above are the second opinion (``selected``), and the absorption
+check still applies to the step that reached the choice.
 """
 from __future__ import annotations
 
@@ -93,8 +102,8 @@ IK_MAX_ITER = 20                  # Gauss–Newton iterations per frame of the I
 TOL = 1e-9                        # relative cost decrease that stops a fit
 KNOT_FRAMES = 2
 TRIALS = 5                        # whole trials of the held-out-trial comparison
-TRIAL_AMPLITUDE_SD = 0.05         # relative trial-to-trial spread of each amplitude
-TRIAL_PHASE_SD = 0.1              # rad, trial-to-trial spread of each phase
+TRIAL_AMPLITUDE_SD = 0.02         # relative trial-to-trial spread of each amplitude
+TRIAL_PHASE_SD = 0.02             # rad, trial-to-trial spread of each phase
 W_EFFORT = 1e-3
 W_SMOOTH = 1e-3
 TORQUE_SCALE = 1.0                # N·m
@@ -411,7 +420,8 @@ def compare(seed: int = 0, kinked: bool = False, engine: str | None = None,
               f"{cands[best].name}, the second opinion)"))
     if steps and top > 0 and steps[top - 1]["verdict"] == "absorbing":
         final = top - 1
-        reason = (f"{cands[top].name} has the largest held-out log-likelihood, but its "
+        where = "" if tr is None else " on held-out whole trials"
+        reason = (f"{cands[top].name} has the largest held-out log-likelihood{where}, but its "
                   f"gain over {cands[top - 1].name} is absorbed by a fixed geometry "
                   "correction (a static bend): not a missing coordinate")
     # the chosen chain's parameters (its joint angles' spline) fitted to every frame, with

@@ -1,7 +1,8 @@
 """The dimension problem of `harness fit` (``--problem dimension``; docs/dimension.md):
-candidate chains (d* − 1, d*, d* + 1 hinges) compared on held-out frames
-(harness/fit/dimension.py ``run_bundle``), on the d* chain and on a variant with a bent
-distal link. The ``FitProblem`` is ``PROBLEM``.
+candidate chains (d* − 1, d*, d* + 1 hinges) compared on held-out whole trials, and on
+held-out frames of one trial as a second opinion (harness/fit/dimension.py
+``run_bundle``), on the d* chain and on a variant with a bent distal link. The
+``FitProblem`` is ``PROBLEM``.
 
 fit.json (``DIMENSION_KEYS``): the candidates' held-out log-likelihoods [nats] with their
 uncertainty, the selection, stability and absorption check (``dimension``, and
@@ -110,5 +111,5 @@ def summary(d: dict, out: str | Path) -> tuple:
 
 
 PROBLEM = FitProblem(
-    "dimension", "choose a chain's number of joints on held-out frames", run,
+    "dimension", "choose a chain's number of joints on held-out trials", run,
     (DIMENSION_KEYS,), "fit_dimension.html.j2", report_context, summary)

@@ -49,11 +49,14 @@ def test_trial_loglik_against_a_direct_gaussian_sum():
 
 
 def test_choice_comes_from_whole_trials_frames_are_the_second_opinion():
-    """In ``compare`` the choice is the whole-trial selection; on the bent-link data the
-    frames of one trial select d* + 1 (absorbing the bend), the whole trials d*."""
+    """In ``compare`` the choice starts from the whole-trial selection. On the bent-link
+    data (seed 0) the whole trials select d* + 1 as the frames do; the absorption check
+    (a fixed bend explains d* + 1's gain) sends the choice back to d*, and the reason
+    names the whole trials."""
     r = D.compare(0, kinked=True)
     assert r["selected"] == f"d{D.D_STAR + 1}"          # frames: the second opinion
-    assert r["trials"]["selected"] == f"d{D.D_STAR}"
+    assert r["trials"]["selected"] == f"d{D.D_STAR + 1}"
+    assert r["absorption"][-1]["verdict"] == "absorbing"
     assert r["choice"] == f"d{D.D_STAR}" and "whole trials" in r["choice_reason"]
-    unc = r["uncertainty"]
+    unc = r["uncertainty"]                                # of the chosen chain, d*
     assert unc["computed"] and set(unc["coordinates"]) == {"hinge0", "hinge1"}
