@@ -43,7 +43,7 @@ from harness.fit.schedules import EventObservation
 BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
                "schedules", "restitution", "marginalised", "selected", "events", "converged",
                "solver", "state_names", "state_units", "command_line", "created",
-               "provenance"}
+               "provenance", "identifiability"}
 BOUNCE_PHASES_KEYS = BOUNCE_KEYS | {"event_time", "event_times", "phases"}
 # the selected schedule replayed in every engine (harness/fit/bounce_replay.py); bundles
 # written before it have no "replay"
@@ -51,8 +51,8 @@ BOUNCE_KEY_SETS = (BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BO
                    BOUNCE_PHASES_KEYS)
 # with --event: the observed impacts and their check (harness/fit/bounce_events.py)
 BOUNCE_KEY_SETS += tuple(k | {"event_observations"} for k in BOUNCE_KEY_SETS)
-# the identifiability summary of the selected candidate (bounce_events.identifiability)
-BOUNCE_KEY_SETS += tuple(k | {"identifiability"} for k in BOUNCE_KEY_SETS)
+# written before the identifiability summary (bounce_events.identifiability)
+BOUNCE_KEY_SETS += tuple(k - {"identifiability"} for k in BOUNCE_KEY_SETS)
 
 
 def _bounce_module() -> ModuleType:
