@@ -55,6 +55,15 @@ def schedule_times(R: dict, t: NDArray[np.float64],
     return [(float(mean[j - 1]), float(np.sqrt(max(total[j - 1], 0.0)))) for j in indices]
 
 
+def check_phase_events(observations: Sequence[EventObservation], n_impacts: int) -> None:
+    """BadInput naming ``--event`` when a measured event lies beyond the ``n_impacts``
+    impacts the phase-aligned fit will place (its schedule, from the selected candidate)."""
+    beyond = [ev.index for ev in observations if ev.scored and ev.index > n_impacts]
+    if beyond:
+        raise BadInput("--event", f"{KIND}{max(beyond)}: the phase-aligned fit places "
+                                  f"{n_impacts} impacts in the window")
+
+
 def _phase_times(doc_rows: list[dict], indices: Sequence[int], what: str) -> list:
     """(t, se) [s] of impacts ``indices`` from a phase fit's ``event_times`` rows;
     BadInput naming ``--event`` for an impact the fit does not place."""

@@ -116,6 +116,7 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
               "onsets": onsets, "weights": w}
     if method == BOUNCE_PHASES:
+        bounce_events.check_phase_events(events, int(np.sum(times < t[-1])))
         _bounce_phases(doc, arrays, t, y, sigma, times_true, events)
     if events:
         bounce_events.observe(doc, events, t, y, sigma, R)

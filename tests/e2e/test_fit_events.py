@@ -141,3 +141,17 @@ def test_schedule_event_time_mixture_against_closed_form():
                   for k in range(2)])
     assert t2 == pytest.approx(B.flow(t, *th, f["onset_s"])[3][1], abs=1e-6)
     assert s2 == pytest.approx(math.sqrt(g @ f["cov"] @ g), rel=1e-3)
+
+
+def test_measured_event_beyond_the_phase_schedule_exit_2(tmp_path, capsys):
+    """--method phases places the selected schedule's three impacts: a measured fifth
+    is refused in one line naming --event, nothing written."""
+    from harness import cli
+
+    out = tmp_path / "fit"
+    rc = cli.main(["fit", "--problem", "bounce", "--method", "phases",
+                   "--event", "impact5=1.9±0.01:measured", "--out", str(out)])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2 and len(lines) == 1 and "--event" in lines[0] and "3 impacts" in lines[0]
+    assert not out.exists()
