@@ -985,14 +985,17 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
         seed: int = 0, p0: float | None = None, process_noise: bool = False,
         study: str | None = None, knot_frames: str | float | None = None,
         w_effort: str | float | None = None, w_smooth: str | float | None = None,
-        w_prior: str | float | None = None) -> tuple[Path, dict[str, Any]]:
+        w_prior: str | float | None = None,
+        events: Sequence[str] = ()) -> tuple[Path, dict[str, Any]]:
     """Run the fit problem called ``problem`` (one of ``fit_problems()``: the benchmarks
     by direct collocation, the bounce's candidate contact schedules, the dimension's
     candidate chains …) and write a fit bundle; returns (path, fit.json document).
     ``study`` "resolution" adds the knot density and weight study (docs/resolution.md)
     over the grid axes ``knot_frames`` [frames per knot], ``w_effort`` [s⁴/rad²],
     ``w_smooth`` [s⁶/rad²], ``w_prior`` [–] (each a value, a comma-separated list, or
-    None for the default axis)."""
+    None for the default axis). ``events``: observed events, each
+    "NAME=TIME±SIGMA:LABEL" (harness/fit/observed_events.py; a measured one is scored and
+    checked against the data)."""
 
 
     # the --out rule checked before the fit, and the folder locked until it is written
@@ -1000,7 +1003,8 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
         result = fit_bundle.run(problem, method=method, n=n, seed=seed, p0=p0,
                                 process_noise=process_noise, study=study,
                                 grid={"knot_frames": knot_frames, "w_effort": w_effort,
-                                      "w_smooth": w_smooth, "w_prior": w_prior})
+                                      "w_smooth": w_smooth, "w_prior": w_prior},
+                                events=tuple(events))
         result["json"]["provenance"] = fit_bundle.provenance(evidence.git_commit())
         html = fit_report.render(result["json"], result["arrays"])
         return fit_bundle.write(out, result, html), result["json"]

@@ -408,7 +408,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
                      seed=args.seed, p0=args.p0, process_noise=args.process_noise,
                      study=args.study, knot_frames=args.knot_frames, w_effort=args.w_effort,
-                     w_smooth=args.w_smooth, w_prior=args.w_prior)
+                     w_smooth=args.w_smooth, w_prior=args.w_prior, events=args.event or ())
     prob = {p.name: p for p in api.fit_problems()}[d["problem"]]
     fields, lines, code = prob.summary(d, out)
     args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
@@ -583,6 +583,11 @@ def _add_fit_parser(sub: Any) -> None:
         ft.add_argument(flag, default=None, metavar="V[,V...]",
                         help=f"with --study: {what}, one value or a comma-separated grid "
                              "axis (default: the study's grid)")
+    ft.add_argument("--event", action="append", default=None, metavar="NAME=TIME±SIGMA:LABEL",
+                    help="an observed event (repeatable): NAME the problem's event and index "
+                         "(bounce: impact1, impact2, …), TIME and SIGMA [s] (+- for ±), "
+                         "LABEL measured|inferred|assumed; a measured event is scored, and "
+                         "one beyond 3σ of the data is a conflict (exit 1)")
     ft.add_argument("--out", required=True,
                     help="fit bundle folder (replaced atomically; required)")
     _json(ft)

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2026.12.31"
+TABLE_VERSION = "2027.01.02"
+# 2027.01.02: no existing atol or rtol changed. New: schedules/event_conflict_z (a measured
+#   event time given with `harness fit --event` against the data alone, beyond which the
+#   fit reports a conflict and exits 1); fit/se_kkt_vs_reduced (the sparse KKT standard
+#   errors against the dense reduced ones); fit/trajectory_se_z_rms (the spline fit's
+#   joint-angle SEs against the truth); fit/trajectory_impulse_se (the swing impulse's
+#   SE two ways).
 # 2026.12.29: no existing atol or rtol changed. New: schedules/onset_resolution (when the
 #   bounce fit's adaptive onset grid stops refining), schedules/onset_se_phases (the
 #   refined onset spread against the phase-aligned fit's SE of the first impact),
@@ -1192,6 +1198,26 @@ TABLE.update({
         "[binom.ppf(0.005), binom.ppf(0.995)] (16 … 20 for n = 20), so a calibrated fitter "
         "fails it ≤ 1 % of the time; with the SEs halved the same 20 seeds cover 11 "
         "(pendulum) and 2 (balance, χ²₈) times, measured."),
+    ("fit", "se_kkt_vs_reduced"): Tolerance(0.0, 1e-8, "The balance gains' standard "
+        "errors from the sparse KKT inverse (harness/fit/kkt_uncertainty.py, noise known) "
+        "against the dense reduced analysis (Collocator.identifiability) divided by its "
+        "√σ̂², on the same solution without free controls: two factorisations of the same "
+        "Gauss–Newton information, round-off ~cond·eps (measured ≤ 1.5e-11 at N = 600); a "
+        "missing constraint block or a wrong objective scale is O(1)."),
+    ("fit", "trajectory_se_z_rms"): Tolerance(0.3, 0.0, "|RMS(z) − 1| of a B-spline "
+        "trajectory fit's joint angles against the truth, z = (q̂ − q)/SE with the SE from "
+        "the Gauss–Newton covariance (harness/fit/trajectory_uncertainty.py), pooled over "
+        "the 101 frames of three seeds (the dimension problem's d* chain): measured "
+        "0.87–1.17 per hinge and seed; frames are correlated (a handful of independent "
+        "values per knot span), so 0.3 leaves room for that scatter while SEs off by a "
+        "factor 2 give RMS 2 or 0.5."),
+    ("fit", "trajectory_impulse_se"): Tolerance(1e-3, 0.0, "The swing impulse's variance "
+        "[N²·s²] from harness/fit/trajectory_uncertainty.py (dense, at the fit's final "
+        "forces, made feasible) against the impact profile's [H⁻¹]_ΛΛ of the same event "
+        "time (banded block elimination at the Levenberg–Marquardt iterate's forces), "
+        "relative to the largest covariance entry: the two points differ by the forces' "
+        "projection (measured 8e-5 on the bundled capture, --quick); a missing force "
+        "block or Schur term is O(1)."),
     ("fit", "se_formulations_p"): Tolerance(0.1, 0.0, "The pendulum's p from midpoint "
         "collocation against single shooting (RK4, same h = 0.01 s) on the same data, "
         "|Δp| in SEs: the two schemes' discretisation errors differ by O(h²), measured "
@@ -1420,6 +1446,15 @@ TABLE.update({
         "an impact exceeds the energy reaching it: no passive impact does that, so any "
         "gain in the estimate is flagged (the report states e with its SE beside the "
         "flag, so a gain within noise of an elastic impact reads as such)."),
+    ("schedules", "event_conflict_z"): Tolerance(3.0, 0.0, "|z| of a measured event time "
+        "t̂ ± σ (`harness fit --event`) against the same event fitted from the data alone, "
+        "t_d ± se_d: z = (t_d − t̂)/√(σ² + se_d²) is standard normal when the measurement "
+        "and the fit are both right, so |z| > 3 happens by chance with probability 0.27 % "
+        "per event; beyond it the measurement and the data disagree (a wrong clock, a "
+        "wrong event, a wrong model) and the fit says so and exits 1. Measured on the "
+        "bounce (seeds 0–9, the true first or second impact given with σ = 0.5 ms, both "
+        "methods): |z| ≤ 1.03; a second impact given 7.6 ms late with σ = 1 ms: z = −7.3 "
+        "(docs/schedules.md)."),
     ("schedules", "weights_sum"): Tolerance(1e-12, 0.0, "Posterior weights of the candidate "
         "schedules are normalised: their sum is 1 to a few ulp per candidate (C ≤ 100)."),
     ("schedules", "restitution_z"): Tolerance(2.0, 0.0, "|ê − e_true| / SE of the "

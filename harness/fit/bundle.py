@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Sequence
 
 from harness.core import figures
 from harness.core.errors import BadInput
@@ -31,6 +32,7 @@ from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_json, read_
 from harness.core.version import __version__
 from harness.fit import catalog, resolution
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
+from harness.fit.observed_events import parse_events
 
 
 def _recognise(path: Path):
@@ -66,12 +68,13 @@ def provenance(git_commit: str) -> dict:
 
 def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int = 0,
         p0: float | None = None, process_noise: bool = False, study: str | None = None,
-        grid: dict | None = None) -> dict:
+        grid: dict | None = None, events: Sequence[str] = ()) -> dict:
     """Run the fit problem called ``problem`` (harness/fit/catalog.py) and return
     {"json": dict, "arrays": dict}. Checked first, whatever the problem: ``study`` (with
     ``grid`` {axis: CLI text | None}, harness/fit/resolution.py ``request``) must be one
-    the problem offers, and ``method`` one of its ``methods``; the problem's ``run``
-    checks the rest."""
+    the problem offers, ``method`` one of its ``methods``, and ``events`` (``--event``
+    texts, harness/fit/observed_events.py) must parse and name the problem's events; the
+    problem's ``run`` checks the rest."""
 
     offering = tuple(p.name for p in catalog.problems() if study in p.studies)
     study_grid = resolution.request(problem, study, grid, offering)  # before any fit
@@ -84,7 +87,8 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
         raise BadInput("--method", f"{method} applies to --problem {' or '.join(owners)} "
                                    f"only (--problem {problem} takes "
                                    f"{', '.join(prob.methods)})")
-    return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid))
+    observed = parse_events(events, prob.event_kind, prob.name)
+    return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid, observed))
 
 
 def read(folder: str | Path) -> tuple:

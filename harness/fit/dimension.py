@@ -49,6 +49,15 @@ part over its standard error: "dimension" when the dynamic part reaches ``Z_GAIN
 else "absorbing" when the static part does (the extra coordinate stands in for a
 geometry error, not a missing dimension: if c was selected, the choice falls back to
 c − 1 with the error modelled); else "no gain".
+
+Held-out whole trials (``compare_trials``; the choice): ``TRIALS`` trials of the truth's
+movement, each with its own amplitudes (× (1 + a), a ~ N(0, ``TRIAL_AMPLITUDE_SD``²)),
+phases (+ b, b ~ N(0, ``TRIAL_PHASE_SD``²) rad), noise and occlusions (``trials_data``);
+each held out once, every candidate fitted to the other trials' mean markers and scored
+on it with each marker's spread about the fit over the training trials
+(``trial_loglik``). The largest total is selected and the choice starts from it; the
+frames of one trial above are the second opinion (``selected``), and the absorption
+check still applies to the step that reached the choice.
 """
 from __future__ import annotations
 
@@ -64,6 +73,7 @@ from harness.core.errors import BadInput
 from harness.core.spec import Body, FixtureSpec, Frame, Joint
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
+from harness.fit import trajectory_uncertainty as tu
 from harness.model import registry
 from harness.model.prepared import PreparedModel
 
@@ -91,6 +101,9 @@ MAX_ITER = 30                     # Levenberg–Marquardt iterations per fit
 IK_MAX_ITER = 20                  # Gauss–Newton iterations per frame of the IK start
 TOL = 1e-9                        # relative cost decrease that stops a fit
 KNOT_FRAMES = 2
+TRIALS = 5                        # whole trials of the held-out-trial comparison
+TRIAL_AMPLITUDE_SD = 0.02         # relative trial-to-trial spread of each amplitude
+TRIAL_PHASE_SD = 0.02             # rad, trial-to-trial spread of each phase
 W_EFFORT = 1e-3
 W_SMOOTH = 1e-3
 TORQUE_SCALE = 1.0                # N·m
@@ -260,7 +273,8 @@ def fit_fold(cand: Candidate, y: NDArray[np.float64], train: NDArray[np.bool_],
                          w_effort=W_EFFORT, w_smooth=W_SMOOTH, knot_frames=KNOT_FRAMES,
                          samples_per_frame=1, control_degree=0)
     fr = tf.fit(prob, q_start, max_iter=MAX_ITER, tol=TOL)
-    return {"q": fr.q, "tau": fr.tau, "iterations": fr.iterations,
+    return {"q": fr.q, "tau": fr.tau, "iterations": fr.iterations, "problem": prob,
+            "result": fr,
             "converged": bool(fr.converged), "train_cost": fr.components["total"],
             "wall_s": time.perf_counter() - t0, "adapter": ad}
 
@@ -367,9 +381,11 @@ def absorption(lo: Candidate, hi: Candidate, cv_lo: dict, cv_hi: dict, y: NDArra
 
 
 def compare(seed: int = 0, kinked: bool = False, engine: str | None = None,
-            check_absorption: bool = True) -> dict:
+            check_absorption: bool = True, trials: bool = True) -> dict:
     """The whole comparison on one seeded data set; a dict of plain values plus arrays
-    (``ll`` (C, N) nats, ``q`` per candidate, ``data``)."""
+    (``ll`` (C, N) nats, ``q`` per candidate, ``data``). ``trials``: also the held-out
+    whole trials (``compare_trials``, under ``trials``), whose selection then makes the
+    choice; the interleaved frames of one trial (``selected``) are the second opinion."""
     engine = engine or registry.preferred("fit")
     d = data(seed, kinked, engine)
     y, folds = d["y"], fold_of()
@@ -396,22 +412,119 @@ def compare(seed: int = 0, kinked: bool = False, engine: str | None = None,
                                     engine))
     # the final choice: the largest held-out score, unless the step that reached it only
     # absorbs another error (then the candidate below, with that error modelled)
-    final, reason = best, "largest held-out log-likelihood"
-    if steps and best > 0 and steps[best - 1]["verdict"] == "absorbing":
-        final = best - 1
-        reason = (f"{cands[best].name} has the largest held-out log-likelihood, but its "
-                  f"gain over {cands[best - 1].name} is absorbed by a fixed geometry "
+    tr = compare_trials(seed, kinked, engine) if trials else None
+    top = best if tr is None else [c.name for c in cands].index(tr["selected"])
+    final = top
+    reason = ("largest held-out log-likelihood" + (" on held-out frames" if tr is None else
+              " on held-out whole trials (held-out frames of one trial: "
+              f"{cands[best].name}, the second opinion)"))
+    if steps and top > 0 and steps[top - 1]["verdict"] == "absorbing":
+        final = top - 1
+        where = "" if tr is None else " on held-out whole trials"
+        reason = (f"{cands[top].name} has the largest held-out log-likelihood{where}, but its "
+                  f"gain over {cands[top - 1].name} is absorbed by a fixed geometry "
                   "correction (a static bend): not a missing coordinate")
+    # the chosen chain's parameters (its joint angles' spline) fitted to every frame, with
+    # their standard errors (harness/fit/trajectory_uncertainty.py)
+    full = fit_fold(cands[final], y, np.ones(y.shape[0], bool), engine)
+    unc = {"of": f"{cands[final].name} fitted to every frame of the trial",
+           **tu.summary(full["problem"], full["result"],
+                        [f"hinge{j}" for j in range(cands[final].d)])}
     return {"engine": engine, "seed": seed, "kinked": kinked, "candidates": rows,
+            "uncertainty": unc,
             "selected": cands[best].name, "selected_d": cands[best].d,
             "choice": cands[final].name, "choice_d": cands[final].d,
             "choice_reason": reason, "absorption": steps, "ll": lls,
+            **({} if tr is None else {"trials": {k: v for k, v in tr.items() if k != "ll"},
+                                      "trials_ll": tr["ll"]}),
             "q": [cv["q"] for cv in cvs], "data": d, "folds": folds}
+
+
+def trials_data(seed: int, kinked: bool = False, engine: str | None = None,
+                n_trials: int = TRIALS) -> dict:
+    """{"t" (N,) s, "q" (T, N, d*) rad, "y" (T, N, K, 3) m NaN where unseen}: T whole
+    trials of the same movement, each with its own amplitudes A_j (1 + a), a ~ N(0,
+    ``TRIAL_AMPLITUDE_SD``²), and phases φ_j + b, b ~ N(0, ``TRIAL_PHASE_SD``²), its own
+    marker noise σ and occlusion mask, all drawn from ``seed`` (a stream apart from
+    ``data``'s)."""
+    t = H * np.arange(N)
+    ad = adapter(truth_candidate(kinked), engine)
+    rng = np.random.default_rng([seed, 1])
+    qs, ys = [], []
+    for _ in range(n_trials):
+        amp = np.asarray(AMPLITUDE) * (1 + TRIAL_AMPLITUDE_SD * rng.standard_normal(D_STAR))
+        ph = np.asarray(PHASE) + TRIAL_PHASE_SD * rng.standard_normal(D_STAR)
+        q = amp * np.sin(2 * np.pi * np.asarray(FREQUENCY) * t[:, None] + ph)
+        clean = np.stack([ad.frame_poses(qi, list(LABELS))[:, :3] for qi in q])
+        y = clean + SIGMA * rng.standard_normal(clean.shape)
+        y[rng.random(clean.shape[:2]) < OCCLUDED] = np.nan
+        qs.append(q)
+        ys.append(y)
+    return {"t": t, "q": np.stack(qs), "y": np.stack(ys)}
+
+
+def trial_loglik(ad: EngineAdapter, q: NDArray[np.float64], train: NDArray[np.float64],
+                 test: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N,) nats: the held-out trial ``test`` (N, K, 3) m scored frame by frame under the
+    movement q (N, nq) rad fitted to the training trials ``train`` (T − 1, N, K, 3):
+    ℓ_i = Σ_k log N(y_ik; p_k(q(t_i)), s_k² I) over the seen markers, s_k² [m²] marker
+    k's spread about the fit over the training trials (per coordinate; at least σ²), so
+    that the trial-to-trial variation is part of the prediction."""
+    p = np.stack([ad.frame_poses(qi, list(LABELS))[:, :3] for qi in q])       # (N, K, 3)
+    d2 = np.nansum((train - p[None]) ** 2, axis=3)                           # (T-1, N, K)
+    seen = np.isfinite(train).all(axis=3)
+    s2 = np.maximum(np.sum(np.where(seen, d2, 0.0), axis=(0, 1))
+                    / (3 * np.maximum(seen.sum(axis=(0, 1)), 1)), SIGMA ** 2)  # (K,)
+    seen_t = np.isfinite(test).all(axis=2)
+    r2 = np.where(seen_t, np.sum((p - np.nan_to_num(test)) ** 2, axis=2), 0.0)
+    ll = -0.5 * r2 / s2 - 1.5 * np.log(2 * np.pi * s2)
+    return np.where(seen_t, ll, 0.0).sum(axis=1)
+
+
+def compare_trials(seed: int = 0, kinked: bool = False, engine: str | None = None,
+                   n_trials: int = TRIALS) -> dict:
+    """Held-out whole trials: each of T trials held out once; every candidate fitted
+    (``fit_fold``, every frame) to the training trials' mean markers (the movement they
+    share) and scored on the held-out trial (``trial_loglik``). Per candidate the total
+    held-out log-likelihood [nats] and per trial; the paired difference to the selected
+    one with its standard error over trials (√T · their standard deviation); the
+    selection (largest total). Plain values plus ``ll`` (C, T) nats."""
+    engine = engine or registry.preferred("fit")
+    d = trials_data(seed, kinked, engine, n_trials)
+    cands = candidates()
+    ll = np.zeros((len(cands), n_trials))
+    conv, wall = True, 0.0
+    for j in range(n_trials):
+        train = np.delete(d["y"], j, axis=0)
+        with np.errstate(invalid="ignore"):      # a sample unseen in every training trial
+            mean = np.nanmean(train, axis=0)
+        for c, cand in enumerate(cands):
+            r = fit_fold(cand, mean, np.ones(N, bool), engine)
+            ll[c, j] = trial_loglik(r["adapter"], r["q"], train, d["y"][j]).sum()
+            conv &= r["converged"]
+            wall += r["wall_s"]
+    tot = ll.sum(axis=1)
+    best = int(np.argmax(tot))
+    rows = []
+    for c, cand in enumerate(cands):
+        diff = ll[best] - ll[c]
+        se = float(np.sqrt(n_trials) * diff.std(ddof=1))
+        z = float(diff.sum() / se) if se > 0 else 0.0
+        rows.append({"name": cand.name, "d": cand.d, "heldout_loglik": float(tot[c]),
+                     "per_trial": ll[c].tolist(),
+                     "below_selected": {"diff": float(diff.sum()), "se": se, "z": z}})
+    return {"trials": n_trials, "candidates": rows, "selected": cands[best].name,
+            "selected_d": cands[best].d, "converged": bool(conv), "wall_s": wall,
+            "rule": "each trial held out once; every candidate fitted to the other trials' "
+                    "mean markers and scored on the held-out trial with each marker's "
+                    "spread about the fit over the training trials; the largest total "
+                    "held-out log-likelihood is selected",
+            "ll": ll}
 
 
 def _plain(r: dict) -> dict:
     """A comparison without its arrays (what fit.json holds)."""
-    out = {k: v for k, v in r.items() if k not in ("ll", "q", "data", "folds")}
+    out = {k: v for k, v in r.items() if k not in ("ll", "q", "data", "folds", "trials_ll")}
     out["absorption"] = [{k: v for k, v in s.items() if k != "static_ll"}
                          for s in r["absorption"]]
     return out
@@ -438,7 +551,11 @@ def settings() -> dict:
                            f"stop at relative cost decrease {TOL:g}",
                            "start: IK over the training frames from q = 0"],
             "budget": {"max_iter": MAX_ITER, "tol": TOL, "ik_max_iter": IK_MAX_ITER},
-            "z_gain": Z_GAIN, "block_frames": BLOCK, "bootstrap": BOOTSTRAP}
+            "z_gain": Z_GAIN, "block_frames": BLOCK, "bootstrap": BOOTSTRAP,
+            "trials": {"count": TRIALS, "amplitude_sd_relative": TRIAL_AMPLITUDE_SD,
+                       "phase_sd_rad": TRIAL_PHASE_SD,
+                       "rule": "each whole trial held out once (the choice); the "
+                               "interleaved frames of one trial are the second opinion"}}
 
 
 def run_bundle(seed: int = 0, engine: str | None = None) -> dict:
@@ -455,13 +572,15 @@ def run_bundle(seed: int = 0, engine: str | None = None) -> dict:
     variant = compare(seed, True, clean["engine"])
     wall = time.perf_counter() - t0
     conv = all(c["converged"] for r in (clean, variant) for c in r["candidates"]) \
-        and all(s["static_converged"] for r in (clean, variant) for s in r["absorption"])
+        and all(s["static_converged"] for r in (clean, variant) for s in r["absorption"]) \
+        and clean["trials"]["converged"] and variant["trials"]["converged"]
     je = list(candidates()[-1].hinges).index(EXTRA_S)
     arrays = {"t": clean["data"]["t"], "y": clean["data"]["y"],
               "y_variant": variant["data"]["y"], "q_true": clean["data"]["q"],
               "folds": clean["folds"], "ll": clean["ll"], "ll_variant": variant["ll"],
               "static_ll": np.stack([s["static_ll"] for s in clean["absorption"]]),
               "static_ll_variant": np.stack([s["static_ll"] for s in variant["absorption"]]),
+              "trials_ll": clean["trials_ll"], "trials_ll_variant": variant["trials_ll"],
               "extra_q": clean["q"][-1][:, :, je],
               "extra_q_variant": variant["q"][-1][:, :, je]}
     doc = {"schema": "harness-fit", "schema_version": 1, "problem": "dimension",

@@ -24,7 +24,8 @@ class FitRequest:
     """The options of `harness fit` as the user gave them (None: not given): ``method``
     (a collocation scheme, or a problem's own method), ``n`` nodes, ``seed`` (≥ 0 checked
     by the problem), ``p0`` [the problem's parameter unit], ``process_noise``,
-    ``study_grid`` (harness/fit/resolution.py ``request``: None without ``--study``)."""
+    ``study_grid`` (harness/fit/resolution.py ``request``: None without ``--study``),
+    ``events`` (harness/fit/schedules.py EventObservation, from ``--event``)."""
 
     method: str = "midpoint"
     n: int | None = None
@@ -32,6 +33,7 @@ class FitRequest:
     p0: float | None = None
     process_noise: bool = False
     study_grid: dict | None = None
+    events: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ class FitProblem:
       problem and converged; the lines it prints; the exit code);
     * ``methods``: the ``--method`` values it accepts (the CLI offers their union),
       ``method_help`` its clause of the ``--method`` help (or "");
-    * ``studies``: the ``--study`` values it accepts.
+    * ``studies``: the ``--study`` values it accepts;
+    * ``event_kind``: its events' name (``--event impact1=…`` for "impact"; "" when it has
+      none, and ``--event`` is refused).
     """
 
     name: str
@@ -63,3 +67,4 @@ class FitProblem:
     methods: tuple = ("midpoint",)
     method_help: str = ""
     studies: tuple = ()
+    event_kind: str = ""

@@ -43,6 +43,7 @@ class Identifiability:
     unresolved: np.ndarray
     threshold: float
     names: list
+    sigma2_how: str = "rᵀWr / (m − rank) (reduced χ² of weighted residuals)"
 
     @property
     def identifiable(self) -> bool:
@@ -52,7 +53,7 @@ class Identifiability:
         f = lambda a: [None if not np.isfinite(x) else float(x) for x in np.ravel(a)]  # noqa: E731
         n = len(self.names)
         return {"names": list(self.names), "sigma2": float(self.sigma2),
-                "sigma2_estimate": "rᵀWr / (m − rank) (reduced χ² of weighted residuals)",
+                "sigma2_estimate": self.sigma2_how,
                 "standard_errors": f(self.se),
                 "correlation": [f(self.corr[i]) for i in range(n)],
                 "singular_values": f(self.singular_values),
@@ -62,9 +63,12 @@ class Identifiability:
 
 def analyse(Jr: NDArray[np.float64], r: NDArray[np.float64], W: NDArray[np.float64] | None = None,
             prior: NDArray[np.float64] | None = None,
-            names: Sequence[str] | None = None) -> Identifiability:
+            names: Sequence[str] | None = None,
+            sigma2: float | None = None) -> Identifiability:
     """Identifiability of the n parameters behind J_r (m, n), r (m,); W (m,) or None (all
-    1); prior Λ (n, n) or None."""
+    1); prior Λ (n, n) or None; ``sigma2`` [–] the noise scale when W already holds the
+    known inverse variances (1: the covariance is H⁻¹), else None: estimated from the
+    residuals (module docstring)."""
     Jr = np.atleast_2d(np.asarray(Jr, dtype=float))
     r = np.asarray(r, dtype=float).reshape(-1)
     m, n = Jr.shape
@@ -86,7 +90,11 @@ def analyse(Jr: NDArray[np.float64], r: NDArray[np.float64], W: NDArray[np.float
     ok = s / smax >= thr
     rank = int(ok.sum())
     dof = m - rank
-    sigma2 = float((sw * r) @ (sw * r)) / dof if dof > 0 else float("nan")
+    how = Identifiability.sigma2_how
+    if sigma2 is None:
+        sigma2 = float((sw * r) @ (sw * r)) / dof if dof > 0 else float("nan")
+    else:
+        how = f"given ({sigma2:g}: the weights are the known inverse noise variances)"
     Vr = Vt[ok]
     cov = sigma2 * (Vr.T / s[ok] ** 2) @ Vr
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -102,4 +110,5 @@ def analyse(Jr: NDArray[np.float64], r: NDArray[np.float64], W: NDArray[np.float
         if unresolved[i, np.argmax(np.abs(unresolved[i]))] < 0:
             unresolved[i] = -unresolved[i]
     return Identifiability(H, sigma2, cov, se, corr, s, unresolved, thr,
-                           list(names) if names is not None else [f"p{i}" for i in range(n)])
+                           list(names) if names is not None else [f"p{i}" for i in range(n)],
+                           how)

@@ -25,6 +25,7 @@ Dimension legend: N samples, n_c candidate schedules (impact count, onset).
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -37,16 +38,18 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
-from harness.fit import bounce
+from harness.fit import bounce, bounce_events
 from harness.fit import charts as C
 from harness.fit.bounce_replay import replay
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.observed_events import conflict_lines
+from harness.fit.schedules import EventObservation
 
 # the bounce problem's fit.json (candidate schedules compared by evidence; no IPOPT solve)
 BOUNCE_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
                "schedules", "restitution", "marginalised", "selected", "events", "converged",
                "solver", "state_names", "state_units", "command_line", "created",
-               "provenance"}
+               "provenance", "identifiability"}
 BOUNCE_PHASES_KEYS = BOUNCE_KEYS | {"event_time", "event_times", "phases"}
 # the onset refined to its own precision, the phase-aligned fit's onset beside it, the
 # impact counts compared and the energy check (bundles written before have none of them)
@@ -56,6 +59,10 @@ BOUNCE_ONSET_KEYS = {"onset", "phases_onset", "impacts", "energy", "replay"}
 BOUNCE_KEY_SETS = (BOUNCE_KEYS | BOUNCE_ONSET_KEYS, BOUNCE_PHASES_KEYS | BOUNCE_ONSET_KEYS,
                    BOUNCE_KEYS | {"replay"}, BOUNCE_PHASES_KEYS | {"replay"}, BOUNCE_KEYS,
                    BOUNCE_PHASES_KEYS)
+# with --event: the observed impacts and their check (harness/fit/bounce_events.py)
+BOUNCE_KEY_SETS += tuple(k | {"event_observations"} for k in BOUNCE_KEY_SETS)
+# written before the identifiability summary (bounce_events.identifiability)
+BOUNCE_KEY_SETS += tuple(k - {"identifiability"} for k in BOUNCE_KEY_SETS)
 
 
 def _bounce_module() -> ModuleType:
@@ -70,7 +77,8 @@ def _value_se(mean, var) -> dict:
 def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoint",
                n: int | None = None, p0: float | None = None,
                process_noise: bool = False, engines: Sequence[str] | None = None,
-               truth: dict | None = None) -> dict:
+               truth: dict | None = None,
+               events: Sequence[EventObservation] = ()) -> dict:
     """The bounce problem (harness/fit/bounce.py): seeded data, every candidate onset
     fitted and weighted by its Laplace evidence; {"json": dict, "arrays": dict}. fit.json
     holds ``schedules`` [{onset_s, log_evidence, weight, …}] (weights sum to 1),
@@ -85,14 +93,16 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
     {value_s, se_s}, ``phases_onset`` the phase-aligned fit's first impact {value_s,
     se_s}, ``impacts`` the impact counts compared, ``energy`` the reset's energy check.
     ``truth`` (h0_m, v0_mps, restitution) replaces the generating ball (bounce.TRUTH) of
-    the synthetic data, which the fit never sees."""
+    the synthetic data, which the fit never sees. ``events``: observed impacts
+    (``--event``), a measured one scored in every fit; fit.json then adds
+    ``event_observations`` (harness/fit/bounce_events.py)."""
     _check_bounce_request(seed, method, n, p0, process_noise)
     B = _bounce_module()
     truth = dict(B.TRUTH if truth is None else truth)
     sigma = B.SIGMA if sigma is None else float(sigma)
     t, y_true, v_true, y = B.data(seed, sigma, truth=truth)
     t0 = time.perf_counter()
-    R = B.fit_schedules(t, y, sigma)
+    R = B.fit_schedules(t, y, sigma, events=events)
     wall = time.perf_counter() - t0
     fits, w, onsets = R["fits"], R["weights"], R["onsets"]
     tau_true = B.true_onset(truth["h0_m"], truth["v0_mps"])
@@ -124,10 +134,16 @@ def run_bounce(seed: int = 0, sigma: float | None = None, method: str = "midpoin
               "x_true": np.stack([y_true, v_true], axis=1),
               "e": ((ym - y) / sigma)[:, None], "r": np.zeros((t.size, 0)),
               "onsets": onsets, "weights": w}
-    phase_fit = _phases_onset(doc, t, y, sigma, strict=method == BOUNCE_PHASES)
+    if method == BOUNCE_PHASES:
+        bounce_events.check_phase_events(events, int(np.sum(times < t[-1])))
+    phase_fit = _phases_onset(doc, t, y, sigma, strict=method == BOUNCE_PHASES,
+                              events=events)
     if phase_fit is not None and method == BOUNCE_PHASES:
         _bounce_phases(doc, arrays, t, y, sigma, times_true, phase_fit)
     doc["energy"] = energy_check(doc)
+    if events:
+        bounce_events.observe(doc, events, t, y, sigma, R)
+    doc["identifiability"] = bounce_events.identifiability(t, y, sigma, sel, events)
 
     # the largest-weight schedule replayed in every engine, against its closed-form flow
     doc["replay"], heights = replay(t, sel["h0_m"], sel["theta"][0], sel["theta"][1], ym,
@@ -225,7 +241,10 @@ def _schedule_estimates(R: dict, ok: list[int], truth: dict) -> dict:
                                "standard deviation of the candidates' Laplace posteriors)",
                    "truth": truth["restitution"],
                    "z": float((mean[1] - truth["restitution"]) / np.sqrt(cov[1, 1]))}
-    counts = [{**c, "selected": c["impacts"] == n_sel} for c in R["counts"]]
+    # a count no schedule can hold (a measured impact beyond it) has no evidence: null
+    counts = [{**c, "selected": c["impacts"] == n_sel,
+               "log_evidence": c["log_evidence"] if math.isfinite(c["log_evidence"])
+               else None} for c in R["counts"]]
     return {"schedules": _schedule_rows(R), "restitution": restitution,
             "impacts": {"counts": counts, "selected": n_sel,
                         "weight": next(c["weight"] for c in counts if c["selected"])},
@@ -284,19 +303,21 @@ def _schedule_events(times: NDArray[np.float64]) -> list[dict]:
 BOUNCE_PHASES = "phases"
 
 def _phases_onset(doc: dict, t: NDArray[np.float64], y: NDArray[np.float64],
-                  sigma: float, strict: bool = False) -> tuple | None:
+                  sigma: float, strict: bool = False,
+                  events: Sequence[EventObservation] = ()) -> tuple | None:
     """The phase-aligned fit (``bounce.fit_phases``: every impact time a parameter)
     started from the largest-weight schedule of ``doc``; writes fit.json
     ``phases_onset`` {value_s, se_s [s] of the first impact, accepted, impacts} and
     returns (PhaseResult, PhaseShooting, start). When the fit raises, value_s and se_s
-    are null, ``reason`` says why and it returns None (``strict``: it raises)."""
+    are null, ``reason`` says why and it returns None (``strict``: it raises). The
+    measured ``events`` (``--event``) are scored in it."""
     B = _bounce_module()
     sel = doc["selected"]
     times = B.flow(t, sel["v0_mps"]["value"], sel["restitution"]["value"], sel["onset_s"])[3]
     start = (sel["h0_m"], sel["v0_mps"]["value"], sel["restitution"]["value"],
              times[times < t[-1]])
     try:
-        R, P, _ = B.fit_phases(t, y, sigma, start=start)
+        R, P, _ = B.fit_phases(t, y, sigma, start=start, events=events)
     except (ValueError, BadInput, np.linalg.LinAlgError) as exc:
         if strict:
             raise
@@ -428,7 +449,7 @@ def report_context(doc: dict, arrays: dict) -> dict:
 def run(req: FitRequest) -> dict:
     """``harness fit --problem bounce``: ``run_bounce`` with the request's options."""
     return run_bounce(req.seed, method=req.method, n=req.n, p0=req.p0,
-                      process_noise=req.process_noise)
+                      process_noise=req.process_noise, events=req.events)
 
 
 def summary(d: dict, out: str | Path) -> tuple:
@@ -437,7 +458,8 @@ def summary(d: dict, out: str | Path) -> tuple:
     reset gains energy (``energy``; bundles written before it have none), else 1."""
     r, sel, rp = d["restitution"], d["selected"], d["replay"]
     en = d.get("energy", {"gains_energy": False})
-    ok = d["converged"] and rp["passed"] and not en["gains_energy"]
+    conflicts = conflict_lines(d)  # a measured --event the data contradict
+    ok = d["converged"] and rp["passed"] and not en["gains_energy"] and not conflicts
     fields = {"restitution": r, "selected": sel, "replay": rp}
     if "onset" in d:
         fields.update(onset=d["onset"], phases_onset=d["phases_onset"],
@@ -476,12 +498,14 @@ def summary(d: dict, out: str | Path) -> tuple:
                      + f"{im['selected']} impacts, weight {im['weight']:.4f}")
     if en["gains_energy"]:
         lines.append(f"FLAG: {en['what']}")
-    return fields, lines, 0 if ok else 1
+    if "event_observations" in d:
+        fields["event_observations"] = d["event_observations"]
+    return fields, [*lines, *conflicts], 0 if ok else 1
 
 
 PROBLEM = FitProblem(
     "bounce", "a bouncing ball's restitution under candidate first-impact times", run,
     BOUNCE_KEY_SETS, "fit_bounce.html.j2", report_context, summary,
-    methods=("midpoint", BOUNCE_PHASES),
+    methods=("midpoint", BOUNCE_PHASES), event_kind=bounce_events.KIND,
     method_help="'phases' fits every impact time as a parameter by multiple shooting "
                 "whose phases end at the impacts, started from the best candidate")

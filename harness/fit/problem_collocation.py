@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.strict import MAX_PENDULUM_P0, bounded
-from harness.fit import METHODS, resolution
+from harness.fit import METHODS, kkt_uncertainty, resolution
 from harness.fit import charts as C
 from harness.fit import problems as P
 from harness.fit.collocation import SPEED_OPTIONS
@@ -152,8 +152,18 @@ def uncertainty(coll: Collocator, theta: NDArray[np.float64], params: dict) -> d
     in x_0 and the unknown parameters, ``Collocator.identifiability``, analysed by
     harness/fit/identifiability.py), and each unknown parameter's ``se`` [its unit] and
     ``z`` = (value − truth)/se [–] added to ``params`` (null when not computed or
-    unresolved)."""
+    unresolved). A fit with free controls (balance ``--process-noise``) takes the
+    parameters' block of the sparse KKT inverse instead (harness/fit/kkt_uncertainty.py)."""
     idf, why = coll.identifiability(theta)
+    method = ("Gauss–Newton covariance σ̂² H⁻¹ of the reduced problem: x_0 and the unknown "
+              "parameters, the collocation constraints closed (sparse LU sensitivities); "
+              "harness/fit/identifiability.py")
+    if idf is None and coll.dyn.n_u:
+        idf = kkt_uncertainty.identifiability(coll, theta)
+        method = ("the unknown parameters' block of the KKT inverse [[H, Cᵀ], [C, 0]]⁻¹ (H "
+                  "the Gauss–Newton Hessian of the negative log posterior in every node's "
+                  "state and free control, C the collocation constraints; one sparse LU), "
+                  "the noise known (σ̂² = 1); harness/fit/kkt_uncertainty.py")
     if idf is None:
         for row in params.values():
             row.update(se=None, z=None)
@@ -164,10 +174,7 @@ def uncertainty(coll: Collocator, theta: NDArray[np.float64], params: dict) -> d
         ok = s is not None and bool(np.isfinite(s)) and s > 0
         row.update(se=float(s) if ok else None,
                    z=float((row["value"] - row["truth"]) / s) if ok else None)
-    return {"computed": True, "identifiable": idf.identifiable,
-            "method": "Gauss–Newton covariance σ̂² H⁻¹ of the reduced problem: x_0 and the "
-                      "unknown parameters, the collocation constraints closed (sparse LU "
-                      "sensitivities); harness/fit/identifiability.py",
+    return {"computed": True, "identifiable": idf.identifiable, "method": method,
             **idf.to_json()}
 
 

@@ -1,7 +1,8 @@
 """The dimension problem of `harness fit` (``--problem dimension``; docs/dimension.md):
-candidate chains (d* − 1, d*, d* + 1 hinges) compared on held-out frames
-(harness/fit/dimension.py ``run_bundle``), on the d* chain and on a variant with a bent
-distal link. The ``FitProblem`` is ``PROBLEM``.
+candidate chains (d* − 1, d*, d* + 1 hinges) compared on held-out whole trials, and on
+held-out frames of one trial as a second opinion (harness/fit/dimension.py
+``run_bundle``), on the d* chain and on a variant with a bent distal link. The
+``FitProblem`` is ``PROBLEM``.
 
 fit.json (``DIMENSION_KEYS``): the candidates' held-out log-likelihoods [nats] with their
 uncertainty, the selection, stability and absorption check (``dimension``, and
@@ -103,9 +104,12 @@ def summary(d: dict, out: str | Path) -> tuple:
     line = (f"fit dimension: held-out log-likelihood [nats] {scores}; selected "
             f"{dm['selected']}, choice {dm['choice']} (truth d{d['truth']['d']}); with a "
             f"bent link: selected {va['selected']}, choice {va['choice']}; bundle {out}")
+    if "trials" in dm:   # the choice comes from held-out whole trials
+        line += (f"; held-out whole trials select {dm['trials']['selected']} (bent link: "
+                 f"{va['trials']['selected']}); held-out frames are the second opinion")
     return fields, [line], 0 if d["converged"] else 1
 
 
 PROBLEM = FitProblem(
-    "dimension", "choose a chain's number of joints on held-out frames", run,
+    "dimension", "choose a chain's number of joints on held-out trials", run,
     (DIMENSION_KEYS,), "fit_dimension.html.j2", report_context, summary)

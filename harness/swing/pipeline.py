@@ -59,6 +59,7 @@ from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, wr
 from harness.core.strict import MAX_CLUB_MASS_KG
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
+from harness.fit import trajectory_uncertainty
 from harness.fit.schedules import mixture
 from harness.model import registry
 from harness.model.candidate import Marker, from_arrays, save
@@ -432,6 +433,23 @@ def _identifiability(golfer: ScaledGolfer, track: IKTrack, fr, s: SwingSettings,
     return ident
 
 
+def _motion_uncertainty(prob: tf.FitProblem, fr: tf.TrajectoryFitResult, adapter,
+                        say: Callable[[str], None]) -> dict:
+    """fit.json's ``identifiability.motion``: the standard errors of the fitted
+    coordinates [rad | m] (RMS and largest over the frames) and of the impulse [N·s], by
+    the Gauss–Newton covariance of the whitened residuals at the optimum
+    (harness/fit/trajectory_uncertainty.py)."""
+    names = list(adapter.joint_names)
+    out = trajectory_uncertainty.summary(prob, fr, names if len(names) == adapter.nv
+                                         else None)
+    if out["computed"]:
+        worst = max(out["coordinates"].items(), key=lambda kv: kv[1]["se_rms"])
+        say(f"standard errors of the fitted motion: {out['coefficients']} coefficients, "
+            f"largest RMS SE {worst[1]['se_rms']:.2g} ({worst[0]}), "
+            f"{out['wall_s']:.1f} s")
+    return out
+
+
 def _reintegrate(adapter, prob, fr, labels, s: SwingSettings) -> tuple:
     """((q, v) (R, nv) the fitted spline at the replay knots, the Reintegration)."""
     qf, vf, _ = prob.evaluate(fr.C, fr.t_replay)
@@ -461,6 +479,7 @@ def measure_fit(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTr
     act = fr.act if fr.act is not None else fr.tau
     ground_info, per_interval = _ground_step(golfer, prob, fr, s, say)
     ident = _identifiability(golfer, track, fr, s, say)
+    ident["motion"] = _motion_uncertainty(prob, fr, adapter, say)
     in_down, phases = _masks(track, ev, len(labels), s.impact)
     (qf, vf), reint = _reintegrate(adapter, prob, fr, labels, s)
     h = 1.0 / cap.rate_hz

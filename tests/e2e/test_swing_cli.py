@@ -467,3 +467,24 @@ def test_joint_range_check_is_the_urdf_limits_against_the_fitted_angles(quick_sw
     ok = worst <= lookup("swing", "joint_range").atol
     assert line[0].lstrip().startswith("met" if ok else "NOT met"), line[0]
     assert np.isfinite(worst)
+
+
+def test_swing_writes_standard_errors_of_its_fitted_motion(quick_swing):
+    """fit.json's identifiability.motion: every coordinate's SE over the frames and the
+    impulse's SE (harness/fit/trajectory_uncertainty.py, dense inverse of the fit's
+    normal equations), the impulse's against the impact profile's own covariance of the
+    chosen event time (block elimination with banded Cholesky, trajectory.laplace_terms)."""
+    import numpy as np
+
+    _, out, _ = quick_swing
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+    m = fit["identifiability"]["motion"]
+    assert m["computed"] and len(m["coordinates"]) == fit["model"]["nv"]
+    for name, c in m["coordinates"].items():
+        assert 0 < c["se_rms"] <= c["se_max"] and np.isfinite(c["se_max"]), name
+    imp = fit["fit"]["impact"]
+    point = min(imp["marginal"]["points"], key=lambda p: abs(p["t_e_s"] - imp["t_e_s"]))
+    cov = np.array(point["impulse_cov_Ns2"])
+    se = np.array(m["impulse_se_Ns"])
+    assert np.max(np.abs(se ** 2 - np.diag(cov))) <= \
+        lookup("fit", "trajectory_impulse_se").atol * np.abs(cov).max()

@@ -73,7 +73,7 @@ def test_uncertainty_helpers_against_direct_sums():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_true_dimension_is_selected_with_its_uncertainty(seed):
-    r = D.compare(seed, check_absorption=False)
+    r = D.compare(seed, check_absorption=False, trials=False)
     names = [c["name"] for c in r["candidates"]]
     assert names == [f"d{D.D_STAR - 1}", f"d{D.D_STAR}", f"d{D.D_STAR + 1}"]
     assert r["selected"] == r["choice"] == f"d{D.D_STAR}"
@@ -99,7 +99,7 @@ def test_absorption_check_fires_on_a_bent_link():
     """Data from d* with its distal link bent: d* + 1 wins on held-out frames, but its
     gain is the static bend (its extra angle's mean is the injected bend), so the check
     calls it absorbing and the choice falls back to d*."""
-    r = D.compare(0, kinked=True)
+    r = D.compare(0, kinked=True, trials=False)
     assert r["selected"] == f"d{D.D_STAR + 1}"
     assert r["choice"] == f"d{D.D_STAR}"
     lo_step, hi_step = r["absorption"]

@@ -112,3 +112,42 @@ def test_prior_term_adds_its_precision():
     assert b.sigma2 == a.sigma2
     expect = 1 / a.se[i] ** 2 + lam / a.sigma2
     assert abs(b.se[i] ** -2 / expect - 1) <= lookup("identifiability", "closed_form").rtol
+
+
+def test_kkt_standard_errors_match_the_dense_reduced_ones():
+    """Without free controls both analyses apply: the sparse KKT block (noise known)
+    equals the dense reduced analysis divided by its √σ̂², gain by gain, with the same
+    correlations."""
+    from harness.fit import kkt_uncertainty as K
+
+    _, a, _, y = P.balance_data(600, 4)
+    coll = P.balance_collocator(a, y)
+    theta = coll.solve().theta
+    dense, _ = coll.identifiability(theta)
+    kkt = K.identifiability(coll, theta)
+    k = [dense.names.index(n) for n in kkt.names]
+    tol = lookup("fit", "se_kkt_vs_reduced").rtol
+    assert kkt.names == list(P.BALANCE_K_NAMES) and kkt.sigma2 == 1.0
+    assert np.max(np.abs(dense.se[k] / np.sqrt(dense.sigma2) / kkt.se - 1)) <= tol
+    assert np.max(np.abs(dense.corr[np.ix_(k, k)] - kkt.corr)) <= tol
+
+
+def test_process_noise_map_fit_has_standard_errors_that_cover():
+    """The balance fit with the torque noise as free controls (the MAP estimate,
+    ``balance_collocator(process_std=…)``): the dense reduced analysis refuses it, the
+    sparse KKT one gives every gain an SE, written by ``uncertainty``; over 20 seeds the
+    χ²₈ ellipsoid holds the truth a number of times inside the binomial band."""
+    hits = 0
+    for s in SEEDS:
+        _, a, _, y = P.balance_data(600, s, process_noise=True)
+        coll = P.balance_collocator(a, y, process_std=P.BALANCE_PROCESS_STD)
+        res = coll.solve()
+        assert res.converged, res.message
+        assert coll.identifiability(res.theta)[0] is None     # free controls: not dense
+        truth = dict(zip(P.BALANCE_K_NAMES, P.BALANCE_K_TRUE.ravel().tolist()))
+        pars = {k: {"value": v, "truth": truth[k]} for k, v in res.params.items()}
+        doc = {"parameters": pars, "identifiability": PC.uncertainty(coll, res.theta, pars)}
+        assert "KKT" in doc["identifiability"]["method"]
+        hits += _covered(doc)
+    lo, hi = _band(len(SEEDS))
+    assert lo <= hits <= hi, f"process noise: {hits} of {len(SEEDS)} covered, band {lo} … {hi}"
