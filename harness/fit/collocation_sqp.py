@@ -23,16 +23,17 @@ IPOPT's sparse LDLᵀ (MUMPS) of the same matrix, which dominates its time at th
 Iteration (the full Newton–SQP step with the exact Lagrangian Hessian, λ the multipliers
 of the previous step):
 
-* iteration 1 moves only the unknown parameters, by the parameter part of the step: the
-  initial states come from data and are better than a parameter guess, and a full first
-  step from a parameter far from its value linearises the dynamics there and can drag
-  the states into another local minimum (measured on the 200 s pendulum from p0 = 90:
-  the full step stalls; the parameter step converges);
-* then d, λ₊ from the KKT system; stop (converged) when max|c| and the dual infeasibility
-  max|g + Jᵀλ₊| are both ≤ ``fit/sqp_tol`` (IPOPT's tol, on the same unscaled
-  quantities);
-* else a backtracking line search on the ℓ1 merit f + ρ‖c‖₁, ρ = max(ρ, 2‖λ₊‖∞):
-  Armijo (1e-4) with the step halved, at most 40 halvings.
+* stop (converged) when max|c| and the dual infeasibility max|g + Jᵀλ| (λ the current
+  multipliers, as IPOPT measures it) are both ≤ ``fit/sqp_tol`` (IPOPT's tol, on the
+  same unscaled quantities);
+* else d, λ₊ from the KKT system. The first iteration moves only the unknown
+  parameters, by the parameter part of d (λ stays 0): the initial states come from data
+  and are better than a parameter guess, and a full first step from a parameter far
+  from its value linearises the dynamics there and can drag the states into another
+  local minimum (measured on the 200 s pendulum from p0 = 90: the full step stalls; the
+  parameter step converges). Later iterations take d with a backtracking line search
+  on the ℓ1 merit f + ρ‖c‖₁, ρ = max(ρ, 2‖λ₊‖∞): Armijo (1e-4) with the step halved, at
+  most 40 halvings, and λ moves to λ₊ by the same fraction.
 
 Failure is loud: ``SqpNotConverged`` (exit code 1) when the iteration limit is reached,
 the line search finds no decrease, or the KKT matrix is singular. Bounds other than
@@ -52,8 +53,8 @@ MAX_HALVINGS = 40
 ARMIJO = 1e-4
 
 
-class Collocator(Protocol):
-    """What this solver reads of harness.fit.collocation.Collocator (its docstrings give
+class CollocationNlp(Protocol):
+    """What this solver reads of a harness.fit.collocation.Collocator (its docstrings give
     the layout and the units)."""
 
     n: int
@@ -90,7 +91,7 @@ class BandedKkt:
     """The KKT matrix of a Collocator in banded form plus the parameter border (module
     docstring); ``solve`` returns the step d (n,) and multipliers λ (m,)."""
 
-    def __init__(self, coll: Collocator) -> None:
+    def __init__(self, coll: CollocationNlp) -> None:
         n, m = coll.n, coll.m
         fixed = coll.lb == coll.ub
         if np.any(np.isfinite(coll.lb[~fixed])) or np.any(np.isfinite(coll.ub[~fixed])):
@@ -125,7 +126,7 @@ class BandedKkt:
         self._scatter(coll, border, fixed, jr, jc)
 
     @staticmethod
-    def _variable_keys(coll: Collocator) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _variable_keys(coll: CollocationNlp) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Per variable: the time index of its node (interval centres at i + ½) and its
         trial, from the layout (collocation.py's module docstring)."""
         key, trial = np.zeros(coll.n), np.zeros(coll.n)
@@ -137,7 +138,7 @@ class BandedKkt:
                     trial[idx] = k
         return key, trial
 
-    def _scatter(self, coll: Collocator, border: NDArray[np.bool_], fixed: NDArray[np.bool_],
+    def _scatter(self, coll: CollocationNlp, border: NDArray[np.bool_], fixed: NDArray[np.bool_],
                  jr: NDArray[np.int64], jc: NDArray[np.int64]) -> None:
         """Where each Hessian and Jacobian value goes: the band (LAPACK's dgbsv storage,
         a[i, j] at ab[l + u + i − j, j]), the border columns, the border block."""
@@ -214,14 +215,14 @@ class BandedKkt:
         return d, xb[self.rpos]
 
 
-def _dual_infeasibility(coll: Collocator, g: NDArray[np.float64], jv: NDArray[np.float64],
+def _dual_infeasibility(coll: CollocationNlp, g: NDArray[np.float64], jv: NDArray[np.float64],
                         lam: NDArray[np.float64], free: NDArray[np.bool_]) -> float:
     """max|g + Jᵀλ| over the variables that are not fixed [the objective's units]."""
     r = g + np.bincount(coll.jac_cols, weights=jv * lam[coll.jac_rows], minlength=coll.n)
     return float(np.max(np.abs(r[free]), initial=0.0))
 
 
-def solve_sqp(coll: Collocator, theta0: NDArray[np.float64], kkt: BandedKkt | None = None,
+def solve_sqp(coll: CollocationNlp, theta0: NDArray[np.float64], kkt: BandedKkt | None = None,
               max_iter: int = 100) -> tuple[NDArray[np.float64], NDArray[np.float64], list]:
     """(θ (n,), λ (m,), history) at the collocation NLP's local optimum from θ0 (n,)
     (module docstring), with ``kkt`` the problem's BandedKkt (built here if None); history
@@ -240,16 +241,16 @@ def solve_sqp(coll: Collocator, theta0: NDArray[np.float64], kkt: BandedKkt | No
     history: list = []
     for it in range(max_iter + 1):
         g, jv = coll.gradient(theta), coll.jacobian(theta)
-        d, lam_new = kkt.solve(coll.hessian(theta, lam, 1.0), jv, -g, -c)
         inf_pr = float(np.max(np.abs(c), initial=0.0))
-        inf_du = _dual_infeasibility(coll, g, jv, lam_new, free)
+        inf_du = _dual_infeasibility(coll, g, jv, lam, free)
         history.append({"iter": it, "objective": float(f), "inf_pr": inf_pr, "inf_du": inf_du,
                         "mu": 0.0, "restoration": False})
         if inf_pr <= tol and inf_du <= tol:
-            return theta, lam_new, history
+            return theta, lam, history
         if it == max_iter:
             break
-        if it == 0 and kkt.border.size:       # parameters first (module docstring)
+        d, lam_new = kkt.solve(coll.hessian(theta, lam, 1.0), jv, -g, -c)
+        if it == 0 and kkt.border.size:       # parameters first (module docstring); λ stays 0
             theta = theta.copy()
             theta[kkt.border] += d[kkt.border]
             f, c = coll.objective(theta), coll.constraints(theta)
