@@ -1136,8 +1136,9 @@ TABLE.update({
         "Jᵀλ| (the objective's units per variable) are both ≤ this at the same iterate, "
         "the tol 1e-8 the IPOPT solves use, on the same unscaled quantities (IPOPT's "
         "scaling factors are 1 on these problems). Measured: the pendulum's p from every "
-        "start of the benchmark within 3e-11 relative of IPOPT's (N = 1000) and 1e-9 at "
-        "N = 20000, far inside fit/same_optimum."),
+        "start p0 = 1 … 100 within 7.1e-12 relative of IPOPT's optimum at N = 1000, "
+        "2.2e-16 at 5000 and 1.2e-12 at 20000 (bench/fit_vs_opty.txt), ≤ 3.1e-10 with "
+        "the four methods at N = 300, far inside fit/same_optimum (1e-6)."),
     ("fit", "banded_kkt"): Tolerance(0.0, 1e-9, "The SQP solver's banded LU with the "
         "parameter border against a dense LU of the same KKT matrix (a 60-node trapezoidal "
         "pendulum, cond(K) ≈ 2e5), max|x_banded − x_dense| / max|x_dense|: two backward-"
