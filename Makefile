@@ -46,7 +46,7 @@ bench: $(STAMP)
 bench-fit: $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps opty==1.5.0
-	$(PY) bench/fit_vs_opty.py
+	$(PY) bench/fit_vs_opty.py --pendulum-only --all-starts
 	$(PY) bench/fit_benchmarks.py
 
 # Our fitter against OpenSim Moco and our IK against OpenSim's IK on the bundled swing

@@ -61,6 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import BadInput
 from harness.fit import METHODS, ipopt_c  # METHODS: the collocation schemes (listed for the CLI)
+from harness.fit.collocation_sqp import BandedKkt, solve_sqp
 from harness.fit.identifiability import Identifiability, analyse
 
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ class FitResult:
     theta: np.ndarray
     method: str
     max_dynamics_residual: float
-    backend: str = "c"     # IPOPT interface used: "c" (harness.fit.ipopt_c) or "cyipopt"
+    backend: str = "c"     # "c" (IPOPT, harness.fit.ipopt_c), "cyipopt" or "sqp" (no IPOPT)
     warnings: list = field(default_factory=list)   # e.g. the C backend fell back to cyipopt
 
     @property
@@ -331,6 +332,7 @@ class Collocator:
             if name not in self.unknown:
                 raise BadInput("objective", f"prior on {name!r}, which is not an unknown parameter")
         self.n_meas = sum(b["N"] for b in self.blocks)
+        self._kkt: BandedKkt | None = None    # solver="sqp": its banded ordering, on first use
         self.setup_time_s = time.perf_counter() - t_start
 
     # ------------------------------------------------------------------ set-up
@@ -812,11 +814,19 @@ class Collocator:
                        lam if lam.any() else None, names), ""
 
     def solve(self, options: dict | None = None, theta0: ArrayLike | None = None,
-              backend: str = "c") -> FitResult:
-        """Solve with IPOPT. ``backend``: "c" (default) goes through our ctypes binding of
-        IPOPT's C interface (harness.fit.ipopt_c; same library, same iterates, less
-        per-call copying), "cyipopt" through cyipopt. If the C library cannot be loaded,
-        "c" falls back to cyipopt and says so in ``FitResult.warnings``."""
+              backend: str = "c", solver: str = "ipopt") -> FitResult:
+        """Solve with IPOPT (``solver="ipopt"``, the default) or with the banded SQP of
+        harness/fit/collocation_sqp.py (``solver="sqp"``: no bounds but fixed variables,
+        exact Hessian; ``options`` may hold its ``max_iter``; raises SqpNotConverged when
+        it does not converge). ``backend`` (IPOPT only): "c" (default) goes through our
+        ctypes binding of IPOPT's C interface (harness.fit.ipopt_c; same library, same
+        iterates, less per-call copying), "cyipopt" through cyipopt. If the C library
+        cannot be loaded, "c" falls back to cyipopt and says so in
+        ``FitResult.warnings``."""
+        if solver == "sqp":
+            return self._solve_sqp(options, theta0)
+        if solver != "ipopt":
+            raise BadInput("solver", f"{solver!r}: expected 'ipopt' or 'sqp'")
         if backend not in ("c", "cyipopt"):
             raise BadInput("backend", f"{backend!r}: expected 'c' or 'cyipopt'")
         warnings = []
@@ -865,16 +875,41 @@ class Collocator:
         t0 = time.perf_counter()
         theta, info = nlp.solve(x0)
         solve_time = time.perf_counter() - t0
-        p = self.params_full(theta)
-        dyn_res = float(np.max(np.abs(self.constraints(theta)))) if self.m else 0.0
         msg = info["status_msg"]
         msg = msg.decode() if isinstance(msg, bytes) else str(msg)
+        return self._result(theta, history, int(info["status"]), msg, solve_time, backend,
+                            warnings)
+
+    def _solve_sqp(self, options: dict | None, theta0: ArrayLike | None) -> FitResult:
+        """``solve(solver="sqp")``: harness/fit/collocation_sqp.py from theta0 (n,); the
+        banded ordering is built on the first call (added to ``setup_time_s``)."""
+        opts = dict(options or {})
+        unknown_opts = set(opts) - {"max_iter"}
+        if unknown_opts:
+            raise BadInput("options", f"sqp takes only max_iter, got {sorted(unknown_opts)}")
+        x0 = self.theta0 if theta0 is None else np.asarray(theta0, float)
+        if self._kkt is None:   # structure, like the sparsity: counted as set-up time
+            t0 = time.perf_counter()
+            self._kkt = BandedKkt(self)
+            self.setup_time_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        theta, _, history = solve_sqp(self, x0, self._kkt,
+                                      max_iter=int(opts.get("max_iter", 100)))
+        solve_time = time.perf_counter() - t0
+        return self._result(theta, history, 0, "converged: max|c| and the dual infeasibility "
+                            "within fit/sqp_tol", solve_time, "sqp", [])
+
+    def _result(self, theta: NDArray[np.float64], history: list, status: int, msg: str,
+                solve_time: float, backend: str, warnings: list) -> FitResult:
+        """The FitResult of a solve that ended at θ (n,)."""
+        p = self.params_full(theta)
+        dyn_res = float(np.max(np.abs(self.constraints(theta)))) if self.m else 0.0
         return FitResult(
             params={n: float(p[self.p_index[n]]) for n in self.dyn.param_names},
             unknown=self.unknown,
             states=[theta[b["X"]] for b in self.blocks],
             controls=[theta[b["U"]] for b in self.blocks],
-            components=self.components(theta), history=history, status=int(info["status"]),
+            components=self.components(theta), history=history, status=status,
             message=msg, iterations=len(history) - 1 if history else 0,
             solve_time_s=solve_time, setup_time_s=self.setup_time_s, theta=theta,
             method=self.method, max_dynamics_residual=dyn_res, backend=backend,
