@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.02"
+TABLE_VERSION = "2027.01.04"
+# 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
+#   posterior sd) moved to its own entry schedules/onset_resolution_sd_fraction, and
+#   schedules/onset_se_phases is written as an atol on the ratio, as every threshold that
+#   is not a relative engine tolerance.
 # 2027.01.02: no existing atol or rtol changed. New: schedules/event_conflict_z (a measured
 #   event time given with `harness fit --event` against the data alone, beyond which the
 #   fit reports a conflict and exits 1); fit/se_kkt_vs_reduced (the sparse KKT standard
@@ -1426,11 +1430,12 @@ TABLE.update({
         "largest covariance entry: two factorisations of a matrix of a few hundred rows "
         "with condition up to ~1e10, round-off ~1e-10 (measured in the tests); a missing or "
         "doubled block changes them by O(1)."),
-    ("schedules", "onset_resolution"): Tolerance(1e-6, 0.25, "Stopping rule of the bounce "
+    ("schedules", "onset_resolution"): Tolerance(1e-6, 0.0, "Stopping rule of the bounce "
         "fit's adaptive onset grid (harness/fit/bounce.py fit_schedules): an interval "
         "between two candidate onsets of one impact count is halved while the candidates "
         "at its ends carry more than atol = 1e-6 of the posterior weight and it is wider "
-        "than rtol = 0.25 of the onset posterior's standard deviation. Four candidates per "
+        "than ('schedules', 'onset_resolution_sd_fraction') = 0.25 of the onset "
+        "posterior's standard deviation. Four candidates per "
         "standard deviation put the midpoint rule's error on the variance at about "
         "spacing²/12 = 0.5 % of it (measured: the refined spread equal to a uniform "
         "0.05 ms grid's to four digits, 0.2203 ms, seeds 0 and 3); weight left below 1e-6 "
@@ -1438,9 +1443,14 @@ TABLE.update({
         "(10 ms / 0.22 ms)² ≈ 0.2 %. The coarse grid alone (2.5 ms, eleven times the "
         "spread at σ = 5 mm) put every weight on one candidate and reported a spread of "
         "~1e-16 s."),
-    ("schedules", "onset_se_phases"): Tolerance(0.0, 0.2, "The onset's spread from the "
+    ("schedules", "onset_resolution_sd_fraction"): Tolerance(0.25, 0.0, "The widest "
+        "interval between candidate onsets that the bounce fit's refinement leaves where "
+        "weight is, as a fraction (atol) of the onset posterior's standard deviation; the "
+        "reason is ('schedules', 'onset_resolution')'s."),
+    ("schedules", "onset_se_phases"): Tolerance(0.2, 0.0, "The onset's spread from the "
         "refined candidate grid (fit.json onset.se_s) against the phase-aligned fit's "
-        "standard error of the first impact (phases_onset.se_s), relative to the latter: "
+        "standard error of the first impact (phases_onset.se_s), relative to the latter "
+        "(atol on |se − se_phases| / se_phases): "
         "two approximations of one posterior (the evidence over a grid of onsets against "
         "the Gauss-Newton covariance of the fitted impact time) agree to within 20 % "
         "(measured within 0.07 % at σ = 2.5, 5 and 10 mm on three synthetic balls, seeds "

@@ -31,7 +31,8 @@ between two samples). The candidates cover it every h/4 (2.5 ms apart; at σ = 5
 typically 0.49 … 0.52 s, 13 onsets). The onset itself is known to about 0.22 ms at
 σ = 5 mm, so the grid is then refined where the evidence is (``fit_schedules``): an
 interval whose end candidates carry weight is halved until it is narrower than a
-fraction of the onset posterior's spread (("schedules", "onset_resolution")); the
+fraction of the onset posterior's spread (("schedules", "onset_resolution") and
+"onset_resolution_sd_fraction"); the
 weight of a candidate is its evidence times its prior mass (its onset cell over the
 range, the onset's prior being uniform over the range).
 
@@ -388,14 +389,16 @@ def _assemble(cands: dict, none: dict | None) -> dict:
 def _to_split(A: dict, sd: float) -> list[tuple[int, float]]:
     """(impact count, new onset [s]) of every onset interval not yet resolved: the
     candidates at its ends carry more than ("schedules", "onset_resolution").atol of the
-    weight and it is wider than rtol × the onset posterior's spread ``sd`` [s]."""
+    weight and it is wider than ("schedules", "onset_resolution_sd_fraction").atol × the
+    onset posterior's spread ``sd`` [s]."""
     tol = lookup("schedules", "onset_resolution")
+    frac = lookup("schedules", "onset_resolution_sd_fraction").atol
     out = []
     for n in np.unique(A["impacts"][A["impacts"] > 0]):
         idx = np.flatnonzero(A["impacts"] == n)
         x, w = A["onsets"][idx], A["weights"][idx]
         for i in range(idx.size - 1):
-            if w[i] + w[i + 1] > tol.atol and x[i + 1] - x[i] > tol.rtol * sd:
+            if w[i] + w[i + 1] > tol.atol and x[i + 1] - x[i] > frac * sd:
                 out.append((int(n), float(0.5 * (x[i] + x[i + 1]))))
     return out
 

@@ -175,6 +175,7 @@ def _bounce_settings(sigma: float, R: dict) -> dict:
     times, NaN for the no-impact schedule)."""
     B = _bounce_module()
     tol = lookup("schedules", "onset_resolution")
+    frac = lookup("schedules", "onset_resolution_sd_fraction").atol
     onsets = np.unique(R["onsets"][R["impacts"] > 0])
     gaps = np.diff(onsets)
     return {"h_s": B.H, "t_end_s": B.T_END, "sigma_m": sigma, "g_mps2": B.G,
@@ -193,7 +194,7 @@ def _bounce_settings(sigma: float, R: dict) -> dict:
                            "count": int(onsets.size),
                            "refinement": "an interval whose ends carry more than "
                                          f"{tol.atol:g} of the weight is halved until it "
-                                         f"is at most {tol.rtol:g} of the onset's spread",
+                                         f"is at most {frac:g} of the onset's spread",
                            "resolved": bool(R["refinement"]["resolved"])},
             "impact_counts": [int(c["impacts"]) for c in R["counts"]],
             "impact_count_prior": "uniform over the counts; the onset uniform over its "
