@@ -144,7 +144,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
                                   say=say)
         replay = _replay(fs, settings, replay_fn, tmp) if replay_fn is not None else None
         sections = _studies(fs, tmp, settings, study, dimension, say)
-        doc = pipeline.document(fs, tmp, replay=replay and replay.section, **sections)
+        doc = pipeline.document(fs, tmp, replay=replay and replay.section,
+                                replay_ok=replay.ok if replay else None, **sections)
         pipeline.write_fit_json(tmp, doc)  # the one writer of fit.json
         facts = checks.Facts(SwingSummary.of(doc), replayed=replay is not None,
                              replay_records=replay.records if replay else (),
