@@ -520,7 +520,7 @@ TABLE.update({
         "speed the collision law predicts from the fitted pre-contact state of a synthetic "
         "law-governed impact (planar golfer, 2 mm marker noise): the club-head speed "
         "before contact is held to 3 % (clubhead_speed_through_impact), and the ball speed "
-        "is proportional to it; measured 0.1-0.5 %."),
+        "is proportional to it; measured 1.2 % (85.2 m/s truth, 86.2 fitted)."),
     ("swing", "smash_factor_driver_low"): Tolerance(1.40, 0.0, "Dimensionless, lower end "
         "of the plausible smash factor (ball speed / club-head speed) with a driver: "
         "launch-monitor practice puts well-struck drives at 1.40-1.52 (1.50 is about the "

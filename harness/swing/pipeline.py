@@ -840,9 +840,10 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     the law cannot explain, never the ball's), the ball's velocity [m/s] and spin [rad/s],
     the energy change across the impact [J] (golfer + club from the fitted v⁻, v⁺ and
     M(q_e), plus the ball's; and the law's own, ≤ 0), the restitution the fitted impulse
-    implies along n (Λ_fit's normal part over the compression impulse's, less one) with
-    its standard error from Λ's posterior covariance (``impulse_cov``, (3, 3) N²·s², or
-    None)."""
+    implies (the face velocity change W Λ_fit projected on the law's per unit (1 + e),
+    g = −W P_c: e = gᵀWΛ_fit/|g|² − 1, where the markers resolve Λ, not along directions
+    the head barely moves in) with its standard error from Λ's posterior covariance Σ
+    (``impulse_cov``, (3, 3) N²·s²: √(gᵀWΣWg)/|g|², or None)."""
     a, C = prob.adapter, fr.C
     qe, vm, vp = prob.Be0 @ C, prob.Be1m @ C, prob.Be1p @ C
     M = a.mass_matrix(qe)
@@ -859,11 +860,14 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
         + 0.5 * I_ball * float(law.ball_spin @ law.ball_spin)
     T_pre = 0.5 * float(vm @ M @ vm)
     dT_body = 0.5 * float(vp @ M @ vp) - T_pre
-    pcn = float(law.compression @ n)
+    # the restitution the fitted impulse implies, read where the markers see it: in the
+    # face's velocity change W Λ, against the law's per unit (1 + e), g = −W P_c
+    g = -W @ law.compression
+    gg = float(g @ g)
     cov = (fr.impact.get("laplace") or {}).get("impulse_cov")
-    e_fit = float(-(L_fit @ n) / pcn - 1.0) if pcn > 0 else float("nan")
-    e_fit_se = (float(np.sqrt(max(float(n @ np.asarray(cov) @ n), 0.0))) / pcn
-                if cov is not None and pcn > 0 else None)
+    e_fit = float((g @ W @ L_fit) / gg - 1.0) if gg > 0 else float("nan")
+    e_fit_se = (float(np.sqrt(max(float(g @ W @ np.asarray(cov) @ W @ g), 0.0))) / gg
+                if cov is not None and gg > 0 else None)
     ball_speed = law.ball_speed_mps
     # ball speed = (1 + e)|P_c|/m exactly: e's prior sd carries over linearly
     speed_sd = float(np.linalg.norm(law.compression)) * face.restitution_sd / s.ball_mass_kg
