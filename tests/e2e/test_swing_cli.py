@@ -276,6 +276,13 @@ def test_swing_refuses_impossible_club_masses(tmp_path, value):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("value", ["-3", "95"])
+def test_swing_refuses_an_impossible_loft(tmp_path, value):
+    p = run_cli("swing", CAPTURE, f"--loft={value}", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--loft" in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swing):
     """The row on the fitted window after contact gives its length from fit.json's window
     and measured contact time, with the 30 ms asked; the same summary with the capture
