@@ -170,6 +170,10 @@ class SwingSettings:
     club_masses_kg: tuple | None = None   # (whole club, head) kg of a weighed club; None:
     #                                  the club's typical ones (fixtures/golfers.py)
     loft_deg: float | None = None    # the face's loft [deg]; None: the club's typical one
+    sigma_residual_ns: float | None = None   # N·s: None, Λ's prior is about zero
+    #                                  (sigma_impulse_ns); else the prior is about the
+    #                                  collision law's impulse at the first fit, with this
+    #                                  scale: a prior on the residual impulse
     #                                  (harness/fit/collision.py CLUBS)
 
 
@@ -391,9 +395,15 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
+        sc = dataclasses.replace(s, club=golfer.club["club"])
+
+        def law_impulse(r: tf.TrajectoryFitResult) -> NDArray[np.float64]:
+            return np.asarray(ball_law(r, prob, sc)["impulse_law_Ns"])
         fr = impact_time.fit_impact(prob, track.q, max_iter=s.max_iter, tol=s.tol,
                                     progress=progress, refit_iter=s.impact_refit_iter,
-                                    say=say)
+                                    say=say, prior_mean=law_impulse
+                                    if s.sigma_residual_ns is not None else None,
+                                    prior_sigma=s.sigma_residual_ns)
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "

@@ -87,3 +87,37 @@ def test_energy_across_the_fitted_impact(fitted):
     rt = lookup("swing", "impact_energy_created").rtol
     assert law["law_energy_change_J"] < 0
     assert law["impact_energy_change_J"] <= rt * law["kinetic_energy_pre_J"]
+
+
+def test_the_fit_held_to_the_law(fitted):
+    """With the impulse prior about the law's impulse at the first fit and a scale of
+    1e-3 N·s (``fit_impact``'s prior_mean, prior_sigma), the fitted impulse is that prior
+    mean to within one scale, the law's impulse at the final fit's own pre-contact state
+    differs from it by less than swing/impulse_recovery (the fit is constrained to the
+    law; the residual left is the one its moving state makes), and the ball's speed is
+    the truth's within swing/ball_speed_recovery."""
+    sw, _, _ = fitted
+    pin = adapter("pinocchio", "planar_golfer")
+    h = float(sw.t[1] - sw.t[0])
+    imp = cap_events.impact(sw.markers[:, list(sw.labels).index("club_head")], 1.0 / h)
+    ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
+    ie = tf.ImpactEvent("club_head", imp.t_s, imp.t_s, imp.sigma_s,
+                        (imp.t_s - 2 * h, imp.t_s + 2 * h))
+    prob = tf.FitProblem(pin, sw.labels, sw.markers, h, 0.002,
+                         np.array([100.0, 100.0, 30.0]), w_effort=1e-3, w_smooth=1.0,
+                         impact=ie)
+    s = dataclasses.replace(pipeline.SwingSettings(), impact_frame="club_head",
+                            shaft_frame="shaft_marker", club="driver")
+    sigma = 1e-3
+    fr = impact_time.fit_impact(
+        prob, ikr.q, prior_sigma=sigma,
+        prior_mean=lambda r: np.asarray(pipeline.ball_law(r, prob, s)["impulse_law_Ns"]))
+    L0 = np.asarray(prob.impact.impulse_prior_mean)
+    assert np.linalg.norm(L0) > 0
+    assert np.linalg.norm(fr.impulse - L0) <= sigma
+    law = pipeline.ball_law(fr, prob, s)
+    tol = lookup("swing", "impulse_recovery").atol
+    assert law["residual_impulse_magnitude_Ns"] <= tol * np.linalg.norm(fr.impulse)
+    truth = sw.collision.ball_speed_mps
+    assert abs(law["ball_speed_mps"] - truth) \
+        <= lookup("swing", "ball_speed_recovery").atol * truth
