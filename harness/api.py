@@ -1029,7 +1029,8 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
           joint_limits: bool = False, activation: bool = False, grip: str = "weld",
           shaft: str = "rigid",
-          club_masses: str | tuple[float, float] | None = None) -> SwingOutcome:
+          club_masses: str | tuple[float, float] | None = None,
+          loft_deg: float | None = None) -> SwingOutcome:
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -1042,7 +1043,9 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"
     or "auto" (inferred from the club's length measured at address), for the
     smash-factor band and the club's masses; ``club_masses``: a weighed club's (whole
-    club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses."""
+    club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses;
+    ``loft_deg``: the face's loft [deg] for the ball's collision law (None: the club's
+    typical one, harness/fit/collision.py)."""
 
     def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
         case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
@@ -1055,7 +1058,7 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
                            club=club, replay_fn=replay_fn if replay else None,
                            progress=progress, study=study, dimension=dimension,
                            joint_limits=joint_limits, activation=activation, grip=grip,
-                           shaft=shaft, club_masses=club_masses)
+                           shaft=shaft, club_masses=club_masses, loft_deg=loft_deg)
 
 
 def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, Any]:

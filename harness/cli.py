@@ -359,7 +359,8 @@ def cmd_swing(args: argparse.Namespace) -> int:
                        ("--activation", args.activation),
                        ("--grip", args.grip != "weld"),
                        ("--shaft", args.shaft != "rigid"),
-                       ("--club-masses", args.club_masses is not None)):
+                       ("--club-masses", args.club_masses is not None),
+                       ("--loft", args.loft is not None)):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -375,6 +376,7 @@ def cmd_swing(args: argparse.Namespace) -> int:
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
                   grip=args.grip, shaft=args.shaft, club_masses=args.club_masses,
+                  loft_deg=args.loft,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -779,6 +781,10 @@ def _add_swing_parser(sub: Any) -> None:
                     help="the weighed club's masses [kg], whole club and head, e.g. "
                          "0.31,0.2 (default: a typical driver's or iron's; "
                          "docs/swing/model.md \"Which club\")")
+    sw.add_argument("--loft", type=float, default=None, metavar="DEG",
+                    help="the club face's loft [deg] for the ball's collision law (default: "
+                         "the club's typical one, driver 10.5, iron 30; "
+                         "docs/swing/impact.md \"The collision law\")")
     sw.add_argument("--no-replay", action="store_true", help="stop after the fit")
     sw.add_argument("--study", action="store_true",
                     help="also choose the knot density, smoothness and effort weights on a "

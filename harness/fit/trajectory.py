@@ -58,7 +58,7 @@ clamped spline, sharing the coefficient at t_e): positions continuous, velocitie
 to jump. Three more components enter:
 
     reset              (M(q_e)(v⁺ − v⁻) − J(q_e)ᵀΛ) / σ_r        nv rows at t_e
-    impulse_prior      Λ / σ_Λ
+    impulse_prior      (Λ − Λ₀) / σ_Λ     (Λ₀ the prior's mean, zero unless given)
     torque_continuity  √w_c · ws · (ID(q_e, v⁺, v̇⁺) − ID(q_e, v⁻, v̇⁻))
 
 Activation-driven joints (``FitProblem.activation``, an ActivationDrive): their torque
@@ -210,6 +210,7 @@ class ImpactEvent:
     t_bounds: tuple
     sigma_reset: float = 1e-2
     sigma_impulse: float = 1e3     # N·s: a weak prior Λ/σ_Λ, fixes the directions JᵀΛ misses
+    impulse_prior_mean: tuple = (0.0, 0.0, 0.0)   # N·s: Λ₀, the prior (Λ − Λ₀)/σ_Λ
     w_continuity: float = 1.0      # torque continuity through t_e, × the smoothness weight
 
     def event_cost(self, t_e: float | None = None) -> float:
@@ -863,7 +864,7 @@ class _Residuals:
         lam = self.impulse(theta)
         rs = self.reset(C, lam, jac=jac)
         r_rs = rs[0] / p.impact.sigma_reset
-        r_pr = lam / p.impact.sigma_impulse
+        r_pr = (lam - np.asarray(p.impact.impulse_prior_mean, float)) / p.impact.sigma_impulse
         comps["reset"] = 0.5 * float(r_rs @ r_rs)
         comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
         qe = p.Be0 @ C

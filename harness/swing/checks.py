@@ -216,6 +216,38 @@ def _impact(f: Facts) -> bool:
     return f.summary.fit.impact is not None
 
 
+def _ball(f: Facts) -> bool:
+    return f.summary.fit.impact is not None and f.summary.fit.impact.ball is not None
+
+
+def _smash_words(f: Facts, _, sf) -> str:
+    im = f.summary.fit.impact
+    if im.ball is None:
+        return f"{sf:.3f} (ball {im.ball_speed_mps:.1f} m/s from |Λ|)"
+    b = im.ball
+    return (f"{sf:.3f} ± {im.smash_factor_se:.3f} (ball {im.ball_speed_mps:.1f} m/s by the "
+            f"law, e = {b.restitution:.3f} ± {b.restitution_prior_sd:.3f}, face effective "
+            f"mass {b.effective_mass_at_face_kg:.3f} kg; the whole fitted |Λ| on the ball "
+            f"would give {im.smash_factor_if_ball_took_fitted_impulse:.3f})")
+
+
+def _energy_words(f: Facts, _, b) -> str:
+    return (f"{b.impact_energy_change_J:+.2f} J of {b.kinetic_energy_pre_J:.0f} J before "
+            f"contact (the law's own {b.law_energy_change_J:+.2f} J; with the whole fitted Λ "
+            f"on the ball it would be {b.energy_change_if_ball_took_fitted_impulse_J:+.2f} J)")
+
+
+def _through_words(f: Facts, _, through) -> str:
+    w, t_e = f.summary.headline.replay_window_s, f.summary.fit.impact.t_e_s
+    if through:
+        return f"yes: scored over {w[0]:.4f}–{w[1]:.4f} s, the impact at {t_e:.4f} s"
+    if not w:
+        return "no: the replay records hold no scored window"
+    why = ("it ends before the impact" if w[1] <= t_e else
+           "it holds the impact, but not every scored record passed")
+    return f"no: the records are scored over {w[0]:.4f}–{w[1]:.4f} s; {why} at {t_e:.4f} s"
+
+
 def _replayed(f: Facts) -> bool:
     return f.replayed
 
@@ -268,17 +300,35 @@ CHECKS = (
           target=lambda lim, f, _: f"within {100 * lim:g} %",
           passes=lambda x, lim, f: bool(x[2] <= lim), applies=_impact,
           each=lambda f: ("pre", "post")),
-    Check(lambda f, _: (f"smash factor (ball speed / fitted club-head speed before contact; "
-                        f"{f.summary.fit.impact.club}, {f.summary.club_how})"), None,
-          lambda f, _: f.summary.fit.impact.smash_factor,
-          lambda f, _, sf: (f"{sf:.3f} (ball {f.summary.fit.impact.ball_speed_mps:.1f} m/s "
-                            f"from |Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s)"),
+    Check(lambda f, _: (f"smash factor (the collision law's ball speed / fitted club-head "
+                        f"speed before contact; {f.summary.fit.impact.club}, "
+                        f"{f.summary.club_how})"), None,
+          lambda f, _: f.summary.fit.impact.smash_factor, _smash_words,
           target=lambda lim, f, _: (f"{f.summary.fit.impact.smash_band[0]:g}–"
                                  f"{f.summary.fit.impact.smash_band[1]:g} "
                                  f"({f.summary.fit.impact.club})"),
           passes=lambda sf, lim, f: bool(f.summary.fit.impact.smash_band[0] <= sf
                                          <= f.summary.fit.impact.smash_band[1]),
           applies=_impact),
+    Check("energy change across the impact (golfer + club by the fitted velocity jump, "
+          "plus the ball by the collision law)", ("impact_energy_created", "rtol"),
+          lambda f, _: f.summary.fit.impact.ball, _energy_words,
+          target=lambda lim, f, _: (f"≤ 0 (round-off: {lim:g} of the kinetic energy before "
+                                    "contact); energy created fails"),
+          passes=lambda b, lim, f: bool(b.impact_energy_change_J
+                                        <= lim * b.kinetic_energy_pre_J),
+          applies=_ball),
+    Check("residual impulse on the club: the fitted Λ less the collision law's (what the law "
+          "does not explain; never given to the ball)", None,
+          lambda f, _: f.summary.fit.impact.ball,
+          lambda f, _, b: ("(" + ", ".join(f"{x:+.3f}" for x in b.residual_impulse_Ns)
+                           + f") N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s of "
+                             f"|Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s; "
+                             f"the fitted Λ would imply e = "
+                             f"{b.restitution_implied_by_fit:.2f}"
+                           + (f" ± {b.restitution_implied_by_fit_se:.2f}"
+                              if b.restitution_implied_by_fit_se is not None else "")),
+          applies=_ball),
     Check("fitted window after ball contact", None,
           lambda f, _: 1e3 * (f.summary.window.t_end_s - f.summary.fit.impact.t_hat_s),
           _window_words, applies=_impact),
@@ -351,6 +401,11 @@ CHECKS = (
                              "replay rows pass" + scored_window_words(f.summary)),
           target=lambda lim, f, _: "all", passes=lambda rec, lim, f: f.replay_ok,
           applies=_replayed),
+    Check("replay through the impact: the segment holding the ball contact compared in "
+          "every engine and passed", None,
+          lambda f, _: f.summary.headline.replay_through_impact, _through_words,
+          target=lambda lim, f, _: "reported, no threshold (what the replay rows cover)",
+          applies=lambda f: f.replayed and _impact(f)),
     Check("energy balance of each engine's replay over the whole window: E − E0 against "
           "the applied work (the replay records score it over the predictability window)",
           None, lambda f, _: f.summary.replay.energy_J,

@@ -58,6 +58,7 @@ from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
 from harness.core.strict import MAX_CLUB_MASS_KG
 from harness.core.tolerances import lookup
+from harness.fit import collision as col
 from harness.fit import trajectory as tf
 from harness.fit import trajectory_uncertainty
 from harness.fit.schedules import mixture
@@ -157,6 +158,7 @@ class SwingSettings:
     impact: bool = True
     post_impact_s: float = 0.03
     impact_frame: str = "club_head_centre"   # the model frame the ball's impulse acts at
+    shaft_frame: str = "club_grip_r_point"   # a model frame up the shaft (the face normal)
     ball_mass_kg: float = 0.04593            # the Rules' maximum mass of a golf ball
     sigma_reset: float = 1e-2        # N·s | N·m·s: whitening of M(v⁺ − v⁻) − JᵀΛ (1e-3
     #                                  held it 10× tighter but left the quick fit far from
@@ -168,6 +170,12 @@ class SwingSettings:
     #                                  club's masses (auto: from the club's measured length)
     club_masses_kg: tuple | None = None   # (whole club, head) kg of a weighed club; None:
     #                                  the club's typical ones (fixtures/golfers.py)
+    loft_deg: float | None = None    # the face's loft [deg]; None: the club's typical one
+    sigma_residual_ns: float | None = None   # N·s: None, Λ's prior is about zero
+    #                                  (sigma_impulse_ns); else the prior is about the
+    #                                  collision law's impulse at the first fit, with this
+    #                                  scale: a prior on the residual impulse
+    #                                  (harness/fit/collision.py CLUBS)
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
@@ -388,9 +396,15 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
+        sc = dataclasses.replace(s, club=golfer.club["club"])
+
+        def law_impulse(r: tf.TrajectoryFitResult) -> NDArray[np.float64]:
+            return np.asarray(ball_law(r, prob, sc)["impulse_law_Ns"])
         fr = impact_time.fit_impact(prob, track.q, max_iter=s.max_iter, tol=s.tol,
                                     progress=progress, refit_iter=s.impact_refit_iter,
-                                    say=say)
+                                    say=say, prior_mean=law_impulse
+                                    if s.sigma_residual_ns is not None else None,
+                                    prior_sigma=s.sigma_residual_ns)
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
@@ -690,11 +704,35 @@ def _reintegration_json(fit: SwingFit) -> dict:
         "segments": r.segments, "wall_s": r.wall_s}
 
 
+def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None) -> dict:
+    """fit.json's ``summary`` keys that say what the fit and the replay cover: whether the
+    fit converged (false when it stopped at its iteration limit), the largest excess of a
+    fitted angle over its joint limit [rad, m for a translation], the turf's impulse
+    [N·s] (None: turf contact is not modelled), the replay window actually scored
+    [start, end] [s] (None without a replay; end the earliest of the engines' scored
+    ends) and whether the replay covered the impact: true only when every engine's scored
+    window reaches past t_e and every scored record passed."""
+    fr = fs.fit.result
+    window = through = None
+    until = [float(d["scored_until_s"]) for d in ((replay or {}).get("energy_balance")
+                                                  or {}).values() if "scored_until_s" in d]
+    if replay is not None and until:
+        window = [float(fr.t_replay[0]), min(until)]
+    if fs.fit.impact is not None:
+        through = bool(window is not None and replay_ok and window[1] > fs.fit.impact["t_e_s"])
+    return {"converged": bool(fr.converged),
+            "joint_limit_excess_max_rad": float(fs.fit.figures["joint_range"]["worst_excess"]),
+            "turf_impulse_Ns": None, "replay_window_s": window,
+            "replay_through_impact": through}
+
+
 def document(fs: FittedSwing, workdir: Path, replay: dict | None = None,
-             study: dict | None = None, dimension: dict | None = None) -> dict:
+             study: dict | None = None, dimension: dict | None = None,
+             replay_ok: bool | None = None) -> dict:
     """fit.json's document (the serialised form of the steps, NaN and inf as written by
     ``_finite`` only when saved): ``replay``, ``study`` and ``dimension`` the sections
-    added when the candidate was replayed or those studies asked for."""
+    added when the candidate was replayed or those studies asked for; ``replay_ok``
+    whether every scored record of the replay passed (None: not replayed)."""
     cap, ev, g, track, fit, s = fs.capture, fs.events, fs.golfer, fs.track, fs.fit, \
         fs.settings
     doc = {
@@ -714,7 +752,7 @@ def document(fs: FittedSwing, workdir: Path, replay: dict | None = None,
                             for e in fs.event_poses["events"]],
             "marker_rmse_by_phase_and_label_m": fs.marker_rmse_by_phase_and_label_m},
         "ground": fit.ground,
-        "summary": fs.headline,
+        "summary": fs.headline | scope_headline(fs, replay, replay_ok),
         "identifiability": fit.identifiability,
         "reintegration": _reintegration_json(fit),
         "wall_s": fs.wall_s,
@@ -822,17 +860,88 @@ def impact_event(s: SwingSettings, frame: str, t_hat: float, sigma_t: float,
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
 
 
+def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) -> dict:
+    """The ball as a body under the collision law (harness/fit/collision.py) at the fitted
+    impact: the face's inverse mass W = J M⁻¹ Jᵀ (3, 3) 1/kg and velocity J v⁻ [m/s] from
+    the fit's engine at q(t_e), the face normal from the club's loft (the club head's
+    path tilted toward the shaft, ``s.shaft_frame``), e the club's prior mean. The
+    law's impulse Λ_law = −P [N·s] on the club, the residual Λ_fit − Λ_law [N·s] (what
+    the law cannot explain, never the ball's), the ball's velocity [m/s] and spin [rad/s],
+    the energy change across the impact [J] (golfer + club from the fitted v⁻, v⁺ and
+    M(q_e), plus the ball's; and the law's own, ≤ 0), the restitution the fitted impulse
+    implies (the face velocity change W Λ_fit projected on the law's per unit (1 + e),
+    g = −W P_c: e = gᵀWΛ_fit/|g|² − 1, where the markers resolve Λ, not along directions
+    the head barely moves in) with its standard error from Λ's posterior covariance Σ
+    (``impulse_cov``, (3, 3) N²·s²: √(gᵀWΣWg)/|g|², or None)."""
+    a, C = prob.adapter, fr.C
+    qe, vm, vp = prob.Be0 @ C, prob.Be1m @ C, prob.Be1p @ C
+    M = a.mass_matrix(qe)
+    J = a.frame_jacobians(qe, [s.impact_frame])[0, :3, :]
+    ends = a.frame_poses(qe, [s.impact_frame, s.shaft_frame])[:, :3]
+    face = col.club_face(s.club, s.loft_deg)
+    n = col.face_normal(J @ vm, ends[1] - ends[0], face.loft_rad)
+    W = col.inverse_mass_at(M, J)
+    law = col.collide(W, J @ vm, n, face.restitution_mean, face.friction, s.ball_mass_kg)
+    L_fit = np.asarray(fr.impulse, float)
+    L_law = -law.impulse_on_ball
+    I_ball = col.BALL_INERTIA_FACTOR * s.ball_mass_kg * col.BALL_RADIUS_M ** 2
+    ke_ball = 0.5 * s.ball_mass_kg * float(law.ball_velocity @ law.ball_velocity) \
+        + 0.5 * I_ball * float(law.ball_spin @ law.ball_spin)
+    T_pre = 0.5 * float(vm @ M @ vm)
+    dT_body = 0.5 * float(vp @ M @ vp) - T_pre
+    # the restitution the fitted impulse implies, read where the markers see it: in the
+    # face's velocity change W Λ, against the law's per unit (1 + e), g = −W P_c
+    g = -W @ law.compression
+    gg = float(g @ g)
+    cov = (fr.impact.get("laplace") or {}).get("impulse_cov")
+    e_fit = float((g @ W @ L_fit) / gg - 1.0) if gg > 0 else float("nan")
+    e_fit_se = (float(np.sqrt(max(float(g @ W @ np.asarray(cov) @ W @ g), 0.0))) / gg
+                if cov is not None and gg > 0 else None)
+    ball_speed = law.ball_speed_mps
+    # ball speed = (1 + e)|P_c|/m exactly: e's prior sd carries over linearly
+    speed_sd = float(np.linalg.norm(law.compression)) * face.restitution_sd / s.ball_mass_kg
+    vb = law.ball_velocity / max(ball_speed, 1e-300)
+    return {"club": face.name, "loft_rad": face.loft_rad,
+            "restitution": law.restitution, "restitution_prior_range": list(
+                face.restitution_range), "restitution_prior_sd": face.restitution_sd,
+            "friction": face.friction, "face_normal": n.tolist(), "stuck": law.stuck,
+            "effective_mass_at_face_kg": law.effective_mass_kg,
+            "closing_speed_mps": law.closing_speed_mps,
+            "impulse_law_Ns": L_law.tolist(),
+            "residual_impulse_Ns": (L_fit - L_law).tolist(),
+            "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_fit - L_law)),
+            "ball_velocity_mps": law.ball_velocity.tolist(), "ball_speed_mps": ball_speed,
+            "ball_speed_sd_mps": speed_sd, "ball_spin_radps": law.ball_spin.tolist(),
+            "launch_angle_from_path_rad": float(np.arctan2(
+                np.linalg.norm(np.cross(vb, J @ vm)), float(vb @ (J @ vm)))),
+            "kinetic_energy_pre_J": T_pre, "golfer_club_energy_change_J": dT_body,
+            "ball_energy_J": ke_ball, "impact_energy_change_J": dT_body + ke_ball,
+            "law_energy_change_J": law.energy_change_J,
+            "energy_change_if_ball_took_fitted_impulse_J":
+                dT_body + 0.5 * float(L_fit @ L_fit) / s.ball_mass_kg,
+            "restitution_implied_by_fit": e_fit, "restitution_implied_by_fit_se": e_fit_se,
+            "what": "the ball (45.93 g, at rest) under the collision law of "
+                    "harness/fit/collision.py: Coulomb friction by maximum dissipation "
+                    "(stick or slip), Poisson restitution e (the club's prior mean; its sd "
+                    "carried linearly into the ball speed), face normal from the loft; the "
+                    "impulse on the club is Λ_fit = Λ_law + residual, the residual what "
+                    "the law cannot explain (never given to the ball); energy change: "
+                    "golfer + club by M(q_e) from the fitted v⁻, v⁺, plus the ball's"}
+
+
 def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
     """The impact's figures: the event time t_e [s] against the measured t̂ ± σ, the
-    impulse Λ [N·s] on the club (world axes) and the ball's speed |Λ|/m_ball [m/s] (the
-    ball at rest before contact takes −Λ), the club-head speeds [m/s] through impact
-    (fitted from the model's club-head marker frames at the frames, measured from the
-    capture, both as the interval speed |p[k] − p[k−1]|·rate over the same intervals:
-    (f − 1, f) before contact, (f + 1, f + 2) after it, f the last frame before contact)
-    and the smash factor ball speed / fitted pre-impact club-head speed; the reset map's
-    violation and the velocity jump."""
+    impulse Λ [N·s] on the club (world axes), the ball under the collision law
+    (``ball_law``: its speed [m/s], the residual impulse [N·s], the energy change [J]),
+    the club-head speeds [m/s] through impact (fitted from the model's club-head marker
+    frames at the frames, measured from the capture, both as the interval speed
+    |p[k] − p[k−1]|·rate over the same intervals: (f − 1, f) before contact, (f + 1, f + 2)
+    after it, f the last frame before contact) and the smash factor, the law's ball speed
+    over the fitted pre-impact club-head speed, with its standard error from e's prior;
+    the reset map's violation and the velocity jump."""
     L = np.asarray(fr.impulse, float)
-    ball = float(np.linalg.norm(L) / s.ball_mass_kg)
+    law = ball_law(fr, prob, s)
+    ball = law["ball_speed_mps"]
     v_pre, v_post = cap_events.speeds_around(club, kf, 1.0 / h)
     # the fitted club-head speed over every frame interval of the window, for the report
     speeds = cap_events.interval_speeds(club, 1.0 / h)[1:]
@@ -840,8 +949,9 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             lookup("swing", f"smash_factor_{s.club}_high").atol)
     marginal = dict(fr.impact.get("marginal") or {})
     if "points" in marginal:
-        # ball speed |Λ|/m_ball per point, its variance by the delta method (uᵀ Σ u / m²,
-        # u = Λ/|Λ|), then the mixture over the points; the smash factor over v_pre
+        # |Λ_fit|/m_ball per point (what the ball would take if it took the whole fitted
+        # impulse), its variance by the delta method (uᵀ Σ u / m², u = Λ/|Λ|), then the
+        # mixture over the points
         b, var = [], []
         for pt in marginal["points"]:
             Li, cov = np.asarray(pt["impulse_Ns"]), np.asarray(pt["impulse_cov_Ns2"])
@@ -852,14 +962,15 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
         m_, v_ = mixture(np.array(b)[:, None], np.array(var)[:, None, None],
                          [pt["weight"] for pt in marginal["points"]])
         mb, sb = float(m_[0]), float(np.sqrt(max(float(v_[0, 0]), 0.0)))
-        marginal.update(ball_speed_mean_mps=mb, ball_speed_sd_mps=sb,
-                        smash_factor_mean=mb / v_pre, smash_factor_sd=sb / v_pre)
+        marginal.update(fitted_impulse_speed_mean_mps=mb, fitted_impulse_speed_sd_mps=sb,
+                        fitted_impulse_smash_mean=mb / v_pre,
+                        fitted_impulse_smash_sd=sb / v_pre)
     return {"t_e_s": float(fr.impact["t_e_s"]), "t_hat_s": float(ev.impact_s),
             "sigma_s": float(ev.impact_sigma_s), "frame_interval_s": h,
             "impact_frame": int(ev.impact_frame), "contact_point": s.impact_frame,
             "profile": fr.impact.get("profile", []), "marginal": marginal,
             "impulse_Ns": L.tolist(), "impulse_magnitude_Ns": float(np.linalg.norm(L)),
-            "ball_mass_kg": s.ball_mass_kg, "ball_speed_mps": ball,
+            "ball_mass_kg": s.ball_mass_kg, "ball_speed_mps": ball, "ball": law,
             "clubhead_speed_pre_impact_fitted_mps": v_pre,
             "clubhead_speed_pre_impact_measured_mps": float(ev.clubhead_speed_pre_impact_mps),
             "clubhead_speed_post_impact_fitted_mps": v_post,
@@ -867,6 +978,11 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                 float(ev.clubhead_speed_post_impact_mps),
             "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
             "smash_factor": ball / v_pre if v_pre > 0 else float("nan"),
+            "smash_factor_se": law["ball_speed_sd_mps"] / v_pre if v_pre > 0
+            else float("nan"),
+            "smash_factor_if_ball_took_fitted_impulse":
+                float(np.linalg.norm(L)) / s.ball_mass_kg / v_pre if v_pre > 0
+                else float("nan"),
             "club": s.club, "smash_band": list(band),
             "reset_violation_max": fr.impact["reset_violation_max"],
             "reset_violation_rel": fr.impact["reset_violation_rel"],
@@ -875,9 +991,9 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                     "axes), identified by the fit with the reset M(q)(v⁺ − v⁻) = J(q)ᵀΛ as "
                     "a stiff penalty (its violation max |M Δv − JᵀΛ| and relative "
                     "‖·‖/‖JᵀΛ‖); the event time t_e a decision variable with the residual "
-                    "(t̂ − t_e)/σ; ball speed |Λ|/m_ball (momentum, the ball at rest before "
-                    "contact); smash factor ball speed / fitted club-head speed before "
-                    "contact"}
+                    "(t̂ − t_e)/σ; Λ = Λ_law + residual (``ball``): the ball's speed is the "
+                    "collision law's from the fitted pre-contact state, never |Λ|/m_ball; "
+                    "smash factor that ball speed / fitted club-head speed before contact"}
 
 
 def impact_headline(info: dict) -> dict:
@@ -891,7 +1007,12 @@ def impact_headline(info: dict) -> dict:
                 info["clubhead_speed_post_impact_measured_mps"],
             "clubhead_speed_post_impact_fitted_mps":
                 info["clubhead_speed_post_impact_fitted_mps"],
-            "ball_speed_mps": info["ball_speed_mps"], "smash_factor": info["smash_factor"]}
+            "ball_speed_mps": info["ball_speed_mps"], "smash_factor": info["smash_factor"],
+            "smash_factor_se": info["smash_factor_se"],
+            "impact_energy_change_J": info["ball"]["impact_energy_change_J"],
+            "restitution": info["ball"]["restitution"],
+            "effective_mass_at_face_kg": info["ball"]["effective_mass_at_face_kg"],
+            "residual_impulse_Ns": info["ball"]["residual_impulse_magnitude_Ns"]}
 
 
 def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,

@@ -423,14 +423,14 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
              f"{im.t_e_s:.5f} s ({im.t_hat_s:.5f} ± {im.sigma_s:.5f} s)"),
             ("impulse Λ on the club face (world x, y, z)", f"({L}) N·s"),
             ("|Λ|", f"{im.impulse_magnitude_Ns:.3f} N·s"),
-            ("ball speed |Λ| / m_ball", f"{im.ball_speed_mps:.1f} m/s "
-                                        f"(m_ball {1e3 * im.ball_mass_kg:.2f} g)"),
+            *_ball_rows(im),
             ("club-head speed before contact, fitted / measured",
              f"{pre_f:.1f} / {pre_m:.1f} m/s"),
             ("club-head speed after contact, fitted / measured",
              f"{post_f:.1f} / {post_m:.1f} m/s"),
             ("smash factor (band for the " + im.club + ")",
-             f"{im.smash_factor:.3f} ({im.smash_band[0]:g}–{im.smash_band[1]:g})"),
+             f"{im.smash_factor:.3f} ± {im.smash_factor_se:.3f} "
+             f"({im.smash_band[0]:g}–{im.smash_band[1]:g})"),
             ("reset map violation max |M(v⁺ − v⁻) − JᵀΛ| (relative)",
              f"{im.reset_violation_max:.1e} ({im.reset_violation_rel:.1e})")]
     table = ("<table id='impact'>" + "".join(
@@ -442,6 +442,32 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
             "(M(v⁺ − v⁻) = JᵀΛ), then replays the post-impact phase. The ground forces "
             "enter every phase as known generalized forces, as in the fit.</p>")
     return (IMPACT_TITLE, table + note + F.grid([fig], 420))
+
+
+def _ball_rows(im) -> list:
+    """[(words, value)]: the ball under the collision law (its speed, restitution,
+    effective mass, the residual impulse, the energy change), or the ball speed |Λ|/m
+    of a fit.json written before the law."""
+    b = im.ball
+    if b is None:
+        return [("ball speed |Λ| / m_ball", f"{im.ball_speed_mps:.1f} m/s")]
+    R = ", ".join(f"{x:+.3f}" for x in b.residual_impulse_Ns)
+    return [("ball speed by the collision law (e ± its prior's sd)",
+             f"{b.ball_speed_mps:.1f} ± {b.ball_speed_sd_mps:.1f} m/s (e = "
+             f"{b.restitution:.3f} ± {b.restitution_prior_sd:.3f}, μ = {b.friction:g}, "
+             f"{'stick' if b.stuck else 'slip'}, m_ball {1e3 * im.ball_mass_kg:.2f} g)"),
+            ("effective mass of the face along its normal",
+             f"{b.effective_mass_at_face_kg:.3f} kg"),
+            ("residual impulse on the club, Λ − Λ_law (not the ball's)",
+             f"({R}) N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s"),
+            ("restitution the fitted Λ would imply along the normal",
+             f"{b.restitution_implied_by_fit:.2f}"
+             + (f" ± {b.restitution_implied_by_fit_se:.2f}"
+                if b.restitution_implied_by_fit_se is not None else "")),
+            ("energy change across the impact: golfer + club + ball (the law's own)",
+             f"{b.impact_energy_change_J:+.2f} J ({b.law_energy_change_J:+.2f} J); "
+             f"{b.energy_change_if_ball_took_fitted_impulse_J:+.2f} J if the ball took "
+             "the whole fitted Λ")]
 
 
 def _marginal_table(mg) -> str:
@@ -464,9 +490,12 @@ def _marginal_table(mg) -> str:
             "(profile likelihood of each, posterior weights under a uniform prior; Laplace's "
             "evidence is listed but not used, because the spline's knots move with t_e and "
             "its determinant compares bases, not event times): t_e = "
-            f"{mg.t_e_mean_s:.5f} s ± {1e3 * mg.t_e_sd_s:.3f} ms, ball speed "
-            f"{mg.ball_speed_mean_mps:.1f} ± {mg.ball_speed_sd_mps:.1f} m/s, smash "
-            f"factor {mg.smash_factor_mean:.3f} ± {mg.smash_factor_sd:.3f}. The noise "
+            f"{mg.t_e_mean_s:.5f} s ± {1e3 * mg.t_e_sd_s:.3f} ms; the whole fitted impulse "
+            f"over the ball's mass, |Λ|/m_ball, {mg.fitted_impulse_speed_mean_mps:.1f} ± "
+            f"{mg.fitted_impulse_speed_sd_mps:.1f} m/s, over the club-head speed "
+            f"{mg.fitted_impulse_smash_mean:.3f} ± {mg.fitted_impulse_smash_sd:.3f} (not "
+            "the ball's: the ball takes the collision law's impulse, the rest is the "
+            "residual). The noise "
             "is the one the fit assumes (σ of the markers in the settings); with a marker "
             "RMSE above it these spreads are lower bounds.</p>")
     return (head + "<table id='impact-marginal'><tr><th>t_e [s]</th><th>log likelihood "

@@ -109,7 +109,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
           progress: Callable[[str], None] | None = None, study: bool = False,
           dimension: bool = False, joint_limits: bool = False, activation: bool = False,
           grip: str = "weld", shaft: str = "rigid",
-          club_masses: str | Sequence[float] | None = None) -> SwingOutcome:
+          club_masses: str | Sequence[float] | None = None,
+          loft_deg: float | None = None) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
     method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
     after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
@@ -121,7 +122,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     (harness/swing/activation.py; a report section). ``grip``: the club welded ("weld")
     or hinged ("hinge") in the lead hand; ``shaft``: rigid or bending at one point ("flex")
     (fixtures/golfers.py); ``club_masses``: a weighed club's (whole, head) [kg], as
-    "TOTAL,HEAD" or a pair (default: the club's typical masses). exit_code 0 if every
+    "TOTAL,HEAD" or a pair (default: the club's typical masses); ``loft_deg``: the face's
+    loft [deg] for the ball's collision law (None: the club's). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -132,19 +134,22 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     if shaft not in SHAFTS:
         raise BadInput("--shaft", f"must be one of {', '.join(SHAFTS)}, got {shaft!r}")
     masses = pipeline.club_masses(club_masses)
+    if loft_deg is not None and not 0.0 <= loft_deg < 80.0:
+        raise BadInput("--loft", f"must lie in [0, 80) degrees, got {loft_deg!r}")
     import dataclasses
 
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
                                    club=club, joint_limits=joint_limits, grip=grip,
                                    shaft=shaft, club_masses_kg=masses,
-                                   activation=activation)
+                                   activation=activation, loft_deg=loft_deg)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         fs = pipeline.fit_capture(capture_path, tmp, settings, up=up, cutoff_hz=cutoff_hz,
                                   say=say)
         replay = _replay(fs, settings, replay_fn, tmp) if replay_fn is not None else None
         sections = _studies(fs, tmp, settings, study, dimension, say)
-        doc = pipeline.document(fs, tmp, replay=replay and replay.section, **sections)
+        doc = pipeline.document(fs, tmp, replay=replay and replay.section,
+                                replay_ok=replay.ok if replay else None, **sections)
         pipeline.write_fit_json(tmp, doc)  # the one writer of fit.json
         facts = checks.Facts(SwingSummary.of(doc), replayed=replay is not None,
                              replay_records=replay.records if replay else (),

@@ -101,6 +101,48 @@ class JointRange:
 
 
 @dataclass(frozen=True)
+class BallLaw:
+    """The ball under the collision law (pipeline.ball_law): the club, restitution e
+    used (its prior's sd), friction μ, whether the contact stuck, the face's effective
+    mass [kg], the law's impulse on the club and the residual Λ_fit − Λ_law [N·s] (3,)
+    with its magnitude, the ball's speed [m/s] (its sd from e's prior), the energy
+    changes [J]: the impact's (golfer + club + ball), the law's own (≤ 0) and the one if
+    the ball took the whole fitted impulse; the restitution the fitted impulse implies
+    (with its standard error from Λ's covariance, None without one)."""
+
+    club: str
+    restitution: float
+    restitution_prior_sd: float
+    friction: float
+    stuck: bool
+    effective_mass_at_face_kg: float
+    impulse_law_Ns: tuple
+    residual_impulse_Ns: tuple
+    residual_impulse_magnitude_Ns: float
+    ball_speed_mps: float
+    ball_speed_sd_mps: float
+    impact_energy_change_J: float
+    law_energy_change_J: float
+    energy_change_if_ball_took_fitted_impulse_J: float
+    kinetic_energy_pre_J: float
+    restitution_implied_by_fit: float
+    restitution_implied_by_fit_se: float | None
+
+    @classmethod
+    def of(cls, d: dict | None) -> "BallLaw | None":
+        if not d:
+            return None
+        kw: dict = {}
+        for f in dataclasses.fields(cls):
+            v = d.get(f.name)
+            kw[f.name] = (v if f.name in ("club", "stuck") else
+                          tuple(_num(x) for x in v) if f.name.endswith("impulse_Ns")
+                          or f.name == "impulse_law_Ns" else
+                          _opt(v) if f.name.endswith("_se") else _num(v))
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
 class ImpactFigures:
     """The ball impact (pipeline._impact_summary): fitted event time ``t_e_s`` against the
     measured ``t_hat_s`` ± ``sigma_s`` [s], the frame interval [s], the club-head speeds
@@ -126,6 +168,9 @@ class ImpactFigures:
     reset_violation_rel: float
     ball_mass_kg: float = 0.04593
     marginal: "Marginal | None" = None
+    ball: BallLaw | None = None
+    smash_factor_se: float = float("nan")
+    smash_factor_if_ball_took_fitted_impulse: float = float("nan")
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -133,8 +178,11 @@ class ImpactFigures:
             return None
         kw = {}
         for f in dataclasses.fields(cls):
-            if f.name == "marginal":
-                kw[f.name] = Marginal.of(d.get("marginal"))
+            if f.name in ("marginal", "ball"):
+                kw[f.name] = (Marginal if f.name == "marginal" else BallLaw).of(d.get(f.name))
+                continue
+            if f.name in ("smash_factor_se", "smash_factor_if_ball_took_fitted_impulse"):
+                kw[f.name] = _num(d.get(f.name))
                 continue
             v = d[f.name]
             kw[f.name] = tuple(_num(x) for x in v) if f.name in ("impulse_Ns", "smash_band") \
@@ -162,17 +210,19 @@ class MarginalPoint:
 @dataclass(frozen=True)
 class Marginal:
     """The impact marginalised over the profile's event times: the points, the marginal
-    event time [s], ball speed [m/s] and smash factor as mean and standard deviation; or
-    ``unavailable`` (why there is none, the figures None)."""
+    event time [s], and |Λ_fit|/m_ball [m/s] with its ratio to the club-head speed (what
+    the ball would take if it took the whole fitted impulse, the law's ball speed aside)
+    as mean and standard deviation; or ``unavailable`` (why there is none, the figures
+    None)."""
 
     points: tuple
     unavailable: str | None
     t_e_mean_s: float | None
     t_e_sd_s: float | None
-    ball_speed_mean_mps: float | None
-    ball_speed_sd_mps: float | None
-    smash_factor_mean: float | None
-    smash_factor_sd: float | None
+    fitted_impulse_speed_mean_mps: float | None
+    fitted_impulse_speed_sd_mps: float | None
+    fitted_impulse_smash_mean: float | None
+    fitted_impulse_smash_sd: float | None
 
     @classmethod
     def of(cls, d: dict | None) -> "Marginal | None":
@@ -183,9 +233,11 @@ class Marginal:
                                   _num(p["laplace_log_evidence"]))
                     for p in d.get("points") or ())
         return cls(pts, None if "points" in d else d.get("unavailable"),
-                   *(_opt(d.get(k)) for k in ("t_e_mean_s", "t_e_sd_s", "ball_speed_mean_mps",
-                                              "ball_speed_sd_mps", "smash_factor_mean",
-                                              "smash_factor_sd")))
+                   *(_opt(d.get(k)) for k in ("t_e_mean_s", "t_e_sd_s",
+                                              "fitted_impulse_speed_mean_mps",
+                                              "fitted_impulse_speed_sd_mps",
+                                              "fitted_impulse_smash_mean",
+                                              "fitted_impulse_smash_sd")))
 
 
 @dataclass(frozen=True)
@@ -213,7 +265,12 @@ class Headline:
     """fit.json's ``summary`` (the headline figures): marker RMSE and max over the window
     [mm]; with ground contact the pelvis residual's peak and RMS force [N] and moment
     [N·m], the contact's label, least normal force [N], deepest penetration [mm], fastest
-    slip [mm/s] (None without contact); the fit's wall time [s]."""
+    slip [mm/s] (None without contact); the fit's wall time [s]; whether the fit
+    converged, the largest joint-limit excess [rad], the turf's impulse (None: not
+    modelled), the replay window scored [s] and whether it covered the impact; with the
+    impact its energy change [J], the smash factor's standard error, the restitution, the
+    face's effective mass [kg] and the residual impulse's magnitude [N·s] (None
+    without)."""
 
     marker_rmse_mm: float
     marker_max_mm: float
@@ -226,6 +283,16 @@ class Headline:
     max_penetration_mm: float | None
     max_slip_speed_mm_s: float | None
     fit_wall_s: float
+    converged: bool | None = None
+    joint_limit_excess_max_rad: float | None = None
+    turf_impulse_Ns: float | None = None
+    replay_window_s: list | None = None
+    replay_through_impact: bool | None = None
+    impact_energy_change_J: float | None = None
+    smash_factor_se: float | None = None
+    restitution: float | None = None
+    effective_mass_at_face_kg: float | None = None
+    residual_impulse_Ns: float | None = None
 
     @classmethod
     def of(cls, d: dict) -> "Headline":

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harness.fit import collision as col
 from harness.model.candidate import Controls
 from harness.model.integrators import Method, rollout
 
@@ -89,20 +90,26 @@ class PlanarImpactSwing:
     clean: np.ndarray
     labels: tuple
     sigma_m: float
+    collision: col.Collision | None = None
 
 
 def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
                         ball_kg: float = 0.04593, rate_hz: float = 360.0,
                         frames_pre: int = 90, alpha: float = 0.37, post_s: float = 0.03,
-                        sigma_m: float = 0.002, seed: int = 0) -> PlanarImpactSwing:
+                        sigma_m: float = 0.002, seed: int = 0,
+                        face: col.ClubFace | None = None,
+                        restitution: float | None = None) -> PlanarImpactSwing:
     """The downswing of ``planar_swing`` (quintic design, torques from ``adapter``'s
     inverse dynamics, forward rollout, RK4 dt 1/7200 s) up to the impact at
     t_e = (frames_pre + alpha)/rate_hz; there the velocity jumps by the reset map
-    v⁺ = v⁻ + M(q)⁻¹ J(q)ᵀ Λ of ``adapter`` with Λ = −m_ball · speed_ratio · |ṗ| · ṗ/|ṗ|
-    (the ball at rest before contact leaves at speed_ratio × the club-head speed ṗ; the
-    club receives the opposite of the ball's momentum); after it the torques stay at
-    their value at t_e for ``post_s`` s. Markers: the model's marker frames plus white
-    noise σ [m], seeded."""
+    v⁺ = v⁻ + M(q)⁻¹ J(q)ᵀ Λ of ``adapter``. Without ``face``: Λ = −m_ball · speed_ratio
+    · ṗ (the ball at rest before contact leaves at speed_ratio × the club-head velocity ṗ;
+    the club receives the opposite of the ball's momentum). With ``face`` (a
+    collision.ClubFace): Λ is the collision law's (harness/fit/collision.py) with
+    restitution ``restitution`` (default the face's prior mean), the face normal from
+    its loft toward ``shaft_marker`` (``collision`` the law's outcome). After the impact
+    the torques stay at their value at t_e for ``post_s`` s. Markers: the model's marker
+    frames plus white noise σ [m], seeded."""
     n_post = int(np.floor(post_s * rate_hz))
     t = np.arange(frames_pre + 1 + n_post) / rate_hz
     t_e = (frames_pre + alpha) / rate_hz
@@ -115,7 +122,14 @@ def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
     qe, vm = r1.q[-1], r1.v[-1]
     J = adapter.frame_jacobians(qe, ["club_head"])[0, :3, :]
     u = J @ vm
-    lam = -ball_kg * speed_ratio * u
+    lam, law = -ball_kg * speed_ratio * u, None
+    if face is not None:
+        ends = adapter.frame_poses(qe, ["club_head", "shaft_marker"])[:, :3]
+        n = col.face_normal(u, ends[1] - ends[0], face.loft_rad)
+        e = face.restitution_mean if restitution is None else restitution
+        law = col.collide(col.inverse_mass_at(adapter.mass_matrix(qe), J), u, n, e,
+                          face.friction, ball_kg)
+        lam = -law.impulse_on_ball
     vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ lam)
     tk2 = np.r_[t_e, t[frames_pre + 1:]]
     r2 = rollout(adapter, qe, vp, Controls(tk2, np.repeat(tau[-1:], tk2.size, axis=0),
@@ -125,4 +139,4 @@ def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
     clean = np.stack([adapter.frame_poses(x, MARKERS)[:, :3] for x in q])
     noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
     return PlanarImpactSwing(t, t_e, frames_pre, lam, "club_head", q, v, vm, vp,
-                             clean + noise, clean, MARKERS, sigma_m)
+                             clean + noise, clean, MARKERS, sigma_m, law)

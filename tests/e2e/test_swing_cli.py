@@ -276,6 +276,13 @@ def test_swing_refuses_impossible_club_masses(tmp_path, value):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("value", ["-3", "95"])
+def test_swing_refuses_an_impossible_loft(tmp_path, value):
+    p = run_cli("swing", CAPTURE, f"--loft={value}", "--out", tmp_path / "o")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--loft" in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_the_window_after_contact_is_reported_and_a_short_one_says_why(quick_swing):
     """The row on the fitted window after contact gives its length from fit.json's window
     and measured contact time, with the 30 ms asked; the same summary with the capture
@@ -343,7 +350,37 @@ def test_swing_refuses_a_capture_whose_contact_the_markers_miss(tmp_path):
 
 IMPACT_KEYS = {"impact_time_s", "impact_time_sigma_s", "clubhead_speed_pre_impact_measured_mps",
                "clubhead_speed_pre_impact_fitted_mps", "clubhead_speed_post_impact_measured_mps",
-               "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps", "smash_factor"}
+               "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps", "smash_factor",
+               "smash_factor_se", "impact_energy_change_J", "restitution",
+               "effective_mass_at_face_kg", "residual_impulse_Ns", "converged",
+               "joint_limit_excess_max_rad", "turf_impulse_Ns", "replay_through_impact",
+               "replay_window_s"}
+
+
+def _ball_by_drake(drake, z, s, fit):
+    """The ball's speed [m/s] and the energy change across the impact [J] recomputed with
+    Drake from trajectory.npz: q(t_e), v⁻ and v⁺ from the two phases' splines, Drake's
+    mass matrix, club-head Jacobian and frames, the collision law with the driver's face
+    and the restitution fit.json states; golfer + club by ½vᵀMv, the ball's translation
+    and spin."""
+    from scipy.interpolate import BSpline
+
+    from harness.fit import collision as col
+
+    t_e, k = float(z["impact_time_s"]), int(z["spline_degree"])
+    pre = BSpline(z["spline_knots"], z["spline_coefficients"], k)
+    post = BSpline(z["spline_knots_post"], z["spline_coefficients_post"], k)
+    qe, vm, vp = pre(t_e), pre.derivative()(t_e), post.derivative()(t_e)
+    M = drake.mass_matrix(qe)
+    J = drake.frame_jacobians(qe, ["club_head_centre"])[0, :3, :]
+    ends = drake.frame_poses(qe, ["club_head_centre", "club_grip_r_point"])[:, :3]
+    face = col.club_face(fit["fit"]["impact"]["club"])
+    n = col.face_normal(J @ vm, ends[1] - ends[0], face.loft_rad)
+    law = col.collide(col.inverse_mass_at(M, J), J @ vm, n, s["restitution"], face.friction)
+    m, r, kb = col.BALL_MASS_KG, col.BALL_RADIUS_M, col.BALL_INERTIA_FACTOR
+    dE = (0.5 * vp @ M @ vp - 0.5 * vm @ M @ vm + 0.5 * m * law.ball_velocity @ law.ball_velocity
+          + 0.5 * kb * m * r * r * law.ball_spin @ law.ball_spin)
+    return law.ball_speed_mps, float(dE)
 
 
 def test_swing_impact_summary_and_checks(quick_swing):
@@ -389,9 +426,20 @@ def test_swing_impact_summary_and_checks(quick_swing):
                                                                       abs=eng.atol)
     assert s["clubhead_speed_post_impact_fitted_mps"] == pytest.approx(post, rel=eng.rtol,
                                                                        abs=eng.atol)
-    ball = np.linalg.norm(z["impulse_Ns"]) / 0.04593
-    assert s["ball_speed_mps"] == same(ball)
+    ball, dE = _ball_by_drake(drake, z, s, fit)
+    assert s["ball_speed_mps"] == pytest.approx(ball, rel=eng.rtol, abs=eng.atol)
     assert s["smash_factor"] == pytest.approx(ball / pre, rel=eng.rtol, abs=eng.atol)
+    assert s["impact_energy_change_J"] == pytest.approx(dE, rel=eng.rtol, abs=eng.atol)
+    # the fit's own flags: converged, joint limits, what the replay covered
+    assert s["converged"] is fit["fit"]["converged"]
+    assert s["joint_limit_excess_max_rad"] == same(fit["fit"]["joint_range"]["worst_excess"])
+    assert s["turf_impulse_Ns"] is None
+    until = [d["scored_until_s"] for d in fit["replay"]["energy_balance"].values()]
+    assert s["replay_window_s"] == [pytest.approx(float(z["t_replay"][0])), min(until)]
+    rows_ok = [x for x in p.stdout.splitlines() if "replay records of every engine" in x]
+    assert len(rows_ok) == 1
+    assert s["replay_through_impact"] is (min(until) > s["impact_time_s"]
+                                          and rows_ok[0].lstrip().startswith("met"))
     # the checks, recomputed from these numbers and the table, as the command printed them
     rel = lookup("swing", "clubhead_speed_through_impact").atol
     # the club, from the capture's markers at address (--club auto): its band and masses
@@ -412,7 +460,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
         <= lookup("swing", "impact_time_frames").atol,
         "club-head speed before ball contact": abs(pre - sp[f]) <= rel * sp[f],
         "club-head speed after ball contact": abs(post - sp[f + 2]) <= rel * sp[f + 2],
-        "smash factor": lo <= ball / pre <= hi}
+        "smash factor": lo <= ball / pre <= hi,
+        "energy change across the impact": dE <= 0.0}
     lines = p.stdout.splitlines()
     for name, ok in want.items():
         line = [x for x in lines if name in x]
@@ -428,8 +477,9 @@ def test_swing_impact_summary_and_checks(quick_swing):
     assert [(q["t_e_s"], -q["log_likelihood"]) for q in mg["points"]] == [
         tuple(x) for x in fit["fit"]["impact"]["profile"]]   # −log L is the profile's cost
     balls = [np.linalg.norm(q["impulse_Ns"]) / 0.04593 for q in mg["points"]]
-    assert mg["ball_speed_mean_mps"] == same(float(w @ balls))
-    assert mg["smash_factor_mean"] == pytest.approx(float(w @ balls) / pre, rel=eng.rtol)
+    assert mg["fitted_impulse_speed_mean_mps"] == same(float(w @ balls))
+    assert mg["fitted_impulse_smash_mean"] == pytest.approx(float(w @ balls) / pre,
+                                                            rel=eng.rtol)
     assert "id='impact-marginal'" in (out / "index.html").read_text()
 
 

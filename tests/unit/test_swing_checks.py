@@ -12,6 +12,7 @@ import pytest
 from harness.core.tolerances import lookup
 from harness.swing import checks
 from harness.swing.summary import (
+    BallLaw,
     FitFigures,
     GroundFigures,
     Headline,
@@ -84,6 +85,28 @@ def test_the_smash_factor_is_scored_against_its_clubs_band():
         im = dataclasses.replace(f.fit.impact, smash_factor=sf)
         s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
         assert _row(checks.assess(checks.Facts(s)).rows, "smash factor")["ok"] is ok
+
+
+def _ball(dE: float, T0: float = 400.0) -> BallLaw:
+    return BallLaw("driver", 0.805, 0.014, 0.4, True, 0.25, (0.0, -3.0, 0.0), (0.0, 0.2, 0.0),
+                   0.2, 70.0, 0.6, dE, -15.0, dE + 20.0, T0, 1.0, 0.1)
+
+
+def test_energy_created_at_the_impact_fails_the_check():
+    """The impact's energy change (golfer + club + ball) scored against
+    swing/impact_energy_created: a loss is met, a gain above round-off of the kinetic
+    energy before contact is a failed check and exit 1, never a pass."""
+    f = _summary()
+    rt = lookup("swing", "impact_energy_created").rtol
+    for dE, ok in ((-20.0, True), (0.0, True), (0.5 * rt * 400.0, True), (5.0, False),
+                   (3 * rt * 400.0, False)):
+        im = dataclasses.replace(f.fit.impact, ball=_ball(dE))
+        s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
+        verdict = checks.assess(checks.Facts(s))
+        assert _row(verdict.rows, "energy change across the impact")["ok"] is ok
+        assert verdict.exit_code == (0 if ok else 1)
+    assert not any(r["name"].startswith("energy change across the impact")
+                   for r in checks.assess(checks.Facts(f)).rows)   # no law: no row
 
 
 @pytest.mark.parametrize("what, gone", [
