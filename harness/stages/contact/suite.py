@@ -198,12 +198,16 @@ def _thin(n, y, most=300):
     if n <= most:
         return np.arange(n)
     edges = np.linspace(0, n, most // 2 + 1).astype(int)
+    starts = edges[:-1][edges[1:] > edges[:-1]]  # the buckets that hold samples
+    y = np.asarray(y, dtype=float)[:n]
+    bucket = np.searchsorted(starts, np.arange(n), side="right") - 1
+    finite = np.logical_or.reduceat(np.isfinite(y), starts)
     keep = {0, n - 1}
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b > a:
-            seg = y[a:b]
-            keep.add(a + int(np.nanargmin(seg)) if np.isfinite(seg).any() else a)
-            keep.add(a + int(np.nanargmax(seg)) if np.isfinite(seg).any() else a)
+    for extreme in (np.fmin, np.fmax):  # NaN ignored, as nanargmin/nanargmax do
+        at = np.flatnonzero(y == extreme.reduceat(y, starts)[bucket])
+        first = np.full(starts.size, n)
+        np.minimum.at(first, bucket[at], at)  # each bucket's first extreme
+        keep.update(np.where(finite, first, starts).tolist())  # no finite value: its start
     return np.array(sorted(keep))
 
 
