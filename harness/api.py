@@ -897,9 +897,16 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
 
 
 def _write_chart_library(folder: Path) -> None:
-    """plotly.min.js beside a re-rendered report (its page loads it from there)."""
+    """plotly.min.js beside a re-rendered report (its page loads it from there), unless the
+    file there already is a regular file with the installed copy's bytes (writing and
+    syncing its 4.8 MB again cost a re-render more than its own page on a busy disk)."""
 
-    write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
+    data = figures.plotly_js()
+    dest = folder / figures.ASSET
+    if dest.is_file() and not dest.is_symlink() and dest.stat().st_size == len(data) \
+            and dest.read_bytes() == data:
+        return
+    write_bytes_atomic(dest, data)
 
 
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import platform
 import re
 import subprocess
@@ -198,12 +199,11 @@ def records_csv(records: Iterable[Record]) -> bytes:
     import io
 
     names = [f.name for f in fields(Record)]
+    values = operator.attrgetter(*names)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
-    for r in records:
-        d = r.to_json()
-        w.writerow(["" if d[n] is None else d[n] for n in names])
+    w.writerows(["" if v is None else v for v in values(r)] for r in records)
     return buf.getvalue().encode()
 
 

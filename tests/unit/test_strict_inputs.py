@@ -99,6 +99,50 @@ def test_npz_headers_are_checked_before_anything_is_allocated():
     assert "no pickles" in _bad(npz_arrays, pickled, "a.npz").problem
 
 
+def _npz(arrays: dict, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """An .npz of ``arrays`` as numpy writes its members, with ``compression``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=compression) as zf:
+        for k, a in arrays.items():
+            member = io.BytesIO()
+            np.save(member, a)
+            zf.writestr(f"{k}.npy", member.getvalue())
+    return buf.getvalue()
+
+
+def test_npz_members_read_straight_from_the_archive_are_checked_as_zipfile_checks_them():
+    """Deflated members are inflated from the archive's bytes (not through zipfile's
+    reader): their CRC-32, sizes and local headers are still checked, and stored members
+    (or any other kind) still read through zipfile."""
+    arrays = {"a/x": np.arange(12.0).reshape(3, 4), "b": np.array(["s", "tt"]),
+              "c": np.zeros((0, 3)), "d": np.asfortranarray(np.eye(3)[:, :2])}
+    for compression in (zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED):
+        got = npz_arrays(_npz(arrays, compression), "a.npz")
+        assert got.keys() == arrays.keys()
+        for k, a in arrays.items():
+            assert got[k].dtype == a.dtype and np.array_equal(got[k], a), k
+    blob = _npz({"x": np.arange(1000.0)})
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        (info,) = zf.infolist()
+    data_at = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    crc_at = blob.index(struct.pack("<I", info.CRC), info.header_offset)
+    flipped = bytearray(blob)
+    flipped[crc_at] ^= 0xFF  # the local header's CRC only: zipfile trusts the directory's
+    assert np.array_equal(npz_arrays(bytes(flipped), "a.npz")["x"], np.arange(1000.0))
+    central = blob.rindex(struct.pack("<I", info.CRC))
+    for where, what in ((central, "CRC-32 in the directory"),
+                        (data_at + info.compress_size // 2, "compressed data")):
+        bad = bytearray(blob)
+        bad[where] ^= 0x55
+        e = _bad(npz_arrays, bytes(bad), "a.npz")
+        assert e.problem.startswith("array x: "), (what, e.problem)
+    renamed = bytearray(blob)
+    renamed[info.header_offset + 30] = ord("y")  # the local header names another file
+    assert "unreadable" in _bad(npz_arrays, bytes(renamed), "a.npz").problem
+    cut = blob[:data_at + info.compress_size // 2] + blob[data_at + info.compress_size:]
+    assert _bad(npz_arrays, cut, "a.npz").problem
+
+
 def test_candidate_arrays_must_match_the_manifest_before_they_are_read(tmp_path):
     path, c = api.synth("pendulum", tmp_path / "c.json", duration=0.1)
     n, nv = c.t.size, c.model.layout.nv
