@@ -213,14 +213,18 @@ def _records_blob(records: Iterable[Record]) -> bytes:
 
 def build_manifest(result: RunSummary, unavailable: Mapping[str, str],
                    command_line: Sequence[str], hooks: Hooks,
-                   sections: Mapping[str, Json | None] | None = None) -> Json:
+                   sections: Mapping[str, Json | None] | None = None,
+                   command: str = "parity") -> Json:
     """``sections``: {manifest key: the stage's section} of the stages that wrote one
-    (``hooks.sections`` lists every key; a key without a section is written as {})."""
+    (``hooks.sections`` lists every key; a key without a section is written as {});
+    ``command``: the run's kind, the first word of ``kind`` ("parity", or "diagnose" for a
+    run whose verdict follows the diagnosis rule, whether the command line or the Python
+    API made it: a re-rendered page follows the same rule)."""
     sections = {k: dict((sections or {}).get(k) or {}) for k in hooks.sections}
     used = tolerances_used(result.records, sections, hooks)
     manifest: Json = {
         "schema_version": SCHEMA_VERSION,
-        "kind": "+".join(["parity"] + [k for k, v in sections.items() if v]),
+        "kind": "+".join([command] + [k for k, v in sections.items() if v]),
         **sections,
         "harness_version": __version__,
         "git_commit": git_commit(),

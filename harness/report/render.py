@@ -345,6 +345,15 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     return html
 
 
+def is_diagnosis(manifest: dict[str, Any]) -> bool:
+    """Whether a bundle is a diagnosis (its verdict follows the diagnosis rule): its
+    ``kind`` says so (``harness diagnose`` or ``api.diagnose``), or, in a bundle written
+    before the kind did, its command line."""
+    cmd = list(manifest.get("command_line") or [])
+    return str(manifest.get("kind", "")).split("+")[0] == "diagnose" or \
+        cmd[1:2] == ["diagnose"]
+
+
 def bundle_title_and_timings(bundle: Bundle) -> tuple[str, dict[str, Any] | None]:
     """The report title a bundle's command line implies, and its timings.json (wall times
     of the replay runs: informational, never evidence) or None."""
@@ -360,6 +369,6 @@ def bundle_title_and_timings(bundle: Bundle) -> tuple[str, dict[str, Any] | None
     if len(cmd) > 1 and cmd[1] == "qualify":
         prof = cmd[cmd.index("--profile") + 1] if "--profile" in cmd[:-1] else "ci"
         title = f"Qualification ({prof} profile)"
-    elif len(cmd) > 1 and cmd[1] == "diagnose" and bundle.manifest["fixtures"]:
+    elif is_diagnosis(bundle.manifest) and bundle.manifest["fixtures"]:
         title = f"Why the engines disagree: {bundle.manifest['fixtures'][0]['source']}"
     return title, timings
