@@ -133,28 +133,27 @@ def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance, floor: ArrayLike | None 
     S = a.shape[0]
     if S == 0:
         raise ValueError("no samples")
-    da = np.abs(a - b).reshape(S, -1)
-    err = da.max(axis=1)
-    sa, sb = np.abs(a).reshape(S, -1).max(axis=1), np.abs(b).reshape(S, -1).max(axis=1)
-    scale = np.maximum(sa, sb)
+    a2, b2 = a.reshape(S, -1), b.reshape(S, -1)
+    err = np.abs(a2 - b2).max(axis=1)
+    sa, sb = np.abs(a2).max(axis=1), np.abs(b2).max(axis=1)
+    scale = np.maximum(sa, sb)  # NaN where a value is NaN, inf where one is inf
+    finite = bool(np.isfinite(scale).all())  # every value of a and b finite
+    against_zero = bool(((sa == 0) != (sb == 0)).any())
+    atol = tol.atol if floor is None else np.asarray(floor, dtype=float)
+    bound = atol + tol.rtol * scale
+    passed = finite and bool((err <= bound).all())
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, err / np.where(scale > 0, scale, 1.0),
                        np.where(err > 0, np.inf, 0.0))
-    finite = np.all(np.isfinite(a)) and np.all(np.isfinite(b))
-    against_zero = bool(np.any((sa == 0) != (sb == 0)))
-    atol = tol.atol if floor is None else np.asarray(floor, dtype=float)
-    ok = err <= atol + tol.rtol * scale
-    passed = bool(finite and np.all(ok))
-    # worst sample: the one furthest beyond its bound (by ratio err / bound)
-    bound = atol + tol.rtol * scale
-    with np.errstate(divide="ignore", invalid="ignore"):
+        # worst sample: the one furthest beyond its bound (by ratio err / bound)
         ratio = np.where(bound > 0, err / np.where(bound > 0, bound, 1.0),
                          np.where(err > 0, np.inf, 0.0))
     ratio = np.where(np.isnan(ratio) | np.isnan(err) | np.isnan(bound), np.inf, ratio)
     worst = int(np.argmax(ratio))  # a non-finite sample is the worst: it is named
-    max_abs = float(np.nanmax(err)) if finite else float("inf")
+    # a finite row has no NaN in err nor rel: their max is nanmax
+    max_abs = float(err.max()) if finite else float("inf")
     max_rel = (float("inf") if not finite else float("nan") if against_zero
-               else float(np.nanmax(rel)))
+               else float(rel.max()))
     return max_abs, max_rel, worst, passed
 
 
