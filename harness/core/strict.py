@@ -210,13 +210,15 @@ def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
     return ""  # pragma: no cover - the first pass found the same excess
 
 
-def _no_duplicates(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"key {k!r} appears twice in one object (a repeated key "
-                             "would silently override the first)")
-        out[k] = v
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):  # a key repeated: name the first one that is
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"key {k!r} appears twice in one object (a repeated key "
+                                 "would silently override the first)")
+            seen.add(k)
     return out
 
 
