@@ -42,7 +42,7 @@ from harness.core.tolerances import Tolerance
 # A row label per sample: a list of strings, or the array of them read back from a bundle.
 Labels = Sequence[Any] | NDArray[Any]
 
-T = TypeVar("T")
+_V = TypeVar("_V")
 
 STATUSES = ("passed", "failed", "not_scored", "not_provided", "error", "unconverged",
             "informational")
@@ -282,7 +282,7 @@ def recompute_pass() -> Iterator[None]:
         _PASS.reset(token)
 
 
-def memoized(key: str, fn: Callable[[], T]) -> T:
+def memoized(key: str, fn: Callable[[], _V]) -> _V:
     """``fn()`` once per ``key`` within a ``recompute_pass`` (what a stage's recompute hook
     derives from a bundle's arrays for many rows: a fixture's cond(M), an engine's terms):
     its value, or the exception it raised, again for every later row that asks with the
