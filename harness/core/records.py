@@ -28,6 +28,7 @@ non-finite values (``reason`` says so).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -81,9 +82,9 @@ class Record:
         if d.keys() != _FIELD_NAMES:
             unknown, missing = set(d) - _FIELD_NAMES, _FIELD_NAMES - set(d)
             raise ValueError(f"record fields: unknown {sorted(unknown)}, missing {sorted(missing)}")
-        for name, rule in _FIELD_RULES:  # one check per field (the rule of its type)
+        for name, plain, rule in _FIELD_RULES:  # one check per field (its type's rule)
             v = d[name]
-            if not rule(v):
+            if type(v) not in plain and not rule(v):
                 raise ValueError(f"record field {name} has the wrong type ({type(v).__name__})")
         r = cls(**d)
         if r.status not in STATUSES:
@@ -111,9 +112,14 @@ _TYPE_RULES: dict[str, Any] = {
     "int": _int_not_bool,
     "int | None": lambda v: v is None or _int_not_bool(v),
 }
+# the exact types JSON gives that each rule accepts (the rule itself decides for the rest)
+_PLAIN_TYPES: dict[str, frozenset[type]] = {
+    "str": frozenset({str}), "bool | None": frozenset({bool, type(None)}),
+    "float | None": frozenset({float, int, type(None)}), "int": frozenset({int}),
+    "int | None": frozenset({int, type(None)})}
 _FIELD_NAMES = frozenset(_RECORD_FIELDS)
-# (name, rule) of each field: its type's rule (a field type without one fails at import)
-_FIELD_RULES = tuple((name, _TYPE_RULES[t]) for name, t in _FIELD_TYPES)
+# (name, plain types, rule) of each field (a field type without a rule fails at import)
+_FIELD_RULES = tuple((name, _PLAIN_TYPES[t], _TYPE_RULES[t]) for name, t in _FIELD_TYPES)
 
 
 def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance, floor: ArrayLike | None = None
@@ -160,9 +166,9 @@ def measure(a: ArrayLike, b: ArrayLike, tol: Tolerance, floor: ArrayLike | None 
 def _numbers(max_abs: float, max_rel: float) -> tuple[float | None, float | None]:
     """Record fields (max_abs, max_rel) of measure's numbers: both None when a value is
     non-finite; max_rel None when it is undefined (a check against zero)."""
-    if not np.isfinite(max_abs):
+    if not math.isfinite(max_abs):
         return None, None
-    return max_abs, (max_rel if np.isfinite(max_rel) else None)
+    return max_abs, (max_rel if math.isfinite(max_rel) else None)
 
 
 def terms_floor(rid: str, a: ArrayLike, terms: ArrayLike, atol: float,
@@ -197,7 +203,7 @@ def _compared(rid: str, stage: str, fixture: str, quantity: str, engine_a: str,
               measured: tuple[float, float, int, bool]) -> Record:
     """``compare``'s record of a (S, ...) against b (S, ...) from ``measure``'s numbers."""
     abs_m, rel_m, worst, passed = measured
-    finite = bool(np.isfinite(abs_m))
+    finite = math.isfinite(abs_m)
     max_abs, max_rel = _numbers(abs_m, rel_m)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b,
@@ -325,7 +331,7 @@ def inform(rid: str, stage: str, fixture: str, quantity: str, engine_a: str, eng
     """An ``informational`` record: the same numbers as ``compare`` (max_abs, max_rel,
     worst sample), no tolerance and no verdict (``passed`` None)."""
     abs_m, rel_m, worst, _ = measure(a, b, Tolerance(0.0, 0.0, ""))
-    finite = bool(np.isfinite(abs_m))
+    finite = math.isfinite(abs_m)
     max_abs, max_rel = _numbers(abs_m, rel_m)
     return Record(id=rid, stage=stage, fixture=fixture, quantity=quantity,
                   engine_a=engine_a, engine_b=engine_b, status="informational",

@@ -190,7 +190,7 @@ def _brackets_outside_strings(text: str) -> Iterator[re.Match[str]]:
 
 def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
     """'' if no array/object in ``text`` is nested deeper than ``limit``, else why
-    (a linear scan that skips strings; the parser never sees deeper input). Strings and
+    (a linear scan that skips strings; ``loads_json`` refuses deeper input with it). Strings and
     every other character are dropped by regular expressions and only the brackets are
     walked (a character-by-character loop took 1-5 ms per bundle manifest); the position
     of an excess is looked up only when there is one."""
@@ -239,14 +239,30 @@ def loads_json(raw: bytes | bytearray | str, where: str, what: str = "JSON") -> 
         text = raw
     if text.startswith("\ufeff"):
         text = text[1:]
-    problem = json_depth_problem(text)
-    if problem:
-        raise BadInput(where, f"not a valid {what}: {problem}")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates,
-                          parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_no_duplicates,
+                           parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-        raise BadInput(where, f"not a valid {what} ({' '.join(str(e).split())})") from None
+        problem = json_depth_problem(text)  # too deep is said first, whatever else is wrong
+        raise BadInput(where, f"not a valid {what}: {problem}" if problem else
+                       f"not a valid {what} ({' '.join(str(e).split())})") from None
+    if _deeper_than(value, MAX_JSON_DEPTH):  # the scan says where
+        raise BadInput(where, f"not a valid {what}: {json_depth_problem(text)}")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether an array or object of the parsed JSON ``value`` is nested deeper than
+    ``limit`` (the nesting ``json_depth_problem`` counts in the text, without scanning the
+    text: a walk of the parsed containers, a few ms for a qualification's records)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v)
+                     if isinstance(c, (dict, list)))
+    return False
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON",

@@ -530,7 +530,7 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
             except Exception as e:  # noqa: BLE001 - a hook on hostile data: a problem
                 problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
                 continue
-            if again.to_json() != r.to_json():
+            if again != r:  # every field (the dataclass compares them in order)
                 diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
                 problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ")
             continue
@@ -549,7 +549,7 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
         again = redone
         if r.stage in hooks.reason_stated and (not again.reason or again.status == "failed"):
             again.reason = r.reason  # such rows state their solver's law (not computed)
-        if again.to_json() != r.to_json():
+        if again != r:
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
             moved = ", ".join(f"{k}={getattr(r, k)!r}->{getattr(again, k)!r}"
                               for k in diff[:3])

@@ -223,6 +223,41 @@ def test_json_depth_scan_matches_a_character_walk():
             assert f"(at character {at})" in got, (text, limit, got)
 
 
+def test_parsed_json_is_refused_exactly_where_the_text_scan_finds_it_too_deep():
+    """loads_json parses first and walks the parsed containers; whatever it refuses for
+    depth, with the scan's message and position, the scan refuses, and nothing else."""
+    import random
+
+    from harness.core.strict import MAX_JSON_DEPTH, json_depth_problem
+
+    rng = random.Random(3)
+
+    def value(depth: int):
+        """A container nested ``depth`` deep on one path (shallower siblings beside it)."""
+        if depth == 0:
+            return rng.choice([1, "[[{", None, 2.5, "]}"])
+        kids = [value(depth - 1)] + [value(min(depth - 1, rng.randint(0, 2)))
+                                     for _ in range(rng.randint(0, 2))]
+        rng.shuffle(kids)
+        return kids if rng.random() < 0.5 else {f"k{i}": k for i, k in enumerate(kids)}
+
+    seen = set()
+    for _ in range(400):
+        text = json.dumps(value(rng.randint(MAX_JSON_DEPTH - 3, MAX_JSON_DEPTH + 3)))
+        problem = json_depth_problem(text)
+        if problem:
+            assert _bad(loads_json, text, "x.json").problem == \
+                f"not a valid JSON: {problem}"
+        else:
+            assert loads_json(text, "x.json") == json.loads(text)
+        seen.add(bool(problem))
+    assert seen == {True, False}
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    assert f"(at character {MAX_JSON_DEPTH})" in _bad(loads_json, deep, "x.json").problem
+    assert "nested deeper" in _bad(loads_json, deep[:-1] + ', {"a": 1, "a": 2}',
+                                   "x.json").problem  # too deep is said first
+
+
 def test_json_nesting_repeated_keys_and_constants():
     assert "nested deeper than 64" in _bad(loads_json, "[" * 100000 + "]" * 100000,
                                            "x.json").problem
