@@ -640,12 +640,15 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
     S = manifest["samples"]
     by_id = {r.id: r for r in records}
     known = {f["name"] for f in manifest["fixtures"]}
+    sampled = {st.name for st in hooks.stages}
+    by_fixture: dict[str, list[Record]] = {}
     for r in records:
-        if r.stage in {st.name for st in hooks.stages} and r.fixture not in known:
+        if r.stage in sampled and r.fixture not in known:
             out.append(f"record {r.id}: fixture {r.fixture} is not in the manifest")
+        by_fixture.setdefault(r.fixture, []).append(r)
     for f in manifest["fixtures"]:
         fx = f["name"]
-        rows = [r for r in records if r.fixture == fx]
+        rows = by_fixture.get(fx, [])
         for k in ("q", "v", "tau", "vdot"):
             a = arrays.get(f"in/{fx}/{k}")
             if a is None or a.ndim != 2 or a.shape[0] != S:
