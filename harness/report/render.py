@@ -116,13 +116,15 @@ def matrix_table(records: Sequence[Record], engines: Sequence[str],
         marks=MARKS, short=SHORT))
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
     """The folder of the report's compiled templates: ``$XDG_CACHE_HOME/parity-harness``
-    (``~/.cache/parity-harness`` without it; ``%LOCALAPPDATA%`` on Windows). Never the
-    bundle's folder nor the repository."""
+    (``~/.cache/parity-harness`` without it; ``%LOCALAPPDATA%`` on Windows), or None
+    when that is not an absolute path (no home folder): never a folder relative to where
+    the command runs, so never the bundle's folder nor the repository."""
     base = os.environ.get("XDG_CACHE_HOME") or (
         os.environ.get("LOCALAPPDATA") if os.name == "nt" else None)
-    return Path(base or Path.home() / ".cache") / "parity-harness"
+    folder = Path(base or Path(os.path.expanduser("~")) / ".cache") / "parity-harness"
+    return folder if folder.is_absolute() else None
 
 
 class TemplateCache(jinja2.FileSystemBytecodeCache):
@@ -149,6 +151,7 @@ class TemplateCache(jinja2.FileSystemBytecodeCache):
             pass
 
 
+_CACHE = cache_dir()
 # the report's own templates; a stage's folder is added when a report first shows it. The
 # compiled code depends on the environment's options (autoescape): the cache's file
 # pattern names this environment, and must change with its options.
@@ -156,7 +159,8 @@ ENV = jinja2.Environment(
     loader=jinja2.ChoiceLoader([jinja2.PackageLoader("harness.report.render", "templates")]),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
-    bytecode_cache=TemplateCache(cache_dir(), "report-autoescape-strict-%s.cache"))
+    bytecode_cache=None if _CACHE is None else
+    TemplateCache(_CACHE, "report-autoescape-strict-%s.cache"))
 
 
 def _fmt(x):

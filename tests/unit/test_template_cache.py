@@ -36,7 +36,11 @@ def test_the_report_environment_caches_in_the_users_cache_folder(monkeypatch, tm
     assert Path(cache.directory) == render.cache_dir()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert render.cache_dir() == tmp_path / "xdg" / "parity-harness"
-    assert ROOT not in render.cache_dir().parents
+    assert ROOT not in tmp_path.parents
+    # no home folder to expand and no XDG_CACHE_HOME: no cache, never a relative folder
+    monkeypatch.setenv("XDG_CACHE_HOME", "")
+    monkeypatch.setattr(render.os.path, "expanduser", lambda p: p)
+    assert render.cache_dir() is None
 
 
 def test_a_cached_template_renders_the_page_compiled_afresh(tmp_path):
