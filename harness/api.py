@@ -420,7 +420,8 @@ def run(models: list[PreparedModel], *, out: PathArg, title: str = "Engine parit
     hooks = evidence_hooks()
     sections = {BY_NAME[replay_cases_mod.NAME].manifest_key: replay_info} if replay_info \
         else {}
-    manifest = evidence.build_manifest(result, missing, command_line, hooks, sections)
+    manifest = evidence.build_manifest(result, missing, command_line, hooks, sections,
+                                       "diagnose" if diagnosis_rule else "parity")
     html = render_report(manifest, result.records, result.arrays, timings, title=title,
                          progress=say, diagnosis_rule=diagnosis_rule)
     path = evidence.write_bundle(out, result, missing, command_line, hooks, html=html,
@@ -835,9 +836,8 @@ def render_report(manifest: evidence.Json, records: list[Record], arrays: eviden
     (also read from the manifest's command line), whose banner follows ``explained``."""
     say = progress or _quiet
     say("report: stage sections")
-    cmd = list(manifest.get("command_line") or [])
     # a diagnose bundle's banner follows the diagnosis rule, as its exit code does
-    diagnosis_rule = diagnosis_rule or cmd[1:2] == ["diagnose"]
+    diagnosis_rule = diagnosis_rule or report_render.is_diagnosis(manifest)
     why = explained(records, arrays) if arrays is not None and diagnosis_rule else None
     return report_render.render(
         manifest, records, title=title, arrays=arrays, baseline=baseline,
@@ -897,9 +897,16 @@ def report(bundle: PathArg, out: PathArg | None = None, baseline: PathArg | None
 
 
 def _write_chart_library(folder: Path) -> None:
-    """plotly.min.js beside a re-rendered report (its page loads it from there)."""
+    """plotly.min.js beside a re-rendered report (its page loads it from there), unless the
+    file there already is a regular file with the installed copy's bytes (writing and
+    syncing its 4.8 MB again cost a re-render more than its own page on a busy disk)."""
 
-    write_bytes_atomic(folder / figures.ASSET, figures.plotly_js())
+    data = figures.plotly_js()
+    dest = folder / figures.ASSET
+    if dest.is_file() and not dest.is_symlink() and dest.stat().st_size == len(data) \
+            and dest.read_bytes() == data:
+        return
+    write_bytes_atomic(dest, data)
 
 
 # ----- diagnosis summaries (printed by the CLI, shown in the report) ---------------------

@@ -581,17 +581,21 @@ def canonical_difference(layout_or_maps: Layout | ManifoldMaps, q0: ArrayLike,
     Free root: SE(3) log of X0⁻¹ X1 as (ρ [m], φ [rad]) in q0's body frame; ball: the
     rotation vector of quat0⁻¹ ⊗ quat1 [rad] (|φ| ≤ π) in q0's child frame; continuous:
     wrapped angle difference; elsewhere q1 − q0. This is the per-coordinate error between
-    two configurations used by the replay divergence analysis."""
+    two configurations used by the replay divergence analysis. Without a free root or a
+    ball joint, q0 and q1 may also be (N, nq) stacks of configurations: (N, nv)."""
     mp = _maps(layout_or_maps)
     q0 = np.asarray(q0, dtype=float)
     q1 = np.asarray(q1, dtype=float)
-    out = np.zeros(mp.nv)
+    if q0.ndim != 1 and (mp.free is not None or mp.ball):
+        raise ValueError("canonical_difference: one configuration at a time with a free "
+                         "root or a ball joint")
+    out = np.zeros(q0.shape[:-1] + (mp.nv,))
     if mp.flat_q.size:
-        out[mp.flat_v] = q1[mp.flat_q] - q0[mp.flat_q]
+        out[..., mp.flat_v] = q1[..., mp.flat_q] - q0[..., mp.flat_q]
     if mp.cont_q.size:
-        a0 = np.arctan2(q0[mp.cont_q + 1], q0[mp.cont_q])
-        a1 = np.arctan2(q1[mp.cont_q + 1], q1[mp.cont_q])
-        out[mp.cont_v] = np.angle(np.exp(1j * (a1 - a0)))
+        a0 = np.arctan2(q0[..., mp.cont_q + 1], q0[..., mp.cont_q])
+        a1 = np.arctan2(q1[..., mp.cont_q + 1], q1[..., mp.cont_q])
+        out[..., mp.cont_v] = np.angle(np.exp(1j * (a1 - a0)))
     if mp.free is not None:
         iq, iv = mp.free
         R0 = quat_xyzw_to_matrix(q0[iq + 3:iq + 7])

@@ -40,11 +40,13 @@ import math
 import os
 import re
 import stat
+import struct
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from functools import wraps
+from functools import partial, wraps
 from typing import IO, Any, ParamSpec, TypeVar, cast
 
 import numpy as np
@@ -188,7 +190,7 @@ def _brackets_outside_strings(text: str) -> Iterator[re.Match[str]]:
 
 def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
     """'' if no array/object in ``text`` is nested deeper than ``limit``, else why
-    (a linear scan that skips strings; the parser never sees deeper input). Strings and
+    (a linear scan that skips strings; ``loads_json`` refuses deeper input with it). Strings and
     every other character are dropped by regular expressions and only the brackets are
     walked (a character-by-character loop took 1-5 ms per bundle manifest); the position
     of an excess is looked up only when there is one."""
@@ -208,13 +210,15 @@ def json_depth_problem(text: str, limit: int = MAX_JSON_DEPTH) -> str:
     return ""  # pragma: no cover - the first pass found the same excess
 
 
-def _no_duplicates(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"key {k!r} appears twice in one object (a repeated key "
-                             "would silently override the first)")
-        out[k] = v
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):  # a key repeated: name the first one that is
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"key {k!r} appears twice in one object (a repeated key "
+                                 "would silently override the first)")
+            seen.add(k)
     return out
 
 
@@ -235,14 +239,30 @@ def loads_json(raw: bytes | bytearray | str, where: str, what: str = "JSON") -> 
         text = raw
     if text.startswith("\ufeff"):
         text = text[1:]
-    problem = json_depth_problem(text)
-    if problem:
-        raise BadInput(where, f"not a valid {what}: {problem}")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates,
-                          parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_no_duplicates,
+                           parse_constant=_no_constant)
     except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-        raise BadInput(where, f"not a valid {what} ({' '.join(str(e).split())})") from None
+        problem = json_depth_problem(text)  # too deep is said first, whatever else is wrong
+        raise BadInput(where, f"not a valid {what}: {problem}" if problem else
+                       f"not a valid {what} ({' '.join(str(e).split())})") from None
+    if _deeper_than(value, MAX_JSON_DEPTH):  # the scan says where
+        raise BadInput(where, f"not a valid {what}: {json_depth_problem(text)}")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether an array or object of the parsed JSON ``value`` is nested deeper than
+    ``limit`` (the nesting ``json_depth_problem`` counts in the text, without scanning the
+    text: a walk of the parsed containers, a few ms for a qualification's records)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v)
+                     if isinstance(c, (dict, list)))
+    return False
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON",
@@ -285,6 +305,60 @@ def _npy_header(fh: IO[bytes], where: str,
     raise BadInput(where, f"array {name}: unsupported .npy format version {version}")
 
 
+_LOCAL_HEADER = struct.Struct("<4s22x2H")  # a zip member's local header: signature, name
+# and extra field lengths (zipfile's structFileHeader)
+_HEAD_BYTES = 16 * 1024  # the decompressed bytes a member's .npy header is parsed from
+
+
+class _NotDirect(Exception):
+    """The member is read through ``zipfile`` instead (``_deflated_member``)."""
+
+
+def _deflated_member(zf_blob: memoryview, info: zipfile.ZipInfo, where: str, name: str,
+                     check: Callable[[tuple[int, ...], np.dtype[Any]], int]
+                     ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes | bytearray]:
+    """(shape, fortran order, dtype, data) of a deflated, unencrypted .npy member in format
+    1.0, inflated straight from the archive's bytes: its header from at most _HEAD_BYTES
+    first, then ``check(shape, dtype)`` (raises, or returns the data's byte count) before
+    more is inflated, then exactly that many bytes, its CRC-32 and size against the
+    directory's. The checks ``zipfile`` makes, without its reader's cost per member (a
+    bundle holds thousands). _NotDirect for any other member (read by ``zipfile``)."""
+    if info.compress_type != zipfile.ZIP_DEFLATED or info.flag_bits & 0x1:
+        raise _NotDirect
+    at = info.header_offset
+    sig, n_name, n_extra = _LOCAL_HEADER.unpack_from(zf_blob, at)
+    start = at + _LOCAL_HEADER.size + n_name + n_extra
+    local_name = bytes(zf_blob[at + _LOCAL_HEADER.size:at + _LOCAL_HEADER.size + n_name])
+    end = getattr(info, "_end_offset", None)  # where the next member starts
+    if sig != b"PK\x03\x04" or local_name.decode(
+            "utf-8" if info.flag_bits & 0x800 else "cp437") != info.orig_filename \
+            or (end is not None and start + info.compress_size > end):
+        raise _NotDirect  # zipfile says what is wrong with it
+    inflate = zlib.decompressobj(-15)
+    head = inflate.decompress(zf_blob[start:start + info.compress_size], _HEAD_BYTES)
+    fh = io.BytesIO(head)
+    if np.lib.format.read_magic(fh) != (1, 0):
+        raise _NotDirect
+    shape, fortran, dtype = npy_header_1_0(fh)
+    nbytes = check(shape, dtype)
+    data = head[fh.tell():]
+    if len(data) < nbytes:
+        data += inflate.decompress(inflate.unconsumed_tail, nbytes - len(data))
+    if len(data) < nbytes:
+        raise BadInput(where, f"array {name}: {len(data)} bytes of data, its header "
+                              f"declares {nbytes}")
+    if len(data) > nbytes or inflate.decompress(inflate.unconsumed_tail, 1):
+        raise BadInput(where, f"array {name}: more data than its header declares")
+    if not inflate.eof:
+        raise BadInput(where, f"array {name}: unreadable (the compressed data ends early)")
+    size = fh.tell() + nbytes
+    crc = zlib.crc32(data, zlib.crc32(head[:fh.tell()]))
+    if size != info.file_size or crc != info.CRC:
+        raise BadInput(where, f"array {name}: unreadable (size or CRC-32 differs from the "
+                              "archive's directory)")
+    return shape, fortran, dtype, data
+
+
 def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
                max_total_bytes: int = MAX_ARRAYS_TOTAL_BYTES,
                expect: dict[str, tuple[str, list[int]]] | None = None
@@ -300,6 +374,31 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
         raise BadInput(where, f"not an .npz archive ({' '.join(str(e).split())})") from None
     out: dict[str, NDArray[Any]] = {}
     total = 0
+    view = memoryview(blob)
+
+    def check(name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> int:
+        """The data's byte count a member's header declares, once the header passed."""
+        nonlocal total
+        if dtype.hasobject or dtype.kind not in _NPY_DTYPE_KINDS \
+                or dtype.fields is not None or dtype.subdtype is not None:
+            raise BadInput(where, f"array {name}: dtype {dtype} is not numeric, "
+                                  "boolean or text (no pickles)")
+        if expect is not None and name in expect:
+            want_dtype, want_shape = expect[name]
+            if dtype.name != want_dtype or list(shape) != list(want_shape):
+                raise BadInput(where, f"array {name}: {dtype.name} {list(shape)} differs "
+                                      f"from the manifest's {want_dtype} {list(want_shape)}")
+        nbytes = math.prod(int(s) for s in shape) * dtype.itemsize
+        if nbytes > max_array_bytes:
+            raise BadInput(where, f"array {name}: its header declares {list(shape)} "
+                                  f"{dtype} = {_human(nbytes)}, over the "
+                                  f"{_human(max_array_bytes)} limit per array")
+        total += nbytes
+        if total > max_total_bytes:
+            raise BadInput(where, f"arrays over {_human(max_total_bytes)} in total (at "
+                                  f"{name}); the limit per archive")
+        return nbytes
+
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_NPZ_MEMBERS:
@@ -311,50 +410,20 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
             name = info.filename[:-4]
             if name in out:
                 raise BadInput(where, f"array {name[:80]!r} appears twice")
+            member_check = partial(check, name)
             try:
-                with zf.open(info) as fh:
-                    shape, fortran, dtype = _npy_header(fh, where, name)
-                    if dtype.hasobject or dtype.kind not in _NPY_DTYPE_KINDS \
-                            or dtype.fields is not None or dtype.subdtype is not None:
-                        raise BadInput(where, f"array {name}: dtype {dtype} is not numeric, "
-                                              "boolean or text (no pickles)")
-                    if expect is not None and name in expect:
-                        want_dtype, want_shape = expect[name]
-                        if dtype.name != want_dtype or list(shape) != list(want_shape):
-                            raise BadInput(where, f"array {name}: {dtype.name} "
-                                                  f"{list(shape)} differs from the "
-                                                  f"manifest's {want_dtype} "
-                                                  f"{list(want_shape)}")
-                    nbytes = math.prod(int(s) for s in shape) * dtype.itemsize
-                    if nbytes > max_array_bytes:
-                        raise BadInput(where, f"array {name}: its header declares "
-                                              f"{list(shape)} {dtype} = {_human(nbytes)}, "
-                                              f"over the {_human(max_array_bytes)} limit "
-                                              "per array")
-                    total += nbytes
-                    if total > max_total_bytes:
-                        raise BadInput(where, f"arrays over {_human(max_total_bytes)} in "
-                                              f"total (at {name}); the limit per archive")
-                    buf = bytearray(nbytes)
-                    view, got = memoryview(buf), 0
-                    while got < nbytes:
-                        # ZipFile.open gives a ZipExtFile, a BufferedIOBase
-                        n = cast(io.BufferedIOBase, fh).readinto(view[got:])
-                        if not n:
-                            break
-                        got += n
-                    if got != nbytes:
-                        raise BadInput(where, f"array {name}: {got} bytes of data, its "
-                                              f"header declares {nbytes}")
-                    if fh.read(1):
-                        raise BadInput(where, f"array {name}: more data than its header "
-                                              "declares")
+                try:
+                    shape, fortran, dtype, buf = _deflated_member(view, info, where, name,
+                                                                  member_check)
+                except _NotDirect:
+                    shape, fortran, dtype, buf = _zipfile_member(zf, info, where, name,
+                                                                 member_check)
             except BadInput:
                 raise
             except Exception as e:  # zlib, zip CRC, malformed header: the archive is bad
                 raise BadInput(where, f"array {name}: unreadable ({type(e).__name__}: "
                                       f"{' '.join(str(e).split())[:200]})") from None
-            if nbytes == 0:  # no elements (or zero-width strings)
+            if not buf:  # no elements (or zero-width strings)
                 out[name] = np.zeros(shape, dtype=dtype)
             else:
                 out[name] = np.frombuffer(buf, dtype=dtype).reshape(
@@ -363,6 +432,29 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
         raise BadInput(where, f"holds arrays {sorted(out)}, the manifest lists "
                               f"{sorted(expect)}")
     return out
+
+
+def _zipfile_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str,
+                    check: Callable[[tuple[int, ...], np.dtype[Any]], int]
+                    ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes | bytearray]:
+    """``_deflated_member`` of any member, through ``zipfile``'s reader."""
+    with zf.open(info) as fh:
+        shape, fortran, dtype = _npy_header(fh, where, name)
+        nbytes = check(shape, dtype)
+        buf = bytearray(nbytes)
+        view, got = memoryview(buf), 0
+        while got < nbytes:
+            # ZipFile.open gives a ZipExtFile, a BufferedIOBase
+            n = cast(io.BufferedIOBase, fh).readinto(view[got:])
+            if not n:
+                break
+            got += n
+        if got != nbytes:
+            raise BadInput(where, f"array {name}: {got} bytes of data, its header declares "
+                                  f"{nbytes}")
+        if fh.read(1):
+            raise BadInput(where, f"array {name}: more data than its header declares")
+    return shape, fortran, dtype, buf
 
 
 # ----- model and run size ----------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import platform
 import re
 import subprocess
@@ -45,7 +46,7 @@ from numpy.typing import NDArray
 from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, SameAs, array_sha256, npz_bytes, write_folder_atomic
-from harness.core.records import Record, compare, inform
+from harness.core.records import Record, compare, compare_each, inform, recompute_pass
 from harness.core.strict import (
     MAX_JSON_BYTES,
     MAX_NPZ_FILE_BYTES,
@@ -160,13 +161,15 @@ class Hooks:
     builds this from harness.stages.STAGES).
 
     recompute: {stage: (record, arrays, records_by_id) -> Record} for rows whose verdict is
-    more than a comparison of two arrays; sections: {manifest key: (section) -> problem or
-    ""}, the strict check of a stage's manifest section; thresholds: {manifest key: the
-    table keys (stage, quantity) the section uses (recorded in the manifest)}; stages: the
-    sampled stages in the runner's order (objects with ``name``, ``quantities``, ``run``,
-    ``applies``), from which ``verify`` derives the rows a run must hold; reason_stated:
-    the stages whose rows' reasons state a law rather than a computed value (``verify``
-    keeps them when it recomputes a row).
+    more than a comparison of two arrays (``verify`` calls them within one
+    ``records.recompute_pass``: a hook may derive a value once for many rows,
+    ``memoized``); sections: {manifest key: (section) -> problem or ""}, the strict check
+    of a stage's manifest section; thresholds: {manifest key: the table keys (stage,
+    quantity) the section uses (recorded in the manifest)}; stages: the sampled stages in
+    the runner's order (objects with ``name``, ``quantities``, ``run``, ``applies``), from
+    which ``verify`` derives the rows a run must hold; reason_stated: the stages whose
+    rows' reasons state a law rather than a computed value (``verify`` keeps them when it
+    recomputes a row).
 
     Without hooks (recognising a folder before replacing it) a stage section is any field
     beyond the manifest's own whose value is an object."""
@@ -196,12 +199,11 @@ def records_csv(records: Iterable[Record]) -> bytes:
     import io
 
     names = [f.name for f in fields(Record)]
+    values = operator.attrgetter(*names)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
-    for r in records:
-        d = r.to_json()
-        w.writerow(["" if d[n] is None else d[n] for n in names])
+    w.writerows(["" if v is None else v for v in values(r)] for r in records)
     return buf.getvalue().encode()
 
 
@@ -211,14 +213,18 @@ def _records_blob(records: Iterable[Record]) -> bytes:
 
 def build_manifest(result: RunSummary, unavailable: Mapping[str, str],
                    command_line: Sequence[str], hooks: Hooks,
-                   sections: Mapping[str, Json | None] | None = None) -> Json:
+                   sections: Mapping[str, Json | None] | None = None,
+                   command: str = "parity") -> Json:
     """``sections``: {manifest key: the stage's section} of the stages that wrote one
-    (``hooks.sections`` lists every key; a key without a section is written as {})."""
+    (``hooks.sections`` lists every key; a key without a section is written as {});
+    ``command``: the run's kind, the first word of ``kind`` ("parity", or "diagnose" for a
+    run whose verdict follows the diagnosis rule, whether the command line or the Python
+    API made it: a re-rendered page follows the same rule)."""
     sections = {k: dict((sections or {}).get(k) or {}) for k in hooks.sections}
     used = tolerances_used(result.records, sections, hooks)
     manifest: Json = {
         "schema_version": SCHEMA_VERSION,
-        "kind": "+".join(["parity"] + [k for k, v in sections.items() if v]),
+        "kind": "+".join([command] + [k for k, v in sections.items() if v]),
         **sections,
         "harness_version": __version__,
         "git_commit": git_commit(),
@@ -449,7 +455,8 @@ def _check(b: Bundle, hooks: Hooks, problems: list[str]) -> list[str]:
     if len(set(ids)) != len(ids):
         problems.append("duplicate record ids")
     problems += _tolerance_problems(b.manifest, b.records, hooks)
-    problems += _record_problems(b, hooks)
+    with recompute_pass():  # the hooks derive what many rows share once (the same arrays)
+        problems += _record_problems(b, hooks)
     problems += _plan_problems(b.manifest, b.records, b.arrays, hooks)
     return problems
 
@@ -494,6 +501,7 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
     problems: list[str] = []
     by_id = {r.id: r for r in b.records}
     with_informational = {st.name for st in hooks.stages if st.run is not None}
+    plain = _plain_comparisons(b.records, b.arrays, hooks)
     for r in b.records:
         if r.status == "informational":  # stage 3: numbers without a verdict
             if hooks.stages and r.stage not in with_informational:
@@ -522,34 +530,50 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
             except Exception as e:  # noqa: BLE001 - a hook on hostile data: a problem
                 problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
                 continue
-            if again.to_json() != r.to_json():
+            if again != r:  # every field (the dataclass compares them in order)
                 diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
                 problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ")
             continue
         if r.status == "unconverged":
             problems.append(f"record {r.id}: status unconverged in a stage without gates")
             continue
-        try:
-            a, c = b.arrays[r.key_a], b.arrays[r.key_b]
-            labels = b.arrays[r.key_labels] if r.key_labels else None
-        except KeyError as e:
-            problems.append(f"record {r.id}: array {e} missing")
+        missing = [k for k in (r.key_a, r.key_b, r.key_labels) if k and k not in b.arrays]
+        if missing or not r.key_a or not r.key_b:
+            problems.append(f"record {r.id}: array {missing[0] if missing else ''!r} missing")
             continue
-        tol = Tolerance(r.atol, r.rtol, "")
-        try:
-            again = compare(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b,
-                            a, c, tol, r.key_a, r.key_b, labels, r.key_labels)
-        except (ValueError, IndexError, TypeError) as e:
-            problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
+        redone = plain[id(r)]
+        if isinstance(redone, Exception):
+            problems.append(f"record {r.id}: cannot recompute ({type(redone).__name__}: "
+                            f"{redone})")
             continue
+        again = redone
         if r.stage in hooks.reason_stated and (not again.reason or again.status == "failed"):
             again.reason = r.reason  # such rows state their solver's law (not computed)
-        if again.to_json() != r.to_json():
+        if again != r:
             diff = [k for k, v in again.to_json().items() if r.to_json()[k] != v]
             moved = ", ".join(f"{k}={getattr(r, k)!r}->{getattr(again, k)!r}"
                               for k in diff[:3])
             problems.append(f"record {r.id}: recomputed {', '.join(diff)} differ ({moved})")
     return problems
+
+
+def _plain_comparisons(records: Sequence[Record], arrays: Arrays,
+                       hooks: Hooks) -> dict[int, Record | Exception]:
+    """{id(record): ``compare`` of the row again, or what it raised} of the rows
+    ``_record_problems`` recomputes by ``compare`` alone (scored, no stage hook, their
+    arrays in the bundle), all at once (``compare_each``: the same records as one
+    ``compare`` each)."""
+    rows = [r for r in records if r.status in ("passed", "failed")
+            and r.atol is not None and r.rtol is not None and r.stage not in hooks.recompute
+            and r.key_a in arrays and r.key_b in arrays
+            and (not r.key_labels or r.key_labels in arrays)]
+    again = compare_each([(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b,
+                           arrays[r.key_a], arrays[r.key_b],
+                           Tolerance(cast(float, r.atol), cast(float, r.rtol), ""),
+                           r.key_a, r.key_b,
+                           arrays[r.key_labels] if r.key_labels else None, r.key_labels)
+                          for r in rows])
+    return {id(r): x for r, x in zip(rows, again)}
 
 
 def _claims_no_comparison(r: Record, arrays: Arrays) -> str:
@@ -616,12 +640,15 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
     S = manifest["samples"]
     by_id = {r.id: r for r in records}
     known = {f["name"] for f in manifest["fixtures"]}
+    sampled = {st.name for st in hooks.stages}
+    by_fixture: dict[str, list[Record]] = {}
     for r in records:
-        if r.stage in {st.name for st in hooks.stages} and r.fixture not in known:
+        if r.stage in sampled and r.fixture not in known:
             out.append(f"record {r.id}: fixture {r.fixture} is not in the manifest")
+        by_fixture.setdefault(r.fixture, []).append(r)
     for f in manifest["fixtures"]:
         fx = f["name"]
-        rows = [r for r in records if r.fixture == fx]
+        rows = by_fixture.get(fx, [])
         for k in ("q", "v", "tau", "vdot"):
             a = arrays.get(f"in/{fx}/{k}")
             if a is None or a.ndim != 2 or a.shape[0] != S:

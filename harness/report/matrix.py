@@ -87,15 +87,21 @@ def ladder(records: Sequence[Record], fixtures: Iterable[str], engines: Sequence
     decl = [f"declared~{e}" for e in engines]
     cols = decl + pairs
     rows = []
+    by_place: dict[tuple[str, str], list[Record]] = {}
+    for r in records:
+        by_place.setdefault((r.fixture, r.stage), []).append(r)
     for fx in fixtures:
         for st in stage_order:
-            recs = [r for r in records if r.fixture == fx and r.stage == st]
+            recs = by_place.get((fx, st), [])
             if not recs:
                 continue
+            by_pair: dict[tuple[str, str], list[Record]] = {}
+            for r in recs:
+                by_pair.setdefault((r.engine_a, r.engine_b), []).append(r)
             cells = []
             for c in cols:
                 a, b = c.split("~")
-                mine = [r for r in recs if (r.engine_a, r.engine_b) == (a, b)]
+                mine = list(by_pair.get((a, b), []))
                 # an engine-only row (not provided / error) shows in every pair with it
                 mine += [r for r in recs if r.engine_b == "" and r.engine_a in (a, b)
                          and a != "declared"]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.core.records import Record, compare, terms_floor, unit_of
+from harness.core.records import Record, compare, memoized, terms_floor, unit_of
 from harness.core.tolerances import Tolerance, lookup
 from harness.stages.base import Quantity, state_labels
 
@@ -241,7 +241,8 @@ def pair_backward(arrays: dict[str, Any], key_a: str, key_b: str, quantity: str
     """(S,) the largest backward error of the v̇ arrays key_a, key_b against the M and h
     of both engines, from the stored arrays ("out/<fx>/{mass_matrix,bias_forces}/<e>",
     "in/<fx>/{tau,v}", "cond/<fx>/damping"); None where one of them is not stored (an
-    engine with no h, the diagnosis's states)."""
+    engine with no h, the diagnosis's states). Each (v̇, engine) backward error is
+    computed once per ``recompute_pass`` (``memoized``)."""
     fx_path = key_a.rsplit(f"/{quantity}/", 1)[0].split("/", 1)[1]
     keys = [key_a, key_b]
     eng = [k.rsplit("/", 1)[1] for k in keys]
@@ -255,8 +256,9 @@ def pair_backward(arrays: dict[str, Any], key_a: str, key_b: str, quantity: str
     out = None
     for k in keys:
         for e in eng:
-            be = backward_error(arrays[k], arrays[f"out/{fx_path}/mass_matrix/{e}"],
-                                arrays[f"out/{fx_path}/bias_forces/{e}"], tau, v, D)
+            be = memoized(f"dynamics:backward:{k}:{e}", lambda k=k, e=e: backward_error(
+                arrays[k], arrays[f"out/{fx_path}/mass_matrix/{e}"],
+                arrays[f"out/{fx_path}/bias_forces/{e}"], tau, v, D))
             out = be if out is None else np.maximum(out, be)
     return out
 
@@ -266,7 +268,9 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
     """A stage-2 (or diagnosis) row computed again from the stored arrays: ``compare``, or
     for a conditioned quantity with its cond(M) array ``conditioned_compare`` — after
     checking that array against the condition numbers of the stored matrices (KeyError /
-    ValueError when an array is missing or does not match)."""
+    ValueError when an array is missing or does not match). Within a ``recompute_pass``
+    the checks of a fixture's terms and cond(M) arrays and each engine's backward errors
+    are made once for all its rows (``memoized``)."""
     a, b = arrays[r.key_a], arrays[r.key_b]
     labels = arrays[r.key_labels] if r.key_labels else None
     tol = Tolerance(r.atol, r.rtol, "")
@@ -275,18 +279,32 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
     base = r.quantity.split("/", 1)[0]
     if base in TERMS and terms_key(r.key_a, base) in arrays:
         tk = terms_key(r.key_a, base)
-        fx = tk.split("/", 2)[1]
-        again_t = terms_magnitude(arrays[f"terms/{fx}/model"], arrays[f"in/{fx}/v"])
-        if not np.array_equal(again_t, np.asarray(arrays[tk], dtype=float)):
-            raise ValueError(f"{tk} differs from the terms of the stored states")
+        memoized("dynamics:" + tk, lambda: _check_terms(arrays, tk))
         return terms_compare(*args, arrays[tk])
     if base not in CONDITIONED or cond_key(r.key_a, base) not in arrays:
         return compare(*args)
     ck = cond_key(r.key_a, base)
+    stored = memoized("dynamics:" + ck, lambda: _checked_cond(arrays, ck, base))
+    return conditioned_compare(*args, stored,
+                               pair_backward(arrays, r.key_a, r.key_b, base))
+
+
+def _check_terms(arrays: dict[str, NDArray[Any]], tk: str) -> None:
+    """Raise ValueError where the stored T array ``tk`` differs from its stored states."""
+    fx = tk.split("/", 2)[1]
+    again_t = terms_magnitude(arrays[f"terms/{fx}/model"], arrays[f"in/{fx}/v"])
+    if not np.array_equal(again_t, np.asarray(arrays[tk], dtype=float)):
+        raise ValueError(f"{tk} differs from the terms of the stored states")
+
+
+def _checked_cond(arrays: dict[str, NDArray[Any]], ck: str, base: str) -> NDArray[np.float64]:
+    """(S,) the stored cond(M) array ``ck`` [–], checked against the condition numbers of
+    the stored matrices (ValueError where they differ)."""
     prefix = "out/" + ck.split("/", 1)[1] + "/"
+    depth = prefix.count("/")
     again = condition_numbers([arrays[k] for k in sorted(k for k in arrays
                                                          if k.startswith(prefix))
-                               if k.count("/") == prefix.count("/")])
+                               if k.count("/") == depth])
     stored = np.asarray(arrays[ck], dtype=float)
     if again is None or again.shape != stored.shape or not np.all(
             (again == stored) | (np.abs(again - stored)
@@ -294,4 +312,4 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
                                  * np.abs(stored))):
         raise ValueError(f"{ck} differs from the condition numbers of the stored "
                          f"{CONDITIONED[base]} arrays")
-    return conditioned_compare(*args, stored, pair_backward(arrays, r.key_a, r.key_b, base))
+    return stored

@@ -7,11 +7,13 @@ is named everywhere; `diagnose --repair-inertia` says which engine refuses, warn
 or silently accepts a file's non-physical inertia."""
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
 
 from harness import api
+from harness.core import figures
 from harness.core.records import measure
 from harness.core.tolerances import lookup
 from harness.model.prepared import prepare_fixture
@@ -155,3 +157,32 @@ def test_diagnose_repair_inertia_says_who_refuses_warns_or_accepts(tmp_path):
     assert "every difference is explained" in q.stdout
     assert "non-physical inertia in the file [explains]" in q.stdout
     assert run_cli("verify", tmp_path / "b").returncode == 0
+
+
+def test_a_diagnose_bundle_from_the_python_api_rerenders_with_the_diagnosis_rule(tmp_path):
+    """``api.diagnose`` records no ``harness diagnose`` command line; ``harness report`` of
+    its bundle still gives the diagnosis banner and title (the parity banner before), and
+    leaves the chart library beside the page alone when it is the installed copy."""
+    out = tmp_path / "d"
+    d = api.diagnose(str(GOLDEN_DP), out=out, samples=2, engines="mujoco,pinocchio")
+    assert d.exit_code == 0 and d.explained
+    assert json.loads((out / "manifest.json").read_text())["command_line"][1:2] != \
+        ["diagnose"]
+    first = (out / "index.html").read_text()
+    lib = out / "plotly.min.js"
+    before = lib.stat()
+    p = run_cli("report", out, "--quiet")
+    assert p.returncode == 0, p.stdout + p.stderr
+    again = (out / "index.html").read_text()
+    for html in (first, again):
+        top = re.search(r'<div id="verdict" class="verdict-(\w+)" data-exit-code="(\d)"',
+                        html)
+        assert top.groups() == ("passed", "0")
+        words = re.search(r'<p class="verdict-words">([^<]*)<', html).group(1)
+        assert words.startswith("diagnosis: every difference is explained"), words
+        assert f"<h1>Why the engines disagree: {GOLDEN_DP}</h1>" in html
+    assert (lib.stat().st_ino, lib.stat().st_mtime_ns) == (before.st_ino,
+                                                           before.st_mtime_ns)
+    lib.write_bytes(b"not the chart library")
+    assert run_cli("report", out, "--quiet").returncode == 0
+    assert lib.read_bytes() == figures.plotly_js()

@@ -8,10 +8,14 @@ import itertools
 import json
 import re
 
+import numpy as np
+
 from harness.core import figures
 from harness.core.records import Record
 from harness.model import registry
 from harness.report.render import stage_plot
+from harness.stages.constrained import rollout
+from harness.stages.contact import suite
 
 SIX = ["mujoco", "pinocchio", "crocoddyl", "drake", "opensim", "mujoco_warp"]
 
@@ -75,3 +79,46 @@ def test_a_stage_draws_each_engine_in_one_style_in_every_chart():
     for e, styles in seen.items():
         assert styles == {figures.engine_style(e, order)}, e
     assert len({next(iter(v)) for v in seen.values()}) == 5
+
+
+def _traces(page: str) -> list[tuple[dict, dict]]:
+    """(trace, layout) of every line of every chart in ``page``."""
+    out = []
+    for blob in re.findall(r'data-spec="([^"]*)"', page):
+        spec = json.loads(html.unescape(blob))
+        out += [(t, spec["layout"]) for t in spec["data"] if "lines" in t.get("mode", "")]
+    return out
+
+
+def test_constrained_rollout_drift_lines_take_their_engines_style():
+    """Stage 3's rollout drift: each stabilisation mode's line in the colour of the engine
+    rolled out (the same as in every other chart), modes told apart by their dash, the
+    legend naming mode and engine."""
+    t = np.linspace(0.0, 0.5, 51)
+    arrays = {}
+    for k, mode in enumerate(rollout.MODES):
+        pre = f"out/fx/constrained/rollout/{mode}"
+        arrays[f"{pre}/t"] = t
+        arrays[f"{pre}/drift/declared"] = np.zeros((t.size, 2))
+        arrays[f"{pre}/drift/drake"] = np.full((t.size, 2), 10.0 ** -k)
+    lines = _traces(rollout.drift_plot("fx", arrays))
+    order = figures.engine_order(registry.engine_names(), ["drake"])
+    assert len(lines) == 2 * len(rollout.MODES)  # both charts, every mode
+    for trace, layout in lines:
+        assert trace["line"]["color"] == figures.engine_style("drake", order)[0], trace["name"]
+        assert trace["name"].endswith("(drake)") and layout["showlegend"] is True
+    dashes = {t["name"]: t["line"].get("dash", "solid") for t, _ in lines}
+    assert len(set(dashes.values())) == len(rollout.MODES)
+
+
+def test_contact_series_take_their_engines_style():
+    names = ["native drake point k 1e5", "native drake point k 1e7", "native mujoco defaults",
+             "rigid hybrid (e 0.8)", "shared law (semi-implicit Euler 2e-4 s)"]
+    styles = suite.series_styles(names)
+    order = figures.engine_order(registry.engine_names(), ["drake", "mujoco"])
+    for n in names[:3]:
+        assert styles[n][0] == figures.engine_style(n.split()[1], order)[0], n
+    assert styles[names[0]] != styles[names[1]]  # one engine's two series: two dashes
+    engine_colours = {c for c, _ in figures.ENGINE_STYLES}
+    assert not {styles[n][0] for n in names[3:]} & engine_colours
+    assert len(set(styles.values())) == len(names)

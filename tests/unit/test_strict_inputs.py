@@ -99,6 +99,50 @@ def test_npz_headers_are_checked_before_anything_is_allocated():
     assert "no pickles" in _bad(npz_arrays, pickled, "a.npz").problem
 
 
+def _npz(arrays: dict, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """An .npz of ``arrays`` as numpy writes its members, with ``compression``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=compression) as zf:
+        for k, a in arrays.items():
+            member = io.BytesIO()
+            np.save(member, a)
+            zf.writestr(f"{k}.npy", member.getvalue())
+    return buf.getvalue()
+
+
+def test_npz_members_read_straight_from_the_archive_are_checked_as_zipfile_checks_them():
+    """Deflated members are inflated from the archive's bytes (not through zipfile's
+    reader): their CRC-32, sizes and local headers are still checked, and stored members
+    (or any other kind) still read through zipfile."""
+    arrays = {"a/x": np.arange(12.0).reshape(3, 4), "b": np.array(["s", "tt"]),
+              "c": np.zeros((0, 3)), "d": np.asfortranarray(np.eye(3)[:, :2])}
+    for compression in (zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED):
+        got = npz_arrays(_npz(arrays, compression), "a.npz")
+        assert got.keys() == arrays.keys()
+        for k, a in arrays.items():
+            assert got[k].dtype == a.dtype and np.array_equal(got[k], a), k
+    blob = _npz({"x": np.arange(1000.0)})
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        (info,) = zf.infolist()
+    data_at = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    crc_at = blob.index(struct.pack("<I", info.CRC), info.header_offset)
+    flipped = bytearray(blob)
+    flipped[crc_at] ^= 0xFF  # the local header's CRC only: zipfile trusts the directory's
+    assert np.array_equal(npz_arrays(bytes(flipped), "a.npz")["x"], np.arange(1000.0))
+    central = blob.rindex(struct.pack("<I", info.CRC))
+    for where, what in ((central, "CRC-32 in the directory"),
+                        (data_at + info.compress_size // 2, "compressed data")):
+        bad = bytearray(blob)
+        bad[where] ^= 0x55
+        e = _bad(npz_arrays, bytes(bad), "a.npz")
+        assert e.problem.startswith("array x: "), (what, e.problem)
+    renamed = bytearray(blob)
+    renamed[info.header_offset + 30] = ord("y")  # the local header names another file
+    assert "unreadable" in _bad(npz_arrays, bytes(renamed), "a.npz").problem
+    cut = blob[:data_at + info.compress_size // 2] + blob[data_at + info.compress_size:]
+    assert _bad(npz_arrays, cut, "a.npz").problem
+
+
 def test_candidate_arrays_must_match_the_manifest_before_they_are_read(tmp_path):
     path, c = api.synth("pendulum", tmp_path / "c.json", duration=0.1)
     n, nv = c.t.size, c.model.layout.nv
@@ -177,6 +221,41 @@ def test_json_depth_scan_matches_a_character_walk():
         assert (got == "") == (at is None), (text, limit, got)
         if at is not None:
             assert f"(at character {at})" in got, (text, limit, got)
+
+
+def test_parsed_json_is_refused_exactly_where_the_text_scan_finds_it_too_deep():
+    """loads_json parses first and walks the parsed containers; whatever it refuses for
+    depth, with the scan's message and position, the scan refuses, and nothing else."""
+    import random
+
+    from harness.core.strict import MAX_JSON_DEPTH, json_depth_problem
+
+    rng = random.Random(3)
+
+    def value(depth: int):
+        """A container nested ``depth`` deep on one path (shallower siblings beside it)."""
+        if depth == 0:
+            return rng.choice([1, "[[{", None, 2.5, "]}"])
+        kids = [value(depth - 1)] + [value(min(depth - 1, rng.randint(0, 2)))
+                                     for _ in range(rng.randint(0, 2))]
+        rng.shuffle(kids)
+        return kids if rng.random() < 0.5 else {f"k{i}": k for i, k in enumerate(kids)}
+
+    seen = set()
+    for _ in range(400):
+        text = json.dumps(value(rng.randint(MAX_JSON_DEPTH - 3, MAX_JSON_DEPTH + 3)))
+        problem = json_depth_problem(text)
+        if problem:
+            assert _bad(loads_json, text, "x.json").problem == \
+                f"not a valid JSON: {problem}"
+        else:
+            assert loads_json(text, "x.json") == json.loads(text)
+        seen.add(bool(problem))
+    assert seen == {True, False}
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    assert f"(at character {MAX_JSON_DEPTH})" in _bad(loads_json, deep, "x.json").problem
+    assert "nested deeper" in _bad(loads_json, deep[:-1] + ', {"a": 1, "a": 2}',
+                                   "x.json").problem  # too deep is said first
 
 
 def test_json_nesting_repeated_keys_and_constants():

@@ -32,6 +32,7 @@ from harness.core.conventions import Layout
 from harness.core.records import Record, compare, inform
 from harness.core.spec import FixtureSpec
 from harness.core.tolerances import lookup
+from harness.model import registry
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
 from harness.stages.constrained import constraints as C
@@ -222,10 +223,16 @@ def stage_rows(model: PreparedModel, adapter: EngineAdapter, engine: str,
     return out
 
 
+# the line of each stabilisation mode; the colour is the rolled-out engine's own
+MODE_DASH = {"none": None, "baumgarte": "dash", "projection": "dot"}
+
+
 def drift_plot(fx: str, arrays: dict[str, NDArray[Any]]) -> str:
     """Two charts (harness.core.figures), ‖g(q)‖∞ and ‖J v‖∞ against time [s] for each
     stabilisation mode (log axes, exact zeros on their own 0 tick); '' if absent. The
-    constraint rows mix lengths and angles, so the units are m or rad (m/s or rad/s)."""
+    constraint rows mix lengths and angles, so the units are m or rad (m/s or rad/s). Each
+    line has its engine's colour, as in every chart of the report, and its mode's dash;
+    the legend names both."""
     runs = {}
     for mode in MODES:
         pre = f"out/{fx}/{NAME}/rollout/{mode}"
@@ -235,14 +242,15 @@ def drift_plot(fx: str, arrays: dict[str, NDArray[Any]]) -> str:
             runs[mode] = (arrays[f"{pre}/t"], arrays[keys[0]], keys[0].rsplit("/", 1)[1])
     if not runs:
         return ""
+    order = figures.engine_order(registry.engine_names(), [e for _, _, e in runs.values()])
     charts = []
     for col, (title, label, unit) in enumerate((
             ("position drift ‖g(q)‖∞", "‖g(q)‖∞", "m or rad"),
             ("velocity drift ‖J v‖∞", "‖J v‖∞", "m/s or rad/s"))):
         fig = figures.Figure(f"{fx}: {title}", "time", "s", label, unit, ylog=True,
                              legend="below", height=340)
-        for i, (mode, (t, d, eng)) in enumerate(runs.items()):
-            fig.line(t, d[:, col], f"{mode} ({eng})", color_=figures.color(i),
-                     dash=(None, "dash", "dot")[i % 3])
+        for mode, (t, d, eng) in runs.items():
+            fig.line(t, d[:, col], f"{mode} ({eng})",
+                     color_=figures.engine_style(eng, order)[0], dash=MODE_DASH[mode])
         charts.append(fig)
     return figures.grid(charts, min_width=420)

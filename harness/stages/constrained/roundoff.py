@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.core.records import Record, compare, terms_floor
+from harness.core.records import Record, compare, memoized, terms_floor
 from harness.core.tolerances import Tolerance, lookup
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained.constraints import NAME
@@ -129,25 +129,36 @@ def _check_terms(r: Record, arrays: dict[str, NDArray[Any]]) -> None:
     """Raise ValueError where a stored T array differs from its stored inputs."""
     fx = _fixture_of(r.key_a)
     if r.quantity == "constraint_drift":
-        again = C.drift_terms(float(np.asarray(arrays[model_key(fx)])[2]),
-                              arrays[f"in/{fx}/{NAME}/v"])
-        if not np.array_equal(again, np.asarray(arrays[drift_key(fx)], dtype=float)):
-            raise ValueError(f"{drift_key(fx)} differs from the terms of the stored states")
+        memoized("constrained:" + drift_key(fx), lambda: _check_drift(arrays, fx))
         return
-    pre = f"out/{fx}/{NAME}"
     for e in sorted({k.rsplit("/", 1)[1].split(":", 1)[0] for k in (r.key_a, r.key_b)}):
-        again = C.kkt_terms(arrays[kkt_key(fx, e, "M")], arrays[kkt_key(fx, e, "f")],
-                            arrays[f"{pre}/constraint_jacobian/{e}"],
-                            arrays[f"{pre}/constraint_drift/{e}"],
-                            arrays[f"{pre}/independent_rows/{e}"],
-                            arrays[f"{pre}/constrained_vdot/{e}"],
-                            arrays[f"{pre}/constraint_multipliers/{e}"])
-        stored = np.asarray(arrays[kkt_key(fx, e)], dtype=float)
-        margin = lookup("verify", "derived_bound_inputs").rtol
-        if again.shape != stored.shape or not np.all(np.abs(again - stored)
-                                                      <= margin * np.abs(stored)):
-            raise ValueError(f"{kkt_key(fx, e)} differs from the KKT terms of the stored "
-                             "arrays")
+        memoized("constrained:" + kkt_key(fx, e), lambda e=e: _check_kkt(arrays, fx, e))
+
+
+def _check_drift(arrays: dict[str, NDArray[Any]], fx: str) -> None:
+    """Raise ValueError where the stored drift terms of ``fx`` differ from its states."""
+    again = C.drift_terms(float(np.asarray(arrays[model_key(fx)])[2]),
+                          arrays[f"in/{fx}/{NAME}/v"])
+    if not np.array_equal(again, np.asarray(arrays[drift_key(fx)], dtype=float)):
+        raise ValueError(f"{drift_key(fx)} differs from the terms of the stored states")
+
+
+def _check_kkt(arrays: dict[str, NDArray[Any]], fx: str, e: str) -> None:
+    """Raise ValueError where engine ``e``'s stored KKT terms of ``fx`` differ from those of
+    its stored arrays."""
+    pre = f"out/{fx}/{NAME}"
+    again = C.kkt_terms(arrays[kkt_key(fx, e, "M")], arrays[kkt_key(fx, e, "f")],
+                        arrays[f"{pre}/constraint_jacobian/{e}"],
+                        arrays[f"{pre}/constraint_drift/{e}"],
+                        arrays[f"{pre}/independent_rows/{e}"],
+                        arrays[f"{pre}/constrained_vdot/{e}"],
+                        arrays[f"{pre}/constraint_multipliers/{e}"])
+    stored = np.asarray(arrays[kkt_key(fx, e)], dtype=float)
+    margin = lookup("verify", "derived_bound_inputs").rtol
+    if again.shape != stored.shape or not np.all(np.abs(again - stored)
+                                                  <= margin * np.abs(stored)):
+        raise ValueError(f"{kkt_key(fx, e)} differs from the KKT terms of the stored "
+                         "arrays")
 
 
 def recompute(r: Record, arrays: dict[str, NDArray[Any]],
@@ -155,7 +166,8 @@ def recompute(r: Record, arrays: dict[str, NDArray[Any]],
     """A stage-3 row computed again from the stored arrays: with its terms (checked against
     their stored inputs; KeyError / ValueError otherwise) ``terms_compare``, else
     ``compare``. A reason the stage wrote (a native solver's law) is kept where the
-    recomputed one is empty, a failure's, or contained in it."""
+    recomputed one is empty, a failure's, or contained in it. Within a ``recompute_pass``
+    each stored terms array is checked once for all its rows (``memoized``)."""
     a, b = arrays[r.key_a], arrays[r.key_b]
     labels = arrays[r.key_labels] if r.key_labels else None
     tol = Tolerance(r.atol if r.atol is not None else 0.0,

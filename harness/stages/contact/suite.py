@@ -179,16 +179,41 @@ def _diagnostics(adapter):
 
 
 # ----- report ------------------------------------------------------------------------------
+def series_styles(names: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+    """{series name: (colour, dash)}: a native engine's series ("native ENGINE …") in that
+    engine's colour, as in every chart of the report, the harness's own (the shared law,
+    the rigid hybrid model) in the reference colours; series of one colour told apart by
+    their dash."""
+    engines = [n.split()[1] for n in names if n.startswith("native ") and len(n.split()) > 1]
+    order = figures.engine_order(registry.engine_names(), engines)
+    refs = [c for c, _ in figures.REFERENCE_STYLES.values()]
+    out: dict[str, tuple[str, str | None]] = {}
+    own = 0
+    for name in names:
+        words = name.split()
+        if words[:1] == ["native"] and len(words) > 1:
+            colour = figures.engine_style(words[1], order)[0]
+        else:
+            colour, own = refs[own % len(refs)], own + 1
+        same = sum(c == colour for c, _ in out.values())
+        out[name] = (colour, None if same == 0 else
+                     figures.PAIR_DASHES[same % len(figures.PAIR_DASHES)])
+    return out
+
+
 def _plot(series, key, title, ylabel, unit, logy=False):
-    """One chart (harness.core.figures) of ``key`` against time for every series that has it;
-    series longer than 300 samples are thinned keeping each bucket's extremes."""
+    """One chart (harness.core.figures) of ``key`` against time for every series that has it
+    (``series_styles``); series longer than 300 samples are thinned keeping each bucket's
+    extremes."""
     fig = figures.Figure(title, "time", "s", ylabel, unit, ylog=logy, legend="below",
                          height=380, digits=5)
-    for i, (name, s) in enumerate(series.items()):
+    styles = series_styles(list(series))
+    for name, s in series.items():
         if key in s and "t" in s:
             t, y = np.asarray(s["t"], dtype=float), np.asarray(s[key], dtype=float)
             idx = _thin(t.size, y)
-            fig.line(t[idx], y[idx], name, color_=figures.color(i))
+            colour, dash = styles[name]
+            fig.line(t[idx], y[idx], name, color_=colour, dash=dash)
     return fig
 
 
@@ -198,12 +223,16 @@ def _thin(n, y, most=300):
     if n <= most:
         return np.arange(n)
     edges = np.linspace(0, n, most // 2 + 1).astype(int)
+    starts = edges[:-1][edges[1:] > edges[:-1]]  # the buckets that hold samples
+    y = np.asarray(y, dtype=float)[:n]
+    bucket = np.searchsorted(starts, np.arange(n), side="right") - 1
+    finite = np.logical_or.reduceat(np.isfinite(y), starts)
     keep = {0, n - 1}
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b > a:
-            seg = y[a:b]
-            keep.add(a + int(np.nanargmin(seg)) if np.isfinite(seg).any() else a)
-            keep.add(a + int(np.nanargmax(seg)) if np.isfinite(seg).any() else a)
+    for extreme in (np.fmin, np.fmax):  # NaN ignored, as nanargmin/nanargmax do
+        at = np.flatnonzero(y == extreme.reduceat(y, starts)[bucket])
+        first = np.full(starts.size, n)
+        np.minimum.at(first, bucket[at], at)  # each bucket's first extreme
+        keep.update(np.where(finite, first, starts).tolist())  # no finite value: its start
     return np.array(sorted(keep))
 
 

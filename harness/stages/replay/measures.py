@@ -60,7 +60,10 @@ def coordinate_errors(layout: Layout, xa: NDArray[np.float64],
     vector q_b ⊖ q_a (m, rad), then v (m/s, rad/s)."""
     mp = manifold_maps(layout)
     nq = layout.nq
-    dq = np.stack([canonical_difference(mp, a[:nq], b[:nq]) for a, b in zip(xa, xb)])
+    if mp.free is None and not mp.ball:  # elementwise differences: every state at once
+        dq = canonical_difference(mp, xa[:, :nq], xb[:, :nq])
+    else:
+        dq = np.stack([canonical_difference(mp, a[:nq], b[:nq]) for a, b in zip(xa, xb)])
     return np.abs(np.hstack([dq, xb[:, nq:] - xa[:, nq:]]))
 
 

@@ -90,13 +90,15 @@ def _thin(n, *ys):
         return np.arange(n)
     edges = np.linspace(0, n, _MAX_POINTS // 2 + 1).astype(int)
     keep = {0, n - 1, *edges[:-1].tolist()}
+    starts = edges[:-1][edges[1:] > edges[:-1]]  # the buckets that hold samples
+    bucket = np.searchsorted(starts, np.arange(n), side="right") - 1
+    rows = np.arange(n)[:, None]
     for y in ys:
-        y = np.asarray(y, dtype=float).reshape(n, -1)
-        for a, b in zip(edges[:-1], edges[1:]):
-            if b > a:
-                seg = np.nan_to_num(y[a:b], nan=0.0)
-                keep.update((a + seg.argmin(axis=0)).tolist())
-                keep.update((a + seg.argmax(axis=0)).tolist())
+        y = np.nan_to_num(np.asarray(y, dtype=float).reshape(n, -1), nan=0.0)
+        for extreme in (np.minimum, np.maximum):  # each bucket's first extreme per column
+            hit = y == extreme.reduceat(y, starts, axis=0)[bucket]
+            keep.update(np.minimum.reduceat(np.where(hit, rows, n), starts, axis=0)
+                        .ravel().tolist())
     return np.array(sorted(keep))
 
 
