@@ -43,4 +43,6 @@ ENGINES = {
                              "crocoddyl"),
     "drake": EngineEntry("engines.drake", "DrakeAdapter", "drake", "pydrake.multibody.plant"),
     "opensim": EngineEntry("engines.opensim", "OpensimAdapter", "opensim", "opensim"),
+    "mujoco_warp": EngineEntry("engines.mujoco_warp", "MujocoWarpAdapter", "mujoco-warp",
+                               "mujoco_warp"),
 }
