@@ -48,6 +48,9 @@ class FixtureRun:
     joints: list
     provides: dict = field(default_factory=dict)  # engine -> {quantity: api}
     notes: list = field(default_factory=list)     # what the model import changed
+    # engine -> {device, kernel_cache, compile_s, run_s, …} of an engine that runs on a
+    # device (its adapter's ``runtime()``), filled after the fixture's stages
+    runtime: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -321,4 +324,6 @@ def run(models: Sequence[PreparedModel], engines: list[str],
             # gate the next stages on this one
             block_on(stage_records, fixture.blocked_engine, fixture.blocked_pair)
             records += stage_records
+        fixtures[-1].runtime = {e: a.runtime() for e, a in adapters.items()
+                                if callable(getattr(a, "runtime", None))}
     return RunResult(records, arrays, fixtures, versions, samples, seed)
