@@ -114,10 +114,13 @@ class MujocoWarpAdapter(MujocoAdapter):
             "frame_pose": "mujoco_warp.kinematics → xpos/xmat, site_xpos/site_xmat",
             "frame_jacobian": "mujoco_warp.jac at the frame's origin (after kinematics, "
                               "com_pos)",
-            "mass_matrix": "mujoco_warp.forward → Data.M (CSR, armature included)",
-            "bias_forces": "mujoco_warp.forward → qfrc_bias (− qfrc_spring)",
-            "forward_dynamics": "mujoco_warp.forward, qfrc_applied = τ (passive damping "
-                                "by MuJoCo Warp)",
+            "mass_matrix": "mujoco_warp kinematics, com_pos, crb → Data.M (CSR, "
+                           "armature included)",
+            "bias_forces": "mujoco_warp com_vel, passive, rne → qfrc_bias (− qfrc_spring)",
+            "forward_dynamics": "mujoco_warp smooth dynamics (kinematics … rne, "
+                                "fwd_acceleration → qacc_smooth; mujoco_warp.forward for a "
+                                "model with tendons, actuators, flexes or equalities), "
+                                "qfrc_applied = τ (passive damping by MuJoCo Warp)",
             "inverse_dynamics": "mujoco_warp.inverse → qfrc_inverse",
             "native_rollout": "mujoco_warp.step (Euler or RK4), constraints disabled",
         }
@@ -223,25 +226,48 @@ class MujocoWarpAdapter(MujocoAdapter):
             M[:, 0:3, :] = np.einsum("nji,njk->nik", R, M[:, 0:3, :])
         return M
 
-    def _forward_batch(self, Q: _F, V: _F, TAU: _F | None) -> tuple[Any, _F | None]:
-        """mujoco_warp.forward on N states; (Data, R (N, 3, 3) or None)."""
+    def _forward_batch(self, Q: _F, V: _F, TAU: _F | None, acc: bool = True
+                       ) -> tuple[Any, _F | None]:
+        """MuJoCo Warp's smooth dynamics on N states; (Data, R (N, 3, 3) or None).
+
+        The parity model has no tendons, actuators or flexes and its constraints are
+        disabled, so mujoco_warp.forward reduces to its smooth part, called here directly
+        (the constraint solver and sensors launch nothing of use, and cost half the time
+        of a call): kinematics, com_pos, crb (M, armature included), com_vel, passive
+        (springs, damping), rne (qfrc_bias) and, with ``acc``, fwd_acceleration
+        (factorize M, qacc_smooth = M⁻¹ (τ + passive − bias)). A model with any of those
+        runs mujoco_warp.forward whole."""
         Q, V = np.atleast_2d(Q).astype(float), np.atleast_2d(V).astype(float)
         R = self._R(Q)
         d = self._world(Q.shape[0])
         self._set(d, Q, self._to_mj(V, R),
                   None if TAU is None else self._to_mj(np.atleast_2d(TAU).astype(float), R))
-        self._launch("forward", lambda: mjw.forward(self._mw, d))
+        m, mw = self._m, self._mw
+        if m.ntendon or m.nu or m.nflex or m.neq:
+            self._launch("forward", lambda: mjw.forward(mw, d))
+            return d, R
+
+        def smooth() -> None:
+            mjw.kinematics(mw, d)
+            mjw.com_pos(mw, d)
+            mjw.crb(mw, d)
+            mjw.com_vel(mw, d)
+            mjw.passive(mw, d)
+            mjw.rne(mw, d)
+            if acc:
+                mjw.fwd_acceleration(mw, d, factorize=True)
+        self._launch("smooth dynamics" if acc else "smooth terms", smooth)
         return d, R
 
     def batch_mass_matrix(self, Q: _F) -> _F:
         """M (N, nv, nv) [kg, kg·m, kg·m²] of N states q (N, nq), armature included."""
         Q = np.atleast_2d(Q).astype(float)
-        d, R = self._forward_batch(Q, np.zeros((Q.shape[0], self.nv)), None)
+        d, R = self._forward_batch(Q, np.zeros((Q.shape[0], self.nv)), None, acc=False)
         return self._M_canonical(self._full_M(d), R)
 
     def batch_bias_forces(self, Q: _F, V: _F) -> _F:
         """h (N, nv) [N, N·m] of N states (no damping; joint springs included)."""
-        d, R = self._forward_batch(Q, V, None)
+        d, R = self._forward_batch(Q, V, None, acc=False)
         hb = d.qfrc_bias.numpy().astype(float)
         if self._sprung:
             hb = hb - d.qfrc_spring.numpy().astype(float)
@@ -254,7 +280,9 @@ class MujocoWarpAdapter(MujocoAdapter):
     def batch_forward_dynamics(self, Q: _F, V: _F, TAU: _F) -> _F:
         """v̇ (N, nv) [m/s², rad/s²] solving M v̇ + h = τ − D v at N states."""
         d, R = self._forward_batch(Q, V, TAU)
-        a = self._from_mj(d.qacc.numpy().astype(float), R)
+        acc = d.qacc if self._m.ntendon or self._m.nu or self._m.nflex or self._m.neq \
+            else d.qacc_smooth
+        a = self._from_mj(acc.numpy().astype(float), R)
         if R is not None:
             a[:, 0:6] -= self._c(np.atleast_2d(V))
         return a
