@@ -542,8 +542,9 @@ def _json(p):
 
 
 def _common(p, out_default=None):
-    p.add_argument("--engines", help="comma-separated engines (default: all five: mujoco, "
-                                     "pinocchio, crocoddyl, drake, opensim)")
+    p.add_argument("--engines", help="comma-separated engines (default: the five double-"
+                                     "precision ones: mujoco, pinocchio, crocoddyl, drake, "
+                                     "opensim); 'all' adds the opt-in mujoco_warp (float32)")
     p.add_argument("--allow-missing", action="append", metavar="ENGINE", default=[],
                    help="run without ENGINE if it is unavailable (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled states (default 0)")

@@ -45,8 +45,11 @@ def _inputs(fx: str, n: int) -> Inputs:
     return Inputs.sample(prepare_fixture(fx), n, fixture_rng(11, fx))
 
 
-def test_the_float32_engine_is_registered_and_held_to_its_own_class():
-    assert WARP in registry.ENGINES and FLOAT32_ENGINES == [WARP]
+def test_the_float32_engine_is_registered_opt_in_and_held_to_its_own_class():
+    assert WARP in registry.engine_names() and FLOAT32_ENGINES == [WARP]
+    # opt-in: not among the engines a command runs unnamed; 'all' names it
+    assert WARP not in registry.ENGINES and WARP not in registry.parse_engines(None)
+    assert WARP in registry.parse_engines("all")
     assert registry.adapter_class(WARP).precision == "float32"
     # the class is derived from eps32, not the double class loosened
     assert lookup("dynamics", "mass_matrix/float32").rtol == 128 * EPS32
