@@ -21,7 +21,7 @@ from harness.model import registry
 from harness.model.prepared import prepare_fixture
 from harness.stages import dynamics
 from harness.stages.base import Inputs, fixture_rng
-from tests.conftest import FLOAT32_ENGINES, adapter
+from tests.conftest import FLOAT32_ENGINES, adapter, assert_known
 
 WARP = "mujoco_warp"
 FIXTURES = ("chain7", "tree_floating")  # a fixed base and a free root
@@ -125,6 +125,7 @@ def test_parity_rows_carry_the_float32_class_and_the_manifest_the_device(tmp_pat
     o = api.parity(list(FIXTURES), out=tmp_path / "b", samples=4, seed=5,
                    engines="mujoco,pinocchio,mujoco_warp")
     assert o.exit_code == 0, [r.reason for r in o.records if r.status != "passed"]
+    assert_known(o.records)
     warp_rows = [r for r in o.records if WARP in (r.engine_a, r.engine_b)]
     assert warp_rows and all(r.quantity.endswith("/float32") for r in warp_rows)
     assert not any(r.quantity.endswith("/float32") for r in o.records
