@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import warp as wp  # what this machine's warp reports of CUDA
 
-from harness import api
+from harness import api, cli
 from harness.core.errors import EngineUnavailable
 from harness.core.records import compare
 from harness.core.tolerances import EPS32, lookup
@@ -135,6 +135,15 @@ def test_parity_rows_carry_the_float32_class_and_the_manifest_the_device(tmp_pat
         rt = f["runtime"][WARP]
         assert rt["device"] in ("cpu", "cuda:0") and rt["precision"] == "float32"
         assert os.path.isdir(rt["kernel_cache"]) and set(rt["compile_s"]) >= {"smooth dynamics"}
+
+
+def test_the_device_option_reaches_the_manifest(tmp_path, monkeypatch, warp_kernels):
+    monkeypatch.setenv("HARNESS_DEVICE", "")  # restored after the test (the CLI sets it)
+    rc = cli.main(["parity", "--fixture", "chain7", "--engines", "mujoco,mujoco_warp",
+                   "--device", "cpu", "--samples", "2", "--out", str(tmp_path / "c"),
+                   "--quiet"])
+    m = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert rc == 0 and m["fixtures"][0]["runtime"][WARP]["device"] == "cpu"
 
 
 def test_a_device_that_is_not_there_makes_the_engine_unavailable_not_a_crash(monkeypatch,
