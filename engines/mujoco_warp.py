@@ -606,22 +606,28 @@ class MujocoWarpAdapter(MujocoAdapter):
 
     # ----- what MuJoCo Warp does not have -------------------------------------------------
     def forward_dynamics_derivatives(self, q: _F, v: _F, tau: _F) -> tuple[_F, _F, _F]:
+        """(nv, nv) ×3: NotProvided (module constant _NOT_DERIV says why)."""
         raise NotProvided(self.name, "forward dynamics derivatives", _NOT_DERIV)
 
     def inverse_dynamics_derivatives(self, q: _F, v: _F, vdot: _F) -> tuple[_F, _F, _F]:
+        """(nv, nv) ×3: NotProvided (module constant _NOT_DERIV says why)."""
         raise NotProvided(self.name, "inverse dynamics derivatives", _NOT_DERIV)
 
     def ablated(self, changes: dict[str, Any]) -> MujocoAdapter:
+        """ValueError: no ablations of the warp model (the diagnosis reads MuJoCo's)."""
         raise ValueError("mujoco_warp: no ablations (the diagnosis reads MuJoCo's)")
 
     def naive_dynamics(self, q: _F, v: _F, tau: _F) -> tuple[_F, _F] | None:
+        """None: the diagnosis's unconverted hand-over is MuJoCo's (as-is files only)."""
         return None
 
     def frame_jacobian_drift(self, q: _F, v: _F, frames: Sequence[str]) -> tuple[_F, _F]:
+        """(k, 6, nv), (k, 6): NotProvided, MuJoCo Warp has no public J̇."""
         raise NotProvided(self.name, "frame Jacobian drift", "MuJoCo Warp 4.0.0 exports no "
                           "J̇ (MuJoCo's mj_jacDot has no public counterpart in mujoco_warp)")
 
     def native_constrained(self, problem: Any) -> list[dict[str, Any]]:
+        """v̇ (N, nv) of the engine's constrained solver: NotProvided (not wired)."""
         raise NotProvided(self.name, "native constrained dynamics", "not wired in this "
                           "adapter (MuJoCo Warp has equality constraints, MuJoCo's soft law, "
                           "which MuJoCo's own row measures); stage 3 leaves float32 engines "
@@ -630,6 +636,7 @@ class MujocoWarpAdapter(MujocoAdapter):
     def native_contact(self, scene: ContactScene, q0: _F, v0: _F, t_end: float,
                        force_W: Callable[[float], _F],
                        settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        """q (N, 7), v (N, 6) over t [s] under native contact: NotProvided (not wired)."""
         raise NotProvided(self.name, "native contact", "not wired in this adapter: MuJoCo "
                           "Warp has contact (MuJoCo's soft law, which MuJoCo's own row "
                           "measures), but stepping one world from the host costs ~30 ms a "
