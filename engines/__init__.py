@@ -33,6 +33,9 @@ class EngineEntry:
     distribution: str
     binding: str
     preferred_for: tuple = ()
+    # False: opt-in, run only where named (``--engines all`` or by name), not among the
+    # engines a command runs when none are named (``registry.ENGINES``)
+    default: bool = True
 
 
 ENGINES = {
@@ -43,4 +46,7 @@ ENGINES = {
                              "crocoddyl"),
     "drake": EngineEntry("engines.drake", "DrakeAdapter", "drake", "pydrake.multibody.plant"),
     "opensim": EngineEntry("engines.opensim", "OpensimAdapter", "opensim", "opensim"),
+    # opt-in: float32 (its own tolerance class), and its first use compiles kernels
+    "mujoco_warp": EngineEntry("engines.mujoco_warp", "MujocoWarpAdapter", "mujoco-warp",
+                               "mujoco_warp", default=False),
 }

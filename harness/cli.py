@@ -134,6 +134,24 @@ def _engine_files(items) -> dict:
 
 
 # ----- printing -----------------------------------------------------------------------------
+_DEVICE_HELP = ("the device of engines that run on one (MuJoCo Warp): cpu or cuda (default: "
+                "cuda when present, else cpu); recorded in the manifest")
+
+
+def _runtime_lines(manifest: dict[str, Any]) -> list[str]:
+    """One line per engine that ran on a device: the device, kernel compile (first launch)
+    time apart from run time [s], summed over fixtures, and the kernel cache."""
+    tot: dict[str, dict[str, Any]] = {}
+    for f in manifest.get("fixtures", []):
+        for e, rt in f.get("runtime", {}).items():
+            t = tot.setdefault(e, {"device": rt.get("device"), "cache": rt.get("kernel_cache"),
+                                   "compile": 0.0, "run": 0.0})
+            t["compile"] += sum(rt.get("compile_s", {}).values())
+            t["run"] += sum(rt.get("run_s", {}).values())
+    return [f"{e}: device {t['device']}, kernels compiled or loaded {t['compile']:.2f} s, "
+            f"run {t['run']:.2f} s (kernel cache {t['cache']})" for e, t in tot.items()]
+
+
 def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
     """Print the verdict of a run (and its diagnosis); return the exit code."""
     records = api.judged_records(o.records)
@@ -154,6 +172,8 @@ def _summarise(o: api.Outcome, diagnosis_only: bool = False) -> int:
     for line in api.stage_summary_lines(records):
         print(line)
     for line in api.coupling_summary_lines(o):
+        print(line)
+    for line in _runtime_lines(o.manifest):
         print(line)
     first = {r.id: label for r, label in api.first_differing(o)}
     for r in records:
@@ -524,8 +544,9 @@ def _json(p):
 
 
 def _common(p, out_default=None):
-    p.add_argument("--engines", help="comma-separated engines (default: all five: mujoco, "
-                                     "pinocchio, crocoddyl, drake, opensim)")
+    p.add_argument("--engines", help="comma-separated engines (default: the five double-"
+                                     "precision ones: mujoco, pinocchio, crocoddyl, drake, "
+                                     "opensim); 'all' adds the opt-in mujoco_warp (float32)")
     p.add_argument("--allow-missing", action="append", metavar="ENGINE", default=[],
                    help="run without ENGINE if it is unavailable (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled states (default 0)")
@@ -634,6 +655,7 @@ def _add_parity_parser(sub: Any) -> None:
                      "on their own fixtures only)")
     par.add_argument("--samples", type=int, default=10,
                      help="random states per model (default 10)")
+    par.add_argument("--device", choices=["cpu", "cuda"], default=None, help=_DEVICE_HELP)
     _as_is_options(par, with_flag=True)
     _common(par, out_default="reports/parity")
     par.set_defaults(out=None)  # reports/parity; reports/survey with --batch
@@ -672,6 +694,7 @@ def _add_qualify_parser(sub: Any) -> None:
                         "derivatives stage (default ci)")
     q.add_argument("--samples", type=int, default=None,
                    help="random states per model (default: the profile's, 10 ci, 100 full)")
+    q.add_argument("--device", choices=["cpu", "cuda"], default=None, help=_DEVICE_HELP)
     q.add_argument("--coarse-replay", action="store_true",
                    help="replay chain7 with a deliberately too coarse step (RK4, dt 1e-2): "
                         "the refinement gate must mark it unconverged and qualify exit 1")
@@ -985,6 +1008,8 @@ def _main(argv=None) -> int:
 def _run(argv=None) -> int:
     api.command_process()
     args = build_parser().parse_args(argv)
+    if getattr(args, "device", None):  # read by the adapters of engines with a device
+        os.environ["HARNESS_DEVICE"] = args.device
     # capture --json writes its own ingestion report; every other --json is the summary
     summary_file = getattr(args, "json", None) if args.cmd != "capture" else None
     caught = _Warnings()

@@ -393,6 +393,8 @@ def unit_of(stage: str, quantity: str) -> str:
     """SI unit of a record's max_abs (and atol), or "" when the table does not know it."""
     if (stage, quantity) in UNITS:
         return UNITS[(stage, quantity)]
+    if (stage, quantity.split("/", 1)[0]) in UNITS:  # a tolerance class ("…/float32")
+        return UNITS[(stage, quantity.split("/", 1)[0])]
     tail = quantity.rsplit(".", 1)[-1]
     for suffix, unit in _SUFFIX_UNITS:
         if tail.endswith(suffix):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.05"
-# 2027.01.05: merge of the entries below (no number changed).
+TABLE_VERSION = "2027.01.06"
+# 2027.01.06: merge of the entries below (no number changed).
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
 #   posterior sd) moved to its own entry schedules/onset_resolution_sd_fraction, and
 #   schedules/onset_se_phases is written as an atol on the ratio, as every threshold that
@@ -38,6 +38,11 @@ TABLE_VERSION = "2027.01.05"
 #   fitted impact creates, a failed check above round-off), swing/collision_law (the ball
 #   collision law against the analytic two-body formula and the direct energy sum),
 #   swing/ball_speed_recovery (the law's ball speed on a synthetic law-governed impact).
+# 2027.01.01: no existing atol or rtol changed. New: the float32 class ("<quantity>/float32"
+#   for stages 0–2 and dynamics/conditioned_forward_dynamics/float32,
+#   dynamics/bias_forces_terms/float32): rows of an engine that computes in single
+#   precision (MuJoCo Warp), scored against the double-precision engines, with bounds
+#   derived from float32 round-off (eps32 = 2^-23) as the double class is from eps64.
 # 2026.12.27: no number changed. New: verify/derived_bound_inputs (the relative margin with
 #   which verify recomputes cond(M) and stage 3's KKT terms, written inline before).
 # 2026.12.26: no existing atol or rtol changed. New: constrained/constraint_drift_terms
@@ -898,6 +903,81 @@ _CONTACT_ANALYTIC = {
     "saltation.flow_jacobian": "saltation_fd",
 }
 TABLE.update({("contact", q): TABLE[("contact", k)] for q, k in _CONTACT_ANALYTIC.items()})
+
+
+# ----- the float32 class: an engine that computes in single precision --------------------
+# Its rows (every pair with it, and it against the declared model) are looked up as
+# "<quantity>/float32" (harness/stages/runner.py). Derived from float32 round-off the way
+# the double class is from eps64, never fitted to what the engine gave:
+EPS32 = 2.0 ** -23  # float32 machine epsilon (1.19e-7); unit round-off u = EPS32 / 2
+_F32_DEPTH = 16     # levels of a kinematic tree the recursive bound covers (catalog ≤ 8)
+_F32_PER_LEVEL = 8  # roundings a level adds to an entry (below)
+_F32_RECURSIVE = _F32_DEPTH * _F32_PER_LEVEL * EPS32  # 128 eps32 = 1.53e-5
+_F32_REC_WHY = (
+    "float32 engine against double precision: every model number and every input (q, v, τ, "
+    "v̇) is rounded once to float32 (relative ≤ u = eps32/2 = 2^-24), then the recursive "
+    "passes (forward kinematics, composite rigid body, RNE) carry each entry through one "
+    "spatial transform per tree level, each a 3-term dot product composed with its "
+    f"parent's (≤ {_F32_PER_LEVEL} roundings of eps32 per level, the input's own rounding "
+    f"included). Norm-wise relative to the state's largest entry (rotation entries are 1, "
+    "lever arms bounded by the tree) the error is ≤ depth × 8 × eps32; the bound takes "
+    f"depth {_F32_DEPTH} (catalog trees ≤ 8 levels): {_F32_RECURSIVE:.3g}. Measured on the "
+    "catalog against the five double engines ≤ 18 u (1.1e-6: h and τ; M, poses, "
+    "Jacobians ≤ 6.5e-7). A model wrong at float32's own scale (masses and inertias "
+    "off by 1e-4) exceeds it several times; the double class's 1e-10 is unattainable here "
+    "(one rounding of the inputs is 6e-8).")
+_F32_STORED_WHY = (
+    "A number the engine stores in float32 (limits, damping, friction, armature, springs, "
+    "masses summed in double): one rounding of the double value, relative ≤ u = eps32/2, "
+    "on top of the double engines' own ≤ 1e-12; eps32 bounds both.")
+_F32_KEYS = {
+    "model_identity": ("total_mass", "joint_limits", "joint_damping", "joint_friction",
+                       "joint_spring", "joint_armature", "group_inertia", "body_inertia",
+                       "mass_matrix_neutral", "joint_axis", "joint_placement"),
+    "kinematics": ("frame_pose", "frame_jacobian"),
+    "dynamics": ("mass_matrix", "bias_forces", "forward_dynamics", "inverse_dynamics"),
+}
+_F32_STORED = ("total_mass", "joint_limits", "joint_damping", "joint_friction",
+               "joint_spring", "joint_armature")
+for _st, _qs in _F32_KEYS.items():
+    for _qn in _qs:
+        _base = TABLE[(_st, _qn)]
+        TABLE[(_st, _qn + "/float32")] = (
+            Tolerance(0.0, EPS32, _F32_STORED_WHY) if _qn in _F32_STORED
+            else Tolerance(max(_base.atol, _FLOOR), _F32_RECURSIVE, _F32_REC_WHY))
+# stage 4 (harness/stages/contact/stage.py): the shared law's force follows the penetration
+# depth, a difference of positions of size ≤ λ = 1 m (the contact scenes' frames and
+# body positions) that leaves a depth ≥ d = 5e-4 m (the stage's states: 1e-3 m × (1 ± 0.5)),
+# so the float32 rounding of those positions (eps32·λ) moves the depth, and the force, by
+# eps32 · λ/d relative: the state's conditioning for this law.
+_F32_CONTACT = _F32_RECURSIVE + EPS32 * 1.0 / 5e-4  # 2.54e-4
+for _qn in ("contact_force", "generalized_contact_force", "contact_acceleration"):
+    TABLE[("contact", _qn + "/float32")] = Tolerance(_FLOOR, _F32_CONTACT,
+        "float32 engine's rigid-body terms under the shared contact law: the recursive "
+        f"bound of stages 0–2 ({_F32_RECURSIVE:.3g}) plus the depth's conditioning, "
+        "eps32 × λ/d with λ = 1 m the size of the positions the gap is taken from and "
+        "d = 5e-4 m the smallest depth of the stage's states (a 1-ulp change of a 1 m "
+        "position is 1.2e-4 of that depth): 2.54e-4. Measured 4.7e-5 (box, sliding). A "
+        "wrong mass or lever arm at the 1e-3 level still fails it.")
+TABLE[("dynamics", "forward_dynamics/float32")] = Tolerance(
+    _FLOOR, _F32_RECURSIVE, _F32_REC_WHY + " v̇ adds its solve's conditioning: per state "
+    "the bound grows with cond(M) (dynamics/conditioned_forward_dynamics/float32).")
+TABLE[("dynamics", "conditioned_forward_dynamics/float32")] = Tolerance(1e-3, EPS32,
+    "Factor (rtol) and cap (atol) of v̇'s per-state bound for a float32 engine, as the "
+    "double class's 2.2e-16 × cond(M): a backward-stable float32 solve of M v̇ = τ − h "
+    "with M and h correct to round-off differs from the double answer by ≲ cond(M)·eps32 "
+    "relative, so per state the relative bound is max(rtol of the row, min(eps32 × "
+    "cond(M), 1e-3)). The cap 1e-3 (reached at cond(M) 8.4e3) keeps three significant "
+    "digits, which still fails a physical difference (a missing damping or inertia "
+    "term: ≥ 1e-2 at such states); beyond it a state is judged by the backward error of "
+    "each engine's v̇ against both engines' M and h, ≤ the row's rtol "
+    f"({_F32_RECURSIVE:.3g}). Measured: hand, cond(M) 4.4e3, 7.6e-6 = 0.03 × eps32·cond(M).")
+TABLE[("dynamics", "bias_forces_terms/float32")] = Tolerance(20 * EPS32, 0.0,
+    "Factor f of h's absolute bound per state, f · T_s, for a float32 engine "
+    "(dynamics/bias_forces_terms with eps32 for eps64): the terms an engine sums are each "
+    "≤ T_s and each carries ~20 roundings in a recursive pass, so where they cancel "
+    "(h = 0 by structure) a float32 sum keeps ≤ 20 eps32 · T_s = 2.4e-6 · T_s. A wrong "
+    "h of physical size (m·g·L) is ≥ 4e5 times this.")
 
 
 def lookup(stage: str, quantity: str) -> Tolerance:

@@ -94,6 +94,8 @@ class FixtureRow(Protocol):
     joints: list[str]
     provides: dict[str, dict[str, str]]  # engine -> {quantity: api}
     notes: list[str]
+    # engine -> {device, kernel_cache, compile_s, run_s, …}: engines that run on a device
+    runtime: dict[str, dict[str, Any]]
 
 
 class StageQuantity(Protocol):
@@ -232,7 +234,8 @@ def build_manifest(result: RunSummary, unavailable: Mapping[str, str],
         "unavailable_engines": dict(unavailable),
         "fixtures": [{"name": f.name, "source": f.source, "digest": f.digest, "nq": f.nq,
                       "nv": f.nv, "floating": f.floating, "frames": f.frames,
-                      "joints": f.joints, "provides": f.provides, "notes": f.notes}
+                      "joints": f.joints, "provides": f.provides, "notes": f.notes,
+                      **({"runtime": f.runtime} if getattr(f, "runtime", None) else {})}
                      for f in result.fixtures],
         "arrays_sha256": {k: array_sha256(v) for k, v in sorted(result.arrays.items())},
         "records_sha256": hashlib.sha256(_records_blob(result.records)).hexdigest(),
@@ -381,7 +384,9 @@ def _check_manifest(where: str | Path, m: object, hooks: Hooks) -> None:
                      "floating": bool, "frames": list, "joints": list, "provides": dict,
                      "notes": list}
     for f in m["fixtures"]:
-        if not isinstance(f, dict) or set(f) != FIXTURE_KEYS:
+        # "runtime" (an engine's device, kernel cache and compile time) is optional
+        if not isinstance(f, dict) or set(f) - {"runtime"} != FIXTURE_KEYS or \
+                not isinstance(f.get("runtime", {}), dict):
             raise BadInput(str(where), "fixtures entries have unknown or missing fields")
         for k, t in fixture_types.items():
             if not isinstance(f[k], t) or (t is int and not is_int(f[k])):

@@ -192,6 +192,32 @@ class HasNativeRollout(Protocol):
 
 
 @runtime_checkable
+class HasBatchedEvaluation(Protocol):
+    """N states at once [canonical units]: Q (N, nq), V, TAU, VDOT (N, nv); an engine that
+    evaluates a batch of worlds in one call (MuJoCo Warp). The stages hand such an engine a
+    stage's samples as one batch; each result equals the single-state method's on each
+    state."""
+
+    def batch_mass_matrix(self, Q: _F) -> _F:
+        """M (N, nv, nv) [kg, kg·m, kg·m²]."""
+
+    def batch_bias_forces(self, Q: _F, V: _F) -> _F:
+        """h (N, nv) [N, N·m]."""
+
+    def batch_forward_dynamics(self, Q: _F, V: _F, TAU: _F) -> _F:
+        """v̇ (N, nv) [m/s², rad/s²]."""
+
+    def batch_inverse_dynamics(self, Q: _F, V: _F, VDOT: _F) -> _F:
+        """τ (N, nv) [N, N·m]."""
+
+    def batch_frame_poses(self, Q: _F, frames: Sequence[str]) -> _F:
+        """(N, k, 12) [p_WF m, R_WF row-major] of k frames."""
+
+    def batch_frame_jacobians(self, Q: _F, frames: Sequence[str]) -> _F:
+        """(N, k, 6, nv) J_WF [linear; angular], world axes."""
+
+
+@runtime_checkable
 class HasWorldConstraintStep(Protocol):
     """dt [s]: one step of a known crash (a constraint on the world body), for the
     sweep's crash isolation; run it only in a process that may be lost."""

@@ -33,6 +33,7 @@ class _Row(Protocol):
     distribution: str
     binding: str
     preferred_for: tuple[str, ...]
+    default: bool
 
 
 _TABLE: dict[str, _Row] = _ENGINES_PACKAGE.ENGINES
@@ -45,10 +46,17 @@ def engine_names() -> tuple[str, ...]:
     return tuple(_TABLE)
 
 
+def default_names() -> tuple[str, ...]:
+    """The engines a command runs when none are named: every row but the opt-in ones
+    (``default=False``, e.g. the float32 engine), in the table's order."""
+    return tuple(n for n, row in _TABLE.items() if getattr(row, "default", True))
+
+
 def __getattr__(attr: str) -> tuple[str, ...]:
-    # ``registry.ENGINES``: the names of the table as it is now (not a copy taken at import)
+    # ``registry.ENGINES``: the default engines of the table as it is now (not a copy taken
+    # at import); ``engine_names()`` is every row, the opt-in ones included
     if attr == "ENGINES":
-        return engine_names()
+        return default_names()
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
@@ -131,9 +139,12 @@ def adapter_class(name: str) -> Any:
 
 
 def parse_engines(text: str | None, option: str = "--engines") -> list[str]:
-    """'mujoco,drake' → ['mujoco', 'drake']; None or 'all' → every known engine. Errors
-    name ``option``, the option the list came from (``--engines``, ``--allow-missing``)."""
-    if text is None or text.strip() == "all":
+    """'mujoco,drake' → ['mujoco', 'drake']; None → the default engines (every row but the
+    opt-in ones); 'all' → every known engine, the opt-in ones included. Errors name
+    ``option``, the option the list came from (``--engines``, ``--allow-missing``)."""
+    if text is None:
+        return list(default_names())
+    if text.strip() == "all":
         return list(engine_names())
     chosen = [t.strip() for t in text.split(",") if t.strip()]
     if not chosen:

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.records import Record, compare, memoized, terms_floor, unit_of
 from harness.core.tolerances import Tolerance, lookup
+from harness.model.protocol import HasBatchedEvaluation
 from harness.stages.base import Quantity, state_labels
 
 NAME = "dynamics"
@@ -42,20 +43,30 @@ NAME = "dynamics"
 CONDITIONED = {"forward_dynamics": "mass_matrix"}
 
 
-def _each(fn):
-    return lambda a, i: np.stack([fn(a, k, i) for k in range(i.q.shape[0])])
+def _each(fn, batch):
+    """(adapter, inputs) → (N, …): one batch call for an engine that evaluates worlds in
+    batches (HasBatchedEvaluation), else one call per state."""
+    def compute(a, i):
+        if isinstance(a, HasBatchedEvaluation):
+            return batch(a, i)
+        return np.stack([fn(a, k, i) for k in range(i.q.shape[0])])
+    return compute
 
 
 QUANTITIES = (
-    Quantity("mass_matrix", _each(lambda a, k, i: a.mass_matrix(i.q[k])), state_labels,
-             None, "mass_matrix"),
-    Quantity("bias_forces", _each(lambda a, k, i: a.bias_forces(i.q[k], i.v[k])),
+    Quantity("mass_matrix", _each(lambda a, k, i: a.mass_matrix(i.q[k]),
+                                  lambda a, i: a.batch_mass_matrix(i.q)),
+             state_labels, None, "mass_matrix"),
+    Quantity("bias_forces", _each(lambda a, k, i: a.bias_forces(i.q[k], i.v[k]),
+                                  lambda a, i: a.batch_bias_forces(i.q, i.v)),
              state_labels, None, "bias_forces"),
     Quantity("forward_dynamics",
-             _each(lambda a, k, i: a.forward_dynamics(i.q[k], i.v[k], i.tau[k])),
+             _each(lambda a, k, i: a.forward_dynamics(i.q[k], i.v[k], i.tau[k]),
+                   lambda a, i: a.batch_forward_dynamics(i.q, i.v, i.tau)),
              state_labels, None, "forward_dynamics"),
     Quantity("inverse_dynamics",
-             _each(lambda a, k, i: a.inverse_dynamics(i.q[k], i.v[k], i.vdot[k])),
+             _each(lambda a, k, i: a.inverse_dynamics(i.q[k], i.v[k], i.vdot[k]),
+                   lambda a, i: a.batch_inverse_dynamics(i.q, i.v, i.vdot)),
              state_labels, None, "inverse_dynamics"),
 )
 
@@ -90,7 +101,8 @@ def terms_compare(rid: str, stage: str, fixture: str, quantity: str, engine_a: s
                   terms: ArrayLike) -> Record:
     """``compare`` with the per-state floor max(atol, f·T_s) (module docstring): T (S,) the
     magnitude of the quantity's terms, f the table's ``dynamics/<quantity>_terms``."""
-    f = lookup(NAME, TERMS[quantity]).atol
+    base, _, cls = quantity.partition("/")  # cls: the tolerance class ("float32")
+    f = lookup(NAME, TERMS[base] + (f"/{cls}" if cls else "")).atol
     T = np.asarray(terms, dtype=float)
     floor = terms_floor(rid, a, T, tol.atol, f)
     rec = compare(rid, stage, fixture, quantity, engine_a, engine_b, a, b, tol, key_a,
@@ -174,7 +186,7 @@ def conditioned_compare(rid: str, stage: str, fixture: str, quantity: str, engin
         raise ValueError(f"{rid}: cond(M) has shape {cond.shape}, expected ({S},)")
     if not np.all(np.isfinite(a)) or not np.all(np.isfinite(b)):
         return rec  # non-finite: compare's verdict and reason stand
-    cfg = lookup(NAME, "conditioned_forward_dynamics")
+    cfg = lookup(NAME, "conditioned_" + quantity)  # "forward_dynamics[/float32]"
     err = np.abs(a - b).reshape(S, -1).max(axis=1)
     scale = np.maximum(np.abs(a).reshape(S, -1).max(axis=1),
                        np.abs(b).reshape(S, -1).max(axis=1))

@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.model.protocol import HasBatchedEvaluation
 from harness.stages.base import Quantity, state_frame_labels
 
 NAME = "kinematics"
 
 
 def _poses(adapter, inputs):
+    if isinstance(adapter, HasBatchedEvaluation):  # the N states as one batch of worlds
+        return adapter.batch_frame_poses(inputs.q, inputs.frames).reshape(-1, 12)
     return np.concatenate([adapter.frame_poses(q, inputs.frames) for q in inputs.q])
 
 
 def _jacobians(adapter, inputs):
+    if isinstance(adapter, HasBatchedEvaluation):
+        J = adapter.batch_frame_jacobians(inputs.q, inputs.frames)
+        return J.reshape(-1, *J.shape[2:])
     return np.concatenate([adapter.frame_jacobians(q, inputs.frames) for q in inputs.q])
 
 

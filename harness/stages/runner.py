@@ -48,6 +48,9 @@ class FixtureRun:
     joints: list
     provides: dict = field(default_factory=dict)  # engine -> {quantity: api}
     notes: list = field(default_factory=list)     # what the model import changed
+    # engine -> {device, kernel_cache, compile_s, run_s, …} of an engine that runs on a
+    # device (its adapter's ``runtime()``), filled after the fixture's stages
+    runtime: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -108,6 +111,13 @@ def _fixture_run(model: PreparedModel, adapters: dict[str, EngineAdapter]) -> Fi
                          if not any(n.startswith(c.note) for n in model.notes)])
 
 
+def precision_suffix(*adapters: object) -> str:
+    """The tolerance class of a row of these adapters: "/float32" when one of them computes
+    in single precision (its ``precision`` attribute), else "" (the double class)."""
+    return ("/float32" if any(getattr(a, "precision", "float64") == "float32"
+                              for a in adapters) else "")
+
+
 def _engine_row(fx: str, stage: str, quantity: str, engine: str, status: str,
                 reason: str) -> Record:
     """A row of one engine alone (its load or a quantity it cannot compute)."""
@@ -163,9 +173,11 @@ class _FixtureStages:
             dkey = f"out/{fx}/{qty.name}/{DECLARED}"
             self.arrays[dkey] = np.asarray(qty.declared(self.model), dtype=float)
             for e in outs:
+                cls = precision_suffix(self.adapters[e])
                 records.append(compare(
-                    f"{fx}/{stage}/{qty.name}/{DECLARED}~{e}", stage, fx, qty.name,
-                    DECLARED, e, self.arrays[dkey], outs[e], tol, dkey,
+                    f"{fx}/{stage}/{qty.name}/{DECLARED}~{e}", stage, fx, qty.name + cls,
+                    DECLARED, e, self.arrays[dkey], outs[e],
+                    lookup(stage, qty.name + cls) if cls else tol, dkey,
                     f"out/{fx}/{qty.name}/{e}", labels, lkey))
         if qty.reference is not None:  # each engine vs its own reference
             records += self.references(stage, qty, outs, labels, lkey)
@@ -264,6 +276,10 @@ class _FixtureStages:
             if qty.variant is not None:  # tolerance of the pair's methods
                 qn = qty.name + qty.variant(self.adapters[a], self.adapters[b])
                 ptol = lookup(stage, qn)
+            cls = precision_suffix(self.adapters[a], self.adapters[b])
+            if cls:  # a single-precision engine: the float32 class of the table
+                qn += cls
+                ptol = lookup(stage, qn)
             records.append(score(
                 rid, stage, fx, qn, a, b, outs[a], outs[b], ptol,
                 f"out/{fx}/{qty.name}/{a}", f"out/{fx}/{qty.name}/{b}", labels, lkey))
@@ -308,4 +324,6 @@ def run(models: Sequence[PreparedModel], engines: list[str],
             # gate the next stages on this one
             block_on(stage_records, fixture.blocked_engine, fixture.blocked_pair)
             records += stage_records
+        fixtures[-1].runtime = {e: a.runtime() for e, a in adapters.items()
+                                if callable(getattr(a, "runtime", None))}
     return RunResult(records, arrays, fixtures, versions, samples, seed)

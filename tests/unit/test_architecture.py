@@ -21,7 +21,8 @@ from tests.conftest import ROOT
 
 PACKAGES = ("harness", "engines", "fixtures")
 ENGINE_WORDS = ("mujoco", "pinocchio", "crocoddyl", "drake", "opensim")
-BINDINGS = ("mujoco", "pinocchio", "pin", "crocoddyl", "pydrake", "opensim", "engines")
+BINDINGS = ("mujoco", "pinocchio", "pin", "crocoddyl", "pydrake", "opensim", "mujoco_warp",
+            "warp", "engines")
 
 
 def _modules() -> dict:

@@ -115,8 +115,9 @@ def test_every_stage_quantity_has_a_reasoned_tolerance():
         for q in st.quantities:
             t = lookup(st.name, q.name)
             assert t.atol >= 0 and t.rtol >= 0 and len(t.reason) > 20
-    for key, t in TABLE.items():
-        assert t.reason and t.rtol <= 1e-6 or key[1].endswith("finite_difference")
+    for key, t in TABLE.items():  # the float32 class: round-off of float32, ≤ 1e-3 (its cap)
+        assert t.reason and t.rtol <= 1e-6 or key[1].endswith("finite_difference") or \
+            (key[1].endswith("/float32") and t.rtol <= 1e-3)
 
 
 def test_unavailable_engine_is_reported_and_fails_unless_allowed(monkeypatch, tmp_path, capsys):

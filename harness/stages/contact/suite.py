@@ -71,6 +71,12 @@ def _rows_for(adapter):
     return []
 
 
+# why an engine that computes in float32 is not run through the analytic fixtures
+FLOAT32_ANALYTIC = ("single precision: the analytic fixtures' bounds are double-precision "
+                    "ones (closed forms to 1e-9..1e-12, events located to 1e-14 s), below "
+                    "float32's own round-off (6e-8), and no float32 class is derived for them")
+
+
 def run(models: Sequence[PreparedModel], engines: Sequence[str],
         progress: Callable[[str], None] | None = None,
         ) -> tuple[list[Record], dict[str, NDArray[Any]]]:
@@ -86,6 +92,12 @@ def run(models: Sequence[PreparedModel], engines: Sequence[str],
             if progress:
                 progress(f"{fx}: analytic contact fixtures on {e}")
             a = registry.adapter_class(e)(model)
+            if getattr(a, "precision", "") == "float32":
+                records.append(Record(
+                    id=f"{fx}/contact/analytic_fixtures/{e}", stage="contact", fixture=fx,
+                    quantity="analytic_fixtures", engine_a=e, engine_b="",
+                    status="not_provided", reason=FLOAT32_ANALYTIC))
+                continue
             first_adapter.setdefault(fx, a)
             for row in _rows_for(a):
                 q = f"{row['case']}.{row['quantity']}"

@@ -1,0 +1,157 @@
+"""MuJoCo Warp, the float32 engine: its tolerance class is not vacuous, a batch of N states
+is N single calls, its rows carry the class and the device, and it never assumes a GPU.
+
+Kernels: warp compiles them on first use into its cache (WARP_CACHE_PATH, default
+~/.cache/warp); the session fixture ``warp_kernels`` builds them once per test run, for
+the models these tests load."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import warp as wp  # what this machine's warp reports of CUDA
+
+from harness import api, cli
+from harness.core.errors import EngineUnavailable
+from harness.core.records import compare
+from harness.core.tolerances import EPS32, lookup
+from harness.model import registry
+from harness.model.prepared import prepare_fixture
+from harness.stages import dynamics
+from harness.stages.base import Inputs, fixture_rng
+from tests.conftest import FLOAT32_ENGINES, adapter, assert_known
+
+WARP = "mujoco_warp"
+FIXTURES = ("chain7", "tree_floating")  # a fixed base and a free root
+
+
+@pytest.fixture(scope="session")
+def warp_kernels() -> dict:
+    """Every kernel path of the adapter run once on each model of these tests (compiled
+    into the cache, or loaded from it); {fixture: the adapter's compile seconds}."""
+    out = {}
+    for fx in FIXTURES:
+        a = adapter(WARP, fx)
+        q, v = a.layout.neutral(), np.zeros(a.nv)
+        a.mass_matrix(q), a.bias_forces(q, v), a.forward_dynamics(q, v, v)
+        a.inverse_dynamics(q, v, v), a.frame_jacobians(q, a.model.frames)
+        out[fx] = dict(a.compile_seconds)
+    return out
+
+
+def _inputs(fx: str, n: int) -> Inputs:
+    return Inputs.sample(prepare_fixture(fx), n, fixture_rng(11, fx))
+
+
+def test_the_float32_engine_is_registered_opt_in_and_held_to_its_own_class():
+    assert WARP in registry.engine_names() and FLOAT32_ENGINES == [WARP]
+    # opt-in: not among the engines a command runs unnamed; 'all' names it
+    assert WARP not in registry.ENGINES and WARP not in registry.parse_engines(None)
+    assert WARP in registry.parse_engines("all")
+    assert registry.adapter_class(WARP).precision == "float32"
+    # the class is derived from eps32, not the double class loosened
+    assert lookup("dynamics", "mass_matrix/float32").rtol == 128 * EPS32
+    assert lookup("model_identity", "joint_damping/float32").rtol == EPS32
+    assert lookup("dynamics", "conditioned_forward_dynamics/float32").rtol == EPS32
+
+
+def test_one_batch_of_n_states_equals_n_single_calls(warp_kernels):
+    """The same kernels per world: a batch of N and N batches of one give identical bits."""
+    fx, n = "tree_floating", 6
+    a, i = adapter(WARP, fx), _inputs(fx, n)
+    frames = list(a.model.frames)
+    pairs = [
+        (a.batch_mass_matrix(i.q), [a.mass_matrix(q) for q in i.q]),
+        (a.batch_bias_forces(i.q, i.v), [a.bias_forces(q, v) for q, v in zip(i.q, i.v)]),
+        (a.batch_forward_dynamics(i.q, i.v, i.tau),
+         [a.forward_dynamics(q, v, t) for q, v, t in zip(i.q, i.v, i.tau)]),
+        (a.batch_inverse_dynamics(i.q, i.v, i.vdot),
+         [a.inverse_dynamics(q, v, d) for q, v, d in zip(i.q, i.v, i.vdot)]),
+        (a.batch_frame_poses(i.q, frames), [a.frame_poses(q, frames) for q in i.q]),
+        (a.batch_frame_jacobians(i.q, frames), [a.frame_jacobians(q, frames) for q in i.q]),
+    ]
+    for batch, single in pairs:
+        np.testing.assert_array_equal(batch, np.stack(single))
+
+
+def _rows(a, m, i: Inputs) -> dict:
+    """{quantity: passed?} of the float32 engine ``a`` against the double engine ``m`` on
+    the states ``i``, scored as the runner scores them (the float32 class; v̇ per state
+    with cond(M))."""
+    Ma, Mm = a.batch_mass_matrix(i.q), np.stack([m.mass_matrix(q) for q in i.q])
+    out = {"mass_matrix": compare("r", "dynamics", "x", "mass_matrix/float32", "m", "w", Mm,
+                                  Ma, lookup("dynamics", "mass_matrix/float32"), "a",
+                                  "b").passed}
+    va = a.batch_forward_dynamics(i.q, i.v, i.tau)
+    vm = np.stack([m.forward_dynamics(q, v, t) for q, v, t in zip(i.q, i.v, i.tau)])
+    cond = dynamics.condition_numbers([Ma, Mm])
+    out["forward_dynamics"] = dynamics.conditioned_compare(
+        "r", "dynamics", "x", "forward_dynamics/float32", "m", "w", vm, va,
+        lookup("dynamics", "forward_dynamics/float32"), "a", "b", None, "", cond).passed
+    ta = a.batch_inverse_dynamics(i.q, i.v, i.vdot)
+    tm = np.stack([m.inverse_dynamics(q, v, d) for q, v, d in zip(i.q, i.v, i.vdot)])
+    out["inverse_dynamics"] = compare("r", "dynamics", "x", "inverse_dynamics/float32", "m",
+                                      "w", tm, ta,
+                                      lookup("dynamics", "inverse_dynamics/float32"), "a",
+                                      "b").passed
+    return out
+
+
+@pytest.mark.parametrize("fx", FIXTURES)
+def test_the_float32_class_passes_the_engine_and_fails_a_perturbed_float32_model(
+        fx, warp_kernels):
+    """Against MuJoCo (double): every row passes in the float32 class; the same engine with
+    every mass and inertia scaled by 1 + 1e-4 (a float32 model off by ~1700 u, 6.5 × the
+    class's 1.5e-5, not by round-off) fails M and τ; v̇, whose bound grows with cond(M)
+    (eps32 × 4.4e3 = 5e-4 on tree_floating) and which uniform scaling leaves nearly alone
+    (free fall does not depend on mass), fails once the rotational inertias alone are
+    off by 1e-2."""
+    i = _inputs(fx, 6)
+    m = adapter("mujoco", fx)
+    a = registry.adapter_class(WARP)(prepare_fixture(fx))
+    assert all(_rows(a, m, i).values()), _rows(a, m, i)
+    for arr in (a._mw.body_mass, a._mw.body_inertia):
+        arr.assign(arr.numpy() * np.float32(1.0 + 1e-4))
+    failed = [q for q, ok in _rows(a, m, i).items() if not ok]
+    assert {"mass_matrix", "inverse_dynamics"} <= set(failed), failed
+    a._mw.body_inertia.assign(a._mw.body_inertia.numpy() * np.float32(1.0 + 1e-2))
+    assert not _rows(a, m, i)["forward_dynamics"]
+
+
+def test_parity_rows_carry_the_float32_class_and_the_manifest_the_device(tmp_path,
+                                                                         warp_kernels):
+    o = api.parity(list(FIXTURES), out=tmp_path / "b", samples=4, seed=5,
+                   engines="mujoco,pinocchio,mujoco_warp")
+    assert o.exit_code == 0, [r.reason for r in o.records if r.status != "passed"]
+    assert_known(o.records)
+    warp_rows = [r for r in o.records if WARP in (r.engine_a, r.engine_b)]
+    assert warp_rows and all(r.quantity.endswith("/float32") for r in warp_rows)
+    assert not any(r.quantity.endswith("/float32") for r in o.records
+                   if WARP not in (r.engine_a, r.engine_b))
+    m = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    for f in m["fixtures"]:
+        rt = f["runtime"][WARP]
+        assert rt["device"] in ("cpu", "cuda:0") and rt["precision"] == "float32"
+        assert os.path.isdir(rt["kernel_cache"]) and set(rt["compile_s"]) >= {"smooth dynamics"}
+
+
+def test_the_device_option_reaches_the_manifest(tmp_path, monkeypatch, warp_kernels):
+    monkeypatch.setenv("HARNESS_DEVICE", "")  # restored after the test (the CLI sets it)
+    rc = cli.main(["parity", "--fixture", "chain7", "--engines", "mujoco,mujoco_warp",
+                   "--device", "cpu", "--samples", "2", "--out", str(tmp_path / "c"),
+                   "--quiet"])
+    m = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert rc == 0 and m["fixtures"][0]["runtime"][WARP]["device"] == "cpu"
+
+
+def test_a_device_that_is_not_there_makes_the_engine_unavailable_not_a_crash(monkeypatch,
+                                                                             warp_kernels):
+    monkeypatch.setenv("HARNESS_DEVICE", "cuda")
+    cls = registry.adapter_class(WARP)
+    if wp.is_cuda_available():
+        assert cls(prepare_fixture("chain7")).device == "cuda"
+    else:
+        with pytest.raises(EngineUnavailable, match="cuda"):
+            cls(prepare_fixture("chain7"))
