@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TABLE_VERSION = "2027.01.06"
-# 2027.01.06: merge of the entries below (no number changed).
+# 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
+#   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
 #   posterior sd) moved to its own entry schedules/onset_resolution_sd_fraction, and
 #   schedules/onset_se_phases is written as an atol on the ratio, as every threshold that
