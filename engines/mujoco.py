@@ -581,7 +581,12 @@ class MujocoAdapter(AdapterBase):
         m, d = self._m, self._d
         d.qpos[:] = m.qpos0
         mujoco.mj_kinematics(m, d)
-        out = {}
+        return self._grouped_inertias()
+
+    def _grouped_inertias(self) -> dict[str, NDArray[np.float64]]:
+        """{joint: (10,) [kg, m, kg·m²]}: each joint's body with the jointless bodies welded
+        to it, summed from ``_body_inertial`` at the kinematics already computed."""
+        m, out = self._m, {}
         for s, _, _ in self._slots:
             body = int(m.jnt_bodyid[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, s.name)])
             members, stack = [], [body]

@@ -35,7 +35,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from engines.mujoco import MujocoAdapter
-from harness.core.conventions import combine_inertias, spatial_inertia_world
 from harness.core.errors import EngineUnavailable, NotProvided
 from harness.core.spec import ContactScene
 from harness.model.binding import Binding
@@ -466,19 +465,7 @@ class MujocoWarpAdapter(MujocoAdapter):
     def group_inertias(self) -> dict[str, _F]:
         """{joint: (10,) [kg, m, kg·m²]} at neutral, from the warp model and kinematics."""
         self._neutral_kinematics()
-        m, out = self._m, {}
-        for s, _, _ in self._slots:
-            body = int(m.jnt_bodyid[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, s.name)])
-            members, stack = [], [body]
-            while stack:
-                b = stack.pop()
-                members.append(b)
-                stack.extend(c for c in range(m.nbody) if m.body_parentid[c] == b and c != b
-                             and m.body_jntnum[c] == 0)
-            items = [self._body_inertial(b)
-                     for b in (members if s.name not in self._empty_groups else ())]
-            out[s.name] = spatial_inertia_world(*combine_inertias(items))
-        return out
+        return self._grouped_inertias()
 
     def readback(self) -> dict[str, Any]:
         """The model as MuJoCo Warp holds it (float32 Model arrays), at the canonical
