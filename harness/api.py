@@ -993,7 +993,7 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
         study: str | None = None, knot_frames: str | float | None = None,
         w_effort: str | float | None = None, w_smooth: str | float | None = None,
         w_prior: str | float | None = None,
-        events: Sequence[str] = ()) -> tuple[Path, dict[str, Any]]:
+        events: Sequence[str] = (), solver: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Run the fit problem called ``problem`` (one of ``fit_problems()``: the benchmarks
     by direct collocation, the bounce's candidate contact schedules, the dimension's
     candidate chains …) and write a fit bundle; returns (path, fit.json document).
@@ -1002,7 +1002,8 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
     ``w_smooth`` [s⁶/rad²], ``w_prior`` [–] (each a value, a comma-separated list, or
     None for the default axis). ``events``: observed events, each
     "NAME=TIME±SIGMA:LABEL" (harness/fit/observed_events.py; a measured one is scored and
-    checked against the data)."""
+    checked against the data). ``solver``: "sqp" (the banded SQP, the collocation
+    problems' default) or "ipopt" (harness/fit/collocation.py ``solve``)."""
 
 
     # the --out rule checked before the fit, and the folder locked until it is written
@@ -1011,7 +1012,7 @@ def fit(problem: str, *, out: PathArg, method: str = "midpoint", n: int | None =
                                 process_noise=process_noise, study=study,
                                 grid={"knot_frames": knot_frames, "w_effort": w_effort,
                                       "w_smooth": w_smooth, "w_prior": w_prior},
-                                events=tuple(events))
+                                events=tuple(events), solver=solver)
         result["json"]["provenance"] = fit_bundle.provenance(evidence.git_commit())
         html = fit_report.render(result["json"], result["arrays"])
         return fit_bundle.write(out, result, html), result["json"]

@@ -430,7 +430,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     out, d = api.fit(args.problem, out=args.out, method=args.method, n=args.n,
                      seed=args.seed, p0=args.p0, process_noise=args.process_noise,
                      study=args.study, knot_frames=args.knot_frames, w_effort=args.w_effort,
-                     w_smooth=args.w_smooth, w_prior=args.w_prior, events=args.event or ())
+                     w_smooth=args.w_smooth, w_prior=args.w_prior, events=args.event or (),
+                     solver=args.solver)
     prob = {p.name: p for p in api.fit_problems()}[d["problem"]]
     fields, lines, code = prob.summary(d, out)
     args.summary = {"bundle": str(out), "report": str(Path(out) / "index.html"),
@@ -592,7 +593,7 @@ def _add_fit_parser(sub: Any) -> None:
                     help="nodes (default 1000 pendulum, 6000 balance)")
     ft.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     ft.add_argument("--p0", type=float, default=None,
-                    help="pendulum: initial guess of p [1/s²] (default 10)")
+                    help="pendulum: initial guess of p [1/s²] (default 5; the truth is 10)")
     ft.add_argument("--process-noise", action="store_true",
                     help="balance: add torque noise to the simulated data")
     ft.add_argument("--study", choices=list(dict.fromkeys(st for p in problems
@@ -611,6 +612,10 @@ def _add_fit_parser(sub: Any) -> None:
                          "(bounce: impact1, impact2, …), TIME and SIGMA [s] (+- for ±), "
                          "LABEL measured|inferred|assumed; a measured event is scored, and "
                          "one beyond 3σ of the data is a conflict (exit 1)")
+    solvers = list(dict.fromkeys(s for p in problems for s in p.solvers))
+    ft.add_argument("--solver", choices=solvers, default=None,
+                    help="pendulum and balance: sqp (default; the banded SQP solver, "
+                         "docs/fitter.md) or ipopt")
     ft.add_argument("--out", required=True,
                     help="fit bundle folder (replaced atomically; required)")
     _json(ft)

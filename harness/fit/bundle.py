@@ -68,13 +68,15 @@ def provenance(git_commit: str) -> dict:
 
 def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int = 0,
         p0: float | None = None, process_noise: bool = False, study: str | None = None,
-        grid: dict | None = None, events: Sequence[str] = ()) -> dict:
+        grid: dict | None = None, events: Sequence[str] = (),
+        solver: str | None = None) -> dict:
     """Run the fit problem called ``problem`` (harness/fit/catalog.py) and return
     {"json": dict, "arrays": dict}. Checked first, whatever the problem: ``study`` (with
     ``grid`` {axis: CLI text | None}, harness/fit/resolution.py ``request``) must be one
     the problem offers, ``method`` one of its ``methods``, and ``events`` (``--event``
-    texts, harness/fit/observed_events.py) must parse and name the problem's events; the
-    problem's ``run`` checks the rest."""
+    texts, harness/fit/observed_events.py) must parse and name the problem's events,
+    ``solver`` (None: the problem's default) one of its ``solvers``; the problem's ``run``
+    checks the rest."""
 
     offering = tuple(p.name for p in catalog.problems() if study in p.studies)
     study_grid = resolution.request(problem, study, grid, offering)  # before any fit
@@ -88,7 +90,12 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
                                    f"only (--problem {problem} takes "
                                    f"{', '.join(prob.methods)})")
     observed = parse_events(events, prob.event_kind, prob.name)
-    return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid, observed))
+    if solver is not None and solver not in prob.solvers:
+        owners = [p.name for p in catalog.problems() if solver in p.solvers]
+        raise BadInput("--solver", f"{solver} applies to --problem {' or '.join(owners)} only"
+                       if owners else f"unknown solver {solver!r}")
+    return prob.run(FitRequest(method, n, seed, p0, process_noise, study_grid, observed,
+                               solver))
 
 
 def read(folder: str | Path) -> tuple:

@@ -25,7 +25,8 @@ class FitRequest:
     (a collocation scheme, or a problem's own method), ``n`` nodes, ``seed`` (≥ 0 checked
     by the problem), ``p0`` [the problem's parameter unit], ``process_noise``,
     ``study_grid`` (harness/fit/resolution.py ``request``: None without ``--study``),
-    ``events`` (harness/fit/schedules.py EventObservation, from ``--event``)."""
+    ``events`` (harness/fit/schedules.py EventObservation, from ``--event``), ``solver``
+    (``--solver``: one of the problem's ``solvers``; None for its default)."""
 
     method: str = "midpoint"
     n: int | None = None
@@ -34,6 +35,7 @@ class FitRequest:
     process_noise: bool = False
     study_grid: dict | None = None
     events: tuple = ()
+    solver: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class FitProblem:
       ``method_help`` its clause of the ``--method`` help (or "");
     * ``studies``: the ``--study`` values it accepts;
     * ``event_kind``: its events' name (``--event impact1=…`` for "impact"; "" when it has
-      none, and ``--event`` is refused).
+      none, and ``--event`` is refused);
+    * ``solvers``: the ``--solver`` values it accepts, its default first (none: the option
+      is refused).
     """
 
     name: str
@@ -68,3 +72,4 @@ class FitProblem:
     method_help: str = ""
     studies: tuple = ()
     event_kind: str = ""
+    solvers: tuple = ()

@@ -42,7 +42,9 @@ from harness.core.strict import MAX_PENDULUM_P0, bounded
 from harness.fit import METHODS, kkt_uncertainty, resolution
 from harness.fit import charts as C
 from harness.fit import problems as P
+from harness.core.tolerances import lookup
 from harness.fit.collocation import SPEED_OPTIONS
+from harness.fit.collocation_sqp import SqpNotConverged
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
 from harness.fit.validate import shooting_check
 from harness.model.prepared import prepare_fixture
@@ -51,16 +53,47 @@ from harness.model.registry import ENGINES, adapter_class, probe
 if TYPE_CHECKING:
     from harness.fit.collocation import Collocator, FitResult, ImplicitDynamics
 
+# [1/s²] the pendulum's default start: a stated guess half the truth (p = 10), so a run
+# without --p0 shows the fit finding p, not starting on it
+PENDULUM_P0_DEFAULT = 5.0
 FIT_KEYS = {"schema", "schema_version", "problem", "method", "N", "seed", "settings",
             "process_noise", "ipopt", "converged", "parameters", "objective_components",
             "objective_weights", "max_dynamics_residual", "history", "candidate",
             "state_names", "command_line", "created", "provenance", "shooting_check",
             "identifiability"}
-# fit.json written before "provenance", then before "shooting_check", then before
-# "identifiability" was recorded
-KEY_SETS = (FIT_KEYS, FIT_KEYS - {"identifiability"},
+# fit.json with the solver that solved it (``solver``): the banded SQP (no ``ipopt``) or
+# IPOPT; before that IPOPT alone; before "provenance", then before "shooting_check", then
+# before "identifiability" was recorded
+KEY_SETS = (FIT_KEYS - {"ipopt"} | {"solver"}, FIT_KEYS | {"solver"},
+            FIT_KEYS, FIT_KEYS - {"identifiability"},
             FIT_KEYS - {"identifiability", "shooting_check"},
             FIT_KEYS - {"identifiability", "shooting_check", "provenance"})
+
+
+def _solve(coll: Collocator, solver: str) -> FitResult:
+    """``coll`` solved by ``solver``: "sqp" the banded SQP (harness/fit/collocation_sqp.py),
+    and IPOPT after it when it does not converge (said in the result's warnings), or
+    "ipopt" IPOPT alone."""
+    if solver == "sqp":
+        try:
+            return coll.solve(solver="sqp")
+        except SqpNotConverged as exc:
+            res = coll.solve()
+            res.warnings.append(f"the banded SQP solver did not converge ({exc}); solved "
+                                "with IPOPT")
+            return res
+    return coll.solve()
+
+
+def _solver_doc(coll: Collocator, res: FitResult) -> dict:
+    """fit.json ``solver``: which solver ended the fit, its status, message, iterations,
+    solve and set-up times [s], convergence tolerance, Hessian and warnings."""
+    sqp = res.backend == "sqp"
+    return {"name": "banded SQP" if sqp else "IPOPT", "id": "sqp" if sqp else "ipopt",
+            "status": res.status, "message": res.message, "iterations": res.iterations,
+            "solve_time_s": res.solve_time_s, "setup_time_s": res.setup_time_s,
+            "tol": lookup("fit", "sqp_tol").atol if sqp else 1e-8,
+            "hessian": coll.hessian_mode, "warnings": list(res.warnings)}
 
 
 def run(problem: str, req: FitRequest) -> dict:
@@ -78,7 +111,7 @@ def run(problem: str, req: FitRequest) -> dict:
         n = 1000 if n is None else n
         if not 10 <= n <= 200000:
             raise BadInput("--n", f"must be between 10 and 200000 for pendulum, got {n}")
-        p0 = 10.0 if p0 is None else p0
+        p0 = PENDULUM_P0_DEFAULT if p0 is None else p0
         p0 = bounded(p0, "--p0", 0.0, MAX_PENDULUM_P0, "the pendulum's p = g/l [1/s²]; "
                      f"{MAX_PENDULUM_P0:g} is a 1 mm pendulum, beyond it the fit overflows",
                      low_open=True)
@@ -104,7 +137,7 @@ def run(problem: str, req: FitRequest) -> dict:
                     "platform_std_m_s2": P.BALANCE_PLATFORM_STD,
                     "process_noise_std_Nm": P.BALANCE_PROCESS_STD if process_noise else 0.0,
                     "body": P.BALANCE_BODY, "initial_gains": 0.0}
-    res = coll.solve()
+    res = _solve(coll, req.solver or "sqp")
     theta = res.theta
     e = coll._meas(theta)[0]
     params = {k: {"value": v, "truth": truth[k], "rel_error": v / truth[k] - 1.0}
@@ -122,11 +155,7 @@ def run(problem: str, req: FitRequest) -> dict:
     doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "problem": problem,
            "method": method, "N": n, "seed": seed, "settings": settings,
            "process_noise": bool(process_noise),
-           "ipopt": {"status": res.status, "message": res.message,
-                     "iterations": res.iterations, "solve_time_s": res.solve_time_s,
-                     "setup_time_s": res.setup_time_s, "tol": 1e-8, "linear_solver": "mumps",
-                     "hessian": coll.hessian_mode, "backend": res.backend,
-                     "options_added": dict(SPEED_OPTIONS), "warnings": list(res.warnings)},
+           "solver": _solver_doc(coll, res),
            "converged": res.converged, "parameters": params, "identifiability": idf_doc,
            "objective_components": res.components,
            "objective_weights": {"w_meas": coll.obj.w_meas, "w_effort": coll.obj.w_effort,
@@ -137,6 +166,13 @@ def run(problem: str, req: FitRequest) -> dict:
            "state_names": list(coll.dyn.state_names),
            "command_line": sys.argv[1:], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                     time.gmtime())}
+    if res.backend != "sqp":   # IPOPT's own settings, as fit.json has always held them
+        doc["ipopt"] = {"status": res.status, "message": res.message,
+                        "iterations": res.iterations, "solve_time_s": res.solve_time_s,
+                        "setup_time_s": res.setup_time_s, "tol": 1e-8,
+                        "linear_solver": "mumps", "hessian": coll.hessian_mode,
+                        "backend": res.backend, "options_added": dict(SPEED_OPTIONS),
+                        "warnings": list(res.warnings)}
     arrays = {"t": t, "y": y, "x_fit": res.states[0], "x_true": x_true, "e": e, "r": r_in}
     doc["shooting_check"], sc = shooting_summary(coll.dyn, t, res, r_in)
     arrays["shooting_defects"], arrays["x_reintegrated"] = sc["defects"], sc["reintegrated"]
@@ -406,14 +442,17 @@ def report_context(doc: dict, arrays: dict) -> dict:
 
 def summary(d: dict, out: str | Path) -> tuple:
     """(the CLI's summary fields, the lines it prints, the exit code) of a collocation
-    fit.json ``d`` written to ``out``: 0 when IPOPT converged (and the study did), else 1."""
-    fields = {"parameters": d["parameters"], "ipopt": d["ipopt"]}
+    fit.json ``d`` written to ``out``: 0 when the solver converged (and the study did),
+    else 1."""
+    sol = d.get("solver", d.get("ipopt"))   # bundles written before "solver" hold IPOPT's
+    fields = {"parameters": d["parameters"], "solver": sol}
     params = ", ".join(f"{k}={v['value']:.6g}"
                        + (f" ± {v['se']:.2g}" if v.get("se") is not None else "")
                        + f" ({100 * v['rel_error']:+.2f}%)"
                        for k, v in d["parameters"].items())
-    lines = [f"fit {d['problem']}: {d['ipopt']['message']} in {d['ipopt']['iterations']} "
-             f"iterations, {d['ipopt']['solve_time_s']:.3f} s; {params}; bundle {out}"]
+    lines = [f"fit {d['problem']}: {sol.get('name', 'IPOPT')} {sol['message']} in "
+             f"{sol['iterations']} iterations, {sol['solve_time_s']:.3f} s; {params}; "
+             f"bundle {out}"]
     if "study" in d:  # the knot density and weight study (harness/fit/resolution.py)
         ch = d["study"]["choice"]
         fields["study"] = ch
@@ -436,7 +475,8 @@ def summary(d: dict, out: str | Path) -> tuple:
 PENDULUM = FitProblem(
     "pendulum", "damped pendulum, identify p [1/s²]", partial(run, "pendulum"), KEY_SETS,
     "fit_section.html.j2", report_context, summary, methods=METHODS,
-    studies=("resolution",))
+    studies=("resolution",), solvers=("sqp", "ipopt"))
 BALANCE = FitProblem(
     "balance", "the balance problem", partial(run, "balance"), KEY_SETS,
-    "fit_section.html.j2", report_context, summary, methods=METHODS)
+    "fit_section.html.j2", report_context, summary, methods=METHODS,
+    solvers=("sqp", "ipopt"))

@@ -25,7 +25,20 @@ def test_pendulum_fit_writes_bundle(tmp_path):
     comp = doc["objective_components"]
     assert comp["total"] == pytest.approx(sum(comp[k] for k in
                                               ("measurement", "effort", "smoothness", "prior")))
-    assert doc["history"] and doc["ipopt"]["iterations"] == len(doc["history"]) - 1
+    # the default solver is the banded SQP; its optimum is IPOPT's (--solver ipopt), the
+    # KKT conditions of one NLP met by two independent solvers
+    sol = doc["solver"]
+    assert sol["id"] == "sqp" and "ipopt" not in doc and not sol["warnings"]
+    assert doc["history"] and sol["iterations"] == len(doc["history"]) - 1
+    ip = tmp_path / "ipopt"
+    proc = run_cli("fit", "--problem", "pendulum", "--n", "1000", "--p0", "60", "--solver",
+                   "ipopt", "--out", ip)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc_i = json.loads((ip / "fit.json").read_text())
+    assert doc_i["solver"]["id"] == "ipopt" and doc_i["ipopt"]["iterations"] >= 1
+    same = lookup("fit", "same_optimum").atol   # a threshold on |p/p_ref − 1|
+    assert abs(doc_i["parameters"]["p"]["value"] / p["value"] - 1.0) <= same
+    assert "banded SQP" in (out / "index.html").read_text()
     assert doc["candidate"]["written"] is False and "fixture" in doc["candidate"]["reason"]
     with np.load(out / "arrays.npz", allow_pickle=False) as a:
         assert a["x_fit"].shape == (1000, 2) and a["e"].shape == (1000, 1)
