@@ -39,10 +39,10 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.strict import MAX_PENDULUM_P0, bounded
+from harness.core.tolerances import lookup
 from harness.fit import METHODS, kkt_uncertainty, resolution
 from harness.fit import charts as C
 from harness.fit import problems as P
-from harness.core.tolerances import lookup
 from harness.fit.collocation import SPEED_OPTIONS
 from harness.fit.collocation_sqp import SqpNotConverged
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
@@ -70,13 +70,13 @@ KEY_SETS = (FIT_KEYS - {"ipopt"} | {"solver"}, FIT_KEYS | {"solver"},
             FIT_KEYS - {"identifiability", "shooting_check", "provenance"})
 
 
-def _solve(coll: Collocator, solver: str) -> FitResult:
-    """``coll`` solved by ``solver``: "sqp" the banded SQP (harness/fit/collocation_sqp.py),
-    and IPOPT after it when it does not converge (said in the result's warnings), or
-    "ipopt" IPOPT alone."""
+def solve(coll: Collocator, solver: str, sqp_options: dict | None = None) -> FitResult:
+    """``coll`` solved by ``solver``: "sqp" the banded SQP (harness/fit/collocation_sqp.py;
+    ``sqp_options`` its options), and IPOPT after it when it does not converge (said in
+    the result's warnings), or "ipopt" IPOPT alone."""
     if solver == "sqp":
         try:
-            return coll.solve(solver="sqp")
+            return coll.solve(sqp_options, solver="sqp")
         except SqpNotConverged as exc:
             res = coll.solve()
             res.warnings.append(f"the banded SQP solver did not converge ({exc}); solved "
@@ -137,7 +137,7 @@ def run(problem: str, req: FitRequest) -> dict:
                     "platform_std_m_s2": P.BALANCE_PLATFORM_STD,
                     "process_noise_std_Nm": P.BALANCE_PROCESS_STD if process_noise else 0.0,
                     "body": P.BALANCE_BODY, "initial_gains": 0.0}
-    res = _solve(coll, req.solver or "sqp")
+    res = solve(coll, req.solver or "sqp")
     theta = res.theta
     e = coll._meas(theta)[0]
     params = {k: {"value": v, "truth": truth[k], "rel_error": v / truth[k] - 1.0}

@@ -11,6 +11,7 @@ from harness.core.tolerances import lookup
 from harness.fit import problems as P
 from harness.fit.collocation import Collocator
 from harness.fit.collocation_sqp import BandedKkt, SqpNotConverged
+from harness.fit.problem_collocation import solve
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,13 @@ def test_sqp_fails_loudly(pendulum_meas):
                          param_bounds={"p": (0.0, 1e3)})
     with pytest.raises(BadInput, match="sqp handles no bounds"):
         bounded.solve(solver="sqp")
+
+
+def test_fit_falls_back_to_ipopt_when_sqp_does_not_converge(pendulum_meas):
+    """`harness fit`'s solve: an SQP that stops at its iteration limit hands the problem to
+    IPOPT, which reaches the SQP's own optimum, and the result says so."""
+    r = solve(P.pendulum_collocator(pendulum_meas, 60.0), "sqp", {"max_iter": 1})
+    assert r.backend != "sqp" and r.converged
+    assert any("did not converge" in w and "IPOPT" in w for w in r.warnings)
+    ref = P.pendulum_collocator(pendulum_meas, 60.0).solve(solver="sqp")
+    assert abs(r.params["p"] / ref.params["p"] - 1) <= lookup("fit", "same_optimum").atol
