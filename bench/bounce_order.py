@@ -33,7 +33,7 @@ def dropped(gap_s: float) -> dict:
     return {"h0_m": 0.5 * B.G * tau * tau, "v0_mps": 0.0, "restitution": 0.75}
 
 
-def phase_onset(t, y, R):
+def phase_onset(t: np.ndarray, y: np.ndarray, R: dict) -> tuple[float, float]:
     """(first impact [s], its SE [s]) of the phase-aligned fit started from the ball's
     selected candidate (as `harness fit --problem bounce` starts it)."""
     f = R["fits"][R["selected"]]
@@ -43,7 +43,7 @@ def phase_onset(t, y, R):
     return float(P.event_times[0]), float(P.se[prob.nz])
 
 
-def brute(t, y, R, centre, se):
+def brute(t: np.ndarray, y: np.ndarray, R: dict, centre: list, se: list) -> float:
     """P(τ_A < τ_B | y) by a dense uniform onset grid per ball (±6 se, step se/5; B's
     density piecewise constant in its cells, A's integral by the midpoint rule)."""
     grids, zs = [], []
@@ -62,6 +62,8 @@ def brute(t, y, R, centre, se):
 
 
 def row(seed: int, truths: tuple, close: bool) -> str:
+    """One table line (module docstring) for ``seed`` and the two balls ``truths``;
+    ``close``: with the brute-force integral and the phase-aligned closed form."""
     t, _, _, y = O.data(seed, truths)
     t0 = time.perf_counter()
     R = O.fit_order(t, y)
@@ -83,6 +85,7 @@ def row(seed: int, truths: tuple, close: bool) -> str:
 
 
 def main() -> None:
+    """Every truth over the seeds; the table printed and written to ``--out``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0-9")
     ap.add_argument("--out", default=None)

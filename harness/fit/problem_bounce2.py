@@ -41,6 +41,7 @@ KEYS = frozenset({"schema", "schema_version", "problem", "N", "seed", "settings"
 
 
 def _value_se(value: float, var: float) -> dict:
+    """{value, se}: ``value`` in its unit and se = √var (var in the unit squared)."""
     return {"value": float(value), "se": float(math.sqrt(max(float(var), 0.0)))}
 
 
