@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.06"
+TABLE_VERSION = "2027.01.07"
+# 2027.01.07: no existing atol or rtol changed. New: schedules/selected_order_weight and
+#   schedules/order_weight_integral (the two-ball fit's order of first impacts, weighed
+#   by evidence: harness/fit/bounce_order.py).
 # 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
 #   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
@@ -1571,6 +1574,22 @@ TABLE.update({
         "wrong count misfits a whole flight or bounce and its log evidence is lower by "
         "more than 10⁴ (measured: two impacts against one and three, 6.7e6 and 1.7e4; "
         "three against two and four, 1.0e5 and 5.6e4), so its weight underflows to 0."),
+    ("schedules", "selected_order_weight"): Tolerance(1e-6, 0.0, "The posterior weight of "
+        "the true order of two balls' first impacts on synthetic data must be ≥ 1 − atol "
+        "when the impacts are well apart against their onsets' spread: at σ = 5 mm "
+        "with the first impacts 28.9 ms apart the spread of their difference is 0.29 ms "
+        "(z ~ 100) and the wrong order's log P is about −5e3 (measured), so its weight "
+        "underflows to 0; a wrong order or a swapped truth gives weight 0, not 1 − 1e-6."),
+    ("schedules", "order_weight_integral"): Tolerance(0.01, 0.0, "The weight of an order "
+        "of two close first impacts (0.3 ms apart, about one onset spread) against a brute-"
+        "force evidence integral (each ball's Laplace evidence on a dense uniform onset "
+        "grid, ±6 SE in steps of SE/5, P = ∫ p_A (1 − F_B)) and against the closed form "
+        "Φ((t_B − t_A)/√(se_A² + se_B²)) of the phase-aligned fits' first impacts, "
+        "absolute: the onset posteriors are Gaussian to within 0.04 % in their spread "
+        "(docs/schedules.md); measured ≤ 4e-4 against the integral and ≤ 2e-4 against "
+        "the closed form over seeds 0–9 at gaps 0, 0.3 and 1 ms (bench/bounce_order.txt). "
+        "A weight rounded to 0 or 1 (false certainty) misses by 0.39 at the test's seed "
+        "(weight 0.61); onset spreads 10× too small miss by 0.39 too."),
     ("schedules", "energy_gain"): Tolerance(0.0, 0.0, "A fitted reset gains energy when "
         "the restitution exceeds 1 by more than atol = 0, i.e. the kinetic energy leaving "
         "an impact exceeds the energy reaching it: no passive impact does that, so any "

@@ -9,12 +9,13 @@ Dimensions: none (names and the problems' declarations).
 from __future__ import annotations
 
 from harness.core.errors import BadInput
-from harness.fit import problem_bounce, problem_collocation, problem_dimension
+from harness.fit import problem_bounce, problem_bounce2, problem_collocation, problem_dimension
 from harness.fit.fitproblem import FitProblem
 
 _PROBLEMS: dict = {p.name: p for p in (problem_collocation.PENDULUM,
                                        problem_collocation.BALANCE,
-                                       problem_bounce.PROBLEM, problem_dimension.PROBLEM)}
+                                       problem_bounce.PROBLEM, problem_bounce2.PROBLEM,
+                                       problem_dimension.PROBLEM)}
 
 
 def problems() -> tuple:

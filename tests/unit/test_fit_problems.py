@@ -47,7 +47,7 @@ def _fit_choices() -> list:
 def test_listed_problems_are_the_cli_choices():
     assert list(_fit_choices()) == [p.name for p in api.fit_problems()]
     assert [p.name for p in api.fit_problems()] == ["pendulum", "balance", "bounce",
-                                                     "dimension"]
+                                                     "bounce2", "dimension"]
 
 
 def test_a_registered_problem_runs_through_every_layer(scratch, tmp_path, capsys):
