@@ -622,16 +622,83 @@ class MujocoWarpAdapter(MujocoAdapter):
         return None
 
     def frame_jacobian_drift(self, q: _F, v: _F, frames: Sequence[str]) -> tuple[_F, _F]:
-        """(k, 6, nv), (k, 6): NotProvided, MuJoCo Warp has no public J̇."""
-        raise NotProvided(self.name, "frame Jacobian drift", "MuJoCo Warp 4.0.0 exports no "
-                          "J̇ (MuJoCo's mj_jacDot has no public counterpart in mujoco_warp)")
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+        world axes (``batch_frame_jacobians``) and the drift J̇_WF v [m/s², rad/s²], the
+        frame's classical acceleration at v̇ = 0 without gravity. MuJoCo Warp exports no
+        J̇; its RNE pass after the constraint solver (mujoco_warp.rne_postconstraint)
+        gives every body's com-based spatial acceleration cacc = [α; a] from qacc = 0,
+        which the kernel seeds with −g at the world body. At the origin p of the frame
+        (on a body of root subtree com c, velocity cvel = [ω; u]):
+        J̇v = [a + α × (p − c) + ω × (u + ω × (p − c)) + g; α], as mj_objectAcceleration
+        does. Fixed-base models whose frames MuJoCo holds (a frame folded into the body
+        below it, or a free root, would add its own derivative terms)."""
+        if self._free is not None:
+            raise ValueError("mujoco_warp frame_jacobian_drift: fixed-base models only")
+        folded = [f for f in frames if f in self._folded]
+        if folded:
+            raise NotProvided(self.name, "frame Jacobian drift", f"frame {folded[0]} sits "
+                              "on a massless body folded into the body below it, whose "
+                              "acceleration MuJoCo Warp does not hold")
+        Q = np.asarray(q, dtype=float)[None]
+        J = self.batch_frame_jacobians(Q, frames)[0]
+        d = self._world(1)
+        self._set(d, Q, self._to_mj(np.asarray(v, dtype=float)[None], None), None,
+                  np.zeros((1, self._m.nv)))
+        mw = self._mw
+
+        def run() -> None:
+            mjw.kinematics(mw, d)
+            mjw.com_pos(mw, d)
+            mjw.com_vel(mw, d)
+            mjw.rne_postconstraint(mw, d)
+        self._launch("drift", run)
+        cacc = d.cacc.numpy()[0].astype(float)
+        cvel = d.cvel.numpy()[0].astype(float)
+        com = d.subtree_com.numpy()[0].astype(float)
+        g = np.asarray(self._m.opt.gravity, dtype=float)
+        a = np.empty((len(frames), 6))
+        for n, f in enumerate(frames):
+            kind, i = self._frame(f)
+            p, _ = self._pose_arrays(d, kind, i)
+            body = i if kind == "body" else int(self._m.site_bodyid[i])
+            r = p[0] - com[int(self._m.body_rootid[body])]
+            al, lin = cacc[body, 0:3], cacc[body, 3:6]
+            w, u = cvel[body, 0:3], cvel[body, 3:6]
+            a[n, 0:3] = lin + np.cross(al, r) + np.cross(w, u + np.cross(w, r)) + g
+            a[n, 3:6] = al
+        return J, a
 
     def native_constrained(self, problem: Any) -> list[dict[str, Any]]:
-        """v̇ (N, nv) of the engine's constrained solver: NotProvided (not wired)."""
-        raise NotProvided(self.name, "native constrained dynamics", "not wired in this "
-                          "adapter (MuJoCo Warp has equality constraints, MuJoCo's soft law, "
-                          "which MuJoCo's own row measures); stage 3 leaves float32 engines "
-                          "out")
+        """Stage-3 native row: MuJoCo Warp's soft equality constraints (mujoco_warp.forward
+        with constraints enabled on the equality model MuJoCo's row uses, limits and
+        contacts disabled; qfrc_applied = τ; v̇ = qacc) on the problem's N states in one
+        batch of N worlds, float32. Not exact (MuJoCo's soft law): informational. The
+        exceptions are MuJoCo's (a free root, a line constraint, a non-linear coupling)."""
+        if self._free is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "the equality row "
+                              "is built for fixed-base models only")
+        for c in problem.spec.constraints:
+            if c.kind == "line":
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"constraint {c.name}: MuJoCo Warp has no equality that "
+                                  "keeps a point on a line (connect is 3-D, weld 6-D)")
+        if any(k.function for k in problem.spec.couplings):
+            raise NotProvided(self.name, "native constrained dynamics", "a non-linear "
+                              "coupling (MuJoCo's joint equality is a quartic polynomial)")
+        m, _ = self._native_eq_model()
+        Q = np.asarray(problem.Q, dtype=float)
+        with wp.ScopedDevice(self._dev):
+            mw = mjw.put_model(m)
+            d = mjw.make_data(m, nworld=Q.shape[0])
+        self._set(d, Q, self._to_mj(np.asarray(problem.V, dtype=float), None),
+                  self._to_mj(np.asarray(problem.TAU, dtype=float), None))
+        self._launch("forward (equality)", lambda: mjw.forward(mw, d))
+        vd = self._from_mj(d.qacc.numpy().astype(float), None)
+        law = self.native_constrained_law().replace("MuJoCo soft equality constraints "
+                                                    "(mj_forward", "MuJoCo Warp's soft "
+                                                    "equality constraints in float32 "
+                                                    "(mujoco_warp.forward")
+        return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None, "law": law}]
 
     def native_contact(self, scene: ContactScene, q0: _F, v0: _F, t_end: float,
                        force_W: Callable[[float], _F],

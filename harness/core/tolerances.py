@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.06"
+TABLE_VERSION = "2027.01.08"
+# 2027.01.08: no existing atol or rtol changed. New: the float32 class of stage 3
+#   (constrained/<quantity>/float32, constrained/kkt_terms/float32,
+#   constrained/constraint_drift_terms/float32).
 # 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
 #   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
@@ -979,6 +982,59 @@ TABLE[("dynamics", "bias_forces_terms/float32")] = Tolerance(20 * EPS32, 0.0,
     "≤ T_s and each carries ~20 roundings in a recursive pass, so where they cancel "
     "(h = 0 by structure) a float32 sum keeps ≤ 20 eps32 · T_s = 2.4e-6 · T_s. A wrong "
     "h of physical size (m·g·L) is ≥ 4e5 times this.")
+
+# stage 3 (harness/stages/constrained/): the KKT answer of a float32 engine is solved by the
+# harness in double precision from that engine's own M, h, J, J̇v, which carry the
+# recursive bound ρ = _F32_RECURSIVE of stages 1–2 (relative, norm-wise per state). The
+# solve moves a relative perturbation ρ of K = [M −J_Kᵀ; J_K 0] and r = (f, −J̇v_K) by the
+# conditioning the double class's kkt_terms already measures: ‖δx‖ ≤ ‖K⁻¹‖(ρ‖K‖‖x‖ +
+# ρ‖r‖) ≤ ρ · T_s. So the float32 factor of the KKT terms is ρ where the double one is
+# 20 eps64, and the rows keep the recursive rtol.
+_F32_KKT_WHY = (
+    "float32 engine's KKT answer (the harness's double-precision solve of that engine's "
+    f"M, h, J, J̇v, each within the recursive float32 bound ρ = {_F32_RECURSIVE:.3g} of "
+    "stages 1–2): a relative perturbation ρ of K and r moves x = (v̇, λ) by ≤ ρ · "
+    "‖K⁻¹‖(‖K‖‖x‖ + ‖r‖), the conditioning term of constrained/kkt_terms, whose float32 "
+    "factor is ρ (constrained/kkt_terms/float32); rtol ρ where the terms do not cancel.")
+TABLE.update({
+    ("constrained", "constraint_jacobian/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+        _F32_REC_WHY + " J's rows are differences of two frames' Jacobians (stage 1's "
+        "frame_jacobian/float32) or a coupling's constant row."),
+    ("constrained", "constraint_drift/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+        _F32_REC_WHY + " J̇v is a frame's classical acceleration at v̇ = 0 (one recursive "
+        "pass, RNE's velocity products); where two frames' terms cancel, "
+        "constrained/constraint_drift_terms/float32."),
+    ("constrained", "constraint_drift_terms/float32"): Tolerance(_F32_RECURSIVE, 0.0,
+        "Factor f of J̇v's absolute bound per state, f · λ(Σ|v_s|)², for a float32 engine: "
+        "each velocity product ω_i × (ω_j × r), ω_i × v_j is formed from the recursive "
+        "passes' frames and velocities, each within the recursive bound ρ of stages 1–2 "
+        f"(inputs rounded once, then 8 roundings a level), so terms that cancel (a weld "
+        f"inside a chain: J̇v = 0 by structure) keep ≤ ρ · T_s = {_F32_RECURSIVE:.3g} · T_s "
+        "(the double class's 20 eps64 counts only the roundings of the sum, its inputs "
+        "being exact to eps64). A missing ω × (ω × r) of physical size is ≥ 6e4 times "
+        "this."),
+    ("constrained", "kkt_terms/float32"): Tolerance(_F32_RECURSIVE, 0.0, _F32_KKT_WHY),
+    ("constrained", "independent_rows/float32"): Tolerance(0.0, 0.0, "Which rows the "
+        "redundancy detection keeps: exact, as in the double class (the fixtures' "
+        "structurally dependent rows are exact zeros in float32 too; independent rows have "
+        "σ ≥ 1e-2 σ_max, 5 orders above float32's round-off)."),
+    ("constrained", "constrained_vdot/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+                                                           _F32_KKT_WHY),
+    ("constrained", "constraint_multipliers/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+                                                                _F32_KKT_WHY),
+    ("constrained", "constraint_residual/float32"): Tolerance(2 * _F32_RECURSIVE, 0.0,
+        "‖g(q)‖∞ [m or rad] of a float32 engine at states on the manifold of a double "
+        "engine (≤ 1e-13): g is the difference of two frames' positions or orientations, "
+        f"each within the recursive bound ρ = {_F32_RECURSIVE:.3g} of the state's largest "
+        "pose entry (rotation entries 1; the constraint fixtures' positions ≤ 1 m), so "
+        "≤ 2ρ · 1 m."),
+    ("constrained", "constraint_velocity/float32"): Tolerance(2 * _F32_RECURSIVE * 8, 0.0,
+        "‖J v‖∞ over the kept rows of a float32 engine's J at v drawn in ker J_K of a "
+        "double engine: J v = δJ v with δJ ≤ 2ρ per entry (two frames' Jacobians, each "
+        "within the recursive bound ρ relative to entries ≤ 1: lever arms ≤ 1 m), so "
+        "|J v| ≤ 2ρ ‖v‖₁, and the sampled v (a unit-variance combination of ker J's "
+        "orthonormal basis, nv ≤ 16) has ‖v‖₁ ≤ 8 on the constraint fixtures."),
+})
 
 
 def lookup(stage: str, quantity: str) -> Tolerance:
