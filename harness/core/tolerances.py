@@ -16,7 +16,9 @@ from dataclasses import dataclass
 TABLE_VERSION = "2027.01.08"
 # 2027.01.08: no existing atol or rtol changed. New: the float32 class of stage 3
 #   (constrained/<quantity>/float32, constrained/kkt_terms/float32,
-#   constrained/constraint_drift_terms/float32).
+#   constrained/constraint_drift_terms/float32) and of stage 4's analytic fixtures
+#   (contact/<case.quantity>/float32, contact/simultaneity/float32,
+#   contact/missed_event_depth/float32).
 # 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
 #   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
@@ -963,6 +965,50 @@ for _qn in ("contact_force", "generalized_contact_force", "contact_acceleration"
         "d = 5e-4 m the smallest depth of the stage's states (a 1-ulp change of a 1 m "
         "position is 1.2e-4 of that depth): 2.54e-4. Measured 4.7e-5 (box, sliding). A "
         "wrong mass or lever arm at the 1e-3 level still fails it.")
+# stage 4's analytic fixtures (harness/stages/contact/cases.py) on a float32 engine: the
+# harness's own solvers (hybrid impacts, exact KKT) on that engine's M, v̇ and poses. The
+# fixtures are one free body: one tree level, so its poses carry ≤ 8 eps32 relative to
+# positions of size λ = 1 m, and the gap the event logic reads is resolved to
+# _F32_GAP = 8 eps32 · 1 m = 9.5e-7 m; every other term carries the recursive bound ρ.
+_F32_GAP = _F32_PER_LEVEL * EPS32 * 1.0
+_F32_CONTACT_SCALE = 30.0  # SI size of the fixtures' terms: g, m g ≤ 29.4 N, |v| ≤ 3.2 m/s
+TABLE.update({
+    ("contact", "simultaneity/float32"): Tolerance(2 * _F32_GAP, 0.0, "m: contacts whose "
+        "gaps differ by ≤ this are simultaneous, for a float32 engine: each gap is a "
+        "one-level pose (≤ 8 eps32 · 1 m = 9.5e-7 m), two of them 1.9e-6 m; the double "
+        "class's 1e-9 m is below the resolution of a float32 position near 0.1 m "
+        "(7.5e-9 m)."),
+    ("contact", "missed_event_depth/float32"): Tolerance(2 * _F32_GAP, 0.0, "m: a step "
+        "of a float32 engine that ends more than this inside the plane with no impact "
+        "located has missed an event: a located impact leaves the gap at the pose's "
+        "float32 round-off (≤ 9.5e-7 m), not at 1e-16 m; twice that, 1.9e-6 m. A missed "
+        "event of a 1e-2 s step at 1 m/s is ≥ 5e3 times this."),
+    ("contact", "bounce/float32"): Tolerance(0.0, 2 * _F32_RECURSIVE, "Event times, apex "
+        "heights, rebound speeds, energy losses of a float32 engine against the closed "
+        "forms: its v̇ (g) and M carry ρ = 1.5e-5 relative, and t ∝ g^-½, v ∝ g^½, apex "
+        "∝ v²/g, E ∝ m v² move by ≤ 2ρ (the gap's 9.5e-7 m shifts an event by ≤ 3e-7 s, "
+        "1e-6 of the 0.3 s flights); 3.1e-5. A restitution off by 1e-3 moves the second "
+        "impact by ≥ 5e-4."),
+    ("contact", "count/float32"): Tolerance(0.0, 0.0, "Counts of a float32 engine: exact, "
+        "as in the double class."),
+    ("contact", "stick_slip/float32"): Tolerance(1.0, 0.0, "Stick-to-slip time of a "
+        "float32 engine: within one sample, as the double class (a relative ρ of the "
+        "friction test moves the switch by ≤ 2e-3 of a sample)."),
+    ("contact", "rolling/float32"): Tolerance(0.0, _F32_RECURSIVE, "Rolling closed form "
+        "on a float32 engine's M and v̇: the exact KKT solve of its terms, within the "
+        "recursive bound ρ = 1.5e-5 relative."),
+    ("contact", "rolling_moving/float32"): Tolerance(0.0, _F32_RECURSIVE, "As "
+        "contact/rolling/float32, already rolling."),
+    ("contact", "kkt_exact/float32"): Tolerance(_F32_RECURSIVE * _F32_CONTACT_SCALE,
+        _F32_RECURSIVE, "Exact rigid-contact KKT on a float32 engine's terms: rtol ρ; a "
+        "quantity zero by structure (a stuck block's acceleration, a lifted ball's normal "
+        "force) keeps ρ times the size of the terms it cancels, g and m g ≤ 30 (SI): "
+        "4.6e-4."),
+    ("contact", "impact_state/float32"): Tolerance(_F32_RECURSIVE * _F32_CONTACT_SCALE,
+        _F32_RECURSIVE, "Post-impact velocities and impulses from a float32 engine's M "
+        "and poses: rtol ρ; a component zero by structure (the flat rod's spin) keeps ρ "
+        "times the terms' size (≤ 30 SI): 4.6e-4."),
+})
 TABLE[("dynamics", "forward_dynamics/float32")] = Tolerance(
     _FLOOR, _F32_RECURSIVE, _F32_REC_WHY + " v̇ adds its solve's conditioning: per state "
     "the bound grows with cond(M) (dynamics/conditioned_forward_dynamics/float32).")
@@ -1035,6 +1081,9 @@ TABLE.update({
         "|J v| ≤ 2ρ ‖v‖₁, and the sampled v (a unit-variance combination of ker J's "
         "orthonormal basis, nv ≤ 16) has ‖v‖₁ ≤ 8 on the constraint fixtures."),
 })
+
+TABLE.update({("contact", q + "/float32"): TABLE[("contact", k + "/float32")]
+              for q, k in _CONTACT_ANALYTIC.items() if ("contact", k + "/float32") in TABLE})
 
 
 def lookup(stage: str, quantity: str) -> Tolerance:

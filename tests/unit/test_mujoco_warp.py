@@ -24,6 +24,7 @@ from harness.stages.base import Inputs, fixture_rng
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import roundoff
 from harness.stages.constrained import stage as s3
+from harness.stages.contact import cases as cf
 from tests.conftest import FLOAT32_ENGINES, adapter, assert_known
 
 WARP = "mujoco_warp"
@@ -224,3 +225,23 @@ def test_a_perturbed_float32_model_fails_the_stage3_float32_class(tmp_path, warp
     a._mw.body_pos.assign(a._mw.body_pos.numpy() + np.float32(1e-3))
     got = rows()
     assert not got["constraint_jacobian"] and not got["constraint_drift"], got
+
+
+def test_the_analytic_contact_cases_hold_the_float32_engine_and_fail_a_perturbed_one():
+    """Rolling and lift-off closed forms (stage 4) on MuJoCo Warp's M and v̇: every row
+    within its float32 class; its ball's mass and inertia scaled by 1 + 1e-3 (not
+    round-off) move a_x = F/(m + I/r²) and λ_n = m g out of it."""
+    a = registry.adapter_class(WARP)(prepare_fixture("ball"))
+
+    def passed() -> dict:
+        rows = cf.rolling(a) + cf.separation(a)
+        return {f"{r['case']}.{r['quantity']}": compare(
+            "r", "contact", "ball", f"{r['case']}.{r['quantity']}/float32", "analytic", WARP,
+            r["analytic"], r["measured"],
+            lookup("contact", f"{r['case']}.{r['quantity']}/float32"), "a", "b").passed
+            for r in rows}
+    assert all(passed().values()), passed()
+    for arr in (a._mw.body_mass, a._mw.body_inertia):
+        arr.assign(arr.numpy() * np.float32(1.0 + 1e-3))
+    got = passed()
+    assert not got["rolling.a_x_mps2"] and not got["rolling.normal_force_N"], got
