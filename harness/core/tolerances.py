@@ -1085,6 +1085,35 @@ TABLE.update({
 TABLE.update({("contact", q + "/float32"): TABLE[("contact", k + "/float32")]
               for q, k in _CONTACT_ANALYTIC.items() if ("contact", k + "/float32") in TABLE})
 
+# stage 5 (harness/stages/replay/): a float32 engine replayed over 0.2 s (run.py F32_KNOTS).
+# The double class's trajectory band is 10× the stage-2 parity claim per evaluation
+# (1e-9 against 1e-10): the growth a stable replay allows the dynamics' difference. The
+# same factor on the float32 bound ρ gives the float32 band, 10 ρ = 1.5e-4.
+_F32_REPLAY = 10 * _F32_RECURSIVE
+TABLE.update({
+    ("replay", "trajectory/float32"): Tolerance(_F32_REPLAY, 0.0, "Engine pair with a "
+        "float32 engine, same harness integrator and step: the forward dynamics differ by "
+        f"≤ ρ = {_F32_RECURSIVE:.3g} relative (dynamics/forward_dynamics/float32), and the "
+        "replay band keeps the double class's growth factor, 10× the per-evaluation bound "
+        "(1e-9 against stage 2's 1e-10): 10 ρ = 1.5e-4 absolute over the 0.2 s the "
+        "float32 engine is replayed. A mass or lever arm off by 1e-2 leaves it."),
+    ("replay", "refinement/float32"): Tolerance(_F32_REPLAY, 0.0, "Refinement gate of a "
+        "float32 engine's run: halving the step moves the states its v̇ is evaluated at, "
+        "and with them its float32 rounding (≤ ρ relative per evaluation), so the refined "
+        "run differs by the truncation (≤ 1e-9 at dt 1e-3) plus that round-off carried "
+        "as in replay/trajectory/float32: 10 ρ = 1.5e-4."),
+    ("replay", "energy_balance/float32"): Tolerance(_F32_REPLAY, _F32_RECURSIVE,
+        "E(t) − E(t0) against the work for a float32 engine's run: the energy follows "
+        "its v̇, within ρ relative, so the residual is ≤ ρ of the energies exchanged "
+        "(rtol ρ) plus the carried round-off of replay/trajectory/float32 (atol 1.5e-4 "
+        "J for energies ≤ 50 J)."),
+    ("replay", "native/float32"): Tolerance(_F32_REPLAY, 200 * EPS32, "A float32 "
+        "engine's own stepping (its state held in float32) against its own refined "
+        "harness run: each of the ≤ 200 steps of 0.2 s at dt 1e-3 rounds the state once "
+        "(≤ eps32 relative, accumulating: rtol 200 eps32 = 2.4e-5) on top of the carried "
+        "dynamics round-off of replay/trajectory/float32 (atol 1.5e-4)."),
+})
+
 
 def lookup(stage: str, quantity: str) -> Tolerance:
     try:

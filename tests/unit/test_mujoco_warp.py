@@ -18,6 +18,7 @@ from harness.core.errors import EngineUnavailable
 from harness.core.records import compare
 from harness.core.tolerances import EPS32, lookup
 from harness.model import registry
+from harness.model.integrators import Method, rollout
 from harness.model.prepared import prepare_fixture
 from harness.stages import dynamics
 from harness.stages.base import Inputs, fixture_rng
@@ -25,6 +26,9 @@ from harness.stages.constrained import constraints as C
 from harness.stages.constrained import roundoff
 from harness.stages.constrained import stage as s3
 from harness.stages.contact import cases as cf
+from harness.stages.replay.measures import Observer
+from harness.stages.replay.run import float32_case
+from harness.stages.replay.synth import qualify_cases
 from tests.conftest import FLOAT32_ENGINES, adapter, assert_known
 
 WARP = "mujoco_warp"
@@ -245,3 +249,45 @@ def test_the_analytic_contact_cases_hold_the_float32_engine_and_fail_a_perturbed
         arr.assign(arr.numpy() * np.float32(1.0 + 1e-3))
     got = passed()
     assert not got["rolling.a_x_mps2"] and not got["rolling.normal_force_N"], got
+
+
+def test_the_float32_replay_class_holds_the_engine_and_fails_a_perturbed_model_or_stepper():
+    """chain7's qualification replay (PD tracking, RK4 dt 1e-3) over 0.1 s: MuJoCo Warp's
+    harness run agrees with MuJoCo's within replay/trajectory/float32 and balances its
+    energy within replay/energy_balance/float32, its own RK4 stepping agrees with that
+    run within replay/native/float32. Each fails where it should: the warp model's
+    masses and inertias off by 1e-2 leave the trajectory band and the energy balance
+    (energy observed with MuJoCo's model), and a first-order stepper (its own Euler) leaves
+    the native band; a first-order step of 1e-2 s trips the refinement gate."""
+    case = float32_case(qualify_cases()[0])
+    cand = case.candidate
+    ctrl = cand.controls().sub(0, 10)
+    D = cand.model.layout.damping
+    m = adapter("mujoco", "chain7")
+    w = registry.adapter_class(WARP)(cand.model)
+    obs = Observer(m, cand.model)
+    ref = rollout(m, cand.q0, cand.v0, ctrl, case.method, D)
+
+    def scored(q: str, a, b) -> bool:
+        return compare("r", "replay", "chain7", q, "a", "b", a, b, lookup("replay", q), "a",
+                       "b").passed
+
+    def harness_rows(a) -> tuple[bool, bool]:
+        r = rollout(a, cand.q0, cand.v0, ctrl, case.method, D)
+        E = obs.energy(r.q, r.v, obs.poses(r.q))
+        return (scored("trajectory/float32", ref.x, r.x),
+                scored("energy_balance/float32", E - E[0], r.work[:, 0] - r.work[:, 1])), r
+    ok, run = harness_rows(w)
+    assert ok == (True, True)
+    t, fn = cand.t[:11], (lambda k, tt: ctrl.segment(k)(tt))
+    for integ, want in (("RK4", True), ("Euler", False)):
+        Q, V = w.native_rollout(cand.q0, cand.v0, t, fn, {"integrator": integ, "dt": 1e-3})
+        assert scored("native/float32", np.hstack([Q, V]), run.x) is want, integ
+    # the refinement gate: a first-order step of 1e-2 s moves when halved, RK4's does not
+    for meth, want in ((Method("semi_implicit_euler", dt=1e-2), False), (case.method, True)):
+        x0 = rollout(w, cand.q0, cand.v0, ctrl, meth, D).x
+        x1 = rollout(w, cand.q0, cand.v0, ctrl, meth.refined(t), D).x
+        assert scored("refinement/float32", x0, x1) is want, meth.name
+    for arr in (w._mw.body_mass, w._mw.body_inertia):
+        arr.assign(arr.numpy() * np.float32(1.0 + 1e-2))
+    assert harness_rows(w)[0] == (False, False)
