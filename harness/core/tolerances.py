@@ -18,7 +18,8 @@ TABLE_VERSION = "2027.01.08"
 #   (constrained/<quantity>/float32, constrained/kkt_terms/float32,
 #   constrained/constraint_drift_terms/float32) and of stage 4's analytic fixtures
 #   (contact/<case.quantity>/float32, contact/simultaneity/float32,
-#   contact/missed_event_depth/float32).
+#   contact/missed_event_depth/float32) and of the replay (replay/trajectory/float32,
+#   refinement/float32, energy_balance/float32, native/float32).
 # 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
 #   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
