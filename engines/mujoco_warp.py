@@ -34,7 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from engines.mujoco import MujocoAdapter
+from engines.mujoco import MujocoAdapter, _native_contact_mjcf
+from harness.core.conventions import (
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_matrix,
+)
 from harness.core.errors import EngineUnavailable, NotProvided
 from harness.core.spec import ContactScene
 from harness.model.binding import Binding
@@ -122,6 +126,12 @@ class MujocoWarpAdapter(MujocoAdapter):
                                 "qfrc_applied = τ (passive damping by MuJoCo Warp)",
             "inverse_dynamics": "mujoco_warp.inverse → qfrc_inverse",
             "native_rollout": "mujoco_warp.step (Euler or RK4), constraints disabled",
+            "frame_jacobian_drift": "mujoco_warp.rne_postconstraint at qacc = 0 (cacc, cvel "
+                                    "moved to the frame's origin, gravity removed)",
+            "native_constrained": "mujoco_warp.forward with the equality constraints "
+                                  "enabled (soft: MuJoCo's law in float32)",
+            "native_contact": "mujoco_warp.step on MuJoCo's native-contact MJCF (soft "
+                              "contact in float32)",
         }
 
     def runtime(self) -> dict[str, Any]:
@@ -609,23 +619,120 @@ class MujocoWarpAdapter(MujocoAdapter):
         return None
 
     def frame_jacobian_drift(self, q: _F, v: _F, frames: Sequence[str]) -> tuple[_F, _F]:
-        """(k, 6, nv), (k, 6): NotProvided, MuJoCo Warp has no public J̇."""
-        raise NotProvided(self.name, "frame Jacobian drift", "MuJoCo Warp 4.0.0 exports no "
-                          "J̇ (MuJoCo's mj_jacDot has no public counterpart in mujoco_warp)")
+        """(J (k, 6, nv), a (k, 6)) of k frames at (q, v): J_WF [linear of F's origin; ω]
+        world axes (``batch_frame_jacobians``) and the drift J̇_WF v [m/s², rad/s²], the
+        frame's classical acceleration at v̇ = 0 without gravity. MuJoCo Warp exports no
+        J̇; its RNE pass after the constraint solver (mujoco_warp.rne_postconstraint)
+        gives every body's com-based spatial acceleration cacc = [α; a] from qacc = 0,
+        which the kernel seeds with −g at the world body. At the origin p of the frame
+        (on a body of root subtree com c, velocity cvel = [ω; u]):
+        J̇v = [a + α × (p − c) + ω × (u + ω × (p − c)) + g; α], as mj_objectAcceleration
+        does. Fixed-base models whose frames MuJoCo holds (a frame folded into the body
+        below it, or a free root, would add its own derivative terms)."""
+        if self._free is not None:
+            raise ValueError("mujoco_warp frame_jacobian_drift: fixed-base models only")
+        folded = [f for f in frames if f in self._folded]
+        if folded:
+            raise NotProvided(self.name, "frame Jacobian drift", f"frame {folded[0]} sits "
+                              "on a massless body folded into the body below it, whose "
+                              "acceleration MuJoCo Warp does not hold")
+        Q = np.asarray(q, dtype=float)[None]
+        J = self.batch_frame_jacobians(Q, frames)[0]
+        d = self._world(1)
+        self._set(d, Q, self._to_mj(np.asarray(v, dtype=float)[None], None), None,
+                  np.zeros((1, self._m.nv)))
+        mw = self._mw
+
+        def run() -> None:
+            mjw.kinematics(mw, d)
+            mjw.com_pos(mw, d)
+            mjw.com_vel(mw, d)
+            mjw.rne_postconstraint(mw, d)
+        self._launch("drift", run)
+        cacc = d.cacc.numpy()[0].astype(float)
+        cvel = d.cvel.numpy()[0].astype(float)
+        com = d.subtree_com.numpy()[0].astype(float)
+        g = np.asarray(self._m.opt.gravity, dtype=float)
+        a = np.empty((len(frames), 6))
+        for n, f in enumerate(frames):
+            kind, i = self._frame(f)
+            p, _ = self._pose_arrays(d, kind, i)
+            body = i if kind == "body" else int(self._m.site_bodyid[i])
+            r = p[0] - com[int(self._m.body_rootid[body])]
+            al, lin = cacc[body, 0:3], cacc[body, 3:6]
+            w, u = cvel[body, 0:3], cvel[body, 3:6]
+            a[n, 0:3] = lin + np.cross(al, r) + np.cross(w, u + np.cross(w, r)) + g
+            a[n, 3:6] = al
+        return J, a
 
     def native_constrained(self, problem: Any) -> list[dict[str, Any]]:
-        """v̇ (N, nv) of the engine's constrained solver: NotProvided (not wired)."""
-        raise NotProvided(self.name, "native constrained dynamics", "not wired in this "
-                          "adapter (MuJoCo Warp has equality constraints, MuJoCo's soft law, "
-                          "which MuJoCo's own row measures); stage 3 leaves float32 engines "
-                          "out")
+        """Stage-3 native row: MuJoCo Warp's soft equality constraints (mujoco_warp.forward
+        with constraints enabled on the equality model MuJoCo's row uses, limits and
+        contacts disabled; qfrc_applied = τ; v̇ = qacc) on the problem's N states in one
+        batch of N worlds, float32. Not exact (MuJoCo's soft law): informational. The
+        exceptions are MuJoCo's (a free root, a line constraint, a non-linear coupling)."""
+        if self._free is not None:
+            raise NotProvided(self.name, "native constrained dynamics", "the equality row "
+                              "is built for fixed-base models only")
+        for c in problem.spec.constraints:
+            if c.kind == "line":
+                raise NotProvided(self.name, "native constrained dynamics",
+                                  f"constraint {c.name}: MuJoCo Warp has no equality that "
+                                  "keeps a point on a line (connect is 3-D, weld 6-D)")
+        if any(k.function for k in problem.spec.couplings):
+            raise NotProvided(self.name, "native constrained dynamics", "a non-linear "
+                              "coupling (MuJoCo's joint equality is a quartic polynomial)")
+        m, _ = self._native_eq_model()
+        Q = np.asarray(problem.Q, dtype=float)
+        with wp.ScopedDevice(self._dev):
+            mw = mjw.put_model(m)
+            d = mjw.make_data(m, nworld=Q.shape[0])
+        self._set(d, Q, self._to_mj(np.asarray(problem.V, dtype=float), None),
+                  self._to_mj(np.asarray(problem.TAU, dtype=float), None))
+        self._launch("forward (equality)", lambda: mjw.forward(mw, d))
+        vd = self._from_mj(d.qacc.numpy().astype(float), None)
+        law = self.native_constrained_law().replace("MuJoCo soft equality constraints "
+                                                    "(mj_forward", "MuJoCo Warp's soft "
+                                                    "equality constraints in float32 "
+                                                    "(mujoco_warp.forward")
+        return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None, "law": law}]
 
     def native_contact(self, scene: ContactScene, q0: _F, v0: _F, t_end: float,
                        force_W: Callable[[float], _F],
                        settings: dict[str, Any] | None = None) -> dict[str, Any]:
-        """q (N, 7), v (N, 6) over t [s] under native contact: NotProvided (not wired)."""
-        raise NotProvided(self.name, "native contact", "not wired in this adapter: MuJoCo "
-                          "Warp has contact (MuJoCo's soft law, which MuJoCo's own row "
-                          "measures), but stepping one world from the host costs ~30 ms a "
-                          "step on a CPU device, 10³ steps a case")
+        """{"t" (N,) [s], "q" (N, 7), "v" (N, 6), …}: MuJoCo Warp's soft contact (float32)
+        on the declared contact geometry, the MJCF MuJoCo's native row builds
+        (engines/mujoco.py ``native_contact``), stepped by mujoco_warp.step in one world
+        from canonical (q0 (7,), v0 (6,)) over [0, t_end] [s]; force_W(t) → (3,) [N] at
+        the body origin through xfrc_applied, read at each step's start."""
+        s, statement = self.native_contact_statement(settings)
+        m = mujoco.MjModel.from_xml_string(_native_contact_mjcf(self.model, scene, s))
+        with wp.ScopedDevice(self._dev):
+            mw, d = mjw.put_model(m), mjw.make_data(m, nworld=1)
+        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        qpos = np.concatenate([q0[:3], [q0[6], q0[3], q0[4], q0[5]]])[None]
+        qvel = np.concatenate([quat_xyzw_to_matrix(q0[3:7]) @ v0[:3], v0[3:6]])[None]
+        d.qpos.assign(qpos.astype(np.float32))
+        d.qvel.assign(qvel.astype(np.float32))
+        n = int(round(t_end / s["dt"]))
+        T, Q, V = s["dt"] * np.arange(n + 1.0), np.empty((n + 1, 7)), np.empty((n + 1, 6))
+        xfrc = np.zeros((1, m.nbody, 6), dtype=np.float32)
+
+        def grab(k: int) -> None:
+            qp, qv = d.qpos.numpy()[0].astype(float), d.qvel.numpy()[0].astype(float)
+            quat = quat_wxyz_to_xyzw(qp[3:7])
+            Q[k, :3], Q[k, 3:] = qp[:3], quat
+            V[k, :3] = quat_xyzw_to_matrix(quat).T @ qv[:3]
+            V[k, 3:] = qv[3:6]
+
+        grab(0)
+        for k in range(n):
+            xfrc[0, 1, :3] = force_W(T[k])
+            d.xfrc_applied.assign(xfrc)
+            self._launch("contact step", lambda: mjw.step(mw, d))
+            grab(k + 1)
+        return {"t": T, "q": Q, "v": V, "settings": s,
+                "statement": statement.replace("MuJoCo soft contact", "MuJoCo Warp's soft "
+                                               "contact in float32").replace(
+                                                   "mj_step", "mujoco_warp.step")}
 

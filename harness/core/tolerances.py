@@ -13,10 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.07"
+TABLE_VERSION = "2027.01.11"
+# 2027.01.11: 2027.01.07 and 2027.01.08 merged (no number changed).
 # 2027.01.07: no existing atol or rtol changed. New: schedules/selected_order_weight and
 #   schedules/order_weight_integral (the two-ball fit's order of first impacts, weighed
 #   by evidence: harness/fit/bounce_order.py).
+# 2027.01.08: no existing atol or rtol changed. New: the float32 class of stage 3
+#   (constrained/<quantity>/float32, constrained/kkt_terms/float32,
+#   constrained/constraint_drift_terms/float32) and of stage 4's analytic fixtures
+#   (contact/<case.quantity>/float32, contact/simultaneity/float32,
+#   contact/missed_event_depth/float32) and of the replay (replay/trajectory/float32,
+#   refinement/float32, energy_balance/float32, native/float32).
 # 2027.01.06: the float32 class (2027.01.01 below) merged; 2027.01.05 merged 2027.01.03.
 #   No number changed by either merge.
 # 2027.01.04: no number changed. The bounce onset refinement's spacing rule (0.25 of the
@@ -963,6 +970,50 @@ for _qn in ("contact_force", "generalized_contact_force", "contact_acceleration"
         "d = 5e-4 m the smallest depth of the stage's states (a 1-ulp change of a 1 m "
         "position is 1.2e-4 of that depth): 2.54e-4. Measured 4.7e-5 (box, sliding). A "
         "wrong mass or lever arm at the 1e-3 level still fails it.")
+# stage 4's analytic fixtures (harness/stages/contact/cases.py) on a float32 engine: the
+# harness's own solvers (hybrid impacts, exact KKT) on that engine's M, v̇ and poses. The
+# fixtures are one free body: one tree level, so its poses carry ≤ 8 eps32 relative to
+# positions of size λ = 1 m, and the gap the event logic reads is resolved to
+# _F32_GAP = 8 eps32 · 1 m = 9.5e-7 m; every other term carries the recursive bound ρ.
+_F32_GAP = _F32_PER_LEVEL * EPS32 * 1.0
+_F32_CONTACT_SCALE = 30.0  # SI size of the fixtures' terms: g, m g ≤ 29.4 N, |v| ≤ 3.2 m/s
+TABLE.update({
+    ("contact", "simultaneity/float32"): Tolerance(2 * _F32_GAP, 0.0, "m: contacts whose "
+        "gaps differ by ≤ this are simultaneous, for a float32 engine: each gap is a "
+        "one-level pose (≤ 8 eps32 · 1 m = 9.5e-7 m), two of them 1.9e-6 m; the double "
+        "class's 1e-9 m is below the resolution of a float32 position near 0.1 m "
+        "(7.5e-9 m)."),
+    ("contact", "missed_event_depth/float32"): Tolerance(2 * _F32_GAP, 0.0, "m: a step "
+        "of a float32 engine that ends more than this inside the plane with no impact "
+        "located has missed an event: a located impact leaves the gap at the pose's "
+        "float32 round-off (≤ 9.5e-7 m), not at 1e-16 m; twice that, 1.9e-6 m. A missed "
+        "event of a 1e-2 s step at 1 m/s is ≥ 5e3 times this."),
+    ("contact", "bounce/float32"): Tolerance(0.0, 2 * _F32_RECURSIVE, "Event times, apex "
+        "heights, rebound speeds, energy losses of a float32 engine against the closed "
+        "forms: its v̇ (g) and M carry ρ = 1.5e-5 relative, and t ∝ g^-½, v ∝ g^½, apex "
+        "∝ v²/g, E ∝ m v² move by ≤ 2ρ (the gap's 9.5e-7 m shifts an event by ≤ 3e-7 s, "
+        "1e-6 of the 0.3 s flights); 3.1e-5. A restitution off by 1e-3 moves the second "
+        "impact by ≥ 5e-4."),
+    ("contact", "count/float32"): Tolerance(0.0, 0.0, "Counts of a float32 engine: exact, "
+        "as in the double class."),
+    ("contact", "stick_slip/float32"): Tolerance(1.0, 0.0, "Stick-to-slip time of a "
+        "float32 engine: within one sample, as the double class (a relative ρ of the "
+        "friction test moves the switch by ≤ 2e-3 of a sample)."),
+    ("contact", "rolling/float32"): Tolerance(0.0, _F32_RECURSIVE, "Rolling closed form "
+        "on a float32 engine's M and v̇: the exact KKT solve of its terms, within the "
+        "recursive bound ρ = 1.5e-5 relative."),
+    ("contact", "rolling_moving/float32"): Tolerance(0.0, _F32_RECURSIVE, "As "
+        "contact/rolling/float32, already rolling."),
+    ("contact", "kkt_exact/float32"): Tolerance(_F32_RECURSIVE * _F32_CONTACT_SCALE,
+        _F32_RECURSIVE, "Exact rigid-contact KKT on a float32 engine's terms: rtol ρ; a "
+        "quantity zero by structure (a stuck block's acceleration, a lifted ball's normal "
+        "force) keeps ρ times the size of the terms it cancels, g and m g ≤ 30 (SI): "
+        "4.6e-4."),
+    ("contact", "impact_state/float32"): Tolerance(_F32_RECURSIVE * _F32_CONTACT_SCALE,
+        _F32_RECURSIVE, "Post-impact velocities and impulses from a float32 engine's M "
+        "and poses: rtol ρ; a component zero by structure (the flat rod's spin) keeps ρ "
+        "times the terms' size (≤ 30 SI): 4.6e-4."),
+})
 TABLE[("dynamics", "forward_dynamics/float32")] = Tolerance(
     _FLOOR, _F32_RECURSIVE, _F32_REC_WHY + " v̇ adds its solve's conditioning: per state "
     "the bound grows with cond(M) (dynamics/conditioned_forward_dynamics/float32).")
@@ -982,6 +1033,91 @@ TABLE[("dynamics", "bias_forces_terms/float32")] = Tolerance(20 * EPS32, 0.0,
     "≤ T_s and each carries ~20 roundings in a recursive pass, so where they cancel "
     "(h = 0 by structure) a float32 sum keeps ≤ 20 eps32 · T_s = 2.4e-6 · T_s. A wrong "
     "h of physical size (m·g·L) is ≥ 4e5 times this.")
+
+# stage 3 (harness/stages/constrained/): the KKT answer of a float32 engine is solved by the
+# harness in double precision from that engine's own M, h, J, J̇v, which carry the
+# recursive bound ρ = _F32_RECURSIVE of stages 1–2 (relative, norm-wise per state). The
+# solve moves a relative perturbation ρ of K = [M −J_Kᵀ; J_K 0] and r = (f, −J̇v_K) by the
+# conditioning the double class's kkt_terms already measures: ‖δx‖ ≤ ‖K⁻¹‖(ρ‖K‖‖x‖ +
+# ρ‖r‖) ≤ ρ · T_s. So the float32 factor of the KKT terms is ρ where the double one is
+# 20 eps64, and the rows keep the recursive rtol.
+_F32_KKT_WHY = (
+    "float32 engine's KKT answer (the harness's double-precision solve of that engine's "
+    f"M, h, J, J̇v, each within the recursive float32 bound ρ = {_F32_RECURSIVE:.3g} of "
+    "stages 1–2): a relative perturbation ρ of K and r moves x = (v̇, λ) by ≤ ρ · "
+    "‖K⁻¹‖(‖K‖‖x‖ + ‖r‖), the conditioning term of constrained/kkt_terms, whose float32 "
+    "factor is ρ (constrained/kkt_terms/float32); rtol ρ where the terms do not cancel.")
+TABLE.update({
+    ("constrained", "constraint_jacobian/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+        _F32_REC_WHY + " J's rows are differences of two frames' Jacobians (stage 1's "
+        "frame_jacobian/float32) or a coupling's constant row."),
+    ("constrained", "constraint_drift/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+        _F32_REC_WHY + " J̇v is a frame's classical acceleration at v̇ = 0 (one recursive "
+        "pass, RNE's velocity products); where two frames' terms cancel, "
+        "constrained/constraint_drift_terms/float32."),
+    ("constrained", "constraint_drift_terms/float32"): Tolerance(_F32_RECURSIVE, 0.0,
+        "Factor f of J̇v's absolute bound per state, f · λ(Σ|v_s|)², for a float32 engine: "
+        "each velocity product ω_i × (ω_j × r), ω_i × v_j is formed from the recursive "
+        "passes' frames and velocities, each within the recursive bound ρ of stages 1–2 "
+        f"(inputs rounded once, then 8 roundings a level), so terms that cancel (a weld "
+        f"inside a chain: J̇v = 0 by structure) keep ≤ ρ · T_s = {_F32_RECURSIVE:.3g} · T_s "
+        "(the double class's 20 eps64 counts only the roundings of the sum, its inputs "
+        "being exact to eps64). A missing ω × (ω × r) of physical size is ≥ 6e4 times "
+        "this."),
+    ("constrained", "kkt_terms/float32"): Tolerance(_F32_RECURSIVE, 0.0, _F32_KKT_WHY),
+    ("constrained", "independent_rows/float32"): Tolerance(0.0, 0.0, "Which rows the "
+        "redundancy detection keeps: exact, as in the double class (the fixtures' "
+        "structurally dependent rows are exact zeros in float32 too; independent rows have "
+        "σ ≥ 1e-2 σ_max, 5 orders above float32's round-off)."),
+    ("constrained", "constrained_vdot/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+                                                           _F32_KKT_WHY),
+    ("constrained", "constraint_multipliers/float32"): Tolerance(_FLOOR, _F32_RECURSIVE,
+                                                                _F32_KKT_WHY),
+    ("constrained", "constraint_residual/float32"): Tolerance(2 * _F32_RECURSIVE, 0.0,
+        "‖g(q)‖∞ [m or rad] of a float32 engine at states on the manifold of a double "
+        "engine (≤ 1e-13): g is the difference of two frames' positions or orientations, "
+        f"each within the recursive bound ρ = {_F32_RECURSIVE:.3g} of the state's largest "
+        "pose entry (rotation entries 1; the constraint fixtures' positions ≤ 1 m), so "
+        "≤ 2ρ · 1 m."),
+    ("constrained", "constraint_velocity/float32"): Tolerance(2 * _F32_RECURSIVE * 8, 0.0,
+        "‖J v‖∞ over the kept rows of a float32 engine's J at v drawn in ker J_K of a "
+        "double engine: J v = δJ v with δJ ≤ 2ρ per entry (two frames' Jacobians, each "
+        "within the recursive bound ρ relative to entries ≤ 1: lever arms ≤ 1 m), so "
+        "|J v| ≤ 2ρ ‖v‖₁, and the sampled v (a unit-variance combination of ker J's "
+        "orthonormal basis, nv ≤ 16) has ‖v‖₁ ≤ 8 on the constraint fixtures."),
+})
+
+TABLE.update({("contact", q + "/float32"): TABLE[("contact", k + "/float32")]
+              for q, k in _CONTACT_ANALYTIC.items() if ("contact", k + "/float32") in TABLE})
+
+# stage 5 (harness/stages/replay/): a float32 engine replayed over 0.2 s (run.py F32_KNOTS).
+# The double class's trajectory band is 10× the stage-2 parity claim per evaluation
+# (1e-9 against 1e-10): the growth a stable replay allows the dynamics' difference. The
+# same factor on the float32 bound ρ gives the float32 band, 10 ρ = 1.5e-4.
+_F32_REPLAY = 10 * _F32_RECURSIVE
+TABLE.update({
+    ("replay", "trajectory/float32"): Tolerance(_F32_REPLAY, 0.0, "Engine pair with a "
+        "float32 engine, same harness integrator and step: the forward dynamics differ by "
+        f"≤ ρ = {_F32_RECURSIVE:.3g} relative (dynamics/forward_dynamics/float32), and the "
+        "replay band keeps the double class's growth factor, 10× the per-evaluation bound "
+        "(1e-9 against stage 2's 1e-10): 10 ρ = 1.5e-4 absolute over the 0.2 s the "
+        "float32 engine is replayed. A mass or lever arm off by 1e-2 leaves it."),
+    ("replay", "refinement/float32"): Tolerance(_F32_REPLAY, 0.0, "Refinement gate of a "
+        "float32 engine's run: halving the step moves the states its v̇ is evaluated at, "
+        "and with them its float32 rounding (≤ ρ relative per evaluation), so the refined "
+        "run differs by the truncation (≤ 1e-9 at dt 1e-3) plus that round-off carried "
+        "as in replay/trajectory/float32: 10 ρ = 1.5e-4."),
+    ("replay", "energy_balance/float32"): Tolerance(_F32_REPLAY, _F32_RECURSIVE,
+        "E(t) − E(t0) against the work for a float32 engine's run: the energy follows "
+        "its v̇, within ρ relative, so the residual is ≤ ρ of the energies exchanged "
+        "(rtol ρ) plus the carried round-off of replay/trajectory/float32 (atol 1.5e-4 "
+        "J for energies ≤ 50 J)."),
+    ("replay", "native/float32"): Tolerance(_F32_REPLAY, 200 * EPS32, "A float32 "
+        "engine's own stepping (its state held in float32) against its own refined "
+        "harness run: each of the ≤ 200 steps of 0.2 s at dt 1e-3 rounds the state once "
+        "(≤ eps32 relative, accumulating: rtol 200 eps32 = 2.4e-5) on top of the carried "
+        "dynamics round-off of replay/trajectory/float32 (atol 1.5e-4)."),
+})
 
 
 def lookup(stage: str, quantity: str) -> Tolerance:

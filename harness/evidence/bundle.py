@@ -815,17 +815,24 @@ def _label_problems(fx: str, f: Json, qname: str, labels: NDArray[Any], S: int) 
 def _closed_form_rows(fx: str, st: SampledStage, rows: list[Record],
                       engines: list[str]) -> list[str]:
     """Rows of a sampled stage outside its quantities (e.g. analytic fixtures against a
-    closed form, one row per engine): against one reference, every quantity has the same
-    engines (a row deleted from one quantity is missing there)."""
+    closed form, one row per engine): against one reference, every quantity (its
+    tolerance class, "…/float32", set aside) has the same engines (a row deleted from one
+    quantity is missing there), except where a not_provided row of one engine names the
+    quantity's case ("grazing" for "grazing.event_time_s") and says why."""
     out: list[str]
     groups: dict[str, dict[str, set[str]]]
     out, groups = [], {}
+    said = {(r.engine_a, r.quantity) for r in rows
+            if not r.engine_b and r.status == "not_provided"}
     for r in rows:
-        groups.setdefault(r.engine_a, {}).setdefault(r.quantity, set()).add(r.engine_b)
+        if r.engine_b:
+            groups.setdefault(r.engine_a, {}).setdefault(r.quantity.partition("/")[0],
+                                                         set()).add(r.engine_b)
     for ref, per in sorted(groups.items()):
         every = set().union(*per.values())
         for q, have in sorted(per.items()):
-            missing = [e for e in engines if e in every - have]
+            missing = [e for e in engines if e in every - have
+                       and (e, q.partition(".")[0]) not in said]
             if missing:
                 out.append(f"{fx}/{st.name}/{q}: no {ref}~ row for {', '.join(missing)} "
                            "(a row is missing)")

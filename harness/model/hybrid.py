@@ -87,8 +87,11 @@ class HybridAdapter(ContactAdapter, Protocol):
     def mass_matrix(self, q: _F) -> _F: ...
 
 
-def _tol(name: str) -> float:
-    return lookup("contact", name).atol
+def _tol(name: str, adapter: object | None = None) -> float:
+    """atol [its unit] of contact/<name>, of the float32 class for an adapter that computes
+    in single precision (its ``precision`` attribute)."""
+    cls = "/float32" if getattr(adapter, "precision", "float64") == "float32" else ""
+    return lookup("contact", name + cls).atol
 
 
 # ----- energy of a single-body contact fixture ---------------------------------------------
@@ -317,8 +320,8 @@ def simulate(adapter: HybridAdapter, scene: ContactScene, q0: ArrayLike, v0: Arr
     if not (0.0 <= restitution <= 1.0):
         raise ValueError(f"restitution must be in [0, 1], got {restitution}")
     fl = _Flow(adapter, scene, tau_fn)
-    xtol, sim_tol = _tol("event_time"), _tol("simultaneity")
-    depth_tol = _tol("missed_event_depth")
+    xtol, sim_tol = _tol("event_time"), _tol("simultaneity", adapter)
+    depth_tol = _tol("missed_event_depth", adapter)
     missed: list[tuple[float, int, float]] = []
     t, q, v = 0.0, np.array(q0, dtype=float), np.array(v0, dtype=float)
     T: list[float] = [t]

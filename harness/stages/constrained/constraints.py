@@ -46,7 +46,7 @@ measured independently by a central difference of the engine's own Jacobian alon
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -314,12 +314,18 @@ def nearly_dependent(J: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 def release_rate(spec: FixtureSpec, adapter: EngineAdapter, q: NDArray[np.float64],
                  v: NDArray[np.float64], c: NDArray[np.float64], keep: NDArray[np.bool_],
-                 h: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                 h: float, integrate: Callable[[NDArray[np.float64], NDArray[np.float64],
+                                                float], NDArray[np.float64]] | None = None
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(δa(h) (m,), δa(2h) (m,)) [m/s² | rad/s²]: central differences, steps h and 2h [s]
     along v, of the dropped rows' departure from the kept rows, (J_j − c_jᵀ J)(q ⊕ t v)·v,
-    from ``adapter``'s own frame Jacobians (0 on kept rows). c from ``release`` at q."""
+    from ``adapter``'s own frame Jacobians (0 on kept rows). c from ``release`` at q;
+    q ⊕ t v by ``integrate`` (default the adapter's own; the stage passes the reference
+    engine's for an engine that has none: it only places the states sampled)."""
+    step_q = integrate or adapter.integrate
+
     def departure(t: float) -> NDArray[np.float64]:
-        qt = adapter.integrate(q, v, t)
+        qt = step_q(q, v, t)
         J, _ = jacobian_drift(spec, adapter, qt, np.zeros(adapter.nv))
         return (J - c @ J) @ v
 

@@ -83,10 +83,10 @@ def terms_of(quantity: str, key_a: str, key_b: str,
     """(S,) T of the row comparing the arrays key_a, key_b ("out/<fx>/constrained/<q>/
     <engine>[:<solver>]"), or None where the quantity has no terms or they are not stored:
     J̇v's terms, or the larger KKT terms of the engines behind the two arrays."""
-    if quantity not in TERMS:
+    if quantity.split("/", 1)[0] not in TERMS:
         return None
     fx = _fixture_of(key_a)
-    if quantity == "constraint_drift":
+    if quantity.startswith("constraint_drift"):
         got = arrays.get(drift_key(fx))
         return None if got is None else np.asarray(got, dtype=float)
     engines = {k.rsplit("/", 1)[1].split(":", 1)[0] for k in (key_a, key_b)}
@@ -105,8 +105,9 @@ def terms_compare(rid: str, fixture: str, quantity: str, engine_a: str, engine_b
     """``compare`` with the per-state floor max(atol, f·T_s) (module docstring); T (S,).
     Where the floor decided a passed row (some state beyond atol + rtol·scale), the reason
     states the bound."""
-    entry, what = TERMS[quantity]
-    f = lookup(NAME, entry).atol
+    base, sep, cls = quantity.partition("/")  # cls: the tolerance class ("float32")
+    entry, what = TERMS[base]
+    f = lookup(NAME, entry + sep + cls).atol
     T = np.asarray(terms, dtype=float)
     S = T.shape[0]
     floor = terms_floor(rid, a, T, tol.atol, f)
@@ -128,7 +129,7 @@ def terms_compare(rid: str, fixture: str, quantity: str, engine_a: str, engine_b
 def _check_terms(r: Record, arrays: dict[str, NDArray[Any]]) -> None:
     """Raise ValueError where a stored T array differs from its stored inputs."""
     fx = _fixture_of(r.key_a)
-    if r.quantity == "constraint_drift":
+    if r.quantity.startswith("constraint_drift"):
         memoized("constrained:" + drift_key(fx), lambda: _check_drift(arrays, fx))
         return
     for e in sorted({k.rsplit("/", 1)[1].split(":", 1)[0] for k in (r.key_a, r.key_b)}):

@@ -120,11 +120,14 @@ def sample_states(spec: FixtureSpec, ref: EngineAdapter, n: int,
 
 
 def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: NDArray[np.float64],
-                 V: NDArray[np.float64], TAU: NDArray[np.float64]) -> dict[str, Any]:
+                 V: NDArray[np.float64], TAU: NDArray[np.float64],
+                 integrate: Callable[..., NDArray[np.float64]] | None = None
+                 ) -> dict[str, Any]:
     """Q (N, nq), V (N, nv), TAU (N, nv) [N·m | N]: the sampled states and torques.
     Everything stage 3 needs from one engine (its own APIs only); raises NotProvided /
     other errors for the caller to record. Keys: J, drift, keep, vdot, lam, f, M, and
-    g (or None with ``g_why``), plus ``f_api`` saying how f was obtained."""
+    g (or None with ``g_why``), plus ``f_api`` saying how f was obtained. ``integrate``:
+    q ⊕ t v for the release rate (constraints.py ``release_rate``), default the adapter's."""
     D = damping_vector(layout)
     N = Q.shape[0]
     h = lookup(NAME, "release_step").atol
@@ -144,7 +147,8 @@ def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: N
         vdot, lam = C.kkt_solve(M, f, J, drift, keep)
         c, d = C.release(J, keep)
         nearly = C.nearly_dependent(J, keep)
-        rate, rate2 = (C.release_rate(spec, adapter, q, v, c, keep, h) if not keep.all()
+        rate, rate2 = (C.release_rate(spec, adapter, q, v, c, keep, h, integrate)
+                       if not keep.all()
                        else (np.zeros(len(keep)), np.zeros(len(keep))))
         if not g_why:
             try:
@@ -161,10 +165,17 @@ def engine_terms(spec: FixtureSpec, layout: Layout, adapter: EngineAdapter, Q: N
     return res
 
 
-# why an engine that computes in float32 has no stage-3 rows
-FLOAT32_KKT = ("single precision: stage 3's bounds are double-precision round-off of the "
-               "KKT solve and of J̇v's terms (constrained/kkt_terms), and no float32 class is "
-               "derived for them")
+# the zero rows whose value carries an engine's float32 round-off (poses, J against the
+# reference engine's v); constraint_acceleration and released_acceleration are residuals
+# of the harness's own double-precision KKT solve of that engine's terms: double class
+F32_ZERO = ("constraint_residual", "constraint_velocity")
+
+
+def _cls(adapters: dict[str, EngineAdapter], *engines: str) -> str:
+    """The tolerance class of a row of these engines: "/float32" when one computes in
+    single precision, else "" (harness/stages/runner.py ``precision_suffix``)."""
+    return ("/float32" if any(getattr(adapters.get(e), "precision", "float64") == "float32"
+                              for e in engines) else "")
 
 
 def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines: list[str],
@@ -182,11 +193,9 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
     arrays[lkey] = labels
     arrays[f"labels/{fx}/{NAME}/rows"] = np.array(C.row_labels(spec))
     live = [e for e in engines if e in adapters and e not in blocked_engine]
-    for e in [e for e in live if getattr(adapters[e], "precision", "") == "float32"]:
-        live.remove(e)  # a single-precision engine: stage 3 has no float32 class
-        records.append(_single(fx, "constrained_vdot", e, "not_provided", FLOAT32_KKT))
-    try:
-        ref_name, ref = reference_engine(spec, adapters, live)
+    try:  # the states are sampled with a double-precision engine where one works
+        ref_name, ref = reference_engine(spec, adapters, sorted(live, key=lambda e: bool(
+            _cls(adapters, e))))
         Q, V, TAU = sample_states(spec, ref, samples, rng)
     except (RuntimeError, ValueError) as err:
         return [Record(id=f"{fx}/{NAME}/states", stage=NAME, fixture=fx, quantity="states",
@@ -200,7 +209,8 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
         if progress:
             progress(f"{fx}: stage {NAME}: {e}")
         try:
-            terms[e] = engine_terms(spec, model.layout, adapters[e], Q, V, TAU)
+            terms[e] = engine_terms(spec, model.layout, adapters[e], Q, V, TAU,
+                                    _integrate_of(adapters[e], ref, Q[0]))
         except NotProvided as err:
             records.append(_single(fx, "constrained_vdot", e, "not_provided", err.why))
             continue
@@ -237,9 +247,10 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
             arrays[key] = val[:, None]
             dkey = f"{pre}/{qty}/declared"
             arrays[dkey] = np.zeros((samples, 1))
-            records.append(compare(f"{fx}/{NAME}/{qty}/declared~{e}", NAME, fx, qty,
+            qn = qty + (_cls(adapters, e) if qty in F32_ZERO else "")
+            records.append(compare(f"{fx}/{NAME}/{qty}/declared~{e}", NAME, fx, qn,
                                    "declared", e, arrays[dkey], arrays[key],
-                                   lookup(NAME, qty), dkey, key, labels, lkey))
+                                   lookup(NAME, qn), dkey, key, labels, lkey))
         if dropped.any():
             records.append(Record(
                 id=f"{fx}/{NAME}/dependent_rows/{e}", stage=NAME, fixture=fx,
@@ -260,12 +271,13 @@ def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines:
             if a not in terms or b not in terms:
                 continue
             ka, kb = f"{pre}/{qty}/{a}", f"{pre}/{qty}/{b}"
-            T = roundoff.terms_of(qty, ka, kb, arrays)
+            qn = qty + _cls(adapters, a, b)  # a float32 engine: the float32 class
+            T = roundoff.terms_of(qn, ka, kb, arrays)
             records.append(
-                compare(rid, NAME, fx, qty, a, b, arrays[ka], arrays[kb], lookup(NAME, qty),
+                compare(rid, NAME, fx, qn, a, b, arrays[ka], arrays[kb], lookup(NAME, qn),
                         ka, kb, labels, lkey) if T is None else
-                roundoff.terms_compare(rid, fx, qty, a, b, arrays[ka], arrays[kb],
-                                       lookup(NAME, qty), ka, kb, labels, lkey, T))
+                roundoff.terms_compare(rid, fx, qn, a, b, arrays[ka], arrays[kb],
+                                       lookup(NAME, qn), ka, kb, labels, lkey, T))
     # native solvers
     for e in terms:
         records += _native_rows(model, adapters[e], e, terms[e], Q, V, TAU, arrays, labels,
@@ -314,6 +326,17 @@ def _dependent_note(spec, t, res, samples) -> str:
     return (f"dependent constraint rows detected (SVD rank {ranks} of {len(rl)} rows, "
             f"threshold constrained/rank) and removed before the solve (λ = 0 there): "
             f"{'; '.join(parts)}; {t['f_api']}")
+
+
+def _integrate_of(adapter: EngineAdapter, ref: EngineAdapter, q: NDArray[np.float64]
+                  ) -> Callable[..., NDArray[np.float64]] | None:
+    """None where ``adapter`` integrates q ⊕ v·t itself (tried at q (nq,)), else the
+    reference engine's (MuJoCo Warp has no position update outside a whole step)."""
+    try:
+        adapter.integrate(q, np.zeros(adapter.nv), 0.0)
+        return None
+    except NotProvided:
+        return ref.integrate
 
 
 def _single(fx, qty, e, status, reason):

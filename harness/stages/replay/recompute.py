@@ -67,11 +67,11 @@ def recompute_record(r: Record, arrays: dict, records_by_id: dict) -> Record:
     case, run, who = _parse(r)
     labels_key = array_key(case, "labels")
     labels = arrays[labels_key]
-    q = r.quantity
     # a stored record is recomputed with its own tolerance (verify checks it against the
-    # table); a new one takes the table's
-    tol = lookup(NAME, q) if r.atol is None else Tolerance(r.atol, r.rtol, "")
-    args = dict(rid=r.id, stage=NAME, fixture=r.fixture, quantity=q,
+    # table); a new one takes the table's, of its class ("trajectory/float32")
+    tol = lookup(NAME, r.quantity) if r.atol is None else Tolerance(r.atol, r.rtol, "")
+    q = r.quantity.partition("/")[0]
+    args = dict(rid=r.id, stage=NAME, fixture=r.fixture, quantity=r.quantity,
                 engine_a=r.engine_a, engine_b=r.engine_b, tol=tol, key_a=r.key_a,
                 key_b=r.key_b, key_labels=labels_key)
     if q == "refinement":

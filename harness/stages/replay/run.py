@@ -5,6 +5,7 @@ Dimension legend: N knots; nq, nv canonical; K levels of a convergence sweep.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -100,12 +101,60 @@ def blocked_by(records: Iterable[Record]
     return be, bp
 
 
-# why an engine that computes in float32 takes no part in the replay
-FLOAT32_REPLAY = ("single precision: the replay's bounds are double-precision ones (the "
-                  "trajectory band 1e-9, the refinement gate 1e-6), which float32 round-off "
-                  "accumulated over 10³ steps exceeds, and no float32 replay class is derived; "
-                  "its stepping of one world from the host also costs ~2 ms per force "
-                  "evaluation on a CPU device")
+# A float32 engine (its ``precision`` attribute) is replayed on a case of its own: the
+# first F32_KNOTS knots of each agreement or horizon case (scored by agreement: the
+# horizon's twin perturbation, 1e-10, is below float32's resolution of v0), with every
+# engine of the run, its rows in the float32 class of the replay (…/float32). Its host-
+# driven calls cost ~4 ms a force evaluation and ~33 ms a native RK4 step on a CPU device
+# (2 s of chain7 with its refined runs: ~4 min), so its horizon is shortened to 0.2 s.
+F32_KNOTS = 21  # knots of a float32 engine's case: 0.2 s on the 0.01 s grids
+F32_SUFFIX = ".float32"  # its case name: "<case>.float32"
+FLOAT32_CONVERGENCE = ("single precision: a convergence sweep measures the state error of "
+                       "each step size against a DOP853 reference at rtol 1e-13 down to "
+                       "~1e-9, below the round-off a float32 engine's v̇ (≤ 1.5e-5 "
+                       "relative per evaluation, dynamics/forward_dynamics/float32) leaves "
+                       "in every run, so the observed order would measure float32 "
+                       "round-off, not the integrator")
+
+
+def precision_class(adapter: object) -> str:
+    """"/float32" for an adapter (or adapter class) that computes in single precision,
+    else "" (the double class): the suffix of its rows' tolerance entries."""
+    return "/float32" if getattr(adapter, "precision", "float64") == "float32" else ""
+
+
+def float32_case(case: Case) -> Case:
+    """``case`` on its first F32_KNOTS knots, scored by agreement (module comment)."""
+    cand = case.candidate
+    n = min(F32_KNOTS, cand.t.size)
+    if n < cand.t.size and cand.t[n - 1] == cand.t[n]:
+        n -= 1  # not between the two knots of an event
+    short = dataclasses.replace(cand, t=cand.t[:n].copy(), tau=cand.tau[:n].copy(),
+                                events=tuple(e for e in cand.events if e.t < cand.t[n - 1]))
+    return Case(case.name + F32_SUFFIX, short, "agreement", case.method, case.native,
+                dict(case.native_settings))
+
+
+def _jobs(cases: Sequence[Case], engines: Sequence[str], classes: dict[str, Any]
+          ) -> tuple[list[tuple[Case, list[str]]], list[Record]]:
+    """([(case, its engines)], not_provided rows): each case with the double engines,
+    and for float32 engines its shortened copy with every engine (a convergence case has
+    none: FLOAT32_CONVERGENCE)."""
+    f32 = [e for e in engines if precision_class(classes[e])]
+    double = [e for e in engines if e not in f32]
+    jobs, rows = [], []
+    for case in cases:
+        jobs.append((case, double))
+        if not f32:
+            continue
+        if case.mode == "convergence":
+            fx = case.candidate.model.name
+            rows += [Record(id=record_id(case.name, fx, "run", "run", e), stage=NAME,
+                            fixture=fx, quantity="run", engine_a=e, engine_b="",
+                            status="not_provided", reason=FLOAT32_CONVERGENCE) for e in f32]
+            continue
+        jobs.append((float32_case(case), list(engines)))
+    return jobs, rows
 
 
 def run(cases: Sequence[Case], engines: Sequence[str], earlier_records: Iterable[Record] = (),
@@ -114,7 +163,8 @@ def run(cases: Sequence[Case], engines: Sequence[str], earlier_records: Iterable
     records, arrays, info = [], {}, {"cases": {}}
     be, bp = blocked_by(earlier_records)
     classes = {e: registry.adapter_class(e) for e in engines}
-    for case in cases:
+    jobs, records = _jobs(cases, engines, classes)
+    for case, engines in jobs:
         cand = case.candidate
         fx = cand.model.name
         say = progress or (lambda m: None)
@@ -129,11 +179,6 @@ def run(cases: Sequence[Case], engines: Sequence[str], earlier_records: Iterable
             records.append(Record(id=record_id(case.name, fx, "load", "load", e), stage=NAME,
                                   fixture=fx, quantity="load", engine_a=e, engine_b="",
                                   status="error", reason=why))
-        for e in [e for e, a in adapters.items() if getattr(a, "precision", "") == "float32"]:
-            del adapters[e]  # a single-precision engine: no replay class (FLOAT32_REPLAY)
-            records.append(Record(id=record_id(case.name, fx, "run", "run", e), stage=NAME,
-                                  fixture=fx, quantity="run", engine_a=e, engine_b="",
-                                  status="not_provided", reason=FLOAT32_REPLAY))
         if not adapters:
             continue  # every engine failed to load: the error rows say why
         blocked = {e: f"{e} {be[(fx, e)]}" for e in adapters if (fx, e) in be}
@@ -255,11 +300,12 @@ def _run_replay(case, adapters, blocked, bp, observer, records, arrays, cinfo, s
                 del arrays[k]
             continue
         ok.append(e)
+        cls = precision_class(a)
         gates[e] = recompute_record(_stub(name, fx, run, "refinement", e, pre + "/x",
-                                          pre + "/x_refined"), arrays, {})
+                                          pre + "/x_refined", cls=cls), arrays, {})
         records.append(gates[e])
         records.append(recompute_record(_stub(name, fx, run, "energy_balance", e,
-                                              pre + "/energy", pre + "/work"),
+                                              pre + "/energy", pre + "/work", cls=cls),
                                         arrays, {gates[e].id: gates[e]}))
     for e in adapters:
         if e in blocked:
@@ -277,7 +323,8 @@ def _run_replay(case, adapters, blocked, bp, observer, records, arrays, cinfo, s
         if a not in ok or b not in ok:
             continue  # the error row explains it
         stub = _stub(name, fx, run, "trajectory", f"{a}~{b}", array_key(name, run, a, "x"),
-                     array_key(name, run, b, "x"), a, b)
+                     array_key(name, run, b, "x"), a, b,
+                     cls=precision_class(adapters[a]) or precision_class(adapters[b]))
         records.append(recompute_record(stub, arrays, {g.id: g for g in gates.values()}))
     if case.native:
         _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
@@ -326,12 +373,13 @@ def _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
                                             "effective_dt": [native_effective_dt(x, cand.t)
                                                              for x in (settings, refined)],
                                             "wall_s": [t1 - t0, t2 - t1]}
+        cls = precision_class(a)
         g = recompute_record(_stub(name, fx, run, "refinement", e, pre + "/x",
-                                   pre + "/x_refined"), arrays, {})
+                                   pre + "/x_refined", cls=cls), arrays, {})
         records.append(g)
         ref_gate = gates[e]
         stub = _stub(name, fx, run, "native", e, pre + "/x",
-                     array_key(name, ref_run, e, "x_refined"))
+                     array_key(name, ref_run, e, "x_refined"), cls=cls)
         records.append(recompute_record(stub, arrays, {g.id: g, ref_gate.id: ref_gate}))
 
 
@@ -402,11 +450,12 @@ def refine_native(settings: dict[str, Any], t: NDArray[np.float64] | None = None
     return out
 
 
-def _stub(case, fx, run, quantity, who, key_a, key_b, a=None, b=None):
+def _stub(case, fx, run, quantity, who, key_a, key_b, a=None, b=None, cls=""):
     """What to compute (ids and array keys); recompute_record makes the record itself.
-    Its placeholder status is "error", so a stub that escaped would fail, never pass."""
+    Its placeholder status is "error", so a stub that escaped would fail, never pass.
+    ``cls``: the tolerance class ("/float32") the record's quantity carries (not its id)."""
     return Record(id=record_id(case, fx, run, quantity, who), stage=NAME, fixture=fx,
-                  quantity=quantity, engine_a=a or who, engine_b=b or "", status="error",
+                  quantity=quantity + cls, engine_a=a or who, engine_b=b or "", status="error",
                   reason="not computed", key_a=key_a, key_b=key_b,
                   key_labels=array_key(case, "labels"))
 
