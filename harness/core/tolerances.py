@@ -1120,6 +1120,15 @@ TABLE.update({
 })
 
 
+def precision_class(*adapters: object) -> str:
+    """The tolerance class of a row computed by ``adapters`` (engine adapters or their
+    classes): "/float32" when one of them computes in single precision (its ``precision``
+    attribute), else "" (the double class). The suffix of the row's quantity and of its
+    table entries."""
+    return ("/float32" if any(getattr(a, "precision", "float64") == "float32"
+                              for a in adapters) else "")
+
+
 def lookup(stage: str, quantity: str) -> Tolerance:
     try:
         return TABLE[(stage, quantity)]

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from harness.core.errors import BadInput, EngineUnavailable, ModelRejected, NotProvided
 from harness.core.records import Record, compare
-from harness.core.tolerances import Tolerance, lookup
+from harness.core.tolerances import Tolerance, lookup, precision_class
 from harness.core.verdict import DECLARED, block_on, blocked_why
 from harness.model import registry
 from harness.model.prepared import PreparedModel
@@ -111,13 +111,6 @@ def _fixture_run(model: PreparedModel, adapters: dict[str, EngineAdapter]) -> Fi
                          if not any(n.startswith(c.note) for n in model.notes)])
 
 
-def precision_suffix(*adapters: object) -> str:
-    """The tolerance class of a row of these adapters: "/float32" when one of them computes
-    in single precision (its ``precision`` attribute), else "" (the double class)."""
-    return ("/float32" if any(getattr(a, "precision", "float64") == "float32"
-                              for a in adapters) else "")
-
-
 def _engine_row(fx: str, stage: str, quantity: str, engine: str, status: str,
                 reason: str) -> Record:
     """A row of one engine alone (its load or a quantity it cannot compute)."""
@@ -173,7 +166,7 @@ class _FixtureStages:
             dkey = f"out/{fx}/{qty.name}/{DECLARED}"
             self.arrays[dkey] = np.asarray(qty.declared(self.model), dtype=float)
             for e in outs:
-                cls = precision_suffix(self.adapters[e])
+                cls = precision_class(self.adapters[e])
                 records.append(compare(
                     f"{fx}/{stage}/{qty.name}/{DECLARED}~{e}", stage, fx, qty.name + cls,
                     DECLARED, e, self.arrays[dkey], outs[e],
@@ -276,7 +269,7 @@ class _FixtureStages:
             if qty.variant is not None:  # tolerance of the pair's methods
                 qn = qty.name + qty.variant(self.adapters[a], self.adapters[b])
                 ptol = lookup(stage, qn)
-            cls = precision_suffix(self.adapters[a], self.adapters[b])
+            cls = precision_class(self.adapters[a], self.adapters[b])
             if cls:  # a single-precision engine: the float32 class of the table
                 qn += cls
                 ptol = lookup(stage, qn)

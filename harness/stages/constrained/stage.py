@@ -47,7 +47,7 @@ from harness.core.conventions import Layout
 from harness.core.errors import NotProvided
 from harness.core.records import Record, compare, inform
 from harness.core.spec import COUPLING_NOTE, FROZEN_NOTE, FixtureSpec
-from harness.core.tolerances import lookup
+from harness.core.tolerances import lookup, precision_class
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter, HasConstrainedDynamics
 from harness.stages import dynamics
@@ -172,10 +172,9 @@ F32_ZERO = ("constraint_residual", "constraint_velocity")
 
 
 def _cls(adapters: dict[str, EngineAdapter], *engines: str) -> str:
-    """The tolerance class of a row of these engines: "/float32" when one computes in
-    single precision, else "" (harness/stages/runner.py ``precision_suffix``)."""
-    return ("/float32" if any(getattr(adapters.get(e), "precision", "float64") == "float32"
-                              for e in engines) else "")
+    """The tolerance class of a row of these engines (harness/core/tolerances.py
+    ``precision_class``)."""
+    return precision_class(*(adapters.get(e) for e in engines))
 
 
 def run_stage(model: PreparedModel, adapters: dict[str, EngineAdapter], engines: list[str],

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from harness.core.errors import EngineUnavailable, ModelRejected
 from harness.core.records import Record
-from harness.core.tolerances import lookup
+from harness.core.tolerances import lookup, precision_class
 from harness.model import registry
 from harness.model.candidate import Controls
 from harness.model.integrators import Method, impulse_reset, rollout, spans, steps_per_interval
@@ -115,12 +115,6 @@ FLOAT32_CONVERGENCE = ("single precision: a convergence sweep measures the state
                        "relative per evaluation, dynamics/forward_dynamics/float32) leaves "
                        "in every run, so the observed order would measure float32 "
                        "round-off, not the integrator")
-
-
-def precision_class(adapter: object) -> str:
-    """"/float32" for an adapter (or adapter class) that computes in single precision,
-    else "" (the double class): the suffix of its rows' tolerance entries."""
-    return "/float32" if getattr(adapter, "precision", "float64") == "float32" else ""
 
 
 def float32_case(case: Case) -> Case:
@@ -324,7 +318,7 @@ def _run_replay(case, adapters, blocked, bp, observer, records, arrays, cinfo, s
             continue  # the error row explains it
         stub = _stub(name, fx, run, "trajectory", f"{a}~{b}", array_key(name, run, a, "x"),
                      array_key(name, run, b, "x"), a, b,
-                     cls=precision_class(adapters[a]) or precision_class(adapters[b]))
+                     cls=precision_class(adapters[a], adapters[b]))
         records.append(recompute_record(stub, arrays, {g.id: g for g in gates.values()}))
     if case.native:
         _run_native(case, adapters, blocked, ok, gates, records, arrays, cinfo, say)
