@@ -27,6 +27,8 @@ launch of each kernel path took (compile or cache load) are kept apart from run 
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -61,13 +63,39 @@ _NOT_DERIV = ("MuJoCo Warp 4.0.0 has no dynamics derivatives with respect to q, 
               "integrator)")
 
 
+# what warp's native library printed while it initialised (e.g. that no CUDA driver is
+# installed), kept for the manifest instead of reaching the terminal as a bare line
+INIT_MESSAGES: list[str] = []
+_INITIALISED: list[bool] = []   # [True] once init_warp has run in this process
+
+
+def init_warp() -> None:
+    """``wp.init()`` once, with the process's stderr (file descriptor 2, which warp's C++
+    writes to directly) captured into INIT_MESSAGES."""
+    if _INITIALISED:
+        return
+    _INITIALISED.append(True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            wp.init()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode(errors="replace")
+    INIT_MESSAGES.extend(line.strip() for line in text.splitlines() if line.strip())
+
+
 def device_name() -> str:
     """The warp device of this process: ``HARNESS_DEVICE`` (cpu, cuda, cuda:0, …), else
     cuda when warp finds a CUDA device, else cpu."""
     want = os.environ.get("HARNESS_DEVICE", "").strip()
     if want:
         return want
-    wp.init()
+    init_warp()
     return "cuda" if wp.is_cuda_available() else "cpu"
 
 
@@ -95,7 +123,7 @@ class MujocoWarpAdapter(MujocoAdapter):
         self.version = mjw.__version__ if hasattr(mjw, "__version__") else "4.0.0"
         self.device = device_name()
         try:
-            wp.init()
+            init_warp()
             self._dev = wp.get_device(self.device)
         except Exception as e:  # an unknown or absent device: the engine is unavailable
             raise EngineUnavailable(self.name, f"warp device {self.device!r}: {e}") from None
@@ -135,10 +163,11 @@ class MujocoWarpAdapter(MujocoAdapter):
         }
 
     def runtime(self) -> dict[str, Any]:
-        """{device, kernel_cache, compile_s {path: s}, run_s {path: s}, precision}: where
-        and how this adapter ran, compile (first launch) apart from run time [s]."""
+        """{device, kernel_cache, compile_s {path: s}, run_s {path: s}, precision,
+        init_messages}: where and how this adapter ran, compile (first launch) apart from
+        run time [s], and what warp said when it initialised."""
         return {"device": str(self._dev), "kernel_cache": self.kernel_cache,
-                "precision": PRECISION,
+                "precision": PRECISION, "init_messages": list(INIT_MESSAGES),
                 "compile_s": {k: round(v, 3) for k, v in self.compile_seconds.items()},
                 "run_s": {k: round(v, 3) for k, v in self.run_seconds.items()}}
 
