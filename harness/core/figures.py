@@ -157,7 +157,13 @@ def tidy(x: float) -> float | None:
 
 
 def _nums(xs: Iterable[Any], digits: int = 7) -> list[float | None]:
-    return [_num(x, digits) for x in list(xs)]
+    """``[_num(x, digits) for x in xs]``: a finite Python float (every entry of a 1-D
+    float array, through ``tolist``) is formatted here without ``_num``'s call and checks
+    (``%`` and ``format`` round alike; a chart holds tens of thousands of numbers)."""
+    vals = xs.tolist() if getattr(xs, "ndim", None) == 1 else list(xs)  # type: ignore[attr-defined]
+    fmt = f"%.{digits}g"
+    return [(float(fmt % v) if v else 0.0) if type(v) is float and v - v == 0.0
+            else _num(v, digits) for v in vals]
 
 
 def axis_title(label: str, unit: str | None) -> str:
@@ -309,7 +315,8 @@ class Figure:
                             "hoverongaps": False})
 
     def _xs(self, x: Iterable[Any]) -> list[str | float | None]:
-        return [v if isinstance(v, str) else _num(v, self.digits) for v in list(x)]
+        vals = x.tolist() if getattr(x, "ndim", None) == 1 else list(x)  # type: ignore[attr-defined]
+        return [v if isinstance(v, str) else n for v, n in zip(vals, _nums(vals, self.digits))]
 
     # layout ------------------------------------------------------------------------------
     def _log_axis(self, axis: Json, values: list[float], traces_key: str) -> None:
