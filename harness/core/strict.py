@@ -252,15 +252,20 @@ def loads_json(raw: bytes | bytearray | str, where: str, what: str = "JSON") -> 
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether an array or object of the parsed JSON ``value`` is nested deeper than
     ``limit`` (the nesting ``json_depth_problem`` counts in the text, without scanning the
-    text: a walk of the parsed containers, a few ms for a qualification's records)."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        v, depth = stack.pop()
+    text: a walk of the parsed containers, exact dicts and lists as the parser gives them,
+    one level at a time; a few ms for a qualification's records)."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v)
-                     if isinstance(c, (dict, list)))
+        level = [c for v in level for c in (v.values() if type(v) is dict else v)
+                 if type(c) in _CONTAINERS]
+        depth += 1
     return False
+
+
+_CONTAINERS = (dict, list)
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON",
