@@ -379,28 +379,31 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
 
 def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str,
             check: Callable[[tuple[int, ...], np.dtype[Any]], int]
-            ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytearray]:
+            ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes]:
     """(shape, fortran order, dtype, data) of the .npy member ``info``, through
     ``zipfile``'s reader (which checks the local header, the CRC-32 and the sizes against
-    the zip directory): its header first, then ``check(shape, dtype)`` (raises, or returns
-    the data's byte count) before the data is inflated, then exactly that many bytes."""
+    the zip directory): its header parsed from the first _HEAD_BYTES inflated (one read:
+    the reader's cost is per call, and a bundle holds thousands of members), then
+    ``check(shape, dtype)`` (raises, or returns the data's byte count) before more is
+    inflated, then exactly that many bytes."""
     with zf.open(info) as fh:
-        shape, fortran, dtype = _npy_header(fh, where, name)
+        head = fh.read(_HEAD_BYTES)
+        at = io.BytesIO(head)
+        shape, fortran, dtype = _npy_header(at, where, name)
         nbytes = check(shape, dtype)
-        buf = bytearray(nbytes)
-        view, got = memoryview(buf), 0
-        while got < nbytes:
-            # ZipFile.open gives a ZipExtFile, a BufferedIOBase
-            n = cast(io.BufferedIOBase, fh).readinto(view[got:])
-            if not n:
-                break
-            got += n
-        if got != nbytes:
-            raise BadInput(where, f"array {name}: {got} bytes of data, its header declares "
-                                  f"{nbytes}")
-        if fh.read(1):
+        data = head[at.tell():]
+        if len(data) < nbytes:
+            data += fh.read(nbytes - len(data))
+        if len(data) < nbytes:
+            raise BadInput(where, f"array {name}: {len(data)} bytes of data, its header "
+                                  f"declares {nbytes}")
+        if len(data) > nbytes or fh.read(1):
             raise BadInput(where, f"array {name}: more data than its header declares")
-    return shape, fortran, dtype, buf
+    return shape, fortran, dtype, data
+
+
+_HEAD_BYTES = 16 * 1024  # inflated bytes a member's .npy header is read from (numpy's own
+# limit on a header is 10,000 bytes)
 
 
 # ----- model and run size ----------------------------------------------------------------
