@@ -173,6 +173,8 @@ def evidence_hooks() -> evidence.Hooks:
     """The stages' recompute hooks and manifest-section checks, for the evidence layer."""
     return evidence.Hooks(
         recompute={s.name: s.recompute for s in STAGES if s.recompute is not None},
+        compared_plainly={s.name: s.compared_plainly for s in STAGES
+                          if s.recompute is not None and s.compared_plainly is not None},
         sections={s.manifest_key: s.manifest_problem for s in STAGES
                   if s.manifest_key and s.manifest_problem is not None},
         thresholds={s.manifest_key: tuple((s.name, q) for q in s.thresholds)

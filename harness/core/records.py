@@ -28,6 +28,7 @@ non-finite values (``reason`` says so).
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -389,6 +390,7 @@ _SUFFIX_UNITS = (("_mps2", "m/s²"), ("_radps", "rad/s"), ("_mps", "m/s"), ("_Ns
                  ("_N", "N"), ("_J", "J"), ("_m", "m"), ("_s", "s"))
 
 
+@functools.cache  # a report asks for each of its thousands of rows (UNITS is constant)
 def unit_of(stage: str, quantity: str) -> str:
     """SI unit of a record's max_abs (and atol), or "" when the table does not know it."""
     if (stage, quantity) in UNITS:

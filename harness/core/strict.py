@@ -40,10 +40,8 @@ import math
 import os
 import re
 import stat
-import struct
 import warnings
 import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial, wraps
@@ -254,15 +252,20 @@ def loads_json(raw: bytes | bytearray | str, where: str, what: str = "JSON") -> 
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether an array or object of the parsed JSON ``value`` is nested deeper than
     ``limit`` (the nesting ``json_depth_problem`` counts in the text, without scanning the
-    text: a walk of the parsed containers, a few ms for a qualification's records)."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        v, depth = stack.pop()
+    text: a walk of the parsed containers, exact dicts and lists as the parser gives them,
+    one level at a time; a few ms for a qualification's records)."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v)
-                     if isinstance(c, (dict, list)))
+        level = [c for v in level for c in (v.values() if type(v) is dict else v)
+                 if type(c) in _CONTAINERS]
+        depth += 1
     return False
+
+
+_CONTAINERS = (dict, list)
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON",
@@ -305,60 +308,6 @@ def _npy_header(fh: IO[bytes], where: str,
     raise BadInput(where, f"array {name}: unsupported .npy format version {version}")
 
 
-_LOCAL_HEADER = struct.Struct("<4s22x2H")  # a zip member's local header: signature, name
-# and extra field lengths (zipfile's structFileHeader)
-_HEAD_BYTES = 16 * 1024  # the decompressed bytes a member's .npy header is parsed from
-
-
-class _NotDirect(Exception):
-    """The member is read through ``zipfile`` instead (``_deflated_member``)."""
-
-
-def _deflated_member(zf_blob: memoryview, info: zipfile.ZipInfo, where: str, name: str,
-                     check: Callable[[tuple[int, ...], np.dtype[Any]], int]
-                     ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes | bytearray]:
-    """(shape, fortran order, dtype, data) of a deflated, unencrypted .npy member in format
-    1.0, inflated straight from the archive's bytes: its header from at most _HEAD_BYTES
-    first, then ``check(shape, dtype)`` (raises, or returns the data's byte count) before
-    more is inflated, then exactly that many bytes, its CRC-32 and size against the
-    directory's. The checks ``zipfile`` makes, without its reader's cost per member (a
-    bundle holds thousands). _NotDirect for any other member (read by ``zipfile``)."""
-    if info.compress_type != zipfile.ZIP_DEFLATED or info.flag_bits & 0x1:
-        raise _NotDirect
-    at = info.header_offset
-    sig, n_name, n_extra = _LOCAL_HEADER.unpack_from(zf_blob, at)
-    start = at + _LOCAL_HEADER.size + n_name + n_extra
-    local_name = bytes(zf_blob[at + _LOCAL_HEADER.size:at + _LOCAL_HEADER.size + n_name])
-    end = getattr(info, "_end_offset", None)  # where the next member starts
-    if sig != b"PK\x03\x04" or local_name.decode(
-            "utf-8" if info.flag_bits & 0x800 else "cp437") != info.orig_filename \
-            or (end is not None and start + info.compress_size > end):
-        raise _NotDirect  # zipfile says what is wrong with it
-    inflate = zlib.decompressobj(-15)
-    head = inflate.decompress(zf_blob[start:start + info.compress_size], _HEAD_BYTES)
-    fh = io.BytesIO(head)
-    if np.lib.format.read_magic(fh) != (1, 0):
-        raise _NotDirect
-    shape, fortran, dtype = npy_header_1_0(fh)
-    nbytes = check(shape, dtype)
-    data = head[fh.tell():]
-    if len(data) < nbytes:
-        data += inflate.decompress(inflate.unconsumed_tail, nbytes - len(data))
-    if len(data) < nbytes:
-        raise BadInput(where, f"array {name}: {len(data)} bytes of data, its header "
-                              f"declares {nbytes}")
-    if len(data) > nbytes or inflate.decompress(inflate.unconsumed_tail, 1):
-        raise BadInput(where, f"array {name}: more data than its header declares")
-    if not inflate.eof:
-        raise BadInput(where, f"array {name}: unreadable (the compressed data ends early)")
-    size = fh.tell() + nbytes
-    crc = zlib.crc32(data, zlib.crc32(head[:fh.tell()]))
-    if size != info.file_size or crc != info.CRC:
-        raise BadInput(where, f"array {name}: unreadable (size or CRC-32 differs from the "
-                              "archive's directory)")
-    return shape, fortran, dtype, data
-
-
 def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
                max_total_bytes: int = MAX_ARRAYS_TOTAL_BYTES,
                expect: dict[str, tuple[str, list[int]]] | None = None
@@ -374,7 +323,6 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
         raise BadInput(where, f"not an .npz archive ({' '.join(str(e).split())})") from None
     out: dict[str, NDArray[Any]] = {}
     total = 0
-    view = memoryview(blob)
 
     def check(name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> int:
         """The data's byte count a member's header declares, once the header passed."""
@@ -412,12 +360,7 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
                 raise BadInput(where, f"array {name[:80]!r} appears twice")
             member_check = partial(check, name)
             try:
-                try:
-                    shape, fortran, dtype, buf = _deflated_member(view, info, where, name,
-                                                                  member_check)
-                except _NotDirect:
-                    shape, fortran, dtype, buf = _zipfile_member(zf, info, where, name,
-                                                                 member_check)
+                shape, fortran, dtype, buf = _member(zf, info, where, name, member_check)
             except BadInput:
                 raise
             except Exception as e:  # zlib, zip CRC, malformed header: the archive is bad
@@ -434,27 +377,33 @@ def npz_arrays(blob: bytes, where: str, max_array_bytes: int = MAX_ARRAY_BYTES,
     return out
 
 
-def _zipfile_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str,
-                    check: Callable[[tuple[int, ...], np.dtype[Any]], int]
-                    ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes | bytearray]:
-    """``_deflated_member`` of any member, through ``zipfile``'s reader."""
+def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str,
+            check: Callable[[tuple[int, ...], np.dtype[Any]], int]
+            ) -> tuple[tuple[int, ...], bool, np.dtype[Any], bytes]:
+    """(shape, fortran order, dtype, data) of the .npy member ``info``, through
+    ``zipfile``'s reader (which checks the local header, the CRC-32 and the sizes against
+    the zip directory): its header parsed from the first _HEAD_BYTES inflated (one read:
+    the reader's cost is per call, and a bundle holds thousands of members), then
+    ``check(shape, dtype)`` (raises, or returns the data's byte count) before more is
+    inflated, then exactly that many bytes."""
     with zf.open(info) as fh:
-        shape, fortran, dtype = _npy_header(fh, where, name)
+        head = fh.read(_HEAD_BYTES)
+        at = io.BytesIO(head)
+        shape, fortran, dtype = _npy_header(at, where, name)
         nbytes = check(shape, dtype)
-        buf = bytearray(nbytes)
-        view, got = memoryview(buf), 0
-        while got < nbytes:
-            # ZipFile.open gives a ZipExtFile, a BufferedIOBase
-            n = cast(io.BufferedIOBase, fh).readinto(view[got:])
-            if not n:
-                break
-            got += n
-        if got != nbytes:
-            raise BadInput(where, f"array {name}: {got} bytes of data, its header declares "
-                                  f"{nbytes}")
-        if fh.read(1):
+        data = head[at.tell():]
+        if len(data) < nbytes:
+            data += fh.read(nbytes - len(data))
+        if len(data) < nbytes:
+            raise BadInput(where, f"array {name}: {len(data)} bytes of data, its header "
+                                  f"declares {nbytes}")
+        if len(data) > nbytes or fh.read(1):
             raise BadInput(where, f"array {name}: more data than its header declares")
-    return shape, fortran, dtype, buf
+    return shape, fortran, dtype, data
+
+
+_HEAD_BYTES = 16 * 1024  # inflated bytes a member's .npy header is read from (numpy's own
+# limit on a header is 10,000 bytes)
 
 
 # ----- model and run size ----------------------------------------------------------------

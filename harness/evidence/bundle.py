@@ -171,7 +171,10 @@ class Hooks:
     the runner's order (objects with ``name``, ``quantities``, ``run``, ``applies``), from
     which ``verify`` derives the rows a run must hold; reason_stated: the stages whose
     rows' reasons state a law rather than a computed value (``verify`` keeps them when it
-    recomputes a row).
+    recomputes a row); compared_plainly: {stage: (record, arrays) -> whether its recompute
+    hook computes that row as ``compare`` of its two arrays alone} (``verify`` measures
+    those rows with the rows of stages without a hook, stacked, and judges them as the
+    hook's).
 
     Without hooks (recognising a folder before replacing it) a stage section is any field
     beyond the manifest's own whose value is an object."""
@@ -182,6 +185,8 @@ class Hooks:
     thresholds: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     stages: tuple[SampledStage, ...] = ()
     reason_stated: frozenset[str] = frozenset()
+    compared_plainly: dict[str, Callable[[Record, Arrays], bool]] = \
+        field(default_factory=dict)
 
 
 def git_commit() -> str:
@@ -530,8 +535,11 @@ def _record_problems(b: Bundle, hooks: Hooks) -> list[str]:
                             f"differs from table {TABLE_VERSION}")
         recompute_record = hooks.recompute.get(r.stage)
         if recompute_record is not None:  # e.g. replay: windows, gates, derived quantities
+            stacked = plain.get(id(r))  # the hook's plain compare, measured with the rest
             try:
-                again = recompute_record(r, b.arrays, by_id)
+                if isinstance(stacked, Exception):
+                    raise stacked
+                again = recompute_record(r, b.arrays, by_id) if stacked is None else stacked
             except Exception as e:  # noqa: BLE001 - a hook on hostile data: a problem
                 problems.append(f"record {r.id}: cannot recompute ({type(e).__name__}: {e})")
                 continue
@@ -569,9 +577,10 @@ def _plain_comparisons(records: Sequence[Record], arrays: Arrays,
     arrays in the bundle), all at once (``compare_each``: the same records as one
     ``compare`` each)."""
     rows = [r for r in records if r.status in ("passed", "failed")
-            and r.atol is not None and r.rtol is not None and r.stage not in hooks.recompute
+            and r.atol is not None and r.rtol is not None
             and r.key_a in arrays and r.key_b in arrays
-            and (not r.key_labels or r.key_labels in arrays)]
+            and (not r.key_labels or r.key_labels in arrays)
+            and (r.stage not in hooks.recompute or _compared_plainly(r, arrays, hooks))]
     again = compare_each([(r.id, r.stage, r.fixture, r.quantity, r.engine_a, r.engine_b,
                            arrays[r.key_a], arrays[r.key_b],
                            Tolerance(cast(float, r.atol), cast(float, r.rtol), ""),
@@ -579,6 +588,16 @@ def _plain_comparisons(records: Sequence[Record], arrays: Arrays,
                            arrays[r.key_labels] if r.key_labels else None, r.key_labels)
                           for r in rows])
     return {id(r): x for r, x in zip(rows, again)}
+
+
+def _compared_plainly(r: Record, arrays: Arrays, hooks: Hooks) -> bool:
+    """Whether the recompute hook of ``r``'s stage computes it as ``compare`` alone (False
+    when the stage says nothing, or asking raises: the hook itself then recomputes it)."""
+    plainly = hooks.compared_plainly.get(r.stage)
+    try:
+        return plainly is not None and plainly(r, arrays)
+    except Exception:  # noqa: BLE001 - a hostile row: the hook says what is wrong with it
+        return False
 
 
 def _claims_no_comparison(r: Record, arrays: Arrays) -> str:

@@ -43,7 +43,6 @@ import ctypes
 import glob
 import os
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_int32, c_void_p
-from importlib.metadata import PackageNotFoundError, distribution
 from typing import Any
 
 import numpy as np
@@ -105,6 +104,8 @@ def library_path() -> str:
     """The libipopt shipped by cyipopt-wheels: ``cyipopt_wheels.libs/libipopt*.so*`` beside
     the installed ``cyipopt`` package (found from the distribution's files, without
     importing it)."""
+    # importlib.metadata costs every command about 20 ms to import: here only when used
+    from importlib.metadata import PackageNotFoundError, distribution
     try:
         package = distribution("cyipopt-wheels").locate_file("cyipopt")
     except PackageNotFoundError:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -110,6 +109,8 @@ def probe(name: str, option: str = "--engines") -> EngineInfo:
     if name in _cache:
         return _cache[name]
     entry = _TABLE[name]
+    # importlib.metadata costs every command about 20 ms to import: here only when probed
+    from importlib.metadata import PackageNotFoundError, version
     try:
         ver = version(entry.distribution)
     except PackageNotFoundError:

@@ -309,9 +309,10 @@ def render(manifest: dict[str, Any], records: list[Record], title: str = "Engine
     for st in by_stage:  # passing rows nothing links to: drawn by the page when opened
         quiet = [r for r in st["records"] if r.status not in ATTENTION]
         st["attention"] = [r for r in st["records"] if r.status in ATTENTION]
-        st["quiet"] = [r for r in quiet if record_anchor(r.id) in linked]
+        is_linked = [record_anchor(r.id) in linked for r in quiet]
+        st["quiet"] = [r for r, k in zip(quiet, is_linked) if k]
         st["n_quiet"] = len(quiet)
-        rest = [r for r in quiet if record_anchor(r.id) not in linked]
+        rest = [r for r, k in zip(quiet, is_linked) if not k]
         st["more"] = Markup(compact_records(rest, row_tag)) if rest else ""
         st["n_more"] = len(rest)
     sections = [{"name": sv.name, "template": sv.section[0], "context": sv.section[1],

@@ -60,7 +60,8 @@ _HERE = Path(__file__).resolve().parent
 STAGES: list[Stage] = [
     Stage(identity.NAME, 0, identity.QUANTITIES),
     Stage(kinematics.NAME, 1, kinematics.QUANTITIES),
-    Stage(dynamics.NAME, 2, dynamics.QUANTITIES, recompute=dynamics.recompute),
+    Stage(dynamics.NAME, 2, dynamics.QUANTITIES, recompute=dynamics.recompute,
+          compared_plainly=dynamics.compared_plainly),
     # evaluated by run_stage: its states live on the constraint manifold
     Stage(constrained.NAME, 3, run=constrained.run_stage,
           report_section=constrained.report_context, template="constrained_section.html.j2",
@@ -82,6 +83,7 @@ STAGES: list[Stage] = [
           row_tag=replay_report.row_tag, summary_line=replay_report.summary_line,
           in_headline=_never),
     Stage(DIAGNOSIS, None, recompute=dynamics.recompute,
+          compared_plainly=dynamics.compared_plainly,
           report_section=diagnosis_summary.report_context,
           template="diagnose_section.html.j2", template_dir=_HERE / "diagnosis" / "templates",
           title="Why the engines disagree", before_ladder=True,

@@ -91,6 +91,9 @@ class Stage:
     applies: Callable | None = None
     run: Callable | None = None
     recompute: Callable | None = None
+    # (record, arrays) -> whether ``recompute`` computes that row as ``compare`` of its two
+    # arrays alone (verify then measures it with the other plain rows, stacked)
+    compared_plainly: Callable | None = None
     manifest_key: str = ""
     manifest_problem: Callable | None = None
     thresholds: tuple = ()

@@ -275,6 +275,16 @@ def pair_backward(arrays: dict[str, Any], key_a: str, key_b: str, quantity: str
     return out
 
 
+def compared_plainly(r: Record, arrays: dict[str, NDArray[Any]]) -> bool:
+    """Whether ``recompute`` computes the row ``r`` as ``compare`` of its two arrays alone:
+    its quantity has no terms array and no cond(M) array stored (the branches of
+    ``recompute``, in its order)."""
+    base = r.quantity.split("/", 1)[0]
+    if base in TERMS and terms_key(r.key_a, base) in arrays:
+        return False
+    return base not in CONDITIONED or cond_key(r.key_a, base) not in arrays
+
+
 def recompute(r: Record, arrays: dict[str, NDArray[Any]],
               records_by_id: dict[str, Record]) -> Record:
     """A stage-2 (or diagnosis) row computed again from the stored arrays: ``compare``, or

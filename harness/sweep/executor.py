@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import os
 import pickle
 import signal
@@ -65,7 +64,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait as mp_wait
 from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import BadInput
@@ -337,6 +335,9 @@ class _Slot:
 
 
 def _local_context(run_case):
+    # multiprocessing costs every command about 10 ms to import: only for a sweep's workers
+    import multiprocessing as mp
+
     method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
     ctx = mp.get_context(method)
     if method == "forkserver":
@@ -352,6 +353,8 @@ def _raised_reason(payload, worker: str = "its worker process was discarded") ->
 
 
 def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) -> dict:
+    from multiprocessing.connection import wait as mp_wait  # a sweep's workers only
+
     ctx, method = _local_context(run_case)
     n = min(workers, len(cases))
     pending = list(range(len(cases)))[::-1]   # pop() hands out cases in grid order
@@ -521,6 +524,9 @@ def start_forkserver(modules: Iterable[str]) -> bool:
     engine imports (~1.1 s) overlap its own start-up instead of delaying each worker's first
     case. False (nothing done) where forkserver is missing or this process's server runs
     already (its preload is then what it was started with)."""
+    # multiprocessing costs every command about 10 ms to import: only for a sweep's workers
+    import multiprocessing as mp
+
     if "forkserver" not in mp.get_all_start_methods():
         return False
     from multiprocessing import forkserver
