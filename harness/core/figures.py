@@ -26,13 +26,14 @@ import html
 import json
 import math
 from collections.abc import Iterable, Sequence
-from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.core.io import SameAs
 
 if TYPE_CHECKING:
+    from os import PathLike
+
     from harness.core.io import SameAs
 
 # A chart's JSON description (plotly traces, layout, axes): str keys, JSON values.
@@ -114,13 +115,17 @@ def symbol(i: int) -> str:
 
 
 def plotly_js_path() -> Path:
-    """Path of plotly.min.js inside the installed ``plotly`` package (found by the import
-    system's finder, without importing the package: its Python side is not used; finding
-    it through ``importlib.metadata`` cost every command that module's import, about 20 ms).
-    """
-    spec = find_spec("plotly")
-    places = list(spec.submodule_search_locations or ()) if spec is not None else []
-    package = Path(places[0]) if places else None
+    """Path of plotly.min.js inside the installed ``plotly`` package (found from the
+    distribution's files, without importing the package: its Python side is not used)."""
+    # importlib.metadata here, not at the top: importing it costs every command ~20 ms
+    from importlib.metadata import PackageNotFoundError, distribution
+    try:
+        # a distribution installed as files locates them as a pathlib.Path (typeshed says
+        # only SimplePath)
+        package: Path | None = Path(cast("PathLike[str]",
+                                         distribution("plotly").locate_file("plotly")))
+    except PackageNotFoundError:
+        package = None
     if package is None or not package.is_dir():
         raise RuntimeError("the plotly package is not installed (pyproject.toml pins it)")
     return package / "package_data" / ASSET
