@@ -273,12 +273,15 @@ def _segment_words(f: Facts, s: dict, _x) -> str:
     if not eng:
         return "no engine replayed it"
     worst = max(eng, key=lambda e: eng[e]["fit_rms_m"])
-    m = [d["markers_rmse_m"] for d in eng.values()]
+    m = [d["markers_rmse_m"] for d in eng.values()
+         if d["markers_rmse_m"] is not None and np.isfinite(d["markers_rmse_m"])]
     r = s["records"]
+    fit = s["fit_markers_rmse_m"]
+    seen = (f"marker RMSE {1e3 * min(m):.2f}–{1e3 * max(m):.2f} mm in the engines (the fit "
+            f"{1e3 * fit:.2f} mm) over {s['frames']} frames" if m and fit is not None
+            else "no measured marker inside it")
     return (f"worst engine {worst}: RMS {1e3 * eng[worst]['fit_rms_m']:.3g} mm (max "
-            f"{1e3 * eng[worst]['fit_max_m']:.3g} mm) from the fit's markers; marker RMSE "
-            f"{1e3 * min(m):.2f}–{1e3 * max(m):.2f} mm in the engines (the fit "
-            f"{1e3 * s['fit_markers_rmse_m']:.2f} mm) over {s['frames']} frames; "
+            f"{1e3 * eng[worst]['fit_max_m']:.3g} mm) from the fit's markers; {seen}; "
             f"{r['passed']} of {r['total']} replay rows pass")
 
 

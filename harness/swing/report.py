@@ -653,6 +653,12 @@ def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict,
     return rows
 
 
+def _seen(x: float | None) -> bool:
+    """Whether a marker RMSE [m] was measured (None or NaN: no frame inside the segment
+    sees a marker)."""
+    return x is not None and math.isfinite(x)
+
+
 def segment_rows(f: SwingSummary) -> dict | None:
     """The report's segmented replay (None when there is none): ``answer`` in words (how
     many segments passed in every engine, the impact's segment, the span scored) and
@@ -671,8 +677,10 @@ def segment_rows(f: SwingSummary) -> dict | None:
                      "impact": s["holds_impact"], "case": s["case"],
                      "worst": (w, 1e3 * d[w]["fit_rms_m"], 1e3 * d[w]["fit_max_m"])
                      if w else None,
-                     "markers": {e: 1e3 * x["markers_rmse_m"] for e, x in d.items()},
-                     "fit_mm": 1e3 * s["fit_markers_rmse_m"], "frames": s["frames"],
+                     "markers": {e: 1e3 * x["markers_rmse_m"] for e, x in d.items()
+                                 if _seen(x["markers_rmse_m"])},
+                     "fit_mm": 1e3 * s["fit_markers_rmse_m"]
+                     if _seen(s["fit_markers_rmse_m"]) else None, "frames": s["frames"],
                      "records": f"{s['records']['passed']} of {s['records']['total']}",
                      "limit_mm": 1e3 * s["limit_m"],
                      "ok": segments.passed(s, eng, seg["horizon_s"])})
