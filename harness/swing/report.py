@@ -739,12 +739,14 @@ def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list
     gaps = [(k, g) for k, g in f.gaps.items() if g.missing_fraction > 0 and k not in rejected]
     prov = prov or provenance(replay_records)
     head = banner.for_swing(checks, exit_code(checks), scope_words(f, arrays), prov)
+    cases = frozenset(x["case"] for x in ((f.replay.segments or {}) if f.replay else {})
+                      .get("list", []))
+    rows = replay_rows(replay_records, arrays.get("energy") or {}, cases)
     return ENV.get_template("swing.html.j2").render(banner=head,
         title=title, s=f, plots=plots, checks=checks,
         phase_table=Markup(phase_table(f)),
-        replay=replay_rows(replay_records, arrays.get("energy") or {},
-                           frozenset(s_["case"] for s_ in ((f.replay.segments or {})
-                                                          if f.replay else {}).get("list", []))),
+        replay=[r for r in rows if r["id"].split("/")[0] not in cases],
+        seg_records=[r for r in rows if r["id"].split("/")[0] in cases],
         seg=segment_rows(f),
         prov=prov, marker_rows=marker_rows(f),
         gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

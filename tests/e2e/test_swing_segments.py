@@ -93,9 +93,10 @@ def test_the_flags_follow_the_segments_records(quick_swing):
     seg = fit["replay"]["segments"]
     s = fit["summary"]
     # the stored per-engine figures recomputed from the bundle's replayed markers
-    fitted = np.stack([registry.adapter_class("pinocchio")(
-        candidate.load(out / "fit" / "candidate.json").model).frame_poses(
-            q, [str(x) for x in z["labels"]])[:, :3] for q in z["q_replay"]])
+    pin = registry.adapter_class("pinocchio")(
+        candidate.load(out / "fit" / "candidate.json").model)
+    labels = [str(x) for x in z["labels"]]
+    fitted = np.stack([pin.frame_poses(q, labels)[:, :3] for q in z["q_replay"]])
     for sg in seg["list"]:
         a, b = sg["knots"]
         for e, d in sg["engines"].items():
