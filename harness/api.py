@@ -1057,12 +1057,15 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     ``loft_deg``: the face's loft [deg] for the ball's collision law (None: the club's
     typical one, harness/fit/collision.py)."""
 
-    def replay_fn(cand: cd.Candidate, method: Method, folder: PathArg) -> tuple[str, Outcome]:
-        case = Case(safe_case_name(cand.model.name), cand, "horizon", method, native=False)
-        o = run([cand.model], out=folder, title=f"Replay of the swing fit ({capture_path})",
+    def replay_fn(cases: Sequence[tuple[str | None, cd.Candidate, str]], method: Method,
+                  folder: PathArg, title: str = "Replay of the swing fit"
+                  ) -> tuple[list[str], Outcome]:
+        made = [Case(name or safe_case_name(cand.model.name), cand, mode, method,
+                     native=False) for name, cand, mode in cases]
+        o = run([made[0].candidate.model], out=folder, title=f"{title} ({capture_path})",
                 engines=engines, allow_missing=allow_missing, samples=4, seed=0,
-                replay_cases=[case], progress=progress)
-        return case.name, o
+                replay_cases=made, progress=progress)
+        return [c.name for c in made], o
 
     return swing_run.swing(capture_path, out=out, quick=quick, up=up, cutoff_hz=cutoff_hz,
                            club=club, replay_fn=replay_fn if replay else None,

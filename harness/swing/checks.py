@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from harness.core.tolerances import lookup
-from harness.swing import activation, dimension, study
+from harness.swing import activation, dimension, segments, study
 from harness.swing.pipeline import DIVERGED_M
 from harness.swing.summary import SwingSummary
 
@@ -239,13 +239,50 @@ def _energy_words(f: Facts, _, b) -> str:
 
 def _through_words(f: Facts, _, through) -> str:
     w, t_e = f.summary.headline.replay_window_s, f.summary.fit.impact.t_e_s
+    seg = f.summary.replay.segments if f.summary.replay is not None else None
+    hold = [s for s in (seg or {}).get("list", []) if s.get("holds_impact")]
     if through:
-        return f"yes: scored over {w[0]:.4f}–{w[1]:.4f} s, the impact at {t_e:.4f} s"
-    if not w:
-        return "no: the replay records hold no scored window"
-    why = ("it ends before the impact" if w[1] <= t_e else
-           "it holds the impact, but not every scored record passed")
-    return f"no: the records are scored over {w[0]:.4f}–{w[1]:.4f} s; {why} at {t_e:.4f} s"
+        s = hold[0]
+        return (f"yes: segment {s['index'] + 1} of {len(seg['list'])}, t = "
+                f"{s['t_s'][0]:.4f}–{s['t_s'][1]:.4f} s, holds the impact at {t_e:.4f} s "
+                f"and passed in every engine; scored {w[0]:.4f}–{w[1]:.4f} s")
+    if not hold:
+        return ("no: no segment of the replay holds the impact"
+                + (f" (scored {w[0]:.4f}–{w[1]:.4f} s)" if w else ""))
+    return (f"no: the segment t = {hold[0]['t_s'][0]:.4f}–{hold[0]['t_s'][1]:.4f} s holds "
+            f"the impact at {t_e:.4f} s but was not compared in every engine or did not "
+            "pass")
+
+
+def _segment_list(f: Facts) -> list:
+    seg = f.summary.replay.segments if f.summary.replay is not None else None
+    return list((seg or {}).get("list", []))
+
+
+def _segment_name(f: Facts, s: dict) -> str:
+    n = len(_segment_list(f))
+    return (f"segmented replay {s['index'] + 1} of {n}, scored over t = {s['t_s'][0]:.4f}–"
+            f"{s['t_s'][1]:.4f} s" + (" (holds the ball contact)" if s["holds_impact"]
+                                       else "")
+            + ": every engine from the fitted state at its start, against the fit's markers "
+              "and the measured ones")
+
+
+def _segment_words(f: Facts, s: dict, _x) -> str:
+    eng = s["engines"]
+    if not eng:
+        return "no engine replayed it"
+    worst = max(eng, key=lambda e: eng[e]["fit_rms_m"])
+    m = [d["markers_rmse_m"] for d in eng.values()
+         if d["markers_rmse_m"] is not None and np.isfinite(d["markers_rmse_m"])]
+    r = s["records"]
+    fit = s["fit_markers_rmse_m"]
+    seen = (f"marker RMSE {1e3 * min(m):.2f}–{1e3 * max(m):.2f} mm in the engines (the fit "
+            f"{1e3 * fit:.2f} mm) over {s['frames']} frames" if m and fit is not None
+            else "no measured marker inside it")
+    return (f"worst engine {worst}: RMS {1e3 * eng[worst]['fit_rms_m']:.3g} mm (max "
+            f"{1e3 * eng[worst]['fit_max_m']:.3g} mm) from the fit's markers; {seen}; "
+            f"{r['passed']} of {r['total']} replay rows pass")
 
 
 def _replayed(f: Facts) -> bool:
@@ -395,12 +432,19 @@ CHECKS = (
           "fit, no constraint force", None, lambda f, _: f.summary.replay.grip_closure_max_m,
           lambda f, _, grip: "; ".join(f"{e} {1e3 * g:.1f} mm" for e, g in grip.items())
           + f" (fit {1e3 * f.summary.fit.closure_max_m:.1f} mm)", applies=_replayed),
-    Check("replay records of every engine pair pass", None,
+    Check("replay records of every engine pair pass (the whole-window replay scored over "
+          "its predictability window, each segment over its whole window)", None,
           lambda f, _: f.replay_records,
           lambda f, _, rec: (f"{sum(r.status == 'passed' for r in rec)} of {len(rec)} "
                              "replay rows pass" + scored_window_words(f.summary)),
           target=lambda lim, f, _: "all", passes=lambda rec, lim, f: f.replay_ok,
           applies=_replayed),
+    Check(_segment_name, None, lambda f, s: s, _segment_words,
+          target=lambda lim, f, s: f"RMS ≤ {1e3 * s['limit_m']:.1f} mm from the fit in "
+                                   "every engine, every replay row passes",
+          passes=lambda s, lim, f: segments.passed(
+              s, f.summary.replay.segments["engines"], f.summary.replay.segments["horizon_s"]),
+          applies=_replayed, each=_segment_list),
     Check("replay through the impact: the segment holding the ball contact compared in "
           "every engine and passed", None,
           lambda f, _: f.summary.headline.replay_through_impact, _through_words,

@@ -68,7 +68,7 @@ from harness.model.integrators import Method, rollout
 from harness.model.prepared import PreparedModel
 from harness.stages.replay.measures import window_length
 from harness.swing import activation as swing_act
-from harness.swing import consistency, ground, ik, impact_time, poses
+from harness.swing import consistency, ground, ik, impact_time, poses, segments
 from harness.swing.identifiability import scaled_parameters
 from harness.swing.scaling import (
     GRIP_PAIRS,
@@ -709,17 +709,22 @@ def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None)
     fit converged (false when it stopped at its iteration limit), the largest excess of a
     fitted angle over its joint limit [rad, m for a translation], the turf's impulse
     [N·s] (None: turf contact is not modelled), the replay window actually scored
-    [start, end] [s] (None without a replay; end the earliest of the engines' scored
-    ends) and whether the replay covered the impact: true only when every engine's scored
-    window reaches past t_e and every scored record passed."""
+    [start, end] [s] (None without a replay: the segments compared in every engine,
+    harness/swing/segments.py scored_window; without segments the whole-window replay's,
+    ending at the earliest of the engines' scored ends) and whether the replay covered
+    the impact: true only when the segment holding it was compared in every engine and
+    passed (segments.through_impact)."""
     fr = fs.fit.result
     window = through = None
+    seg = (replay or {}).get("segments")
     until = [float(d["scored_until_s"]) for d in ((replay or {}).get("energy_balance")
                                                   or {}).values() if "scored_until_s" in d]
-    if replay is not None and until:
+    if seg is not None:
+        window = segments.scored_window(seg)
+    elif replay is not None and until:
         window = [float(fr.t_replay[0]), min(until)]
     if fs.fit.impact is not None:
-        through = bool(window is not None and replay_ok and window[1] > fs.fit.impact["t_e_s"])
+        through = bool(replay_ok is not None and segments.through_impact(seg))
     return {"converged": bool(fr.converged),
             "joint_limit_excess_max_rad": float(fs.fit.figures["joint_range"]["worst_excess"]),
             "turf_impulse_Ns": None, "replay_window_s": window,

@@ -32,7 +32,7 @@ from harness.report.render import ENV
 from harness.swing import activation as swing_act
 from harness.swing import consistency as cc
 from harness.swing import dimension as swing_dim
-from harness.swing import poses
+from harness.swing import poses, segments
 from harness.swing import study as swing_study
 from harness.swing.checks import exit_code
 from harness.swing.summary import SwingSummary
@@ -628,16 +628,19 @@ def cop_charts(summary: SwingSummary, t: NDArray[np.float64], cop: NDArray[np.fl
     return [top, tf_]
 
 
-def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict) -> list:
+def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict,
+                segment_cases: frozenset = frozenset()) -> list:
     """[{id, status, max_abs (with unit), reason, note}] of the replay records; an energy
-    record's note says at which instant its quoted work applies (the end of the window it
-    is scored over) and what the whole replay reaches (the energy chart shows both)."""
+    record of the whole-window replay (not one of ``segment_cases``) has a note saying at
+    which instant its quoted work applies (the end of the window it is scored over) and
+    what the whole replay reaches (the energy chart shows both)."""
     rows = []
     for r in replay_records:
         unit = unit_of(r.stage, r.quantity)
         txt = "" if r.max_abs is None else f"{r.max_abs:.3e}" + (f" {unit}" if unit else "")
         note = ""
-        d = energy.get(r.engine_a) if r.quantity == "energy_balance" else None
+        d = energy.get(r.engine_a) if r.quantity == "energy_balance" and \
+            r.id.split("/")[0] not in segment_cases else None
         if d is not None:
             n = d["n_scored"]
             note = (f"the applied work quoted is ∫τᵀv dt at t = {d['t'][n - 1]:.4f} s, the "
@@ -648,6 +651,51 @@ def replay_rows(replay_records: Iterable[Mapping[str, Any]], energy: dict) -> li
         rows.append({"id": r.id, "status": r.status, "max_abs": txt, "reason": r.reason,
                      "note": note})
     return rows
+
+
+def _seen(x: float | None) -> bool:
+    """Whether a marker RMSE [m] was measured (None or NaN: no frame inside the segment
+    sees a marker)."""
+    return x is not None and math.isfinite(x)
+
+
+def segment_rows(f: SwingSummary) -> dict | None:
+    """The report's segmented replay (None when there is none): ``answer`` in words (how
+    many segments passed in every engine, the impact's segment, the span scored) and
+    ``rows`` one per segment {window, impact, worst (engine, RMS mm, max mm from the fit),
+    markers (engine: RMSE mm against the measured markers), fit_mm, frames, records,
+    ok}."""
+    seg = f.replay.segments if f.replay is not None else None
+    if not seg:
+        return None
+    eng = seg["engines"]
+    rows = []
+    for s in seg["list"]:
+        d = s["engines"]
+        w = max(d, key=lambda e: d[e]["fit_rms_m"]) if d else None
+        rows.append({"n": s["index"] + 1, "window": f"{s['t_s'][0]:.4f}–{s['t_s'][1]:.4f}",
+                     "impact": s["holds_impact"], "case": s["case"],
+                     "worst": (w, 1e3 * d[w]["fit_rms_m"], 1e3 * d[w]["fit_max_m"])
+                     if w else None,
+                     "markers": {e: 1e3 * x["markers_rmse_m"] for e, x in d.items()
+                                 if _seen(x["markers_rmse_m"])},
+                     "fit_mm": 1e3 * s["fit_markers_rmse_m"]
+                     if _seen(s["fit_markers_rmse_m"]) else None, "frames": s["frames"],
+                     "records": f"{s['records']['passed']} of {s['records']['total']}",
+                     "limit_mm": 1e3 * s["limit_m"],
+                     "ok": segments.passed(s, eng, seg["horizon_s"])})
+    good = sum(r["ok"] for r in rows)
+    hold = [r for r in rows if r["impact"]]
+    win = segments.scored_window(seg)
+    answer = (f"{good} of {len(rows)} segments pass in every engine ({', '.join(eng)})"
+              + (f"; the segment through the impact, t = {hold[0]['window']} s, "
+                 + ("passed" if hold[0]["ok"] else "did NOT pass") if hold else "")
+              + (f"; scored over t = {win[0]:.4f}–{win[1]:.4f} s" if win else
+                 "; no segment compared in every engine")
+              + f". Each segment is at most the predictability horizon "
+                f"{1e3 * seg['horizon_s']:.1f} ms and starts from the fitted state.")
+    return {"answer": answer, "rows": rows, "engines": eng,
+            "horizon_ms": 1e3 * seg["horizon_s"], "bundle": seg["bundle"]}
 
 
 def scope_words(f: SwingSummary, arrays: dict) -> str:
@@ -667,10 +715,15 @@ def scope_words(f: SwingSummary, arrays: dict) -> str:
     ends = sorted({v[2] for v in spans.values()})
     scored = f"{ends[0]:.4f} s" if len(ends) == 1 else \
         ", ".join(f"{e} {v[2]:.4f} s" for e, v in spans.items())
-    return s + (f"; replay in {len(spans)} engine(s) run over t = {t0:.4f}–{t1:.4f} s, its "
-                f"records scored up to t = {scored}"
-                + (" (the predictability window: the rest of the replay is not scored)"
-                   if ends[0] < t1 else " (the whole replay)"))
+    s += (f"; replay in {len(spans)} engine(s) run over t = {t0:.4f}–{t1:.4f} s, its "
+          f"records scored up to t = {scored}"
+          + (" (the predictability window)" if ends[0] < t1 else " (the whole replay)"))
+    seg = f.replay.segments if f.replay is not None else None
+    win = segments.scored_window(seg) if seg else None
+    if seg:
+        s += (f"; segmented replay ({len(seg['list'])} segments from fitted states) scored "
+              + (f"over t = {win[0]:.4f}–{win[1]:.4f} s" if win else "over no segment"))
+    return s
 
 
 def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list,
@@ -686,9 +739,14 @@ def render(summary: dict, arrays: dict, joint_names: Sequence[str], checks: list
     gaps = [(k, g) for k, g in f.gaps.items() if g.missing_fraction > 0 and k not in rejected]
     prov = prov or provenance(replay_records)
     head = banner.for_swing(checks, exit_code(checks), scope_words(f, arrays), prov)
+    cases = frozenset(x["case"] for x in ((f.replay.segments or {}) if f.replay else {})
+                      .get("list", []))
+    rows = replay_rows(replay_records, arrays.get("energy") or {}, cases)
     return ENV.get_template("swing.html.j2").render(banner=head,
         title=title, s=f, plots=plots, checks=checks,
         phase_table=Markup(phase_table(f)),
-        replay=replay_rows(replay_records, arrays.get("energy") or {}),
+        replay=[r for r in rows if r["id"].split("/")[0] not in cases],
+        seg_records=[r for r in rows if r["id"].split("/")[0] in cases],
+        seg=segment_rows(f),
         prov=prov, marker_rows=marker_rows(f),
         gaps=gaps, rejected=rejected, css=Markup(F.CSS), scripts=Markup(F.scripts("file")))

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fixtures.golfers import CLUB_CHOICES, GRIPS, SHAFTS
 from harness.core import figures
@@ -28,14 +28,11 @@ from harness.core.strict import read_json
 from harness.evidence import bundle as evidence
 from harness.model import candidate
 from harness.stages.replay.cases import NAME as REPLAY
-from harness.swing import checks, pipeline
+from harness.swing import checks, pipeline, segments
 from harness.swing import dimension as swing_dim
 from harness.swing import report as swing_report
 from harness.swing import study as swing_study
 from harness.swing.summary import SwingSummary
-
-if TYPE_CHECKING:
-    from harness.model.integrators import Method
 
 # fit/fit.json: the swing summary (harness/swing/pipeline.py document, written once by
 # write_fit_json), "replay" when the candidate was replayed in the engines, "study" with
@@ -72,7 +69,8 @@ FIT = OutputKind("a swing fit", "fit.json", recognise_summary,
                             "trajectory.npz"}))
 OUTPUT = OutputKind("a swing output folder", "fit/fit.json", recognise_summary,
                     frozenset({"index.html", "plotly.min.js"}),
-                    {"fit": FIT, "replay": evidence.OUTPUT})
+                    {"fit": FIT, "replay": evidence.OUTPUT,
+                     segments.BUNDLE: evidence.OUTPUT})
 
 
 @dataclass
@@ -105,15 +103,16 @@ class SwingOutcome:
 def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
           quick: bool = False, up: str = "auto", cutoff_hz: float | None = None,
           club: str = "auto",
-          replay_fn: Callable[[candidate.Candidate, Method, Path], tuple[str, Any]] | None = None,
+          replay_fn: Callable[..., tuple[list[str], Any]] | None = None,
           progress: Callable[[str], None] | None = None, study: bool = False,
           dimension: bool = False, joint_limits: bool = False, activation: bool = False,
           grip: str = "weld", shaft: str = "rigid",
           club_masses: str | Sequence[float] | None = None,
           loft_deg: float | None = None) -> SwingOutcome:
-    """ingest → IK → fit → candidate → replay in every engine (``replay_fn(candidate,
-    method, folder)`` → (case name, outcome), supplied by the composition root; None: stop
-    after the fit) → ``out``/index.html. ``study``: the knot density, smoothness
+    """ingest → IK → fit → candidate → replay in every engine (``replay_fn([(case name or
+    None, candidate, mode)], method, folder[, title])`` → (case names, outcome), supplied
+    by the composition root; None: stop after the fit; harness/swing/segments.py for
+    the segmented replay) → ``out``/index.html. ``study``: the knot density, smoothness
     and effort weights chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
     wrists' deviation kept or locked, chosen on held-out frames
     (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
@@ -180,11 +179,13 @@ class ReplayOutcome:
 
 
 def _replay(fs, settings, replay_fn, tmp: Path) -> ReplayOutcome:
-    """The candidate replayed in every engine (``replay_fn``, from the composition root);
-    the engines' series added to ``fs.arrays`` for the report."""
+    """The candidate replayed in every engine (``replay_fn``, from the composition root):
+    first over the whole window in horizon mode (DIR/replay/), then segment by segment
+    (``_segmented``, DIR/replay_segments/); the engines' series added to ``fs.arrays``
+    for the report."""
     cand = candidate.load(fs.candidate_path)
-    case_name, result = replay_fn(cand, pipeline.reintegration_method(settings),
-                                  tmp / "replay")
+    method = pipeline.reintegration_method(settings)
+    (case_name,), result = replay_fn([(None, cand, "horizon")], method, tmp / "replay")
     arrays = fs.arrays
     arrays["engine_markers"] = pipeline.engine_markers(result.arrays, case_name,
                                                        arrays["markers_replay"])
@@ -193,14 +194,66 @@ def _replay(fs, settings, replay_fn, tmp: Path) -> ReplayOutcome:
                                                   arrays["markers_replay"])
     grip = pipeline.engine_grip_closure(result.arrays, case_name, list(cand.model.frames),
                                         [(a, b) for a, b, _ in pipeline.GRIP_PAIRS])
-    section = {"method": pipeline.reintegration_method(settings).settings(),
+    section = {"method": method.settings(),
                "grip_closure_max_m": grip,
                "engine_marker_deviation_m": {e: {"rms": r_, "max": m_}
                                              for e, (r_, m_) in engine_dev.items()},
                "energy_balance": pipeline.energy_summary(arrays["energy"])}
-    return ReplayOutcome(section, tuple(r for r in result.records if r.stage == REPLAY),
-                         all(r.status == "passed" for r in result.records
-                             if r.status not in ("not_provided",)))
+    records = [r for r in result.records if r.stage == REPLAY]
+    ok = all(r.status == "passed" for r in result.records
+             if r.status not in ("not_provided",))
+    seg, seg_records, seg_ok = _segmented(fs, cand, method, replay_fn, tmp,
+                                          section["energy_balance"])
+    if seg is not None:
+        section["segments"] = seg
+        arrays["segments"] = seg
+    return ReplayOutcome(section, tuple(records + seg_records), ok and seg_ok)
+
+
+def _segmented(fs, cand, method, replay_fn, tmp: Path, energy: dict) -> tuple:
+    """The segmented replay (harness/swing/segments.py): the replay knots tiled into
+    segments no longer than the whole-window replay's predictability horizon (the
+    shortest of the engines' scored windows), each started from the fitted state at its
+    start and replayed in every engine (agreement mode: every record scores the whole
+    segment); per segment and engine the markers against the fit's and the measured
+    ones. Returns (fit.json's ``replay.segments`` or None without a horizon, the records,
+    whether every record passed)."""
+    until = [d["scored_until_s"] for d in energy.values() if "scored_until_s" in d]
+    if not until:
+        return None, [], True
+    t = cand.t
+    horizon = float(min(until) - t[0])
+    tiles = segments.tile(t, segments.degree_of(cand), horizon)
+    fit = fs.fit
+    cases = [(segments.case_name(i, len(tiles), t, a, b),
+              segments.candidate(cand, a, b, fit.q_replay, fit.v_replay), "agreement")
+             for i, (a, b) in enumerate(tiles)]
+    names, result = replay_fn(cases, method, tmp / segments.BUNDLE,
+                              "Segmented replay of the swing fit")
+    fitted = fs.arrays["markers_replay"]
+    limit = float(fit.result.marker_rmse(fit.in_down))
+    t_e = fit.impact["t_e_s"] if fit.impact is not None else None
+    records = [r for r in result.records if r.stage == REPLAY]
+    engines: set = set()
+    out = []
+    for i, ((a, b), name) in enumerate(zip(tiles, names)):
+        mk = pipeline.engine_markers(result.arrays, name, fitted[a:b + 1])
+        engines |= set(mk)
+        fig = segments.compare(t, a, b, fitted, mk, fit.result.t, fs.arrays["y"])
+        out.append({"index": i, "case": name, "knots": [a, b],
+                    "t_s": [float(t[a]), float(t[b])],
+                    "holds_impact": bool(t_e is not None and t[a] < t_e < t[b]),
+                    "limit_m": limit, "records": segments.record_counts(records, name)}
+                   | fig)
+    section = {"what": "the replay knots tiled into segments no longer than the "
+                       "predictability horizon, each replayed in every engine from the "
+                       "fitted state at its start (the impact's segment through the "
+                       "fitted impulse's reset)",
+               "bundle": segments.BUNDLE, "horizon_s": horizon, "mode": "agreement",
+               "engines": sorted(engines | set(energy)), "list": out}
+    ok = all(r.status == "passed" for r in result.records
+             if r.status not in ("not_provided",))
+    return section, records, ok
 
 
 def _studies(fs, tmp: Path, settings, study: bool, dimension: bool, say) -> dict:

@@ -417,12 +417,14 @@ class ReplayFigures:
     balance's (largest residual, E − E0 at the end) [J]; ``scored_s`` per engine the
     last knot time [s] of the window its replay records are scored over (the
     predictability window in horizon mode; empty in a fit.json written before it was
-    recorded)."""
+    recorded); ``segments`` fit.json's ``replay.segments`` as written (the segmented
+    replay, harness/swing/segments.py; None in a fit.json written before it)."""
 
     deviation_m: dict
     grip_closure_max_m: dict
     energy_J: dict
     scored_until_s: dict = field(default_factory=dict)
+    segments: dict | None = None
 
     @classmethod
     def of(cls, r: dict | None) -> "ReplayFigures | None":
@@ -435,7 +437,7 @@ class ReplayFigures:
                     for e, d in (r.get("energy_balance") or {}).items()},
                    {e: _num(d["scored_until_s"])
                     for e, d in (r.get("energy_balance") or {}).items()
-                    if "scored_until_s" in d})
+                    if "scored_until_s" in d}, r.get("segments"))
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,29 @@ def test_rows_follow_what_the_summary_holds(what, gone):
         assert any(r["name"].startswith(start) for r in full)
         assert not any(r["name"].startswith(start) for r in less)
     assert checks.exit_code(full) == 0
+
+
+def test_each_segment_is_a_row_naming_its_window_and_a_failing_one_fails_the_run():
+    f = _summary()
+    rmse = f.fit.marker_rmse_top_to_impact_m
+    eng = ["a", "b"]
+    seg = {"engines": eng, "horizon_s": 0.05, "list": [
+        {"index": i, "case": f"seg{i + 1}of2", "t_s": [1.0 + 0.04 * i, 1.04 + 0.04 * i],
+         "knots": [16 * i, 16 * (i + 1)], "holds_impact": i == 1, "limit_m": rmse,
+         "frames": 14, "fit_markers_rmse_m": 0.01 if i == 0 else None,
+         "records": {"passed": 3, "total": 3, "not_passed": []},
+         "engines": {e: {"fit_rms_m": 1e-4, "fit_max_m": 1e-3,
+                         "markers_rmse_m": 0.01 if i == 0 else None} for e in eng}}
+        for i in range(2)]}
+    rep = dataclasses.replace(f.replay, segments=seg)
+    rows = checks.assess(checks.Facts(dataclasses.replace(f, replay=rep), replayed=True)).rows
+    mine = [r for r in rows if r["name"].startswith("segmented replay")]
+    assert [r["name"].split(":")[0] for r in mine] == [
+        "segmented replay 1 of 2, scored over t = 1.0000–1.0400 s",
+        "segmented replay 2 of 2, scored over t = 1.0400–1.0800 s (holds the ball contact)"]
+    assert [r["ok"] for r in mine] == [True, True]
+    assert "no measured marker inside it" in mine[1]["value"]
+    seg["list"][1]["records"]["passed"] = 2   # one record of the impact's segment failed
+    rows = checks.assess(checks.Facts(dataclasses.replace(f, replay=rep), replayed=True)).rows
+    assert [r["ok"] for r in rows if r["name"].startswith("segmented replay")] == [True, False]
+    assert checks.exit_code(rows) == 1
