@@ -246,7 +246,7 @@ def _independent_consistency(cand, fitdir, fit):
     assert rms <= fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"], rms
 
 
-@pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits",
+@pytest.mark.parametrize("opt", ["--study", "--dimension", "--no-joint-limits",
                                  "--grip=hinge", "--shaft=flex", "--club-masses=0.31,0.2"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
@@ -543,18 +543,20 @@ def test_the_default_fit_holds_every_joint_limit(quick_swing):
             continue
         n += 1
         k = adapter.layout.slot(j.get("name")).iq
-        for q in (arr["q"], arr["q_replay"]):
+        for q in (arr["q"], arr["q_replay"]):       # the frames, then the knots between
             x = q[:, k]
             e = max(float((x - float(lim.get("upper"))).max()),
                     float((float(lim.get("lower")) - x).max()), 0.0)
             assert e <= tol, (j.get("name"), e)
-            worst[j.get("type")] = max(worst[j.get("type")], e)
+            if q is arr["q"]:                              # the summary's are the frames'
+                worst[j.get("type")] = max(worst[j.get("type")], e)
     assert n >= 40                       # every joint of the golfer, the pelvis's included
     assert fit["settings"]["joint_limits"] is True and fit["fit"]["joint_range"]["held"]
     st = lookup("swing", "stated_figure")
     s = fit["summary"]
-    assert s["joint_limit_excess_max_rad"] == pytest.approx(worst["revolute"], abs=st.atol)
-    assert s["joint_limit_excess_max_m"] == pytest.approx(worst["prismatic"], abs=st.atol)
+    for key, kind in (("joint_limit_excess_max_rad", "revolute"),
+                      ("joint_limit_excess_max_m", "prismatic")):
+        assert s[key] == pytest.approx(worst[kind], rel=st.rtol, abs=st.atol), key
     line = [x for x in p.stdout.splitlines() if "within the model's joint limits" in x]
     assert len(line) == 1 and line[0].lstrip().startswith("met"), line
     assert "held by the fit" in line[0]
