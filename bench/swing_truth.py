@@ -15,7 +15,7 @@ The run's table goes into ``--out`` after its first line (the record of runs, ne
 first); what the run was is written above it by hand as "# Run N: ...".
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--through-impact] [--joint-limits]
+     [--settings quick|full] [--truth-schedule] [--through-impact] [--no-joint-limits]
      [--w-smooth 0.03,1] [--noise-mm 2] [--set NAME=VALUE ...]
      [--out bench/swing_truth.txt]
 """
@@ -53,9 +53,10 @@ def main():
     ap.add_argument("--through-impact", action="store_true",
                     help="the truth runs through the ball impact with the source's impulse; "
                          "the fit goes through it and the impulse errors are listed")
-    ap.add_argument("--joint-limits", action="store_true",
-                    help="the recovering fit holds the golfer's joint limits (build the "
-                         "source with --joint-limits too)")
+    ap.add_argument("--joint-limits", action=argparse.BooleanOptionalAction, default=True,
+                    help="the recovering fit holds the golfer's joint limits (default; "
+                         "--no-joint-limits releases them: build the source with "
+                         "--no-joint-limits too)")
     ap.add_argument("--noise-mm", type=float, default=2.0,
                     help="the truth's marker noise, standard deviation [mm] (at least 0.001: the "
                          "impact detection needs some)")
@@ -83,8 +84,7 @@ def main():
                         "--out", str(swing_dir), "--quiet"], check=False)
     adapter, source_settings, doc, arr = gt.source(swing_dir)
     settings = source_settings if args.settings == "quick" else SwingSettings()
-    if args.joint_limits:
-        settings = dataclasses.replace(settings, joint_limits=True)
+    settings = dataclasses.replace(settings, joint_limits=args.joint_limits)
     fields = {f.name for f in dataclasses.fields(settings)}
     for item in args.set:
         name, _, value = item.partition("=")
@@ -102,7 +102,7 @@ def main():
         f"schedule, foot forces by the weight-shift rule), {args.noise_mm:g} mm marker noise, "
         f"recovered "
         f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}"
-        f"{'; joint limits held' if settings.joint_limits else ''}"
+        f"{'; joint limits held' if settings.joint_limits else '; joint limits released'}"
         f"{''.join('; ' + x for x in args.set)}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")

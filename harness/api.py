@@ -1037,7 +1037,7 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
           cutoff_hz: float | None = None, club: str = "auto", replay: bool = True,
           engines: str | Sequence[str] | None = None, allow_missing: Sequence[str] = (),
           progress: Progress | None = None, study: bool = False, dimension: bool = False,
-          joint_limits: bool = False, activation: bool = False, grip: str = "weld",
+          joint_limits: bool = True, activation: bool = False, grip: str = "weld",
           shaft: str = "rigid",
           club_masses: str | tuple[float, float] | None = None,
           loft_deg: float | None = None) -> SwingOutcome:
@@ -1046,8 +1046,9 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
     ``dimension``: also compare the golfer with and without the wrists' deviation on
     held-out frames (harness/swing/dimension.py); ``joint_limits``: the dynamic fit holds
-    the golfer's joint limits (the IK always does); ``activation``: also refit with the
-    upper body's actuators activation-driven and report what that changes
+    the golfer's joint limits (default; False releases them; the IK always holds them);
+    ``activation``: also refit with the upper body's actuators activation-driven and
+    report what that changes
     (harness/swing/activation.py); ``grip``: the club "weld"-ed to the lead hand or on a
     "hinge" in its grip; ``shaft``: the club "rigid" or bending at one point ("flex")
     (fixtures/golfers.py, docs/swing.md); ``club``: "driver", "iron"

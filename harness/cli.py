@@ -375,7 +375,7 @@ def cmd_swing(args: argparse.Namespace) -> int:
     every engine → DIR/index.html. Exit 0 if every swing check is met and the replay's
     records pass, 1 otherwise, 2 for bad input."""
     for opt, given in (("--study", args.study), ("--dimension", args.dimension),
-                       ("--joint-limits", args.joint_limits),
+                       ("--no-joint-limits", not args.joint_limits),
                        ("--activation", args.activation),
                        ("--grip", args.grip != "weld"),
                        ("--shaft", args.shaft != "rigid"),
@@ -818,9 +818,11 @@ def _add_swing_parser(sub: Any) -> None:
                     help="also choose the knot density, smoothness and effort weights on a "
                          "synthetic truth built from this fit (seven more fits; a report "
                          "section)")
-    sw.add_argument("--joint-limits", action="store_true",
-                    help="the dynamic fit holds the golfer's joint limits too (the IK always "
-                         "does; off by default, docs/swing/fit.md \"Joint limits\")")
+    sw.add_argument("--joint-limits", action=argparse.BooleanOptionalAction, default=True,
+                    help="the dynamic fit holds the golfer's joint limits (default; the IK "
+                         "always does); --no-joint-limits releases them, and the report "
+                         "says so and names any joint left outside (exit 1; "
+                         "docs/swing/fit.md \"Joint limits\")")
     sw.add_argument("--grip", choices=GRIPS, default="weld",
                     help="the club in the lead hand: welded to it (default) or on a hinge in "
                          "its grip, about the wrist deviation's axis (one more coordinate; "

@@ -127,12 +127,27 @@ def _reintegration_words(f: Facts, _, x) -> str:
 def _joint_range_words(f: Facts, _, jr) -> str:
     if jr is None:
         return "not computed (an earlier summary)"
+    how = {True: "held by the fit", False: "released (--no-joint-limits)",
+           None: "not said whether held"}[jr.held]
     parts = [f"{n} {d.min:+.2f} … {d.max:+.2f} (limits {d.lower:+.2f} … {d.upper:+.2f}; "
-             f"{d.frames} of {jr.frames} frames outside)"
+             f"{d.excess:.3g} {d.kind} outside at {d.frames} of {jr.frames} frames"
+             f"{_runs_words(d)})"
              for n, d in sorted(jr.outside.items(), key=lambda kv: -kv[1].excess)]
-    return (f"worst {jr.worst_excess:.3f} rad outside ({jr.worst_joint}): " + "; ".join(parts)
-            ) if parts else \
-        f"every joint inside its limits at every frame (worst {jr.worst_excess:.1e} rad)"
+    unit = jr.outside[jr.worst_joint].kind if jr.worst_joint in jr.outside else "rad"
+    return (f"limits {how}; worst {jr.worst_excess:.3f} {unit} outside ({jr.worst_joint}): "
+            + "; ".join(parts)) if parts else \
+        f"limits {how}; every joint inside its limits at every frame " \
+        f"(worst {jr.worst_excess:.1e})"
+
+
+def _runs_words(d) -> str:
+    """": window frames a–b (t … s), …" of a JointExcess, or "" in an earlier summary."""
+    if not d.runs:
+        return ""
+    ts = d.runs_s or [None] * len(d.runs)
+    return ": window frames " + ", ".join(
+        f"{a}–{b}" + ("" if t is None else f" ({t[0]:.3f}–{t[1]:.3f} s)")
+        for (a, b), t in zip(d.runs, ts))
 
 
 def _speed_rel(f: Facts, when) -> tuple:

@@ -119,9 +119,10 @@ class SwingSettings:
     segment_frames: int = 10
     body_mass_kg: float = 80.0
     # the golfer's joint limits held by the dynamic fit too (its spline coefficients kept
-    # in each joint's range; the IK holds them always). Off by default: docs/swing/fit.md,
-    # "Joint limits", says what holding them changes and why it is not yet the default
-    joint_limits: bool = False
+    # in each joint's range, so the motion stays inside between frames as well; the IK
+    # holds them always). False releases them (--no-joint-limits): docs/swing/fit.md,
+    # "Joint limits"
+    joint_limits: bool = True
     # the club in the lead hand: "weld" or "hinge" (fixtures/golfers.py;
     # docs/swing/marker-maximum.md says what the hinge changes and why it is not yet the
     # default)
@@ -535,7 +536,7 @@ def measure_fit(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTr
                "torque_peak": dict(zip(adapter.joint_names,
                                        np.abs(act).max(axis=0).tolist())),
                "pelvis_residual_peak": _pelvis_residual(adapter, act),
-               "joint_range": joint_range(adapter, fr.q)}
+               "joint_range": joint_range(adapter, fr.q, fr.t, s.joint_limits)}
     return SwingFit(prob, fr, act, qf, vf, in_down, phases, club_pts, s_meas, ground_info,
                     per_interval, ident, impact_info, reint, figures)
 
@@ -707,14 +708,15 @@ def _reintegration_json(fit: SwingFit) -> dict:
 def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None) -> dict:
     """fit.json's ``summary`` keys that say what the fit and the replay cover: whether the
     fit converged (false when it stopped at its iteration limit), the largest excess of a
-    fitted angle over its joint limit [rad, m for a translation], the turf's impulse
+    fitted angle over its joint limit [rad, the revolute joints] and of a fitted
+    translation over its limit [m, the prismatic ones] apart, the turf's impulse
     [N·s] (None: turf contact is not modelled), the replay window actually scored
     [start, end] [s] (None without a replay: the segments compared in every engine,
     harness/swing/segments.py scored_window; without segments the whole-window replay's,
     ending at the earliest of the engines' scored ends) and whether the replay covered
     the impact: true only when the segment holding it was compared in every engine and
     passed (segments.through_impact)."""
-    fr = fs.fit.result
+    fr, jr = fs.fit.result, fs.fit.figures["joint_range"]
     window = through = None
     seg = (replay or {}).get("segments")
     until = [float(d["scored_until_s"]) for d in ((replay or {}).get("energy_balance")
@@ -726,7 +728,8 @@ def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None)
     if fs.fit.impact is not None:
         through = bool(replay_ok is not None and segments.through_impact(seg))
     return {"converged": bool(fr.converged),
-            "joint_limit_excess_max_rad": float(fs.fit.figures["joint_range"]["worst_excess"]),
+            "joint_limit_excess_max_rad": float(jr["worst_rad"]["excess"]),
+            "joint_limit_excess_max_m": float(jr["worst_m"]["excess"]),
             "turf_impulse_Ns": None, "replay_window_s": window,
             "replay_through_impact": through}
 
@@ -843,7 +846,7 @@ def fit_problem(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.flo
     contact = None
     if floor_z is not None:
         contact = ground.contact_model(adapter, Q_ik, floor_z, len(Y), s)
-    bounds = joint_bounds(adapter) if s.joint_limits else None
+    bounds = fit_bounds(adapter, s)
     return tf.FitProblem(adapter, tuple(labels), Y, h, s.sigma_marker_m, scale,
                          w_effort=s.w_effort, w_smooth=s.w_smooth,
                          pairs=tuple((a, b) for a, b, _ in GRIP_PAIRS),
@@ -1190,28 +1193,55 @@ def joint_bounds(adapter: EngineAdapter) -> tuple:
     return lo, hi
 
 
-def joint_range(adapter: EngineAdapter, Q: NDArray[np.float64]) -> dict:
-    """The fitted angles Q (N, nq) [rad | m] against the model's joint limits
-    (ik.limit_bounds): per joint that leaves its limits by more than swing/joint_range
-    (round-off), {lower, upper, min, max (rad | m), excess (the largest distance outside,
-    rad | m), frames (how many frames are outside by more than that)}; and the worst
-    excess with its joint (0 and None when every frame is inside)."""
+def fit_bounds(adapter: EngineAdapter, s: SwingSettings) -> tuple | None:
+    """The dynamic fit's box on the coordinates, (lower (nv,), upper (nv,)) [rad | m]: the
+    model's joint limits (joint_bounds) when ``s.joint_limits`` holds them (the default),
+    None when they are released."""
+    return joint_bounds(adapter) if s.joint_limits else None
+
+
+def joint_range(adapter: EngineAdapter, Q: NDArray[np.float64],
+                t: NDArray[np.float64] | None = None, held: bool | None = None) -> dict:
+    """The fitted angles Q (N, nq) [rad | m] at times t (N,) [s] against the model's joint
+    limits (ik.limit_bounds): per joint that leaves its limits by more than
+    swing/joint_range (round-off), {lower, upper, min, max (rad | m), excess (the largest
+    distance outside, rad | m), frames (how many frames are outside by more than that),
+    kind ("rad" for a revolute joint, "m" for a prismatic one), runs ([first, last] window
+    frame indices of each run of frames outside) and runs_s (their times [s], with t)};
+    the worst excess with its joint (0 and None when every frame is inside), and the worst
+    of the revolute joints [rad] and of the prismatic ones [m] apart; ``held`` whether the
+    fit held the limits (None: not said)."""
     tol = lookup("swing", "joint_range").atol
     idx, lo, hi = ik.limit_bounds(adapter.layout)
-    names = {s.iq: s.name for s in adapter.layout.slots}
+    slots = {s.iq: s for s in adapter.layout.slots}
     X = Q[:, idx]
     over = np.maximum(np.maximum(X - hi, lo - X), 0.0)                 # (N, n)
     out, worst, which = {}, 0.0, None
+    by_kind: dict = {"rad": [0.0, None], "m": [0.0, None]}
     for c, k in enumerate(idx):
-        e = float(over[:, c].max())
+        e, kind = float(over[:, c].max()), "m" if slots[k].type == "prismatic" else "rad"
         if e > tol:
-            out[names[k]] = {"lower": float(lo[c]), "upper": float(hi[c]),
-                             "min": float(X[:, c].min()), "max": float(X[:, c].max()),
-                             "excess": e, "frames": int((over[:, c] > tol).sum())}
+            runs = _runs(over[:, c] > tol)
+            out[slots[k].name] = {
+                "lower": float(lo[c]), "upper": float(hi[c]),
+                "min": float(X[:, c].min()), "max": float(X[:, c].max()),
+                "excess": e, "frames": int((over[:, c] > tol).sum()), "kind": kind,
+                "runs": runs,
+                "runs_s": None if t is None else [[float(t[a]), float(t[b])] for a, b in runs]}
         if e > worst:
-            worst, which = e, names[k]
+            worst, which = e, slots[k].name
+        if e > by_kind[kind][0]:
+            by_kind[kind] = [e, slots[k].name]
     return {"worst_excess": worst, "worst_joint": which, "outside": out,
-            "frames": int(len(Q))}
+            "frames": int(len(Q)), "held": held,
+            "worst_rad": {"excess": by_kind["rad"][0], "joint": by_kind["rad"][1]},
+            "worst_m": {"excess": by_kind["m"][0], "joint": by_kind["m"][1]}}
+
+
+def _runs(mask: NDArray[np.bool_]) -> list:
+    """[[first, last], ...]: the runs of True in ``mask`` (N,) as inclusive index pairs."""
+    d = np.diff(np.concatenate([[0], mask.astype(int), [0]]))
+    return [[int(a), int(b) - 1] for a, b in zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1))]
 
 
 def _pelvis_residual(adapter, tau) -> dict:

@@ -105,7 +105,7 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
           club: str = "auto",
           replay_fn: Callable[..., tuple[list[str], Any]] | None = None,
           progress: Callable[[str], None] | None = None, study: bool = False,
-          dimension: bool = False, joint_limits: bool = False, activation: bool = False,
+          dimension: bool = False, joint_limits: bool = True, activation: bool = False,
           grip: str = "weld", shaft: str = "rigid",
           club_masses: str | Sequence[float] | None = None,
           loft_deg: float | None = None) -> SwingOutcome:
@@ -116,7 +116,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     and effort weights chosen on a synthetic truth (harness/swing/study.py); ``dimension``: the
     wrists' deviation kept or locked, chosen on held-out frames
     (harness/swing/dimension.py); each adds a report section. ``joint_limits``: the
-    dynamic fit holds the golfer's joint limits (the IK always does). ``activation``: a
+    dynamic fit holds the golfer's joint limits (default; False releases them; the IK
+    always holds them). ``activation``: a
     refit with the upper body's actuators activation-driven, reported beside the fit
     (harness/swing/activation.py; a report section). ``grip``: the club welded ("weld")
     or hinged ("hinge") in the lead hand; ``shaft``: rigid or bending at one point ("flex")

@@ -71,7 +71,9 @@ class PhaseMarkers:
 class JointExcess:
     """One joint outside its limits: ``lower``, ``upper`` its limits, ``min``, ``max`` the
     fitted range, ``excess`` the largest distance outside [rad | m], ``frames`` how many
-    frames are outside."""
+    frames are outside, ``kind`` "rad" (revolute) or "m" (prismatic), ``runs`` the
+    [first, last] window frame indices of each run of frames outside and ``runs_s`` their
+    times [s] (empty, None in an earlier summary)."""
 
     lower: float
     upper: float
@@ -79,25 +81,31 @@ class JointExcess:
     max: float
     excess: float
     frames: int
+    kind: str = "rad"
+    runs: list = dataclasses.field(default_factory=list)
+    runs_s: list | None = None
 
 
 @dataclass(frozen=True)
 class JointRange:
     """The fitted angles against the joint limits (pipeline.joint_range): the worst
     excess [rad | m] with its joint (None when every frame is inside), the joints
-    outside {name: JointExcess}, the window's ``frames``."""
+    outside {name: JointExcess}, the window's ``frames``, whether the fit held the limits
+    (None: an earlier summary)."""
 
     worst_excess: float
     worst_joint: str | None
     outside: dict
     frames: int
+    held: bool | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "JointRange | None":
         if d is None:
             return None
         return cls(_num(d["worst_excess"]), d["worst_joint"],
-                   {n: JointExcess(**e) for n, e in d["outside"].items()}, int(d["frames"]))
+                   {n: JointExcess(**e) for n, e in d["outside"].items()}, int(d["frames"]),
+                   d.get("held"))
 
 
 @dataclass(frozen=True)
@@ -266,7 +274,8 @@ class Headline:
     [mm]; with ground contact the pelvis residual's peak and RMS force [N] and moment
     [N·m], the contact's label, least normal force [N], deepest penetration [mm], fastest
     slip [mm/s] (None without contact); the fit's wall time [s]; whether the fit
-    converged, the largest joint-limit excess [rad], the turf's impulse (None: not
+    converged, the largest joint-limit excess of a revolute joint [rad] and of a prismatic
+    one [m], the turf's impulse (None: not
     modelled), the replay window scored [s] and whether it covered the impact; with the
     impact its energy change [J], the smash factor's standard error, the restitution, the
     face's effective mass [kg] and the residual impulse's magnitude [N·s] (None
@@ -285,6 +294,7 @@ class Headline:
     fit_wall_s: float
     converged: bool | None = None
     joint_limit_excess_max_rad: float | None = None
+    joint_limit_excess_max_m: float | None = None
     turf_impulse_Ns: float | None = None
     replay_window_s: list | None = None
     replay_through_impact: bool | None = None

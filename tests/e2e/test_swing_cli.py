@@ -246,7 +246,7 @@ def _independent_consistency(cand, fitdir, fit):
     assert rms <= fit["fit"]["marker_rmse_by_phase_m"]["top_to_impact"], rms
 
 
-@pytest.mark.parametrize("opt", ["--study", "--dimension", "--joint-limits",
+@pytest.mark.parametrize("opt", ["--study", "--dimension", "--no-joint-limits",
                                  "--grip=hinge", "--shaft=flex", "--club-masses=0.31,0.2"])
 def test_swing_study_is_refused_with_a_batch(tmp_path, opt):
     p = run_cli("swing", "--batch", tmp_path, opt, "--out", tmp_path / "o")
@@ -353,7 +353,8 @@ IMPACT_KEYS = {"impact_time_s", "impact_time_sigma_s", "clubhead_speed_pre_impac
                "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps", "smash_factor",
                "smash_factor_se", "impact_energy_change_J", "restitution",
                "effective_mass_at_face_kg", "residual_impulse_Ns", "converged",
-               "joint_limit_excess_max_rad", "turf_impulse_Ns", "replay_through_impact",
+               "joint_limit_excess_max_rad", "joint_limit_excess_max_m", "turf_impulse_Ns",
+               "replay_through_impact",
                "replay_window_s"}
 
 
@@ -432,7 +433,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
     assert s["impact_energy_change_J"] == pytest.approx(dE, rel=eng.rtol, abs=eng.atol)
     # the fit's own flags: converged, joint limits, what the replay covered
     assert s["converged"] is fit["fit"]["converged"]
-    assert s["joint_limit_excess_max_rad"] == same(fit["fit"]["joint_range"]["worst_excess"])
+    assert s["joint_limit_excess_max_rad"] == same(fit["fit"]["joint_range"]["worst_rad"]["excess"])
+    assert s["joint_limit_excess_max_m"] == same(fit["fit"]["joint_range"]["worst_m"]["excess"])
     assert s["turf_impulse_Ns"] is None
     # the replay's scope: the segmented replay's (tests/e2e/test_swing_segments.py)
     seg = [x for x in p.stdout.splitlines() if "segmented replay" in x]
@@ -517,6 +519,47 @@ def test_joint_range_check_is_the_urdf_limits_against_the_fitted_angles(quick_sw
     ok = worst <= lookup("swing", "joint_range").atol
     assert line[0].lstrip().startswith("met" if ok else "NOT met"), line[0]
     assert np.isfinite(worst)
+
+
+def test_the_default_fit_holds_every_joint_limit(quick_swing):
+    """The quick fit (no option about the limits) holds golfer.urdf's <limit> elements
+    (read with the XML parser) at every frame and at every replay knot between them
+    (trajectory.npz), within swing/joint_range; fit.json says the limits were held, its
+    summary's excesses split by kind are those of the revolute joints [rad] and the
+    prismatic ones [m] recomputed here, and the check row is met."""
+    import xml.etree.ElementTree as ET
+
+    from harness.swing import groundtruth as gt
+
+    _, out, p = quick_swing
+    fit = json.loads((out / "fit" / "fit.json").read_text())
+    adapter, _, _, arr = gt.source(out)
+    tol = lookup("swing", "joint_range").atol
+    worst = {"revolute": 0.0, "prismatic": 0.0}
+    n = 0
+    for j in ET.parse(out / "fit" / "golfer.urdf").getroot().iter("joint"):
+        lim = j.find("limit")
+        if j.get("type") not in worst or lim is None:
+            continue
+        n += 1
+        k = adapter.layout.slot(j.get("name")).iq
+        for q in (arr["q"], arr["q_replay"]):       # the frames, then the knots between
+            x = q[:, k]
+            e = max(float((x - float(lim.get("upper"))).max()),
+                    float((float(lim.get("lower")) - x).max()), 0.0)
+            assert e <= tol, (j.get("name"), e)
+            if q is arr["q"]:                              # the summary's are the frames'
+                worst[j.get("type")] = max(worst[j.get("type")], e)
+    assert n >= 40                       # every joint of the golfer, the pelvis's included
+    assert fit["settings"]["joint_limits"] is True and fit["fit"]["joint_range"]["held"]
+    st = lookup("swing", "stated_figure")
+    s = fit["summary"]
+    for key, kind in (("joint_limit_excess_max_rad", "revolute"),
+                      ("joint_limit_excess_max_m", "prismatic")):
+        assert s[key] == pytest.approx(worst[kind], rel=st.rtol, abs=st.atol), key
+    line = [x for x in p.stdout.splitlines() if "within the model's joint limits" in x]
+    assert len(line) == 1 and line[0].lstrip().startswith("met"), line
+    assert "held by the fit" in line[0]
 
 
 def test_swing_writes_standard_errors_of_its_fitted_motion(quick_swing):
