@@ -8,6 +8,10 @@ spline values and derivatives (not the harness's spline code) — every engine's
 of the full model must be OpenSim's native ones at the same coordinates."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import opensim as osim
 import pytest
@@ -69,11 +73,38 @@ class Native:
         return M, r.to_numpy()[u], udot.to_numpy()[u]
 
 
-def _value(fn, x: float, order: int = 0) -> float:
-    arg = osim.Vector(1, float(x))
-    if order == 0:
-        return float(fn.calcValue(arg))
-    return float(fn.calcDerivative(osim.StdVectorInt([0] * order), arg))
+# OpenSim's f, f', f'' of the model's knee splines and of a polynomial, evaluated in a
+# separate interpreter: calcDerivative takes a SWIG std::vector<int> (osim.StdVectorInt),
+# and OpenSim and ezc3d register that type under one name in SWIG's shared type table, so
+# whichever module builds one first breaks the other's in the same process (measured: after
+# this call in the test process, every later ezc3d C3D write raised TypeError).
+_REFERENCE = r"""
+import json, sys
+import opensim as osim
+req = json.load(sys.stdin)
+model = osim.Model(req["model"])
+out = []
+for r in req["requests"]:
+    if "poly" in r:
+        fn = osim.PolynomialFunction(osim.Vector(r["poly"]))
+    else:
+        cj = osim.CustomJoint.safeDownCast(model.getJointSet().get(r["joint"]))
+        fn = cj.getSpatialTransform().getTransformAxis(r["axis"]).getFunction()
+    out.append([[fn.calcValue(osim.Vector(1, x))]
+                + [fn.calcDerivative(osim.StdVectorInt([0] * k), osim.Vector(1, x))
+                   for k in (1, 2)] for x in r["xs"]])
+print(json.dumps(out))
+"""
+
+
+def _opensim_values(requests: list) -> list:
+    """[[(f, f', f'') per x] per request]: OpenSim's own values of a CustomJoint axis's
+    function ({"joint", "axis", "xs"}) of gait2392 or of PolynomialFunction ({"poly",
+    "xs"}), from a separate interpreter (see _REFERENCE)."""
+    proc = subprocess.run([sys.executable, "-c", _REFERENCE], check=True, text=True,
+                          capture_output=True,
+                          input=json.dumps({"model": str(GAIT), "requests": requests}))
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +139,17 @@ def states(native, model):
         for i, n in enumerate(native.names):
             q[lay.slot(n).iq] = q_r[n]
             S[lay.slot(n).iv, i] = 1.0
-        for c in spec.couplings:
-            joint, label = c.follower.rsplit("_", 1)
-            fn, x = native.axis_function(joint, label), q_r[c.leader]
-            f = lay.slot(c.follower)
-            q[f.iq] = _value(fn, x) - _value(fn, 0.0)  # its zero: the leader's zero
-            S[f.iv, native.names.index(c.leader)] = _value(fn, x, 1)
-            sdot[f.iv] = _value(fn, x, 2) * v_r[c.leader] ** 2
         out.append((q_r, v_r, tau, q, S, sdot))
+    requests = [{"joint": c.follower.rsplit("_", 1)[0],
+                 "axis": AXES[c.follower.rsplit("_", 1)[1]],
+                 "xs": [0.0] + [st[0][c.leader] for st in out]} for c in spec.couplings]
+    values = _opensim_values(requests)
+    for c, vals in zip(spec.couplings, values, strict=True):
+        f = lay.slot(c.follower)
+        for (q_r, v_r, _, q, S, sdot), (f0, f1, f2) in zip(out, vals[1:], strict=True):
+            q[f.iq] = f0 - vals[0][0]  # its zero: the leader's zero
+            S[f.iv, native.names.index(c.leader)] = f1
+            sdot[f.iv] = f2 * v_r[c.leader] ** 2
     return out
 
 
@@ -136,14 +170,15 @@ def test_reduced_knee_dynamics_match_opensims_own(engine, native, model, states)
 
 
 def _splines(model) -> list:
-    """Every SimmSpline of the model's CustomJoint axes (OpenSim's objects)."""
+    """[(joint name, axis index, SimmSpline)] of every SimmSpline of the model's
+    CustomJoint axes (OpenSim's objects)."""
     out = []
     for j in model.getJointSet():
         cj = osim.CustomJoint.safeDownCast(j)
         for k in range(6 if cj is not None else 0):
             fn = cj.getSpatialTransform().getTransformAxis(k).getFunction()
             if fn.getConcreteClassName() == "SimmSpline":
-                out.append(osim.SimmSpline.safeDownCast(fn))
+                out.append((j.getName(), k, osim.SimmSpline.safeDownCast(fn)))
     return out
 
 
@@ -154,19 +189,20 @@ def test_coupling_functions_are_opensims(native):
     tol = lookup("import", "osim_coupling_function")
     rng = np.random.default_rng(11)
     cases = []
-    for sp in _splines(native.model):
+    for joint, axis, sp in _splines(native.model):
         n = sp.getNumberOfPoints()
         fn = ("spline", tuple(sp.getX(i) for i in range(n)), tuple(sp.getY(i) for i in range(n)))
-        xs = list(rng.uniform(fn[1][0] - 0.5, fn[1][-1] + 0.5, 12)) + list(fn[1])
-        cases.append((sp, fn, xs))
+        xs = [float(x) for x in rng.uniform(fn[1][0] - 0.5, fn[1][-1] + 0.5, 12)] + list(fn[1])
+        cases.append(({"joint": joint, "axis": axis, "xs": xs}, fn, xs))
     assert len(cases) == 4
     coef = (0.3, -1.2, 0.5, 2.0)
-    cases.append((osim.PolynomialFunction(osim.Vector(list(coef))), ("polynomial", coef),
-                  [-1.3, 0.2, 2.7]))
-    for ref, fn, xs in cases:
-        for x in xs:
+    xs = [-1.3, 0.2, 2.7]
+    cases.append(({"poly": list(coef), "xs": xs}, ("polynomial", coef), xs))
+    ref = _opensim_values([req for req, _, _ in cases])
+    for (_, fn, xs), want_rows in zip(cases, ref, strict=True):
+        for x, want3 in zip(xs, want_rows, strict=True):
             got = evaluate(fn, x)
             for order in range(3):
-                want = _value(ref, x, order)
+                want = want3[order]
                 assert abs(got[order] - want) <= max(tol.atol, tol.rtol * abs(want)), \
                     (fn[0], x, order, got[order], want)
