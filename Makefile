@@ -2,13 +2,17 @@
 #               short swing fit into reports/swing, print both report paths.
 # `make test` — set up .venv if missing, check the import contracts (lint-imports), the
 #               style (ruff) and the static types (mypy, strict on the packages
-#               pyproject.toml's [tool.mypy] lists), then run the whole test suite.
+#               pyproject.toml's [tool.mypy] lists), then run the whole test suite on
+#               two workers (TEST_WORKERS=1 for one).
 # Only python3 and make are needed; everything else is installed with pinned versions
 # (pyproject.toml + constraints.txt).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest-xdist workers for `make test` (tests/conftest.py keeps each test file, and the
+# files sharing the quick swing, on one worker)
+TEST_WORKERS ?= 2
 # OpenMP code (Crocoddyl, Pinocchio) swings 10-100x when the other core is busy unless
 # it waits passively (docs/engines.md).
 export OMP_WAIT_POLICY := PASSIVE
@@ -34,7 +38,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	./scripts/install-chromium.sh
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --durations=25
 
 bench: $(STAMP)
 	$(PY) bench/adapter_overhead.py

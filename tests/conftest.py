@@ -111,6 +111,28 @@ def run_cli(*args, cwd=None, timeout=600):
                           capture_output=True, text=True, cwd=cwd or ROOT, timeout=timeout)
 
 
+# The test files that read the shared quick swing (below): under pytest-xdist (`make test`
+# runs two workers) they run on one worker, so that swing is fitted once per run.
+QUICK_SWING_FILES = frozenset(
+    p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py")
+    if "quick_swing" in p.read_text(encoding="utf-8"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Scheduling for ``make test``'s two workers: a test file stays on one worker (its
+    module-scoped fixtures are built once) and the files of ``QUICK_SWING_FILES`` share
+    one worker. (xdist's own ``loadfile`` scheduling, grouped.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "quick_swing" if path in QUICK_SWING_FILES else path
+
+    return FileScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def quick_swing(tmp_path_factory):
     """One ``harness swing --quick --activation`` of the bundled capture, shared by the

@@ -81,6 +81,7 @@ class Native:
 _REFERENCE = r"""
 import json, sys
 import opensim as osim
+osim.Logger.removeFileSink()  # no opensim.log in the working folder
 req = json.load(sys.stdin)
 model = osim.Model(req["model"])
 out = []
