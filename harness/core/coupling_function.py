@@ -139,6 +139,16 @@ def _spline(x: tuple[float, ...], y: tuple[float, ...], a: float
             float(2.0 * c[k] + 6.0 * dx * d[k]))
 
 
+def quartic_coefficients(fn: tuple[Any, ...]) -> tuple[float, ...] | None:
+    """(a0, a1, a2, a3, a4) [follower's unit per power of the leader's], lowest power
+    first, of a polynomial coupling function of degree ≤ 4: MuJoCo's joint-equality
+    ``polycoef`` (f(x) = a0 + a1 x + … + a4 x⁴); None for a spline or a higher degree."""
+    if fn[0] != "polynomial" or len(fn[1]) > 5:
+        return None
+    a = tuple(float(c) for c in reversed(fn[1]))
+    return a + (0.0,) * (5 - len(a))
+
+
 def evaluate(fn: tuple[Any, ...], a: float) -> tuple[float, float, float]:
     """(f(a), f'(a), f''(a)) of the coupling function ``fn`` at a [leader's unit]."""
     a = float(a)
