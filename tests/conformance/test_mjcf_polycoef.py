@@ -152,6 +152,20 @@ def test_coupling_rows_are_mujocos_equality(native, model):
                      "mjcf_coupling_rows", f"state {k} written J")
 
 
+def test_ref_shifts_range_and_springref(native, model):
+    """A joint's canonical range and spring reference are MuJoCo's less its ref (the
+    canonical coordinate is qpos − ref)."""
+    m = native.m
+    for j, name in enumerate(native.names):
+        joint = next(x for x in model.spec.joints if x.name == name)
+        ref = m.qpos0[m.jnt_qposadr[j]]
+        assert ref != 0.0
+        if m.jnt_limited[j]:
+            assert (joint.lower, joint.upper) == tuple(float(r - ref) for r in m.jnt_range[j])
+        if m.jnt_stiffness[j]:
+            assert joint.spring_ref == float(m.qpos_spring[m.jnt_qposadr[j]] - ref)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_reduced_dynamics_match_mujocos_own(engine, native, model, states):
     """SᵀMS, Sᵀ(h + M Ṡv_r) and v̇_r of every engine's canonical model equal MuJoCo's own
