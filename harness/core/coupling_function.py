@@ -1,4 +1,5 @@
-"""Non-linear joint couplings q_f = f(q_l): the functions OpenSim models couple joints by.
+"""Non-linear joint couplings q_f = f(q_l): the functions OpenSim models couple joints by,
+and MuJoCo's quartic joint equality (an MJCF ``polycoef``, read as a polynomial).
 
 Dimensions and units: x is the leader's canonical coordinate [rad | m], f(x) the
 follower's [rad | m]; f' [1 | m/rad | rad/m] and f'' [per unit of x²] accordingly.
