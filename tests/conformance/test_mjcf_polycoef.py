@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 
-import mujoco
 import numpy as np
 import pytest
 
@@ -32,55 +31,14 @@ from harness.model.prepared import PreparedModel
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import stage as S
 from tests.conftest import ENGINES, ROOT, assert_close, run_cli
+from tests.support.mujoco_native import NativeMjcf
 
 KNEE = ROOT / "tests" / "data" / "polycoef_knee.xml"
 
 
-class Native:
-    """MuJoCo's own model of the file: joints by name, its equality rows, M and h."""
-
-    def __init__(self, xml: str | None = None) -> None:
-        self.m = (mujoco.MjModel.from_xml_path(str(KNEE)) if xml is None
-                  else mujoco.MjModel.from_xml_string(xml))
-        self.d = mujoco.MjData(self.m)
-        m = self.m
-        self.names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
-        # (follower dof, leader dof, y0, x0, polycoef a0..a4) of each joint equality
-        self.eqs = []
-        for e in range(m.neq):
-            f, lead = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
-            self.eqs.append((int(m.jnt_dofadr[f]), int(m.jnt_dofadr[lead]),
-                             float(m.qpos0[m.jnt_qposadr[f]]), float(m.qpos0[m.jnt_qposadr[lead]]),
-                             np.array(m.eq_data[e][:5], dtype=float)))
-        self.followers = {f for f, *_ in self.eqs}
-
-    def rows(self, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(g (neq,), J (neq, nv)): MuJoCo's own equality rows (efc_pos, efc_J) at qpos."""
-        m, d = self.m, self.d
-        d.qpos[:], d.qvel[:] = qpos, 0.0
-        mujoco.mj_forward(m, d)
-        eq = np.flatnonzero(d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-        eq = eq[np.argsort(d.efc_id[eq])]
-        J = d.efc_J.reshape(d.nefc, m.nv)[eq] if d.efc_J.size == d.nefc * m.nv else None
-        if J is None:  # sparse Jacobian: densify MuJoCo's own rows
-            J = np.zeros((d.nefc, m.nv))
-            mujoco.mju_sparse2dense(J, d.efc_J, d.efc_J_rownnz, d.efc_J_rowadr, d.efc_J_colind)
-            J = J[eq]
-        return np.array(d.efc_pos[eq]), np.array(J)
-
-    def terms(self, qpos: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(M (nv, nv), h (nv,)): mj_fullM and qfrc_bias − qfrc_passive (the spring)."""
-        m, d = self.m, self.d
-        d.qpos[:], d.qvel[:] = qpos, v
-        mujoco.mj_forward(m, d)
-        M = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, M)
-        return M, np.array(d.qfrc_bias - d.qfrc_passive)
-
-
 @pytest.fixture(scope="module")
 def native():
-    return Native()
+    return NativeMjcf(KNEE)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +47,7 @@ def model():
     return PreparedModel(spec, str(KNEE))
 
 
-def _index(native: Native, model: PreparedModel) -> tuple[np.ndarray, np.ndarray]:
+def _index(native: NativeMjcf, model: PreparedModel) -> tuple[np.ndarray, np.ndarray]:
     """(iq, iv): the canonical q and v index of each MuJoCo joint (all 1-dof here)."""
     slots = [model.layout.slot(n) for n in native.names]
     return np.array([s.iq for s in slots]), np.array([s.iv for s in slots])
@@ -102,25 +60,11 @@ def states(native, model):
     eq_data, evaluated here with numpy), S from MuJoCo's own efc_J."""
     rng = np.random.default_rng(5)
     m = native.m
-    free = [i for i in range(m.nv) if i not in native.followers]
     out = []
     for _ in range(4):
-        qpos = m.qpos0 + rng.uniform(-0.8, 0.8, m.nq)
-        v_r = rng.normal(size=len(free))
-        for f, lead, y0, x0, a in native.eqs:
-            qpos[f] = y0 + np.polynomial.polynomial.polyval(qpos[lead] - x0, a)
-        g, J = native.rows(qpos)
-        assert np.abs(g).max() < 1e-14, g  # on MuJoCo's own manifold
-        Smap = np.zeros((m.nv, len(free)))
-        Smap[free, np.arange(len(free))] = 1.0
-        sdot = np.zeros(m.nv)
-        v_full = Smap @ v_r
-        for row, (f, lead, _, x0, a) in zip(J, native.eqs, strict=True):
-            Smap[f, free.index(lead)] = -row[lead] / row[f]
-            d2 = np.polynomial.polynomial.polyval(qpos[lead] - x0,
-                                                   np.polynomial.polynomial.polyder(a, 2))
-            sdot[f] = d2 * v_full[lead] ** 2
-        out.append((qpos, Smap @ v_r, rng.normal(size=m.nv), Smap, sdot))
+        qpos, v, Smap, sdot = native.close(m.qpos0 + rng.uniform(-0.8, 0.8, m.nq),
+                                           rng.normal(size=len(native.free)))
+        out.append((qpos, v, rng.normal(size=m.nv), Smap, sdot))
     return out
 
 
@@ -131,7 +75,7 @@ def test_coupling_rows_are_mujocos_equality(native, model):
     assert all(c.function and c.function[0] == "polynomial" for c in model.spec.couplings)
     assert [(c.follower, c.leader) for c in model.spec.couplings] == [
         (native.names[native.m.dof_jntid[f]], "knee") for f, *_ in native.eqs]
-    written = Native(to_mjcf(model.spec))
+    written = NativeMjcf(xml=to_mjcf(model.spec))
     iq, iv = _index(native, model)
     rng = np.random.default_rng(9)
     for k in range(3):

@@ -4,7 +4,11 @@ and the patella's three following it through quartic polycoefs (14 joint equalit
 * `harness parity --mjcf` passes every stage in every engine, the 14 couplings compared in
   stage 3 through every engine's KKT, the muscles and their tendons set aside with a note;
 * on the states stage 3 puts on the harness's manifold, MuJoCo's own equality rows of the
-  file as written (efc_pos, efc_J) are zero and equal the harness's rows.
+  file as written (efc_pos, efc_J) are zero and equal the harness's rows;
+* reduced through both knees' couplings (S from MuJoCo's efc_J, Ṡv_r from the file's
+  polycoef), every engine's M, h and v̇ equal MuJoCo's own of the file. The states hold
+  the root at the identity orientation and at rest, where MuJoCo's free-joint velocity
+  (world linear, body angular) and the canonical one (body linear and angular) coincide.
 """
 from __future__ import annotations
 
@@ -12,13 +16,15 @@ import json
 
 import mujoco
 import numpy as np
+import pytest
 
 from harness.model import registry
 from harness.model.mjcf_import import load_mjcf_with_notes
 from harness.model.prepared import PreparedModel
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import stage as S
-from tests.conftest import ROOT, assert_close, run_cli
+from tests.conftest import ENGINES, ROOT, assert_close, run_cli
+from tests.support.mujoco_native import NativeMjcf
 
 LEGS = ROOT / "data" / "mjcf_models" / "myo_legs" / "myo_sim" / "leg" / "myolegs.xml"
 MODEL = "MyoSuite_s_MyoLeg_Model"
@@ -40,9 +46,14 @@ def test_parity_passes_every_stage_in_every_engine(tmp_path):
     assert any(n.startswith("80 actuator(s) ignored") for n in notes)
 
 
-def test_mujocos_own_equality_holds_on_the_harness_manifold():
+@pytest.fixture(scope="module")
+def model():
     spec, _ = load_mjcf_with_notes(str(LEGS))
-    model = PreparedModel(spec, str(LEGS))
+    return PreparedModel(spec, str(LEGS))
+
+
+def test_mujocos_own_equality_holds_on_the_harness_manifold(model):
+    spec = model.spec
     ref = registry.adapter_class("pinocchio")(model)
     Q, _, _ = S.sample_states(spec, ref, 3, np.random.default_rng(4))
     m = mujoco.MjModel.from_xml_path(str(LEGS))
@@ -63,3 +74,56 @@ def test_mujocos_own_equality_holds_on_the_harness_manifold():
         assert_close(d.efc_pos[eq], np.zeros(14), "import", "mjcf_coupling_rows",
                      f"state {k} MuJoCo's g")
         assert_close(J[:, iv], J_mj, "import", "mjcf_coupling_rows", f"state {k} J")
+
+
+@pytest.fixture(scope="module")
+def native():
+    return NativeMjcf(LEGS)
+
+
+@pytest.fixture(scope="module")
+def knees(native, model):
+    """Two states on MuJoCo's manifold: (qpos, v, τ, S, Ṡv_r) in MuJoCo's order and the
+    canonical (q, iv): iv the canonical v index of each MuJoCo dof."""
+    m, lay = native.m, model.layout
+    rng = np.random.default_rng(8)
+    iv = np.zeros(m.nv, dtype=int)
+    iv[:6] = np.arange(6)  # the free root first in both, (linear, angular)
+    out = []
+    for _ in range(2):
+        qpos = m.qpos0.copy()
+        qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
+        for j in range(1, m.njnt):
+            a = m.jnt_qposadr[j]
+            knee = native.names[j] in ("knee_angle_r", "knee_angle_l")
+            qpos[a] += rng.uniform(0.1, 1.8) if knee else rng.uniform(-0.4, 0.4)
+        v_r = rng.normal(size=len(native.free))
+        v_r[:6] = 0.0  # the root at rest
+        qpos, v, Smap, sdot = native.close(qpos, v_r)
+        q = lay.neutral()
+        q[0:3] = qpos[0:3]
+        for j in range(1, m.njnt):
+            slot = lay.slot(native.names[j])
+            q[slot.iq] = qpos[m.jnt_qposadr[j]] - m.qpos0[m.jnt_qposadr[j]]
+            iv[m.jnt_dofadr[j]] = slot.iv
+        out.append((qpos, v, rng.normal(size=m.nv), Smap, sdot, q, iv.copy()))
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reduced_knees_match_mujocos_own(engine, native, model, knees):
+    ad = registry.adapter_class(engine)(model)
+    for k, (qpos, v, tau, Smap, sdot, q, iv) in enumerate(knees):
+        M_o, h_o = native.terms(qpos, v)
+        vc = np.zeros(model.layout.nv)
+        vc[iv] = v
+        M = ad.mass_matrix(q)[np.ix_(iv, iv)]
+        h = ad.bias_forces(q, vc)[iv]
+        Mr, Mr_o = Smap.T @ M @ Smap, Smap.T @ M_o @ Smap
+        hr, hr_o = Smap.T @ (h + M @ sdot), Smap.T @ (h_o + M_o @ sdot)
+        tr = Smap.T @ tau
+        what = f"{engine} state {k}"
+        assert_close(Mr, Mr_o, "import", "mjcf_reduced_dynamics", f"{what} M")
+        assert_close(hr, hr_o, "import", "mjcf_reduced_dynamics", f"{what} h")
+        assert_close(np.linalg.solve(Mr, tr - hr), np.linalg.solve(Mr_o, tr - hr_o), "import",
+                     "mjcf_reduced_dynamics", f"{what} v̇")
