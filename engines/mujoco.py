@@ -41,6 +41,7 @@ from harness.core.conventions import (
     se3_left_jacobian,
     spatial_inertia_world,
 )
+from harness.core.coupling_function import quartic_coefficients
 from harness.core.derivatives import implicit_forward, root_chain_rule
 from harness.core.errors import ModelRejected, NotProvided
 from harness.core.mass_loans import with_loans
@@ -1121,11 +1122,12 @@ class MujocoAdapter(AdapterBase):
                 raise NotProvided(self.name, "native constrained dynamics",
                                   f"constraint {c.name}: MuJoCo has no equality that keeps a "
                                   "point on a line (connect is 3-D, weld 6-D)")
-        nonlinear = [k.follower for k in problem.spec.couplings if k.function]
+        nonlinear = [k.follower for k in problem.spec.couplings
+                     if k.function and quartic_coefficients(k.function) is None]
         if nonlinear:
             raise NotProvided(self.name, "native constrained dynamics", f"joint {nonlinear[0]}: "
-                              "a non-linear coupling (a spline: MuJoCo's joint equality is a "
-                              "quartic polynomial; the model carries no equality for it)")
+                              "a coupling that is no polynomial of degree ≤ 4 (MuJoCo's joint "
+                              "equality is a quartic; the model carries no equality for it)")
         vd = np.stack([self._native_constrained_state(q, v, t)
                        for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
         return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,

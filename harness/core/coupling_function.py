@@ -1,4 +1,5 @@
-"""Non-linear joint couplings q_f = f(q_l): the functions OpenSim models couple joints by.
+"""Non-linear joint couplings q_f = f(q_l): the functions OpenSim models couple joints by,
+and MuJoCo's quartic joint equality (an MJCF ``polycoef``, read as a polynomial).
 
 Dimensions and units: x is the leader's canonical coordinate [rad | m], f(x) the
 follower's [rad | m]; f' [1 | m/rad | rad/m] and f'' [per unit of x²] accordingly.
@@ -137,6 +138,16 @@ def _spline(x: tuple[float, ...], y: tuple[float, ...], a: float
     return (float(y[k] + dx * (b[k] + dx * (c[k] + dx * d[k]))),
             float(b[k] + dx * (2.0 * c[k] + 3.0 * dx * d[k])),
             float(2.0 * c[k] + 6.0 * dx * d[k]))
+
+
+def quartic_coefficients(fn: tuple[Any, ...]) -> tuple[float, ...] | None:
+    """(a0, a1, a2, a3, a4) [follower's unit per power of the leader's], lowest power
+    first, of a polynomial coupling function of degree ≤ 4: MuJoCo's joint-equality
+    ``polycoef`` (f(x) = a0 + a1 x + … + a4 x⁴); None for a spline or a higher degree."""
+    if fn[0] != "polynomial" or len(fn[1]) > 5:
+        return None
+    a = tuple(float(c) for c in reversed(fn[1]))
+    return a + (0.0,) * (5 - len(a))
 
 
 def evaluate(fn: tuple[Any, ...], a: float) -> tuple[float, float, float]:

@@ -186,7 +186,8 @@ class Coupling:
     row e_f − m·e_l in joint velocity space (J̇v = 0).
 
     Non-linear when ``function`` is given (harness/core/coupling_function.py: a spline or
-    a polynomial; an OpenSim CustomJoint axis or CoordinateCouplerConstraint): q_f =
+    a polynomial; an OpenSim CustomJoint axis or CoordinateCouplerConstraint, an MJCF
+    joint equality whose polycoef is not linear): q_f =
     f(q_l), multiplier and offset unused (1, 0); the row g = q_f − f(q_l) has the Jacobian
     e_f − f'(q_l) e_l and J̇v = −f''(q_l) v_l²."""
 
@@ -230,7 +231,8 @@ class FixtureSpec:
     # q, solved onto the manifold by Gauss-Newton at run time); both empty for tree models
     constraints: tuple[Constraint, ...] = ()
     q_init: tuple[float, ...] = ()
-    # linear joint couplings (Coupling: URDF mimic, MJCF joint equality), stage 3 rows
+    # joint couplings (Coupling: URDF mimic, MJCF joint equality, OpenSim coupled axes and
+    # coordinate couplers), stage 3 rows
     couplings: tuple[Coupling, ...] = ()
 
     # ----- structure -------------------------------------------------------------

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.11"
+TABLE_VERSION = "2027.01.15"
+# 2027.01.15: no existing atol or rtol changed. New: import/mjcf_coupling_rows (an MJCF
+#   polycoef coupling's rows against MuJoCo's own equality rows), import/mjcf_reduced_dynamics
+#   (an MJCF model reduced through its polycoef couplings against MuJoCo's own model).
 # 2027.01.11: 2027.01.07 and 2027.01.08 merged (no number changed).
 # 2027.01.07: no existing atol or rtol changed. New: schedules/selected_order_weight and
 #   schedules/order_weight_integral (the two-ball fit's order of first impacts, weighed
@@ -391,6 +394,18 @@ TABLE.update({
         "system: round-off of the projection and of the splines (measured ≤ 7.5e-14 on "
         "gait2392, MuJoCo v̇; leaving out Ṡv errs by 2.4e-4); 1e-10 fails a wrong spline, "
         "derivative, sign or axis."),
+    ("import", "mjcf_coupling_rows"): Tolerance(1e-14, 1e-12, "rad | m (g), 1 | m/rad (J): "
+        "the stage-3 rows of an MJCF polycoef coupling at canonical q = qpos − ref against "
+        "MuJoCo's own equality rows (efc_pos, efc_J) at qpos, off the manifold. The same "
+        "polynomial evaluated in another order (Horner, highest power first, against "
+        "MuJoCo's powers of x − x0): round-off of values ≤ 1; a reference offset left out "
+        "or applied twice, or a coefficient out of order, errs by ≥ 1e-3."),
+    ("import", "mjcf_reduced_dynamics"): Tolerance(_FLOOR, 1e-10, "Norm-wise: M, h and v̇ of "
+        "an imported MJCF whose polycoef followers are joints held by polynomial couplings, "
+        "reduced through the couplings (SᵀMS, Sᵀ(h + M Ṡv)), S from MuJoCo's own equality "
+        "Jacobian and Ṡv from the file's polycoef, against the same reduction of MuJoCo's "
+        "own model of the file (its refs in place). One system two ways: round-off of the "
+        "projection; 1e-10 fails a wrong ref shift, axis or derivative."),
     ("import", "osim_pose"): Tolerance(1e-12, 0.0, "m and rotation-matrix entries: body and "
         "marker poses of an imported .osim (canonical model through one engine) against "
         "OpenSim's own at the same coordinates; offset frames, constant axes and intercepts "

@@ -67,9 +67,14 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
   a note; ``torquescale`` and non-default ``solref``/``solimp`` shape only MuJoCo's soft
   solver (noted). The manifold is sampled from the first keyframe's qpos if there is
   one, else from qpos0 (``q_init``).
-* ``<equality><joint joint1 joint2 polycoef="c0 c1 0 0 0">`` between hinge or slide
-  joints → the joint coupling q1 = c1·q2 + c0 (``Coupling``, stage 3; floating models
-  too), noted; a non-linear polycoef or a missing joint2 is refused.
+* a hinge's or slide's ``ref`` (MuJoCo's qpos0, at which the file draws the body): the
+  canonical coordinate is qpos − ref, so the neutral pose is the drawn one; its range,
+  springref and keyframe values are shifted with it (noted).
+* ``<equality><joint joint1 joint2 polycoef="a0 a1 a2 a3 a4">`` between hinge or slide
+  joints → the joint coupling q1 = a0 + a1·q2 + … + a4·q2⁴ in canonical coordinates
+  (MuJoCo's y − y0 = Σ a_k (x − x0)^k with the refs y0, x0; ``Coupling``, linear as
+  multiplier and offset, else a polynomial; stage 3; floating models too), noted; a
+  missing joint2 is refused.
 * ``<tendon>`` without stiffness, damping, armature or frictionloss: set aside with one
   note (it does not enter M or h; its limits are constraints, not compared in stages
   0–2).
@@ -77,11 +82,10 @@ must therefore exist (MuJoCo needs them to compile). What becomes what:
 An MJCF may not contain (each raises BadInput naming the file and the element):
 a free joint below the root or beside other joints in one body (MuJoCo's compiler
 already refuses most of these), or with damping/armature/frictionloss; non-zero
-joint ``ref`` or ``frictionloss`` (on ball joints too); ``stiffness`` or ``springref``
-on a ball joint;
-a tendon with stiffness, damping, armature or frictionloss; a joint equality whose
-``polycoef`` is not linear (``c0 c1 0 0 0``) or that has no joint2, a tendon or flex
-coupling, or a connect/weld equality on a floating model;
+joint ``frictionloss`` (on ball joints too); ``stiffness`` or ``springref`` on a ball
+joint;
+a tendon with stiffness, damping, armature or frictionloss; a joint equality that has
+no joint2, a tendon or flex coupling, or a connect/weld equality on a floating model;
 flexes; plugins; mocap bodies; ``gravcomp``; fluid forces
 (``density``/``viscosity``); several free body trees and nothing attached to the world,
 or an equality on a body tree set aside; an unnamed body
@@ -484,14 +488,17 @@ def _name_the_world(m: CompiledMjcf, bodies: list[Body], joints: list[Joint],
 def _q_init(m: CompiledMjcf, spec: FixtureSpec, notes: list[str], aside: set[int]
             ) -> tuple[float, ...]:
     """q (nq,) stage 3 starts from: the first keyframe's qpos (ball quaternions reordered
-    to x y z w; the joints of bodies set aside left out), else qpos0 (= neutral)."""
+    to x y z w, a hinge's or slide's ref subtracted; the joints of bodies set aside left
+    out), else qpos0 (= neutral)."""
     q = Layout.from_spec(spec).neutral()
     if m.count("key"):
         kq = np.asarray(m.key_qpos[0], dtype=float).copy()
         for j in range(m.count("joint")):  # ball quaternions w x y z → x y z w
+            a = int(m.jnt_qposadr[j])
             if m.joint_types[j] == "ball":
-                a = int(m.jnt_qposadr[j])
                 kq[a:a + 4] = quat_wxyz_to_xyzw(kq[a:a + 4])
+            elif m.joint_types[j] in ("hinge", "slide"):  # canonical q = qpos − ref
+                kq[a] -= float(m.qpos0[a])
         nq = {"free": 7, "ball": 4}
         keep = [int(m.jnt_qposadr[j]) + k
                 for b in range(1, m.count("body")) if b not in aside
@@ -535,8 +542,10 @@ def _moving_joint(m: CompiledMjcf, jid: int, jname: str, label: str, parent: str
     ``child`` at xyz [m] / rpy [rad], axis ``jnt_axis`` (the child frame has the MuJoCo
     body's orientation: harness/model/joint_chain.py); a joint spring (``stiffness`` k,
     ``springref`` = MuJoCo's qpos_spring) becomes the joint's stiffness and spring_ref (a
-    springref without stiffness acts on nothing and is dropped); a ball joint's stiffness,
-    a non-zero ``ref`` and frictionloss are refused (BadInput naming the joint)."""
+    springref without stiffness acts on nothing and is dropped); a hinge's or slide's
+    ``ref`` (MuJoCo's qpos0: the joint moves the body by qpos − qpos0) makes the canonical
+    coordinate qpos − ref, its range and springref shifted by −ref (noted); a ball joint's
+    stiffness and frictionloss are refused (BadInput naming the joint)."""
     if m.joint_types[jid] == "ball":
         if m.jnt_stiffness[jid] != 0:
             raise bad(f"{label}: joint stiffness on a ball joint is not supported")
@@ -544,18 +553,21 @@ def _moving_joint(m: CompiledMjcf, jid: int, jname: str, label: str, parent: str
                            bad)
     qa, dof = int(m.jnt_qposadr[jid]), int(m.jnt_dofadr[jid])
     k = float(m.jnt_stiffness[jid])
-    if m.qpos0[qa] != 0:
-        raise bad(f"{label}: ref (a non-zero reference position) is not supported")
     if m.dof_frictionloss[dof] != 0:
         raise bad(f"{label}: frictionloss is not supported")
     kind = "revolute" if m.joint_types[jid] == "hinge" else "prismatic"
+    ref = float(m.qpos0[qa])  # the canonical q is qpos − ref (MuJoCo moves by qpos − qpos0)
+    if ref:
+        notes.append(f"{label}: ref {ref:g}: the canonical coordinate is MuJoCo's "
+                     f"{_minus('qpos', ref)} (0 at the pose the file draws; its range and "
+                     "springref shifted with it)")
     lo = hi = None
     if m.jnt_limited[jid]:
-        lo, hi = (float(x) for x in m.jnt_range[jid])
+        lo, hi = (float(x) - ref for x in m.jnt_range[jid])
     return Joint(jname, kind, parent, child, xyz, rpy, tuple(float(x) for x in m.jnt_axis[jid]),
                  lo, hi, damping=0.0 if no_damping else float(m.dof_damping[dof]),
                  armature=float(m.dof_armature[dof]), stiffness=k,
-                 spring_ref=float(m.qpos_spring[qa]) if k else 0.0)
+                 spring_ref=float(m.qpos_spring[qa]) - ref if k else 0.0)
 
 
 def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
@@ -582,16 +594,21 @@ def _tendons_set_aside(m: CompiledMjcf, bad: _Bad) -> list[str]:
 _DEFAULT_SOLREF, _DEFAULT_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
 
 
+def _minus(what: str, ref: float) -> str:
+    """'what − ref' as text ('what + 0.1' for ref −0.1, 'what' for 0)."""
+    return f"{what} {'−' if ref > 0 else '+'} {abs(ref):g}" if ref else what
+
+
 def _joint_coupling(m: CompiledMjcf, e: int, ename: str, notes: list[str],
                     bad: _Bad) -> Coupling:
-    """The Coupling q1 = c1·q2 + c0 [rad | m] of the compiled ``<equality><joint>`` ``e``
-    (``eq_data[0:5]`` = polycoef; every joint's qpos0 is 0: a non-zero ``ref`` is refused).
-    BadInput for a non-linear polycoef, a missing joint2 or a joint that is not a hinge or
-    slide."""
+    """The Coupling of the compiled ``<equality><joint>`` ``e`` in canonical coordinates
+    [rad | m]. MuJoCo's relation is y − y0 = a0 + a1 (x − x0) + … + a4 (x − x0)⁴ (y joint1,
+    x joint2, y0 and x0 their ``ref``s, a = ``eq_data[0:5]`` = polycoef); the canonical
+    coordinates are qpos − ref (``_moving_joint``), so q1 = Σ a_k q2^k exactly: linear
+    (a2 = a3 = a4 = 0) as multiplier a1 and offset a0, else the polynomial of its degree
+    (harness/core/coupling_function.py, highest power first). BadInput for a missing joint2
+    or a joint that is not a hinge or slide."""
     c = np.asarray(m.eq_data[e], dtype=float)[:5]
-    if np.any(c[2:] != 0.0):
-        raise bad(f"equality {ename}: polycoef {' '.join(f'{x:g}' for x in c)} is not linear "
-                  "(only a linear coupling, polycoef \"c0 c1 0 0 0\", is supported)")
     ids = (int(m.eq_obj1id[e]), int(m.eq_obj2id[e]))
     if ids[1] < 0:
         raise bad(f"equality {ename}: a joint equality without joint2 holds joint1 at a "
@@ -600,12 +617,22 @@ def _joint_coupling(m: CompiledMjcf, e: int, ename: str, notes: list[str],
         if m.joint_types[i] not in ("hinge", "slide"):
             raise bad(f"equality {ename}: joint {m.names['joint'][i]} is "
                       f"{m.joint_types[i]}; a coupling joins hinge or slide joints")
-    k = Coupling(m.names["joint"][ids[0]], m.names["joint"][ids[1]], float(c[1]), float(c[0]))
+    names = (m.names["joint"][ids[0]], m.names["joint"][ids[1]])
+    if np.any(c[2:] != 0.0):
+        degree = int(np.flatnonzero(c)[-1])
+        fn = ("polynomial", tuple(float(a) for a in c[degree::-1]))
+        k = Coupling(names[0], names[1], function=fn)
+    else:
+        k = Coupling(names[0], names[1], float(c[1]), float(c[0]))
     if tuple(m.eq_solref[e]) != _DEFAULT_SOLREF or tuple(m.eq_solimp[e]) != _DEFAULT_SOLIMP:
         notes.append(f"equality {ename}: solref/solimp shape only MuJoCo's soft solver "
                      "(the harness compares the exact coupling; MuJoCo's native row uses "
                      "the defaults)")
-    notes.append(f"{k.note} (MJCF <equality><joint> {ename}; stage 3 holds the relation)")
+    refs = [float(m.qpos0[int(m.jnt_qposadr[i])]) for i in ids]
+    shift = (f"; in MuJoCo's qpos: {_minus(names[0], refs[0])} = "
+             f"p({_minus(names[1], refs[1])})" if any(refs) else "")
+    notes.append(f"{k.note} (MJCF <equality><joint> {ename}, polycoef "
+                 f"{' '.join(f'{a:g}' for a in c)}{shift}; stage 3 holds the relation)")
     return k
 
 
@@ -625,8 +652,8 @@ def _equalities(m: CompiledMjcf, frames: list[Frame], site_frames: list[str],
       orientation in body1 at qpos0) and ``<name>__2`` on body2 at ``anchor``
       (``eq_data[0:3]``), unrotated: they coincide exactly when MuJoCo's weld holds.
     * the world body (id 0) is the root body (or ``world_``) of a fixed-base model.
-    Refused (BadInput naming the element): tendon and flex equalities, non-linear joint
-    couplings. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
+    Refused (BadInput naming the element): tendon and flex equalities, a joint equality
+    without joint2. Inactive equalities are set aside; a weld's ``torquescale`` and non-default
     solref/solimp only shape MuJoCo's soft solver: noted."""
     out: list[Constraint] = []
     taken = bodies | {f.name for f in frames}

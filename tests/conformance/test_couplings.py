@@ -127,13 +127,30 @@ def test_mjcf_export_round_trips_the_coupling(model, tmp_path):
     assert any("coupled:" in n for n in notes)
 
 
-def test_non_linear_polycoef_refused_in_one_line(model, tmp_path):
+def test_non_linear_polycoef_is_a_polynomial_coupling(model, tmp_path):
+    """A quadratic polycoef is read as the polynomial q_f = 0.002 + 1.5 q_l + 0.5 q_l²
+    (highest power first), and the MJCF the harness writes carries it back as the same
+    polycoef (tests/conformance/test_mjcf_polycoef.py holds it against MuJoCo)."""
     text = to_mjcf(model.spec).replace('polycoef="0.002 1.5 0 0 0"',
                                        'polycoef="0.002 1.5 0.5 0 0"')
     assert 'polycoef="0.002 1.5 0.5 0 0"' in text
     path = tmp_path / "nonlinear.xml"
     path.write_text(text)
-    assert_bad_input(lambda p: load_mjcf_with_notes(p)[0], str(path), "is not linear")
+    back, _ = load_mjcf_with_notes(str(path))
+    (k,) = back.couplings
+    assert k.function == ("polynomial", (0.5, 1.5, 0.002))
+    assert 'polycoef="0.002 1.5 0.5 0 0"' in to_mjcf(back)
+
+
+def test_joint_equality_without_joint2_refused_in_one_line(model, tmp_path):
+    text = to_mjcf(model.spec)
+    start = text.index("<joint joint1=")
+    end = text.index("/>", start)
+    eq = text[start:end]
+    text = text.replace(eq, eq[:eq.index(" joint2=")] + ' polycoef="0.002 0 0 0 0"')
+    path = tmp_path / "no_joint2.xml"
+    path.write_text(text)
+    assert_bad_input(lambda p: load_mjcf_with_notes(p)[0], str(path), "without joint2")
 
 
 def test_parity_prints_couplings_and_holds_them_natively(tmp_path):

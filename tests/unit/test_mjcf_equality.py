@@ -145,8 +145,9 @@ def test_hand_written_four_bar_passes_stage_3_in_every_engine(tmp_path):
 
 
 REFUSED = {
-    "polycoef": ('<equality><joint joint1="crank_joint" joint2="rocker_joint" '
-                 'polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
+    # a non-linear polycoef is a polynomial coupling (tests/conformance/test_mjcf_polycoef.py)
+    "tendon_equality": ('<equality><tendon name="te" tendon1="t"/></equality>',
+                        "equality te is a tendon coupling: not supported"),
     "tendon_stiffness": ('<tendon><fixed name="s" stiffness="3"><joint joint="crank_joint" '
                          'coef="1"/></fixed></tendon>', "tendon s: stiffness is not supported"),
 }

@@ -211,7 +211,6 @@ BAD = {
     # a hinge or slide spring is imported (test_joint_spring_is_imported); on a ball not
     "ball_stiffness": (_one('<joint name="j" type="ball" stiffness="3"/>'),
                        "stiffness on a ball joint"),
-    "ref": (_one('<joint name="j" ref="10"/>'), "ref"),
     "frictionloss": (_one('<joint name="j" frictionloss="0.1"/>'), "frictionloss"),
     # a tendon without stiffness/damping/armature is set aside, a connect/weld becomes a
     # loop constraint (tests/unit/test_mjcf_equality.py); these are refused
