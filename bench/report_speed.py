@@ -14,10 +14,10 @@ load average is printed with them.
 Wall and CPU time (user + system of the child, ``resource.getrusage``) are both
 printed: on a shared machine the CPU seconds move less with the load. ``--before ROOT``
 (a checkout of older code, e.g. ``git worktree add /tmp/old COMMIT``) also times that
-code's ``harness report`` on a copy of the same bundle, interleaved, for a before/after in
-one run. The report's compiled templates live in the user's cache folder: the warm-up run
-fills it, as any earlier command would have. Bytecode is written (PYTHONDONTWRITEBYTECODE
-is dropped for the children), as an installed harness has it.
+code's ``harness report`` on a copy of the same bundle and its import floor, interleaved,
+for a before/after in one run. The report's compiled templates live in the user's cache
+folder: the warm-up run fills it, as any earlier command would have. Bytecode is written
+(PYTHONDONTWRITEBYTECODE is dropped for the children), as an installed harness has it.
 
 Run: python bench/report_speed.py [--repeat 5] [--bundle DIR] [--before ROOT] [--out FILE]
 """
@@ -56,6 +56,18 @@ def timed(cmd: list[str], root: Path) -> tuple[float, float]:
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
+def cpu_model() -> str:
+    """The processor's name as /proc/cpuinfo gives it (Linux), else "CPU unknown"."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for row in fh:
+                if row.startswith("model name"):
+                    return row.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "CPU unknown"
+
+
 def line(label: str, runs: list[tuple[float, float]]) -> str:
     w, c = [x[0] for x in runs], [x[1] for x in runs]
     return (f"{label}: wall {median(w):.2f} s ({min(w):.2f}-{max(w):.2f}), "
@@ -86,6 +98,8 @@ def main() -> None:
             shutil.copytree(bundle, old)
             cmds[f"harness report, code at {args.before}"] = (
                 [py, "-m", "harness.cli", "report", str(old), "--quiet"], args.before.resolve())
+            cmds[f"import floor, code at {args.before}"] = (
+                [py, "-c", "import harness.cli"], args.before.resolve())
         for cmd, root in cmds.values():  # warm the file cache, bytecode and template cache
             timed(cmd, root)
         runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
@@ -100,16 +114,22 @@ def main() -> None:
     r = median(x[0] for x in runs[report_k])
     fc = median(x[1] for x in runs[floor_k])
     rc = median(x[1] for x in runs[report_k])
-    out = [f"medians of {args.repeat} interleaved runs (range in brackets)"]
+    out = [f"command: python bench/report_speed.py {' '.join(sys.argv[1:])}",
+           f"machine: {cpu_model()}, {os.cpu_count()} cores; Python "
+           f"{sys.version.split()[0]}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+           f"medians of {args.repeat} interleaved runs (range in brackets)"]
     out += [line(k, v) for k, v in runs.items()]
     out.append(f"goal: harness report <= 1 s wall; ratio report / floor: wall {r / f:.2f}, "
                f"CPU {rc / fc:.2f}; report - floor: wall {r - f:.2f} s, CPU {rc - fc:.2f} s")
     if args.before is not None:
-        b_k = list(cmds)[2]
+        b_k, bf_k = list(cmds)[2:4]
         b = median(x[0] for x in runs[b_k])
         bc = median(x[1] for x in runs[b_k])
-        out.append(f"before / now: wall {b / r:.2f}x, CPU {bc / rc:.2f}x; before - floor: "
-                   f"wall {b - f:.2f} s, CPU {bc - fc:.2f} s")
+        bf = median(x[0] for x in runs[bf_k])
+        bfc = median(x[1] for x in runs[bf_k])
+        out.append(f"before / now: wall {b / r:.2f}x, CPU {bc / rc:.2f}x; before's ratio to "
+                   f"its own floor: wall {b / bf:.2f}, CPU {bc / bfc:.2f}; before - its "
+                   f"floor: wall {b - bf:.2f} s, CPU {bc - bfc:.2f} s")
     out.append(f"index.html: {size} bytes; load average {min(loads):.1f}-{max(loads):.1f} "
                f"during the runs; {os.cpu_count()} cores")
     text = "\n".join(out) + "\n"

@@ -72,7 +72,6 @@ from harness.sweep.executor import (
     versions,
 )
 from harness.sweep.report import rerender, run_named_sweep
-from harness.swing import run as swing_run
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -1057,6 +1056,8 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses;
     ``loft_deg``: the face's loft [deg] for the ball's collision law (None: the club's
     typical one, harness/fit/collision.py)."""
+    # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import
+    from harness.swing import run as swing_run
 
     def replay_fn(cases: Sequence[tuple[str | None, cd.Candidate, str]], method: Method,
                   folder: PathArg, title: str = "Replay of the swing fit"
@@ -1080,7 +1081,8 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
-
+    # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import
+    from harness.swing import run as swing_run
 
     d = Path(swing_dir)
     if (d / "fit" / "fit.json").is_file():  # a swing summary this harness writes, or refused
@@ -1320,8 +1322,8 @@ def swing_batch(path: PathArg, *, out: PathArg, workers: int | None = None,
     list file, one Dask task each running the normal swing run into OUT/captures/SLUG/,
     then OUT/survey.json (captures × the swing summary's metrics) and OUT/index.html,
     swapped in atomically. Returns harness.batch.run.SurveyOutcome."""
-
-
+    # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import
+    from harness.swing import run as swing_run
 
     batch = inputs.collect(path, "captures")
     _warm_workers(engines if replay else [], scheduler, ("harness.swing.run",))

@@ -1,8 +1,9 @@
 """Startup cost of every command: building the CLI and loading the engine bindings does not
 pull in modules no command start needs (scipy's sparse, optimize, interpolate and integrate
 packages, which the fitters import where they use them; ssl and http through
-xml.sax.saxutils; MuJoCo's OpenGL backend), and the local quoteattr of fixtures/export.py
-writes exactly what xml.sax.saxutils.quoteattr writes."""
+xml.sax.saxutils; MuJoCo's OpenGL backend; before the engines load, the swing's modules
+and importlib.metadata, which `harness report` does not need), and the local quoteattr of
+fixtures/export.py writes exactly what xml.sax.saxutils.quoteattr writes."""
 from __future__ import annotations
 
 import json
@@ -30,14 +31,24 @@ def test_cli_and_engines_start_without_unneeded_modules():
     code = ("import json, sys; import harness.cli as c; "
             "from harness.model import registry; registry.command_process(); "
             "c.build_parser(); "
+            "from harness.core import figures; figures.plotly_js_path(); "
+            "print(json.dumps(sorted(sys.modules))); "
             "[registry.adapter_class(e) for e in registry.ENGINES]; "
+            "import harness.swing.run; "
             "print(json.dumps(sorted(sys.modules)))")
     env = {k: v for k, v in os.environ.items() if k != "MUJOCO_GL"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
                          capture_output=True, text=True).stdout
-    loaded = set(json.loads(out.splitlines()[-1]))
-    assert "engines.mujoco" in loaded and "harness.cli" in loaded  # the check can fail
-    assert "harness.fit.collocation" in loaded  # the fitters are imported, not their scipy
+    started, loaded = (set(json.loads(x)) for x in out.splitlines()[-2:])
+    # what `harness report` and every other command but swing start with (the check can
+    # fail): no swing module (the swing commands import harness.swing on use), and no
+    # importlib.metadata (the chart library is found on sys.path)
+    assert "harness.cli" in started and "harness.fit.collocation" in started
+    late = {m for m in started if m.startswith("harness.swing")} | \
+        ({"importlib.metadata"} & started)
+    assert not late, sorted(late)
+    assert "engines.mujoco" in loaded and "harness.swing.run" in loaded
+    # the engines, the fitters and the swing are imported, not their scipy
     unneeded = {"scipy.sparse", "scipy.optimize", "scipy.interpolate", "scipy.integrate",
                 "xml.sax.saxutils", "ssl", "http.client", "glfw", "mujoco.glfw"}
     assert not unneeded & loaded, sorted(unneeded & loaded)
