@@ -9,7 +9,11 @@ in-process).
 Both solve the same problem: per frame, min Σ_k ‖p_k(q) − y_k‖² over the K tracked
 markers, every weight 1, warm-started frame to frame from the fitted q of the first frame
 (the exported model's default pose), no loop constraint (the grip pair is left out of
-ours, OpenSim's model has none). Both solutions are scored by one function: the markers
+ours, and the exported model's grip PointConstraint is removed here), coordinates not
+clamped unless asked (the export clamps them; the bench unclamps them for the main run).
+OpenSim's coordinates (y-up, the pelvis on ground_pelvis) are mapped back to the
+harness's by the export's own signed permutation (harness/model/osim_export.py
+``coordinate_map``). Both solutions are scored by one function: the markers
 of q placed by the Pinocchio adapter of the same model, RMSE over every seen (frame,
 marker) pair. OpenSim's own reported marker error is printed beside it as a check.
 
@@ -33,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.model.osim_export import read_swing  # noqa: E402
+from harness.model.osim_export import coordinate_map, read_swing  # noqa: E402
 from harness.model.prepared import PreparedModel  # noqa: E402
 from harness.model.registry import adapter_class  # noqa: E402
 from harness.swing import ik  # noqa: E402
@@ -86,20 +90,21 @@ def marker_rmse(adapter, labels, Q, Y):
     return float(np.sqrt(np.mean(e[seen] ** 2))), float(np.max(e[seen]))
 
 
-def opensim_ik(folder, labels, t, names, out_dir, clamp=False):
-    """Run the InverseKinematicsTool (``clamp``: every coordinate clamped to its range,
-    which OpenSim's IK then enforces as a bound); returns (Q (F, nq) canonical order, OpenSim's
-    reported RMS marker error per frame [m])."""
+def opensim_ik(folder, labels, t, cmap, out_dir, clamp=False):
+    """Run the InverseKinematicsTool on the exported model without its grip constraint
+    (``clamp``: every coordinate clamped to its range, which OpenSim's IK then enforces as
+    a bound; else none); returns (Q (F, nq) canonical order through ``cmap`` = (OpenSim
+    names, harness index, sign), OpenSim's reported RMS marker error per frame [m])."""
     import opensim as osim
 
     osim.Logger.setLevelString("error")
     tool = osim.InverseKinematicsTool()
     tool.setName("bench")
     model = osim.Model(str(folder / "golfer.osim"))
-    if clamp:
-        cs = model.updCoordinateSet()
-        for i in range(cs.getSize()):
-            cs.get(i).setDefaultClamped(True)
+    model.updConstraintSet().clearAndDestroy()
+    cs = model.updCoordinateSet()
+    for i in range(cs.getSize()):
+        cs.get(i).setDefaultClamped(clamp)
     tool.setModel(model)
     tool.setMarkerDataFileName(str(folder / "markers.trc"))
     tool.setStartTime(float(t[0]))
@@ -121,11 +126,12 @@ def opensim_ik(folder, labels, t, names, out_dir, clamp=False):
     table = osim.TimeSeriesTable(str(mot))
     in_deg = table.getTableMetaDataAsString("inDegrees") == "yes"
     cs = model.getCoordinateSet()
+    names, index, sign = cmap
     Q = np.empty((table.getNumRows(), len(names)))
-    for k, n in enumerate(names):
+    for n, i, sg in zip(names, index, sign):
         col = np.asarray(table.getDependentColumn(n).to_numpy(), float)
         rot = cs.get(n).getMotionType() == osim.Coordinate.Rotational
-        Q[:, k] = np.radians(col) if (rot and in_deg) else col
+        Q[:, i] = sg * (np.radians(col) if (rot and in_deg) else col)
     err = osim.TimeSeriesTable(str(out_dir / "bench_ik_marker_errors.sto"))
     rms = np.asarray(err.getDependentColumn("marker_error_RMS").to_numpy(), float)
     return Q, rms
@@ -164,7 +170,7 @@ def main(argv=None):
         d = work / f"ik{k[0]}"
         d.mkdir()
         with quiet_fd1():
-            return opensim_ik(exp, labels, t, names, d, clamp)
+            return opensim_ik(exp, labels, t, coordinate_map(spec), d, clamp)
     runs_m = timed(osim_run, args.repeats)
     try:
         runs_c = timed(lambda: osim_run(True), args.repeats)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from engines import opensim_osim
+from engines import opensim_osim, opensim_swing
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
@@ -54,6 +54,7 @@ from harness.core.errors import ModelRejected, NotProvided
 from harness.core.spec import ContactScene, Coupling, FixtureSpec, Sphere
 from harness.model.binding import Binding, console_as_warnings
 from harness.model.joint_chain import folded_frames
+from harness.model.osim_swing import SwingExport
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import AdapterBase, as_is_source
 
@@ -532,7 +533,8 @@ def _setup_coordinate(m, c, j) -> None:
         m.addForce(f)
 
 
-def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
+def build_model(spec: FixtureSpec, constraints: bool = True,
+                root_joint: Callable[[Any, Any], Any] | None = None) -> osim.Model:
     """opensim.Model [SI] of a FixtureSpec: self-contained (printToXML writes a valid
     .osim), joints, bodies and frames named as in the spec.
 
@@ -547,7 +549,9 @@ def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     (stiffness 0, viscosity d) on every coordinate of the joint; a joint spring k, q_ref: a
     second one (stiffness k, rest length q_ref, viscosity 0) named ``<coordinate>__spring``.
     ``constraints``: add the spec's loop constraints (point: PointConstraint; weld:
-    WeldConstraint; line: PointOnLineConstraint along world z through frame_b)."""
+    WeldConstraint; line: PointOnLineConstraint along world z through frame_b).
+    ``root_joint(ground, root_body)``: the floating root's joint in place of the FreeJoint
+    (the swing export's six-coordinate CustomJoint, engines/opensim_swing.py)."""
     BINDING.require()
     spec = _renamed(spec, osim_names(spec))
     m = osim.Model()
@@ -574,7 +578,8 @@ def build_model(spec: FixtureSpec, constraints: bool = True) -> osim.Model:
     zero = osim.Vec3(0.0, 0.0, 0.0)
     root = bodies[spec.root]
     if spec.floating:
-        m.addJoint(osim.FreeJoint("root_joint", ground, zero, zero, root, zero, zero))
+        m.addJoint(root_joint(ground, root) if root_joint is not None else
+                   osim.FreeJoint("root_joint", ground, zero, zero, root, zero, zero))
     elif not on_ground:
         m.addJoint(osim.WeldJoint("root_joint", ground, zero, zero, root, zero, zero))
     for b in spec.depth_first()[1:]:
@@ -719,14 +724,11 @@ class OpensimAdapter(AdapterBase):
         return opensim_osim.write_osim(spec, path, build_model)
 
     @staticmethod
-    def write_osim_swing(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
-                         labels: Sequence[str], Y: NDArray[np.float64], folder: str,
-                         rate_hz: float) -> dict:
-        """t (N,) [s], Q (N, nq) [rad, m], Y (N, K, 3) [m]: a fitted motion as golfer.osim +
-        swing.mot + markers.trc in ``folder``
-        (t [s], Q [rad, m], Y [m], rate_hz [Hz]; engines/opensim_osim.py)."""
-        return opensim_osim.write_swing_files(spec, t, Q, labels, Y, folder, rate_hz,
-                                              build_model)
+    def write_osim_swing(ex: SwingExport, folder: str) -> dict:
+        """A fitted swing in OpenSim's axes and coordinates (t [s], Q [rad, m], Y [m],
+        forces [N], the harness's inverse dynamics [N, N·m]) as OpenSim's model, motion,
+        markers, external loads and tool setups in ``folder`` (engines/opensim_swing.py)."""
+        return opensim_swing.write_swing_export(ex, folder, build_model)
 
     def __init__(self, model: PreparedModel, *, _spec: FixtureSpec | None = None,
                  _armature: bool = True, _constraints: bool = False,

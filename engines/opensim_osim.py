@@ -8,9 +8,9 @@ axes), rad; poses are 4x4 homogeneous X_AB (frame B in frame A).
   Not validated here: harness/model/osim_import.py does that, naming the file.
 * ``write_osim(spec, path, build_model)``: the canonical model as an .osim file (the
   OpenSim adapter's ``build_model``, passed in, then ``printToXML``), written atomically.
-* ``write_swing_files(spec, t, Q, labels, Y, folder, rate_hz, build_model)``: a fitted motion for
-  OpenSim — golfer.osim (with a MarkerSet), swing.mot (``motion_text``: OpenSim's storage
-  format, rotations in degrees, ``inDegrees=yes``) and markers.trc (``trc_text``, mm).
+* ``motion_text`` (OpenSim's storage format, rotations in degrees, ``inDegrees=yes``) and
+  ``trc_text`` (markers, mm): the swing export's motion and marker files
+  (engines/opensim_swing.py).
 
 An OpenSim joint joins a frame F on the parent body A (X_AF, an offset frame or the body)
 and a frame M on the child body B (X_BM): X_AB(q) = X_AF · X_FM(q) · X_MB. X_FM is a
@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from harness.core.conventions import matrix_to_rpy
 from harness.core.errors import BadInput
-from harness.core.io import write_bytes_atomic, write_text_atomic
+from harness.core.io import write_bytes_atomic
 from harness.core.spec import COUPLING_NOTE, WORLD_BODY, Body, Coupling, FixtureSpec, Frame, Joint
 from harness.model.binding import Binding, console_as_warnings
 
@@ -712,62 +712,6 @@ def _print_atomic(model, path) -> str:
 
 
 # ----- a fitted motion out: model + coordinates (.mot) + markers (.trc) ------------------
-def write_swing_files(spec: FixtureSpec, t: NDArray[np.float64], Q: NDArray[np.float64],
-                      labels: Sequence[str], Y: NDArray[np.float64], folder: str, rate_hz: float,
-                      build_model: Callable[..., Any]) -> dict:
-    """Write ``folder``/golfer.osim (``spec`` with a MarkerSet: one marker per frame named
-    in ``labels``, its default pose the first row of Q, coordinates not clamped),
-    swing.mot (Q (N, nq) canonical [rad, m] on times t (N,) [s], rotations in degrees)
-    and markers.trc (Y (N, K, 3) [m] written in mm, NaN blank) at ``rate_hz`` [Hz].
-    The spec's moving joints must be revolute or prismatic (q = OpenSim's coordinate).
-    Returns {"model", "motion", "markers": path, "coordinates": [names]}; ``build_model``
-    as in ``write_osim``."""
-    _quiet()
-    moving = spec.moving_joints()
-    odd = [j.name for j in moving if j.type not in ("revolute", "prismatic")]
-    if spec.floating or odd:
-        raise BadInput(spec.source or spec.name, "the motion export writes revolute and "
-                       "prismatic coordinates only (found " + (", ".join(odd[:3]) or
-                                                              "a free root") + ")")
-    frames = {f.name: f for f in spec.frames}
-    missing = [lab for lab in labels if lab not in frames]
-    if missing:
-        raise BadInput(spec.source or spec.name, "markers without a frame on the model: "
-                       + ", ".join(missing[:5]))
-    # the markers go to the MarkerSet (points: a frame's orientation does not matter);
-    # the other named frames stay offset frames on their bodies
-    model = build_model(replace(spec, frames=tuple(f for f in spec.frames
-                                                   if f.name not in set(labels))))
-    bodies = model.getBodySet()
-    for lab in labels:
-        f = frames[lab]
-        model.addMarker(opensim.Marker(lab, bodies.get(f.body), opensim.Vec3(*f.xyz)))
-    model.finalizeConnections()
-    cs = model.getCoordinateSet()
-    names = [j.name for j in moving]
-    absent = [n for n in names if not cs.contains(n)]
-    if absent:
-        raise BadInput(spec.source or spec.name, "the OpenSim model has no coordinate named "
-                       + ", ".join(absent[:3]))
-    Q = np.asarray(Q, dtype=float)
-    rot = []
-    for k, n in enumerate(names):
-        c = cs.get(n)
-        c.setDefaultValue(float(Q[0, k]))
-        c.setDefaultClamped(False)
-        rot.append(c.getMotionType() == opensim.Coordinate.Rotational)
-    model.initSystem()
-    os.makedirs(folder, exist_ok=True)
-    paths = {"model": os.path.join(folder, "golfer.osim"),
-             "motion": os.path.join(folder, "swing.mot"),
-             "markers": os.path.join(folder, "markers.trc")}
-    _print_atomic(model, paths["model"])
-    write_text_atomic(paths["motion"], motion_text(names, t, Q, rot))
-    write_text_atomic(paths["markers"], trc_text(labels, t, Y, rate_hz,
-                                                  os.path.basename(paths["markers"])))
-    return paths | {"coordinates": names}
-
-
 def motion_text(names: Sequence[str], t: NDArray[np.float64], Q: NDArray[np.float64],
                 rotational: Sequence[bool]) -> str:
     """t (N,) [s], Q (N, nq) [rad, m] as an OpenSim coordinate file (Storage format,

@@ -1077,8 +1077,9 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
 
 
 def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, Any]:
-    """A finished swing folder exported for OpenSim: golfer.osim (with its MarkerSet),
-    swing.mot (coordinates, rotations in degrees) and markers.trc (mm) written to ``out``
+    """A finished swing folder exported for OpenSim (harness/model/osim_export.py FILES:
+    the model, its motion, markers, foot forces as ExternalLoads, the harness's inverse
+    dynamics, IK and ID setups, notes) written to ``out``
     (default: the folder ``<swing_dir>_osim`` beside it; the swing folder holds only what
     the swing writes). Returns the paths, coordinate names and counts (docs/osim.md)."""
     # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import

@@ -415,12 +415,15 @@ def cmd_swing(args: argparse.Namespace) -> int:
 
 
 def cmd_osim_export(args: argparse.Namespace) -> int:
-    """``harness osim-export SWING_OUT_DIR [--out DIR]``: golfer.osim, swing.mot and
-    markers.trc of a finished swing. Exit 0 when written, 2 for bad input."""
+    """``harness osim-export SWING_OUT_DIR [--out DIR]``: a finished swing for OpenSim
+    (docs/osim.md). Exit 0 when written, 2 for bad input."""
     r = api.osim_export(args.swing_dir, out=args.out)
     args.summary = api.plain(r)
     print(f"osim-export: {r['frames']} frames, {len(r['coordinates'])} coordinates, "
-          f"{r['markers_count']} markers → {r['model']}, {r['motion']}, {r['markers']}")
+          f"{r['markers_count']} markers → {r['model']}, {r['motion']}, {r['markers']}, "
+          f"{r['loads']}, {r['inverse_dynamics']}, ik_setup.xml, id_setup.xml")
+    print(f"  {len(r['notes'])} notes (what was changed or left out, and why) in "
+          f"{Path(r['model']).parent / 'notes.txt'}")
     return 0
 
 
@@ -851,10 +854,14 @@ def _add_swing_parser(sub: Any) -> None:
 def _add_osim_export_parser(sub: Any) -> None:
     """The ``osim-export`` command's options."""
     ox = sub.add_parser("osim-export", help="export a finished swing for OpenSim: model, "
-                                            "coordinates (.mot), markers (.trc)",
-                        description="Write golfer.osim (with its MarkerSet), swing.mot "
-                                    "(coordinates, rotations in degrees) and markers.trc "
-                                    "(mm) of a finished `harness swing --out DIR` folder.")
+                                            "coordinates (.mot), markers (.trc), foot "
+                                            "forces, inverse dynamics, tool setups",
+                        description="Write golfer.osim (y up, pelvis on ground_pelvis, "
+                                    "the grip a PointConstraint, a MarkerSet), swing.mot, "
+                                    "markers.trc, grf.mot + external_loads.xml, "
+                                    "id_harness.sto, ik_setup.xml, id_setup.xml and "
+                                    "notes.txt of a finished `harness swing --out DIR` "
+                                    "folder (docs/osim.md).")
     ox.add_argument("swing_dir", metavar="SWING_OUT_DIR",
                     help="the folder a `harness swing ... --out` run wrote")
     ox.add_argument("--out", default=None, help="output folder (replaced atomically; "

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from fixtures.golfers import GolferDims, contact_frame, golfer3d, marker_offsets
+from fixtures.golfers import GRIP_LOOP, GolferDims, contact_frame, golfer3d, marker_offsets
 from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
@@ -225,7 +225,7 @@ def root_coordinates(layout: Layout, p: NDArray[np.float64],
     return q
 
 
-GRIP_PAIRS = (("grip_r_point", "club_grip_r_point", 100.0),)  # weight: 10× a marker's σ⁻¹
+GRIP_PAIRS = ((*GRIP_LOOP, 100.0),)  # weight: 10× a marker's σ⁻¹
 
 
 def calibrate(adapter_cls: type, capture: Capture, frames: Sequence[int] | NDArray[np.int_],

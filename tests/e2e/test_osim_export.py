@@ -1,21 +1,31 @@
-"""`harness osim-export` end to end on the bundled capture's quick swing fit:
-golfer.osim, swing.mot and markers.trc load in OpenSim; the exported model posed by
-swing.mot puts its markers where the harness's fitted model puts them; OpenSim's own
-InverseKinematicsTool on markers.trc with golfer.osim reaches a marker RMSE no worse than
-the fit's (the threshold: harness/core/tolerances.py swing/osim_ik_rmse). Bad input:
-one line, exit 2, nothing written."""
+"""`harness osim-export` end to end on the bundled capture's quick swing fit (the shared
+``quick_swing`` fixture): the export's files load in OpenSim without a warning; the
+exported model posed by swing.mot puts its markers where the harness's fitted model puts
+them, turned into OpenSim's y-up ground; OpenSim's own InverseKinematicsTool, run from
+ik_setup.xml as written, keeps the right hand on the club (the grip constraint), keeps
+every coordinate in its range and reaches a marker RMSE no worse than the fit's; OpenSim's
+own InverseDynamicsTool, run from id_setup.xml with the exported ExternalLoads, gives the
+harness's generalized forces (its pelvis residual among them). Thresholds:
+harness/core/tolerances.py (swing/osim_*). Bad input: one line, exit 2, nothing
+written."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import opensim as osim
 import pytest
 from conftest import ROOT, run_cli
 
+from fixtures.golfers import GRIP_LOOP
 from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.osim_export import FILES, MOTION_OVERSAMPLE, MOTION_PAD, Y_UP, read_swing
+from harness.model.prepared import PreparedModel
 
-CAPTURE = ROOT / "data" / "swing" / "driver.c3d"
+TOOLS = ROOT / "tests" / "support" / "osim_tools.py"
 
 
 @pytest.fixture(scope="module")
@@ -27,79 +37,129 @@ def exported(quick_swing, tmp_path_factory):
     out = base / "osim"
     p = run_cli("osim-export", swing, "--out", out, "--json", base / "s.json")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert sorted(x.name for x in out.iterdir()) == ["golfer.osim", "markers.trc",
-                                                      "swing.mot"]
+    assert sorted(x.name for x in out.iterdir()) == sorted(FILES)
     return swing, out, json.loads((base / "s.json").read_text())
 
 
-def _fitted(swing):
-    z = np.load(swing / "fit" / "trajectory.npz")
-    fit = json.loads((swing / "fit" / "fit.json").read_text())
-    return z, fit
+@pytest.fixture(scope="module")
+def opensim_tools(exported, tmp_path_factory):
+    """OpenSim's own tools run from the export's setup files, in a copy of the folder (the
+    tools write their results beside them), in a separate interpreter."""
+    import shutil
+
+    swing, out, _ = exported
+    run = tmp_path_factory.mktemp("osim_tools") / "osim"
+    shutil.copytree(out, run)
+    data = read_swing(swing)
+    grip = {f.name: f.body for f in data["spec"].frames}
+    args = [grip[GRIP_LOOP[0]], GRIP_LOOP[0], grip[GRIP_LOOP[1]], GRIP_LOOP[1]]
+    p = subprocess.run([sys.executable, str(TOOLS), *args], cwd=run, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    line = next(x for x in p.stdout.splitlines() if x.startswith("RESULT "))
+    return data, run, json.loads(line[len("RESULT "):])
+
+
+def test_export_loads_in_opensim_without_warnings(opensim_tools):
+    data, _, r = opensim_tools
+    assert r["warnings"] == []
+    body = {f.name: f.body for f in data["spec"].frames}
+    assert [f[0] for f in r["forces"]] == data["contact_frames"]
+    for name, applied, force_in, point_in in r["forces"]:
+        assert (applied, force_in, point_in) == (body[name], "ground", "ground")
 
 
 def test_motion_poses_the_exported_model_like_the_fit(exported):
     """swing.mot read by OpenSim (degrees → rad by its own Storage reader) on golfer.osim:
-    marker positions against the harness's model at the fitted q, every 8th frame."""
-    from harness.model import registry
-    from harness.model.osim_export import read_swing
-    from harness.model.prepared import PreparedModel
-
-    swing, out, _ = exported
+    marker and grip-point positions at every 8th fitted frame against the harness's model
+    at the fitted q, turned by Y_UP (the harness's z-up world → OpenSim's y-up ground)."""
+    swing, out, summary = exported
     head = (out / "swing.mot").read_text().split("endheader")[0]
     assert "inDegrees=yes" in head
     assert (out / "markers.trc").read_text().splitlines()[2].split("\t")[4] == "mm"
     data = read_swing(swing)
     m = osim.Model(str(out / "golfer.osim"))
     s = m.initSystem()
+    assert m.getJointSet().get("ground_pelvis").getConcreteClassName() == "CustomJoint"
+    assert [m.getConstraintSet().get(i).getConcreteClassName()
+            for i in range(m.getConstraintSet().getSize())] == ["PointConstraint"]
     sto = osim.Storage(str(out / "swing.mot"))
     m.getSimbodyEngine().convertDegreesToRadians(sto)
     labels = sto.getColumnLabels()
     cols = [labels.get(i) for i in range(1, labels.getSize())]
-    assert cols == [j.name for j in data["spec"].moving_joints()]
+    assert cols == summary["coordinates"]
+    assert cols[:6] == ["pelvis_rotation", "pelvis_list", "pelvis_tilt", "pelvis_tx",
+                        "pelvis_ty", "pelvis_tz"]
+    assert sto.getSize() == MOTION_OVERSAMPLE * (len(data["t"]) - 1) + 1 + 2 * MOTION_PAD
     ref = registry.adapter_class(registry.preferred("fit"))(
         PreparedModel(data["spec"], "fit"))
     tol = lookup("swing", "osim_export_markers").atol
+    cs = m.getCoordinateSet()
     for k in range(0, len(data["t"]), 8):
-        row = sto.getStateVector(k).getData()
+        row = sto.getStateVector(MOTION_PAD + MOTION_OVERSAMPLE * k)
+        assert abs(row.getTime() - data["t"][k]) < 1e-12
         for i, name in enumerate(cols):
-            m.getCoordinateSet().get(name).setValue(s, row.get(i), False)
+            cs.get(name).setValue(s, row.getData().get(i), False)
         m.realizePosition(s)
-        mine = ref.frame_poses(data["q"][k], data["labels"])[:, :3]
+        mine = ref.frame_poses(data["q"][k], data["labels"])[:, :3] @ Y_UP.T
         for j, lab in enumerate(data["labels"]):
             p = m.getMarkerSet().get(lab).getLocationInGround(s)
             assert np.abs(np.array([p.get(i) for i in range(3)]) - mine[j]).max() <= tol, lab
 
 
-def test_opensim_inverse_kinematics_matches_the_fit(exported, tmp_path):
+def test_default_coordinates_inside_their_ranges(exported):
+    _, out, _ = exported
+    m = osim.Model(str(out / "golfer.osim"))
+    cs = m.getCoordinateSet()
+    for i in range(cs.getSize()):
+        c = cs.get(i)
+        assert c.getDefaultClamped(), c.getName()
+        assert c.getRangeMin() <= c.getDefaultValue() <= c.getRangeMax(), c.getName()
+
+
+def test_opensim_inverse_kinematics_keeps_the_grip_and_the_ranges(exported, opensim_tools):
     swing, out, _ = exported
-    z, fit = _fitted(swing)
-    model = osim.Model(str(out / "golfer.osim"))  # held: the tool keeps a pointer to it
-    tool = osim.InverseKinematicsTool()
-    tool.setModel(model)
-    tool.set_marker_file(str(out / "markers.trc"))
-    t = z["t"]
-    tool.setStartTime(float(t[0]))
-    tool.setEndTime(float(t[-1]))
-    tool.setResultsDir(str(tmp_path))
-    tool.setOutputMotionFileName(str(tmp_path / "ik.mot"))
-    tool.set_report_errors(True)
-    tasks = tool.getIKTaskSet()
-    for lab in z["labels"]:
-        task = osim.IKMarkerTask()
-        task.setName(str(lab))
-        task.setWeight(1.0)
-        task.setApply(True)
-        tasks.cloneAndAppend(task)
-    assert tool.run()
-    err = osim.TimeSeriesTable(str(tmp_path / "_ik_marker_errors.sto"))
-    sq = err.getDependentColumn("total_squared_error").to_numpy()
-    present = np.isfinite(z["y"]).all(axis=2).sum(axis=1)
-    assert len(sq) == len(t)
-    ik_rmse = float(np.sqrt(sq.sum() / present.sum()))
+    data, _, r = opensim_tools
+    ik = r["ik"]
+    assert ik["ok"] and ik["rows"] == len(data["t"])
+    assert max(ik["gap"]) <= lookup("swing", "osim_ik_grip").atol
+    assert ik["outside"] <= lookup("swing", "osim_ik_range").atol
+    fit = json.loads((swing / "fit" / "fit.json").read_text())
+    present = np.isfinite(data["y"]).all(axis=2).sum(axis=1)
+    ik_rmse = float(np.sqrt(np.sum(ik["sq"]) / present.sum()))
     ours = fit["fit"]["marker_rmse_m"]
-    tol = lookup("swing", "osim_ik_rmse")
-    assert ik_rmse <= ours * (1 + tol.atol), (ik_rmse, ours)
+    assert ik_rmse <= ours * (1 + lookup("swing", "osim_ik_rmse").atol), (ik_rmse, ours)
+
+
+def test_opensim_inverse_dynamics_gives_the_harness_generalized_forces(exported,
+                                                                       opensim_tools):
+    """OpenSim's ID (swing.mot differentiated by its own splines, the feet's forces from
+    external_loads.xml) against id_harness.sto (the harness's ID with the same forces) at
+    every fitted frame; the harness's pelvis residual is the fit's (fit.json)."""
+    swing, out, _ = exported
+    data, _, r = opensim_tools
+    ours = osim.TimeSeriesTable(str(out / "id_harness.sto"))
+    cols = list(ours.getColumnLabels())
+    H = ours.getMatrix().to_numpy()
+    t = np.array(ours.getIndependentColumn())
+    assert np.allclose(t, data["t"], atol=1e-12, rtol=0)
+    assert cols[:6] == ["pelvis_rotation_moment", "pelvis_list_moment", "pelvis_tilt_moment",
+                        "pelvis_tx_force", "pelvis_ty_force", "pelvis_tz_force"]
+    fit = json.loads((swing / "fit" / "fit.json").read_text())
+    peak = fit["ground"]["residual"]["force_peak_N"]
+    assert abs(np.linalg.norm(H[:, 3:6], axis=1).max() - peak) \
+        <= lookup("swing", "osim_id_harness_residual").atol
+    idr = r["id"]
+    assert idr["ok"]
+    to = np.array(idr["t"])
+    rows = [int(np.argmin(np.abs(to - x))) for x in t]
+    assert np.abs(to[rows] - t).max() < 1e-6    # id.sto's times: 8 decimals
+    O = np.array(idr["values"])[rows][:, [idr["columns"].index(c) for c in cols]]
+    force = lookup("swing", "osim_id_pelvis_force").atol
+    moment = lookup("swing", "osim_id_moment").atol
+    assert np.abs(O[:, 3:6] - H[:, 3:6]).max() <= force
+    assert np.abs(O[:, :3] - H[:, :3]).max() <= moment
+    assert np.abs(O[:, 6:] - H[:, 6:]).max() <= moment     # N·m: the other joints rotate
 
 
 def test_osim_export_bad_input(tmp_path):
