@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from engines import opensim_osim
+from engines import opensim_osim, opensim_tools
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
@@ -712,6 +712,11 @@ class OpensimAdapter(AdapterBase):
 
     # .osim in and out (engines/opensim_osim.py); the registry finds them by name
     osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
+
+    # OpenSim's own IK and ID tools, run live beside `harness track` (engines/opensim_tools.py)
+    opensim_coordinate_names = staticmethod(opensim_tools.coordinate_names)
+    opensim_inverse_kinematics = staticmethod(opensim_tools.run_inverse_kinematics)
+    opensim_inverse_dynamics = staticmethod(opensim_tools.run_inverse_dynamics)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

@@ -1,0 +1,457 @@
+"""`harness track MODEL.osim MARKERS.trc [--loads EXTERNAL_LOADS.xml] --out DIR`: marker
+inverse kinematics with the joint limits held, then inverse dynamics with the measured
+external loads, of any OpenSim model whose coordinates are one-dof; beside them, OpenSim's
+own InverseKinematicsTool and InverseDynamicsTool run live on the same model, markers,
+weights, kinematics and loads.
+
+Dimensions: F frames of the window, K tracked markers, n OpenSim coordinates (the canonical
+model's one-dof joints less the followers of couplings), nq = nv canonical coordinates.
+Units: s, m (markers; mm in the summary's names), rad | m, N | N·m; summary keys carry
+their units in their names.
+
+Exit codes: 2 for bad input (one line naming the file, nothing written); 1 when any check
+is not met or not run (residual reduction and the engines' replay are not part of this
+command yet, so a finished run exits 1 and says so); 0 only when every check is met.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from harness.capture import ik
+from harness.capture.opensim_files import (
+    ExternalForce,
+    Markers,
+    Table,
+    read_external_loads,
+    read_trc,
+    table_text,
+)
+from harness.core.errors import BadInput
+from harness.core.io import OutputKind, check_output_folder, write_folder_atomic
+from harness.core.spec import WORLD_BODY, FixtureSpec
+from harness.core.strict import read_regular
+from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.osim_import import load_osim_with_notes
+from harness.model.prepared import PreparedModel
+from harness.model.protocol import EngineAdapter
+from harness.track import dynamics
+from harness.track.report import render
+
+CONTACT_LABEL = "measured"
+ENGINE_PREFERENCE = ("pinocchio", "mujoco", "drake")  # our IK and ID (not OpenSim's own)
+NOT_RUN = {
+    "residual_reduction": "not run: residual reduction (RRA-like adjustment of the mass "
+                          "centre and kinematics) is not part of this command yet",
+    "engines_replayed": "not run: replaying the motion in every engine is not part of this "
+                        "command yet",
+}
+FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", "opensim_ik.mot",
+                   "opensim_id.sto"})
+
+
+def recognise_summary(path: Path) -> None:
+    """Raise unless ``path`` is a track summary.json (the output-folder rule)."""
+    doc = json.loads(read_regular(path, "a track summary", 1 << 24))
+    if not isinstance(doc, dict) or doc.get("command") != "track":
+        raise BadInput(str(path), "not a track summary (no \"command\": \"track\")")
+
+
+OUTPUT = OutputKind("a track output folder", "summary.json", recognise_summary, FILES)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything read and checked before any work."""
+    model_path: str
+    trc_path: str
+    loads_path: str | None
+    spec: FixtureSpec
+    notes: list[str]
+    markers: Markers
+    weights: dict[str, float]
+    weights_from: str
+    forces: list[ExternalForce]
+    loads: Table | None
+    frames: NDArray[np.int_]
+    scale: dict[str, float]
+
+
+@dataclass
+class TrackOutcome:
+    """The written folder, its summary, the checks and the exit code (0 | 1)."""
+    path: Path
+    summary: dict[str, Any]
+    checks: list[dict[str, Any]]
+    exit_code: int
+    report: Path
+
+
+def find_ik_setup(trc_path: str) -> str | None:
+    """The IK setup beside the .trc that names it as its marker_file, or None."""
+    folder = os.path.dirname(os.path.abspath(trc_path))
+    for name in sorted(os.listdir(folder)):
+        if not name.lower().endswith(".xml"):
+            continue
+        p = os.path.join(folder, name)
+        try:
+            text = read_regular(p, "an XML file", 1 << 24).decode("utf-8", "replace")
+        except BadInput:
+            continue
+        if "<InverseKinematicsTool" in text and re.search(
+                r"<marker_file>\s*" + re.escape(os.path.basename(trc_path)) + r"\s*<", text):
+            return p
+    return None
+
+
+def ik_weights(setup_path: str) -> dict[str, float]:
+    """{marker: weight} of the applied IKMarkerTasks (weight > 0) of an IK setup file."""
+    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
+    try:
+        root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    except ET.ParseError as e:
+        raise BadInput(setup_path, f"not well-formed XML ({e})") from None
+    out = {}
+    for task in root.iter("IKMarkerTask"):
+        apply = (task.findtext("apply") or "true").strip().lower() == "true"
+        w = float((task.findtext("weight") or "1").strip())
+        if apply and w > 0:
+            out[task.get("name", "")] = w
+    if not out:
+        raise BadInput(setup_path, "no applied IKMarkerTask with a positive weight")
+    return out
+
+
+def _scales(notes: Sequence[str]) -> dict[str, float]:
+    """{coordinate: |s|} where the canonical coordinate is |s| × OpenSim's (import notes)."""
+    out = {}
+    for n in notes:
+        m = re.match(r"coordinate (\S+): the canonical coordinate is (\S+) ×", n)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
+                ik_setup: str | None, start: float | None, end: float | None) -> Inputs:
+    """Every input read and checked (BadInput naming the file and the problem)."""
+    info = registry.probe("opensim")
+    if not info.available:
+        raise BadInput(model_path, f"OpenSim is unavailable here ({info.reason}): it reads "
+                       ".osim models, so the model cannot be loaded")
+    markers = read_trc(trc_path)
+    forces: list[ExternalForce] = []
+    loads = None
+    if loads_path is not None:
+        forces, _, loads = read_external_loads(loads_path)
+    spec, notes = load_osim_with_notes(model_path, ranges_as_limits=True)
+    bad = [j.name for j in spec.moving_joints() if j.type not in ("revolute", "prismatic")]
+    if bad or spec.floating:
+        raise BadInput(model_path, "track needs one-dof coordinates; "
+                       f"{', '.join(bad) or 'the free root'} is not")
+    frames_in_model = {f.name for f in spec.frames}
+    setup = ik_setup if ik_setup is not None else find_ik_setup(trc_path)
+    if setup is not None:
+        weights = ik_weights(setup)
+        for lab in weights:
+            if lab not in frames_in_model:
+                raise BadInput(setup, f"marker {lab} is not a marker of {model_path}")
+            if lab not in markers.labels:
+                raise BadInput(trc_path, f"marker {lab} (weighted in {setup}) is not in the file")
+    else:
+        for lab in markers.labels:
+            if lab not in frames_in_model:
+                raise BadInput(trc_path, f"marker {lab} is not a marker of {model_path}")
+        weights = {lab: 1.0 for lab in markers.labels}
+    bodies = {b.name for b in spec.bodies} | {dynamics.GROUND}
+    for f in forces:
+        for what, b in (("applied_to_body", f.body), ("force_expressed_in_body", f.force_in),
+                        ("point_expressed_in_body", f.point_in)):
+            if b not in bodies or b == WORLD_BODY:
+                raise BadInput(str(loads_path), f"ExternalForce {f.name}: {what} {b} is not a "
+                               f"body of {model_path}")
+    frames = _window(markers, loads, start, end, trc_path, str(loads_path))
+    return Inputs(model_path, trc_path, loads_path, spec, notes, markers, weights,
+                  setup or "equal weights (no IK setup found beside the .trc)", forces, loads,
+                  frames, _scales(notes))
+
+
+def _window(markers: Markers, loads: Table | None, start: float | None, end: float | None,
+            trc_path: str, loads_path: str) -> NDArray[np.int_]:
+    """Indices of the .trc frames in [start, end] [s] (and inside the loads' time span)."""
+    t = markers.t
+    lo = t[0] if start is None else start
+    hi = t[-1] if end is None else end
+    keep = (t >= lo - 1e-9) & (t <= hi + 1e-9)
+    if loads is not None:
+        inside = (t >= loads.t[0] - 1e-9) & (t <= loads.t[-1] + 1e-9)
+        if not np.any(keep & inside):
+            raise BadInput(loads_path, f"its data span t = {loads.t[0]:g}–{loads.t[-1]:g} s "
+                           "covers no frame of the markers' window")
+        keep &= inside
+    idx = np.flatnonzero(keep)
+    if len(idx) < 6:
+        raise BadInput(trc_path, f"{len(idx)} frame(s) in the window t = {lo:g}–{hi:g} s; the "
+                       "derivatives need at least 6")
+    return idx
+
+
+def _adapter(spec: FixtureSpec, engine: str | None) -> EngineAdapter:
+    names = [engine] if engine else [n for n in ENGINE_PREFERENCE
+                                     if registry.probe(n).available]
+    if not names:
+        raise BadInput("--engine", "none of pinocchio, mujoco, drake is available here")
+    model = PreparedModel(spec, f"track:{spec.name}")
+    adapter: EngineAdapter = registry.adapter_class(names[0])(model)
+    return adapter
+
+
+class Coordinates:
+    """The OpenSim coordinates of a canonical model: names (n,), canonical v indices, and
+    |s| (the canonical coordinate is |s| × OpenSim's); a rotational flag each."""
+
+    def __init__(self, adapter: EngineAdapter, spec: FixtureSpec, scale: dict[str, float]):
+        followers = {c.follower for c in spec.couplings}
+        slots = [s for s in adapter.layout.slots if s.name not in followers]
+        self.names = [s.name for s in slots]
+        self.iv = np.array([s.iv for s in slots], dtype=int)
+        self.iq = np.array([s.iq for s in slots], dtype=int)
+        self.scale = np.array([scale.get(s.name, 1.0) for s in slots])
+        self.rotational = np.array([s.type == "revolute" for s in slots])
+
+    def to_osim(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Canonical Q (F, nq) → OpenSim's (F, n) [rad | m]."""
+        out: NDArray[np.float64] = Q[:, self.iq] / self.scale
+        return out
+
+    def to_canonical(self, X: NDArray[np.float64], names: Sequence[str], nq: int,
+                     held: ik.Held | None) -> NDArray[np.float64]:
+        """OpenSim's (F, len(names)) → canonical (F, nq), followers held."""
+        Q = np.zeros((len(X), nq))
+        for k, n in enumerate(names):
+            if n in self.names:
+                j = self.names.index(n)
+                Q[:, self.iq[j]] = X[:, k] * self.scale[j]
+        if held is not None:
+            for f in range(len(Q)):
+                held.hold(Q[f])
+        return Q
+
+
+def marker_errors(adapter: EngineAdapter, labels: Sequence[str], Q: NDArray[np.float64],
+                  Y: NDArray[np.float64]) -> tuple[float, float]:
+    """(RMSE, max) [m] of the markers of Q (F, nq) against Y (F, K, 3), seen pairs only."""
+    P = np.stack([adapter.frame_poses(q, list(labels))[:, :3] for q in Q])
+    e = np.linalg.norm(P - Y, axis=2)
+    seen = np.isfinite(e)
+    return float(np.sqrt(np.mean(e[seen] ** 2))), float(np.max(e[seen]))
+
+
+def root_coordinates(spec: FixtureSpec) -> list[str]:
+    """The moving joints between the world and the first body with mass (the pelvis's six
+    of a gait model): their generalized forces are the residuals."""
+    mass = {b.name: b.mass for b in spec.bodies}
+    out, at = [], WORLD_BODY
+    while True:
+        nxt = [j for j in spec.joints if j.parent == at]
+        if len(nxt) != 1:
+            return out
+        j = nxt[0]
+        if j.type != "fixed":
+            out.append(j.name)
+        if mass.get(j.child, 0.0) > 0:
+            return out
+        at = j.child
+
+
+def _residuals(tau: NDArray[np.float64], coords: Coordinates, spec: FixtureSpec
+               ) -> dict[str, Any]:
+    """Mean and peak over frames of the norm of the root's translational (N) and
+    rotational (N·m) generalized forces; None with a reason for a model without a root."""
+    root = root_coordinates(spec)
+    tr = [coords.names.index(n) for n in root if not coords.rotational[coords.names.index(n)]]
+    ro = [coords.names.index(n) for n in root if coords.rotational[coords.names.index(n)]]
+    out: dict[str, Any] = {}
+    for key, idx, unit in (("force", tr, "N"), ("moment", ro, "Nm")):
+        if idx:
+            m = np.linalg.norm(tau[:, idx], axis=1)
+            out[f"residual_{key}_mean_{unit}"] = float(np.mean(m))
+            out[f"residual_{key}_peak_{unit}"] = float(np.max(m))
+        else:
+            out[f"residual_{key}_mean_{unit}"] = out[f"residual_{key}_peak_{unit}"] = None
+            out[f"residual_{key}_reason"] = "the model's root has no such coordinate"
+    return out
+
+
+def _rel(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """Worst over rows of max|a − b| / max(max|a|, max|b|) (the tolerance table's rule)."""
+    num = np.max(np.abs(a - b), axis=1)
+    den = np.maximum(np.max(np.abs(a), axis=1), np.max(np.abs(b), axis=1))
+    return float(np.max(num / np.where(den > 0, den, 1.0)))
+
+
+def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
+                 held: ik.Held | None, t: NDArray[np.float64], Q: NDArray[np.float64],
+                 tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
+    """OpenSim's IK and ID tools on the same inputs, and their differences from ours."""
+    try:
+        tools = registry.adapter_class(registry.providing("opensim_inverse_dynamics")[0])
+    except Exception as e:  # unavailable: said in the summary and the report
+        return {"available": False, "reason": f"OpenSim unavailable: {e}"}
+    labels = [lab for lab in inp.markers.labels if lab in inp.weights]
+    r = tools.opensim_inverse_kinematics(inp.model_path, inp.trc_path, inp.weights,
+                                         float(t[0]), float(t[-1]), tmp)
+    if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > 1e-6:
+        raise RuntimeError("OpenSim's IK returned other frames than the window's")
+    Qo = coords.to_canonical(r["q"], r["names"], adapter.nq, held)
+    Y = inp.markers.xyz[inp.frames][:, [inp.markers.labels.index(lab) for lab in labels]]
+    rmse, mx = marker_errors(adapter, labels, Qo, Y)
+    ours, theirs = coords.to_osim(Q), coords.to_osim(Qo)
+    rot = coords.rotational
+    rms_deg = np.degrees(np.sqrt(np.mean((ours[:, rot] - theirs[:, rot]) ** 2, axis=0)))
+    trans_mm = 1000 * np.sqrt(np.mean((ours[:, ~rot] - theirs[:, ~rot]) ** 2, axis=0))
+    out: dict[str, Any] = {
+        "available": True, "ik_settings": r["settings"],
+        "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
+        "marker_rmse_mm_own_report": 1000 * float(np.sqrt(np.mean(r["marker_rms_m"] ** 2))),
+        "ik_rms_deg": dict(zip([n for n, k in zip(coords.names, rot) if k],
+                               map(float, rms_deg))),
+        "ik_rms_mm": dict(zip([n for n, k in zip(coords.names, rot) if not k],
+                              map(float, trans_mm))),
+        "q": theirs}
+    coord_file = os.path.join(tmp, "harness_q.sto")
+    Path(coord_file).write_text(table_text("harness_ik", t, coords.names, ours, False))
+    d = tools.opensim_inverse_dynamics(inp.model_path, coord_file, inp.loads_path,
+                                       float(t[0]), float(t[-1]), tmp)
+    cols = [f"{n}_{'moment' if k else 'force'}" for n, k in zip(coords.names, rot)]
+    have = [i for i, c in enumerate(cols) if c in d["labels"]]
+    tau_o = d["tau"][:, [d["labels"].index(cols[i]) for i in have]]
+    out.update(id_settings=d["settings"], id_rel=_rel(tau[:, have], tau_o),
+               id_columns=[cols[i] for i in have], tau=tau_o)
+    for name in ("opensim_ik.mot", "opensim_id.sto"):
+        out[name] = Path(tmp, name).read_bytes()
+    return out
+
+
+def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
+          loads_path: str | None = None, ik_setup: str | None = None,
+          start: float | None = None, end: float | None = None, engine: str | None = None,
+          command_line: Sequence[str] = (), progress: Callable[[str], None] | None = None
+          ) -> TrackOutcome:
+    """Run the command (module docstring); the folder is written whole or not at all."""
+    say = progress or (lambda s: None)
+    check_output_folder(out, OUTPUT)
+    inp = read_inputs(model_path, trc_path, loads_path, ik_setup, start, end)
+    adapter = _adapter(inp.spec, engine)
+    held = ik.Held.of(adapter.layout, inp.spec.couplings) if inp.spec.couplings else None
+    coords = Coordinates(adapter, inp.spec, inp.scale)
+    t = inp.markers.t[inp.frames]
+    labels = [lab for lab in inp.markers.labels if lab in inp.weights]
+    Y = inp.markers.xyz[inp.frames][:, [inp.markers.labels.index(lab) for lab in labels]]
+    w = np.array([inp.weights[lab] for lab in labels])
+    say(f"IK: {len(t)} frames, {len(labels)} markers, engine {adapter.name}")
+    w0 = time.perf_counter()
+    res = ik.track(adapter, labels, Y, adapter.neutral(), weights=w, max_iter=200,
+                   couplings=inp.spec.couplings)
+    loads = dynamics.AppliedLoads.at(inp.forces, inp.loads, t) if inp.loads is not None \
+        else None
+    say("ID")
+    tau_c = dynamics.inverse_dynamics(adapter, held, t, res.q, loads)
+    fit_wall = time.perf_counter() - w0
+    tau = tau_c[:, coords.iv] * coords.scale
+    rmse, mx = marker_errors(adapter, labels, res.q, Y)
+    with tempfile.TemporaryDirectory(prefix="harness_track_") as tmp:
+        say("OpenSim's IK and ID tools")
+        side = opensim_side(inp, adapter, coords, held, t, res.q, tau, tmp)
+    summary, checks = summarise(inp, adapter, coords, t, rmse, mx, tau, side, fit_wall,
+                                list(command_line))
+    code = 0 if all(c["ok"] is True for c in checks) else 1
+    summary["exit_code"] = code
+    files = {"summary.json": (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode(),
+             "ik.mot": table_text("ik", t, coords.names, _degrees(coords, coords.to_osim(
+                 res.q)), True).encode(),
+             "id.sto": table_text("id", t, [f"{n}_{'moment' if r else 'force'}" for n, r in
+                                            zip(coords.names, coords.rotational)], tau,
+                                  False).encode()}
+    for name in ("opensim_ik.mot", "opensim_id.sto"):
+        if name in side:
+            files[name] = side[name]
+    files["index.html"] = render(summary, checks, code, t, coords.names,
+                                 coords.to_osim(res.q), side.get("q"), tau,
+                                 side.get("tau"), side.get("id_columns")).encode()
+    path = write_folder_atomic(out, files, OUTPUT)  # type: ignore[arg-type]
+    return TrackOutcome(path, summary, checks, code, path / "index.html")
+
+
+def _degrees(coords: Coordinates, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    out = X.copy()
+    out[:, coords.rotational] = np.degrees(out[:, coords.rotational])
+    return out
+
+
+def _check(name: str, value: float | None, target: str, ok: bool | None, why: str = ""
+           ) -> dict[str, Any]:
+    return {"name": name, "value": value, "target": target, "ok": ok, "why": why}
+
+
+def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
+              t: NDArray[np.float64], rmse: float, mx: float, tau: NDArray[np.float64],
+              side: dict[str, Any], fit_wall: float, command_line: list[str]
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary.json's document, the checks table)."""
+    ik_tol = lookup("track", "ik_vs_opensim_deg").atol
+    id_tol = lookup("track", "id_vs_opensim").rtol
+    s: dict[str, Any] = {
+        "command": "track", "command_line": command_line, "model": inp.model_path,
+        "markers": inp.trc_path, "loads": inp.loads_path, "engine": adapter.name,
+        "frames": len(t), "t_start_s": float(t[0]), "t_end_s": float(t[-1]),
+        "markers_tracked": len(inp.weights), "marker_weights_from": inp.weights_from,
+        "markers_not_tracked": [m for m in inp.markers.labels if m not in inp.weights],
+        "coordinates": coords.names,
+        "id_columns": [f"{n}_{'moment' if r else 'force'}" for n, r in
+                       zip(coords.names, coords.rotational)],
+        "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
+        **_residuals(tau, coords, inp.spec),
+        "contact_label": CONTACT_LABEL if inp.forces else None,
+        "external_forces": [{"name": f.name, "body": f.body} for f in inp.forces],
+        "fit_wall_s": fit_wall, "residual_reduction": None, "engines_replayed": None,
+        "not_run": dict(NOT_RUN), "import_notes": inp.notes}
+    checks = []
+    if side.get("available"):
+        ik_deg = max(side["ik_rms_deg"].values())
+        s.update(ik_vs_opensim_rms_deg=ik_deg, id_vs_opensim_rel=side["id_rel"],
+                 opensim={k: v for k, v in side.items()
+                          if k not in ("q", "tau", "opensim_ik.mot", "opensim_id.sto")})
+        checks += [
+            _check("marker RMSE against OpenSim's IK [mm]", 1000 * rmse,
+                   f"≤ OpenSim's {side['marker_rmse_mm']:.4f} mm",
+                   1000 * rmse <= side["marker_rmse_mm"]),
+            _check("IK coordinates against OpenSim's IK, worst RMS [deg]", ik_deg,
+                   f"≤ {ik_tol:g}°", ik_deg <= ik_tol),
+            _check("ID generalized forces against OpenSim's ID, relative", side["id_rel"],
+                   f"≤ {id_tol:g}", side["id_rel"] <= id_tol)]
+    else:
+        s.update(ik_vs_opensim_rms_deg=None, id_vs_opensim_rel=None,
+                 opensim={"available": False, "reason": side["reason"]})
+        checks += [_check(n, None, "OpenSim's tools", None, side["reason"]) for n in
+                   ("IK against OpenSim's IK", "ID against OpenSim's ID")]
+    checks += [_check("residual reduction (RRA-like)", None, "run", None,
+                      NOT_RUN["residual_reduction"]),
+               _check("replay in every engine", None, "run", None,
+                      NOT_RUN["engines_replayed"])]
+    s["checks"] = [{k: (v if not (isinstance(v, float) and not math.isfinite(v)) else None)
+                    for k, v in c.items()} for c in checks]
+    return s, checks
