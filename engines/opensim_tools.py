@@ -17,7 +17,9 @@ sets them aside).
 """
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,11 +32,18 @@ with BINDING:
     import opensim
 
 IK_ACCURACY = 1e-5
+LOG = "opensim.tools"  # the tools' console lines, as warnings of this logger
+
+# the model summary each tool prints when it runs (MODEL: name, coordinates: 23, …): no news
+_SUMMARY = re.compile(r"^(MODEL|coordinates|forces|actuators|muscles|analyses|probes|bodies|"
+                      r"joints|constraints|markers|controllers|contact geometries|"
+                      r"misc modelcomponents):")
+logging.getLogger(LOG).addFilter(lambda r: not _SUMMARY.match(r.getMessage()))
 
 
 def _model(path: str, clamp: bool) -> Any:
     opensim.Logger.setLevelString("Warn")
-    with console_as_warnings("opensim"):
+    with console_as_warnings(LOG):
         model = opensim.Model(path)
     if clamp:
         cs = model.updCoordinateSet()
@@ -63,11 +72,14 @@ def coordinate_names(model_path: str) -> list[str]:
 
 
 def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str, float],
-                           t0: float, t1: float, out_dir: str) -> dict[str, Any]:
+                           t0: float, t1: float, out_dir: str,
+                           coordinate_tasks: Mapping[str, tuple[float, str, float]] = {}
+                           ) -> dict[str, Any]:
     """OpenSim's InverseKinematicsTool over t0..t1 [s] of the .trc: {"names" (n,), "t"
     (F,) s, "q" (F, n) rad | m, "marker_rms_m" (F,), "marker_max_m" (F,) (OpenSim's own
     reported errors), "settings" (str)}. Every coordinate clamped to its range; one
-    IKMarkerTask per entry of ``weights`` (weight > 0)."""
+    IKMarkerTask per entry of ``weights`` (weight > 0); one IKCoordinateTask per entry of
+    ``coordinate_tasks`` {name: (weight, "default_value" | "manual_value", value [rad | m])}."""
     BINDING.require()
     model = _model(model_path, clamp=True)
     tool = opensim.InverseKinematicsTool()
@@ -84,11 +96,22 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
         task.setWeight(float(w))
         task.setApply(True)
         tasks.cloneAndAppend(task)
+    for name, (w, kind, value) in coordinate_tasks.items():
+        ct = opensim.IKCoordinateTask()
+        ct.setName(name)
+        ct.setWeight(float(w))
+        ct.setApply(True)
+        if kind == "manual_value":
+            ct.setValueType(opensim.IKCoordinateTask.ManualValue)
+            ct.setValue(float(value))
+        else:
+            ct.setValueType(opensim.IKCoordinateTask.DefaultValue)
+        tasks.cloneAndAppend(ct)
     tool.set_report_errors(True)
     tool.setResultsDir(str(out_dir))
     mot = os.path.join(out_dir, "opensim_ik.mot")
     tool.setOutputMotionFileName(mot)
-    with console_as_warnings("opensim"):
+    with console_as_warnings(LOG):
         ok = tool.run()
     if not ok:
         raise RuntimeError("OpenSim's InverseKinematicsTool.run() returned false")
@@ -104,7 +127,8 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
             "marker_max_m": np.asarray(err.getDependentColumn("marker_error_max").to_numpy(),
                                        float),
             "settings": f"InverseKinematicsTool, accuracy {IK_ACCURACY:g}, every coordinate "
-                        f"clamped to its range, {len(weights)} weighted marker tasks"}
+                        f"clamped to its range, {len(weights)} weighted marker tasks, "
+                        f"{len(coordinate_tasks)} coordinate tasks"}
 
 
 def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str | None,
@@ -128,7 +152,7 @@ def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str
     tool.setExcludedForces(excluded)
     tool.setResultsDir(str(out_dir))
     tool.setOutputGenForceFileName("opensim_id.sto")
-    with console_as_warnings("opensim"):
+    with console_as_warnings(LOG):
         ok = tool.run()
     if not ok:
         raise RuntimeError("OpenSim's InverseDynamicsTool.run() returned false")

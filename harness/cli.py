@@ -428,8 +428,10 @@ def cmd_track(args: argparse.Namespace) -> int:
     print(f"track: {s['frames']} frames, marker RMSE {s['marker_rmse_mm']:.2f} mm "
           f"(engine {s['engine']})")
     for c in o.checks:
-        v = "" if c["value"] is None else f"{c['value']:.4g} "
-        print(f"  {word[c['ok']]} {c['name']}: {v}({c['why'] or c['target']})")
+        if c["ok"] is None:
+            print(f"  {word[None]} {c['name']}: {c['why'].removeprefix('not run: ')}")
+        else:
+            print(f"  {word[c['ok']]} {c['name']}: {c['value']:.4g} (target {c['target']})")
     print(f"report: {o.report}")
     return o.exit_code
 

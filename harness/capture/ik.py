@@ -118,16 +118,27 @@ class Held:
         return S
 
 
+@dataclass(frozen=True)
+class CoordinateTasks:
+    """Coordinates drawn to targets (OpenSim's IKCoordinateTask): residual rows
+    gain_k (q[iq_k] − target_k) beside the markers'. iq, iv (k,) indices; target (k,)
+    [rad | m, canonical]; gain (k,) [1/rad | 1/m: √weight over the coordinate's scale]."""
+    iq: NDArray[np.int_]
+    iv: NDArray[np.int_]
+    target: NDArray[np.float64]
+    gain: NDArray[np.float64]
+
+
 def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.float64],
                 q0: NDArray[np.float64],
                 weights: NDArray[np.float64] | None = None, max_iter: int = 60, tol: float = 1e-10,
                 damping: float = 1e-6, pairs: Sequence[tuple[str, str, float]] = (),
-                held: Held | None = None
+                held: Held | None = None, tasks: CoordinateTasks | None = None
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
     """One frame. y (K, 3) m with NaN rows for unseen markers. ``pairs``: ((frame_a,
     frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
-    as a weighted residual p_a − p_b). ``held``: joint couplings kept exactly. Returns
-    (q, residual (K,3), iterations)."""
+    as a weighted residual p_a − p_b). ``held``: joint couplings kept exactly; ``tasks``:
+    coordinates drawn to targets. Returns (q, residual (K,3), iterations)."""
     layout = adapter.layout
     bi, lo, hi = limit_bounds(layout)
     seen = np.isfinite(y).all(axis=1)
@@ -149,6 +160,9 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
         r = (p[:nm] - y[seen]) * sw
         if pairs:
             r = np.vstack([r, (p[nm:nm + len(pa)] - p[nm + len(pa):]) * pw])
+        r = r.reshape(-1)
+        if tasks is not None:
+            r = np.concatenate([r, tasks.gain * (qq[tasks.iq] - tasks.target)])
         return r, float(np.sum(r * r))
 
     r, cost = cost_of(q)
@@ -160,9 +174,13 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
             Jp = (Jall[nm:nm + len(pa)] - Jall[nm + len(pa):]) * pw[:, :, None]
             J = np.concatenate([J, Jp])
         J = J.reshape(-1, layout.nv)
+        if tasks is not None:
+            Jt = np.zeros((len(tasks.iq), layout.nv))
+            Jt[np.arange(len(tasks.iq)), tasks.iv] = tasks.gain
+            J = np.vstack([J, Jt])
         if held is not None:
             J = J @ held.S(q, layout.nv)
-        g = J.T @ r.reshape(-1)
+        g = J.T @ r
         H = J.T @ J
         improved = False
         for _ in range(12):
@@ -190,9 +208,11 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
           q_init: NDArray[np.float64],
           weights: NDArray[np.float64] | None = None, max_iter: int = 60,
           pairs: Sequence[tuple[str, str, float]] = (),
-          couplings: Sequence[Coupling] = ()) -> IKResult:
+          couplings: Sequence[Coupling] = (),
+          tasks: CoordinateTasks | None = None) -> IKResult:
     """All frames of the markers Y (F, K, 3) m (NaN unseen), warm-started frame to frame
-    from q_init (nq,) [rad | m]; ``couplings`` held exactly (``Held``)."""
+    from q_init (nq,) [rad | m]; ``couplings`` held exactly (``Held``), ``tasks`` drawn
+    to their targets."""
     held = Held.of(adapter.layout, couplings) if couplings else None
     F = Y.shape[0]
     Q = np.empty((F, adapter.nq))
@@ -204,7 +224,7 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
             Q[f] = q
             continue
         q, R[f], iters[f] = solve_frame(adapter, labels, Y[f], q, weights, max_iter,
-                                        pairs=pairs, held=held)
+                                        pairs=pairs, held=held, tasks=tasks)
         Q[f] = q
     e = np.linalg.norm(R, axis=2)
     with np.errstate(invalid="ignore"):

@@ -83,6 +83,7 @@ class Inputs:
     notes: list[str]
     markers: Markers
     weights: dict[str, float]
+    coordinate_tasks: dict[str, tuple[float, str, float]]
     weights_from: str
     forces: list[ExternalForce]
     loads: Table | None
@@ -135,6 +136,36 @@ def ik_weights(setup_path: str) -> dict[str, float]:
     return out
 
 
+def ik_coordinate_tasks(setup_path: str) -> dict[str, tuple[float, str, float]]:
+    """{coordinate: (weight, value_type, value [rad | m])} of the applied IKCoordinateTasks
+    (weight > 0) of an IK setup file; value_type default_value or manual_value (from_file
+    is refused)."""
+    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
+    root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    out = {}
+    for task in root.iter("IKCoordinateTask"):
+        apply = (task.findtext("apply") or "true").strip().lower() == "true"
+        w = float((task.findtext("weight") or "1").strip())
+        kind = (task.findtext("value_type") or "default_value").strip()
+        if not (apply and w > 0):
+            continue
+        if kind not in ("default_value", "manual_value"):
+            raise BadInput(setup_path, f"IKCoordinateTask {task.get('name')}: value_type "
+                           f"{kind} is not supported (default_value, manual_value)")
+        out[task.get("name", "")] = (w, kind, float((task.findtext("value") or "0").strip()))
+    return out
+
+
+def _defaults(notes: Sequence[str]) -> dict[str, float]:
+    """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
+    out = {}
+    for n in notes:
+        m = re.match(r"coordinate (\S+): default_value (\S+) is OpenSim's initial pose", n)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
 def _scales(notes: Sequence[str]) -> dict[str, float]:
     """{coordinate: |s|} where the canonical coordinate is |s| × OpenSim's (import notes)."""
     out = {}
@@ -164,8 +195,15 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
                        f"{', '.join(bad) or 'the free root'} is not")
     frames_in_model = {f.name for f in spec.frames}
     setup = ik_setup if ik_setup is not None else find_ik_setup(trc_path)
+    ctasks: dict[str, tuple[float, str, float]] = {}
     if setup is not None:
         weights = ik_weights(setup)
+        ctasks = ik_coordinate_tasks(setup)
+        moving = {j.name for j in spec.moving_joints()}
+        for name in ctasks:
+            if name not in moving and f"coordinate {name} is locked" not in " ".join(notes):
+                raise BadInput(setup, f"IKCoordinateTask {name}: no coordinate of that name "
+                               f"in {model_path}")
         for lab in weights:
             if lab not in frames_in_model:
                 raise BadInput(setup, f"marker {lab} is not a marker of {model_path}")
@@ -184,7 +222,7 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
                 raise BadInput(str(loads_path), f"ExternalForce {f.name}: {what} {b} is not a "
                                f"body of {model_path}")
     frames = _window(markers, loads, start, end, trc_path, str(loads_path))
-    return Inputs(model_path, trc_path, loads_path, spec, notes, markers, weights,
+    return Inputs(model_path, trc_path, loads_path, spec, notes, markers, weights, ctasks,
                   setup or "equal weights (no IK setup found beside the .trc)", forces, loads,
                   frames, _scales(notes))
 
@@ -251,6 +289,21 @@ class Coordinates:
         return Q
 
 
+def coordinate_tasks(inp: Inputs, coords: Coordinates) -> ik.CoordinateTasks | None:
+    """The IK setup's coordinate tasks on the canonical coordinates (a locked coordinate's
+    task is dropped: it does not move), or None."""
+    names = [n for n in inp.coordinate_tasks if n in coords.names]
+    if not names:
+        return None
+    j = [coords.names.index(n) for n in names]
+    defaults = _defaults(inp.notes)
+    target = [(v if kind == "manual_value" else defaults.get(n, 0.0))
+              for n, (_, kind, v) in ((n, inp.coordinate_tasks[n]) for n in names)]
+    s = coords.scale[j]
+    return ik.CoordinateTasks(coords.iq[j], coords.iv[j], s * np.array(target),
+                              np.sqrt([inp.coordinate_tasks[n][0] for n in names]) / s)
+
+
 def marker_errors(adapter: EngineAdapter, labels: Sequence[str], Q: NDArray[np.float64],
                   Y: NDArray[np.float64]) -> tuple[float, float]:
     """(RMSE, max) [m] of the markers of Q (F, nq) against Y (F, K, 3), seen pairs only."""
@@ -312,8 +365,11 @@ def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     except Exception as e:  # unavailable: said in the summary and the report
         return {"available": False, "reason": f"OpenSim unavailable: {e}"}
     labels = [lab for lab in inp.markers.labels if lab in inp.weights]
+    w0 = time.perf_counter()
     r = tools.opensim_inverse_kinematics(inp.model_path, inp.trc_path, inp.weights,
-                                         float(t[0]), float(t[-1]), tmp)
+                                         float(t[0]), float(t[-1]), tmp,
+                                         coordinate_tasks=inp.coordinate_tasks)
+    ik_wall = time.perf_counter() - w0
     if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > 1e-6:
         raise RuntimeError("OpenSim's IK returned other frames than the window's")
     Qo = coords.to_canonical(r["q"], r["names"], adapter.nq, held)
@@ -334,8 +390,10 @@ def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         "q": theirs}
     coord_file = os.path.join(tmp, "harness_q.sto")
     Path(coord_file).write_text(table_text("harness_ik", t, coords.names, ours, False))
+    w0 = time.perf_counter()
     d = tools.opensim_inverse_dynamics(inp.model_path, coord_file, inp.loads_path,
                                        float(t[0]), float(t[-1]), tmp)
+    out["ik_wall_s"], out["id_wall_s"] = ik_wall, time.perf_counter() - w0
     cols = [f"{n}_{'moment' if k else 'force'}" for n, k in zip(coords.names, rot)]
     have = [i for i, c in enumerate(cols) if c in d["labels"]]
     tau_o = d["tau"][:, [d["labels"].index(cols[i]) for i in have]]
@@ -365,7 +423,7 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     say(f"IK: {len(t)} frames, {len(labels)} markers, engine {adapter.name}")
     w0 = time.perf_counter()
     res = ik.track(adapter, labels, Y, adapter.neutral(), weights=w, max_iter=200,
-                   couplings=inp.spec.couplings)
+                   couplings=inp.spec.couplings, tasks=coordinate_tasks(inp, coords))
     loads = dynamics.AppliedLoads.at(inp.forces, inp.loads, t) if inp.loads is not None \
         else None
     say("ID")
@@ -419,6 +477,8 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         "markers": inp.trc_path, "loads": inp.loads_path, "engine": adapter.name,
         "frames": len(t), "t_start_s": float(t[0]), "t_end_s": float(t[-1]),
         "markers_tracked": len(inp.weights), "marker_weights_from": inp.weights_from,
+        "coordinate_tasks": {n: {"weight": w, "value_type": k, "value": v}
+                             for n, (w, k, v) in inp.coordinate_tasks.items()},
         "markers_not_tracked": [m for m in inp.markers.labels if m not in inp.weights],
         "coordinates": coords.names,
         "id_columns": [f"{n}_{'moment' if r else 'force'}" for n, r in

@@ -85,6 +85,26 @@ def test_ik_against_opensims_ik(walk):
         assert np.sqrt(np.mean(d ** 2)) <= lookup("track", "ik_vs_opensim_deg").atol, n
 
 
+def test_ik_against_the_pipelines_stored_ik(walk):
+    """The standard pipeline's own IK result (OutputReference/subject01_walk1_ik.mot), same
+    frames: our IK with the setup's marker weights and coordinate tasks reproduces it."""
+    out, _ = walk
+    s = json.loads((out / "summary.json").read_text())
+    assert set(s["coordinate_tasks"]) == {"subtalar_angle_r", "mtp_angle_r",
+                                          "subtalar_angle_l", "mtp_angle_l"}
+    ours = read_table(str(out / "ik.mot"))
+    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    rows = [int(np.argmin(np.abs(ref.t - x))) for x in ours.t]
+    assert np.max(np.abs(ref.t[rows] - ours.t)) < 1e-6
+    worst = 0.0
+    for n in s["coordinates"]:
+        if n.startswith("pelvis_t"):
+            continue
+        d = ours.column(n, "ik.mot") - ref.column(n, "ref")[rows]
+        worst = max(worst, float(np.sqrt(np.mean(d ** 2))))
+    assert worst <= lookup("track", "ik_vs_reference_deg").atol, worst
+
+
 def test_id_against_opensims_id_in_the_command(walk):
     out, _ = walk
     s = json.loads((out / "summary.json").read_text())
