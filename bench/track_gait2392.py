@@ -15,7 +15,8 @@ the same process).
 3. Our ID on the stored IK result against OpenSim's InverseDynamicsTool on the same, no
    filter (the command's comparison, on the pipeline's kinematics, t = 0.4–1.6 s as the ID
    setup); and, informational only, the stored ID result (InverseDynamicsOutput.sto: the
-   setup's 6 Hz low-pass filter on the kinematics, which neither side applies here).
+   setup's 6 Hz low-pass filter on its own coordinates file, which is not copied) against
+   ours.
 
 Run: ``.venv/bin/python bench/track_gait2392.py [--out /tmp/track_bench]`` (writes
 bench/track_gait2392.txt beside this file with --write).
@@ -147,9 +148,10 @@ def main(argv=None):
     stored = read_table(str(DATA / "InverseDynamicsOutput.sto"))
     at = np.array([np.argmin(np.abs(stored.t - x)) for x in t_id])
     ref = np.stack([stored.column(c, "InverseDynamicsOutput.sto") for c in cols], axis=1)[at]
-    say(f"  informational: the stored ID result (6 Hz low-pass on the kinematics, an older "
-        f"OpenSim) against ours unfiltered: {_rel(tau, ref):.2e} relative (the filter, not the "
-        "dynamics: expected large)")
+    say(f"  informational: the stored ID result (the pipeline's ID setup: a 6 Hz low-pass "
+        f"filter, and its own coordinates file starting at t = {stored.t[0]:.4f} s, not the "
+        f"stored IK result used here) against ours, nearest rows: {_rel(tau, ref):.2e} "
+        "relative")
     if args.write:
         (ROOT / "bench" / "track_gait2392.txt").write_text("\n".join(lines) + "\n")
     return 0

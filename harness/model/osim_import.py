@@ -25,7 +25,8 @@ What becomes what (docs/osim.md):
 * Markers → named frames on their body; gravity; the model's name.
 * A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
   neutral is q = 0. A ``locked`` coordinate becomes a weld at its default value (noted);
-  a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``.
+  a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``
+  (or, with ``ranges_as_limits``, always: `harness track`).
 * Set aside with a note (they do not enter M or h): muscles, wrap objects, actuators,
   contact geometry, controllers, forces with appliesForce false, constraints not enforced.
 
