@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness import api  # noqa: E402
 from harness.capture.ik import Held  # noqa: E402
-from harness.capture.opensim_files import (  # noqa: E402
+from harness.capture.motion_files import (  # noqa: E402
     read_external_loads,
     read_table,
     read_trc,
@@ -78,7 +78,7 @@ def main(argv=None):
     o = api.track(MODEL, TRC, out=work / "walk1", loads_path=LOADS, start=0.5, end=2.5)
     wall = time.perf_counter() - w0
     s = o.summary
-    osim = s["opensim"]
+    osim = s["reference_tool"]
     say(f"harness track, gait2392 subject01 walk1, t = {s['t_start_s']}–{s['t_end_s']} s, "
         f"{s['frames']} frames, {s['markers_tracked']} markers (weights of the IK setup), "
         f"engine {s['engine']}; exit code {o.exit_code}; command wall {wall:.1f} s")
@@ -131,11 +131,11 @@ def main(argv=None):
 
     say()
     t_id, Q_id, _ = reference_q(coords, adapter, held, 0.4, 1.6)
-    tools = registry.adapter_class(registry.providing("opensim_inverse_dynamics")[0])
+    tools = registry.adapter_class(registry.providing("motion_id_tool")[0])
     tmp = Path(tempfile.mkdtemp(prefix="track_bench_id_"))
     q_file = tmp / "q.sto"
     q_file.write_text(table_text("q", t_id, coords.names, coords.to_osim(Q_id), False))
-    d = tools.opensim_inverse_dynamics(str(MODEL), str(q_file), str(LOADS), float(t_id[0]),
+    d = tools.motion_id_tool(str(MODEL), str(q_file), str(LOADS), float(t_id[0]),
                                        float(t_id[-1]), str(tmp))
     forces, _, table = read_external_loads(str(LOADS))
     tau = dynamics.inverse_dynamics(adapter, held, t_id, Q_id,

@@ -714,9 +714,8 @@ class OpensimAdapter(AdapterBase):
     osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
 
     # OpenSim's own IK and ID tools, run live beside `harness track` (engines/opensim_tools.py)
-    opensim_coordinate_names = staticmethod(opensim_tools.coordinate_names)
-    opensim_inverse_kinematics = staticmethod(opensim_tools.run_inverse_kinematics)
-    opensim_inverse_dynamics = staticmethod(opensim_tools.run_inverse_dynamics)
+    motion_ik_tool = staticmethod(opensim_tools.run_inverse_kinematics)
+    motion_id_tool = staticmethod(opensim_tools.run_inverse_dynamics)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

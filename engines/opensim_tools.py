@@ -77,9 +77,10 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
                            ) -> dict[str, Any]:
     """OpenSim's InverseKinematicsTool over t0..t1 [s] of the .trc: {"names" (n,), "t"
     (F,) s, "q" (F, n) rad | m, "marker_rms_m" (F,), "marker_max_m" (F,) (OpenSim's own
-    reported errors), "settings" (str)}. Every coordinate clamped to its range; one
-    IKMarkerTask per entry of ``weights`` (weight > 0); one IKCoordinateTask per entry of
-    ``coordinate_tasks`` {name: (weight, "default_value" | "manual_value", value [rad | m])}."""
+    reported errors), "file" (the .mot it wrote), "settings" (str)}. Every coordinate
+    clamped to its range; one IKMarkerTask per entry of ``weights`` (weight > 0); one
+    IKCoordinateTask per entry of ``coordinate_tasks`` {name: (weight, "default_value" |
+    "manual_value", value [rad | m])}."""
     BINDING.require()
     model = _model(model_path, clamp=True)
     tool = opensim.InverseKinematicsTool()
@@ -121,7 +122,7 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
     q = _columns(model, table, names, in_deg)
     t = np.asarray(table.getIndependentColumn(), float)
     err = opensim.TimeSeriesTable(os.path.join(out_dir, "opensim_ik_marker_errors.sto"))
-    return {"names": names, "t": t, "q": q,
+    return {"names": names, "t": t, "q": q, "file": mot,
             "marker_rms_m": np.asarray(err.getDependentColumn("marker_error_RMS").to_numpy(),
                                        float),
             "marker_max_m": np.asarray(err.getDependentColumn("marker_error_max").to_numpy(),
@@ -136,7 +137,7 @@ def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str
     """OpenSim's InverseDynamicsTool over t0..t1 [s] on the coordinates file (.mot/.sto,
     unfiltered) with the ExternalLoads file (None: no loads): {"t" (F,) s, "labels" (n,)
     its column labels (``<coordinate>_moment`` N·m, ``<coordinate>_force`` N), "tau"
-    (F, n), "settings" (str)}."""
+    (F, n), "file" (the .sto it wrote), "settings" (str)}."""
     BINDING.require()
     tool = opensim.InverseDynamicsTool()
     tool.setName("opensim")
@@ -161,6 +162,6 @@ def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str
     tau = np.stack([np.asarray(table.getDependentColumn(n).to_numpy(), float)
                     for n in labels], axis=1)
     return {"t": np.asarray(table.getIndependentColumn(), float), "labels": labels,
-            "tau": tau,
+            "tau": tau, "file": os.path.join(out_dir, "opensim_id.sto"),
             "settings": "InverseDynamicsTool, no low-pass filter (coordinates splined as "
                         "given: GCVSpline of degree 5, no smoothing), muscles excluded"}

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from scipy.interpolate import make_interp_spline
 
 from harness.capture.ik import Held
-from harness.capture.opensim_files import ExternalForce, Table, spline_columns
+from harness.capture.motion_files import ExternalForce, Table, spline_columns
 from harness.model.protocol import EngineAdapter
 
 GROUND = "ground"  # OpenSim's name of the world frame in an ExternalForce

@@ -62,7 +62,9 @@ def render(summary: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], code
              f"{summary['t_start_s']:.4f}–{summary['t_end_s']:.4f} s, engine "
              f"{summary['engine']}")
     head = banner.for_track(checks, code, scope, prov)
+    tool = summary["reference_tool"]
     return ENV.get_template("track.html.j2").render(
-        banner=head, title=f"Track: {summary['model']}", s=summary, checks=checks,
+        banner=head, title=f"Track: {summary['model']}", s=summary, checks=checks, tool=tool,
+        id_rel=summary.get(f"id_vs_{tool['engine']}_rel"),
         ik_rows=_rows(names, Q, Q_osim, rot),
         id_rows=_id_rows(summary["id_columns"], tau, tau_osim, id_columns))

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from harness.capture import ik
-from harness.capture.opensim_files import (
+from harness.capture.motion_files import (
     ExternalForce,
     Markers,
     Table,
@@ -52,15 +52,16 @@ from harness.track import dynamics
 from harness.track.report import render
 
 CONTACT_LABEL = "measured"
-ENGINE_PREFERENCE = ("pinocchio", "mujoco", "drake")  # our IK and ID (not OpenSim's own)
+# the engine(s) whose own IK and ID tools run beside ours (the engines table's role)
+TOOLS = registry.for_role("motion_tools")
 NOT_RUN = {
     "residual_reduction": "not run: residual reduction (RRA-like adjustment of the mass "
                           "centre and kinematics) is not part of this command yet",
     "engines_replayed": "not run: replaying the motion in every engine is not part of this "
                         "command yet",
 }
-FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", "opensim_ik.mot",
-                   "opensim_id.sto"})
+FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html"}
+                  | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
 
 
 def recognise_summary(path: Path) -> None:
@@ -179,10 +180,12 @@ def _scales(notes: Sequence[str]) -> dict[str, float]:
 def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
                 ik_setup: str | None, start: float | None, end: float | None) -> Inputs:
     """Every input read and checked (BadInput naming the file and the problem)."""
-    info = registry.probe("opensim")
-    if not info.available:
-        raise BadInput(model_path, f"OpenSim is unavailable here ({info.reason}): it reads "
-                       ".osim models, so the model cannot be loaded")
+    try:
+        registry.providing("osim_to_spec")
+    except BadInput:
+        why = "; ".join(f"{n} is unavailable: {registry.probe(n).reason}" for n in TOOLS)
+        raise BadInput(model_path, f"no engine available here reads .osim models ({why})"
+                       ) from None
     markers = read_trc(trc_path)
     forces: list[ExternalForce] = []
     loads = None
@@ -248,12 +251,11 @@ def _window(markers: Markers, loads: Table | None, start: float | None, end: flo
 
 
 def _adapter(spec: FixtureSpec, engine: str | None) -> EngineAdapter:
-    names = [engine] if engine else [n for n in ENGINE_PREFERENCE
-                                     if registry.probe(n).available]
-    if not names:
-        raise BadInput("--engine", "none of pinocchio, mujoco, drake is available here")
+    """Our IK and ID's engine: ``engine``, else the one the engines table prefers for it."""
+    name = registry.parse_engines(engine, "--engine")[0] if engine else \
+        registry.preferred("track")
     model = PreparedModel(spec, f"track:{spec.name}")
-    adapter: EngineAdapter = registry.adapter_class(names[0])(model)
+    adapter: EngineAdapter = registry.adapter_class(name)(model)
     return adapter
 
 
@@ -356,22 +358,34 @@ def _rel(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float(np.max(num / np.where(den > 0, den, 1.0)))
 
 
-def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
-                 held: ik.Held | None, t: NDArray[np.float64], Q: NDArray[np.float64],
-                 tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
-    """OpenSim's IK and ID tools on the same inputs, and their differences from ours."""
+def tool_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
+              held: ik.Held | None, t: NDArray[np.float64], Q: NDArray[np.float64],
+              tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
+    """The tools engine's own IK and ID tools on the same inputs, and their differences
+    from ours; {"available": False, "reason"} when it is unavailable or its tools fail."""
+    name = TOOLS[0] if TOOLS else "(none)"
+    if not TOOLS or not registry.probe(name).available:
+        why = registry.probe(name).reason if TOOLS else "no engine has the tools"
+        return {"engine": name, "available": False, "reason": f"{name} unavailable: {why}"}
+    tools = registry.adapter_class(name)
     try:
-        tools = registry.adapter_class(registry.providing("opensim_inverse_dynamics")[0])
-    except Exception as e:  # unavailable: said in the summary and the report
-        return {"available": False, "reason": f"OpenSim unavailable: {e}"}
+        return _run_tools(tools, name, inp, adapter, coords, held, t, Q, tau, tmp)
+    except RuntimeError as e:  # a tool that fails: said in the summary and the report
+        return {"engine": name, "available": False, "reason": f"{name}'s tools failed: {e}"}
+
+
+def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
+               coords: Coordinates, held: ik.Held | None, t: NDArray[np.float64],
+               Q: NDArray[np.float64], tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
+    """``tool_side``'s work once the tools' engine is available."""
     labels = [lab for lab in inp.markers.labels if lab in inp.weights]
     w0 = time.perf_counter()
-    r = tools.opensim_inverse_kinematics(inp.model_path, inp.trc_path, inp.weights,
+    r = tools.motion_ik_tool(inp.model_path, inp.trc_path, inp.weights,
                                          float(t[0]), float(t[-1]), tmp,
                                          coordinate_tasks=inp.coordinate_tasks)
     ik_wall = time.perf_counter() - w0
     if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > 1e-6:
-        raise RuntimeError("OpenSim's IK returned other frames than the window's")
+        raise RuntimeError("its IK returned other frames than the window's")
     Qo = coords.to_canonical(r["q"], r["names"], adapter.nq, held)
     Y = inp.markers.xyz[inp.frames][:, [inp.markers.labels.index(lab) for lab in labels]]
     rmse, mx = marker_errors(adapter, labels, Qo, Y)
@@ -380,7 +394,7 @@ def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     rms_deg = np.degrees(np.sqrt(np.mean((ours[:, rot] - theirs[:, rot]) ** 2, axis=0)))
     trans_mm = 1000 * np.sqrt(np.mean((ours[:, ~rot] - theirs[:, ~rot]) ** 2, axis=0))
     out: dict[str, Any] = {
-        "available": True, "ik_settings": r["settings"],
+        "engine": name, "available": True, "ik_settings": r["settings"],
         "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
         "marker_rmse_mm_own_report": 1000 * float(np.sqrt(np.mean(r["marker_rms_m"] ** 2))),
         "ik_rms_deg": dict(zip([n for n, k in zip(coords.names, rot) if k],
@@ -391,7 +405,7 @@ def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     coord_file = os.path.join(tmp, "harness_q.sto")
     Path(coord_file).write_text(table_text("harness_ik", t, coords.names, ours, False))
     w0 = time.perf_counter()
-    d = tools.opensim_inverse_dynamics(inp.model_path, coord_file, inp.loads_path,
+    d = tools.motion_id_tool(inp.model_path, coord_file, inp.loads_path,
                                        float(t[0]), float(t[-1]), tmp)
     out["ik_wall_s"], out["id_wall_s"] = ik_wall, time.perf_counter() - w0
     cols = [f"{n}_{'moment' if k else 'force'}" for n, k in zip(coords.names, rot)]
@@ -399,8 +413,8 @@ def opensim_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     tau_o = d["tau"][:, [d["labels"].index(cols[i]) for i in have]]
     out.update(id_settings=d["settings"], id_rel=_rel(tau[:, have], tau_o),
                id_columns=[cols[i] for i in have], tau=tau_o)
-    for name in ("opensim_ik.mot", "opensim_id.sto"):
-        out[name] = Path(tmp, name).read_bytes()
+    out["files"] = {f"{name}_ik.mot": Path(r["file"]).read_bytes(),
+                    f"{name}_id.sto": Path(d["file"]).read_bytes()}
     return out
 
 
@@ -432,8 +446,8 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     tau = tau_c[:, coords.iv] * coords.scale
     rmse, mx = marker_errors(adapter, labels, res.q, Y)
     with tempfile.TemporaryDirectory(prefix="harness_track_") as tmp:
-        say("OpenSim's IK and ID tools")
-        side = opensim_side(inp, adapter, coords, held, t, res.q, tau, tmp)
+        say("the tools beside: " + ", ".join(TOOLS))
+        side = tool_side(inp, adapter, coords, held, t, res.q, tau, tmp)
     summary, checks = summarise(inp, adapter, coords, t, rmse, mx, tau, side, fit_wall,
                                 list(command_line))
     code = 0 if all(c["ok"] is True for c in checks) else 1
@@ -444,9 +458,7 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
              "id.sto": table_text("id", t, [f"{n}_{'moment' if r else 'force'}" for n, r in
                                             zip(coords.names, coords.rotational)], tau,
                                   False).encode()}
-    for name in ("opensim_ik.mot", "opensim_id.sto"):
-        if name in side:
-            files[name] = side[name]
+    files.update(side.get("files", {}))
     files["index.html"] = render(summary, checks, code, t, coords.names,
                                  coords.to_osim(res.q), side.get("q"), tau,
                                  side.get("tau"), side.get("id_columns")).encode()
@@ -470,8 +482,10 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
               side: dict[str, Any], fit_wall: float, command_line: list[str]
               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary.json's document, the checks table)."""
-    ik_tol = lookup("track", "ik_vs_opensim_deg").atol
-    id_tol = lookup("track", "id_vs_opensim").rtol
+    ik_tol = lookup("track", "ik_vs_tool_deg").atol
+    id_tol = lookup("track", "id_vs_tool").rtol
+    tool = side["engine"]
+    ik_key, id_key = f"ik_vs_{tool}_rms_deg", f"id_vs_{tool}_rel"
     s: dict[str, Any] = {
         "command": "track", "command_line": command_line, "model": inp.model_path,
         "markers": inp.trc_path, "loads": inp.loads_path, "engine": adapter.name,
@@ -492,9 +506,9 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     checks = []
     if side.get("available"):
         ik_deg = max(side["ik_rms_deg"].values())
-        s.update(ik_vs_opensim_rms_deg=ik_deg, id_vs_opensim_rel=side["id_rel"],
-                 opensim={k: v for k, v in side.items()
-                          if k not in ("q", "tau", "opensim_ik.mot", "opensim_id.sto")})
+        s.update({ik_key: ik_deg, id_key: side["id_rel"],
+                  "reference_tool": {k: v for k, v in side.items()
+                                     if k not in ("q", "tau", "files")}})
         checks += [
             _check("marker RMSE against OpenSim's IK [mm]", 1000 * rmse,
                    f"≤ OpenSim's {side['marker_rmse_mm']:.4f} mm",
@@ -504,8 +518,7 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
             _check("ID generalized forces against OpenSim's ID, relative", side["id_rel"],
                    f"≤ {id_tol:g}", side["id_rel"] <= id_tol)]
     else:
-        s.update(ik_vs_opensim_rms_deg=None, id_vs_opensim_rel=None,
-                 opensim={"available": False, "reason": side["reason"]})
+        s.update({ik_key: None, id_key: None, "reference_tool": side})
         checks += [_check(n, None, "OpenSim's tools", None, side["reason"]) for n in
                    ("IK against OpenSim's IK", "ID against OpenSim's ID")]
     checks += [_check("residual reduction (RRA-like)", None, "run", None,
