@@ -429,7 +429,7 @@ def cmd_track(args: argparse.Namespace) -> int:
           f"(engine {s['engine']})")
     for c in o.checks:
         if c["ok"] is None:
-            print(f"  {word[None]} {c['name']}: {c['why'].removeprefix('not run: ')}")
+            print(f"  {word[None]} {c['name']}: {c['why']}")
         else:
             print(f"  {word[c['ok']]} {c['name']}: {c['value']:.4g} (target {c['target']})")
     print(f"report: {o.report}")

@@ -39,8 +39,9 @@ from harness.capture.motion_files import (
     read_trc,
     table_text,
 )
+from harness.core import figures
 from harness.core.errors import BadInput
-from harness.core.io import OutputKind, check_output_folder, write_folder_atomic
+from harness.core.io import OutputKind, SameAs, check_output_folder, write_folder_atomic
 from harness.core.spec import WORLD_BODY, FixtureSpec
 from harness.core.strict import read_regular
 from harness.core.tolerances import lookup
@@ -55,12 +56,12 @@ CONTACT_LABEL = "measured"
 # the engine(s) whose own IK and ID tools run beside ours (the engines table's role)
 TOOLS = registry.for_role("motion_tools")
 NOT_RUN = {
-    "residual_reduction": "not run: residual reduction (RRA-like adjustment of the mass "
-                          "centre and kinematics) is not part of this command yet",
-    "engines_replayed": "not run: replaying the motion in every engine is not part of this "
-                        "command yet",
+    "residual_reduction": "residual reduction (an RRA-like adjustment of the mass centre "
+                          "and the kinematics) is not part of this command yet",
+    "engines_replayed": "replaying the motion in every engine is not part of this command "
+                        "yet",
 }
-FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html"}
+FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET}
                   | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
 
 
@@ -452,17 +453,17 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
                                 list(command_line))
     code = 0 if all(c["ok"] is True for c in checks) else 1
     summary["exit_code"] = code
-    files = {"summary.json": (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode(),
-             "ik.mot": table_text("ik", t, coords.names, _degrees(coords, coords.to_osim(
-                 res.q)), True).encode(),
-             "id.sto": table_text("id", t, [f"{n}_{'moment' if r else 'force'}" for n, r in
-                                            zip(coords.names, coords.rotational)], tau,
-                                  False).encode()}
+    files: dict[str, bytes | SameAs] = {
+        "summary.json": (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode(),
+        "ik.mot": table_text("ik", t, coords.names,
+                             _degrees(coords, coords.to_osim(res.q)), True).encode(),
+        "id.sto": table_text("id", t, summary["id_columns"], tau, False).encode()}
     files.update(side.get("files", {}))
+    files[figures.ASSET] = figures.plotly_asset()  # the report's charts load it from here
     files["index.html"] = render(summary, checks, code, t, coords.names,
                                  coords.to_osim(res.q), side.get("q"), tau,
                                  side.get("tau"), side.get("id_columns")).encode()
-    path = write_folder_atomic(out, files, OUTPUT)  # type: ignore[arg-type]
+    path = write_folder_atomic(out, files, OUTPUT)
     return TrackOutcome(path, summary, checks, code, path / "index.html")
 
 

@@ -50,8 +50,8 @@ def test_summary_keys_units_and_exit_code(walk):
     assert s["exit_code"] == 1 and s["frames"] == 13
     assert s["contact_label"] == "measured"
     assert s["engines_replayed"] is None and s["residual_reduction"] is None
-    assert "not run" in s["not_run"]["engines_replayed"]
-    assert "not run" in s["not_run"]["residual_reduction"]
+    assert "not part of this command" in s["not_run"]["engines_replayed"]
+    assert "not part of this command" in s["not_run"]["residual_reduction"]
     not_run = [c for c in s["checks"] if c["ok"] is None]
     assert {c["name"] for c in not_run} == {"residual reduction (RRA-like)",
                                             "replay in every engine"}
