@@ -421,7 +421,8 @@ def cmd_track(args: argparse.Namespace) -> int:
     run, 2 for bad input."""
     o = api.track(args.model, args.markers, out=args.out, loads_path=args.loads,
                   ik_setup=args.ik_setup, start=args.start, end=args.end,
-                  engine=args.engine, progress=_progress(args.quiet))
+                  engine=args.engine, lowpass_hz=args.lowpass_hz,
+                  progress=_progress(args.quiet))
     args.summary = api.plain(o.summary)
     word = {True: "met    ", False: "NOT met", None: "NOT run"}
     s = o.summary
@@ -891,6 +892,10 @@ def _add_track_parser(sub: Any) -> None:
     tr.add_argument("--end", type=float, default=None, metavar="S", help="last time [s]")
     tr.add_argument("--engine", default=None, help="engine of our IK and ID (default: "
                     "the first available of pinocchio, mujoco, drake)")
+    tr.add_argument("--lowpass-hz", type=float, default=None, metavar="HZ",
+                    help="low-pass the IK's coordinates (zero-phase Butterworth) before the "
+                         "inverse dynamics; the same coordinates go to OpenSim's ID tool "
+                         "(default: no filter)")
     tr.add_argument("--out", required=True, help="output folder (replaced atomically)")
     tr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     _json(tr)

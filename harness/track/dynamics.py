@@ -4,8 +4,9 @@ Dimensions: F frames, nq = nv canonical coordinates (every joint of the model on
 revolute or prismatic), n OpenSim coordinates (the canonical ones less the followers of
 couplings), L external forces. Units: s, rad | m, rad/s | m/s, rad/s² | m/s², N | N·m.
 
-Derivatives: a natural quintic spline through every frame of the coordinates (no
-filter), differentiated once and twice: the scheme of OpenSim's InverseDynamicsTool with
+Derivatives: a natural quintic spline through every frame of the coordinates (low-passed
+first when asked, the same coordinates then fed to both sides), differentiated once and
+twice: the scheme of OpenSim's InverseDynamicsTool with
 its low-pass filter off (a GCVSpline of degree 5 with zero error variance: an
 interpolating natural spline), so both sides differentiate the same q(t) the same way.
 
@@ -26,7 +27,9 @@ from numpy.typing import NDArray
 from scipy.interpolate import make_interp_spline
 
 from harness.capture.ik import Held
+from harness.capture.ingest import lowpass as lowpass_segments
 from harness.capture.motion_files import ExternalForce, Table, spline_columns
+from harness.core.errors import BadInput
 from harness.model.protocol import EngineAdapter
 
 GROUND = "ground"  # OpenSim's name of the world frame in an ExternalForce
@@ -40,6 +43,22 @@ def derivatives(t: NDArray[np.float64], Q: NDArray[np.float64]
     bc = [(3, z), (4, z)]
     sp = make_interp_spline(t, Q, k=5, bc_type=(bc, bc), axis=0)
     return sp(t, 1), sp(t, 2)
+
+
+def lowpass(Q: NDArray[np.float64], held: Held | None, free: NDArray[np.int_],
+            rate_hz: float, cutoff_hz: float, where: str) -> NDArray[np.float64]:
+    """Q (F, nq) with its free coordinates ``free`` low-passed (zero-phase Butterworth,
+    harness/capture/ingest.py, cut-off [Hz] at the sampling rate [Hz]) and the followers
+    set again from their leaders. BadInput(where) when the window is too short for it."""
+    Y, short = lowpass_segments(Q[:, free, None], rate_hz, cutoff_hz, where)
+    if short:
+        raise BadInput(where, f"{len(Q)} frames are too few for the low-pass filter")
+    out = Q.copy()
+    out[:, free] = Y[:, :, 0]
+    if held is not None:
+        for q in out:
+            held.hold(q)
+    return out
 
 
 @dataclass(frozen=True)

@@ -361,23 +361,26 @@ def _rel(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
 
 def tool_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
               held: ik.Held | None, t: NDArray[np.float64], Q: NDArray[np.float64],
-              tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
-    """The tools engine's own IK and ID tools on the same inputs, and their differences
-    from ours; {"available": False, "reason"} when it is unavailable or its tools fail."""
+              Q_id: NDArray[np.float64], tau: NDArray[np.float64], tmp: str
+              ) -> dict[str, Any]:
+    """The tools engine's own IK and ID tools on the same inputs (its IK against our IK's
+    Q, its ID on the kinematics Q_id of ours), and their differences from ours;
+    {"available": False, "reason"} when it is unavailable or its tools fail."""
     name = TOOLS[0] if TOOLS else "(none)"
     if not TOOLS or not registry.probe(name).available:
         why = registry.probe(name).reason if TOOLS else "no engine has the tools"
         return {"engine": name, "available": False, "reason": f"{name} unavailable: {why}"}
     tools = registry.adapter_class(name)
     try:
-        return _run_tools(tools, name, inp, adapter, coords, held, t, Q, tau, tmp)
+        return _run_tools(tools, name, inp, adapter, coords, held, t, Q, Q_id, tau, tmp)
     except RuntimeError as e:  # a tool that fails: said in the summary and the report
         return {"engine": name, "available": False, "reason": f"{name}'s tools failed: {e}"}
 
 
 def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
                coords: Coordinates, held: ik.Held | None, t: NDArray[np.float64],
-               Q: NDArray[np.float64], tau: NDArray[np.float64], tmp: str) -> dict[str, Any]:
+               Q: NDArray[np.float64], Q_id: NDArray[np.float64], tau: NDArray[np.float64],
+               tmp: str) -> dict[str, Any]:
     """``tool_side``'s work once the tools' engine is available."""
     labels = [lab for lab in inp.markers.labels if lab in inp.weights]
     w0 = time.perf_counter()
@@ -404,7 +407,8 @@ def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
                               map(float, trans_mm))),
         "q": theirs}
     coord_file = os.path.join(tmp, "harness_q.sto")
-    Path(coord_file).write_text(table_text("harness_ik", t, coords.names, ours, False))
+    Path(coord_file).write_text(table_text("harness_ik", t, coords.names,
+                                           coords.to_osim(Q_id), False))
     w0 = time.perf_counter()
     d = tools.motion_id_tool(inp.model_path, coord_file, inp.loads_path,
                                        float(t[0]), float(t[-1]), tmp)
@@ -422,8 +426,8 @@ def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
 def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
           loads_path: str | None = None, ik_setup: str | None = None,
           start: float | None = None, end: float | None = None, engine: str | None = None,
-          command_line: Sequence[str] = (), progress: Callable[[str], None] | None = None
-          ) -> TrackOutcome:
+          lowpass_hz: float | None = None, command_line: Sequence[str] = (),
+          progress: Callable[[str], None] | None = None) -> TrackOutcome:
     """Run the command (module docstring); the folder is written whole or not at all."""
     say = progress or (lambda s: None)
     check_output_folder(out, OUTPUT)
@@ -442,15 +446,18 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     loads = dynamics.AppliedLoads.at(inp.forces, inp.loads, t) if inp.loads is not None \
         else None
     say("ID")
-    tau_c = dynamics.inverse_dynamics(adapter, held, t, res.q, loads)
+    Q_id = res.q if lowpass_hz is None else dynamics.lowpass(
+        res.q, held, coords.iq, inp.markers.rate_hz, lowpass_hz, "--lowpass-hz")
+    tau_c = dynamics.inverse_dynamics(adapter, held, t, Q_id, loads)
     fit_wall = time.perf_counter() - w0
     tau = tau_c[:, coords.iv] * coords.scale
     rmse, mx = marker_errors(adapter, labels, res.q, Y)
     with tempfile.TemporaryDirectory(prefix="harness_track_") as tmp:
         say("the tools beside: " + ", ".join(TOOLS))
-        side = tool_side(inp, adapter, coords, held, t, res.q, tau, tmp)
+        side = tool_side(inp, adapter, coords, held, t, res.q, Q_id, tau, tmp)
     summary, checks = summarise(inp, adapter, coords, t, rmse, mx, tau, side, fit_wall,
                                 list(command_line))
+    summary["kinematics_lowpass_hz"] = lowpass_hz
     code = 0 if all(c["ok"] is True for c in checks) else 1
     summary["exit_code"] = code
     files: dict[str, bytes | SameAs] = {

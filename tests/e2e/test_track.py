@@ -1,5 +1,6 @@
 """`harness track` on OpenSim's gait2392 walking trial (data/opensim_models/gait2392_walk1,
-subject01 walk1, a 13-frame slice), against OpenSim's own InverseKinematicsTool and
+subject01 walk1, a 19-frame slice, the kinematics low-passed at 6 Hz before the ID on
+both sides), against OpenSim's own InverseKinematicsTool and
 InverseDynamicsTool run live on the same inputs; summary.json's keys against the exit
 code; bad input refused in one line with nothing written.
 
@@ -36,8 +37,8 @@ KEYS = ("marker_rmse_mm", "marker_max_mm", "residual_force_mean_N",
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory):
     out = tmp_path_factory.mktemp("track") / "walk"
-    p = run_cli("track", MODEL, TRC, "--loads", LOADS, "--start", "0.5", "--end", "0.7",
-                "--out", out, "--quiet")
+    p = run_cli("track", MODEL, TRC, "--loads", LOADS, "--start", "0.5", "--end", "0.8",
+                "--lowpass-hz", "6", "--out", out, "--quiet")
     return out, p
 
 
@@ -47,7 +48,7 @@ def test_summary_keys_units_and_exit_code(walk):
     s = json.loads((out / "summary.json").read_text())
     for k in KEYS:
         assert k in s, k
-    assert s["exit_code"] == 1 and s["frames"] == 13
+    assert s["exit_code"] == 1 and s["frames"] == 19 and s["kinematics_lowpass_hz"] == 6
     assert s["contact_label"] == "measured"
     assert s["engines_replayed"] is None and s["residual_reduction"] is None
     assert "not part of this command" in s["not_run"]["engines_replayed"]
