@@ -19,7 +19,8 @@ TABLE_VERSION = "2027.01.13"
 #   weights and limits), track/ik_vs_stored_deg (the same IK against the standard
 #   pipeline's stored IK result), track/id_vs_tool (its inverse dynamics against
 #   OpenSim's InverseDynamicsTool on the same kinematics, derivative scheme and loads),
-#   track/spline_derivatives (its derivative scheme on a quadratic).
+#   track/spline_derivatives (its derivative scheme on a quadratic), track/ik_truth_recovery
+#   (its IK of markers placed at a known motion).
 # 2027.01.11: 2027.01.07 and 2027.01.08 merged (no number changed).
 # 2027.01.07: no existing atol or rtol changed. New: schedules/selected_order_weight and
 #   schedules/order_weight_integral (the two-ball fit's order of first impacts, weighed
@@ -518,6 +519,11 @@ TABLE.update({
         "quadratic against the analytic ones (a quintic spline reproduces a quadratic). "
         "Round-off of the collocation solve, amplified by differentiating: measured 4e-12 "
         "relative on 11 uneven samples; 1e-9 fails a wrong derivative order or time scale."),
+    ("track", "ik_truth_recovery"): Tolerance(1e-9, 0.0, "rad: `harness track`'s IK of "
+        "markers placed exactly at a known motion (written with 9 decimals of mm, 1e-12 m), "
+        "against that motion. The solver stops when a step gains less than 1e-10 of the "
+        "cost; measured 3.5e-12 rad on arm26 (14 frames); 1e-9 fails a marker on the wrong "
+        "body, a wrong axis or an early stop."),
     ("track", "id_vs_tool"): Tolerance(0.0, 1e-6, "Norm-wise per frame: `harness "
         "track`'s generalized forces against OpenSim's InverseDynamicsTool on the same "
         "coordinates (written with 17 digits), the same derivative scheme (a natural quintic "

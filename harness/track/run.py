@@ -336,8 +336,16 @@ def root_coordinates(spec: FixtureSpec) -> list[str]:
 def _residuals(tau: NDArray[np.float64], coords: Coordinates, spec: FixtureSpec
                ) -> dict[str, Any]:
     """Mean and peak over frames of the norm of the root's translational (N) and
-    rotational (N·m) generalized forces; None with a reason for a model without a root."""
+    rotational (N·m) generalized forces; None with a reason for a model whose root does not
+    translate (attached to the ground: its root joint is a real joint, not a residual)."""
     root = root_coordinates(spec)
+    if not any(not coords.rotational[coords.names.index(n)] for n in root):
+        out_: dict[str, Any] = {}
+        for key, unit in (("force", "N"), ("moment", "Nm")):
+            out_[f"residual_{key}_mean_{unit}"] = out_[f"residual_{key}_peak_{unit}"] = None
+            out_[f"residual_{key}_reason"] = ("the model is attached to the ground (its root "
+                                              "joint does not translate): no residual")
+        return out_
     tr = [coords.names.index(n) for n in root if not coords.rotational[coords.names.index(n)]]
     ro = [coords.names.index(n) for n in root if coords.rotational[coords.names.index(n)]]
     out: dict[str, Any] = {}
