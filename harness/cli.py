@@ -896,7 +896,8 @@ def _add_track_parser(sub: Any) -> None:
                     help="low-pass the IK's coordinates (zero-phase Butterworth) before the "
                          "inverse dynamics; the same coordinates go to OpenSim's ID tool "
                          "(default: no filter)")
-    tr.add_argument("--out", required=True, help="output folder (replaced atomically)")
+    tr.add_argument("--out", required=True,
+                    help="output folder (replaced atomically; required)")
     tr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     _json(tr)
 

@@ -38,7 +38,8 @@ KEYS = ("marker_rmse_mm", "marker_max_mm", "residual_force_mean_N",
 def walk(tmp_path_factory):
     out = tmp_path_factory.mktemp("track") / "walk"
     p = run_cli("track", MODEL, TRC, "--loads", LOADS, "--start", "0.5", "--end", "0.8",
-                "--lowpass-hz", "6", "--out", out, "--quiet")
+                "--lowpass-hz", "6", "--out", out, "--json", out.parent / "track.json",
+                "--quiet")
     return out, p
 
 
@@ -49,6 +50,8 @@ def test_summary_keys_units_and_exit_code(walk):
     for k in KEYS:
         assert k in s, k
     assert s["exit_code"] == 1 and s["frames"] == 19 and s["kinematics_lowpass_hz"] == 6
+    doc = json.loads((out.parent / "track.json").read_text())  # --json: the same, and more
+    assert doc["error"] is None and {k: doc[k] for k in s} == s
     assert s["contact_label"] == "measured"
     assert s["engines_replayed"] is None and s["residual_reduction"] is None
     assert "not part of this command" in s["not_run"]["engines_replayed"]
