@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.interpolate import CubicSpline
 
 from harness.core.errors import BadInput
 from harness.core.strict import read_regular
@@ -200,6 +199,8 @@ def spline_columns(t: NDArray[np.float64], Y: NDArray[np.float64],
         return np.repeat(Y[:1], len(at), axis=0)
     if len(t) < 4:
         return np.stack([np.interp(at, t, y) for y in Y.T], axis=1)
+    from scipy.interpolate import CubicSpline  # heavy: imported on use
+
     out: NDArray[np.float64] = CubicSpline(t, Y, axis=0, bc_type="natural")(at)
     return out
 

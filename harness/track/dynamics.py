@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.interpolate import make_interp_spline
 
 from harness.capture.ik import Held
 from harness.capture.ingest import lowpass as lowpass_segments
@@ -39,6 +38,8 @@ def derivatives(t: NDArray[np.float64], Q: NDArray[np.float64]
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(V, A) (F, nq) of Q (F, nq) sampled at t (F,) s: the first and second derivatives
     of the natural quintic spline through every sample (F ≥ 6)."""
+    from scipy.interpolate import make_interp_spline  # heavy: imported on use
+
     z = np.zeros(Q.shape[1:])
     bc = [(3, z), (4, z)]
     sp = make_interp_spline(t, Q, k=5, bc_type=(bc, bc), axis=0)
