@@ -1,4 +1,4 @@
-"""OpenSim's InverseKinematicsTool against the harness's marker IK (harness/swing/ik.py)
+"""OpenSim's InverseKinematicsTool against the harness's marker IK (harness/capture/ik.py)
 on the bundled swing, with the golfer exported by ``harness osim-export``.
 
 Dimension legend: F frames (the fitted window of the swing), K tracked markers, nq
@@ -37,10 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harness.capture import ik  # noqa: E402
 from harness.model.osim_export import coordinate_map, read_swing  # noqa: E402
 from harness.model.prepared import PreparedModel  # noqa: E402
 from harness.model.registry import adapter_class  # noqa: E402
-from harness.swing import ik  # noqa: E402
 
 ACCURACY = 1e-5   # OpenSim IK's accuracy setting (its default)
 

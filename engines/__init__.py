@@ -5,8 +5,10 @@ The harness reaches an engine only through harness/model/registry.py, which read
 
 ``preferred_for``: the roles an engine is the first choice for when the harness needs one
 engine rather than all of them — ``fit`` (exact analytical derivatives and Jacobians for
-the fitter and inverse kinematics) and ``contact_law`` (the shared contact law's rigid-body
-terms in sweep workers).
+the fitter and inverse kinematics), ``contact_law`` (the shared contact law's rigid-body
+terms in sweep workers), ``track`` (the marker IK and inverse dynamics of `harness track`)
+and ``motion_tools`` (the engine whose own IK and ID tools `harness track` runs beside its
+own: ``motion_ik_tool``, ``motion_id_tool``).
 """
 from __future__ import annotations
 
@@ -41,11 +43,12 @@ class EngineEntry:
 ENGINES = {
     "mujoco": EngineEntry("engines.mujoco", "MujocoAdapter", "mujoco", "mujoco"),
     "pinocchio": EngineEntry("engines.pinocchio", "PinocchioAdapter", "pin", "pinocchio",
-                             preferred_for=("fit", "contact_law")),
+                             preferred_for=("fit", "contact_law", "track")),
     "crocoddyl": EngineEntry("engines.crocoddyl", "CrocoddylAdapter", "crocoddyl",
                              "crocoddyl"),
     "drake": EngineEntry("engines.drake", "DrakeAdapter", "drake", "pydrake.multibody.plant"),
-    "opensim": EngineEntry("engines.opensim", "OpensimAdapter", "opensim", "opensim"),
+    "opensim": EngineEntry("engines.opensim", "OpensimAdapter", "opensim", "opensim",
+                           preferred_for=("motion_tools",)),
     # opt-in: float32 (its own tolerance class), and its first use compiles kernels
     "mujoco_warp": EngineEntry("engines.mujoco_warp", "MujocoWarpAdapter", "mujoco-warp",
                                "mujoco_warp", default=False),

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from engines import opensim_osim, opensim_swing
+from engines import opensim_osim, opensim_swing, opensim_tools
 from harness.core.conventions import (
     canonical_integrate,
     combine_inertias,
@@ -717,6 +717,10 @@ class OpensimAdapter(AdapterBase):
 
     # .osim in and out (engines/opensim_osim.py); the registry finds them by name
     osim_to_spec = staticmethod(opensim_osim.osim_to_spec)
+
+    # OpenSim's own IK and ID tools, run live beside `harness track` (engines/opensim_tools.py)
+    motion_ik_tool = staticmethod(opensim_tools.run_inverse_kinematics)
+    motion_id_tool = staticmethod(opensim_tools.run_inverse_dynamics)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

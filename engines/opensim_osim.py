@@ -124,10 +124,13 @@ def _xyz(X) -> tuple:
     return tuple(float(x) + 0.0 for x in X[:3, 3])
 
 
-def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[str]]:
+def osim_to_spec(path: str, floating: bool = False, ranges_as_limits: bool = False
+                 ) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes) of the .osim at ``path`` as OpenSim parses it [SI: m, kg,
     kg·m², rad]; BadInput(path, problem) for content the canonical model cannot carry
-    (harness/model/osim_import.py lists what is read, set aside and refused)."""
+    (harness/model/osim_import.py lists what is read, set aside and refused).
+    ``ranges_as_limits``: every coordinate's range becomes its joint's limits, clamped or
+    not (noted)."""
     path = str(path)
 
     def bad(problem: str) -> BadInput:
@@ -135,6 +138,14 @@ def osim_to_spec(path: str, floating: bool = False) -> tuple[FixtureSpec, list[s
 
     model, _ = _load(path, bad)
     notes: list = []
+    if ranges_as_limits:
+        cs = model.updCoordinateSet()
+        unclamped = [cs.get(i) for i in range(cs.getSize()) if not cs.get(i).getDefaultClamped()]
+        for c in unclamped:
+            c.setDefaultClamped(True)
+        if unclamped:
+            notes.append(f"{len(unclamped)} coordinate range(s) held as joint limits although "
+                         "not clamped in the file")
     damping, springs = _set_aside(model, notes, bad)
     _check_coordinates(model, notes, bad)
     ground = model.getGround().getName()
@@ -450,8 +461,8 @@ def _elements(j, kind, bad, coupled) -> list:
                      _vec3(ta.getAxis()), [arr.get(i) for i in range(arr.getSize())], fn,
                      fn.getConcreteClassName() if fn is not None else "Constant"))
     lead: dict = {}  # coordinate → the first axis that is a LinearFunction of it alone
-    for k, (_, _, names, _, fkind) in enumerate(axes):
-        if fkind == "LinearFunction" and len(names) == 1:
+    for k, (_, _, names, fn, _) in enumerate(axes):
+        if _linear(fn) is not None and len(names) == 1:
             lead.setdefault(names[0], k)
     rot, tr = [], []
     for k, (label, axis, names, fn, fkind) in enumerate(axes):
@@ -472,8 +483,7 @@ def _elements(j, kind, bad, coupled) -> list:
             el = ("const", _rot(axis / nrm, value) if k < 3 else _trans(axis * value)) \
                 if value != 0 else None
         elif lead.get(names[0]) == k:
-            lf = opensim.LinearFunction.safeDownCast(fn)
-            slope, icpt = lf.getSlope(), lf.getIntercept()
+            slope, icpt = _linear(fn)
             if slope == 0:
                 raise bad(f"{where}: {label} has slope 0")
             c = next(c for c in jc if c.getName() == names[0])
@@ -485,6 +495,24 @@ def _elements(j, kind, bad, coupled) -> list:
         if el is not None:
             (rot if k < 3 else tr).append(el)
     return tr + rot  # X_FM = Trans(Σ f_k a_k) · R1 R2 R3
+
+
+def _linear(fn) -> tuple[float, float] | None:
+    """(slope, intercept) of a LinearFunction, or of a MultiplierFunction of one (OpenSim's
+    ScaleTool wraps each axis function so: slope and intercept times its scale), else None
+    [the axis's unit per the coordinate's unit]."""
+    if fn is None:
+        return None
+    kind = fn.getConcreteClassName()
+    if kind == "LinearFunction":
+        lf = opensim.LinearFunction.safeDownCast(fn)
+        return float(lf.getSlope()), float(lf.getIntercept())
+    if kind == "MultiplierFunction":
+        mf = opensim.MultiplierFunction.safeDownCast(fn)
+        inner = _linear(mf.getFunction())
+        if inner is not None:
+            return inner[0] * mf.getScale(), inner[1] * mf.getScale()
+    return None
 
 
 def _coupled_axis(where, name, label, k, unit, scale, cname, fn, jc, lead, coupled, bad):

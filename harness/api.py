@@ -72,6 +72,7 @@ from harness.sweep.executor import (
     versions,
 )
 from harness.sweep.report import rerender, run_named_sweep
+from harness.track import run as track_run
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -1089,6 +1090,24 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
     if (d / "fit" / "fit.json").is_file():  # a swing summary this harness writes, or refused
         swing_run.recognise_summary(d / "fit" / "fit.json")
     return export_swing(d, out=out if out is not None else d.parent / f"{d.name}_osim")
+
+
+def track(model_path: PathArg, markers_path: PathArg, *, out: PathArg,
+          loads_path: PathArg | None = None, ik_setup: PathArg | None = None,
+          start: float | None = None, end: float | None = None, engine: str | None = None,
+          lowpass_hz: float | None = None,
+          progress: Progress | None = None) -> track_run.TrackOutcome:
+    """Marker IK (joint limits held) and inverse dynamics with the measured external loads
+    of an OpenSim model, beside OpenSim's own IK and ID tools run live on the same inputs;
+    summary.json, ik.mot, id.sto and index.html written to ``out`` (harness/track/run.py;
+    times ``start``, ``end`` in s; ``lowpass_hz`` [Hz]: the IK's coordinates low-passed
+    before the ID, on both sides). Exit code in the outcome: 1 while any check is not met
+    or not run."""
+    return track_run.track(str(model_path), str(markers_path), out=out,
+                           loads_path=None if loads_path is None else str(loads_path),
+                           ik_setup=None if ik_setup is None else str(ik_setup),
+                           start=start, end=end, engine=engine, lowpass_hz=lowpass_hz,
+                           command_line=["harness", *sys.argv[1:]], progress=progress)
 
 
 def backend_text(name: str | None, workers: int | None, scheduler: str | None = None) -> str:

@@ -1,7 +1,8 @@
 """Command-line interface: argparse and printing over harness/api.py.
 
 ``harness engines | parity | diagnose | qualify | replay | synth | report | verify |
-capture | swing | sweep | fit`` (also ``python -m harness``; ``harness --version``).
+capture | swing | sweep | fit | osim-export | track`` (also ``python -m harness``;
+``harness --version``).
 
 Exit codes: 0 every scored comparison passed (or the command succeeded); 1 a comparison
 failed, an engine raised, or a stage could not be scored; 2 bad input or an engine
@@ -410,6 +411,28 @@ def cmd_swing(args: argparse.Namespace) -> int:
             args.summary[key] = api.plain(o.summary[key])
     for c in o.checks:
         print(f"  {word[c['ok']]} {c['name']}: {c['value']} ({c['target']})")
+    print(f"report: {o.report}")
+    return o.exit_code
+
+
+def cmd_track(args: argparse.Namespace) -> int:
+    """``harness track MODEL.osim MARKERS.trc [--loads XML] --out DIR``: IK and ID beside
+    OpenSim's tools. Exit 0 only when every check is met, 1 when one is not met or not
+    run, 2 for bad input."""
+    o = api.track(args.model, args.markers, out=args.out, loads_path=args.loads,
+                  ik_setup=args.ik_setup, start=args.start, end=args.end,
+                  engine=args.engine, lowpass_hz=args.lowpass_hz,
+                  progress=_progress(args.quiet))
+    args.summary = api.plain(o.summary)
+    word = {True: "met    ", False: "NOT met", None: "NOT run"}
+    s = o.summary
+    print(f"track: {s['frames']} frames, marker RMSE {s['marker_rmse_mm']:.2f} mm "
+          f"(engine {s['engine']})")
+    for c in o.checks:
+        if c["ok"] is None:
+            print(f"  {word[None]} {c['name']}: {c['why']}")
+        else:
+            print(f"  {word[c['ok']]} {c['name']}: {c['value']:.4g} (target {c['target']})")
     print(f"report: {o.report}")
     return o.exit_code
 
@@ -851,6 +874,37 @@ def _add_swing_parser(sub: Any) -> None:
     _json(sw)
 
 
+def _add_track_parser(sub: Any) -> None:
+    """The ``track`` command's options."""
+    tr = sub.add_parser("track", help="IK and ID of an OpenSim model's markers and loads, "
+                                      "beside OpenSim's own tools",
+                        description="Marker inverse kinematics (joint limits held) and "
+                                    "inverse dynamics with the measured external loads, "
+                                    "beside OpenSim's InverseKinematicsTool and "
+                                    "InverseDynamicsTool run on the same inputs "
+                                    "(docs/track.md). Exit 1 while any check is not met or "
+                                    "not run.")
+    tr.add_argument("model", metavar="MODEL.osim", help="the OpenSim model")
+    tr.add_argument("markers", metavar="MARKERS.trc", help="the marker trajectories")
+    tr.add_argument("--loads", default=None, metavar="EXTERNAL_LOADS.xml",
+                    help="OpenSim ExternalLoads file (its datafile beside it)")
+    tr.add_argument("--ik-setup", default=None, metavar="SETUP.xml",
+                    help="IK setup whose marker tasks give the weights (default: the one "
+                         "beside the .trc that names it, else every marker weight 1)")
+    tr.add_argument("--start", type=float, default=None, metavar="S", help="first time [s]")
+    tr.add_argument("--end", type=float, default=None, metavar="S", help="last time [s]")
+    tr.add_argument("--engine", default=None, help="engine of our IK and ID (default: "
+                    "the first available of pinocchio, mujoco, drake)")
+    tr.add_argument("--lowpass-hz", type=float, default=None, metavar="HZ",
+                    help="low-pass the IK's coordinates (zero-phase Butterworth) before the "
+                         "inverse dynamics; the same coordinates go to OpenSim's ID tool "
+                         "(default: no filter)")
+    tr.add_argument("--out", required=True,
+                    help="output folder (replaced atomically; required)")
+    tr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _json(tr)
+
+
 def _add_osim_export_parser(sub: Any) -> None:
     """The ``osim-export`` command's options."""
     ox = sub.add_parser("osim-export", help="export a finished swing for OpenSim: model, "
@@ -897,6 +951,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verify_parser(sub)
     _add_swing_parser(sub)
     _add_osim_export_parser(sub)
+    _add_track_parser(sub)
     _add_capture_parser(sub)
     _add_sweep_parser(sub)
     _add_fit_parser(sub)
@@ -946,7 +1001,7 @@ COMMANDS = {"engines": cmd_engines, "parity": cmd_parity, "qualify": cmd_qualify
             "report": cmd_report, "verify": cmd_verify, "replay": cmd_replay,
             "diagnose": cmd_diagnose, "synth": cmd_synth, "capture": cmd_capture,
             "swing": cmd_swing, "sweep": cmd_sweep, "fit": cmd_fit,
-            "osim-export": cmd_osim_export}
+            "osim-export": cmd_osim_export, "track": cmd_track}
 
 
 class _ReaderGone:

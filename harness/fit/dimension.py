@@ -239,7 +239,7 @@ def ik_start(ad: EngineAdapter, y: NDArray[np.float64],
              max_iter: int = IK_MAX_ITER) -> NDArray[np.float64]:
     """Q (N, nq) rad: per-frame marker inverse kinematics, the fit's start. Gauss–Newton
     on Σ_k ‖p_k(q) − y_k‖² over the markers seen at each frame (the residual of
-    harness/swing/ik.py, which the fit layer does not import), Jacobians from the
+    harness/capture/ik.py, which the fit layer does not import), Jacobians from the
     adapter, a 1e-6 ridge; warm-started from the previous frame (from q = 0 at the first);
     a frame with no marker seen keeps the previous q."""
     q = np.zeros(ad.nq)

@@ -25,7 +25,8 @@ What becomes what (docs/osim.md):
 * Markers → named frames on their body; gravity; the model's name.
 * A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
   neutral is q = 0. A ``locked`` coordinate becomes a weld at its default value (noted);
-  a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``.
+  a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``
+  (or, with ``ranges_as_limits``, always: `harness track`).
 * Set aside with a note (they do not enter M or h): muscles, wrap objects, actuators,
   contact geometry, controllers, forces with appliesForce false, constraints not enforced.
 
@@ -53,11 +54,13 @@ from harness.model.import_common import read_model_file, sanitise_model_name
 
 @holds_warnings
 def load_osim_with_notes(path: str, floating: bool = False,
-                         repair_inertia: bool = False) -> tuple[FixtureSpec, list[str]]:
+                         repair_inertia: bool = False, ranges_as_limits: bool = False
+                         ) -> tuple[FixtureSpec, list[str]]:
     """(FixtureSpec, notes): the .osim at ``path`` [SI units] as a validated spec, and one
     line per change the import made. BadInput(path, problem) for unsupported content; a
     body's non-physical inertia is refused, or with ``repair_inertia`` replaced by the
-    nearest physical one (noted)."""
+    nearest physical one (noted). ``ranges_as_limits``: every coordinate's range is its
+    joint's limits, clamped in the file or not (noted)."""
     path = str(path)
     raw = read_model_file(path, ".osim")
     text = re.sub(rb"<!--.*?-->", b"", raw, flags=re.S)
@@ -70,7 +73,9 @@ def load_osim_with_notes(path: str, floating: bool = False,
 
     ref_notes = _referenced_files(path, text)  # before OpenSim opens any of them
     reader = registry.adapter_class(registry.providing("osim_to_spec")[0])
-    read: tuple[FixtureSpec, list[str]] = reader.osim_to_spec(path, floating)
+    read: tuple[FixtureSpec, list[str]] = (
+        reader.osim_to_spec(path, floating, ranges_as_limits=True) if ranges_as_limits
+        else reader.osim_to_spec(path, floating))
     spec, notes = read
     notes = [*notes, *ref_notes]
     spec = _physical(path, spec, repair_inertia, notes)

@@ -167,6 +167,12 @@ def preferred(role: str) -> str:
     raise EngineUnavailable(role, "no engine is available")
 
 
+def for_role(role: str) -> list[str]:
+    """The engines the engines table names for ``role``, available here or not (``probe``
+    says which and why), in table order."""
+    return [n for n in _TABLE if role in _TABLE[n].preferred_for]
+
+
 def distributions() -> dict[str, str]:
     """{engine: PyPI distribution that carries it}."""
     return {n: _TABLE[n].distribution for n in engine_names()}

@@ -278,3 +278,25 @@ def for_survey(doc: Mapping[str, Any], answer: Mapping[str, Any]) -> Banner:
     return Banner(code, words, worst, scope, _cmd(doc.get("command_line") or []),
                   str(doc["harness_version"]), str(doc["git_commit"]),
                   f"started {doc['timing']['started']} · {doc['timing']['wall_s']:.1f} s wall")
+
+
+# ----- track -------------------------------------------------------------------------------
+def for_track(rows: Sequence[Mapping[str, Any]], exit_code: int, scope: str,
+              prov: Mapping[str, Any]) -> Banner:
+    """The banner of a `harness track` page: ``rows`` its checks ({name, value, target, ok
+    (None: not run), why}) and ``exit_code`` the command's (0 only when every row is met);
+    ``scope`` the model, markers and window in words; ``prov`` the run's provenance."""
+    bad = [r for r in rows if r["ok"] is False]
+    not_run = [r for r in rows if r["ok"] is None]
+    met = [r for r in rows if r["ok"] is True]
+    if exit_code == 0:
+        words = f"tracked: every one of the {len(rows)} checks met"
+    else:
+        words = (f"checks not met or not run: {len(bad)} not met, {len(not_run)} not run, "
+                 f"{len(met)} met")
+    parts = ([f"not met: {r['name']}: {r['value']:.4g} (target {r['target']})" for r in bad]
+             + [f"not run: {r['name']} ({r['why']})" for r in not_run])
+    worst = "; ".join(parts) if parts else "; ".join(
+        f"{r['name']}: {r['value']:.4g} (target {r['target']})" for r in met)
+    return Banner(exit_code, words, worst, scope, _cmd(prov["command_line"]),
+                  str(prov["harness_version"]), str(prov["git_commit"]))

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.capture import ik
 from harness.core.conventions import (
     matrix_to_rpy,
     quat_xyzw_from_rotvec,
@@ -65,7 +66,7 @@ from harness.fit import dimension as fdim
 from harness.fit import trajectory as tf
 from harness.model import registry
 from harness.model.prepared import PreparedModel
-from harness.swing import ground, ik
+from harness.swing import ground
 from harness.swing import groundtruth as gt
 from harness.swing.groundtruth import rms_bw
 from harness.swing.pipeline import fit_problem, impact_event

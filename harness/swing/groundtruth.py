@@ -50,6 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from harness.capture import events as cap_events
+from harness.capture import ik
 from harness.capture.markerset import DRIVER_SWING
 from harness.core.errors import BadInput
 from harness.core.strict import read_json
@@ -57,7 +58,7 @@ from harness.fit import trajectory as tf
 from harness.model import registry
 from harness.model.osim_export import read_swing
 from harness.model.prepared import PreparedModel
-from harness.swing import ground, ik, impact_time
+from harness.swing import ground, impact_time
 from harness.swing.pipeline import SwingSettings, fit_problem, impact_event
 from harness.swing.scaling import GRIP_PAIRS
 

@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 from fixtures.export import to_urdf
 from fixtures.golfers import CLUB_CHOICES, CLUB_MASSES_KG, CLUBS, SHAFT_COORDINATES, bend_point
 from harness.capture import events as cap_events
+from harness.capture import ik
 from harness.capture.ingest import ingest
 from harness.core.errors import BadInput
 from harness.core.io import npz_bytes, write_bytes_atomic, write_json_atomic, write_text_atomic
@@ -68,7 +69,7 @@ from harness.model.integrators import Method, rollout
 from harness.model.prepared import PreparedModel
 from harness.stages.replay.measures import window_length
 from harness.swing import activation as swing_act
-from harness.swing import consistency, ground, ik, impact_time, poses, segments
+from harness.swing import consistency, ground, impact_time, poses, segments
 from harness.swing.identifiability import scaled_parameters
 from harness.swing.scaling import (
     GRIP_PAIRS,

@@ -13,10 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fixtures.golfers import GRIP_LOOP, GolferDims, contact_frame, golfer3d, marker_offsets
+from harness.capture import ik
 from harness.core.conventions import matrix_to_quat_wxyz, quat_wxyz_to_xyzw, quat_xyzw_to_matrix
 from harness.core.errors import BadInput
 from harness.model.prepared import PreparedModel
-from harness.swing import ik
 
 if TYPE_CHECKING:
     from harness.capture.ingest import Capture

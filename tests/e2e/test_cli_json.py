@@ -66,12 +66,12 @@ def test_every_option_of_every_command_has_help():
     for name, folder in (("parity", "reports/parity"), ("diagnose", "reports/diagnose"),
                          ("replay", "reports/replay"), ("report", "BUNDLE/index.html")):
         assert folder in subs[name].format_help().replace("\n", " "), name
-    for name in ("qualify", "swing", "sweep", "fit", "synth"):
+    for name in ("qualify", "swing", "sweep", "fit", "synth", "track"):
         out = [a for a in subs[name]._actions if "--out" in a.option_strings][0]
         assert out.required and "required" in out.help, name
     # --json on every command that runs something
     for name in ("engines", "parity", "diagnose", "qualify", "replay", "synth", "verify",
-                 "report", "swing", "capture", "sweep", "fit"):
+                 "report", "swing", "capture", "sweep", "fit", "track"):
         assert "--json" in subs[name]._option_string_actions, name
     workers = subs["sweep"]._option_string_actions["--workers"].help
     assert "--backend" in workers and "does not select Dask" in workers
@@ -91,6 +91,7 @@ def test_every_option_of_every_command_has_help():
     ["capture", "data/swing/driver.c3d"],
     ["sweep", "contact", "--quick", "--out", "{out}"],
     ["fit", "--problem", "pendulum", "--out", "{out}"],
+    ["track", "data/opensim_models/arm26.osim", "no_such.trc", "--out", "{out}"],
 ], ids=lambda a: a[0])
 def test_json_naming_a_folder_exits_2_before_any_work(tmp_path, capsys, monkeypatch, argv):
     monkeypatch.chdir(ROOT)

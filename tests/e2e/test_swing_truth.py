@@ -58,7 +58,7 @@ def test_truth_satisfies_the_equations_of_motion_in_another_engine(truth):
 
 @pytest.fixture(scope="module")
 def truth_ik(truth):
-    from harness.swing import ik
+    from harness.capture import ik
     from harness.swing.scaling import GRIP_PAIRS
 
     adapter, _, _, tr = truth

@@ -55,8 +55,9 @@ def test_the_hinge_brings_the_lead_wrist_marker_within_the_maximum():
     wrist marker's largest error from the top to impact, and brings it within the swing's
     marker maximum, which the welded club misses."""
     from harness.capture import events as cap_events
+    from harness.capture import ik
     from harness.capture.ingest import ingest
-    from harness.swing import ik, scaling
+    from harness.swing import scaling
     from harness.swing.pipeline import QUICK, address_frames, calibration_frames
 
     cap = ingest("data/swing/driver.c3d")

@@ -6,9 +6,9 @@ import numpy as np
 from conftest import adapter
 
 from fixtures.golfers import GolferDims, marker_offsets
+from harness.capture import ik
 from harness.core.conventions import canonical_difference, canonical_integrate
 from harness.core.tolerances import lookup
-from harness.swing import ik
 
 
 def _truth(fixture, seed, scale):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import ENGINES, adapter, assert_close, assert_known
 
+from harness.capture import ik
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
 from harness.model.candidate import Marker, from_arrays
@@ -14,7 +15,6 @@ from harness.model.integrators import Method
 from harness.model.prepared import prepare_fixture
 from harness.stages.replay.cases import Case
 from harness.stages.replay.run import run as replay_run
-from harness.swing import ik
 from harness.swing.synthetic import planar_swing
 
 

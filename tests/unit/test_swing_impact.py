@@ -10,9 +10,10 @@ import pytest
 from conftest import adapter
 
 from harness.capture import events as cap_events
+from harness.capture import ik
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
-from harness.swing import ik, impact_time
+from harness.swing import impact_time
 from harness.swing.synthetic import planar_impact_swing
 
 

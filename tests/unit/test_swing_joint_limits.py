@@ -14,11 +14,12 @@ from conftest import adapter
 from test_swing_checks import _row, _summary
 
 from fixtures.golfers import planar_golfer
+from harness.capture import ik
 from harness.core.tolerances import lookup
 from harness.fit import trajectory as tf
 from harness.model import registry
 from harness.model.prepared import PreparedModel
-from harness.swing import checks, ik, pipeline
+from harness.swing import checks, pipeline
 from harness.swing.summary import JointRange
 from harness.swing.synthetic import planar_swing
 

@@ -23,6 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from harness.core.conventions import canonical_integrate
+from harness.core.coupling_function import evaluate
+from harness.core.spec import Coupling
 
 if TYPE_CHECKING:
     from harness.core.conventions import Layout
@@ -63,14 +65,80 @@ def limit_bounds(layout: Layout) -> tuple[NDArray[np.int_], NDArray[np.float64],
     return np.array(idx, dtype=int), np.array(lo), np.array(hi)
 
 
+@dataclass(frozen=True)
+class Held:
+    """The couplings of one layout, by index: followers' and leaders' q and v indices."""
+    couplings: tuple[Coupling, ...]
+    iqf: NDArray[np.int_]
+    ivf: NDArray[np.int_]
+    iql: NDArray[np.int_]
+    ivl: NDArray[np.int_]
+
+    @classmethod
+    def of(cls, layout: Layout, couplings: Sequence[Coupling]) -> Held:
+        """The couplings on ``layout``'s slots; ValueError for a leader that follows."""
+        fs = [layout.slot(c.follower) for c in couplings]
+        ls = [layout.slot(c.leader) for c in couplings]
+        if {c.leader for c in couplings} & {c.follower for c in couplings}:
+            raise ValueError("a coupling's leader follows another coupling")
+        return cls(tuple(couplings), np.array([s.iq for s in fs], dtype=int),
+                   np.array([s.iv for s in fs], dtype=int),
+                   np.array([s.iq for s in ls], dtype=int),
+                   np.array([s.iv for s in ls], dtype=int))
+
+    def _f(self, k: int, ql: float) -> tuple[float, float]:
+        c = self.couplings[k]
+        if c.function:
+            f, df, _ = evaluate(c.function, ql)
+            return f, df
+        return c.multiplier * ql + c.offset, c.multiplier
+
+    def hold(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """q (nq,) [rad | m] with every follower set from its leader (in place)."""
+        for k in range(len(self.couplings)):
+            q[self.iqf[k]] = self._f(k, float(q[self.iql[k]]))[0]
+        return q
+
+    def drift(self, q: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Ṡv (nv,) [rad/s² | m/s²]: f''(q_l) v_l² at each follower, 0 elsewhere."""
+        out = np.zeros(len(v))
+        for k, c in enumerate(self.couplings):
+            if c.function:
+                out[self.ivf[k]] = evaluate(c.function, float(q[self.iql[k]]))[2] * \
+                    v[self.ivl[k]] ** 2
+        return out
+
+    def S(self, q: NDArray[np.float64], nv: int) -> NDArray[np.float64]:
+        """S (nv, nv): v = S v' maps speeds with the followers' entries ignored onto speeds
+        that keep the couplings (follower speed = f'(q_l) · leader speed)."""
+        S = np.eye(nv)
+        for k in range(len(self.couplings)):
+            S[:, self.ivf[k]] = 0.0
+            S[self.ivf[k], self.ivl[k]] = self._f(k, float(q[self.iql[k]]))[1]
+        return S
+
+
+@dataclass(frozen=True)
+class CoordinateTasks:
+    """Coordinates drawn to targets (OpenSim's IKCoordinateTask): residual rows
+    gain_k (q[iq_k] − target_k) beside the markers'. iq, iv (k,) indices; target (k,)
+    [rad | m, canonical]; gain (k,) [1/rad | 1/m: √weight over the coordinate's scale]."""
+    iq: NDArray[np.int_]
+    iv: NDArray[np.int_]
+    target: NDArray[np.float64]
+    gain: NDArray[np.float64]
+
+
 def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.float64],
                 q0: NDArray[np.float64],
                 weights: NDArray[np.float64] | None = None, max_iter: int = 60, tol: float = 1e-10,
-                damping: float = 1e-6, pairs: Sequence[tuple[str, str, float]] = ()
+                damping: float = 1e-6, pairs: Sequence[tuple[str, str, float]] = (),
+                held: Held | None = None, tasks: CoordinateTasks | None = None
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
     """One frame. y (K, 3) m with NaN rows for unseen markers. ``pairs``: ((frame_a,
     frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
-    as a weighted residual p_a − p_b). Returns (q, residual (K,3), iterations)."""
+    as a weighted residual p_a − p_b). ``held``: joint couplings kept exactly; ``tasks``:
+    coordinates drawn to targets. Returns (q, residual (K,3), iterations)."""
     layout = adapter.layout
     bi, lo, hi = limit_bounds(layout)
     seen = np.isfinite(y).all(axis=1)
@@ -78,6 +146,8 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
     sw = np.sqrt(w[seen])[:, None]
     frames = [l for l, s in zip(labels, seen) if s]
     q = q0.copy()
+    if held is not None:
+        q = held.hold(q)
     lam = 1e-3
 
     pa = [a for a, _, _ in pairs]
@@ -90,6 +160,9 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
         r = (p[:nm] - y[seen]) * sw
         if pairs:
             r = np.vstack([r, (p[nm:nm + len(pa)] - p[nm + len(pa):]) * pw])
+        r = r.reshape(-1)
+        if tasks is not None:
+            r = np.concatenate([r, tasks.gain * (qq[tasks.iq] - tasks.target)])
         return r, float(np.sum(r * r))
 
     r, cost = cost_of(q)
@@ -101,7 +174,13 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
             Jp = (Jall[nm:nm + len(pa)] - Jall[nm + len(pa):]) * pw[:, :, None]
             J = np.concatenate([J, Jp])
         J = J.reshape(-1, layout.nv)
-        g = J.T @ r.reshape(-1)
+        if tasks is not None:
+            Jt = np.zeros((len(tasks.iq), layout.nv))
+            Jt[np.arange(len(tasks.iq)), tasks.iv] = tasks.gain
+            J = np.vstack([J, Jt])
+        if held is not None:
+            J = J @ held.S(q, layout.nv)
+        g = J.T @ r
         H = J.T @ J
         improved = False
         for _ in range(12):
@@ -109,6 +188,8 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
             qn = canonical_integrate(layout, q, step)
             if bi.size:
                 qn[bi] = np.clip(qn[bi], lo, hi)
+            if held is not None:
+                qn = held.hold(qn)
             rn, cn = cost_of(qn)
             if cn < cost:
                 q, r, dc, cost = qn, rn, cost - cn, cn
@@ -126,9 +207,13 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
 def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
           q_init: NDArray[np.float64],
           weights: NDArray[np.float64] | None = None, max_iter: int = 60,
-          pairs: Sequence[tuple[str, str, float]] = ()) -> IKResult:
+          pairs: Sequence[tuple[str, str, float]] = (),
+          couplings: Sequence[Coupling] = (),
+          tasks: CoordinateTasks | None = None) -> IKResult:
     """All frames of the markers Y (F, K, 3) m (NaN unseen), warm-started frame to frame
-    from q_init (nq,) [rad | m]."""
+    from q_init (nq,) [rad | m]; ``couplings`` held exactly (``Held``), ``tasks`` drawn
+    to their targets."""
+    held = Held.of(adapter.layout, couplings) if couplings else None
     F = Y.shape[0]
     Q = np.empty((F, adapter.nq))
     R = np.full((F, len(labels), 3), np.nan)
@@ -139,7 +224,7 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
             Q[f] = q
             continue
         q, R[f], iters[f] = solve_frame(adapter, labels, Y[f], q, weights, max_iter,
-                                        pairs=pairs)
+                                        pairs=pairs, held=held, tasks=tasks)
         Q[f] = q
     e = np.linalg.norm(R, axis=2)
     with np.errstate(invalid="ignore"):

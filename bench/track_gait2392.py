@@ -1,0 +1,170 @@
+"""`harness track` on the whole of OpenSim's gait2392 walking trial (subject01 walk1,
+data/opensim_models/gait2392_walk1), beside OpenSim's own tools and against the standard
+pipeline's stored results.
+
+Dimensions: F frames (the IK setup's window t = 0.5–2.5 s: 121 frames at 60 Hz), n = 23
+OpenSim coordinates. Units: deg (rotational coordinates), mm (pelvis translations and
+markers), N and N·m (generalized forces), s (wall times: time.perf_counter; OpenSim runs in
+the same process).
+
+1. The command itself (``api.track``), its summary figures and OpenSim's live tools';
+   again with ``--lowpass-hz 6``.
+2. Our IK against the pipeline's stored IK result (OutputReference/subject01_walk1_ik.mot,
+   from an older OpenSim with the setup's IKCoordinateTasks that hold the subtalar and toe
+   angles at their defaults; the command has no coordinate tasks on either side), and the
+   stored solution's marker RMSE scored by the same function as ours.
+3. Our ID on the stored IK result against OpenSim's InverseDynamicsTool on the same, no
+   filter (the command's comparison, on the pipeline's kinematics, t = 0.4–1.6 s as the ID
+   setup); and, informational only, the stored ID result (InverseDynamicsOutput.sto: the
+   setup's 6 Hz low-pass filter on its own coordinates file, which is not copied) against
+   ours.
+
+Run: ``.venv/bin/python bench/track_gait2392.py [--out /tmp/track_bench]`` (writes
+bench/track_gait2392.txt beside this file with --write).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness import api  # noqa: E402
+from harness.capture.ik import Held  # noqa: E402
+from harness.capture.motion_files import (  # noqa: E402
+    read_external_loads,
+    read_table,
+    read_trc,
+    table_text,
+)
+from harness.model import registry  # noqa: E402
+from harness.model.osim_import import load_osim_with_notes  # noqa: E402
+from harness.model.prepared import PreparedModel  # noqa: E402
+from harness.track import dynamics  # noqa: E402
+from harness.track.run import Coordinates, _rel, ik_weights, marker_errors  # noqa: E402
+
+DATA = ROOT / "data" / "opensim_models" / "gait2392_walk1"
+MODEL, TRC = DATA / "subject01_simbody.osim", DATA / "subject01_walk1.trc"
+LOADS, SETUP = DATA / "subject01_walk1_grf.xml", DATA / "subject01_Setup_IK.xml"
+
+
+def reference_q(coords, adapter, held, lo, hi):
+    """(t, Q canonical, X OpenSim units) of the stored IK result in [lo, hi] s."""
+    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    keep = (ref.t >= lo - 1e-9) & (ref.t <= hi + 1e-9)
+    X = np.stack([ref.column(n, "ik.mot") for n in coords.names], axis=1)[keep]
+    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
+    return ref.t[keep], coords.to_canonical(X, coords.names, adapter.nq, held), X
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--write", action="store_true", help="write bench/track_gait2392.txt")
+    args = ap.parse_args(argv)
+    lines = []
+
+    def say(s=""):
+        print(s)
+        lines.append(s)
+
+    work = Path(args.out or tempfile.mkdtemp(prefix="track_bench_"))
+    w0 = time.perf_counter()
+    o = api.track(MODEL, TRC, out=work / "walk1", loads_path=LOADS, start=0.5, end=2.5)
+    wall = time.perf_counter() - w0
+    s = o.summary
+    osim = s["reference_tool"]
+    say(f"harness track, gait2392 subject01 walk1, t = {s['t_start_s']}–{s['t_end_s']} s, "
+        f"{s['frames']} frames, {s['markers_tracked']} markers (weights of the IK setup), "
+        f"engine {s['engine']}; exit code {o.exit_code}; command wall {wall:.1f} s")
+    say(f"  marker RMSE: ours {s['marker_rmse_mm']:.3f} mm, OpenSim's IK "
+        f"{osim['marker_rmse_mm']:.3f} mm (its own report {osim['marker_rmse_mm_own_report']:.3f});"
+        f" largest: ours {s['marker_max_mm']:.2f} mm, OpenSim's {osim['marker_max_mm']:.2f} mm")
+    say(f"  IK against OpenSim's live IK: worst coordinate RMS {s['ik_vs_opensim_rms_deg']:.3f}"
+        f" deg (target ≤ 2), pelvis translations "
+        + ", ".join(f"{k} {v:.3f} mm" for k, v in osim["ik_rms_mm"].items()))
+    say("    per coordinate [deg]: " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                                 osim["ik_rms_deg"].items()))
+    say(f"  ID against OpenSim's InverseDynamicsTool (same q, same derivative scheme, same "
+        f"loads): {s['id_vs_opensim_rel']:.2e} relative (target ≤ 1e-6)")
+    say(f"  residuals (pelvis generalized forces): force mean {s['residual_force_mean_N']:.1f} "
+        f"N, peak {s['residual_force_peak_N']:.1f} N; moment mean "
+        f"{s['residual_moment_mean_Nm']:.1f} N·m, peak {s['residual_moment_peak_Nm']:.1f} N·m")
+    say(f"  wall: our IK + ID {s['fit_wall_s']:.2f} s; OpenSim's IK tool {osim['ik_wall_s']:.2f}"
+        f" s, ID tool {osim['id_wall_s']:.2f} s")
+
+    f6 = api.track(MODEL, TRC, out=work / "walk1_6hz", loads_path=LOADS, start=0.5, end=2.5,
+                   lowpass_hz=6.0).summary
+    say(f"  with --lowpass-hz 6 (the pipeline's ID cut-off, both sides fed the filtered q): "
+        f"ID against OpenSim's {f6['id_vs_opensim_rel']:.2e} relative; residual force mean "
+        f"{f6['residual_force_mean_N']:.1f} N, peak {f6['residual_force_peak_N']:.1f} N; "
+        f"moment mean {f6['residual_moment_mean_Nm']:.1f} N·m, peak "
+        f"{f6['residual_moment_peak_Nm']:.1f} N·m")
+
+    spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
+    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "bench_track"))
+    held = Held.of(adapter.layout, spec.couplings)
+    coords = Coordinates(adapter, spec, {})
+    ours = read_table(str(work / "walk1" / "ik.mot"))
+    t_ref, Q_ref, X_ref = reference_q(coords, adapter, held, 0.5, 2.5)
+    say()
+    say(f"Against the pipeline's stored IK result (OutputReference, {len(t_ref)} frames):")
+    if len(t_ref) != len(ours.t) or np.max(np.abs(t_ref - ours.t)) > 1e-6:
+        say(f"  frames differ: stored t = {t_ref[0]}–{t_ref[-1]}, ours {ours.t[0]}–{ours.t[-1]}")
+    else:
+        rms = {}
+        for k, n in enumerate(coords.names):
+            d = ours.column(n, "ik.mot") - (np.degrees(X_ref[:, k]) if coords.rotational[k]
+                                            else X_ref[:, k])
+            rms[n] = float(np.sqrt(np.mean(d ** 2))) * (1 if coords.rotational[k] else 1000)
+        rot = {n: v for n, v in rms.items() if coords.rotational[coords.names.index(n)]}
+        worst = max(rot, key=rot.get)
+        say(f"  worst rotational RMS {rot[worst]:.2f} deg ({worst}); median "
+            f"{np.median(list(rot.values())):.2f} deg")
+        say("    per coordinate [deg | mm]: " + ", ".join(f"{k} {v:.2f}" for k, v in
+                                                         rms.items()))
+        mk = read_trc(str(TRC))
+        w = ik_weights(str(SETUP))
+        labels = [m for m in mk.labels if m in w]
+        rows = np.flatnonzero((mk.t >= 0.5 - 1e-9) & (mk.t <= 2.5 + 1e-9))
+        Y = mk.xyz[rows][:, [mk.labels.index(m) for m in labels]]
+        r, m = marker_errors(adapter, labels, Q_ref, Y)
+        say(f"  the stored solution's marker RMSE {1000 * r:.3f} mm, largest {1000 * m:.2f} mm "
+            f"(ours {s['marker_rmse_mm']:.3f} mm, {s['marker_max_mm']:.2f} mm)")
+
+    say()
+    t_id, Q_id, _ = reference_q(coords, adapter, held, 0.4, 1.6)
+    tools = registry.adapter_class(registry.providing("motion_id_tool")[0])
+    tmp = Path(tempfile.mkdtemp(prefix="track_bench_id_"))
+    q_file = tmp / "q.sto"
+    q_file.write_text(table_text("q", t_id, coords.names, coords.to_osim(Q_id), False))
+    d = tools.motion_id_tool(str(MODEL), str(q_file), str(LOADS), float(t_id[0]),
+                                       float(t_id[-1]), str(tmp))
+    forces, _, table = read_external_loads(str(LOADS))
+    tau = dynamics.inverse_dynamics(adapter, held, t_id, Q_id,
+                                    dynamics.AppliedLoads.at(forces, table, t_id))[:, coords.iv]
+    cols = [f"{n}_{'moment' if r else 'force'}" for n, r in zip(coords.names, coords.rotational)]
+    theirs = d["tau"][:, [d["labels"].index(c) for c in cols]]
+    say(f"ID on the stored IK result, t = {t_id[0]:.3f}–{t_id[-1]:.3f} s ({len(t_id)} frames), "
+        f"ours against OpenSim's InverseDynamicsTool (no filter either side): "
+        f"{_rel(tau, theirs):.2e} relative")
+    stored = read_table(str(DATA / "InverseDynamicsOutput.sto"))
+    at = np.array([np.argmin(np.abs(stored.t - x)) for x in t_id])
+    ref = np.stack([stored.column(c, "InverseDynamicsOutput.sto") for c in cols], axis=1)[at]
+    say(f"  informational: the stored ID result (the pipeline's ID setup: a 6 Hz low-pass "
+        f"filter, and its own coordinates file starting at t = {stored.t[0]:.4f} s, not the "
+        f"stored IK result used here) against ours, nearest rows: {_rel(tau, ref):.2e} "
+        "relative")
+    if args.write:
+        (ROOT / "bench" / "track_gait2392.txt").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""OpenSim's own motion tools, run live for `harness track`'s side by side: the
+InverseKinematicsTool on a model and its markers, the InverseDynamicsTool on a model, a
+coordinate file and an ExternalLoads file.
+
+Dimensions: F frames, n OpenSim coordinates (the model's, in its coordinate-set order).
+Units: s, rad for rotational coordinates and m for translational ones (OpenSim's motion
+files hold degrees; converted here), N and N·m for generalized forces, m for marker
+errors.
+
+Both tools are configured in code, never from a setup file: the IK tool with the marker
+weights given (every other marker of the file left out), every coordinate's range clamped
+(so the solver holds it as a bound, as the harness's IK does), accuracy 1e-5 (OpenSim's
+default and the standard pipeline's); the ID tool with no low-pass filter (the coordinates
+are splined as given, a natural quintic through every sample, the scheme the harness
+applies to the same coordinates) and the model's muscles excluded (the canonical model
+sets them aside).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.model.binding import Binding, console_as_warnings
+
+BINDING = Binding("opensim")  # a missing binding is reported by the registry
+with BINDING:
+    import opensim
+
+IK_ACCURACY = 1e-5
+LOG = "opensim.tools"  # the tools' console lines, as warnings of this logger
+
+# the model summary each tool prints when it runs (MODEL: name, coordinates: 23, …): no news
+_SUMMARY = re.compile(r"^(MODEL|coordinates|forces|actuators|muscles|analyses|probes|bodies|"
+                      r"joints|constraints|markers|controllers|contact geometries|"
+                      r"misc modelcomponents):")
+logging.getLogger(LOG).addFilter(lambda r: not _SUMMARY.match(r.getMessage()))
+
+
+def _model(path: str, clamp: bool) -> Any:
+    opensim.Logger.setLevelString("Warn")
+    with console_as_warnings(LOG):
+        model = opensim.Model(path)
+    if clamp:
+        cs = model.updCoordinateSet()
+        for i in range(cs.getSize()):
+            cs.get(i).setDefaultClamped(True)
+    return model
+
+
+def _columns(model: Any, table: Any, names: Sequence[str], in_degrees: bool
+             ) -> np.ndarray:
+    """(F, n) [rad | m] of ``names`` from an OpenSim table (degrees converted)."""
+    cs = model.getCoordinateSet()
+    out = np.empty((table.getNumRows(), len(names)))
+    for k, n in enumerate(names):
+        col = np.asarray(table.getDependentColumn(n).to_numpy(), float)
+        rot = cs.get(n).getMotionType() == opensim.Coordinate.Rotational
+        out[:, k] = np.radians(col) if (rot and in_degrees) else col
+    return out
+
+
+def coordinate_names(model_path: str) -> list[str]:
+    """The model's coordinate names, in its coordinate-set order."""
+    model = _model(model_path, clamp=False)
+    cs = model.getCoordinateSet()
+    return [cs.get(i).getName() for i in range(cs.getSize())]
+
+
+def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str, float],
+                           t0: float, t1: float, out_dir: str,
+                           coordinate_tasks: Mapping[str, tuple[float, str, float]] = {}
+                           ) -> dict[str, Any]:
+    """OpenSim's InverseKinematicsTool over t0..t1 [s] of the .trc: {"names" (n,), "t"
+    (F,) s, "q" (F, n) rad | m, "marker_rms_m" (F,), "marker_max_m" (F,) (OpenSim's own
+    reported errors), "file" (the .mot it wrote), "settings" (str)}. Every coordinate
+    clamped to its range; one IKMarkerTask per entry of ``weights`` (weight > 0); one
+    IKCoordinateTask per entry of ``coordinate_tasks`` {name: (weight, "default_value" |
+    "manual_value", value [rad | m])}."""
+    BINDING.require()
+    model = _model(model_path, clamp=True)
+    tool = opensim.InverseKinematicsTool()
+    tool.setName("opensim")
+    tool.setModel(model)
+    tool.setMarkerDataFileName(str(trc_path))
+    tool.setStartTime(float(t0))
+    tool.setEndTime(float(t1))
+    tool.set_accuracy(IK_ACCURACY)
+    tasks = tool.getIKTaskSet()
+    for label, w in weights.items():
+        task = opensim.IKMarkerTask()
+        task.setName(label)
+        task.setWeight(float(w))
+        task.setApply(True)
+        tasks.cloneAndAppend(task)
+    for name, (w, kind, value) in coordinate_tasks.items():
+        ct = opensim.IKCoordinateTask()
+        ct.setName(name)
+        ct.setWeight(float(w))
+        ct.setApply(True)
+        if kind == "manual_value":
+            ct.setValueType(opensim.IKCoordinateTask.ManualValue)
+            ct.setValue(float(value))
+        else:
+            ct.setValueType(opensim.IKCoordinateTask.DefaultValue)
+        tasks.cloneAndAppend(ct)
+    tool.set_report_errors(True)
+    tool.setResultsDir(str(out_dir))
+    mot = os.path.join(out_dir, "opensim_ik.mot")
+    tool.setOutputMotionFileName(mot)
+    with console_as_warnings(LOG):
+        ok = tool.run()
+    if not ok:
+        raise RuntimeError("OpenSim's InverseKinematicsTool.run() returned false")
+    table = opensim.TimeSeriesTable(mot)
+    names = coordinate_names(model_path)
+    in_deg = table.getTableMetaDataAsString("inDegrees") == "yes"
+    q = _columns(model, table, names, in_deg)
+    t = np.asarray(table.getIndependentColumn(), float)
+    err = opensim.TimeSeriesTable(os.path.join(out_dir, "opensim_ik_marker_errors.sto"))
+    return {"names": names, "t": t, "q": q, "file": mot,
+            "marker_rms_m": np.asarray(err.getDependentColumn("marker_error_RMS").to_numpy(),
+                                       float),
+            "marker_max_m": np.asarray(err.getDependentColumn("marker_error_max").to_numpy(),
+                                       float),
+            "settings": f"InverseKinematicsTool, accuracy {IK_ACCURACY:g}, every coordinate "
+                        f"clamped to its range, {len(weights)} weighted marker tasks, "
+                        f"{len(coordinate_tasks)} coordinate tasks"}
+
+
+def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str | None,
+                         t0: float, t1: float, out_dir: str) -> dict[str, Any]:
+    """OpenSim's InverseDynamicsTool over t0..t1 [s] on the coordinates file (.mot/.sto,
+    unfiltered) with the ExternalLoads file (None: no loads): {"t" (F,) s, "labels" (n,)
+    its column labels (``<coordinate>_moment`` N·m, ``<coordinate>_force`` N), "tau"
+    (F, n), "file" (the .sto it wrote), "settings" (str)}."""
+    BINDING.require()
+    tool = opensim.InverseDynamicsTool()
+    tool.setName("opensim")
+    tool.setModelFileName(str(model_path))
+    tool.setCoordinatesFileName(str(coordinates_path))
+    if loads_path:
+        tool.setExternalLoadsFileName(str(loads_path))
+    tool.setLowpassCutoffFrequency(-1.0)
+    tool.setStartTime(float(t0))
+    tool.setEndTime(float(t1))
+    excluded = opensim.ArrayStr()
+    excluded.append("Muscles")
+    tool.setExcludedForces(excluded)
+    tool.setResultsDir(str(out_dir))
+    tool.setOutputGenForceFileName("opensim_id.sto")
+    with console_as_warnings(LOG):
+        ok = tool.run()
+    if not ok:
+        raise RuntimeError("OpenSim's InverseDynamicsTool.run() returned false")
+    table = opensim.TimeSeriesTable(os.path.join(out_dir, "opensim_id.sto"))
+    labels = list(table.getColumnLabels())
+    tau = np.stack([np.asarray(table.getDependentColumn(n).to_numpy(), float)
+                    for n in labels], axis=1)
+    return {"t": np.asarray(table.getIndependentColumn(), float), "labels": labels,
+            "tau": tau, "file": os.path.join(out_dir, "opensim_id.sto"),
+            "settings": "InverseDynamicsTool, no low-pass filter (coordinates splined as "
+                        "given: GCVSpline of degree 5, no smoothing), muscles excluded"}

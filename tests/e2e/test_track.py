@@ -1,0 +1,248 @@
+"""`harness track` on OpenSim's gait2392 walking trial (data/opensim_models/gait2392_walk1,
+subject01 walk1, a 19-frame slice, the kinematics low-passed at 6 Hz before the ID on
+both sides), against OpenSim's own InverseKinematicsTool and
+InverseDynamicsTool run live on the same inputs; summary.json's keys against the exit
+code; bad input refused in one line with nothing written.
+
+Figures of the whole trial: bench/track_gait2392.py."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from harness.capture.ik import Held
+from harness.capture.motion_files import read_external_loads, read_table, table_text
+from harness.core.tolerances import lookup
+from harness.model import registry
+from harness.model.osim_import import load_osim_with_notes
+from harness.model.prepared import PreparedModel
+from harness.track import dynamics
+from harness.track.run import Coordinates, _rel
+from tests.conftest import ROOT, run_cli
+
+DATA = ROOT / "data" / "opensim_models" / "gait2392_walk1"
+MODEL = DATA / "subject01_simbody.osim"
+TRC = DATA / "subject01_walk1.trc"
+LOADS = DATA / "subject01_walk1_grf.xml"
+ARM = ROOT / "data" / "opensim_models" / "arm26.osim"
+KEYS = ("marker_rmse_mm", "marker_max_mm", "residual_force_mean_N",
+        "residual_moment_mean_Nm", "residual_force_peak_N", "residual_moment_peak_Nm",
+        "ik_vs_opensim_rms_deg", "id_vs_opensim_rel", "contact_label", "engines_replayed",
+        "fit_wall_s")
+
+
+@pytest.fixture(scope="module")
+def walk(tmp_path_factory):
+    out = tmp_path_factory.mktemp("track") / "walk"
+    p = run_cli("track", MODEL, TRC, "--loads", LOADS, "--start", "0.5", "--end", "0.8",
+                "--lowpass-hz", "6", "--out", out, "--json", out.parent / "track.json",
+                "--quiet")
+    return out, p
+
+
+def test_summary_keys_units_and_exit_code(walk):
+    out, p = walk
+    assert p.returncode == 1, p.stdout + p.stderr  # two checks are not run: never exit 0
+    s = json.loads((out / "summary.json").read_text())
+    for k in KEYS:
+        assert k in s, k
+    assert s["exit_code"] == 1 and s["frames"] == 19 and s["kinematics_lowpass_hz"] == 6
+    doc = json.loads((out.parent / "track.json").read_text())  # --json: the same, and more
+    assert doc["error"] is None and {k: doc[k] for k in s} == s
+    assert s["contact_label"] == "measured"
+    assert s["engines_replayed"] is None and s["residual_reduction"] is None
+    assert "not part of this command" in s["not_run"]["engines_replayed"]
+    assert "not part of this command" in s["not_run"]["residual_reduction"]
+    not_run = [c for c in s["checks"] if c["ok"] is None]
+    assert {c["name"] for c in not_run} == {"residual reduction (RRA-like)",
+                                            "replay in every engine"}
+    html = (out / "index.html").read_text()
+    assert 'data-exit-code="1"' in html and "verdict-failed" in html
+    assert "not run: residual reduction" in html and "not run: replay in every engine" in html
+    for line in ("NOT run residual reduction", "NOT run replay in every engine"):
+        assert line in p.stdout, p.stdout
+    # the residuals are the pelvis's generalized forces in id.sto: recomputed from the file
+    tab = read_table(str(out / "id.sto"))
+    F = np.stack([tab.column(f"pelvis_t{a}_force", "id.sto") for a in "xyz"], axis=1)
+    M = np.stack([tab.column(f"pelvis_{a}_moment", "id.sto")
+                  for a in ("tilt", "list", "rotation")], axis=1)
+    assert s["residual_force_mean_N"] == np.mean(np.linalg.norm(F, axis=1))
+    assert s["residual_moment_peak_Nm"] == np.max(np.linalg.norm(M, axis=1))
+
+
+def test_ik_against_opensims_ik(walk):
+    out, p = walk
+    s = json.loads((out / "summary.json").read_text())
+    assert s["reference_tool"]["available"], s["reference_tool"]
+    assert s["reference_tool"]["engine"] == "opensim"
+    assert s["ik_vs_opensim_rms_deg"] <= lookup("track", "ik_vs_tool_deg").atol
+    assert s["marker_rmse_mm"] <= s["reference_tool"]["marker_rmse_mm"]
+    # and the files: our ik.mot (degrees) against OpenSim's, coordinate by coordinate
+    ours, theirs = read_table(str(out / "ik.mot")), read_table(str(out / "opensim_ik.mot"))
+    assert ours.in_degrees and theirs.in_degrees
+    for n in ("hip_flexion_r", "knee_angle_l", "ankle_angle_r", "lumbar_extension"):
+        d = ours.column(n, "ik.mot") - theirs.column(n, "opensim_ik.mot")
+        assert np.sqrt(np.mean(d ** 2)) <= lookup("track", "ik_vs_tool_deg").atol, n
+
+
+def test_ik_against_the_pipelines_stored_ik(walk):
+    """The standard pipeline's own IK result (OutputReference/subject01_walk1_ik.mot), same
+    frames: our IK with the setup's marker weights and coordinate tasks reproduces it."""
+    out, _ = walk
+    s = json.loads((out / "summary.json").read_text())
+    assert set(s["coordinate_tasks"]) == {"subtalar_angle_r", "mtp_angle_r",
+                                          "subtalar_angle_l", "mtp_angle_l"}
+    ours = read_table(str(out / "ik.mot"))
+    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    rows = [int(np.argmin(np.abs(ref.t - x))) for x in ours.t]
+    assert np.max(np.abs(ref.t[rows] - ours.t)) < 1e-6
+    worst = 0.0
+    for n in s["coordinates"]:
+        if n.startswith("pelvis_t"):
+            continue
+        d = ours.column(n, "ik.mot") - ref.column(n, "ref")[rows]
+        worst = max(worst, float(np.sqrt(np.mean(d ** 2))))
+    assert worst <= lookup("track", "ik_vs_stored_deg").atol, worst
+
+
+def test_id_against_opensims_id_in_the_command(walk):
+    out, _ = walk
+    s = json.loads((out / "summary.json").read_text())
+    assert s["id_vs_opensim_rel"] <= lookup("track", "id_vs_tool").rtol
+    ours, theirs = read_table(str(out / "id.sto")), read_table(str(out / "opensim_id.sto"))
+    a = np.stack([ours.column(c, "id.sto") for c in theirs.columns], axis=1)
+    assert _rel(a, theirs.data) <= lookup("track", "id_vs_tool").rtol
+
+
+def test_id_on_the_reference_kinematics_against_opensims_id(tmp_path):
+    """The standard pipeline's own IK result (OutputReference) as the kinematics, 12 frames:
+    our ID (Pinocchio) and OpenSim's InverseDynamicsTool on the same coordinates and loads.
+    Without the loads ours is far off: the comparison sees them."""
+    spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
+    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "track_test"))
+    held = Held.of(adapter.layout, spec.couplings)
+    coords = Coordinates(adapter, spec, {})
+    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    rows = slice(60, 72)
+    t = ref.t[rows]
+    X = np.stack([ref.column(n, "ik.mot") for n in coords.names], axis=1)[rows]
+    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
+    Q = coords.to_canonical(X, coords.names, adapter.nq, held)
+    q_file = tmp_path / "q.sto"
+    q_file.write_text(table_text("q", t, coords.names, coords.to_osim(Q), False))
+    tools = registry.adapter_class(registry.providing("motion_id_tool")[0])
+    d = tools.motion_id_tool(str(MODEL), str(q_file), str(LOADS), float(t[0]),
+                                       float(t[-1]), str(tmp_path))
+    forces, _, table = read_external_loads(str(LOADS))
+    loads = dynamics.AppliedLoads.at(forces, table, t)
+    cols = [f"{n}_{'moment' if r else 'force'}" for n, r in zip(coords.names, coords.rotational)]
+    theirs = d["tau"][:, [d["labels"].index(c) for c in cols]]
+    for with_loads, ok in ((loads, True), (None, False)):
+        tau = dynamics.inverse_dynamics(adapter, held, t, Q, with_loads)[:, coords.iv]
+        rel = _rel(tau, theirs)
+        assert (rel <= lookup("track", "id_vs_tool").rtol) is ok, rel
+
+
+def test_derivatives_exact_on_a_quadratic():
+    """The natural quintic reproduces a quadratic exactly (its 3rd and 4th derivatives
+    vanish at the ends, as the natural conditions ask): V and A analytic."""
+    t = np.linspace(0.0, 0.3, 11) + 0.01 * np.sin(np.arange(11))  # uneven spacing
+    c = np.array([[0.3, -1.2, 2.5], [1.0, 0.4, -3.0]])  # (a, b, c) per column
+    Q = np.stack([a + b * t + k * t ** 2 for a, b, k in c], axis=1)
+    V, A = dynamics.derivatives(t, Q)
+    rtol = lookup("track", "spline_derivatives").rtol
+    for got, want in ((V, np.stack([b + 2 * k * t for _, b, k in c], 1)),
+                      (A, np.stack([2 * k + 0 * t for _, _, k in c], 1))):
+        assert np.max(np.abs(got - want)) <= rtol * np.max(np.abs(want))
+
+
+def _trc(path, labels, rows=8):
+    head = ["PathFileType\t4\t(X/Y/Z)\tx.trc",
+            "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits",
+            f"60\t60\t{rows}\t{len(labels)}\tmm",
+            "Frame#\tTime\t" + "\t\t\t".join(labels), "\t\t" + "\t".join(
+                f"X{i}\tY{i}\tZ{i}" for i in range(1, len(labels) + 1)), ""]
+    body = [f"{i + 1}\t{i / 60:.5f}\t" + "\t".join("1.0" for _ in range(3 * len(labels)))
+            for i in range(rows)]
+    path.write_text("\n".join(head + body) + "\n")
+    return path
+
+
+def _loads(tmp_path, body):
+    (tmp_path / "f.mot").write_text("f\nversion=1\nendheader\ntime\tfx\tfy\tfz\n"
+                                    "0\t1\t2\t3\n1\t1\t2\t3\n")
+    x = tmp_path / "loads.xml"
+    x.write_text(f"""<?xml version="1.0"?><OpenSimDocument><ExternalLoads name="l"><objects>
+<ExternalForce name="F1"><applied_to_body>{body}</applied_to_body>
+<force_identifier>f</force_identifier></ExternalForce></objects>
+<datafile>f.mot</datafile></ExternalLoads></OpenSimDocument>""")
+    return x
+
+
+@pytest.mark.parametrize("case", ["missing_model", "garbage_trc", "marker_not_in_model",
+                                  "loads_body_not_in_model", "loads_datafile_missing"])
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, case):
+    marks = ["r_acromion", "r_humerus_epicondyle"]
+    model, trc, extra = ARM, _trc(tmp_path / "m.trc", marks), []
+    if case == "missing_model":
+        model = tmp_path / "nope.osim"
+        named, what = model, "does not exist|no such file"
+    elif case == "garbage_trc":
+        trc.write_text("hello\n")
+        named, what = trc, "not a .trc"
+    elif case == "marker_not_in_model":
+        trc = _trc(tmp_path / "m.trc", [*marks, "Nose"])
+        named, what = trc, "marker Nose is not a marker of"
+    elif case == "loads_body_not_in_model":
+        named = _loads(tmp_path, "calcn_r")
+        extra, what = ["--loads", named], "applied_to_body calcn_r is not a body of"
+    else:
+        named = _loads(tmp_path, "r_humerus")
+        (tmp_path / "f.mot").unlink()
+        extra, what = ["--loads", named], "datafile f.mot does not exist"
+    out = tmp_path / "out"
+    p = run_cli("track", model, trc, *extra, "--out", out, "--quiet")
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = [x for x in p.stderr.splitlines() if x.startswith("harness: error:")]
+    assert len(lines) == 1 and str(named) in lines[0], p.stderr
+    assert re.search(what, lines[0], re.I), lines[0]
+    assert not out.exists()
+
+
+def test_an_arm_fixed_to_the_ground_recovers_its_known_motion(tmp_path):
+    """Any OpenSim model: arm26 (two coordinates, attached to the ground, no loads), its
+    markers placed at a known q(t) by Pinocchio on the imported model. Our IK recovers
+    q(t); OpenSim's IK agrees; our ID equals OpenSim's ID tool on the same q; no residual
+    (the root does not translate), said with its reason."""
+    spec, _ = load_osim_with_notes(str(ARM), ranges_as_limits=True)
+    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "arm_truth"))
+    labels = [f.name for f in spec.frames]
+    t = np.arange(14) / 60.0
+    Q = np.stack([0.5 + 0.4 * np.sin(2 * np.pi * t), 1.0 + 0.5 * np.sin(1.6 * np.pi * t + 0.3)],
+                 axis=1)
+    Y = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in Q]) * 1000.0  # mm
+    head = ["PathFileType\t4\t(X/Y/Z)\tarm.trc",
+            "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\t"
+            "OrigDataStartFrame\tOrigNumFrames",
+            f"60\t60\t{len(t)}\t{len(labels)}\tmm\t60\t1\t{len(t)}",
+            "Frame#\tTime\t" + "\t\t\t".join(labels),
+            "\t\t" + "\t".join(f"X{i}\tY{i}\tZ{i}" for i in range(1, len(labels) + 1)), ""]
+    rows = [f"{i + 1}\t{ti:.9f}\t" + "\t".join(f"{x:.9f}" for x in Y[i].ravel())
+            for i, ti in enumerate(t)]
+    trc = tmp_path / "arm.trc"
+    trc.write_text("\n".join(head + rows) + "\n")
+    out = tmp_path / "out"
+    p = run_cli("track", ARM, trc, "--out", out, "--quiet")
+    assert p.returncode == 1, p.stdout + p.stderr
+    s = json.loads((out / "summary.json").read_text())
+    ik = read_table(str(out / "ik.mot"))
+    got = np.radians(np.stack([ik.column(n, "ik.mot") for n in s["coordinates"]], axis=1))
+    assert np.max(np.abs(got - Q)) <= lookup("track", "ik_truth_recovery").atol
+    assert s["ik_vs_opensim_rms_deg"] <= lookup("track", "ik_vs_tool_deg").atol
+    assert s["id_vs_opensim_rel"] <= lookup("track", "id_vs_tool").rtol
+    assert s["residual_force_mean_N"] is None and s["residual_moment_peak_Nm"] is None
+    assert "attached to the ground" in s["residual_force_reason"]
+    assert s["contact_label"] is None
