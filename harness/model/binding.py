@@ -58,6 +58,9 @@ class Binding:
 
 
 _LEVEL_TAG = re.compile(r"\[(\w+)\]\s*")  # "[warning] " of a native logger's line
+# "Couldn't find file 'femur.vtp'.": a mesh that only draws the body (OpenSim's models
+# name theirs; the harness never draws them), collapsed into one warning per block
+_MISSING_MESH = re.compile(r"Couldn't find file '([^']+\.(?:vtp|obj|stl))'", re.IGNORECASE)
 
 
 @contextmanager
@@ -90,7 +93,15 @@ def console_as_warnings(source: str) -> Iterator[None]:
         os.close(saved)
         os.close(held)
     log = logging.getLogger(source)
+    meshes: list[str] = []
     for line in text.splitlines():
         line = line.strip()
-        if line:
+        if (m := _MISSING_MESH.search(line)) is not None:
+            meshes.append(m.group(1))
+        elif line:
             log.warning(_LEVEL_TAG.sub("", line, count=1) if line.startswith("[") else line)
+    if meshes:
+        names = sorted(set(meshes))
+        log.warning(f"{len(names)} display mesh file(s) not found ({', '.join(names[:3])}"
+                    f"{', …' if len(names) > 3 else ''}): they only draw the bodies; the "
+                    "harness does not use them")
