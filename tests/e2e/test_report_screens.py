@@ -11,7 +11,8 @@ command, opened in Chromium at a desktop (1400×900) and a phone (390×844) view
 * no console error (open_report).
 
 Kinds: parity, qualify, diagnose (explained: exit 0; a mass edited in MuJoCo's file: not
-explained, exit 1), replay, fit, sweep, survey and swing (the session's quick swing).
+explained, exit 1), replay, fit, sweep, survey, swing (the session's quick swing) and track
+(a 0.1 s slice of OpenSim's gait2392 walking trial with its force plates).
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from tests.e2e.browser import open_report
 from tests.e2e.screens import MEASURE
 
 GOLDEN = ROOT / "fixtures" / "golden"
+WALK = ROOT / "data" / "opensim_models" / "gait2392_walk1"
 WIDTHS = {1400: 900, 390: 844}
 KINDS = ("parity", "qualify", "diagnose", "diagnose-unexplained", "replay", "fit", "sweep",
-         "survey", "swing")
+         "survey", "swing", "track")
 FAIL_WORDS = re.compile(r"^(not qualified|checks not met)\b")
 
 
@@ -62,6 +64,10 @@ def _make(tmp, kind: str, quick_swing) -> tuple[int, object]:
         shutil.copy(GOLDEN / "pendulum.urdf", src / "pendulum.urdf")
         p = run_cli("parity", "--batch", src, "--workers", "1", "--samples", "3", "--out", out,
                     "--quiet")
+    elif kind == "track":
+        p = run_cli("track", WALK / "subject01_simbody.osim", WALK / "subject01_walk1.trc",
+                    "--loads", WALK / "subject01_walk1_grf.xml", "--start", "0.5", "--end",
+                    "0.6", "--out", out, "--quiet")
     else:
         _base, out, p = quick_swing
     assert p.returncode in (0, 1), (kind, p.stdout[-2000:], p.stderr[-2000:])
