@@ -31,7 +31,7 @@ from harness.model.prepared import PreparedModel
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import stage as S
 from tests.conftest import ENGINES, ROOT, assert_close, run_cli
-from tests.support.mujoco_native import NativeMjcf
+from tests.support.mujoco_native import NativeMjcf, assert_reduced_like_mujoco
 
 KNEE = ROOT / "tests" / "data" / "polycoef_knee.xml"
 
@@ -117,19 +117,10 @@ def test_reduced_dynamics_match_mujocos_own(engine, native, model, states):
     ad = registry.adapter_class(engine)(model)
     iq, iv = _index(native, model)
     for k, (qpos, v, tau, Smap, sdot) in enumerate(states):
-        M_o, h_o = native.terms(qpos, v)
         q, vc = model.layout.neutral(), np.zeros(model.layout.nv)
         q[iq], vc[iv] = qpos - native.m.qpos0, v
-        M = ad.mass_matrix(q)[np.ix_(iv, iv)]
-        h = ad.bias_forces(q, vc)[iv]
-        Mr, Mr_o = Smap.T @ M @ Smap, Smap.T @ M_o @ Smap
-        hr, hr_o = Smap.T @ (h + M @ sdot), Smap.T @ (h_o + M_o @ sdot)
-        tr = Smap.T @ tau
-        what = f"{engine} state {k}"
-        assert_close(Mr, Mr_o, "import", "mjcf_reduced_dynamics", f"{what} M")
-        assert_close(hr, hr_o, "import", "mjcf_reduced_dynamics", f"{what} h")
-        assert_close(np.linalg.solve(Mr, tr - hr), np.linalg.solve(Mr_o, tr - hr_o), "import",
-                     "mjcf_reduced_dynamics", f"{what} v̇")
+        assert_reduced_like_mujoco(ad, native, q, vc, iv, qpos, v, tau, Smap, sdot,
+                                   f"{engine} state {k}")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -24,7 +24,7 @@ from harness.model.prepared import PreparedModel
 from harness.stages.constrained import constraints as C
 from harness.stages.constrained import stage as S
 from tests.conftest import ENGINES, ROOT, assert_close, run_cli
-from tests.support.mujoco_native import NativeMjcf
+from tests.support.mujoco_native import NativeMjcf, assert_reduced_like_mujoco
 
 LEGS = ROOT / "data" / "mjcf_models" / "myo_legs" / "myo_sim" / "leg" / "myolegs.xml"
 MODEL = "MyoSuite_s_MyoLeg_Model"
@@ -114,16 +114,7 @@ def knees(native, model):
 def test_reduced_knees_match_mujocos_own(engine, native, model, knees):
     ad = registry.adapter_class(engine)(model)
     for k, (qpos, v, tau, Smap, sdot, q, iv) in enumerate(knees):
-        M_o, h_o = native.terms(qpos, v)
         vc = np.zeros(model.layout.nv)
         vc[iv] = v
-        M = ad.mass_matrix(q)[np.ix_(iv, iv)]
-        h = ad.bias_forces(q, vc)[iv]
-        Mr, Mr_o = Smap.T @ M @ Smap, Smap.T @ M_o @ Smap
-        hr, hr_o = Smap.T @ (h + M @ sdot), Smap.T @ (h_o + M_o @ sdot)
-        tr = Smap.T @ tau
-        what = f"{engine} state {k}"
-        assert_close(Mr, Mr_o, "import", "mjcf_reduced_dynamics", f"{what} M")
-        assert_close(hr, hr_o, "import", "mjcf_reduced_dynamics", f"{what} h")
-        assert_close(np.linalg.solve(Mr, tr - hr), np.linalg.solve(Mr_o, tr - hr_o), "import",
-                     "mjcf_reduced_dynamics", f"{what} v̇")
+        assert_reduced_like_mujoco(ad, native, q, vc, iv, qpos, v, tau, Smap, sdot,
+                                   f"{engine} state {k}")

@@ -81,3 +81,22 @@ class NativeMjcf:
             sdot[f] = np.polynomial.polynomial.polyval(
                 x, np.polynomial.polynomial.polyder(a, 2)) * v[lead] ** 2
         return qpos, Smap @ v_r, Smap, sdot
+
+
+def assert_reduced_like_mujoco(ad, native: NativeMjcf, q, vc, iv, qpos, v, tau, Smap, sdot,
+                               what: str) -> None:
+    """Adapter ``ad``'s M, h (rows and columns ``iv`` of its dofs, at its q, vc) and v̇,
+    reduced through the couplings (SᵀMS, Sᵀ(h + M Ṡv), Sᵀτ), against the same reduction of
+    MuJoCo's own model at (qpos, v): the table's ``import/mjcf_reduced_dynamics``."""
+    from tests.conftest import assert_close  # the suite's comparison with the table's entry
+
+    M_o, h_o = native.terms(qpos, v)
+    M = ad.mass_matrix(q)[np.ix_(iv, iv)]
+    h = ad.bias_forces(q, vc)[iv]
+    Mr, Mr_o = Smap.T @ M @ Smap, Smap.T @ M_o @ Smap
+    hr, hr_o = Smap.T @ (h + M @ sdot), Smap.T @ (h_o + M_o @ sdot)
+    tr = Smap.T @ tau
+    assert_close(Mr, Mr_o, "import", "mjcf_reduced_dynamics", f"{what} M")
+    assert_close(hr, hr_o, "import", "mjcf_reduced_dynamics", f"{what} h")
+    assert_close(np.linalg.solve(Mr, tr - hr), np.linalg.solve(Mr_o, tr - hr_o), "import",
+                 "mjcf_reduced_dynamics", f"{what} v̇")
