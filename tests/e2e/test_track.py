@@ -8,6 +8,7 @@ Figures of the whole trial: bench/track_gait2392.py."""
 from __future__ import annotations
 
 import dataclasses
+import html as html_lib
 import json
 import re
 
@@ -16,6 +17,7 @@ import pytest
 
 from harness.capture.ik import Held
 from harness.capture.motion_files import read_external_loads, read_table, table_text
+from harness.core import figures
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.osim_import import load_osim_with_notes
@@ -287,8 +289,15 @@ def test_replay_in_every_engine_summary_and_exit_code(walk):
     assert s["exit_code"] == p.returncode == 1  # only residual reduction keeps it from 0
     html = (out / "index.html").read_text()
     assert 'id="replay"' in html and 'id="track-replay"' in html
-    for e in engines:
-        assert f'"name":"{e}"' in html.replace(" ", ""), e  # one trace per engine
+    specs = [json.loads(html_lib.unescape(m)) for m in re.findall(r'data-spec="([^"]*)"', html)]
+    (chart,) = [c for c in specs if "replayed in each engine" in c["layout"]["title"]["text"]]
+    order = figures.engine_order(registry.engine_names(), engines)
+    style = {tr["name"]: tr["line"]["color"] for tr in chart["data"]}
+    for e in engines:  # one trace per engine, in the project's colour of that engine
+        assert style[e] == figures.engine_style(e, order)[0], e
+    assert "tracked (IK)" in style
+    assert chart["layout"]["xaxis"]["title"]["text"] == "time [s]"
+    assert chart["layout"]["yaxis"]["title"]["text"].endswith(("[deg]", "[mm]"))
 
 
 def test_replay_of_our_torques_reproduces_a_known_motion_and_others_fail(tmp_path):
