@@ -63,6 +63,29 @@ def reference_q(coords, adapter, held, lo, hi):
     return ref.t[keep], coords.to_canonical(X, coords.names, adapter.nq, held), X
 
 
+def replay_lines(s, say):
+    """The replay's figures of a summary: horizon, segments, per engine and segment the
+    largest deviation from the tracked q [rad | m] (worst coordinate), the largest
+    engine-pair difference, the records not passed."""
+    r = s["replay"]
+    if r is None:
+        say(f"  replay: not run ({s['not_run'].get('engines_replayed')})")
+        return
+    say(f"  replay in {', '.join(r['engines'])}: horizon {r['horizon_s']:.4f} s, "
+        f"{len(r['segments'])} segments, scored t = {s['replay_window_s']} s, bound "
+        f"{r['bound_rad_or_m']:g} rad | m; passed every segment: "
+        f"{', '.join(s['engines_replayed']) or 'none'}")
+    for g in r["segments"]:
+        devs = "; ".join(f"{e} {d['q_dev_max']:.2e} ({d['worst_coordinate']})"
+                         for e, d in g["engines"].items())
+        pair = max((d["max_abs"] for d in g["pairs"].values() if d["max_abs"] is not None),
+                   default=float("nan"))
+        say(f"    {g['case']}: max |q − q_tracked| {devs}; largest engine-pair difference "
+            f"{pair:.1e}; records {g['records']['passed']}/{g['records']['total']} passed"
+            + (f" (not: {', '.join(g['records']['not_passed'])})"
+               if g["records"]["not_passed"] else ""))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None)
@@ -98,6 +121,7 @@ def main(argv=None):
         f"{s['residual_moment_mean_Nm']:.1f} N·m, peak {s['residual_moment_peak_Nm']:.1f} N·m")
     say(f"  wall: our IK + ID {s['fit_wall_s']:.2f} s; OpenSim's IK tool {osim['ik_wall_s']:.2f}"
         f" s, ID tool {osim['id_wall_s']:.2f} s")
+    replay_lines(s, say)
 
     f6 = api.track(MODEL, TRC, out=work / "walk1_6hz", loads_path=LOADS, start=0.5, end=2.5,
                    lowpass_hz=6.0).summary
@@ -106,6 +130,11 @@ def main(argv=None):
         f"{f6['residual_force_mean_N']:.1f} N, peak {f6['residual_force_peak_N']:.1f} N; "
         f"moment mean {f6['residual_moment_mean_Nm']:.1f} N·m, peak "
         f"{f6['residual_moment_peak_Nm']:.1f} N·m")
+    replay_lines(f6, say)
+    tw = api.track(MODEL, TRC, out=work / "walk1_test_window", loads_path=LOADS, start=0.5,
+                   end=0.8, lowpass_hz=6.0)
+    say(f"  the tests' window t = 0.5–0.8 s with --lowpass-hz 6: exit code {tw.exit_code}")
+    replay_lines(tw.summary, say)
 
     spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
     adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "bench_track"))

@@ -1098,7 +1098,8 @@ def track(model_path: PathArg, markers_path: PathArg, *, out: PathArg,
           lowpass_hz: float | None = None,
           progress: Progress | None = None) -> track_run.TrackOutcome:
     """Marker IK (joint limits held) and inverse dynamics with the measured external loads
-    of an OpenSim model, beside OpenSim's own IK and ID tools run live on the same inputs;
+    of an OpenSim model, beside OpenSim's own IK and ID tools run live on the same inputs,
+    then the motion replayed open loop in every double engine (harness/track/replay.py);
     summary.json, ik.mot, id.sto and index.html written to ``out`` (harness/track/run.py;
     times ``start``, ``end`` in s; ``lowpass_hz`` [Hz]: the IK's coordinates low-passed
     before the ID, on both sides). Exit code in the outcome: 1 while any check is not met

@@ -881,7 +881,8 @@ def _add_track_parser(sub: Any) -> None:
                         description="Marker inverse kinematics (joint limits held) and "
                                     "inverse dynamics with the measured external loads, "
                                     "beside OpenSim's InverseKinematicsTool and "
-                                    "InverseDynamicsTool run on the same inputs "
+                                    "InverseDynamicsTool run on the same inputs, "
+                                    "then the motion replayed in every engine "
                                     "(docs/track.md). Exit 1 while any check is not met or "
                                     "not run.")
     tr.add_argument("model", metavar="MODEL.osim", help="the OpenSim model")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,15 +35,21 @@ from harness.model.protocol import EngineAdapter
 GROUND = "ground"  # OpenSim's name of the world frame in an ExternalForce
 
 
-def derivatives(t: NDArray[np.float64], Q: NDArray[np.float64]
-                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(V, A) (F, nq) of Q (F, nq) sampled at t (F,) s: the first and second derivatives
-    of the natural quintic spline through every sample (F ≥ 6)."""
+def spline(t: NDArray[np.float64], Q: NDArray[np.float64]) -> Any:
+    """The natural quintic spline through the samples Q (F, nq) at t (F,) s (F ≥ 6), a
+    SciPy BSpline along axis 0 (call it at times [s], with a derivative order)."""
     from scipy.interpolate import make_interp_spline  # heavy: imported on use
 
     z = np.zeros(Q.shape[1:])
     bc = [(3, z), (4, z)]
-    sp = make_interp_spline(t, Q, k=5, bc_type=(bc, bc), axis=0)
+    return make_interp_spline(t, Q, k=5, bc_type=(bc, bc), axis=0)
+
+
+def derivatives(t: NDArray[np.float64], Q: NDArray[np.float64]
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(V, A) (F, nq) of Q (F, nq) sampled at t (F,) s: the first and second derivatives
+    of the natural quintic spline through every sample (F ≥ 6)."""
+    sp = spline(t, Q)
     return sp(t, 1), sp(t, 2)
 
 
@@ -118,6 +125,23 @@ def external_generalized(adapter: EngineAdapter, q: NDArray[np.float64],
     return out
 
 
+def state_forces(adapter: EngineAdapter, held: Held | None, q: NDArray[np.float64],
+                 vf: NDArray[np.float64], af: NDArray[np.float64],
+                 loads: AppliedLoads | None, f: int
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                            NDArray[np.float64]]:
+    """(τ, τ_ext, v, S) (nv,), (nv,), (nv,), (nv, nv) at one sample: q (nq) with its
+    followers held, vf, af (nv,) the spline's derivatives, ``f`` the loads' sample. τ =
+    ID(q, v, v̇) − τ_ext [N | N·m] on every canonical joint (a follower's entry is the
+    coupling's share, before Sᵀ), τ_ext = Σ_L J_pᵀ F + J_ωᵀ T (zero without loads)."""
+    S = held.S(q, adapter.nv) if held is not None else np.eye(adapter.nv)
+    v = S @ vf
+    a = S @ af + (held.drift(q, v) if held is not None else 0.0)
+    ext = external_generalized(adapter, q, loads, f) if loads is not None \
+        else np.zeros(adapter.nv)
+    return adapter.inverse_dynamics(q, v, a) - ext, ext, v, S
+
+
 def inverse_dynamics(adapter: EngineAdapter, held: Held | None, t: NDArray[np.float64],
                      Q: NDArray[np.float64], loads: AppliedLoads | None
                      ) -> NDArray[np.float64]:
@@ -127,12 +151,6 @@ def inverse_dynamics(adapter: EngineAdapter, held: Held | None, t: NDArray[np.fl
     Vf, Af = derivatives(t, Q)
     out = np.empty((len(t), adapter.nv))
     for f in range(len(t)):
-        q = Q[f]
-        S = held.S(q, adapter.nv) if held is not None else np.eye(adapter.nv)
-        v = S @ Vf[f]
-        a = S @ Af[f] + (held.drift(q, v) if held is not None else 0.0)
-        tau = adapter.inverse_dynamics(q, v, a)
-        if loads is not None:
-            tau = tau - external_generalized(adapter, q, loads, f)
+        tau, _, _, S = state_forces(adapter, held, Q[f], Vf[f], Af[f], loads, f)
         out[f] = S.T @ tau
     return out

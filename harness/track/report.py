@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from harness.core import figures as F
 from harness.core.version import __version__
 from harness.evidence.bundle import git_commit
+from harness.model import registry
 from harness.report import banner
 from harness.report.render import ENV
 
@@ -77,12 +78,34 @@ def charts(t: NDArray[np.float64], names: Sequence[str], ours: NDArray[np.float6
     return F.grid(out, min_width=300)
 
 
+def replay_chart(series: Mapping[str, Any] | None) -> str:
+    """One chart: the worst coordinate (largest deviation of any engine in any segment) of
+    the replay, tracked and replayed per engine (each segment started from the tracked
+    state; a gap between segments), in deg or mm; '' without a replay."""
+    if not series:
+        return ""
+    rot = series["rotational"]
+    f, u = (180 / np.pi, "deg") if rot else (1000.0, "mm")
+    fig = F.Figure(f"{series['coordinate']}: replayed in each engine against the tracked",
+                   "time", "s", series["coordinate"], u, height=320, legend="below",
+                   digits=9)
+    fig.line(series["t"], f * np.asarray(series["tracked"]), "tracked (IK)", color_="#000000",
+             width=3.0)
+    order = F.engine_order(registry.engine_names(), series["engines"])
+    for e, (tt, y) in series["engines"].items():
+        fig.line(tt, f * np.asarray(y, dtype=float), e,
+                 color_=F.engine_style(e, order)[0], dash="dash")
+    return F.grid([fig], min_width=600)
+
+
 def render(summary: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], code: int,
            t: NDArray[np.float64], names: Sequence[str], Q: NDArray[np.float64],
            Q_osim: NDArray[np.float64] | None, tau: NDArray[np.float64],
-           tau_osim: NDArray[np.float64] | None, id_columns: Sequence[str] | None) -> str:
+           tau_osim: NDArray[np.float64] | None, id_columns: Sequence[str] | None,
+           replay_series: Mapping[str, Any] | None = None) -> str:
     """The page's HTML. Q, Q_osim (F, n) [rad | m]; tau (F, n) [N | N·m], tau_osim (F, m)
-    of OpenSim's ``id_columns``."""
+    of OpenSim's ``id_columns``; ``replay_series`` the replay's worst coordinate
+    (harness/track/replay.py), None when it was not run."""
     rot = [c.endswith("_moment") for c in summary["id_columns"]]
     prov = {"harness_version": __version__, "git_commit": git_commit(),
             "command_line": summary.get("command_line") or ["harness", *sys.argv[1:]]}
@@ -100,6 +123,7 @@ def render(summary: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], code
         id_charts=Markup(charts(t, summary["id_columns"], tau, _aligned(
             summary["id_columns"], tau_osim, id_columns), rot, tool["engine"], ("N·m", "N"),
             (1.0, 1.0), "generalized force")),
+        replay_chart=Markup(replay_chart(replay_series)), rep=summary.get("replay"),
         css=Markup(F.CSS), scripts=Markup(F.scripts("file")),
         ik_rows=_rows(names, Q, Q_osim, rot),
         id_rows=_id_rows(summary["id_columns"], tau, tau_osim, id_columns))

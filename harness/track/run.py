@@ -9,9 +9,12 @@ model's one-dof joints less the followers of couplings), nq = nv canonical coord
 Units: s, m (markers; mm in the summary's names), rad | m, N | N·m; summary keys carry
 their units in their names.
 
+Then the tracked motion is replayed open loop in every available double-precision engine,
+segment by segment (harness/track/replay.py).
+
 Exit codes: 2 for bad input (one line naming the file, nothing written); 1 when any check
-is not met or not run (residual reduction and the engines' replay are not part of this
-command yet, so a finished run exits 1 and says so); 0 only when every check is met.
+is not met or not run (residual reduction is not part of this command yet, so a finished
+run exits 1 and says so); 0 only when every check is met.
 """
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
 from harness.track import dynamics
+from harness.track import replay as track_replay
 from harness.track.report import render
 
 CONTACT_LABEL = "measured"
@@ -58,8 +62,7 @@ TOOLS = registry.for_role("motion_tools")
 NOT_RUN = {
     "residual_reduction": "residual reduction (an RRA-like adjustment of the mass centre "
                           "and the kinematics) is not part of this command yet",
-    "engines_replayed": "replaying the motion in every engine is not part of this command "
-                        "yet",
+    "engines_replayed": track_replay.NOT_RUN_NO_ENGINE,  # said only when it is so
 }
 FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET}
                   | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
@@ -463,8 +466,11 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     with tempfile.TemporaryDirectory(prefix="harness_track_") as tmp:
         say("the tools beside: " + ", ".join(TOOLS))
         side = tool_side(inp, adapter, coords, held, t, res.q, Q_id, tau, tmp)
+    rep = track_replay.replay(PreparedModel(inp.spec, f"track:{inp.spec.name}"), adapter,
+                              held, coords, t, Q_id, inp.forces, inp.loads, say)
+    series = rep.pop("series", None)
     summary, checks = summarise(inp, adapter, coords, t, rmse, mx, tau, side, fit_wall,
-                                list(command_line))
+                                list(command_line), rep)
     summary["kinematics_lowpass_hz"] = lowpass_hz
     code = 0 if all(c["ok"] is True for c in checks) else 1
     summary["exit_code"] = code
@@ -477,7 +483,7 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     files[figures.ASSET] = figures.plotly_asset()  # the report's charts load it from here
     files["index.html"] = render(summary, checks, code, t, coords.names,
                                  coords.to_osim(res.q), side.get("q"), tau,
-                                 side.get("tau"), side.get("id_columns")).encode()
+                                 side.get("tau"), side.get("id_columns"), series).encode()
     path = write_folder_atomic(out, files, OUTPUT)
     return TrackOutcome(path, summary, checks, code, path / "index.html")
 
@@ -495,9 +501,10 @@ def _check(name: str, value: float | None, target: str, ok: bool | None, why: st
 
 def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
               t: NDArray[np.float64], rmse: float, mx: float, tau: NDArray[np.float64],
-              side: dict[str, Any], fit_wall: float, command_line: list[str]
-              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(summary.json's document, the checks table)."""
+              side: dict[str, Any], fit_wall: float, command_line: list[str],
+              rep: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary.json's document, the checks table); ``rep`` the replay's section
+    (harness/track/replay.py)."""
     ik_tol = lookup("track", "ik_vs_tool_deg").atol
     id_tol = lookup("track", "id_vs_tool").rtol
     tool = side["engine"]
@@ -517,8 +524,11 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         **_residuals(tau, coords, inp.spec),
         "contact_label": CONTACT_LABEL if inp.forces else None,
         "external_forces": [{"name": f.name, "body": f.body} for f in inp.forces],
-        "fit_wall_s": fit_wall, "residual_reduction": None, "engines_replayed": None,
-        "not_run": dict(NOT_RUN), "import_notes": inp.notes}
+        "fit_wall_s": fit_wall, "residual_reduction": None,
+        **track_replay.summary_keys(rep),
+        "not_run": {k: v for k, v in NOT_RUN.items()
+                    if k != "engines_replayed" or not rep.get("available")},
+        "import_notes": inp.notes}
     checks = []
     if side.get("available"):
         ik_deg = max(side["ik_rms_deg"].values())
@@ -539,8 +549,8 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
                    ("IK against OpenSim's IK", "ID against OpenSim's ID")]
     checks += [_check("residual reduction (RRA-like)", None, "run", None,
                       NOT_RUN["residual_reduction"]),
-               _check("replay in every engine", None, "run", None,
-                      NOT_RUN["engines_replayed"])]
+               track_replay.check(rep) if rep.get("available") else
+               _check("replay in every engine", None, "run", None, rep["reason"])]
     s["checks"] = [{k: (v if not (isinstance(v, float) and not math.isfinite(v)) else None)
                     for k, v in c.items()} for c in checks]
     return s, checks
