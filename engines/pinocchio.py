@@ -318,7 +318,7 @@ class PinocchioAdapter(AdapterBase):
         self._frame_tables: dict[tuple[str, ...], tuple] = {}
         self.provides = {
             "group_inertias": "model.inertias after buildModelFromXML (fixed links merged)",
-            "frame_pose": "framesForwardKinematics → data.oMf",
+            "frame_pose": "forwardKinematics → data.oMi, the frame placement applied",
             "frame_jacobian": "computeFrameJacobian(LOCAL_WORLD_ALIGNED)",
             "mass_matrix": "crba (symmetrised)",
             "bias_forces": "nonLinearEffects (+ K (q − q_ref) of the joint springs, "
@@ -494,9 +494,7 @@ class PinocchioAdapter(AdapterBase):
     def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
         """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
         (harness/model/protocol.py)."""
-        pin.framesForwardKinematics(self._m, self._d, self._q(q))
-        X = self._d.oMf[self._fid(frame)]
-        return np.concatenate([X.translation, X.rotation.reshape(-1)])
+        return self.frame_poses(q, (frame,))[0]
 
     def _frame_table(self, frames: Sequence[str]) -> tuple:
         """(parent joints (k,), their distinct ids (u,), index of each frame's parent in
@@ -546,7 +544,8 @@ class PinocchioAdapter(AdapterBase):
         tab = self._frame_table(frames)
         pin.computeJointJacobians(self._m, self._d, self._q(q))
         _, p = self._placed(tab)
-        J = self._d.J if self._identity else self._d.J[:, self._vidx]
+        J = self._d.J.reshape(6, self._m.nv)  # eigenpy returns a 6x1 matrix as (6,)
+        J = J if self._identity else J[:, self._vidx]
         px, py, pz = p[:, 0:1], p[:, 1:2], p[:, 2:3]
         out = np.empty((len(p), 6, J.shape[1]))
         out[:, 0] = J[0] + J[4] * pz - J[5] * py
