@@ -136,9 +136,10 @@ class CoordinateTasks:
 
 @dataclass(frozen=True)
 class _Problem:
-    """What every frame of one IK run shares: the adapter, the ⊕ maps, the bounded
-    coordinates (q indices ``bq``, their speeds ``bv``, limits ``lo``, ``hi``), the loop
-    pairs, the couplings held and the coordinate tasks with their Jacobian rows."""
+    """What every frame of one IK run shares. bq, bv (b,) q and v indices of the bounded
+    coordinates, lo, hi (b,) their limits [rad | m]; pw (P, 1) √weight of the P loop pairs
+    (frames pa, pb); Jt (tasks, nv) the coordinate tasks' Jacobian rows [gain]; the
+    adapter, its ⊕ maps and the couplings held."""
     adapter: EngineAdapter
     maps: ManifoldMaps
     bq: NDArray[np.int_]
