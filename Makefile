@@ -53,12 +53,14 @@ bench-fit: $(STAMP)
 	$(PY) bench/fit_vs_opty.py --pendulum-only --all-starts
 	$(PY) bench/fit_benchmarks.py
 
-# Our fitter against OpenSim Moco and our IK against OpenSim's IK on the bundled swing
+# Our fitter against OpenSim Moco and our IK against OpenSim's IK on the bundled swing and
+# on OpenSim's gait2392 walking trial
 # (docs/opensim_comparison.md; about 25 min, mostly Moco).
 bench-opensim: $(STAMP)
 	$(VENV)/bin/harness swing data/swing/driver.c3d --quick --no-replay --out reports/swing-bench || true
 	$(PY) bench/moco_vs_collocation.py --swing-dir reports/swing-bench > bench/moco_vs_collocation.txt
-	$(PY) bench/opensim_ik.py --swing-dir reports/swing-bench > bench/opensim_ik.txt
+	$(PY) bench/opensim_ik.py --swing-dir reports/swing-bench --repeats 5 > bench/opensim_ik.txt
+	$(PY) bench/ik_gait2392.py --repeats 5 --write
 
 clean-venv:
 	rm -rf $(VENV)

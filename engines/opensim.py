@@ -721,6 +721,8 @@ class OpensimAdapter(AdapterBase):
     # OpenSim's own IK and ID tools, run live beside `harness track` (engines/opensim_tools.py)
     motion_ik_tool = staticmethod(opensim_tools.run_inverse_kinematics)
     motion_id_tool = staticmethod(opensim_tools.run_inverse_dynamics)
+    # the IK tool's solver alone, its solve timed apart from loading and writing (bench/)
+    motion_ik_solver = staticmethod(opensim_tools.run_inverse_kinematics_solver)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

@@ -1,6 +1,7 @@
 """OpenSim's own motion tools, run live for `harness track`'s side by side: the
 InverseKinematicsTool on a model and its markers, the InverseDynamicsTool on a model, a
-coordinate file and an ExternalLoads file.
+coordinate file and an ExternalLoads file; and the IK tool's InverseKinematicsSolver alone,
+its solve timed apart from loading and writing (for bench/ik_gait2392.py).
 
 Dimensions: F frames, n OpenSim coordinates (the model's, in its coordinate-set order).
 Units: s, rad for rotational coordinates and m for translational ones (OpenSim's motion
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -129,6 +131,51 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
                                        float),
             "settings": f"InverseKinematicsTool, accuracy {IK_ACCURACY:g}, every coordinate "
                         f"clamped to its range, {len(weights)} weighted marker tasks, "
+                        f"{len(coordinate_tasks)} coordinate tasks"}
+
+
+def run_inverse_kinematics_solver(model_path: str, trc_path: str,
+                                  weights: Mapping[str, float], times: Sequence[float],
+                                  coordinate_tasks: Mapping[str, tuple[float, str, float]] = {}
+                                  ) -> dict[str, Any]:
+    """OpenSim's InverseKinematicsSolver (the solver inside the InverseKinematicsTool) on
+    the frames at ``times`` (F,) s of the .trc, set up as ``run_inverse_kinematics`` sets
+    up the tool (every coordinate clamped, the marker weights, the coordinate tasks,
+    accuracy 1e-5; assembled at the first frame, then tracked frame to frame), nothing
+    written: {"names" (n,), "t" (F,) s, "q" (F, n) rad | m, "solve_cpu_s" (the CPU time of
+    the assemble and track calls alone, s), "settings" (str)}."""
+    BINDING.require()
+    model = _model(model_path, clamp=True)
+    with console_as_warnings(LOG):
+        state = model.initSystem()
+    mw = opensim.SetMarkerWeights()
+    for label, w in weights.items():
+        mw.cloneAndAppend(opensim.MarkerWeight(label, float(w)))
+    markers = opensim.MarkersReference(str(trc_path), mw)
+    cs = model.getCoordinateSet()
+    crefs = opensim.SimTKArrayCoordinateReference()
+    for name, (w, kind, value) in coordinate_tasks.items():
+        v = value if kind == "manual_value" else cs.get(name).getDefaultValue()
+        ref = opensim.CoordinateReference(name, opensim.Constant(float(v)))
+        ref.setWeight(float(w))
+        crefs.push_back(ref)
+    solver = opensim.InverseKinematicsSolver(model, markers, crefs)
+    solver.setAccuracy(IK_ACCURACY)
+    names = [cs.get(i).getName() for i in range(cs.getSize())]
+    q = np.empty((len(times), len(names)))
+    cpu = 0.0
+    for f, t in enumerate(times):
+        state.setTime(float(t))
+        c0 = time.process_time()
+        if f == 0:
+            solver.assemble(state)
+        else:
+            solver.track(state)
+        cpu += time.process_time() - c0
+        q[f] = [cs.get(i).getValue(state) for i in range(len(names))]
+    return {"names": names, "t": np.asarray(times, float), "q": q, "solve_cpu_s": cpu,
+            "settings": f"InverseKinematicsSolver, accuracy {IK_ACCURACY:g}, every "
+                        f"coordinate clamped to its range, {len(weights)} weighted markers, "
                         f"{len(coordinate_tasks)} coordinate tasks"}
 
 

@@ -315,9 +315,10 @@ class PinocchioAdapter(AdapterBase):
         if self._as_is is not None:
             self._damped = False  # Pinocchio's default: pin.aba ignores model.damping
         self._frame_ids = {}
+        self._frame_tables: dict[tuple[str, ...], tuple] = {}
         self.provides = {
             "group_inertias": "model.inertias after buildModelFromXML (fixed links merged)",
-            "frame_pose": "framesForwardKinematics → data.oMf",
+            "frame_pose": "forwardKinematics → data.oMi, the frame placement applied",
             "frame_jacobian": "computeFrameJacobian(LOCAL_WORLD_ALIGNED)",
             "mass_matrix": "crba (symmetrised)",
             "bias_forces": "nonLinearEffects (+ K (q − q_ref) of the joint springs, "
@@ -493,28 +494,65 @@ class PinocchioAdapter(AdapterBase):
     def frame_pose(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:
         """(12,) [m; R_WF row-major] pose of ``frame`` at q (nq,): EngineAdapter.frame_pose
         (harness/model/protocol.py)."""
-        pin.framesForwardKinematics(self._m, self._d, self._q(q))
-        X = self._d.oMf[self._fid(frame)]
-        return np.concatenate([X.translation, X.rotation.reshape(-1)])
+        return self.frame_poses(q, (frame,))[0]
+
+    def _frame_table(self, frames: Sequence[str]) -> tuple:
+        """(parent joints (k,), their distinct ids (u,), index of each frame's parent in
+        them (k,), placements in the parent R (k, 3, 3) and t (k, 3), support mask (k, nv)
+        in canonical speed order) of k frames; cached per tuple of names."""
+        key = tuple(frames)
+        tab = self._frame_tables.get(key)
+        if tab is None:
+            m = self._m
+            fids = [self._fid(f) for f in key]
+            par = np.array([m.frames[i].parentJoint for i in fids], dtype=int)
+            mask = np.zeros((len(fids), m.nv), dtype=bool)
+            for k, j in enumerate(par):
+                for s in m.supports[int(j)]:
+                    if s > 0:
+                        jm = m.joints[s]
+                        mask[k, jm.idx_v:jm.idx_v + jm.nv] = True
+            uniq, at = np.unique(par, return_inverse=True)
+            tab = (par, [int(u) for u in uniq], at,
+                   np.array([m.frames[i].placement.rotation for i in fids]).reshape(-1, 3, 3),
+                   np.array([m.frames[i].placement.translation for i in fids]).reshape(-1, 3),
+                   mask if self._identity else mask[:, self._vidx])
+            if len(self._frame_tables) > 64:
+                self._frame_tables.clear()
+            self._frame_tables[key] = tab
+        return tab
+
+    def _placed(self, tab: tuple) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(R_WF (k, 3, 3), p_WF (k, 3)) from data.oMi (forward kinematics done)."""
+        oMi = self._d.oMi
+        H = np.array([oMi[u].homogeneous for u in tab[1]])[tab[2]]
+        Rj = H[:, :3, :3]
+        return Rj @ tab[3], (Rj @ tab[4][:, :, None])[:, :, 0] + H[:, :3, 3]
 
     def frame_poses(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
-        """(k, 12): one framesForwardKinematics for all k frames."""
-        pin.framesForwardKinematics(self._m, self._d, self._q(q))
-        out = np.empty((len(frames), 12))
-        for i, f in enumerate(frames):
-            X = self._d.oMf[self._fid(f)]
-            out[i, :3], out[i, 3:] = X.translation, X.rotation.reshape(-1)
-        return out
+        """(k, 12): one forwardKinematics, then each frame placed from its parent joint's
+        pose (vectorised over the k frames)."""
+        tab = self._frame_table(frames)
+        pin.forwardKinematics(self._m, self._d, self._q(q))
+        R, p = self._placed(tab)
+        return np.concatenate([p, R.reshape(-1, 9)], axis=1)
 
     def frame_jacobians(self, q: NDArray[np.float64], frames: Sequence[str]) -> NDArray[np.float64]:
-        """(k, 6, nv): computeJointJacobians once, then getFrameJacobian per frame."""
+        """(k, 6, nv): computeJointJacobians once (data.J: every joint's motion subspace,
+        world axes, at the world origin), then per frame F at p_WF its supporting columns
+        shifted to F's origin, v_F = v_O + ω × p_WF (LOCAL_WORLD_ALIGNED), vectorised."""
+        tab = self._frame_table(frames)
         pin.computeJointJacobians(self._m, self._d, self._q(q))
-        pin.updateFramePlacements(self._m, self._d)
-        out = np.empty((len(frames), 6, self.nv))
-        for i, f in enumerate(frames):
-            J = pin.getFrameJacobian(self._m, self._d, self._fid(f),
-                                     pin.LOCAL_WORLD_ALIGNED).reshape(6, self.nv)
-            out[i] = J if self._identity else J[:, self._vidx]
+        _, p = self._placed(tab)
+        J = self._d.J.reshape(6, self._m.nv)  # eigenpy returns a 6x1 matrix as (6,)
+        J = J if self._identity else J[:, self._vidx]
+        px, py, pz = p[:, 0:1], p[:, 1:2], p[:, 2:3]
+        out = np.empty((len(p), 6, J.shape[1]))
+        out[:, 0] = J[0] + J[4] * pz - J[5] * py
+        out[:, 1] = J[1] + J[5] * px - J[3] * pz
+        out[:, 2] = J[2] + J[3] * py - J[4] * px
+        out[:, 3:] = J[3:]
+        out *= tab[5][:, None, :]
         return out
 
     def frame_jacobian(self, q: NDArray[np.float64], frame: str) -> NDArray[np.float64]:

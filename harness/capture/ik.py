@@ -4,10 +4,15 @@ Dimensions: F frames, K markers (model frames named by marker label), nq, nv of 
 Positions in m (world, Z-up), angles in rad.
 
 Per frame, Levenberg–Marquardt on Σ_k w_k ‖p_k(q) − y_k‖² over the markers seen in that
-frame, steps δ ∈ R^nv applied with the canonical ⊕ (harness/core/conventions.py), bounded
-coordinates projected onto their limits after each step; warm-started from the previous
-frame. p_k and its Jacobian J_k = (rows 0–2 of J_WF) come from one engine adapter's own
-frame_poses / frame_jacobians (any engine: the solver never asks which).
+frame, steps δ ∈ R^nv applied with the canonical ⊕ (harness/core/conventions.py);
+warm-started from the previous frame. p_k and its Jacobian J_k = (rows 0–2 of J_WF) come
+from one engine adapter's own frame_poses / frame_jacobians (analytic, any engine: the
+solver never asks which). Joint limits are a box held by an active set: a bounded
+coordinate at its limit whose gradient pushes it outwards is left out of the step's normal
+equations that iteration (so the other coordinates' step is the constrained Gauss–Newton
+step, not one spoilt by the clipped one), and every trial point is projected onto the box.
+Stop: when the Gauss–Newton model's predicted decrease, or the last accepted decrease, of
+the cost falls below ``tol`` (1e-10) times the cost, or after ``max_iter`` iterations.
 
 Calibration: body-fixed marker offsets are not known a priori; ``calibrate`` alternates
 IK over the frames with offset re-estimation o_k = mean_f R_WB(q_f)ᵀ (y_fk − p_WB(q_f))
@@ -22,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.core.conventions import canonical_integrate
+from harness.core.conventions import ManifoldMaps, canonical_integrate, manifold_maps
 from harness.core.coupling_function import evaluate
 from harness.core.spec import Coupling
 
@@ -129,6 +134,49 @@ class CoordinateTasks:
     gain: NDArray[np.float64]
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """What every frame of one IK run shares. bq, bv (b,) q and v indices of the bounded
+    coordinates, lo, hi (b,) their limits [rad | m]; pw (P, 1) √weight of the P loop pairs
+    (frames pa, pb); Jt (tasks, nv) the coordinate tasks' Jacobian rows [gain]; the
+    adapter, its ⊕ maps and the couplings held."""
+    adapter: EngineAdapter
+    maps: ManifoldMaps
+    bq: NDArray[np.int_]
+    bv: NDArray[np.int_]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    pa: list[str]
+    pb: list[str]
+    pw: NDArray[np.float64]
+    held: Held | None
+    tasks: CoordinateTasks | None
+    Jt: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, adapter: EngineAdapter, pairs: Sequence[tuple[str, str, float]],
+           held: Held | None, tasks: CoordinateTasks | None) -> _Problem:
+        layout = adapter.layout
+        bq, lo, hi = limit_bounds(layout)
+        bv = np.array([s.iv for s in layout.slots if s.type in ("revolute", "prismatic")
+                       and s.lower is not None], dtype=int)
+        Jt = np.zeros((0, layout.nv))
+        if tasks is not None:
+            Jt = np.zeros((len(tasks.iq), layout.nv))
+            Jt[np.arange(len(tasks.iq)), tasks.iv] = tasks.gain
+        return cls(adapter, manifold_maps(layout), bq, bv, lo, hi,
+                   [a for a, _, _ in pairs], [b for _, b, _ in pairs],
+                   np.sqrt(np.array([w for _, _, w in pairs], dtype=float))[:, None],
+                   held, tasks, Jt)
+
+    def place(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """q (nq,) with the bounded coordinates projected onto their limits, then the
+        followers set from their leaders (in place)."""
+        if self.bq.size:
+            q[self.bq] = np.clip(q[self.bq], self.lo, self.hi)
+        return q if self.held is None else self.held.hold(q)
+
+
 def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.float64],
                 q0: NDArray[np.float64],
                 weights: NDArray[np.float64] | None = None, max_iter: int = 60, tol: float = 1e-10,
@@ -139,60 +187,66 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
     frame_b, weight), ...) points that must coincide (a loop closure such as the grip,
     as a weighted residual p_a − p_b). ``held``: joint couplings kept exactly; ``tasks``:
     coordinates drawn to targets. Returns (q, residual (K,3), iterations)."""
-    layout = adapter.layout
-    bi, lo, hi = limit_bounds(layout)
-    seen = np.isfinite(y).all(axis=1)
     w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
-    sw = np.sqrt(w[seen])[:, None]
-    frames = [l for l, s in zip(labels, seen) if s]
-    q = q0.copy()
-    if held is not None:
-        q = held.hold(q)
-    lam = 1e-3
+    return _solve(_Problem.of(adapter, pairs, held, tasks), labels, y, q0, w, max_iter, tol,
+                  damping)
 
-    pa = [a for a, _, _ in pairs]
-    pb = [b for _, b, _ in pairs]
-    pw = np.sqrt(np.array([w_ for _, _, w_ in pairs], dtype=float))[:, None]
-    nm = len(frames)
 
-    def cost_of(qq: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-        p = adapter.frame_poses(qq, frames + pa + pb)[:, :3]
-        r = (p[:nm] - y[seen]) * sw
-        if pairs:
-            r = np.vstack([r, (p[nm:nm + len(pa)] - p[nm + len(pa):]) * pw])
-        r = r.reshape(-1)
-        if tasks is not None:
-            r = np.concatenate([r, tasks.gain * (qq[tasks.iq] - tasks.target)])
-        return r, float(np.sum(r * r))
+def _solve(pb: _Problem, labels: Sequence[str], y: NDArray[np.float64],
+           q0: NDArray[np.float64], w: NDArray[np.float64], max_iter: int, tol: float,
+           damping: float) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    """``solve_frame`` on a prepared problem: projected Levenberg–Marquardt with an active
+    set (module docstring)."""
+    ad, nv = pb.adapter, pb.adapter.nv
+    seen = np.isfinite(y).all(axis=1)
+    sw, ys, nm, npr = np.sqrt(w[seen])[:, None], y[seen], int(seen.sum()), len(pb.pa)
+    frames = [l for l, s in zip(labels, seen) if s] + pb.pa + pb.pb
+    tasks = pb.tasks
 
-    r, cost = cost_of(q)
-    it = 0
-    for it in range(1, max_iter + 1):
-        Jall = adapter.frame_jacobians(q, frames + pa + pb)[:, :3, :]
+    def residual(qq: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(weighted residual rows, the seen markers' p − y (nm, 3) m)."""
+        p = ad.frame_poses(qq, frames)[:, :3]
+        e = p[:nm] - ys
+        r = e * sw
+        if npr:
+            r = np.vstack([r, (p[nm:nm + npr] - p[nm + npr:]) * pb.pw])
+        if tasks is None:
+            return r.reshape(-1), e
+        return np.concatenate([r.reshape(-1), tasks.gain * (qq[tasks.iq] - tasks.target)]), e
+
+    def jacobian(qq: NDArray[np.float64]) -> NDArray[np.float64]:
+        Jall = ad.frame_jacobians(qq, frames)[:, :3, :]
         J = Jall[:nm] * sw[:, :, None]
-        if pairs:
-            Jp = (Jall[nm:nm + len(pa)] - Jall[nm + len(pa):]) * pw[:, :, None]
-            J = np.concatenate([J, Jp])
-        J = J.reshape(-1, layout.nv)
-        if tasks is not None:
-            Jt = np.zeros((len(tasks.iq), layout.nv))
-            Jt[np.arange(len(tasks.iq)), tasks.iv] = tasks.gain
-            J = np.vstack([J, Jt])
-        if held is not None:
-            J = J @ held.S(q, layout.nv)
-        g = J.T @ r
-        H = J.T @ J
+        if npr:
+            J = np.concatenate([J, (Jall[nm:nm + npr] - Jall[nm + npr:]) * pb.pw[:, :, None]])
+        J = np.vstack([J.reshape(-1, nv), pb.Jt])
+        return J if pb.held is None else J @ pb.held.S(qq, nv)
+
+    q = pb.place(np.array(q0, dtype=float))
+    r, e = residual(q)
+    cost, lam, it = float(r @ r), 1e-3, 0
+    for it in range(1, max_iter + 1):
+        J = jacobian(q)
+        g, H = J.T @ r, J.T @ J
+        free = np.ones(nv, dtype=bool)
+        if pb.bv.size:   # at a limit and pushed outwards: held there this iteration
+            qb, gb = q[pb.bq], g[pb.bv]
+            free[pb.bv[((qb <= pb.lo) & (gb > 0)) | ((qb >= pb.hi) & (gb < 0))]] = False
+        Hf, gf = H[np.ix_(free, free)], g[free]
+        D = np.diag(Hf) + 1.0
+        step = np.zeros(nv)
         improved = False
         for _ in range(12):
-            step = -np.linalg.solve(H + (lam + damping) * np.diag(np.diag(H) + 1.0), g)
-            qn = canonical_integrate(layout, q, step)
-            if bi.size:
-                qn[bi] = np.clip(qn[bi], lo, hi)
-            if held is not None:
-                qn = held.hold(qn)
-            rn, cn = cost_of(qn)
+            A = Hf + np.diag((lam + damping) * D)
+            step[free] = -np.linalg.solve(A, gf)
+            pred = -float(2.0 * gf @ step[free] + step[free] @ Hf @ step[free])
+            if pred <= tol * max(cost, 1e-12):      # the model's decrease: converged
+                break
+            qn = pb.place(canonical_integrate(pb.maps, q, step))
+            rn, en = residual(qn)
+            cn = float(rn @ rn)
             if cn < cost:
-                q, r, dc, cost = qn, rn, cost - cn, cn
+                q, r, e, dc, cost = qn, rn, en, cost - cn, cn
                 lam = max(lam / 3.0, 1e-9)
                 improved = True
                 break
@@ -200,7 +254,7 @@ def solve_frame(adapter: EngineAdapter, labels: Sequence[str], y: NDArray[np.flo
         if not improved or dc <= tol * max(cost, 1e-12) or np.linalg.norm(step) < 1e-10:
             break
     res = np.full((len(labels), 3), np.nan)
-    res[seen] = adapter.frame_poses(q, frames)[:, :3] - y[seen]
+    res[seen] = e
     return q, res, it
 
 
@@ -214,6 +268,8 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
     from q_init (nq,) [rad | m]; ``couplings`` held exactly (``Held``), ``tasks`` drawn
     to their targets."""
     held = Held.of(adapter.layout, couplings) if couplings else None
+    pb = _Problem.of(adapter, pairs, held, tasks)
+    w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
     F = Y.shape[0]
     Q = np.empty((F, adapter.nq))
     R = np.full((F, len(labels), 3), np.nan)
@@ -223,8 +279,7 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
         if not np.isfinite(Y[f]).all(axis=1).any():
             Q[f] = q
             continue
-        q, R[f], iters[f] = solve_frame(adapter, labels, Y[f], q, weights, max_iter,
-                                        pairs=pairs, held=held, tasks=tasks)
+        q, R[f], iters[f] = _solve(pb, labels, Y[f], q, w, max_iter, 1e-10, 1e-6)
         Q[f] = q
     e = np.linalg.norm(R, axis=2)
     with np.errstate(invalid="ignore"):
