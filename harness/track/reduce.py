@@ -263,3 +263,33 @@ def reduce(p: Problem, spec: FixtureSpec, Q0: NDArray[np.float64], com_body: str
     fig.update(kin)
     fig["mass_after_kg"] = masses(spec2)
     return Reduced(spec2, p2.adapter, Q, root_tau(p2, Q), fig)
+
+
+def com_body_of(spec: FixtureSpec) -> str:
+    """The body whose mass centre moves: the torso when the model has one (RRA's choice
+    for a gait model), else the heaviest body."""
+    if body_named(spec, "torso") is not None:
+        return "torso"
+    return max(spec.bodies, key=lambda b: b.mass).name
+
+
+def norms(tau: NDArray[np.float64], rot: NDArray[np.bool_]) -> dict[str, float]:
+    """Mean and peak over frames of the norms of the root's forces [N] and moments [N·m]
+    (tau (F, R)), and their signed means per coordinate (RRA's averages)."""
+    f, m = np.linalg.norm(tau[:, ~rot], axis=1), np.linalg.norm(tau[:, rot], axis=1)
+    return {"residual_force_mean_N": float(np.mean(f)), "residual_force_peak_N": float(np.max(f)),
+            "residual_moment_mean_Nm": float(np.mean(m)),
+            "residual_moment_peak_Nm": float(np.max(m))}
+
+
+def changes(names: list[str], rotational: NDArray[np.bool_], scale: NDArray[np.float64],
+            iq: NDArray[np.int_], Q0: NDArray[np.float64], Q: NDArray[np.float64]
+            ) -> dict[str, dict[str, Any]]:
+    """{coordinate: {rms, max, unit}}: Q − Q0 (F, nq) per OpenSim coordinate, deg | mm."""
+    d = (Q - Q0)[:, iq] / scale
+    out = {}
+    for k, n in enumerate(names):
+        f = np.degrees(d[:, k]) if rotational[k] else 1000 * d[:, k]
+        out[n] = {"rms": float(np.sqrt(np.mean(f ** 2))), "max": float(np.max(np.abs(f))),
+                  "unit": "deg" if rotational[k] else "mm"}
+    return out
