@@ -16,8 +16,8 @@ from dataclasses import dataclass
 TABLE_VERSION = "2027.01.18"
 # 2027.01.18: no existing atol or rtol changed. New: track/rra_force_mean_N,
 #   track/rra_moment_mean_Nm, track/rra_marker_rmse_mm (the targets of `harness track`'s
-#   residual reduction), track/rra_recompute (its residuals recomputed from its written
-#   kinematics), track/rra_com_recovery (its mass-centre shift on a known answer).
+#   residual reduction), track/rra_com_recovery, track/rra_mass_recovery (its mass-centre
+#   shift and mass scale on known answers).
 # 2027.01.17: 2027.01.13 and 2027.01.16 merged (no number changed).
 # 2027.01.16: 2027.01.14 and 2027.01.15 merged (no number changed).
 # 2027.01.14: no existing atol or rtol changed (osim_ik_rmse's reason restated for the
@@ -569,11 +569,11 @@ TABLE.update({
         "published best practice for a fit of human motion (RMS below 2 cm). No kinematics "
         "can score under the IK's own optimum (22.2 mm on the walking trial, OpenSim's IK "
         "22.3 mm): the target is reported, not reachable there."),
-    ("track", "rra_recompute"): Tolerance(1e-6, 0.0, "N | N·m: the root residuals of the "
-        "reduction's written kinematics (17 significant digits) and adjusted model, "
-        "recomputed by the ID from the file, against the summary's figures. Round-off of "
-        "the file's digits through two spline derivatives: 1e-6 fails a residual that the "
-        "written kinematics do not give."),
+    ("track", "rra_mass_recovery"): Tolerance(0.0, 1e-9, "Relative: the mass scale the "
+        "reduction finds on a model whose every mass and inertia was scaled by a known "
+        "factor and whose loads make its residuals zero, against that factor. The "
+        "residual is linear in the scale and the step solves it in closed form: round-off "
+        "of the ID over a few frames; 1e-9 fails a wrong vertical or a load counted twice."),
     ("track", "rra_com_recovery"): Tolerance(1e-3, 0.0, "m: the mass-centre shift the "
         "reduction finds on a model whose torso mass centre was moved by a known offset "
         "and whose loads make its residuals zero, against that offset (horizontal "

@@ -47,7 +47,8 @@ COM_STEP_M = 0.01  # central-difference step of the mass centre [m]
 SIGMA_ROT = np.radians(1.0)  # tracking scale of a rotational coordinate [rad]
 SIGMA_TRANS = 0.01  # of a translational one [m]
 RHO = 0.1  # residual scale [N | N·m]
-GN_ITER = 6
+MAX_ITER = 40  # Levenberg–Marquardt iterations at most
+STOP_GAIN = 1e-2  # stop when an iteration lowers the cost by less than this fraction
 
 
 @dataclass
@@ -137,9 +138,12 @@ def _operators(t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.
 
 
 def _frame(p: Problem, x: NDArray[np.float64], vl: NDArray[np.float64],
-           al: NDArray[np.float64], f: int, nq: int) -> NDArray[np.float64]:
-    """(R,) root generalized forces at frame f of free values x, speeds vl, accelerations
-    al (n,) each: the ID's per-frame computation (dynamics.inverse_dynamics)."""
+           al: NDArray[np.float64], f: int, nq: int,
+           ext: NDArray[np.float64] | None = None
+           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """((R,) root generalized forces, (nv,) the loads' generalized forces) at frame f of
+    free values x, speeds vl, accelerations al (n,) each: the ID's per-frame computation
+    (dynamics.inverse_dynamics); ``ext``: the loads' share at this x, when known."""
     a = p.adapter
     q = np.zeros(nq)
     q[p.iq] = x
@@ -150,83 +154,94 @@ def _frame(p: Problem, x: NDArray[np.float64], vl: NDArray[np.float64],
     S = p.held.S(q, a.nv) if p.held is not None else np.eye(a.nv)
     v = S @ v_l
     acc = S @ a_l + (p.held.drift(q, v) if p.held is not None else 0.0)
-    tau = a.inverse_dynamics(q, v, acc)
-    if p.loads is not None:
-        tau = tau - dynamics.external_generalized(a, q, p.loads, f)
-    out: NDArray[np.float64] = (S.T @ tau)[p.iv[p.root]]
-    return out
+    if ext is None:
+        ext = dynamics.external_generalized(a, q, p.loads, f) if p.loads is not None \
+            else np.zeros(a.nv)
+    out: NDArray[np.float64] = (S.T @ (a.inverse_dynamics(q, v, acc) - ext))[p.iv[p.root]]
+    return out, ext
 
 
 def _jacobians(p: Problem, X: NDArray[np.float64], V: NDArray[np.float64],
                A: NDArray[np.float64], f: int, nq: int
                ) -> tuple[NDArray[np.float64], ...]:
-    """(r (R,), Jq, Jv, Ja (R, n)) at frame f: values and partial derivatives."""
-    r = _frame(p, X[f], V[f], A[f], f, nq)
+    """(Jq, Jv, Ja (R, n)) at frame f: the partial derivatives of the root's generalized
+    forces (central differences in q and v; one-sided in the accelerations, where they
+    are linear)."""
+    r, ext = _frame(p, X[f], V[f], A[f], f, nq)
     n = X.shape[1]
     Jq, Jv, Ja = (np.empty((len(r), n)) for _ in range(3))
     for c in range(n):
         e = np.zeros(n)
         e[c] = 1e-6
-        Jq[:, c] = (_frame(p, X[f] + e, V[f], A[f], f, nq)
-                    - _frame(p, X[f] - e, V[f], A[f], f, nq)) / 2e-6
-        Jv[:, c] = (_frame(p, X[f], V[f] + e, A[f], f, nq)
-                    - _frame(p, X[f], V[f] - e, A[f], f, nq)) / 2e-6
-        Ja[:, c] = (_frame(p, X[f], V[f], A[f] + 1e3 * e, f, nq) - r) / 1e-3
-    return r, Jq, Jv, Ja
+        Jq[:, c] = (_frame(p, X[f] + e, V[f], A[f], f, nq)[0]
+                    - _frame(p, X[f] - e, V[f], A[f], f, nq)[0]) / 2e-6
+        Jv[:, c] = (_frame(p, X[f], V[f] + e, A[f], f, nq, ext)[0]
+                    - _frame(p, X[f], V[f] - e, A[f], f, nq, ext)[0]) / 2e-6
+        Ja[:, c] = (_frame(p, X[f], V[f], A[f] + 1e3 * e, f, nq, ext)[0] - r) / 1e-3
+    return Jq, Jv, Ja
+
+
+def _normal(p: Problem, X: NDArray[np.float64], D1: NDArray[np.float64],
+            D2: NDArray[np.float64], nq: int) -> NDArray[np.float64]:
+    """J (F·R, F·n): the root residuals' Jacobian in the frames' values (ordering f·n + c),
+    divided by the residual scale."""
+    F, n = X.shape
+    V, A = D1 @ X, D2 @ X
+    rows = []
+    for f in range(F):
+        Jq, Jv, Ja = _jacobians(p, X, V, A, f, nq)
+        Jf = np.kron(D1[f][None, :], Jv) + np.kron(D2[f][None, :], Ja)
+        Jf[:, f * n:(f + 1) * n] += Jq
+        rows.append(Jf)
+    out: NDArray[np.float64] = np.concatenate(rows) / RHO
+    return out
 
 
 def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], dict[str, Any]]:
     """(Q (F, nq) adjusted, figures): the module docstring's step 3 from Q0, tracking
-    scales sigma (n,) [rad | m]."""
-    nq, F, n = Q0.shape[1], len(Q0), len(p.iq)
+    scales sigma (n,) [rad | m]; Levenberg–Marquardt on the normal equations."""
+    nq, F = Q0.shape[1], len(Q0)
     D1, D2 = _operators(p.t)
     X0 = Q0[:, p.iq].copy()
     X = X0.copy()
 
     def residuals(Xc: NDArray[np.float64]) -> NDArray[np.float64]:
         V, A = D1 @ Xc, D2 @ Xc
-        return np.stack([_frame(p, Xc[f], V[f], A[f], f, nq) for f in range(F)])
+        return np.stack([_frame(p, Xc[f], V[f], A[f], f, nq)[0] for f in range(F)])
 
     def cost(Xc: NDArray[np.float64], r: NDArray[np.float64]) -> float:
         return float(np.sum(((Xc - X0) / sigma) ** 2) + np.sum((r / RHO) ** 2))
 
     r = residuals(X)
-    c, history = cost(X, r), []
+    c, history, lam = cost(X, r), [cost(X, r)], 1e-6
     W = np.tile(1 / sigma ** 2, F)
-    for _ in range(GN_ITER):
-        V, A = D1 @ X, D2 @ X
-        rows = []
-        for f in range(F):
-            r_f, Jq, Jv, Ja = _jacobians(p, X, V, A, f, nq)
-            Jf = np.kron(D1[f][None, :], Jv) + np.kron(D2[f][None, :], Ja)
-            Jf[:, f * n:(f + 1) * n] += Jq
-            rows.append(Jf)
-        J = np.concatenate(rows) / RHO
+    for _ in range(MAX_ITER):
+        J = _normal(p, X, D1, D2, nq)
         H = J.T @ J + np.diag(W)
         g = J.T @ (r.ravel() / RHO) + W * (X - X0).ravel()
-        step = -np.linalg.solve(H, g).reshape(F, n)
-        for _ in range(20):
-            Xn = X + step
-            rn = residuals(Xn)
-            cn = cost(Xn, rn)
+        d = np.diag(H).copy()
+        for _try in range(12):
+            step = -np.linalg.solve(H + lam * np.diag(d), g).reshape(X.shape)
+            rn = residuals(X + step)
+            cn = cost(X + step, rn)
             if cn < c:
+                lam = max(lam / 4, 1e-9)
                 break
-            step = step / 2
+            lam *= 8
         else:
             break
         gain = (c - cn) / c
-        X, r, c = Xn, rn, cn
+        X, r, c = X + step, rn, cn
         history.append(c)
-        if gain < 1e-6:
+        if gain < STOP_GAIN:
             break
     Q = np.zeros_like(Q0)
     Q[:, p.iq] = X
     if p.held is not None:
         for q in Q:
             p.held.hold(q)
-    return Q, {"gauss_newton_costs": history, "tracking_sigma": sigma.tolist(),
-               "residual_scale": RHO}
+    return Q, {"costs": history, "tracking_sigma": sigma.tolist(), "residual_scale": RHO}
 
 
 def masses(spec: FixtureSpec) -> dict[str, float]:
