@@ -244,6 +244,28 @@ def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float
     return Q, {"costs": history, "tracking_sigma": sigma.tolist(), "residual_scale": RHO}
 
 
+def moved_mass(spec: FixtureSpec, joint: str) -> float:
+    """[kg] the mass a joint's coordinate moves: its child body and every body below it."""
+    child = next(j.child for j in spec.joints if j.name == joint)
+    mass = {b.name: b.mass for b in spec.bodies}
+    total, todo = 0.0, [child]
+    while todo:
+        b = todo.pop()
+        total += mass.get(b, 0.0)
+        todo += [j.child for j in spec.joints if j.parent == b]
+    return total
+
+
+def tracking_sigma(spec: FixtureSpec, names: list[str], rotational: NDArray[np.bool_],
+                   scale: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(n,) [rad | m, canonical]: σ_c = σ₀ √(m_c / m_root), σ₀ = 1° | 1 cm and m_c the mass
+    the coordinate moves: a light segment (a toe, a foot) is held closer to the IK than the
+    root, so that its accelerations cannot stand in for the whole body's."""
+    top = max(moved_mass(spec, n) for n in names)
+    base = np.where(rotational, SIGMA_ROT, SIGMA_TRANS) * scale
+    return base * np.sqrt([moved_mass(spec, n) / top for n in names])
+
+
 def masses(spec: FixtureSpec) -> dict[str, float]:
     """{body: mass [kg]} of the bodies with mass."""
     return {b.name: b.mass for b in spec.bodies if b.mass > 0}

@@ -2,7 +2,7 @@
 inverse kinematics with the joint limits held, then inverse dynamics with the measured
 external loads, of any OpenSim model whose coordinates are one-dof; beside them, OpenSim's
 own InverseKinematicsTool and InverseDynamicsTool run live on the same model, markers,
-weights, kinematics and loads.
+weights, kinematics and loads; then the residual reduction (harness/track/reduce.py).
 
 Dimensions: F frames of the window, K tracked markers, n OpenSim coordinates (the canonical
 model's one-dof joints less the followers of couplings), nq = nv canonical coordinates.
@@ -10,8 +10,8 @@ Units: s, m (markers; mm in the summary's names), rad | m, N | N·m; summary key
 their units in their names.
 
 Exit codes: 2 for bad input (one line naming the file, nothing written); 1 when any check
-is not met or not run (residual reduction and the engines' replay are not part of this
-command yet, so a finished run exits 1 and says so); 0 only when every check is met.
+is not met or not run (the engines' replay is not part of this command yet, so a finished
+run exits 1 and says so); 0 only when every check is met.
 """
 from __future__ import annotations
 
@@ -507,7 +507,7 @@ def residual_reduction(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     ri = np.array([coords.names.index(n) for n in root])
     p = reduce.Problem(adapter, held, coords.iq, coords.iv, ri, coords.rotational[ri], t,
                        loads)
-    sigma = np.where(coords.rotational, reduce.SIGMA_ROT, reduce.SIGMA_TRANS) * coords.scale
+    sigma = reduce.tracking_sigma(inp.spec, coords.names, coords.rotational, coords.scale)
     w0 = time.perf_counter()
     red = reduce.reduce(p, inp.spec, Q_id, reduce.com_body_of(inp.spec), sigma)
     rmse, mx = marker_errors(red.adapter, labels, red.Q, Y)
