@@ -21,11 +21,12 @@ six of a gait model; Rt translational, Rr rotational). Units: s, kg, m, rad | m,
    where τ_root,f is the ID of the natural quintic spline through the frames (the ID's own
    scheme, so the residual minimised is the one the ID computes on the written
    kinematics): V = D₁X, A = D₂X with D₁, D₂ (F, F) the spline's derivative operators.
-   σ_c = 1° for a rotational coordinate, 1 cm for a translation; ρ = 0.1 N | 0.1 N·m
-   (the residuals penalised 100 times a degree). Gauss-Newton: ∂τ_f/∂X_g =
+   σ_c = σ₀ √(m_c / m_root), σ₀ = 1° for a rotational coordinate, 1 cm for a translation,
+   m_c the mass the coordinate moves (``tracking_sigma``); ρ = 0.1 N | 0.1 N·m (the
+   residuals penalised heavily). Levenberg–Marquardt: ∂τ_f/∂X_g =
    Jq_f δ_fg + Jv_f D₁[f, g] + Ja_f D₂[f, g], with Jq, Jv by central differences and Ja
-   by one-sided (τ is linear in the accelerations), on the normal equations; a step
-   halved until the cost falls.
+   by one-sided (τ is linear in the accelerations), on the normal equations; stopped
+   when an iteration gains less than ``STOP_GAIN`` of the cost, or after ``MAX_ITER``.
 """
 from __future__ import annotations
 
@@ -312,7 +313,7 @@ def com_body_of(spec: FixtureSpec) -> str:
 
 def norms(tau: NDArray[np.float64], rot: NDArray[np.bool_]) -> dict[str, float]:
     """Mean and peak over frames of the norms of the root's forces [N] and moments [N·m]
-    (tau (F, R)), and their signed means per coordinate (RRA's averages)."""
+    (tau (F, R))."""
     f, m = np.linalg.norm(tau[:, ~rot], axis=1), np.linalg.norm(tau[:, rot], axis=1)
     return {"residual_force_mean_N": float(np.mean(f)), "residual_force_peak_N": float(np.max(f)),
             "residual_moment_mean_Nm": float(np.mean(m)),
