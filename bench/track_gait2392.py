@@ -25,6 +25,7 @@ bench/track_gait2392.txt beside this file with --write).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -86,6 +87,88 @@ def replay_lines(s, say):
                if g["records"]["not_passed"] else ""))
 
 
+def _reduction(say, s, label):
+    r = s["residual_reduction"]
+    say(f"  {label}: residual force mean {s['residual_force_mean_before_N']:.1f} → "
+        f"{s['residual_force_mean_N']:.3f} N (peak {s['residual_force_peak_before_N']:.1f} → "
+        f"{s['residual_force_peak_N']:.3f}); moment mean {s['residual_moment_mean_before_Nm']:.1f}"
+        f" → {s['residual_moment_mean_Nm']:.3f} N·m (peak {s['residual_moment_peak_before_Nm']:.1f}"
+        f" → {s['residual_moment_peak_Nm']:.3f}); marker RMSE {s['marker_rmse_mm']:.2f} → "
+        f"{r['marker_rmse_mm']:.2f} mm; wall {r['wall_s']:.1f} s")
+    say(f"    mass change {r['mass_change_kg']:+.3f} kg (scale {r['mass_scale']:.5f} of "
+        f"{r['mass_total_before_kg']:.2f} kg), {len(r['costs']) - 1} iterations; "
+        f"{r['com_body']} mass centre shift "
+        + " ".join(f"{1000 * x:+.1f}" for x in r["com_shift_m"]) + " mm; mean moments "
+        + " ".join(f"{x:+.2f}" for x in r["mean_moments_before_com_Nm"]) + " → "
+        + " ".join(f"{x:+.2f}" for x in r["mean_moments_after_com_Nm"]) + " N·m")
+    say("    signed mean residuals after: " + ", ".join(
+        f"{k} {v:+.4f}" for k, v in r["residual_signed_mean"].items()))
+    verdict = {True: "met", False: "NOT met", None: "not run"}
+    say("    " + "; ".join(f"{c['name']}: {c['value']:.4g} ({c['target']}) {verdict[c['ok']]}"
+                          for c in s["checks"] if "reduction" in c["name"]))
+
+
+def rra_section(say, s, f6, work):
+    """Our reduction beside OpenSim's RRA (the pipeline's stored results, t = 0.5–2.0 s)."""
+    say("Residual reduction (RRA-like), whole trial:")
+    _reduction(say, s, "unfiltered IK")
+    _reduction(say, f6, "--lowpass-hz 6 (RRA's own cut-off)")
+    avg = (DATA / "subject01_walk1_RRA_avgResiduals.txt").read_text().split("\n")
+    say("  OpenSim's RRA (stored, t = 0.5–2.0 s), its averages (signed means): "
+        + ", ".join(x.replace(" average =", "").strip() for x in avg if "average" in x))
+    act = read_table(str(DATA / "subject01_walk1_RRA_Actuation_force.sto"))
+    Fr = np.stack([act.column(c, "RRA") for c in ("FX", "FY", "FZ")], 1)
+    Mr = np.stack([act.column(c, "RRA") for c in ("MX", "MY", "MZ")], 1)
+    nf, nm = np.linalg.norm(Fr, axis=1), np.linalg.norm(Mr, axis=1)
+    say(f"    its residual actuators' mean norm: force {np.mean(nf):.2f} N (peak "
+        f"{np.max(nf):.2f}), moment {np.mean(nm):.2f} N·m (peak {np.max(nm):.2f})")
+    spec, _ = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
+    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "bench_rra"))
+    held = Held.of(adapter.layout, spec.couplings)
+    coords = Coordinates(adapter, spec, {})
+    mk = read_trc(str(TRC))
+    w = ik_weights(str(SETUP))
+    labels = [m for m in mk.labels if m in w]
+    rows_t = np.flatnonzero((mk.t >= 0.5 - 1e-9) & (mk.t <= 1.999 + 1e-9))
+    Y = mk.xyz[rows_t][:, [mk.labels.index(m) for m in labels]]
+    rra_q = read_table(str(DATA / "subject01_walk1_RRA_Kinematics_q.mot"))  # degrees (header)
+    X = np.stack([np.interp(mk.t[rows_t], rra_q.t, rra_q.column(n, "RRA"))
+                  for n in coords.names], 1)
+    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
+    r_rra, m_rra = marker_errors(adapter, labels, coords.to_canonical(
+        X, coords.names, adapter.nq, held), Y)
+    say(f"    the marker RMSE of RRA's kinematics (scored as ours, t = 0.5–2.0 s at the "
+        f".trc frames): {1000 * r_rra:.2f} mm, largest {1000 * m_rra:.2f} mm")
+    text = (DATA / "subject01_simbody_adjusted.osim").read_text()
+    orig = MODEL.read_text()
+    pat = r'<Body name="torso">.*?<mass_center>([^<]*)</mass_center>'
+    c1 = np.array(re.search(pat, text, re.S).group(1).split(), float)
+    c0 = np.array(re.search(pat, orig, re.S).group(1).split(), float)
+    say("    its torso mass-centre shift " + " ".join(f"{1000 * x:+.1f}" for x in c1 - c0)
+        + " mm (its adjusted model; its masses unchanged: RRA recommends a mass change, "
+        "it does not apply it)")
+    rra = read_table(str(DATA / "subject01_walk1_RRA_Kinematics_q.mot"))  # degrees (header)
+    ik = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    for label, run in (("unfiltered", "walk1"), ("6 Hz", "walk1_6hz")):
+        ours_q = read_table(str(work / run / "rra_q.sto"))
+        ours_ik = read_table(str(work / run / "ik.mot"))
+        keep = ours_q.t <= rra.t[-1] + 1e-9
+        tt = ours_q.t[keep]
+        rows = []
+        for n in ours_q.columns:
+            rot = n not in ("pelvis_tx", "pelvis_ty", "pelvis_tz")
+            f = (lambda x: np.degrees(x)) if rot else (lambda x: 1000 * x)
+            g = (lambda x: x) if rot else (lambda x: 1000 * x)
+            d_ours = f(ours_q.column(n, "rra_q")[keep]) - g(ours_ik.column(n, "ik")[keep])
+            d_rra = g(np.interp(tt, rra.t, rra.column(n, "RRA"))
+                      - np.interp(tt, ik.t, ik.column(n, "ik")))
+            rows.append(f"{n} {np.sqrt(np.mean(d_ours ** 2)):.2f}/{np.max(np.abs(d_ours)):.2f}"
+                        f" vs {np.sqrt(np.mean(d_rra ** 2)):.2f}/{np.max(np.abs(d_rra)):.2f}")
+        say(f"  kinematic change from the IK, RMS/max [deg | mm], ours ({label}, rra_q − ik.mot)"
+            f" vs RRA's (RRA_Kinematics_q − the stored IK), t = {tt[0]:.3f}–{tt[-1]:.3f} s:")
+        say("    " + "; ".join(rows))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=None)
@@ -116,9 +199,10 @@ def main(argv=None):
                                                  osim["ik_rms_deg"].items()))
     say(f"  ID against OpenSim's InverseDynamicsTool (same q, same derivative scheme, same "
         f"loads): {s['id_vs_opensim_rel']:.2e} relative (target ≤ 1e-6)")
-    say(f"  residuals (pelvis generalized forces): force mean {s['residual_force_mean_N']:.1f} "
-        f"N, peak {s['residual_force_peak_N']:.1f} N; moment mean "
-        f"{s['residual_moment_mean_Nm']:.1f} N·m, peak {s['residual_moment_peak_Nm']:.1f} N·m")
+    say(f"  residuals before the reduction (pelvis generalized forces): force mean "
+        f"{s['residual_force_mean_before_N']:.1f} N, peak {s['residual_force_peak_before_N']:.1f}"
+        f" N; moment mean {s['residual_moment_mean_before_Nm']:.1f} N·m, peak "
+        f"{s['residual_moment_peak_before_Nm']:.1f} N·m")
     say(f"  wall: our IK + ID {s['fit_wall_s']:.2f} s; OpenSim's IK tool {osim['ik_wall_s']:.2f}"
         f" s, ID tool {osim['id_wall_s']:.2f} s")
     replay_lines(s, say)
@@ -127,14 +211,18 @@ def main(argv=None):
                    lowpass_hz=6.0).summary
     say(f"  with --lowpass-hz 6 (the pipeline's ID cut-off, both sides fed the filtered q): "
         f"ID against OpenSim's {f6['id_vs_opensim_rel']:.2e} relative; residual force mean "
-        f"{f6['residual_force_mean_N']:.1f} N, peak {f6['residual_force_peak_N']:.1f} N; "
-        f"moment mean {f6['residual_moment_mean_Nm']:.1f} N·m, peak "
-        f"{f6['residual_moment_peak_Nm']:.1f} N·m")
+        f"{f6['residual_force_mean_before_N']:.1f} N, peak "
+        f"{f6['residual_force_peak_before_N']:.1f} N; moment mean "
+        f"{f6['residual_moment_mean_before_Nm']:.1f} N·m, peak "
+        f"{f6['residual_moment_peak_before_Nm']:.1f} N·m (before the reduction)")
     replay_lines(f6, say)
     tw = api.track(MODEL, TRC, out=work / "walk1_test_window", loads_path=LOADS, start=0.5,
                    end=0.8, lowpass_hz=6.0)
     say(f"  the tests' window t = 0.5–0.8 s with --lowpass-hz 6: exit code {tw.exit_code}")
     replay_lines(tw.summary, say)
+
+    say()
+    rra_section(say, s, f6, work)
 
     spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
     adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "bench_track"))

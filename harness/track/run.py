@@ -2,7 +2,7 @@
 inverse kinematics with the joint limits held, then inverse dynamics with the measured
 external loads, of any OpenSim model whose coordinates are one-dof; beside them, OpenSim's
 own InverseKinematicsTool and InverseDynamicsTool run live on the same model, markers,
-weights, kinematics and loads.
+weights, kinematics and loads; then the residual reduction (harness/track/reduce.py).
 
 Dimensions: F frames of the window, K tracked markers, n OpenSim coordinates (the canonical
 model's one-dof joints less the followers of couplings), nq = nv canonical coordinates.
@@ -13,8 +13,8 @@ Then the tracked motion is replayed open loop in every available double-precisio
 segment by segment (harness/track/replay.py).
 
 Exit codes: 2 for bad input (one line naming the file, nothing written); 1 when any check
-is not met or not run (residual reduction is not part of this command yet, so a finished
-run exits 1 and says so); 0 only when every check is met.
+is not met or not run (a check that cannot run on the inputs, e.g. the residual reduction
+of a model attached to the ground, is said so); 0 only when every check is met.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ from harness.model import registry
 from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
-from harness.track import dynamics
+from harness.track import dynamics, reduce
 from harness.track import replay as track_replay
 from harness.track.report import render
 
@@ -60,11 +60,10 @@ CONTACT_LABEL = "measured"
 # the engine(s) whose own IK and ID tools run beside ours (the engines table's role)
 TOOLS = registry.for_role("motion_tools")
 NOT_RUN = {
-    "residual_reduction": "residual reduction (an RRA-like adjustment of the mass centre "
-                          "and the kinematics) is not part of this command yet",
     "engines_replayed": track_replay.NOT_RUN_NO_ENGINE,  # said only when it is so
 }
-FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET}
+FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET,
+                   "rra_q.sto", "rra_id.sto"}
                   | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
 
 
@@ -472,6 +471,12 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     summary, checks = summarise(inp, adapter, coords, t, rmse, mx, tau, side, fit_wall,
                                 list(command_line), rep)
     summary["kinematics_lowpass_hz"] = lowpass_hz
+    say("residual reduction")
+    rra_files, rra_checks = residual_reduction(inp, adapter, coords, held, t, Q_id, loads,
+                                               labels, Y, summary)
+    files_extra = rra_files
+    checks[-1:-1] = rra_checks
+    summary["checks"][-1:-1] = rra_checks
     code = 0 if all(c["ok"] is True for c in checks) else 1
     summary["exit_code"] = code
     files: dict[str, bytes | SameAs] = {
@@ -480,12 +485,66 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
                              _degrees(coords, coords.to_osim(res.q)), True).encode(),
         "id.sto": table_text("id", t, summary["id_columns"], tau, False).encode()}
     files.update(side.get("files", {}))
+    files.update(files_extra)
     files[figures.ASSET] = figures.plotly_asset()  # the report's charts load it from here
     files["index.html"] = render(summary, checks, code, t, coords.names,
                                  coords.to_osim(res.q), side.get("q"), tau,
                                  side.get("tau"), side.get("id_columns"), series).encode()
     path = write_folder_atomic(out, files, OUTPUT)
     return TrackOutcome(path, summary, checks, code, path / "index.html")
+
+
+def residual_reduction(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
+                       held: ik.Held | None, t: NDArray[np.float64], Q_id: NDArray[np.float64],
+                       loads: dynamics.AppliedLoads | None, labels: list[str],
+                       Y: NDArray[np.float64], summary: dict[str, Any]
+                       ) -> tuple[dict[str, bytes | SameAs], list[dict[str, Any]]]:
+    """The RRA-like reduction (harness/track/reduce.py) from the ID's kinematics Q_id: the
+    summary updated in place (the residual keys become those after it; those before keep
+    ``_before`` names), its files and checks; "not run" with the reason on a model with no
+    residual."""
+    name = "residual reduction (RRA-like)"
+    if summary["residual_force_mean_N"] is None:
+        why = summary["residual_force_reason"]
+        summary["residual_reduction"] = None
+        summary["not_run"]["residual_reduction"] = why
+        return {}, [_check(name, None, "run", None, why)]
+    root = root_coordinates(inp.spec)
+    ri = np.array([coords.names.index(n) for n in root])
+    p = reduce.Problem(adapter, held, coords.iq, coords.iv, ri, coords.rotational[ri], t,
+                       loads)
+    sigma = reduce.tracking_sigma(inp.spec, coords.names, coords.rotational, coords.scale)
+    w0 = time.perf_counter()
+    red = reduce.reduce(p, inp.spec, Q_id, reduce.com_body_of(inp.spec), sigma)
+    rmse, mx = marker_errors(red.adapter, labels, red.Q, Y)
+    tau_root = red.tau * coords.scale[ri]
+    for k, unit in (("force_mean", "N"), ("force_peak", "N"), ("moment_mean", "Nm"),
+                    ("moment_peak", "Nm")):
+        summary[f"residual_{k}_before_{unit}"] = summary[f"residual_{k}_{unit}"]
+    summary.update(reduce.norms(tau_root, p.rot))
+    summary["residual_reduction"] = {
+        **red.figures, "wall_s": time.perf_counter() - w0,
+        "residual_signed_mean": dict(zip(root, map(float, np.mean(tau_root, axis=0)))),
+        "kinematic_changes": reduce.changes(coords.names, coords.rotational, coords.scale,
+                                            coords.iq, Q_id, red.Q),
+        "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
+        "kinematics_file": "rra_q.sto", "generalized_forces_file": "rra_id.sto"}
+    tau_all = dynamics.inverse_dynamics(red.adapter, held, t, red.Q, loads)
+    tau_all = tau_all[:, coords.iv] * coords.scale
+    files: dict[str, bytes | SameAs] = {
+        "rra_q.sto": table_text("rra_q", t, coords.names, coords.to_osim(red.Q),
+                                False).encode(),
+        "rra_id.sto": table_text("rra_id", t, summary["id_columns"], tau_all, False).encode()}
+    checks = []
+    for what, key, tol in (("residual force after reduction, mean [N]",
+                            "residual_force_mean_N", "rra_force_mean_N"),
+                           ("residual moment after reduction, mean [N·m]",
+                            "residual_moment_mean_Nm", "rra_moment_mean_Nm"),
+                           ("marker RMSE after reduction [mm]", None, "rra_marker_rmse_mm")):
+        lim = lookup("track", tol).atol
+        v = summary[key] if key else 1000 * rmse
+        checks.append(_check(what, v, f"≤ {lim:g}", v <= lim))
+    return files, checks
 
 
 def _degrees(coords: Coordinates, X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -547,9 +606,7 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         s.update({ik_key: None, id_key: None, "reference_tool": side})
         checks += [_check(n, None, "OpenSim's tools", None, side["reason"]) for n in
                    ("IK against OpenSim's IK", "ID against OpenSim's ID")]
-    checks += [_check("residual reduction (RRA-like)", None, "run", None,
-                      NOT_RUN["residual_reduction"]),
-               track_replay.check(rep) if rep.get("available") else
+    checks += [track_replay.check(rep) if rep.get("available") else
                _check("replay in every engine", None, "run", None, rep["reason"])]
     s["checks"] = [{k: (v if not (isinstance(v, float) and not math.isfinite(v)) else None)
                     for k, v in c.items()} for c in checks]
