@@ -186,6 +186,7 @@ def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str
     its column labels (``<coordinate>_moment`` N·m, ``<coordinate>_force`` N), "tau"
     (F, n), "file" (the .sto it wrote), "settings" (str)}."""
     BINDING.require()
+    coordinates_path, coupled = _with_dependents(model_path, coordinates_path, out_dir)
     tool = opensim.InverseDynamicsTool()
     tool.setName("opensim")
     tool.setModelFileName(str(model_path))
@@ -208,7 +209,62 @@ def run_inverse_dynamics(model_path: str, coordinates_path: str, loads_path: str
     labels = list(table.getColumnLabels())
     tau = np.stack([np.asarray(table.getDependentColumn(n).to_numpy(), float)
                     for n in labels], axis=1)
+    settings = ("InverseDynamicsTool, no low-pass filter (coordinates splined as given: "
+                "GCVSpline of degree 5, no smoothing), muscles excluded")
+    for dep, ind, slope in coupled:
+        d = [i for i, n in enumerate(labels) if n in (f"{dep}_moment", f"{dep}_force")]
+        k = [i for i, n in enumerate(labels) if n in (f"{ind}_moment", f"{ind}_force")]
+        if d and k:
+            tau[:, k[0]] += slope * tau[:, d[0]]
+            settings += (f"; {labels[d[0]]} (a CoordinateCouplerConstraint's dependent, "
+                         f"which the tool does not project) added to {labels[k[0]]} times "
+                         "the coupling's slope")
     return {"t": np.asarray(table.getIndependentColumn(), float), "labels": labels,
             "tau": tau, "file": os.path.join(out_dir, "opensim_id.sto"),
-            "settings": "InverseDynamicsTool, no low-pass filter (coordinates splined as "
-                        "given: GCVSpline of degree 5, no smoothing), muscles excluded"}
+            "settings": settings}
+
+
+def _with_dependents(model_path: str, coordinates_path: str, out_dir: str
+                     ) -> tuple[str, list[tuple[str, str, np.ndarray]]]:
+    """(the coordinates file to give the ID tool, [(dependent, independent, slope (F,))]).
+
+    The InverseDynamicsTool sets a coordinate its file lacks to its default value and
+    solves ignoring the constraints: the dependent coordinate of an enforced
+    one-independent CoordinateCouplerConstraint would stand still. Each such dependent
+    missing from the file is written beside the others, scale × f(independent) [rad | m],
+    and its slope scale × f'(independent) returned, so its generalized force can be
+    carried onto the independent coordinate as the constraint would."""
+    model = _model(model_path, clamp=False)
+    table = opensim.TimeSeriesTable(str(coordinates_path))
+    have = set(table.getColumnLabels())
+    in_deg = table.getTableMetaDataAsString("inDegrees") == "yes" \
+        if table.hasTableMetaDataKey("inDegrees") else False
+    cs, out = model.getCoordinateSet(), []
+    cons = model.getConstraintSet()
+    for i in range(cons.getSize()):
+        cc = opensim.CoordinateCouplerConstraint.safeDownCast(cons.get(i))
+        if cc is None or not cons.get(i).get_isEnforced():
+            continue
+        ind_names = cc.getIndependentCoordinateNames()
+        dep = cc.getDependentCoordinateName()
+        if ind_names.getSize() != 1 or dep in have or ind_names.get(0) not in have:
+            continue
+        ind = ind_names.get(0)
+        x = np.asarray(table.getDependentColumn(ind).to_numpy(), float)
+        rot = cs.get(ind).getMotionType() == opensim.Coordinate.Rotational
+        x = np.radians(x) if (rot and in_deg) else x
+        fn = cc.getFunction()
+        s = float(opensim.PropertyHelper.getValueDouble(cc.getPropertyByName("scale_factor")))
+        y = np.array([s * fn.calcValue(opensim.Vector(1, float(v))) for v in x])
+        order = opensim.StdVectorInt()
+        order.push_back(0)
+        slope = np.array([s * fn.calcDerivative(order, opensim.Vector(1, float(v)))
+                          for v in x])
+        dep_rot = cs.get(dep).getMotionType() == opensim.Coordinate.Rotational
+        table.appendColumn(dep, opensim.Vector(np.degrees(y) if (dep_rot and in_deg) else y))
+        out.append((dep, ind, slope))
+    if not out:
+        return coordinates_path, out
+    path = os.path.join(out_dir, "coordinates_with_dependents.sto")
+    opensim.STOFileAdapter.write(table, path)
+    return path, out

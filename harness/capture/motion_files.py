@@ -50,6 +50,18 @@ class Markers:
     rate_hz: float
 
 
+def _trc_header(keys_line: str, values_line: str) -> dict[str, str]:
+    """{name: value} of a .trc's second and third lines. Fields are tab-separated; some
+    writers pad them with empty fields (``100.0<tab><tab>100.0``) or spaces: when the
+    non-empty names and values are as many, they pair in order (OpenSim's reader drops
+    the empty fields), else field by field."""
+    keys, vals = keys_line.split("\t"), values_line.split("\t")
+    k2, v2 = [k.strip() for k in keys if k.strip()], [v.strip() for v in vals if v.strip()]
+    if len(k2) == len(v2):
+        return dict(zip(k2, v2))
+    return {k.strip(): v.strip() for k, v in zip(keys, vals)}
+
+
 def read_trc(path: str) -> Markers:
     """The .trc at ``path`` (OpenSim's PathFileType 4 layout: a header row of names and
     values, a row of marker labels, a row of X1 Y1 Z1 …, then Frame#, Time, 3 values per
@@ -57,8 +69,7 @@ def read_trc(path: str) -> Markers:
     lines = _text(path, "a .trc marker file").splitlines()
     if len(lines) < 6 or not lines[0].startswith("PathFileType"):
         raise BadInput(path, "not a .trc marker file (no PathFileType header line)")
-    keys, vals = lines[1].split("\t"), lines[2].split("\t")
-    head = {k.strip(): v.strip() for k, v in zip(keys, vals)}
+    head = _trc_header(lines[1], lines[2])
     units = head.get("Units", "mm")
     scale = {"mm": 1e-3, "m": 1.0, "cm": 1e-2}.get(units)
     if scale is None:

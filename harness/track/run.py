@@ -160,6 +160,20 @@ def ik_coordinate_tasks(setup_path: str) -> dict[str, tuple[float, str, float]]:
     return out
 
 
+def ik_time_range(setup_path: str) -> tuple[float, float] | None:
+    """The IK setup's ``<time_range>`` (first, last) [s], or None when it has none."""
+    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
+    m = re.search(r"<time_range>([^<]*)</time_range>", text)
+    if m is None or not m.group(1).strip():
+        return None
+    try:
+        lo, hi = (float(x) for x in m.group(1).split())
+    except ValueError:
+        raise BadInput(setup_path, f"<time_range> {m.group(1).strip()!r} is not two "
+                       "numbers") from None
+    return lo, hi
+
+
 def _defaults(notes: Sequence[str]) -> dict[str, float]:
     """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
     out = {}
@@ -204,6 +218,8 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
     ctasks: dict[str, tuple[float, str, float]] = {}
     if setup is not None:
         weights = ik_weights(setup)
+        window = ik_time_range(setup) if start is None and end is None else None
+        start, end = window if window is not None else (start, end)  # the setup's window
         ctasks = ik_coordinate_tasks(setup)
         moving = {j.name for j in spec.moving_joints()}
         for name in ctasks:
