@@ -208,7 +208,16 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
     loads = None
     if loads_path is not None:
         forces, _, loads = read_external_loads(loads_path)
-    spec, notes = load_osim_with_notes(model_path, ranges_as_limits=True)
+    try:
+        spec, notes = load_osim_with_notes(model_path, ranges_as_limits=True)
+    except BadInput as e:  # track has no --repair-inertia: OpenSim's tools read the file as is
+        hint = e.problem.find("; --repair-inertia")
+        if hint < 0:
+            raise
+        raise BadInput(e.where, e.problem[:hint] + "; track compares with OpenSim's tools on "
+                       "the file as written, so the inertia is to be corrected in the file "
+                       "(harness parity --osim … --repair-inertia compares a repaired copy)"
+                       ) from None
     bad = [j.name for j in spec.moving_joints() if j.type not in ("revolute", "prismatic")]
     if bad or spec.floating:
         raise BadInput(model_path, "track needs one-dof coordinates; "
@@ -399,8 +408,9 @@ def tool_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
     tools = registry.adapter_class(name)
     try:
         return _run_tools(tools, name, inp, adapter, coords, held, t, Q, Q_id, tau, tmp)
-    except RuntimeError as e:  # a tool that fails: said in the summary and the report
-        return {"engine": name, "available": False, "reason": f"{name}'s tools failed: {e}"}
+    except Exception as e:  # a tool that fails, however: said in the summary and the report
+        return {"engine": name, "available": False,
+                "reason": f"{name}'s tools failed: {type(e).__name__}: {e}"}
 
 
 def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,

@@ -312,7 +312,8 @@ def _loads(tmp_path, body):
 
 
 @pytest.mark.parametrize("case", ["missing_model", "garbage_trc", "marker_not_in_model",
-                                  "loads_body_not_in_model", "loads_datafile_missing"])
+                                  "loads_body_not_in_model", "loads_datafile_missing",
+                                  "nonphysical_inertia"])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, case):
     marks = ["r_acromion", "r_humerus_epicondyle"]
     model, trc, extra = ARM, _trc(tmp_path / "m.trc", marks), []
@@ -325,6 +326,14 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, case):
     elif case == "marker_not_in_model":
         trc = _trc(tmp_path / "m.trc", [*marks, "Nose"])
         named, what = trc, "marker Nose is not a marker of"
+    elif case == "nonphysical_inertia":  # Ixx > Iyy + Izz: no mass distribution has it
+        text = ARM.read_text()
+        good = "<inertia>0.01481 0.0045510000000000004 0.013193 0 0 0</inertia>"
+        assert text.count(good) == 1
+        model = tmp_path / "arm.osim"
+        model.write_text(text.replace(good, "<inertia>0.04 0.0045 0.013 0 0 0</inertia>"))
+        # track has no --repair-inertia (OpenSim's tools read the file as written)
+        named, what = model, r"r_humerus.*corrected in the file(?!.*replaces)"
     elif case == "loads_body_not_in_model":
         named = _loads(tmp_path, "calcn_r")
         extra, what = ["--loads", named], "applied_to_body calcn_r is not a body of"
