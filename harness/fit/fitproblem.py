@@ -13,9 +13,10 @@ states), ``report_context`` reads them back.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from harness.model.registry import named_module
 
 # fit.json's schema id and version (harness/fit/bundle.py), every problem's document
 SCHEMA = "harness-fit"
@@ -35,7 +36,7 @@ class Deferred:
 
     def get(self) -> Any:
         """The named object, its module imported now if it was not."""
-        return getattr(importlib.import_module(self.module), self.name)
+        return getattr(named_module(self.module), self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.get()(*self.args, *args, **kwargs)
