@@ -239,12 +239,9 @@ def compare_each(rows: Sequence[tuple[Any, ...]]) -> list[Record | Exception]:
             pairs[i] = (a, b)
             groups.setdefault(a.shape, []).append(i)
     for shape, idx in groups.items():
-        A = np.stack([pairs[i][0] for i in idx]).reshape(len(idx), shape[0], -1)
-        B = np.stack([pairs[i][1] for i in idx]).reshape(len(idx), shape[0], -1)
         atol = np.array([rows[i][8].atol for i in idx], dtype=float)[:, None]
         rtol = np.array([rows[i][8].rtol for i in idx], dtype=float)[:, None]
-        err = np.abs(A - B).max(axis=2)
-        sa, sb = np.abs(A).max(axis=2), np.abs(B).max(axis=2)
+        err, sa, sb = _sample_maxima([pairs[i] for i in idx], shape)
         scale = np.maximum(sa, sb)  # NaN where a value is NaN, inf where one is inf
         lane = np.isfinite(scale).all(axis=1)  # finite rows: measure's formulas, stacked
         bound = atol + rtol * scale
@@ -272,6 +269,34 @@ def compare_each(rows: Sequence[tuple[Any, ...]]) -> list[Record | Exception]:
             except (ValueError, IndexError, TypeError) as e:
                 out[i] = e
     return out  # type: ignore[return-value]  # every entry set just above
+
+
+# arrays of at least this many values are measured a row at a time (a stack of them would
+# copy megabytes; numpy's cost per call is then small beside the work)
+_ROW_AT_A_TIME = 1 << 14
+
+
+def _sample_maxima(pairs: list[tuple[NDArray[np.float64], NDArray[np.float64]]],
+                   shape: tuple[int, ...]) -> tuple[NDArray[np.float64], ...]:
+    """(max |a − b|, max |a|, max |b|) over each sample's values, each (n, S), of n pairs
+    of arrays of ``shape`` (S, ...): ``measure``'s maxima of each pair, exactly (the same
+    elementwise operations; a maximum does not round). Small arrays are stacked and
+    measured at once; large ones a pair at a time, through one scratch array."""
+    n, S = len(pairs), shape[0]
+    if math.prod(shape) < _ROW_AT_A_TIME:
+        A = np.stack([a for a, _ in pairs]).reshape(n, S, -1)  # copies: changed in place
+        B = np.stack([b for _, b in pairs]).reshape(n, S, -1)
+        D = np.subtract(A, B)
+        return (np.abs(D, out=D).max(axis=2), np.abs(A, out=A).max(axis=2),
+                np.abs(B, out=B).max(axis=2))
+    err, sa, sb = np.empty((n, S)), np.empty((n, S)), np.empty((n, S))
+    scratch = np.empty((S, math.prod(shape[1:])))
+    for j, (a, b) in enumerate(pairs):
+        a2, b2 = a.reshape(S, -1), b.reshape(S, -1)  # the bundle's arrays: only read
+        np.abs(np.subtract(a2, b2, out=scratch), out=scratch).max(axis=1, out=err[j])
+        np.abs(a2, out=scratch).max(axis=1, out=sa[j])
+        np.abs(b2, out=scratch).max(axis=1, out=sb[j])
+    return err, sa, sb
 
 
 # a recompute pass's values derived from a bundle's arrays (``recompute_pass``), else None

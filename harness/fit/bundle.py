@@ -30,9 +30,10 @@ from harness.core.errors import BadInput
 from harness.core.io import OutputKind, npz_bytes, write_folder_atomic
 from harness.core.strict import MAX_NPZ_FILE_BYTES, npz_arrays, read_json, read_regular
 from harness.core.version import __version__
-from harness.fit import catalog, resolution
+from harness.fit import catalog
 from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 from harness.fit.observed_events import parse_events
+from harness.fit.study_grid import request as study_request
 
 
 def _recognise(path: Path):
@@ -41,7 +42,7 @@ def _recognise(path: Path):
     doc = read_json(path)
     prob = catalog.find(doc.get("problem")) if isinstance(doc, dict) else None
     if prob is None \
-            or set(doc) - {"study"} not in prob.key_sets \
+            or set(doc) - {"study"} not in prob.fields() \
             or doc["schema"] != SCHEMA \
             or doc["schema_version"] != SCHEMA_VERSION:
         raise BadInput(str(path), f"not a {SCHEMA} v{SCHEMA_VERSION} document")
@@ -72,14 +73,14 @@ def run(problem: str, method: str = "midpoint", n: int | None = None, seed: int 
         solver: str | None = None) -> dict:
     """Run the fit problem called ``problem`` (harness/fit/catalog.py) and return
     {"json": dict, "arrays": dict}. Checked first, whatever the problem: ``study`` (with
-    ``grid`` {axis: CLI text | None}, harness/fit/resolution.py ``request``) must be one
+    ``grid`` {axis: CLI text | None}, harness/fit/study_grid.py ``request``) must be one
     the problem offers, ``method`` one of its ``methods``, and ``events`` (``--event``
     texts, harness/fit/observed_events.py) must parse and name the problem's events,
     ``solver`` (None: the problem's default) one of its ``solvers``; the problem's ``run``
     checks the rest."""
 
     offering = tuple(p.name for p in catalog.problems() if study in p.studies)
-    study_grid = resolution.request(problem, study, grid, offering)  # before any fit
+    study_grid = study_request(problem, study, grid, offering)  # before any fit
     prob = catalog.get(problem)
     if method not in prob.methods:
         owners = [p.name for p in catalog.problems() if method in p.methods]

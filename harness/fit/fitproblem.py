@@ -1,5 +1,7 @@
-"""What a problem of `harness fit` is: one ``FitProblem`` (this module), declared in the
-problem's own module and listed once in harness/fit/catalog.py. The CLI's choices and
+"""What a problem of `harness fit` is: one ``FitProblem`` (this module), declared once in
+harness/fit/catalog.py (its name, options and help, and its code named by module, as
+``Deferred``: the problem's module and solvers are imported when the problem runs, is read
+back or rendered, not when the CLI lists the problems). The CLI's choices and
 help, the fit bundle's writer and reader (harness/fit/bundle.py), the report
 (harness/report/fit.py) and the CLI's summary line all iterate that list; none of them
 names a problem. (Not harness/fit/trajectory.py's ``FitProblem``, the spline fit's
@@ -12,11 +14,32 @@ states), ``report_context`` reads them back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
+
+from harness.model.registry import named_module
 
 # fit.json's schema id and version (harness/fit/bundle.py), every problem's document
 SCHEMA = "harness-fit"
 SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """``name`` in the module ``module`` (a problem's module, harness/fit/problem_*.py),
+    looked up when first used: ``get()`` the object; calling it calls that function with
+    ``args`` first, then the call's own arguments (e.g. ``Deferred(M, "run",
+    ("pendulum",))(req)`` is ``M.run("pendulum", req)``)."""
+
+    module: str
+    name: str
+    args: tuple = ()
+
+    def get(self) -> Any:
+        """The named object, its module imported now if it was not."""
+        return getattr(named_module(self.module), self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.get()(*self.args, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -47,7 +70,8 @@ class FitProblem:
     * ``run(FitRequest)`` → {"json": fit.json document, "arrays": arrays.npz}; BadInput
       (naming the option) for an option that does not apply, before anything runs;
     * ``key_sets``: the field sets of the fit.json documents it writes, and wrote before
-      (a bundle is read back only with one of them, ``study`` aside);
+      (a bundle is read back only with one of them, ``study`` aside), or a ``Deferred``
+      naming them (``fields()`` gives them either way);
     * ``template`` (harness/report/templates) and ``report_context(doc, arrays)`` → the
       template's context besides ``fit`` (the document), ``css`` and ``scripts``;
     * ``summary(doc, bundle)`` → (the CLI's JSON summary fields besides bundle, report,
@@ -64,7 +88,7 @@ class FitProblem:
     name: str
     help: str
     run: Callable
-    key_sets: tuple
+    key_sets: tuple | Deferred
     template: str
     report_context: Callable
     summary: Callable
@@ -73,3 +97,8 @@ class FitProblem:
     studies: tuple = ()
     event_kind: str = ""
     solvers: tuple = ()
+
+    def fields(self) -> tuple:
+        """``key_sets``, looked up in the problem's module when declared there."""
+        k = self.key_sets
+        return k.get() if isinstance(k, Deferred) else k

@@ -3,7 +3,8 @@ bouncing ball's restitution under candidate first-impact times, each candidate f
 closed form (harness/fit/bounce.py) and weighted by its Laplace evidence; with
 ``--method phases`` also the phase-aligned fit (harness/fit/phases.py) started from the
 largest-weight candidate; the selected schedule replayed in every engine
-(harness/fit/bounce_replay.py). The ``FitProblem`` is ``PROBLEM``.
+(harness/fit/bounce_replay.py). Its ``FitProblem`` is declared in harness/fit/catalog.py
+(``run``, ``BOUNCE_KEY_SETS``, ``report_context``, ``summary`` of this module).
 
 fit.json (``BOUNCE_KEYS``, ``BOUNCE_PHASES_KEYS`` with ``--method phases``, each with
 ``replay``): candidate schedules with their log evidence and weights, the restitution [–]
@@ -41,7 +42,7 @@ from harness.core.tolerances import lookup
 from harness.fit import bounce, bounce_events
 from harness.fit import charts as C
 from harness.fit.bounce_replay import replay
-from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 from harness.fit.observed_events import conflict_lines
 from harness.fit.schedules import EventObservation
 
@@ -502,11 +503,3 @@ def summary(d: dict, out: str | Path) -> tuple:
     if "event_observations" in d:
         fields["event_observations"] = d["event_observations"]
     return fields, [*lines, *conflicts], 0 if ok else 1
-
-
-PROBLEM = FitProblem(
-    "bounce", "a bouncing ball's restitution under candidate first-impact times", run,
-    BOUNCE_KEY_SETS, "fit_bounce.html.j2", report_context, summary,
-    methods=("midpoint", BOUNCE_PHASES), event_kind=bounce_events.KIND,
-    method_help="'phases' fits every impact time as a parameter by multiple shooting "
-                "whose phases end at the impacts, started from the best candidate")

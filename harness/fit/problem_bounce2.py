@@ -1,8 +1,9 @@
 """The two-ball bounce problem of `harness fit` (``--problem bounce2``; docs/schedules.md
 "Two balls: the order of their first impacts"): two balls on one plane, each fitted under
 its own candidate schedules (harness/fit/bounce.py), and the order of their first
-impacts (A first or B first) weighed by evidence (harness/fit/bounce_order.py). The
-``FitProblem`` is ``PROBLEM``.
+impacts (A first or B first) weighed by evidence (harness/fit/bounce_order.py). Its
+``FitProblem`` is declared in harness/fit/catalog.py (this module's ``run``, ``KEY_SETS``,
+``report_context``, ``summary``).
 
 fit.json (``KEYS``): ``order`` (the order of largest weight, its weight, the truth),
 ``schedules`` (one row per order: log evidence, weight, the order's MAP onsets [s] and
@@ -33,11 +34,12 @@ from harness.core.tolerances import lookup
 from harness.fit import bounce as B
 from harness.fit import bounce_order as O
 from harness.fit import charts as C
-from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 
 KEYS = frozenset({"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
                   "order", "schedules", "balls", "restitution", "energy", "converged",
                   "solver", "command_line", "created", "provenance"})
+KEY_SETS = (KEYS,)  # its FitProblem's (harness/fit/catalog.py)
 
 
 def _value_se(value: float, var: float) -> dict:
@@ -222,9 +224,3 @@ def report_context(doc: dict, arrays: dict) -> dict:
     return {"plots": {"states": F.grid(figs, 420),
                       "residuals": F.grid(C.residual_figures(
                           t, np.asarray(arrays["e"], float), names), 420)}}
-
-
-PROBLEM = FitProblem(
-    "bounce2", "two balls on one plane: the order of their first impacts (and each "
-               "ball's impact count) weighed by evidence", run, (KEYS,),
-    "fit_bounce2.html.j2", report_context, summary)

@@ -3,7 +3,8 @@ from harness/fit/problems.py, one direct-collocation solve by IPOPT
 (harness/fit/collocation.py), the DOP853 shooting check of the result
 (harness/fit/validate.py), and, for the pendulum, the optional knot density and weight
 study (``--study resolution``, harness/fit/resolution.py). Two ``FitProblem``
-(harness/fit/fitproblem.py): ``PENDULUM`` and ``BALANCE``.
+(harness/fit/fitproblem.py), ``pendulum`` and ``balance``, declared in
+harness/fit/catalog.py: ``run(name, req)``, ``KEY_SETS``, ``report_context``, ``summary``.
 
 fit.json (``FIT_KEYS``): problem, method, N, seed, settings (h, σ, x0 or body, p0 …),
 process_noise, ipopt (status, message, iterations, solve and setup wall times [s], tol,
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import sys
 import time
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -40,12 +40,12 @@ from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.core.strict import MAX_PENDULUM_P0, bounded
 from harness.core.tolerances import lookup
-from harness.fit import METHODS, kkt_uncertainty, resolution
 from harness.fit import charts as C
+from harness.fit import kkt_uncertainty, resolution
 from harness.fit import problems as P
 from harness.fit.collocation import SPEED_OPTIONS
 from harness.fit.collocation_sqp import SqpNotConverged
-from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitProblem, FitRequest
+from harness.fit.fitproblem import SCHEMA, SCHEMA_VERSION, FitRequest
 from harness.fit.validate import shooting_check
 from harness.model.prepared import prepare_fixture
 from harness.model.registry import ENGINES, adapter_class, probe
@@ -470,13 +470,3 @@ def summary(d: dict, out: str | Path) -> tuple:
                              "NOT identified by the data: " + "; ".join(sp["reasons"])))
         return fields, lines, 0 if d["converged"] and d["study"]["converged"] else 1
     return fields, lines, 0 if d["converged"] else 1
-
-
-PENDULUM = FitProblem(
-    "pendulum", "damped pendulum, identify p [1/s²]", partial(run, "pendulum"), KEY_SETS,
-    "fit_section.html.j2", report_context, summary, methods=METHODS,
-    studies=("resolution",), solvers=("sqp", "ipopt"))
-BALANCE = FitProblem(
-    "balance", "the balance problem", partial(run, "balance"), KEY_SETS,
-    "fit_section.html.j2", report_context, summary, methods=METHODS,
-    solvers=("sqp", "ipopt"))

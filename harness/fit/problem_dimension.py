@@ -1,8 +1,9 @@
 """The dimension problem of `harness fit` (``--problem dimension``; docs/dimension.md):
 candidate chains (d* − 1, d*, d* + 1 hinges) compared on held-out whole trials, and on
 held-out frames of one trial as a second opinion (harness/fit/dimension.py
-``run_bundle``), on the d* chain and on a variant with a bent distal link. The
-``FitProblem`` is ``PROBLEM``.
+``run_bundle``), on the d* chain and on a variant with a bent distal link. Its
+``FitProblem`` is declared in harness/fit/catalog.py (this module's ``run``, ``KEY_SETS``,
+``report_context``, ``summary``).
 
 fit.json (``DIMENSION_KEYS``): the candidates' held-out log-likelihoods [nats] with their
 uncertainty, the selection, stability and absorption check (``dimension``, and
@@ -22,12 +23,13 @@ import numpy as np
 from harness.core import figures as F
 from harness.core.errors import BadInput
 from harness.fit import dimension
-from harness.fit.fitproblem import FitProblem, FitRequest
+from harness.fit.fitproblem import FitRequest
 
 # the dimension problem's fit.json (candidate chains compared on held-out frames)
 DIMENSION_KEYS = {"schema", "schema_version", "problem", "N", "seed", "settings", "truth",
                   "dimension", "variant", "converged", "engine", "wall_s", "command_line",
                   "created", "provenance"}
+KEY_SETS = (DIMENSION_KEYS,)  # its FitProblem's (harness/fit/catalog.py)
 
 
 def run(req: FitRequest) -> dict:
@@ -108,8 +110,3 @@ def summary(d: dict, out: str | Path) -> tuple:
         line += (f"; held-out whole trials select {dm['trials']['selected']} (bent link: "
                  f"{va['trials']['selected']}); held-out frames are the second opinion")
     return fields, [line], 0 if d["converged"] else 1
-
-
-PROBLEM = FitProblem(
-    "dimension", "choose a chain's number of joints on held-out trials", run,
-    (DIMENSION_KEYS,), "fit_dimension.html.j2", report_context, summary)

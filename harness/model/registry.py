@@ -82,7 +82,8 @@ def unregister(name: str) -> None:
 
 def named_module(name: str) -> ModuleType:
     """The module whose name is data (an engine's adapter or binding, a sweep named on the
-    command line, the scoring module a sweep.json names), imported by name: the one place
+    command line, the scoring module a sweep.json names, a fit problem's module that
+    harness/fit/catalog.py declares), imported by name: the one place
     that does so, so that what the harness can import is visible here."""
     return importlib.import_module(name)
 

@@ -39,10 +39,14 @@ VERDICT_ORDER = ("error", "failed", "unconverged", "not_scored", "passed", "info
 CONSENSUS = "consensus"
 
 
+# the characters a record id keeps in its anchor (compiled once: a page makes thousands)
+_NOT_IN_ANCHOR = re.compile(r"[^A-Za-z0-9_.:-]")
+
+
 def record_anchor(record_id: str) -> str:
     """The HTML id of a record's row in the report's record tables (a ladder cell links to
     the row that decided it)."""
-    return "rec-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", record_id)
+    return "rec-" + _NOT_IN_ANCHOR.sub("_", record_id)
 
 
 def _rank(r: Record) -> tuple[int, float]:
@@ -98,13 +102,14 @@ def ladder(records: Sequence[Record], fixtures: Iterable[str], engines: Sequence
             by_pair: dict[tuple[str, str], list[Record]] = {}
             for r in recs:
                 by_pair.setdefault((r.engine_a, r.engine_b), []).append(r)
+            solo = [r for r in recs if r.engine_b == ""]
             cells = []
             for c in cols:
                 a, b = c.split("~")
                 mine = list(by_pair.get((a, b), []))
                 # an engine-only row (not provided / error) shows in every pair with it
-                mine += [r for r in recs if r.engine_b == "" and r.engine_a in (a, b)
-                         and a != "declared"]
+                if a != "declared":
+                    mine += [r for r in solo if r.engine_a in (a, b)]
                 cells.append(cell(mine) if mine else None)
             rows.append({"fixture": fx, "stage": st, "cells": cells})
     # drop columns that are empty everywhere
@@ -162,9 +167,10 @@ def against_reference(recs: Sequence[Record], engines: Sequence[str]
     ref = _consensus(pairs, engines)
     for e in engines:
         if ref is not None and e != ref:
-            with_ref = {r.fixture for a, b, r in pairs if {a, b} == {e, ref}}
-            named[e] += [r for a, b, r in pairs if e in (a, b)
-                         and ({a, b} == {e, ref} or r.fixture not in with_ref)]
+            mine = [(a, b, r) for a, b, r in pairs if e in (a, b)]
+            # (e ≠ ref: a pair of e's is the pair {e, ref} when ref is in it)
+            with_ref = {r.fixture for a, b, r in mine if ref in (a, b)}
+            named[e] += [r for a, b, r in mine if ref in (a, b) or r.fixture not in with_ref]
     return named, refs, ref
 
 

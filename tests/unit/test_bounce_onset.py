@@ -93,7 +93,7 @@ def test_energy_gaining_reset_flagged(tmp_path):
     assert doc["energy"]["gains_energy"] and doc["restitution"]["value"] > 1.0
     assert doc["energy"]["checks"][0]["kinetic_energy_ratio"] == pytest.approx(
         doc["restitution"]["value"] ** 2, rel=1e-15)
-    fields, lines, code = PB.PROBLEM.summary(doc, tmp_path)
+    fields, lines, code = PB.summary(doc, tmp_path)
     assert code == 1 and any("gains energy" in line for line in lines)
     page = fit_report.render(doc, res["arrays"])
     flag = page.split('id="energy-flag"', 1)[1].split("</p>", 1)[0]

@@ -13,22 +13,21 @@ import pytest
 
 from harness import api, cli
 from harness.core.errors import BadInput
-from harness.fit import bundle, catalog
-from harness.fit import problem_collocation as PC
+from harness.fit import METHODS, bounce_events, bundle, catalog, problem_bounce
 
 NAME = "scratch_pendulum"
 
 
 def _run(req):
-    res = PC.PENDULUM.run(req)
+    res = catalog.get("pendulum").run(req)
     res["json"]["problem"] = NAME
     return res
 
 
 @pytest.fixture
 def scratch():
-    prob = dataclasses.replace(PC.PENDULUM, name=NAME, help="the pendulum under another name",
-                               run=_run, studies=())
+    prob = dataclasses.replace(catalog.get("pendulum"), name=NAME,
+                               help="the pendulum under another name", run=_run, studies=())
     catalog.register(prob)
     try:
         yield prob
@@ -87,3 +86,16 @@ def test_a_method_of_another_problem_is_refused_naming_it(tmp_path):
     with pytest.raises(BadInput, match="unknown method 'rk4'"):
         api.fit("balance", out=tmp_path / "x", method="rk4")
     assert not (tmp_path / "x").exists()
+
+
+def test_declarations_agree_with_their_modules():
+    # the catalog declares each problem's options without importing its module: what it
+    # declares is what the module itself uses
+    bounce = catalog.get("bounce")
+    assert bounce.methods == ("midpoint", problem_bounce.BOUNCE_PHASES)
+    assert bounce.event_kind == bounce_events.KIND
+    assert catalog.get("pendulum").methods == catalog.get("balance").methods == METHODS
+    for p in catalog.problems():  # every declared name exists in its module
+        assert p.fields() and all(isinstance(k, (set, frozenset)) for k in p.fields())
+        for code in (p.run, p.report_context, p.summary):
+            assert callable(code.get())

@@ -12,6 +12,7 @@ import pytest
 from harness.core.errors import BadInput
 from harness.core.tolerances import lookup
 from harness.fit import resolution as R
+from harness.fit import study_grid as G
 
 SIGMA = 0.05
 
@@ -180,15 +181,15 @@ def test_choice_beats_both_extremes():
 ])
 def test_bad_requests(args, flag):
     with pytest.raises(BadInput) as e:
-        R.request(*args)
+        G.request(*args)
     assert flag in str(e.value)
 
 
 def test_request_grid():
-    g = R.request("pendulum", "resolution", {"knot_frames": "8,2,2", "w_smooth": "1e-4"})
+    g = G.request("pendulum", "resolution", {"knot_frames": "8,2,2", "w_smooth": "1e-4"})
     assert g["knot_frames"] == (2, 8) and g["w_smooth"] == (1e-4,)
-    assert g["w_effort"] == R.DEFAULT_GRID["w_effort"]
-    assert R.request("pendulum", None, {"w_smooth": None}) is None
+    assert g["w_effort"] == G.DEFAULT_GRID["w_effort"]
+    assert G.request("pendulum", None, {"w_smooth": None}) is None
 
 
 # the unforced pendulum (u_true = 0) with the control weighted as small: there the data
