@@ -7,6 +7,7 @@ mm for translational ones and for markers, N and N·m for generalized forces.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -116,7 +117,8 @@ def render(summary: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], code
     head = banner.for_track(checks, code, scope, prov)
     tool = summary["reference_tool"]
     return ENV.get_template("track.html.j2").render(
-        banner=head, title=f"Track: {summary['model']}", s=summary, checks=checks, tool=tool,
+        banner=head, title=f"Track: {os.path.basename(summary['model'])}", s=summary,
+        checks=checks, tool=tool,
         id_rel=summary.get(f"id_vs_{tool['engine']}_rel"),
         ik_charts=Markup(charts(t, names, Q, Q_osim, rot, tool["engine"], ("deg", "mm"),
                                 (180 / np.pi, 1000.0), "coordinate")),
