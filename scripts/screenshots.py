@@ -66,12 +66,18 @@ def make(work: Path, kind: str) -> Path:
     elif kind == "swing":
         harness("swing", ROOT / "data" / "swing" / "driver.c3d", "--quick", "--out", out,
                 "--quiet")
+    elif kind == "track":
+        walk = ROOT / "data" / "opensim_models" / "gait2392_walk1"
+        harness("track", walk / "subject01_simbody.osim", walk / "subject01_walk1.trc",
+                "--loads", walk / "subject01_walk1_grf.xml", "--start", "0.5", "--end", "1.0",
+                "--lowpass-hz", "6", "--out", out, "--quiet")
     else:
         raise SystemExit(f"unknown kind {kind!r}")
     return out / "index.html"
 
 
-KINDS = ("parity", "qualify", "diagnose", "replay", "fit", "sweep", "survey", "swing")
+KINDS = ("parity", "qualify", "diagnose", "replay", "fit", "sweep", "survey", "swing",
+         "track")
 
 
 def small(path: Path) -> None:
