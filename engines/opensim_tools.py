@@ -256,9 +256,10 @@ def _with_dependents(model_path: str, coordinates_path: str, out_dir: str
         fn = cc.getFunction()
         s = float(opensim.PropertyHelper.getValueDouble(cc.getPropertyByName("scale_factor")))
         y = np.array([s * fn.calcValue(opensim.Vector(1, float(v))) for v in x])
-        order = opensim.StdVectorInt()
-        order.push_back(0)
-        slope = np.array([s * fn.calcDerivative(order, opensim.Vector(1, float(v)))
+        # the derivative order as a Python list, never an opensim.StdVectorInt: OpenSim and
+        # ezc3d register SWIG's std::vector<int> under one name, and building one breaks
+        # the other module's in the same process (a list is converted without the proxy)
+        slope = np.array([s * fn.calcDerivative([0], opensim.Vector(1, float(v)))
                           for v in x])
         dep_rot = cs.get(dep).getMotionType() == opensim.Coordinate.Rotational
         table.appendColumn(dep, opensim.Vector(np.degrees(y) if (dep_rot and in_deg) else y))

@@ -123,7 +123,11 @@ def test_the_fit_recovers_the_impulse_of_a_truth_through_the_impact(quick_swing)
     assert np.abs(q[1] - q[0]).max() <= lookup("swing", "position_continuity").atol
     r = gt.recover(adapter, tr, SwingSettings(joint_limits=False))
     im, tol = r["impulse"], lookup("swing", "impulse_recovery").atol
-    assert im["resolved_dims"] == 2 and im["resolved_share"] > 0.9, im
+    # the directions the head moves in under an impulse: two across the shaft, and along
+    # it as well when the arms' configuration at the impact lets the head move there (a
+    # tenth of the largest mobility: harness/swing/groundtruth.py); the errors below are
+    # scored over every resolved direction
+    assert im["resolved_dims"] >= 2 and im["resolved_share"] > 0.9, im
     assert im["resolved_error_rel"] <= tol and im["magnitude_error_rel"] <= tol, im
     # the split along the mobility directions (most mobile first) adds up to the vector
     # error, and its leading entries to the resolved one

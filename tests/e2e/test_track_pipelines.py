@@ -90,3 +90,46 @@ def test_the_ik_setups_time_range_and_a_bad_one(tmp_path):
     assert p.returncode == 2 and not out.exists(), p.stdout + p.stderr
     err = [x for x in p.stderr.splitlines() if x.startswith("harness: error:")]
     assert len(err) == 1 and str(bad) in err[0] and "time_range" in err[0], p.stderr
+
+
+_C3D_AROUND_THE_ID_TOOL = r"""
+import sys
+from pathlib import Path
+
+import ezc3d
+import numpy as np
+
+from tests.e2e.test_track_pipelines import (
+    test_coupler_dependent_given_to_the_id_tool_and_projected as id_with_dependents,
+)
+
+
+def write_c3d(path):
+    c = ezc3d.c3d()
+    c["parameters"]["POINT"]["RATE"]["value"] = [100]
+    c["parameters"]["POINT"]["LABELS"]["value"] = ["a"]
+    c["data"]["points"] = np.zeros((4, 1, 5))
+    c.write(str(path))
+
+
+tmp = Path(sys.argv[1])
+write_c3d(tmp / "before.c3d")
+id_with_dependents(tmp)
+write_c3d(tmp / "after.c3d")
+print("ok")
+"""
+
+
+def test_the_id_tools_dependents_leave_c3d_writes_working(tmp_path):
+    """OpenSim and ezc3d register SWIG's std::vector<int> under one name: code that built
+    an opensim.StdVectorInt (a coupling's derivative) in a process that also writes C3D
+    broke one or the other (a TypeError in OpenSim's calcDerivative, measured in the
+    suite). In one interpreter, in this order: a C3D written, OpenSim's ID tool with a
+    coupled coordinate's column and its slope, a C3D written again."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", _C3D_AROUND_THE_ID_TOOL, str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
+    assert (tmp_path / "after.c3d").stat().st_size > 0
