@@ -432,7 +432,9 @@ def cmd_track(args: argparse.Namespace) -> int:
         if c["ok"] is None:
             print(f"  {word[None]} {c['name']}: {c['why']}")
         else:
-            print(f"  {word[c['ok']]} {c['name']}: {c['value']:.4g} (target {c['target']})")
+            value = "no value" if c["value"] is None else f"{c['value']:.4g}"
+            why = f" ({c['why']})" if c["ok"] is False and c.get("why") else ""
+            print(f"  {word[c['ok']]} {c['name']}: {value} (target {c['target']}){why}")
     print(f"report: {o.report}")
     return o.exit_code
 

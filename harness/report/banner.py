@@ -281,6 +281,11 @@ def for_survey(doc: Mapping[str, Any], answer: Mapping[str, Any]) -> Banner:
 
 
 # ----- track -------------------------------------------------------------------------------
+def _value(v: Any) -> str:
+    """A check's value in 4 significant digits; "no value" when it has none (None)."""
+    return "no value" if v is None else f"{v:.4g}"
+
+
 def for_track(rows: Sequence[Mapping[str, Any]], exit_code: int, scope: str,
               prov: Mapping[str, Any]) -> Banner:
     """The banner of a `harness track` page: ``rows`` its checks ({name, value, target, ok
@@ -294,9 +299,10 @@ def for_track(rows: Sequence[Mapping[str, Any]], exit_code: int, scope: str,
     else:
         words = (f"checks not met or not run: {len(bad)} not met, {len(not_run)} not run, "
                  f"{len(met)} met")
-    parts = ([f"not met: {r['name']}: {r['value']:.4g} (target {r['target']})" for r in bad]
+    parts = ([f"not met: {r['name']}: {_value(r['value'])} (target {r['target']})"
+              + (f" ({r['why']})" if r.get("why") else "") for r in bad]
              + [f"not run: {r['name']} ({r['why']})" for r in not_run])
     worst = "; ".join(parts) if parts else "; ".join(
-        f"{r['name']}: {r['value']:.4g} (target {r['target']})" for r in met)
+        f"{r['name']}: {_value(r['value'])} (target {r['target']})" for r in met)
     return Banner(exit_code, words, worst, scope, _cmd(prov["command_line"]),
                   str(prov["harness_version"]), str(prov["git_commit"]))

@@ -124,18 +124,29 @@ def horizon(model: PreparedModel, tr: Tracked, engines: Sequence[str],
             say: Callable[[str], None]) -> tuple[float, dict[str, float]]:
     """(H [s], {engine: its window [s]}): the whole window replayed in horizon mode in
     every engine; H the shortest window (the whole window when no engine's twin left the
-    band). An engine whose run raised has no window."""
-    cand = _candidate(model, tr, 0, tr.t.size - 1, "the whole window, horizon mode")
-    case = Case("whole", cand, "horizon", METHOD, native=False)
-    res = replay_stage.run([case], engines, progress=say)
-    run = replay_stage.harness_run(case)
-    win = {}
-    for e in engines:
-        if array_key("whole", run, e, "x") in res.arrays:
-            n = window_length(res.arrays, "whole", run, e)
-            win[e] = float(tr.t[n - 1] - tr.t[0])
-    full = float(tr.t[-1] - tr.t[0])
-    return (min(win.values()) if win else full), win
+    band). An engine whose run raised (a replay that diverged to non-finite states) has
+    no window; when every engine's run raised, the horizon is measured again over the
+    first half of the window, and so on down to one frame interval (H is then at most
+    the span replayed: a bound from below of the horizon, never the whole window)."""
+    last = tr.t.size - 1
+    while True:
+        span = f"the first {tr.t[last] - tr.t[0]:.4f} s" if last < tr.t.size - 1 else \
+            "the whole window"
+        cand = _candidate(model, tr, 0, last, f"{span}, horizon mode")
+        case = Case("whole", cand, "horizon", METHOD, native=False)
+        res = replay_stage.run([case], engines, progress=say)
+        run = replay_stage.harness_run(case)
+        win = {}
+        for e in engines:
+            if array_key("whole", run, e, "x") in res.arrays:
+                n = window_length(res.arrays, "whole", run, e)
+                win[e] = float(tr.t[n - 1] - tr.t[0])
+        if win or last <= 1:
+            break
+        say(f"replay: every engine's horizon run over {span} raised; measured again over "
+            "its first half")
+        last = max(1, last // 2)
+    return (min(win.values()) if win else float(tr.t[last] - tr.t[0])), win
 
 
 def _deviation(X: _F, T: _F, iq: NDArray[np.int_], scale: _F, rotational: NDArray[np.bool_],
