@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.23"
+TABLE_VERSION = "2027.01.24"
+# 2027.01.24: no existing atol or rtol changed. New: track/tool_frame_times (the frames
+#   OpenSim's IK tool returns against the window's, a check that was written inline).
 # 2027.01.23: 2027.01.18 and 2027.01.19 merged (no number changed).
 # 2027.01.19: no existing atol or rtol changed. New: track/replay_vs_tracked (`harness
 #   track`'s replay of the tracked motion in every engine, per segment, against the tracked q).
@@ -559,6 +561,10 @@ TABLE.update({
         "of the force table, as OpenSim's ExternalForce). Exact algorithms either side: the "
         "difference is round-off of the splines and dynamics; 1e-6 fails a missing load, a "
         "wrong point, frame or coupling."),
+    ("track", "tool_frame_times"): Tolerance(1e-6, 0.0, "s: the times of the frames the "
+        "tools engine's IK returns against the window's .trc times; both come from the same "
+        ".trc (written to 1 ms or finer), so a difference over a microsecond means the tool "
+        "solved other frames (its result is then not compared: the tools are 'not run')."),
     ("track", "replay_vs_tracked"): Tolerance(1e-4, 0.0, "rad | m, per segment: the "
         "largest deviation of an engine's open-loop replay of `harness track`'s motion (our "
         "ID's generalized forces plus the measured loads at 8 Chebyshev–Lobatto knots per "

@@ -424,7 +424,8 @@ def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
                                          float(t[0]), float(t[-1]), tmp,
                                          coordinate_tasks=inp.coordinate_tasks)
     ik_wall = time.perf_counter() - w0
-    if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > 1e-6:
+    if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > lookup("track",
+                                                                    "tool_frame_times").atol:
         raise RuntimeError("its IK returned other frames than the window's")
     Qo = coords.to_canonical(r["q"], r["names"], adapter.nq, held)
     Y = inp.markers.xyz[inp.frames][:, [inp.markers.labels.index(lab) for lab in labels]]

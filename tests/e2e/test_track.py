@@ -89,6 +89,22 @@ def test_summary_keys_units_and_exit_code(walk):
     assert s["residual_moment_peak_before_Nm"] == np.max(np.linalg.norm(M, axis=1))
 
 
+def _stored_ik(name, rows):
+    """The walking model in Pinocchio and the pipeline's stored IK result (OutputReference)
+    over ``rows``: (spec, import notes, adapter, held couplings, coordinates, t [s],
+    X (F, n) OpenSim coordinates [rad | m], Q (F, nq) canonical)."""
+    spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
+    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, name))
+    held = Held.of(adapter.layout, spec.couplings)
+    coords = Coordinates(adapter, spec, {})
+    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
+    t = ref.t[rows]
+    X = np.stack([ref.column(n, "ik.mot") for n in coords.names], axis=1)[rows]
+    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
+    return spec, notes, adapter, held, coords, t, X, coords.to_canonical(
+        X, coords.names, adapter.nq, held)
+
+
 def _pelvis(tab):
     """(F (F, 3) [N], M (F, 3) [N·m]): the pelvis's generalized forces of an ID table."""
     F = np.stack([tab.column(f"pelvis_t{a}_force", "id") for a in "xyz"], axis=1)
@@ -161,16 +177,7 @@ def test_reduction_recovers_a_known_mass_centre_and_mass(case):
     that makes B's residuals zero at every frame of the stored IK kinematics. The
     reduction of the original model A under those loads recovers the offset (its
     horizontal components) or the mass scale."""
-    spec, _ = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
-    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "rra_a"))
-    held = Held.of(adapter.layout, spec.couplings)
-    coords = Coordinates(adapter, spec, {})
-    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
-    rows = slice(60, 79)
-    t = ref.t[rows]
-    X = np.stack([ref.column(n, "ik.mot") for n in coords.names], axis=1)[rows]
-    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
-    Q = coords.to_canonical(X, coords.names, adapter.nq, held)
+    spec, _, adapter, held, coords, t, X, Q = _stored_ik("rra_a", slice(60, 79))
     forces, _, table = read_external_loads(str(LOADS))
     delta = np.array([0.03, 0.0, -0.025])
     if case == "com":
@@ -250,16 +257,7 @@ def test_id_on_the_reference_kinematics_against_opensims_id(tmp_path):
     """The standard pipeline's own IK result (OutputReference) as the kinematics, 12 frames:
     our ID (Pinocchio) and OpenSim's InverseDynamicsTool on the same coordinates and loads.
     Without the loads ours is far off: the comparison sees them."""
-    spec, notes = load_osim_with_notes(str(MODEL), ranges_as_limits=True)
-    adapter = registry.adapter_class("pinocchio")(PreparedModel(spec, "track_test"))
-    held = Held.of(adapter.layout, spec.couplings)
-    coords = Coordinates(adapter, spec, {})
-    ref = read_table(str(DATA / "subject01_walk1_ik.mot"))
-    rows = slice(60, 72)
-    t = ref.t[rows]
-    X = np.stack([ref.column(n, "ik.mot") for n in coords.names], axis=1)[rows]
-    X[:, coords.rotational] = np.radians(X[:, coords.rotational])
-    Q = coords.to_canonical(X, coords.names, adapter.nq, held)
+    spec, notes, adapter, held, coords, t, X, Q = _stored_ik("track_test", slice(60, 72))
     q_file = tmp_path / "q.sto"
     q_file.write_text(table_text("q", t, coords.names, coords.to_osim(Q), False))
     tools = registry.adapter_class(registry.providing("motion_id_tool")[0])
