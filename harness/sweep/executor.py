@@ -34,7 +34,9 @@ server preloads run_case's module, so a restarted worker starts in ~tens of ms w
 re-importing engines); cases are handed out one at a time over a pipe; the parent waits
 on every worker's pipe and process sentinel. A worker that dies mid-case is recorded as
 ``crashed`` with its exit status and replaced; one whose case raised or timed out is
-replaced too; one that dies before it reported ready is a start failure of the sweep
+replaced too; one that dies before it reported ready never received its case: it is
+replaced and the case handed to the new process (counted in ``worker_start_failures``);
+when a replacement dies before ready too, the sweep stops with a start failure
 (RuntimeError), never blamed on a case. ProcessPoolExecutor is not used: one worker crash
 breaks the whole pool (BrokenProcessPool).
 
@@ -78,6 +80,7 @@ BACKENDS = ("local", "dask")
 TIMEOUT_TOPIC = "harness-sweep-timeout"
 DEFAULT_TIMEOUT_S = 600.0
 LOCAL_RESTART_LIMIT = 1000  # worker restarts per sweep before giving up (a broken setup)
+START_ATTEMPTS = 2  # consecutive worker starts that die before ready: a broken setup
 
 
 # ----- cases and results ----------------------------------------------------------------
@@ -360,6 +363,8 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
     pending = list(range(len(cases)))[::-1]   # pop() hands out cases in grid order
     slots = [_Slot(ctx, run_case) for _ in range(n)]
     restarts = 0
+    start_failures = 0   # workers that died before they reported ready (the sweep's total)
+    failed_starts = 0    # the same, since a worker last reported ready
 
     def hand_out(slot: _Slot) -> None:
         if pending:
@@ -368,9 +373,15 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
                 slot = replace(slot)
             try:
                 slot.parent.send((i, cases[i]))
-            except OSError:  # the worker exited between cases: replace it, not a crash
-                slot = replace(slot)
-                slot.parent.send((i, cases[i]))
+            except OSError:
+                # the worker exited: between cases (it had been ready), replaced, not a
+                # crash; else the wait loop finds it dead before ready, a start failure
+                if slot.ready:
+                    slot = replace(slot)
+                    try:
+                        slot.parent.send((i, cases[i]))
+                    except OSError:
+                        pass
             slot.job, slot.t_start = i, time.monotonic()
             slot.used += 1
         else:
@@ -404,6 +415,7 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
                         msg = s.parent.recv()
                         if msg[0] == "ready":
                             s.ready = True
+                            failed_starts = 0
                         else:
                             result = msg
                 except (EOFError, OSError):
@@ -422,6 +434,13 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
                 elif not s.proc.is_alive():
                     s.proc.join(5)
                     if not s.ready:
+                        # every message was read above, so it never reached its case
+                        start_failures += 1
+                        failed_starts += 1
+                        if failed_starts < START_ATTEMPTS:
+                            pending.append(s.job)   # handed out again, first
+                            hand_out(replace(s))
+                            continue
                         raise RuntimeError(
                             f"sweep: a worker process failed to start "
                             f"({_exit_reason(s.proc.exitcode)}); if run_case lives in a "
@@ -445,7 +464,8 @@ def _run_local(run_case, cases, workers, timeout_s, tracker, iso=frozenset()) ->
             if s.proc.is_alive():
                 s.kill()
     return {"name": "local", "workers": n, "start_method": method,
-            "worker_restarts": restarts, "scheduler": None}
+            "worker_restarts": restarts, "worker_start_failures": start_failures,
+            "scheduler": None}
 
 
 # ----- dask backend ---------------------------------------------------------------------

@@ -195,6 +195,23 @@ def test_a_worker_is_never_reused_after_a_failure_of_any_kind(tmp_path):
             assert by_id[5]["reason"].startswith("raised MemoryError: std::bad_alloc")
 
 
+def test_a_worker_that_dies_before_it_is_ready_is_replaced_once(tmp_path):
+    """One worker (so the count is not raced): a process that dies before it reported
+    ready never received its case, so the case goes to a new process and every case
+    runs; two such deaths in a row are a broken setup, the sweep's start failure."""
+    import os
+
+    flag = tmp_path / "flag"
+    cases = _failing_grid(tmp_path)
+    flag.write_text(f"{os.getpid()} 1")
+    r = run_sweep(sc.DiesBeforeReady(str(flag)), cases, workers=1)
+    assert [x["status"] for x in r.rows] == ["ok"] * len(cases)
+    assert r.backend["worker_start_failures"] == 1 and flag.read_text().split()[1] == "0"
+    flag.write_text(f"{os.getpid()} 2")
+    with pytest.raises(RuntimeError, match="failed to start .*SIGSEGV"):
+        run_sweep(sc.DiesBeforeReady(str(flag)), cases, workers=1)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_expected_crash_whichever_way_it_fails(variant, tmp_path, capsys, mode):
     """--include-crash with a crash case that fails by ``mode``: exit 0, recorded as the

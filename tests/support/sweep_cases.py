@@ -17,8 +17,9 @@ MemoryError("std::bad_alloc"), which is how a C++ std::bad_alloc reaches Python 
 pybind11), ``exit`` (os._exit(3)) — after writing "process-id clock" to ``pid_dir``/case_id;
 other cases return {"pid", "t_ns"}, so a test can tell which process ran what, and when
 (t_ns: CLOCK_MONOTONIC [ns], one clock for every process of the machine).
-``contact_lost_damping`` is the contact sweep's case with the damping term lost from the
-law the rollout uses (a real defect for the verdicts to catch).
+``DiesBeforeReady`` kills the worker processes it is sent to before they report ready, a
+given number of times. ``contact_lost_damping`` is the contact sweep's case with the
+damping term lost from the law the rollout uses (a real defect for the verdicts to catch).
 """
 from __future__ import annotations
 
@@ -140,6 +141,35 @@ def failing_case(case: dict) -> dict:
     elif how == "exit":
         os._exit(3)
     return {"pid": os.getpid(), "t_ns": time.monotonic_ns()}
+
+
+class DiesBeforeReady:
+    """``failing_case`` as a run_case that kills a worker process before the worker
+    reports ready: unpickled in any process but the one whose id ``flag`` (a file: "pid n")
+    holds, while n > 0, it counts n down and sends that process SIGSEGV (the sweep's
+    workers unpickle run_case as they start, before they read any case)."""
+
+    def __init__(self, flag: str):
+        self.flag = flag
+
+    def __reduce__(self):
+        return (_dies_before_ready, (self.flag,))
+
+    def __call__(self, case: dict) -> dict:
+        return failing_case(case)
+
+
+def _dies_before_ready(flag: str) -> DiesBeforeReady:
+    import os
+    import signal
+    from pathlib import Path
+
+    p = Path(flag)
+    pid, n = map(int, p.read_text().split())
+    if pid != os.getpid() and n > 0:
+        p.write_text(f"{pid} {n - 1}")
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return DiesBeforeReady(flag)
 
 
 def contact_lost_damping(case: dict) -> dict:
