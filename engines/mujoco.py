@@ -45,7 +45,7 @@ from harness.core.coupling_function import quartic_coefficients
 from harness.core.derivatives import implicit_forward, root_chain_rule
 from harness.core.errors import ModelRejected, NotProvided
 from harness.core.mass_loans import with_loans
-from harness.core.spec import FREE_JOINT_NAME, ContactScene, Sphere
+from harness.core.spec import FREE_JOINT_NAME, ContactScene, Coupling, Sphere
 from harness.model.binding import Binding
 from harness.model.joint_chain import folded_frames, folded_massless_joints
 from harness.model.prepared import PreparedModel
@@ -1110,24 +1110,41 @@ class MujocoAdapter(AdapterBase):
                 f"constraint force follows the spring-damper reference acceleration set by "
                 f"solref and the impedance solimp — not the exact KKT answer")
 
-    def native_constrained(self, problem: Any) -> list[dict]:
-        """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
-        informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
-        on a line)."""
+    NATIVE_EQ_ENGINE = "MuJoCo"  # the engine as native_constrained's refusals name it
+
+    def _native_constrained_refusal(self, problem: Any) -> None:
+        """NotProvided when the equality row cannot stand for ``problem`` (stage 3's
+        NativeProblem): a free root (the row is built for fixed-base models only), a line
+        constraint (no MuJoCo equality keeps a point on a line), or a coupling the model
+        carries no equality for (``_native_coupling_refusal``)."""
         if self._free is not None:
             raise NotProvided(self.name, "native constrained dynamics", "the equality row "
                               "is built for fixed-base models only")
         for c in problem.spec.constraints:
             if c.kind == "line":
                 raise NotProvided(self.name, "native constrained dynamics",
-                                  f"constraint {c.name}: MuJoCo has no equality that keeps a "
-                                  "point on a line (connect is 3-D, weld 6-D)")
-        nonlinear = [k.follower for k in problem.spec.couplings
+                                  f"constraint {c.name}: {self.NATIVE_EQ_ENGINE} has no "
+                                  "equality that keeps a point on a line (connect is 3-D, "
+                                  "weld 6-D)")
+        why = self._native_coupling_refusal(problem.spec.couplings)
+        if why:
+            raise NotProvided(self.name, "native constrained dynamics", why)
+
+    def _native_coupling_refusal(self, couplings: Sequence[Coupling]) -> str:
+        """Why the equality row is refused for ``couplings`` ('' when it is not): a
+        coupling that is no polynomial of degree ≤ 4 (MuJoCo's joint equality)."""
+        nonlinear = [k.follower for k in couplings
                      if k.function and quartic_coefficients(k.function) is None]
-        if nonlinear:
-            raise NotProvided(self.name, "native constrained dynamics", f"joint {nonlinear[0]}: "
-                              "a coupling that is no polynomial of degree ≤ 4 (MuJoCo's joint "
-                              "equality is a quartic; the model carries no equality for it)")
+        if not nonlinear:
+            return ""
+        return (f"joint {nonlinear[0]}: a coupling that is no polynomial of degree ≤ 4 "
+                "(MuJoCo's joint equality is a quartic; the model carries no equality for it)")
+
+    def native_constrained(self, problem: Any) -> list[dict]:
+        """Stage-3 native row: MuJoCo's soft equality constraints (not exact:
+        informational); NotProvided for a line constraint (no MuJoCo equality keeps a point
+        on a line)."""
+        self._native_constrained_refusal(problem)
         vd = np.stack([self._native_constrained_state(q, v, t)
                        for q, v, t in zip(problem.Q, problem.V, problem.TAU)])
         return [{"solver": "equality", "exact": False, "vdot": vd, "lam": None,

@@ -42,7 +42,7 @@ from harness.core.conventions import (
     quat_xyzw_to_matrix,
 )
 from harness.core.errors import EngineUnavailable, NotProvided
-from harness.core.spec import ContactScene
+from harness.core.spec import ContactScene, Coupling
 from harness.model.binding import Binding
 from harness.model.prepared import PreparedModel
 
@@ -694,23 +694,22 @@ class MujocoWarpAdapter(MujocoAdapter):
             a[n, 3:6] = al
         return J, a
 
+    NATIVE_EQ_ENGINE = "MuJoCo Warp"  # as native_constrained's refusals name it
+
+    def _native_coupling_refusal(self, couplings: Sequence[Coupling]) -> str:
+        """Why the equality row is refused for ``couplings`` ('' when it is not): any
+        non-linear coupling (MuJoCo's refuses only those that are no quartic)."""
+        if any(k.function for k in couplings):
+            return "a non-linear coupling (MuJoCo's joint equality is a quartic polynomial)"
+        return ""
+
     def native_constrained(self, problem: Any) -> list[dict[str, Any]]:
         """Stage-3 native row: MuJoCo Warp's soft equality constraints (mujoco_warp.forward
         with constraints enabled on the equality model MuJoCo's row uses, limits and
         contacts disabled; qfrc_applied = τ; v̇ = qacc) on the problem's N states in one
         batch of N worlds, float32. Not exact (MuJoCo's soft law): informational. The
         exceptions are MuJoCo's (a free root, a line constraint, a non-linear coupling)."""
-        if self._free is not None:
-            raise NotProvided(self.name, "native constrained dynamics", "the equality row "
-                              "is built for fixed-base models only")
-        for c in problem.spec.constraints:
-            if c.kind == "line":
-                raise NotProvided(self.name, "native constrained dynamics",
-                                  f"constraint {c.name}: MuJoCo Warp has no equality that "
-                                  "keeps a point on a line (connect is 3-D, weld 6-D)")
-        if any(k.function for k in problem.spec.couplings):
-            raise NotProvided(self.name, "native constrained dynamics", "a non-linear "
-                              "coupling (MuJoCo's joint equality is a quartic polynomial)")
+        self._native_constrained_refusal(problem)
         m, _ = self._native_eq_model()
         Q = np.asarray(problem.Q, dtype=float)
         with wp.ScopedDevice(self._dev):

@@ -661,6 +661,7 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
         return []
     out: list[str] = []
     engines = list(manifest["engines"])
+    pairs = _pair_orientation(records, engines)
     S = manifest["samples"]
     by_id = {r.id: r for r in records}
     known = {f["name"] for f in manifest["fixtures"]}
@@ -694,7 +695,7 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
             if st.quantities:
                 own = [r for r in st_rows if _split_id(r)[1] in names]
                 if own or any(f"labels/{fx}/{q.name}" in arrays for q in st.quantities):
-                    out += _stage_plan(fx, f, st, own, loaded, engines, S, arrays, by_id,
+                    out += _stage_plan(fx, f, st, own, loaded, pairs, S, arrays, by_id,
                                        blocked_engine, blocked_pair)
                 own_ids = {r.id for r in own}
                 out += _closed_form_rows(fx, st, [r for r in st_rows if r.id not in own_ids],
@@ -727,13 +728,29 @@ def _plan_problems(manifest: Json, records: Sequence[Record], arrays: Arrays,
     return out
 
 
+def _pair_orientation(records: Sequence[Record], engines: Sequence[str]
+                      ) -> dict[frozenset[str], tuple[str, str]]:
+    """{{a, b}: (a, b)}: each pair of the run's engines as its first row names it (a~b).
+    Which engine of a pair comes first is the run's engine order; it is read from the rows
+    (records.json is a list), never from the order of the manifest's ``engines`` object:
+    a JSON object's keys have no order (the seal hashes them sorted, and a manifest
+    written again with its keys sorted is the same manifest)."""
+    names = set(engines)
+    out: dict[frozenset[str], tuple[str, str]] = {}
+    for r in records:
+        if r.engine_a in names and r.engine_b in names and r.engine_a != r.engine_b:
+            out.setdefault(frozenset((r.engine_a, r.engine_b)), (r.engine_a, r.engine_b))
+    return out
+
+
 def _stage_plan(fx: str, f: Json, st: SampledStage, own: list[Record], loaded: list[str],
-                engines: list[str], S: int, arrays: Arrays, by_id: dict[str, Record],
-                blocked_engine: dict[str, str],
+                pairs: dict[frozenset[str], tuple[str, str]], S: int, arrays: Arrays,
+                by_id: dict[str, Record], blocked_engine: dict[str, str],
                 blocked_pair: dict[tuple[str, str], str]) -> list[str]:
     """Problems of one sampled stage's rows on fixture ``fx`` (the stage runner's rows:
     per quantity, each live engine's output or a row saying why not; the declared and
-    reference rows of each output; every engine pair, scored or not_scored)."""
+    reference rows of each output; every engine pair, scored or not_scored, named as
+    ``pairs`` orients it, else in the order of ``loaded``)."""
     out: list[str]
     # row id -> "single", "scored", "reference" or ("not_scored", why)
     expected: dict[str, str | tuple[str, str]]
@@ -781,8 +798,9 @@ def _stage_plan(fx: str, f: Json, st: SampledStage, own: list[Record], loaded: l
         if q.reference is not None:
             for e in outs:
                 expected[f"{fx}/{st.name}/{q.name}/{q.reference_name}~{e}"] = "reference"
-        for i, a in enumerate(loaded):
-            for b in loaded[i + 1:]:
+        for i, first in enumerate(loaded):
+            for second in loaded[i + 1:]:
+                a, b = pairs.get(frozenset((first, second)), (first, second))
                 rid = f"{fx}/{st.name}/{q.name}/{a}~{b}"
                 why = blocked_why(a, b, blocked_engine, blocked_pair)
                 if why:

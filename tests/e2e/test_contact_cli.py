@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from harness import api
 from tests.conftest import run_cli
-from tests.e2e.test_report_plots import chart_titles
+from tests.e2e.test_report_plots import chart_specs, chart_titles
 
 
 def test_parity_contact_stage_bundle(tmp_path):
@@ -34,3 +36,17 @@ def test_parity_contact_stage_bundle(tmp_path):
     titles = chart_titles(html)
     assert {"Penetration depth of the ball", "Energy of the ball"} <= set(titles), titles
     assert "Diagnostics per interval" in html
+    # the page `harness report` renders from the bundle alone is the run's page, byte for
+    # byte (the plotted series come from arrays.npz in its sorted order on a re-render):
+    # the harness's own series first, then the native ones in the native table's order
+    (chart,) = [c for c in chart_specs(html)
+                if c["layout"]["title"]["text"] == "Energy of the ball"]
+    native = [f"native {r['engine']} {r['variant']}"
+              for r in json.loads(str(np.load(out / "arrays.npz")["contact/native/json"]))
+              if r["case"] == "ball_drop" and "variant" in r]
+    names = [tr["name"] for tr in chart["data"]]
+    native = [n for n in native if n in names]
+    assert names == sorted(set(names) - set(native)) + native, names
+    assert len(native) >= 2 and names[0] == "rigid hybrid (e 0.8)"
+    assert run_cli("report", out, "--quiet").returncode == 0
+    assert (out / "index.html").read_text() == html

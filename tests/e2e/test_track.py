@@ -11,6 +11,7 @@ import dataclasses
 import html as html_lib
 import json
 import re
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -473,3 +474,40 @@ def test_replay_of_our_torques_reproduces_a_known_motion_and_others_fail(tmp_pat
                                        lambda m: None)
     assert bad["engines"]["pinocchio"]["q_dev_max"] > 10 * bound
     assert not bad["engines"]["pinocchio"]["passed"]
+
+
+def test_replay_horizon_halves_when_every_engine_diverges_silently(capfd):
+    """arm26 at a known q(t) over 8 frame intervals, our ID's torques times 1e8 from the
+    sixth frame on: open loop, every engine's horizon run over the whole window leaves
+    the finite numbers, so the horizon is measured again over the first half (whose
+    controls are our ID's alone): a finite horizon shorter than the window, the window
+    still tiled into segments, the later ones (diverging again) without a trajectory;
+    no warning raised and nothing printed (a diverging run is an expected outcome)."""
+    spec, _ = load_osim_with_notes(str(ARM), ranges_as_limits=True)
+    model = PreparedModel(spec, "arm_diverge")
+    adapter = registry.adapter_class("pinocchio")(model)
+    coords = Coordinates(adapter, spec, {})
+    t = np.arange(9) / 60.0
+    Q = np.stack([0.5 + 0.4 * np.sin(2 * np.pi * t), 1.0 + 0.5 * np.sin(1.6 * np.pi * t)],
+                 axis=1)
+    tr = replay.tracked(adapter, None, t, Q, [], None)
+    tau = tr.tau.copy()
+    tau[5 * replay.KNOTS_PER_FRAME:] *= 1e8
+    blown = dataclasses.replace(tr, tau=tau)
+    engines = _double_engines()
+    capfd.readouterr()  # the model import's notes are not the replay's
+    said = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        H, windows, span = replay.horizon(model, blown, engines, said.append)
+        segs, _ = replay.replay_segments(model, blown, H, engines, coords, said.append)
+    whole = float(t[-1] - t[0])
+    assert any("raised; measured again over its first half" in m for m in said), said
+    assert np.isfinite(H) and 0 < H <= span < whole, (H, span)
+    assert set(windows) == set(engines) and min(windows.values()) == H, windows
+    assert len(segs) >= 2 and segs[0]["t_s"][0] == t[0] and segs[-1]["t_s"][1] == t[-1]
+    assert all(s["t_s"][1] - s["t_s"][0] <= H + 1e-12 for s in segs)
+    assert set(segs[0]["engines"]) == set(engines) and not segs[-1]["engines"]
+    assert not [str(w.message) for w in caught]
+    out, err = capfd.readouterr()
+    assert err == "", err

@@ -123,3 +123,33 @@ def test_atomic_replace_keeps_old_bundle_on_failure(tmp_path, result):
     assert json.loads((out / "manifest.json").read_text())["command_line"] == ["second"]
     assert api.verify(out) == []
     assert [p.name for p in tmp_path.iterdir()] == ["b"]
+
+
+def test_a_manifest_written_again_with_sorted_keys_verifies(bundle):
+    """A JSON object's keys have no order: manifest.json written again with its keys
+    sorted (as JSON tools do) keeps its seal (manifest_sha256 hashes it with sorted keys)
+    and still verifies — the run's engine order (which engine of a pair comes first in the
+    pair rows) is not read from the order of the engines object. A pair row named the
+    other way round than the run's is still not a row the run produces."""
+    m = json.loads((bundle / "manifest.json").read_text())
+    assert list(m["engines"]) != sorted(m["engines"])  # the run's order is not sorted
+    (bundle / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+    assert api.verify(bundle) == []
+    rows = json.loads((bundle / "records.json").read_text())
+    pair = [i for i, r in enumerate(rows) if r["stage"] == "dynamics" and r["engine_b"]
+            and r["engine_a"] in m["engines"]]
+    row = rows[pair[len(pair) // 2]]
+    a, b = row["engine_a"], row["engine_b"]
+    row.update(id=row["id"].replace(f"/{a}~{b}", f"/{b}~{a}"), engine_a=b, engine_b=a,
+               key_a=row["key_b"], key_b=row["key_a"])
+    blob = json.dumps(rows, indent=1).encode()
+    (bundle / "records.json").write_bytes(blob)
+    (bundle / "records.csv").unlink()
+    m["records_sha256"] = hashlib.sha256(blob).hexdigest()
+    m["manifest_sha256"] = evidence.manifest_digest(m)
+    (bundle / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True))
+    problems = api.verify(bundle)
+    assert f"record {row['id']}: not a row the run's fixtures, engines and gating " \
+           "produce" in problems, problems
+    assert any(p.startswith(f"record {row['id'].replace(f'/{b}~{a}', f'/{a}~{b}')} is "
+                            "missing") for p in problems), problems

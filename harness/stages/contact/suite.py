@@ -21,7 +21,7 @@ every contact fixture in the run and every engine:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -274,10 +274,27 @@ def report_context(manifest: dict[str, Any], records: list[Record],
 
     analytic = sorted((r for r in records if r.stage == "contact" and r.engine_a in
                        ("analytic", "finite_difference")), key=lambda r: r.id)
-    return {"analytic": analytic, "native": js("contact/native/json") or [],
+    native = js("contact/native/json") or []
+    return {"analytic": analytic, "native": native,
             "dt_table": js("contact/dt_table/json") or [],
             "diagnostics": js("contact/diagnostics/json") or {},
-            "plots": _plots(series)}
+            "plots": _plots({n: series[n] for n in series_order(series, native)})}
+
+
+def series_order(names: Iterable[str], native: Sequence[dict[str, Any]]) -> list[str]:
+    """The plotted series' names in the charts' order, whatever order the arrays came in
+    (a run's own or arrays.npz's sorted one, so a re-rendered page is the same page): the
+    harness's own series by name, then the native ones ("native ENGINE VARIANT") in the
+    order of their ball-drop rows in ``native`` (contact/native/json), any other by name."""
+    rows = [f"native {r.get('engine')} {r.get('variant')}" for r in native
+            if r.get("case") == "ball_drop"]
+
+    def key(name: str) -> tuple[int, int, str]:
+        if not name.startswith("native "):
+            return 0, 0, name
+        return 1, rows.index(name) if name in rows else len(rows), name
+
+    return sorted(names, key=key)
 
 
 def _plots(series) -> str:
