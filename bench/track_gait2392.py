@@ -102,6 +102,10 @@ def _reduction(say, s, label):
         + " ".join(f"{x:+.2f}" for x in r["mean_moments_after_com_Nm"]) + " N·m")
     say("    signed mean residuals after: " + ", ".join(
         f"{k} {v:+.4f}" for k, v in r["residual_signed_mean"].items()))
+    say(f"    ranges: {r['values_at_a_range_bound']} value(s) of the reduced kinematics on a "
+        f"bound; frames outside a range: {r['outside_range_before']['frames']} before "
+        f"({r['outside_range_before']['coordinates'] or 'none'}), "
+        f"{r['outside_range']['frames']} after")
     verdict = {True: "met", False: "NOT met", None: "not run"}
     say("    " + "; ".join(f"{c['name']}: {c['value']:.4g} ({c['target']}) {verdict[c['ok']]}"
                           for c in s["checks"] if "reduction" in c["name"]))
