@@ -25,7 +25,6 @@ bench/track_gait2392.txt beside this file with --write).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
@@ -103,9 +102,33 @@ def _reduction(say, s, label):
         + " ".join(f"{x:+.2f}" for x in r["mean_moments_after_com_Nm"]) + " N·m")
     say("    signed mean residuals after: " + ", ".join(
         f"{k} {v:+.4f}" for k, v in r["residual_signed_mean"].items()))
+    say(f"    ranges: {r['values_at_a_range_bound']} value(s) of the reduced kinematics on a "
+        f"bound; frames outside a range: {r['outside_range_before']['frames']} before "
+        f"({r['outside_range_before']['coordinates'] or 'none'}), "
+        f"{r['outside_range']['frames']} after")
     verdict = {True: "met", False: "NOT met", None: "not run"}
     say("    " + "; ".join(f"{c['name']}: {c['value']:.4g} ({c['target']}) {verdict[c['ok']]}"
                           for c in s["checks"] if "reduction" in c["name"]))
+
+
+def adjusted_models(say, work):
+    """The adjusted models as OpenSim reads them (the tools engine's motion_model_masses):
+    ours (adjusted.osim of each run) and RRA's (subject01_simbody_adjusted.osim), total
+    mass and torso mass centre against the input model's."""
+    tools = registry.adapter_class(registry.providing("motion_model_masses")[0])
+    base = tools.motion_model_masses(str(MODEL))
+    c0 = np.array(base["bodies"]["torso"]["com_m"])
+    say(f"  adjusted models as OpenSim reads them (the input: {base['total_mass_kg']:.3f} kg):")
+    for label, path in (("ours, unfiltered", work / "walk1" / "adjusted.osim"),
+                        ("ours, 6 Hz", work / "walk1_6hz" / "adjusted.osim"),
+                        ("RRA's", DATA / "subject01_simbody_adjusted.osim")):
+        m = tools.motion_model_masses(str(path))
+        c1 = np.array(m["bodies"]["torso"]["com_m"])
+        say(f"    {label}: total mass {m['total_mass_kg']:.3f} kg "
+            f"({m['total_mass_kg'] - base['total_mass_kg']:+.3f}); torso mass-centre shift "
+            + " ".join(f"{1000 * x:+.1f}" for x in c1 - c0) + " mm"
+            + (" (RRA recommends a mass change, it does not apply it)" if "RRA" in label
+               else ""))
 
 
 def rra_section(say, s, f6, work):
@@ -139,14 +162,7 @@ def rra_section(say, s, f6, work):
         X, coords.names, adapter.nq, held), Y)
     say(f"    the marker RMSE of RRA's kinematics (scored as ours, t = 0.5–2.0 s at the "
         f".trc frames): {1000 * r_rra:.2f} mm, largest {1000 * m_rra:.2f} mm")
-    text = (DATA / "subject01_simbody_adjusted.osim").read_text()
-    orig = MODEL.read_text()
-    pat = r'<Body name="torso">.*?<mass_center>([^<]*)</mass_center>'
-    c1 = np.array(re.search(pat, text, re.S).group(1).split(), float)
-    c0 = np.array(re.search(pat, orig, re.S).group(1).split(), float)
-    say("    its torso mass-centre shift " + " ".join(f"{1000 * x:+.1f}" for x in c1 - c0)
-        + " mm (its adjusted model; its masses unchanged: RRA recommends a mass change, "
-        "it does not apply it)")
+    adjusted_models(say, work)
     rra = read_table(str(DATA / "subject01_walk1_RRA_Kinematics_q.mot"))  # degrees (header)
     ik = read_table(str(DATA / "subject01_walk1_ik.mot"))
     for label, run in (("unfiltered", "walk1"), ("6 Hz", "walk1_6hz")):

@@ -723,6 +723,8 @@ class OpensimAdapter(AdapterBase):
     motion_id_tool = staticmethod(opensim_tools.run_inverse_dynamics)
     # the IK tool's solver alone, its solve timed apart from loading and writing (bench/)
     motion_ik_solver = staticmethod(opensim_tools.run_inverse_kinematics_solver)
+    # the mass properties as OpenSim reads a model file (a model `harness track` writes)
+    motion_model_masses = staticmethod(opensim_tools.model_mass_properties)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

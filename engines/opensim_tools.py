@@ -269,3 +269,23 @@ def _with_dependents(model_path: str, coordinates_path: str, out_dir: str
     path = os.path.join(out_dir, "coordinates_with_dependents.sto")
     opensim.STOFileAdapter.write(table, path)
     return path, out
+
+
+def model_mass_properties(model_path: str) -> dict[str, Any]:
+    """The mass properties as OpenSim reads the model file: {"total_mass_kg", "bodies":
+    {name: {"mass_kg", "com_m" (3,) in the body's frame, "inertia_kgm2" (6,) Ixx Iyy Izz
+    Ixy Ixz Iyz about the mass centre}}}."""
+    BINDING.require()
+    model = _model(model_path, clamp=False)
+    with console_as_warnings(LOG):
+        state = model.initSystem()
+    bodies = {}
+    bs = model.getBodySet()
+    for i in range(bs.getSize()):
+        b = bs.get(i)
+        c, inertia = b.getMassCenter(), b.getInertia()
+        moments, products = inertia.getMoments(), inertia.getProducts()
+        bodies[b.getName()] = {"mass_kg": b.getMass(), "com_m": [c.get(k) for k in range(3)],
+                               "inertia_kgm2": [moments.get(k) for k in range(3)]
+                               + [products.get(k) for k in range(3)]}
+    return {"total_mass_kg": model.getTotalMass(state), "bodies": bodies}

@@ -27,6 +27,11 @@ six of a gait model; Rt translational, Rr rotational). Units: s, kg, m, rad | m,
    Jq_f δ_fg + Jv_f D₁[f, g] + Ja_f D₂[f, g], with Jq, Jv by central differences and Ja
    by one-sided (τ is linear in the accelerations), on the normal equations; stopped
    when an iteration gains less than ``STOP_GAIN`` of the cost, or after ``MAX_ITER``.
+   Every free coordinate is held inside its range (its joint's limits) as the IK holds
+   it: the start is the kinematics projected onto the ranges, a value at a bound that the
+   gradient pushes outwards is left out of that iteration's normal equations, and every
+   trial point is projected onto the ranges (projected Levenberg–Marquardt with an active
+   set).
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.capture.ik import Held
+from harness.capture.ik import Held, limit_bounds
 from harness.core.spec import Body, FixtureSpec
 from harness.model import registry
 from harness.model.prepared import PreparedModel
@@ -198,14 +203,26 @@ def _normal(p: Problem, X: NDArray[np.float64], D1: NDArray[np.float64],
     return out
 
 
+def free_bounds(p: Problem) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(lower, upper) (n,) [rad | m, canonical]: the free coordinates' ranges (their
+    joints' limits in the current model), ±inf where a joint has none."""
+    bq, lo, hi = limit_bounds(p.adapter.layout)
+    where = {int(i): k for k, i in enumerate(bq)}
+    lower = np.array([lo[where[i]] if i in where else -np.inf for i in p.iq.tolist()])
+    upper = np.array([hi[where[i]] if i in where else np.inf for i in p.iq.tolist()])
+    return lower, upper
+
+
 def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], dict[str, Any]]:
     """(Q (F, nq) adjusted, figures): the module docstring's step 3 from Q0, tracking
-    scales sigma (n,) [rad | m]; Levenberg–Marquardt on the normal equations."""
+    scales sigma (n,) [rad | m]; projected Levenberg–Marquardt on the normal equations,
+    every free coordinate held inside its range (``free_bounds``)."""
     nq, F = Q0.shape[1], len(Q0)
     D1, D2 = _operators(p.t)
+    lo, hi = free_bounds(p)
     X0 = Q0[:, p.iq].copy()
-    X = X0.copy()
+    X = np.clip(X0, lo, hi)
 
     def residuals(Xc: NDArray[np.float64]) -> NDArray[np.float64]:
         V, A = D1 @ Xc, D2 @ Xc
@@ -221,11 +238,16 @@ def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float
         J = _normal(p, X, D1, D2, nq)
         H = J.T @ J + np.diag(W)
         g = J.T @ (r.ravel() / RHO) + W * (X - X0).ravel()
-        d = np.diag(H).copy()
+        G = g.reshape(X.shape)  # at a bound and pushed outwards: held there this iteration
+        free = ~(((X <= lo) & (G > 0)) | ((X >= hi) & (G < 0))).ravel()
+        Hf, gf = H[np.ix_(free, free)], g[free]
+        d = np.diag(Hf).copy()
+        step = np.zeros(X.size)
         for _try in range(12):
-            step = -np.linalg.solve(H + lam * np.diag(d), g).reshape(X.shape)
-            rn = residuals(X + step)
-            cn = cost(X + step, rn)
+            step[free] = -np.linalg.solve(Hf + lam * np.diag(d), gf)
+            Xn = np.clip(X + step.reshape(X.shape), lo, hi)
+            rn = residuals(Xn)
+            cn = cost(Xn, rn)
             if cn < c:
                 lam = max(lam / 4, 1e-9)
                 break
@@ -233,7 +255,7 @@ def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float
         else:
             break
         gain = (c - cn) / c
-        X, r, c = X + step, rn, cn
+        X, r, c = Xn, rn, cn
         history.append(c)
         if gain < STOP_GAIN:
             break
@@ -242,7 +264,8 @@ def kinematics_step(p: Problem, Q0: NDArray[np.float64], sigma: NDArray[np.float
     if p.held is not None:
         for q in Q:
             p.held.hold(q)
-    return Q, {"costs": history, "tracking_sigma": sigma.tolist(), "residual_scale": RHO}
+    return Q, {"costs": history, "tracking_sigma": sigma.tolist(), "residual_scale": RHO,
+               "values_at_a_range_bound": int(np.sum((X <= lo) | (X >= hi)))}
 
 
 def moved_mass(spec: FixtureSpec, joint: str) -> float:
@@ -331,3 +354,27 @@ def changes(names: list[str], rotational: NDArray[np.bool_], scale: NDArray[np.f
         out[n] = {"rms": float(np.sqrt(np.mean(f ** 2))), "max": float(np.max(np.abs(f))),
                   "unit": "deg" if rotational[k] else "mm"}
     return out
+
+
+def outside_range(adapter: EngineAdapter, Q: NDArray[np.float64], scale: dict[str, float]
+                  ) -> dict[str, Any]:
+    """Q (F, nq) [rad | m, canonical] against every coordinate's range (its joint's limits
+    in ``adapter``'s model): {"frames": the number of frames with any coordinate outside,
+    "coordinates": {name: {"frames", "max" (the largest amount outside), "unit": deg |
+    mm}} of those outside}; ``scale`` {name: |s|} (canonical = |s| × OpenSim's)."""
+    bad = np.zeros(len(Q), dtype=bool)
+    out = {}
+    for s in adapter.layout.slots:
+        if s.type not in ("revolute", "prismatic") or s.lower is None or s.upper is None:
+            continue
+        excess = np.maximum(s.lower - Q[:, s.iq], Q[:, s.iq] - s.upper) / scale.get(s.name, 1.0)
+        over = excess > 0
+        if not over.any():
+            continue
+        bad |= over
+        rot = s.type == "revolute"
+        worst = float(np.max(excess))
+        out[s.name] = {"frames": int(np.sum(over)),
+                       "max": float(np.degrees(worst)) if rot else 1000 * worst,
+                       "unit": "deg" if rot else "mm"}
+    return {"frames": int(np.sum(bad)), "coordinates": out}

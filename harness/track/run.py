@@ -48,7 +48,8 @@ from harness.core.io import OutputKind, SameAs, check_output_folder, write_folde
 from harness.core.spec import WORLD_BODY, FixtureSpec
 from harness.core.strict import read_regular
 from harness.core.tolerances import lookup
-from harness.model import registry
+from harness.model import osim_adjust, registry
+from harness.model.import_common import read_model_file
 from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
@@ -63,7 +64,7 @@ NOT_RUN = {
     "engines_replayed": track_replay.NOT_RUN_NO_ENGINE,  # said only when it is so
 }
 FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET,
-                   "rra_q.sto", "rra_id.sto"}
+                   "rra_q.sto", "rra_id.sto", "adjusted.osim"}
                   | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
 
 
@@ -555,14 +556,22 @@ def residual_reduction(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         "kinematic_changes": reduce.changes(coords.names, coords.rotational, coords.scale,
                                             coords.iq, Q_id, red.Q),
         "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
-        "kinematics_file": "rra_q.sto", "generalized_forces_file": "rra_id.sto"}
+        "mass_total_after_kg": sum(reduce.masses(red.spec).values()),
+        "kinematics_file": "rra_q.sto", "generalized_forces_file": "rra_id.sto",
+        "adjusted_model_file": "adjusted.osim"}
     tau_all = dynamics.inverse_dynamics(red.adapter, held, t, red.Q, loads)
     tau_all = tau_all[:, coords.iv] * coords.scale
     files: dict[str, bytes | SameAs] = {
         "rra_q.sto": table_text("rra_q", t, coords.names, coords.to_osim(red.Q),
                                 False).encode(),
-        "rra_id.sto": table_text("rra_id", t, summary["id_columns"], tau_all, False).encode()}
-    checks = []
+        "rra_id.sto": table_text("rra_id", t, summary["id_columns"], tau_all, False).encode(),
+        "adjusted.osim": _adjusted_model(inp.model_path, summary["residual_reduction"])}
+    outside = summary["residual_reduction"]["outside_range"] = reduce.outside_range(
+        red.adapter, red.Q, inp.scale)
+    summary["residual_reduction"]["outside_range_before"] = reduce.outside_range(
+        red.adapter, Q_id, inp.scale)
+    checks = [_check("reduced kinematics outside the coordinates' ranges [frames]",
+                     outside["frames"], "0", outside["frames"] == 0)]
     for what, key, tol in (("residual force after reduction, mean [N]",
                             "residual_force_mean_N", "rra_force_mean_N"),
                            ("residual moment after reduction, mean [N·m]",
@@ -572,6 +581,17 @@ def residual_reduction(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
         v = summary[key] if key else 1000 * rmse
         checks.append(_check(what, v, f"≤ {lim:g}", v <= lim))
     return files, checks
+
+
+def _adjusted_model(model_path: str, r: dict[str, Any]) -> bytes:
+    """The input .osim with the reduction's mass scale and mass centre (``r``: the
+    summary's ``residual_reduction``) written into it (harness/model/osim_adjust.py); its
+    notes go into ``r["adjusted_model_notes"]``."""
+    text = read_model_file(model_path, ".osim")
+    out, notes = osim_adjust.adjusted_osim(text, os.path.dirname(os.path.abspath(model_path)),
+                                           r["mass_scale"], r["com_body"], r["com_after_m"])
+    r["adjusted_model_notes"] = notes
+    return out
 
 
 def _degrees(coords: Coordinates, X: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -114,32 +114,16 @@ def _pelvis(tab):
     return F, M
 
 
-def _adjusted_osim(path, r):
-    """MODEL's text with every mass and inertia times the reduction's mass scale and the
-    mass-centre body's <mass_center> at the reduction's: written to path (OpenSim reads
-    it)."""
-    s = r["mass_scale"]
-    text = MODEL.read_text()
-    text = re.sub(r"<mass>([^<]*)</mass>", lambda m: f"<mass>{float(m.group(1)) * s!r}</mass>",
-                  text)
-    text = re.sub(r"<inertia>([^<]*)</inertia>", lambda m: "<inertia>" + " ".join(
-        repr(float(x) * s) for x in m.group(1).split()) + "</inertia>", text)
-    head, body = text.split(f'<Body name="{r["com_body"]}">', 1)
-    body = re.sub(r"<mass_center>[^<]*</mass_center>", "<mass_center>" + " ".join(
-        map(repr, r["com_after_m"])) + "</mass_center>", body, count=1)
-    path.write_text(head + f'<Body name="{r["com_body"]}">' + body)
-    return path
-
-
 def test_reduction_residuals_recomputed_by_opensims_id(walk, tmp_path):
-    """The reduced kinematics (rra_q.sto) on the adjusted model (the mass scale and the
-    torso's mass centre of the summary, written into the .osim by this test): OpenSim's
-    InverseDynamicsTool gives the generalized forces of rra_id.sto, and its pelvis
-    residuals are the summary's after-reduction figures, smaller than before."""
+    """The reduced kinematics (rra_q.sto) on the adjusted model the command wrote
+    (adjusted.osim): OpenSim's InverseDynamicsTool gives the generalized forces of
+    rra_id.sto, and its pelvis residuals are the summary's after-reduction figures, smaller
+    than before. (On the input model, the same kinematics are off: the comparison sees the
+    adjustment.)"""
     out, _ = walk
     s = json.loads((out / "summary.json").read_text())
-    r = s["residual_reduction"]
-    model = _adjusted_osim(tmp_path / "adjusted.osim", r)
+    assert s["residual_reduction"]["adjusted_model_file"] == "adjusted.osim"
+    model = out / "adjusted.osim"
     q = read_table(str(out / "rra_q.sto"))
     tools = registry.adapter_class(registry.providing("motion_id_tool")[0])
     d = tools.motion_id_tool(str(model), str(out / "rra_q.sto"), str(LOADS), float(q.t[0]),
@@ -155,6 +139,46 @@ def test_reduction_residuals_recomputed_by_opensims_id(walk, tmp_path):
     assert abs(np.max(np.linalg.norm(F, axis=1)) - s["residual_force_peak_N"]) <= scale
     assert s["residual_force_mean_N"] < 0.1 * s["residual_force_mean_before_N"]
     assert s["residual_moment_mean_Nm"] < 0.1 * s["residual_moment_mean_before_Nm"]
+    d0 = tools.motion_id_tool(str(MODEL), str(out / "rra_q.sto"), str(LOADS), float(q.t[0]),
+                              float(q.t[-1]), str(tmp_path))
+    before = np.stack([d0["tau"][:, d0["labels"].index(c)] for c in ours.columns], axis=1)
+    assert _rel(ours.data, before) > rtol
+
+
+def test_adjusted_model_mass_properties_read_by_opensim(walk):
+    """adjusted.osim as OpenSim reads it: every body's mass and inertia are the input's
+    times the summary's mass scale (each mass the summary's mass_after_kg), its total mass
+    the summary's mass_total_after_kg and the input's plus mass_change_kg, the torso's mass
+    centre the summary's com_after_m, the input's plus com_shift_m; and the file is the
+    input's text but for those elements."""
+    out, _ = walk
+    r = json.loads((out / "summary.json").read_text())["residual_reduction"]
+    tools = registry.adapter_class(registry.providing("motion_model_masses")[0])
+    before, after = (tools.motion_model_masses(str(m)) for m in (MODEL, out / "adjusted.osim"))
+    s, body = r["mass_scale"], r["com_body"]
+    assert body == "torso" and s != 1.0  # the adjustment is there to see
+    assert set(after["bodies"]) == set(before["bodies"])
+    for name, b in after["bodies"].items():
+        b0 = before["bodies"][name]
+        assert b["mass_kg"] == b0["mass_kg"] * s == r["mass_after_kg"].get(name, 0.0), name
+        assert b["inertia_kgm2"] == [x * s for x in b0["inertia_kgm2"]], name
+        if name != body:
+            assert b["com_m"] == b0["com_m"], name
+    rtol = lookup("model_identity", "total_mass").rtol  # summation order only
+    m0, m1 = before["total_mass_kg"], after["total_mass_kg"]
+    assert abs(m1 - r["mass_total_after_kg"]) <= rtol * m1
+    assert abs(m0 - r["mass_total_before_kg"]) <= rtol * m0
+    assert abs(m1 - m0 - r["mass_change_kg"]) <= rtol * m1
+    com0, com1 = before["bodies"][body]["com_m"], after["bodies"][body]["com_m"]
+    assert com1 == r["com_after_m"] and com0 == r["com_before_m"]
+    assert np.subtract(com1, com0).tolist() == r["com_shift_m"] != [0.0, 0.0, 0.0]
+    changed = [(a, b) for a, b in zip(MODEL.read_text().splitlines(),
+                                      (out / "adjusted.osim").read_text().splitlines())
+               if a != b]
+    assert len(MODEL.read_text().splitlines()) == len(
+        (out / "adjusted.osim").read_text().splitlines())
+    tags = {re.match(r"\s*<(\w+)>", a).group(1) for a, _ in changed}
+    assert tags == {"mass", "inertia", "mass_center"}, tags
 
 
 def _pelvis_wrench(adapter, held, t, Q, loads, coords):
@@ -169,6 +193,65 @@ def _pelvis_wrench(adapter, held, t, Q, loads, coords):
     return dynamics.AppliedLoads((*loads.forces, extra), np.concatenate(
         [loads.F, W[None, :, :3]]), np.concatenate([loads.p, np.zeros((1, len(t), 3))]),
         np.concatenate([loads.T, W[None, :, 3:]]))
+
+
+def test_reduced_kinematics_inside_opensims_ranges(walk):
+    """rra_q.sto against every coordinate's range as OpenSim reads the model: inside, and
+    the summary's report and check say so."""
+    import opensim  # the ranges read by OpenSim itself, not by our import
+
+    out, _ = walk
+    s = json.loads((out / "summary.json").read_text())
+    r = s["residual_reduction"]
+    assert r["outside_range"] == {"frames": 0, "coordinates": {}}
+    (c,) = [c for c in s["checks"] if "outside the coordinates' ranges" in c["name"]]
+    assert c["value"] == 0 and c["ok"] is True
+    q = read_table(str(out / "rra_q.sto"))
+    model = opensim.Model(str(MODEL))  # kept: the set below is the model's own
+    cs = model.getCoordinateSet()
+    for n in q.columns:
+        x = q.column(n, "rra_q.sto")
+        assert cs.get(n).getRangeMin() <= x.min() and x.max() <= cs.get(n).getRangeMax(), n
+
+
+def test_reduction_holds_a_range_it_would_leave():
+    """The stored IK kinematics of 12 frames; pelvis_rotation's and lumbar_rotation's ranges
+    narrowed to the IK's own extent over them. Unbounded (the model's own ±90° ranges), the
+    kinematics step takes them out of the narrowed ranges; on the narrowed model it keeps
+    every coordinate inside (some at a bound) and still cuts the residuals, and the range
+    report says which coordinates left, by how much, and when none did."""
+    spec, _, adapter, held, coords, t, X, Q = _stored_ik("rra_range", slice(60, 72))
+    names = ("pelvis_rotation", "lumbar_rotation")
+    k = [coords.names.index(n) for n in names]
+    lo, hi = Q[:, coords.iq[k]].min(axis=0), Q[:, coords.iq[k]].max(axis=0)
+    joints = tuple(replace(j, lower=float(lo[names.index(j.name)]),
+                           upper=float(hi[names.index(j.name)])) if j.name in names else j
+                   for j in spec.joints)
+    narrow = registry.adapter_class("pinocchio")(PreparedModel(replace(spec, joints=joints),
+                                                               "rra_range_narrow"))
+    forces, _, table = read_external_loads(str(LOADS))
+    loads = dynamics.AppliedLoads.at(forces, table, t)
+    sigma = reduce.tracking_sigma(spec, coords.names, coords.rotational, coords.scale)
+    runs = {}
+    for label, a in (("wide", adapter), ("narrow", narrow)):
+        p = reduce.Problem(a, held, coords.iq, coords.iv, np.arange(6), coords.rotational[:6],
+                           t, loads)
+        Qr, fig = reduce.kinematics_step(p, Q, sigma)
+        runs[label] = Qr, fig, reduce.root_tau(p, Qr), reduce.root_tau(p, Q)
+    Qw, _, _, _ = runs["wide"]
+    wide = reduce.outside_range(narrow, Qw, {})
+    assert set(wide["coordinates"]) & set(names) and wide["frames"] > 0, wide
+    for n, d in wide["coordinates"].items():  # the report's amounts, recomputed
+        j = names.index(n)
+        x = Qw[:, coords.iq[k[j]]]
+        assert d["max"] == np.degrees(max(lo[j] - x.min(), x.max() - hi[j])), n
+        assert d["frames"] == int(np.sum((x < lo[j]) | (x > hi[j]))) and d["unit"] == "deg"
+    Qn, fig, after, before = runs["narrow"]
+    x = Qn[:, coords.iq[k]]
+    assert np.all((lo <= x) & (x <= hi)), (x - lo, hi - x)
+    assert reduce.outside_range(narrow, Qn, {}) == {"frames": 0, "coordinates": {}}
+    assert fig["values_at_a_range_bound"] > 0
+    assert np.linalg.norm(after) < 0.1 * np.linalg.norm(before)
 
 
 @pytest.mark.parametrize("case", ["com", "mass"])
