@@ -723,6 +723,8 @@ class OpensimAdapter(AdapterBase):
     motion_id_tool = staticmethod(opensim_tools.run_inverse_dynamics)
     # the IK tool's solver alone, its solve timed apart from loading and writing (bench/)
     motion_ik_solver = staticmethod(opensim_tools.run_inverse_kinematics_solver)
+    # its ScaleTool, run live beside `harness track --scale`
+    motion_scale_tool = staticmethod(opensim_tools.run_scale_tool)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

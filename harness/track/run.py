@@ -54,6 +54,8 @@ from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
 from harness.track import dynamics, reduce
 from harness.track import replay as track_replay
+from harness.track.osim_notes import defaults as _defaults
+from harness.track.osim_notes import scales as _scales
 from harness.track.report import render
 
 CONTACT_LABEL = "measured"
@@ -172,26 +174,6 @@ def ik_time_range(setup_path: str) -> tuple[float, float] | None:
         raise BadInput(setup_path, f"<time_range> {m.group(1).strip()!r} is not two "
                        "numbers") from None
     return lo, hi
-
-
-def _defaults(notes: Sequence[str]) -> dict[str, float]:
-    """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
-    out = {}
-    for n in notes:
-        m = re.match(r"coordinate (\S+): default_value (\S+) is OpenSim's initial pose", n)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
-
-
-def _scales(notes: Sequence[str]) -> dict[str, float]:
-    """{coordinate: |s|} where the canonical coordinate is |s| × OpenSim's (import notes)."""
-    out = {}
-    for n in notes:
-        m = re.match(r"coordinate (\S+): the canonical coordinate is (\S+) ×", n)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
 
 
 def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
