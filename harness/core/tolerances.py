@@ -602,8 +602,8 @@ TABLE.update({
         "ours (6.0483 against 6.0451), leaving the torso's flat directions (weight-1 torso "
         "markers against weight-1000 leg markers) up to 0.62° apart (lumbar bending); the "
         "torso's markers, up to 0.7 m from the lumbar joint, are then placed up to 10.2 mm "
-        "apart (Top.Head), the legs' within 0.8 mm. 15 mm is that with half again as "
-        "margin; the placement arithmetic is held to round-off apart "
+        "apart (Top.Head), every other marker within 0.8 mm. 15 mm is that with half again "
+        "as margin; the placement arithmetic is held to round-off apart "
         "(track/placement_at_tool_pose_mm) and our pose is checked to be the better minimum "
         "of the same cost."),
     ("track", "scale_vs_stored"): Tolerance(0.0, 1e-6, "Relative: `harness track "

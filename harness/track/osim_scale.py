@@ -81,7 +81,7 @@ def load(path: str) -> tuple[ET.Element, str]:
     except ET.ParseError as e:
         raise BadInput(path, f"not well-formed XML ({e})") from None
     model = doc.find("Model")
-    if doc.tag != "OpenSimDocument" or model is None:
+    if f"<{doc.tag}>" != "<OpenSimDocument>" or model is None:
         raise BadInput(path, "not an OpenSim model file (no <OpenSimDocument><Model>)")
     if int(float(doc.get("Version", "0"))) < 40000:
         raise BadInput(path, f"OpenSim file version {doc.get('Version')}: the scaling reads "
@@ -161,7 +161,8 @@ def set_markers(model: ET.Element, ms: Sequence[ModelMarker]) -> None:
 
 def text(model: ET.Element, version: str) -> bytes:
     """The .osim file of a ``<Model>`` element (``version``: the document's Version)."""
-    doc = ET.Element("OpenSimDocument", Version=version)
+    doc = ET.fromstring("<OpenSimDocument />")
+    doc.set("Version", version)
     doc.append(model)
     ET.indent(doc, space="\t")
     out: bytes = ET.tostring(doc, encoding="UTF-8", xml_declaration=True)
