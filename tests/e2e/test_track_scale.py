@@ -128,6 +128,34 @@ def test_against_the_pipelines_stored_scaled_model(both):
     assert mm <= lookup("track", "placed_markers_vs_stored_mm").atol, mm
 
 
+def test_unequal_factors_and_volume_masses_against_opensim(tmp_path):
+    """Unequal factors on one axis each (a femur's manual 1.1, 0.9, 1.05: OpenSim's
+    cylinder rule for its inertia) with the masses scaled by volume (no
+    preserve_mass_distribution), the scaler alone: factors, masses and inertias equal
+    OpenSim's ScaleTool's (track/scale_vs_tool)."""
+    for name in ("gait2392_Scale_MarkerSet.xml", "subject01_static.trc"):
+        (tmp_path / name).write_bytes((SCALE / name).read_bytes())
+    text = SETUP.read_text()
+    edited = re.sub(r"<scales>[^<]*</scales>(\s*<segment> femur_r </segment>)",
+                    r"<scales> 1.1 0.9 1.05 </scales>\1", text, count=1)
+    edited = edited.replace("<preserve_mass_distribution> true",
+                            "<preserve_mass_distribution> false")
+    edited = re.sub(r"(<MarkerPlacer name=\"\">\s*(<!--[^>]*-->\s*)?<apply>) true",
+                    r"\1 false", edited, count=1)
+    assert edited.count("1.1 0.9 1.05") == 1 and "distribution> false" in edited
+    setup = tmp_path / "setup.xml"
+    setup.write_text(edited)
+    ours = scale.run(str(GENERIC), str(setup), str(tmp_path))
+    assert ours.placement is None
+    theirs = registry.adapter_class("opensim").motion_scale_tool(str(setup), str(GENERIC),
+                                                                 str(tmp_path))
+    cmp = scale.compare(ours, theirs)
+    tol = lookup("track", "scale_vs_tool").rtol
+    assert list(ours.factors["femur_r"]) == [1.1, 0.9, 1.05]
+    assert max(cmp["scale_factor_rel_max"], cmp["mass_rel_max"], cmp["inertia_rel_max"]) \
+        <= tol, cmp
+
+
 @pytest.mark.parametrize("edit, words", [
     (lambda s: s.replace("<marker_file> subject01_static.trc </marker_file>",
                          "<marker_file> missing_static.trc </marker_file>", 1),
