@@ -725,6 +725,8 @@ class OpensimAdapter(AdapterBase):
     motion_ik_solver = staticmethod(opensim_tools.run_inverse_kinematics_solver)
     # the mass properties as OpenSim reads a model file (a model `harness track` writes)
     motion_model_masses = staticmethod(opensim_tools.model_mass_properties)
+    # its ScaleTool, run live beside `harness track --scale`
+    motion_scale_tool = staticmethod(opensim_tools.run_scale_tool)
 
     @staticmethod
     def write_osim(spec: FixtureSpec, path: str) -> str:

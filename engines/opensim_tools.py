@@ -289,3 +289,108 @@ def model_mass_properties(model_path: str) -> dict[str, Any]:
                                "inertia_kgm2": [moments.get(k) for k in range(3)]
                                + [products.get(k) for k in range(3)]}
     return {"total_mass_kg": model.getTotalMass(state), "bodies": bodies}
+
+
+def _scale_geometry(model: Any) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """{body: [(point (3,) m, ...)]}: what scaling multiplies on each body, in order: its
+    mass centre, the translations of the joint frames on it, its markers' locations."""
+    out: dict[str, list[Any]] = {}
+    bs = model.getBodySet()
+    for i in range(bs.getSize()):
+        b = bs.get(i)
+        out.setdefault(b.getName(), []).append(np.array(b.getMassCenter().to_numpy()))
+    js = model.getJointSet()
+    for i in range(js.getSize()):
+        for f in (js.get(i).getParentFrame(), js.get(i).getChildFrame()):
+            off = opensim.PhysicalOffsetFrame.safeDownCast(f)
+            if off is not None:
+                base = off.getParentFrame().findBaseFrame().getName()
+                out.setdefault(base, []).append(np.array(off.get_translation().to_numpy()))
+    ms = model.getMarkerSet()
+    for i in range(ms.getSize()):
+        m = ms.get(i)
+        out.setdefault(m.getParentFrame().findBaseFrame().getName(), []).append(
+            np.array(m.get_location().to_numpy()))
+    return out
+
+
+def _factors(before: dict[str, list[np.ndarray]], after: dict[str, list[np.ndarray]]
+             ) -> dict[str, list[float | None]]:
+    """{body: [sx, sy, sz]} read off the scaled geometry: per axis, the scaled over the
+    generic coordinate of the point farthest out along it (None: no point off the axis)."""
+    out: dict[str, list[float | None]] = {}
+    for body, pts in before.items():
+        if body == "ground" or body not in after:
+            continue
+        a, b = np.array(pts), np.array(after[body])
+        row: list[float | None] = []
+        for k in range(3):
+            i = int(np.argmax(np.abs(a[:, k])))
+            row.append(float(b[i, k] / a[i, k]) if a[i, k] != 0 else None)
+        out[body] = row
+    return out
+
+
+def _bodies_and_markers(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({body: {"mass_kg", "inertia" (6,) kg·m²}}, {marker: {"body", "location_m"}})."""
+    bodies, markers = {}, {}
+    bs = model.getBodySet()
+    for i in range(bs.getSize()):
+        b = bs.get(i)
+        I = b.getInertia()
+        bodies[b.getName()] = {"mass_kg": float(b.getMass()),
+                               "inertia": [*np.array(I.getMoments().to_numpy()).tolist(),
+                                           *np.array(I.getProducts().to_numpy()).tolist()]}
+    ms = model.getMarkerSet()
+    for i in range(ms.getSize()):
+        m = ms.get(i)
+        markers[m.getName()] = {"body": m.getParentFrame().findBaseFrame().getName(),
+                                "location_m": np.array(m.get_location().to_numpy()).tolist()}
+    return bodies, markers
+
+
+def run_scale_tool(setup_path: str, model_path: str, out_dir: str) -> dict[str, Any]:
+    """OpenSim's ScaleTool on its setup file, the generic model being ``model_path`` (the
+    setup's own ``model_file`` replaced), its steps run as ``ScaleTool.run`` runs them
+    (GenericModelMaker, ModelScaler, MarkerPlacer, each when it applies) with no file
+    written but the placed model, ``out_dir``/opensim_scaled_placed.osim: {"scale_factors"
+    {body: [sx, sy, sz]} (read off the scaled model's geometry: its scale-set file holds 6
+    digits), "bodies" {body: {"mass_kg", "inertia"}}, "markers" {name: {"body",
+    "location_m"}} after placement, "static_pose" {coordinate: value rad | m} (None when
+    no placement), "file", "wall_s", "settings"}."""
+    BINDING.require()
+    opensim.Logger.setLevelString("Warn")
+    w0 = time.perf_counter()
+    with console_as_warnings(LOG):
+        tool = opensim.ScaleTool(str(setup_path))
+        tool.getGenericModelMaker().setModelFileName(os.path.abspath(model_path))
+        path = tool.getPathToSubject()
+        model = tool.createModel()
+        if model is None:
+            raise RuntimeError("OpenSim's ScaleTool could not create the generic model")
+        before = _scale_geometry(model)
+        scaler, placer = tool.getModelScaler(), tool.getMarkerPlacer()
+        scaler.setPrintResultFiles(False)
+        placer.setPrintResultFiles(False)
+        if not tool.isDefaultModelScaler() and scaler.getApply():
+            if not scaler.processModel(model, path, tool.getSubjectMass()):
+                raise RuntimeError("OpenSim's ModelScaler.processModel returned false")
+        factors = _factors(before, _scale_geometry(model))
+        pose = None
+        if not tool.isDefaultMarkerPlacer() and placer.getApply():
+            if not placer.processModel(model, path):
+                raise RuntimeError("OpenSim's MarkerPlacer.processModel returned false")
+            st = placer.getOutputStorage()
+            labels = st.getColumnLabels()
+            data = st.getStateVector(0).getData()
+            pose = {labels.get(i + 1).split("/")[-2]: float(data.get(i))
+                    for i in range(data.getSize())
+                    if labels.get(i + 1).endswith("/value")}
+        bodies, markers = _bodies_and_markers(model)
+        out = os.path.join(out_dir, "opensim_scaled_placed.osim")
+        model.printToXML(out)
+    return {"scale_factors": factors, "bodies": bodies, "markers": markers,
+            "static_pose": pose, "file": out, "wall_s": time.perf_counter() - w0,
+            "settings": "ScaleTool (GenericModelMaker, ModelScaler, MarkerPlacer as the "
+                        "setup applies them; the MarkerPlacer's IK at its default "
+                        "accuracy), the command's model as the generic model"}

@@ -1095,19 +1095,21 @@ def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, 
 def track(model_path: PathArg, markers_path: PathArg, *, out: PathArg,
           loads_path: PathArg | None = None, ik_setup: PathArg | None = None,
           start: float | None = None, end: float | None = None, engine: str | None = None,
-          lowpass_hz: float | None = None,
+          lowpass_hz: float | None = None, scale_setup: PathArg | None = None,
           progress: Progress | None = None) -> track_run.TrackOutcome:
     """Marker IK (joint limits held) and inverse dynamics with the measured external loads
     of an OpenSim model, beside OpenSim's own IK and ID tools run live on the same inputs,
     then the motion replayed open loop in every double engine (harness/track/replay.py);
     summary.json, ik.mot, id.sto and index.html written to ``out`` (harness/track/run.py;
     times ``start``, ``end`` in s; ``lowpass_hz`` [Hz]: the IK's coordinates low-passed
-    before the ID, on both sides). Exit code in the outcome: 1 while any check is not met
-    or not run."""
+    before the ID, on both sides; ``scale_setup``: an OpenSim ScaleTool setup carried out
+    on the model first, harness/track/scale.py). Exit code in the outcome: 1 while any
+    check is not met or not run."""
     return track_run.track(str(model_path), str(markers_path), out=out,
                            loads_path=None if loads_path is None else str(loads_path),
                            ik_setup=None if ik_setup is None else str(ik_setup),
                            start=start, end=end, engine=engine, lowpass_hz=lowpass_hz,
+                           scale_setup=None if scale_setup is None else str(scale_setup),
                            command_line=["harness", *sys.argv[1:]], progress=progress)
 
 

@@ -422,10 +422,14 @@ def cmd_track(args: argparse.Namespace) -> int:
     o = api.track(args.model, args.markers, out=args.out, loads_path=args.loads,
                   ik_setup=args.ik_setup, start=args.start, end=args.end,
                   engine=args.engine, lowpass_hz=args.lowpass_hz,
-                  progress=_progress(args.quiet))
+                  scale_setup=args.scale, progress=_progress(args.quiet))
     args.summary = api.plain(o.summary)
     word = {True: "met    ", False: "NOT met", None: "NOT run"}
     s = o.summary
+    if s.get("scale"):
+        print(f"scale: {len(s['scale']['scale_factors'])} bodies scaled, total mass "
+              f"{s['scale']['mass_total_kg']:.3f} kg, {s['scale']['wall_s']:.2f} s; written "
+              f"{', '.join(s['scale']['files'])}")
     print(f"track: {s['frames']} frames, marker RMSE {s['marker_rmse_mm']:.2f} mm "
           f"(engine {s['engine']})")
     for c in o.checks:
@@ -902,6 +906,10 @@ def _add_track_parser(sub: Any) -> None:
                     help="low-pass the IK's coordinates (zero-phase Butterworth) before the "
                          "inverse dynamics; the same coordinates go to OpenSim's ID tool "
                          "(default: no filter)")
+    tr.add_argument("--scale", default=None, metavar="SETUP_SCALE.xml",
+                    help="an OpenSim ScaleTool setup carried out on MODEL first (by the "
+                         "harness; OpenSim's ScaleTool beside it): the rest runs on the "
+                         "scaled model with its markers placed (docs/track.md, Scaling)")
     tr.add_argument("--out", required=True,
                     help="output folder (replaced atomically; required)")
     tr.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

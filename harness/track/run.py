@@ -53,8 +53,10 @@ from harness.model.import_common import read_model_file
 from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
-from harness.track import dynamics, reduce
+from harness.track import dynamics, reduce, scale
 from harness.track import replay as track_replay
+from harness.track.osim_notes import defaults as _defaults
+from harness.track.osim_notes import scales as _scales
 from harness.track.report import render
 
 CONTACT_LABEL = "measured"
@@ -64,8 +66,8 @@ NOT_RUN = {
     "engines_replayed": track_replay.NOT_RUN_NO_ENGINE,  # said only when it is so
 }
 FILES = frozenset({"summary.json", "ik.mot", "id.sto", "index.html", figures.ASSET,
-                   "rra_q.sto", "rra_id.sto", "adjusted.osim"}
-                  | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto")})
+                   "rra_q.sto", "rra_id.sto", "adjusted.osim", scale.SCALED, scale.PLACED}
+                  | {f"{n}_{k}" for n in TOOLS for k in ("ik.mot", "id.sto", scale.PLACED)})
 
 
 def recognise_summary(path: Path) -> None:
@@ -173,26 +175,6 @@ def ik_time_range(setup_path: str) -> tuple[float, float] | None:
         raise BadInput(setup_path, f"<time_range> {m.group(1).strip()!r} is not two "
                        "numbers") from None
     return lo, hi
-
-
-def _defaults(notes: Sequence[str]) -> dict[str, float]:
-    """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
-    out = {}
-    for n in notes:
-        m = re.match(r"coordinate (\S+): default_value (\S+) is OpenSim's initial pose", n)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
-
-
-def _scales(notes: Sequence[str]) -> dict[str, float]:
-    """{coordinate: |s|} where the canonical coordinate is |s| × OpenSim's (import notes)."""
-    out = {}
-    for n in notes:
-        m = re.match(r"coordinate (\S+): the canonical coordinate is (\S+) ×", n)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
 
 
 def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
@@ -461,15 +443,79 @@ def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
     return out
 
 
+def scale_side(scaled: scale.Scaled, generic_path: str, tmp: str
+               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tools engine's ScaleTool on the same setup and generic model, compared with our
+    scaling (``scale.compare``): (its section of the summary, with its placed model among
+    "files"; the scaling's checks, "not run" with the reason when it is unavailable or
+    fails). Without a marker placement only the scale factors' check applies."""
+    name = TOOLS[0] if TOOLS else "(none)"
+    names = ["scale factors, masses and inertias against OpenSim's ScaleTool, relative",
+             "placed markers against OpenSim's ScaleTool [mm]"]
+    if not TOOLS or not registry.probe(name).available:
+        why = f"{name} unavailable: " + (registry.probe(name).reason if TOOLS
+                                         else "no engine has the tools")
+        return ({"engine": name, "available": False, "reason": why},
+                [_check(n, None, "OpenSim's ScaleTool", None, why) for n in names])
+    try:
+        theirs = registry.adapter_class(name).motion_scale_tool(scaled.setup.path,
+                                                                generic_path, tmp)
+    except Exception as e:  # a tool that fails, however: said in the summary and the report
+        why = f"{name}'s ScaleTool failed: {type(e).__name__}: {e}"
+        return ({"engine": name, "available": False, "reason": why},
+                [_check(n, None, "OpenSim's ScaleTool", None, why) for n in names])
+    cmp = scale.compare(scaled, theirs)
+    rtol = lookup("track", "scale_vs_tool").rtol
+    worst = max(cmp["scale_factor_rel_max"], cmp["mass_rel_max"], cmp["inertia_rel_max"])
+    checks = [_check(names[0], worst, f"≤ {rtol:g}", worst <= rtol)]
+    if "placed_at_their_pose_max_mm" in cmp:
+        at, lim = cmp["placed_at_their_pose_max_mm"], lookup(
+            "track", "placement_at_tool_pose_mm").atol
+        ours, th = cmp["static_cost_ours"], cmp["static_cost_theirs"]
+        lim2 = lookup("track", "placed_markers_vs_tool_mm").atol
+        mm = cmp["placed_marker_max_mm"]
+        checks += [
+            _check("our marker placement at OpenSim's static pose against OpenSim's [mm]",
+                   at, f"≤ {lim:g}", at <= lim),
+            _check("static pose's weighted marker cost against OpenSim's", ours,
+                   f"≤ OpenSim's {th:.6g}", ours <= th),
+            _check(names[1], mm, f"≤ {lim2:g}", mm <= lim2 and cmp["marker_sets_equal"],
+                   "" if cmp["marker_sets_equal"] else "the two marker sets differ")]
+    side = {"engine": name, "available": True, "settings": theirs["settings"],
+            "wall_s": theirs["wall_s"], "scale_factors": theirs["scale_factors"],
+            "static_pose": theirs["static_pose"], "vs_ours": cmp,
+            "files": {f"{name}_{scale.PLACED}": Path(theirs["file"]).read_bytes()}}
+    return side, checks
+
+
 def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
           loads_path: str | None = None, ik_setup: str | None = None,
           start: float | None = None, end: float | None = None, engine: str | None = None,
-          lowpass_hz: float | None = None, command_line: Sequence[str] = (),
+          lowpass_hz: float | None = None, scale_setup: str | None = None,
+          command_line: Sequence[str] = (),
           progress: Callable[[str], None] | None = None) -> TrackOutcome:
-    """Run the command (module docstring); the folder is written whole or not at all."""
+    """Run the command (module docstring); the folder is written whole or not at all.
+    ``scale_setup``: an OpenSim ScaleTool setup carried out first on ``model_path`` (the
+    generic model; harness/track/scale.py), the rest running on the placed model."""
     say = progress or (lambda s: None)
     check_output_folder(out, OUTPUT)
-    inp = read_inputs(model_path, trc_path, loads_path, ik_setup, start, end)
+    with tempfile.TemporaryDirectory(prefix="harness_scale_") as work:
+        scaled = None
+        if scale_setup is not None:
+            say(f"scaling: {scale_setup}")
+            scaled = scale.run(model_path, scale_setup, work, engine)
+        return _track(model_path, scaled, trc_path, out, loads_path, ik_setup, start, end,
+                      engine, lowpass_hz, command_line, say)
+
+
+def _track(model_path: str, scaled: scale.Scaled | None, trc_path: str,
+           out: str | os.PathLike[str], loads_path: str | None, ik_setup: str | None,
+           start: float | None, end: float | None, engine: str | None,
+           lowpass_hz: float | None, command_line: Sequence[str],
+           say: Callable[[str], None]) -> TrackOutcome:
+    """``track``'s work once the model is chosen (the placed one when ``scaled``)."""
+    inp = read_inputs(scaled.model_path if scaled else model_path, trc_path, loads_path,
+                      ik_setup, start, end)
     adapter = _adapter(inp.spec, engine)
     held = ik.Held.of(adapter.layout, inp.spec.couplings) if inp.spec.couplings else None
     coords = Coordinates(adapter, inp.spec, inp.scale)
@@ -493,6 +539,8 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     with tempfile.TemporaryDirectory(prefix="harness_track_") as tmp:
         say("the tools beside: " + ", ".join(TOOLS))
         side = tool_side(inp, adapter, coords, held, t, res.q, Q_id, tau, tmp)
+        sc_side, sc_checks = (scale_side(scaled, model_path, tmp) if scaled
+                              else ({}, []))
     rep = track_replay.replay(PreparedModel(inp.spec, f"track:{inp.spec.name}"), adapter,
                               held, coords, t, Q_id, inp.forces, inp.loads, say)
     series = rep.pop("series", None)
@@ -505,6 +553,13 @@ def track(model_path: str, trc_path: str, *, out: str | os.PathLike[str],
     files_extra = rra_files
     checks[-1:-1] = rra_checks
     summary["checks"][-1:-1] = rra_checks
+    if scaled is not None:
+        checks[0:0] = sc_checks
+        summary["checks"][0:0] = sc_checks
+        summary.update(model=model_path, scaled_model=scale.PLACED,
+                       scale={**scaled.summary, "reference_tool": {
+                           k: v for k, v in sc_side.items() if k != "files"}})
+        files_extra = {**rra_files, **scaled.files, **sc_side.get("files", {})}
     code = 0 if all(c["ok"] is True for c in checks) else 1
     summary["exit_code"] = code
     files: dict[str, bytes | SameAs] = {
