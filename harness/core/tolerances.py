@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLE_VERSION = "2027.01.25"
+TABLE_VERSION = "2027.01.29"
+# 2027.01.29: swing/fit_wall_s tightened from 600 s to 300 s (the target for the default
+#   full fit; measured 30 s). No other number changed.
 # 2027.01.25: no existing atol or rtol changed. New: track/scale_vs_tool,
 #   track/placement_at_tool_pose_mm, track/placed_markers_vs_tool_mm (`harness track
 #   --scale` against OpenSim's ScaleTool), track/scale_vs_stored,
@@ -775,8 +777,10 @@ TABLE.update({
         "joint's peak torque (floor 1e-3 × its torque scale): 1e-6 keeps the replay's input "
         "error far below any stage-2 parity question. Measured 3-4e-11 on the driver swing "
         "(a cubic on 16 samples per frame left 3.5e-5)."),
-    ("swing", "fit_wall_s"): Tolerance(600.0, 0.0, "s, the whole fit (calibration, IK, "
-        "dynamic fit) on this 2-core machine: the product's 10-minute budget."),
+    ("swing", "fit_wall_s"): Tolerance(300.0, 0.0, "s, the whole fit (calibration, IK, "
+        "dynamic fit) on a 2-core machine: the target for the default full fit of a swing "
+        "(5 minutes; it was 10). Measured on the bundled driver capture, full settings: "
+        "30 s with other work running (after the IK's speed-up; 238-300 s before it)."),
     ("swing", "planar_torque_error"): Tolerance(0.05, 0.0, "RMS torque error over the "
         "interior 80 % of the synthetic planar downswing, relative to each joint's RMS "
         "torque, from markers with 2 mm noise: measured 3-4 %; the end nodes are excluded "
