@@ -182,7 +182,7 @@ def _check_coordinates(model, notes: list, bad) -> None:
             raise bad(f"coordinate {c.getName()} is prescribed (a driven motion): not "
                       "supported")
         if c.getDefaultValue() != 0 and not c.getDefaultLocked():
-            notes.append(f"coordinate {c.getName()}: default_value {c.getDefaultValue():g} "
+            notes.append(f"coordinate {c.getName()}: default_value {c.getDefaultValue()!r} "
                          "is OpenSim's initial pose only; the canonical neutral is q = 0")
 
 
@@ -691,7 +691,8 @@ def _chain(name, parent, child, X_AF, elements, X_MB, rpy, xyz, Joint, notes,
                 lo, hi = min(lo, hi), max(lo, hi)
             if abs(abs(slope) - 1.0) > 1e-15:
                 scaled[jname] = abs(slope)
-                notes.append(f"coordinate {jname}: the canonical coordinate is {abs(slope):g} "
+                # every digit: `harness track` reads the factor back from the note
+                notes.append(f"coordinate {jname}: the canonical coordinate is {abs(slope)!r} "
                              f"× OpenSim's (LinearFunction slope {slope:g})")
         folds = i == last and (kind == "prismatic" or not np.any(tail[:3, 3]))
         if folds:

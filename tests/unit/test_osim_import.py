@@ -19,6 +19,7 @@ from harness.core.spec import Coupling
 from harness.core.tolerances import lookup
 from harness.model import registry
 from harness.model.prepared import PreparedModel
+from harness.track.osim_notes import defaults, scales
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -209,6 +210,28 @@ def test_a_coupled_custom_axis_is_a_joint_held_by_a_coupling(tmp_path):
     assert spec.couplings == (Coupling("shoulder_translation1", "sh_flex", 0.01, 0.0),)
     assert any(n.startswith("joint shoulder_translation1: coupled: ") for n in notes)
     _moves_as_opensim(path)
+
+
+def test_a_scaled_axis_and_a_default_pose_are_noted_with_every_digit(tmp_path):
+    """sh_flex's axis a LinearFunction of slope 1.2345678901234567 (written into the file
+    with every digit: OpenSim's own writer keeps 6) and its default value
+    0.123456789012345: the import's notes give both back exactly (`harness track`
+    converts coordinates with the noted factor)."""
+    slope, default = 1.2345678901234567, 0.123456789012345
+
+    def edit(m):
+        _custom(m, 0, osim.LinearFunction(1.5, 0.0), ["sh_flex"])
+        m.updCoordinateSet().get("sh_flex").setDefaultValue(default)
+
+    path = _variant(tmp_path, edit)
+    text = open(path, encoding="utf-8").read()
+    assert text.count("<coefficients> 1.5 0</coefficients>") == 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace("<coefficients> 1.5 0</coefficients>",
+                             f"<coefficients> {slope!r} 0</coefficients>"))
+    _, notes = osim_to_spec(path)
+    assert scales(notes)["sh_flex"] == slope
+    assert defaults(notes)["sh_flex"] == default
 
 
 def test_a_non_linear_custom_axis_is_a_joint_held_by_a_spline(tmp_path):
