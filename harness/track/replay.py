@@ -142,11 +142,12 @@ def horizon(model: PreparedModel, tr: Tracked, engines: Sequence[str],
             if array_key("whole", run, e, "x") in res.arrays:
                 n = window_length(res.arrays, "whole", run, e)
                 win[e] = float(tr.t[n - 1] - tr.t[0])
-        if win or last <= 1:
+        if win or last <= KNOTS_PER_FRAME:
             break
         say(f"replay: every engine's horizon run over {span} raised; measured again over "
             "its first half")
-        last = max(1, last // 2)
+        # whole frame intervals: a candidate's lobatto controls take P knots per interval
+        last = max(KNOTS_PER_FRAME, (last // 2) // KNOTS_PER_FRAME * KNOTS_PER_FRAME)
     measured = float(tr.t[last] - tr.t[0])
     return (min(win.values()) if win else measured), win, measured
 

@@ -560,17 +560,18 @@ def test_replay_of_our_torques_reproduces_a_known_motion_and_others_fail(tmp_pat
 
 
 def test_replay_horizon_halves_when_every_engine_diverges_silently(capfd):
-    """arm26 at a known q(t) over 8 frame intervals, our ID's torques times 1e8 from the
+    """arm26 at a known q(t) over 9 frame intervals, our ID's torques times 1e8 from the
     sixth frame on: open loop, every engine's horizon run over the whole window leaves
-    the finite numbers, so the horizon is measured again over the first half (whose
-    controls are our ID's alone): a finite horizon shorter than the window, the window
+    the finite numbers, so the horizon is measured again over the first half, in whole
+    frame intervals (4 of the 9; the controls' knots come P to an interval), whose
+    controls are our ID's alone: a finite horizon shorter than the window, the window
     still tiled into segments, the later ones (diverging again) without a trajectory;
     no warning raised and nothing printed (a diverging run is an expected outcome)."""
     spec, _ = load_osim_with_notes(str(ARM), ranges_as_limits=True)
     model = PreparedModel(spec, "arm_diverge")
     adapter = registry.adapter_class("pinocchio")(model)
     coords = Coordinates(adapter, spec, {})
-    t = np.arange(9) / 60.0
+    t = np.arange(10) / 60.0
     Q = np.stack([0.5 + 0.4 * np.sin(2 * np.pi * t), 1.0 + 0.5 * np.sin(1.6 * np.pi * t)],
                  axis=1)
     tr = replay.tracked(adapter, None, t, Q, [], None)
