@@ -432,6 +432,8 @@ def cmd_track(args: argparse.Namespace) -> int:
               f"{', '.join(s['scale']['files'])}")
     print(f"track: {s['frames']} frames, marker RMSE {s['marker_rmse_mm']:.2f} mm "
           f"(engine {s['engine']})")
+    if s.get("contact_label"):
+        print(f"  contact {s['contact_label']}: {s['contact_label_reason']}")
     for c in o.checks:
         if c["ok"] is None:
             print(f"  {word[None]} {c['name']}: {c['why']}")
