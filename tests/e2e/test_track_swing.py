@@ -6,8 +6,10 @@ frames of the fitted window (the cost of the run: about 20 s). The export's mode
 (the export names its ExternalLoads so), the exit code agrees with the summary, our ID
 agrees with OpenSim's InverseDynamicsTool on the same kinematics and loads within the
 table's bound (track/id_vs_tool), our IK fits the markers at least as well as OpenSim's
-own IK run live, the IK holds the grip, and the pelvis residuals after the reduction are
-within its targets (track/rra_*). Also: a .c3d read as markers is the swing's capture,
+own IK run live, the IK holds the grip, OpenSim's IK run converged agrees with ours within
+the table's bound (track/ik_vs_tool_deg; at the setup's accuracy it does not: reported in
+docs/track.md), and the pelvis residuals after the reduction are within its targets
+(track/rra_*). Also: a .c3d read as markers is the swing's capture,
 point for point, and a damaged .c3d is one line, exit 2, nothing written."""
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from harness.model import registry
 from harness.model.osim_export import Y_UP
 from harness.model.osim_import import load_osim_with_notes
 from harness.model.prepared import PreparedModel
+from harness.track import run as track_run
 
 C3D = ROOT / "data" / "swing" / "driver.c3d"
 ARM = ROOT / "data" / "opensim_models" / "arm26.osim"
@@ -123,3 +126,24 @@ def test_a_damaged_c3d_is_one_line_exit_2_nothing_written(tmp_path):
     line, = p.stderr.strip().splitlines()
     assert str(bad) in line
     assert not out.exists()
+
+
+def test_ik_agrees_with_opensims_converged_ik(tracked, tmp_path):
+    """The export's IK setup asks OpenSim's solver for accuracy 3e-5 (its default 1e-5
+    stalls on one frame of the whole window), and track runs OpenSim's IK as the setup
+    says: there OpenSim's marker RMSE stays above ours. Run converged (1e-6) over the same
+    frames, OpenSim's IK agrees with ours within the table's bound."""
+    osim, out, _, s, _ = tracked
+    setup = str(osim / "ik_setup.xml")
+    ours = read_table(str(out / "ik.mot"))
+    tools = registry.adapter_class(registry.providing("motion_ik_tool")[0])
+    r = tools.motion_ik_tool(str(osim / "golfer.osim"), str(osim / "markers.trc"),
+                             track_run.ik_weights(setup), float(ours.t[0]),
+                             float(ours.t[-1]), str(tmp_path),
+                             coordinate_tasks=track_run.ik_coordinate_tasks(setup),
+                             coordinate_file=str(osim / "swing.mot"), accuracy=1e-6)
+    q = r["q"][:, [r["names"].index(c) for c in ours.columns]]
+    rot = np.array([not c.startswith("pelvis_t") for c in ours.columns])
+    rms = np.sqrt(np.mean((np.degrees(q[:, rot]) - ours.data[:, rot]) ** 2, axis=0))
+    assert np.max(rms) <= lookup("track", "ik_vs_tool_deg").atol
+    assert s["ik_vs_opensim_rms_deg"] >= np.max(rms)
