@@ -1,6 +1,8 @@
-"""`harness track MODEL.osim MARKERS.trc [--loads EXTERNAL_LOADS.xml] --out DIR`: marker
-inverse kinematics with the joint limits held, then inverse dynamics with the measured
-external loads, of any OpenSim model whose coordinates are one-dof; beside them, OpenSim's
+"""`harness track MODEL.osim MARKERS.trc|.c3d [--loads EXTERNAL_LOADS.xml] --out DIR`:
+marker inverse kinematics with the joint limits held (a model's point loops held too),
+then inverse dynamics with the external loads (labelled measured, or assumed for the
+fitted foot forces a swing's export writes: ``contact_label``), of any OpenSim model whose
+coordinates are one-dof; beside them, OpenSim's
 own InverseKinematicsTool and InverseDynamicsTool run live on the same model, markers,
 weights, kinematics and loads; then the residual reduction (harness/track/reduce.py).
 
