@@ -42,7 +42,16 @@ from numpy.typing import NDArray
 from harness.core.conventions import matrix_to_rpy
 from harness.core.errors import BadInput
 from harness.core.io import write_bytes_atomic
-from harness.core.spec import COUPLING_NOTE, WORLD_BODY, Body, Coupling, FixtureSpec, Frame, Joint
+from harness.core.spec import (
+    COUPLING_NOTE,
+    WORLD_BODY,
+    Body,
+    Constraint,
+    Coupling,
+    FixtureSpec,
+    Frame,
+    Joint,
+)
 from harness.model.binding import Binding, console_as_warnings
 
 BINDING = Binding("opensim")  # a missing binding is reported by the registry
@@ -168,10 +177,12 @@ def osim_to_spec(path: str, floating: bool = False, ranges_as_limits: bool = Fal
     joints = _with_damping(joints, damping, scaled, model, notes, bad)
     joints = _with_springs(joints, springs, scaled, bad)
     frames = _frames(model, ground, keep_world, notes)
+    constraints = _points(model, ground, keep_world, frames, notes, bad)
     g = _vec3(model.getGravity())
     spec = FixtureSpec(name=model.getName(), bodies=tuple(bodies), joints=tuple(joints),
                        frames=tuple(frames), gravity=tuple(float(x) for x in g),
-                       floating=is_floating, source=path, couplings=tuple(couplings))
+                       floating=is_floating, source=path, couplings=tuple(couplings),
+                       constraints=tuple(constraints))
     return spec, notes
 
 
@@ -281,6 +292,39 @@ def _frames(model, ground: str, keep_world: bool, notes: list) -> list:
     return frames
 
 
+def _points(model, ground: str, keep_world: bool, frames: list, notes: list, bad
+            ) -> list:
+    """[Constraint] [m] of the enforced PointConstraints: kind ``point`` between two named
+    frames at the constraint's points (a frame already named on the same body at the same
+    point, else one added to ``frames`` as ``<constraint>_point_1`` / ``_point_2``)."""
+    out = []
+    for c in model.getConstraintSet():
+        pc = opensim.PointConstraint.safeDownCast(c)
+        if pc is None or not c.get_isEnforced():
+            continue
+        ends = []
+        for k, (sock, loc) in enumerate((("body_1", pc.get_location_body_1()),
+                                         ("body_2", pc.get_location_body_2())), start=1):
+            base, X = _pose(opensim.PhysicalFrame.safeDownCast(
+                pc.getSocket(sock).getConnecteeAsObject()))
+            if base == ground and not keep_world:
+                raise bad(f"constraint {c.getName()} (PointConstraint): its {sock} is the "
+                          "ground of a model whose ground is not kept: not supported")
+            base = WORLD_BODY if base == ground else base
+            p = tuple(float(x) + 0.0 for x in X[:3, :3] @ _vec3(loc) + X[:3, 3])
+            same = [f.name for f in frames if f.body == base
+                    and np.allclose(f.xyz, p, rtol=0.0, atol=1e-12)]
+            if same:
+                ends.append(same[0])
+            else:
+                frames.append(Frame(f"{c.getName()}_point_{k}", base, p))
+                ends.append(frames[-1].name)
+        out.append(Constraint(c.getName(), "point", ends[0], ends[1]))
+        notes.append(f"constraint {c.getName()} (PointConstraint): a point loop between "
+                     f"frames {ends[0]} and {ends[1]}")
+    return out
+
+
 def _with_damping(joints, damping, scaled, model, notes, bad) -> list:
     """Joints with the viscosity of their coordinates' damping forces (scaled to the
     canonical coordinate: d / s² for a slope s); a ball joint's three coordinates must
@@ -384,8 +428,9 @@ def _set_aside(model, notes: list, bad) -> dict:
     if wraps:
         notes.append(f"{wraps} wrap object(s) set aside: they shape muscle paths only")
     for c in model.getConstraintSet():
-        if c.get_isEnforced() and c.getConcreteClassName() == "CoordinateCouplerConstraint":
-            continue  # a joint coupling (_couplers)
+        if c.get_isEnforced() and c.getConcreteClassName() in ("CoordinateCouplerConstraint",
+                                                               "PointConstraint"):
+            continue  # a joint coupling (_couplers), a loop closed at a point (_points)
         if c.get_isEnforced():
             raise bad(f"constraint {c.getName()} ({c.getConcreteClassName()}): not "
                       "supported (the import reads a tree and joint couplings)")

@@ -23,7 +23,12 @@ from engines.opensim_osim import _print_atomic, _quiet, motion_text, trc_text
 from harness.core.errors import BadInput
 from harness.core.io import write_text_atomic
 from harness.model.binding import Binding
-from harness.model.osim_swing import RootCoordinate, SwingExport
+from harness.model.osim_swing import (
+    ASSUMED_CONTACT,
+    ASSUMED_CONTACT_NOTE,
+    RootCoordinate,
+    SwingExport,
+)
 
 BINDING = Binding("opensim")  # a missing binding is reported by the registry
 with BINDING:
@@ -97,11 +102,12 @@ def _model(ex: SwingExport, build_model: Callable[..., Any]) -> tuple[Any, list[
 def _loads(ex: SwingExport, folder: str) -> None:
     """grf.mot (time, per contact point ``<name>_v{x,y,z}`` N and ``<name>_p{x,y,z}`` m,
     ground) and external_loads.xml (one ExternalForce per point on its body, force and
-    point expressed in ground, no torque: a point contact)."""
+    point expressed in ground, no torque: a point contact), the ExternalLoads named
+    ``ASSUMED_CONTACT`` with a comment saying so (its provenance: fitted, not measured)."""
     cols = ["time"]
     blocks = [ex.t[:, None]]
     el = opensim.ExternalLoads()
-    el.setName("foot_contact")
+    el.setName(ASSUMED_CONTACT)
     el.setDataFileName(NAMES["forces"])
     for name, body, F, P in ex.contacts:
         cols += [f"{name}_v{a}" for a in "xyz"] + [f"{name}_p{a}" for a in "xyz"]
@@ -119,7 +125,12 @@ def _loads(ex: SwingExport, folder: str) -> None:
             "inDegrees=no", "endheader", "\t".join(cols)]
     rows = ["\t".join(f"{x:.17g}" for x in r) for r in V]
     write_text_atomic(os.path.join(folder, NAMES["forces"]), "\n".join(head + rows) + "\n")
-    el.printToXML(os.path.join(folder, NAMES["loads"]))
+    path = os.path.join(folder, NAMES["loads"])
+    el.printToXML(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    tag = f'<ExternalLoads name="{ASSUMED_CONTACT}">'
+    write_text_atomic(path, text.replace(tag, f"{tag}\n\t\t<!--{ASSUMED_CONTACT_NOTE}-->", 1))
 
 
 def _setups(ex: SwingExport, folder: str) -> None:

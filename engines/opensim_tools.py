@@ -75,14 +75,17 @@ def coordinate_names(model_path: str) -> list[str]:
 
 def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str, float],
                            t0: float, t1: float, out_dir: str,
-                           coordinate_tasks: Mapping[str, tuple[float, str, float]] = {}
-                           ) -> dict[str, Any]:
+                           coordinate_tasks: Mapping[str, tuple[float, str, float]] = {},
+                           coordinate_file: str | None = None,
+                           accuracy: float | None = None) -> dict[str, Any]:
     """OpenSim's InverseKinematicsTool over t0..t1 [s] of the .trc: {"names" (n,), "t"
     (F,) s, "q" (F, n) rad | m, "marker_rms_m" (F,), "marker_max_m" (F,) (OpenSim's own
     reported errors), "file" (the .mot it wrote), "settings" (str)}. Every coordinate
     clamped to its range; one IKMarkerTask per entry of ``weights`` (weight > 0); one
     IKCoordinateTask per entry of ``coordinate_tasks`` {name: (weight, "default_value" |
-    "manual_value", value [rad | m])}."""
+    "manual_value" | "from_file", value [rad | m])}, from_file reading
+    ``coordinate_file``; ``accuracy`` the solver's (None: ``IK_ACCURACY``)."""
+    accuracy = IK_ACCURACY if accuracy is None else float(accuracy)
     BINDING.require()
     model = _model(model_path, clamp=True)
     tool = opensim.InverseKinematicsTool()
@@ -91,7 +94,7 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
     tool.setMarkerDataFileName(str(trc_path))
     tool.setStartTime(float(t0))
     tool.setEndTime(float(t1))
-    tool.set_accuracy(IK_ACCURACY)
+    tool.set_accuracy(accuracy)
     tasks = tool.getIKTaskSet()
     for label, w in weights.items():
         task = opensim.IKMarkerTask()
@@ -107,9 +110,13 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
         if kind == "manual_value":
             ct.setValueType(opensim.IKCoordinateTask.ManualValue)
             ct.setValue(float(value))
+        elif kind == "from_file":
+            ct.setValueType(opensim.IKCoordinateTask.FromFile)
         else:
             ct.setValueType(opensim.IKCoordinateTask.DefaultValue)
         tasks.cloneAndAppend(ct)
+    if coordinate_file is not None:
+        tool.set_coordinate_file(str(coordinate_file))
     tool.set_report_errors(True)
     tool.setResultsDir(str(out_dir))
     mot = os.path.join(out_dir, "opensim_ik.mot")
@@ -129,7 +136,7 @@ def run_inverse_kinematics(model_path: str, trc_path: str, weights: Mapping[str,
                                        float),
             "marker_max_m": np.asarray(err.getDependentColumn("marker_error_max").to_numpy(),
                                        float),
-            "settings": f"InverseKinematicsTool, accuracy {IK_ACCURACY:g}, every coordinate "
+            "settings": f"InverseKinematicsTool, accuracy {accuracy:g}, every coordinate "
                         f"clamped to its range, {len(weights)} weighted marker tasks, "
                         f"{len(coordinate_tasks)} coordinate tasks"}
 

@@ -432,6 +432,8 @@ def cmd_track(args: argparse.Namespace) -> int:
               f"{', '.join(s['scale']['files'])}")
     print(f"track: {s['frames']} frames, marker RMSE {s['marker_rmse_mm']:.2f} mm "
           f"(engine {s['engine']})")
+    if s.get("contact_label"):
+        print(f"  contact {s['contact_label']}: {s['contact_label_reason']}")
     for c in o.checks:
         if c["ok"] is None:
             print(f"  {word[None]} {c['name']}: {c['why']}")
@@ -892,9 +894,12 @@ def _add_track_parser(sub: Any) -> None:
                                     "(docs/track.md). Exit 1 while any check is not met or "
                                     "not run.")
     tr.add_argument("model", metavar="MODEL.osim", help="the OpenSim model")
-    tr.add_argument("markers", metavar="MARKERS.trc", help="the marker trajectories")
+    tr.add_argument("markers", metavar="MARKERS.trc|.c3d",
+                    help="the marker trajectories (a .c3d in the model's axes, as it is)")
     tr.add_argument("--loads", default=None, metavar="EXTERNAL_LOADS.xml",
-                    help="OpenSim ExternalLoads file (its datafile beside it)")
+                    help="OpenSim ExternalLoads file (its datafile beside it); contact "
+                         "labelled assumed when its ExternalLoads is named assumed_contact "
+                         "(osim-export's), else measured")
     tr.add_argument("--ik-setup", default=None, metavar="SETUP.xml",
                     help="IK setup whose marker tasks give the weights (default: the one "
                          "beside the .trc that names it, else every marker weight 1)")

@@ -20,6 +20,7 @@ IK over the frames with offset re-estimation o_k = mean_f R_WB(q_f)ᵀ (y_fk −
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -127,7 +128,8 @@ class Held:
 class CoordinateTasks:
     """Coordinates drawn to targets (OpenSim's IKCoordinateTask): residual rows
     gain_k (q[iq_k] − target_k) beside the markers'. iq, iv (k,) indices; target (k,)
-    [rad | m, canonical]; gain (k,) [1/rad | 1/m: √weight over the coordinate's scale]."""
+    [rad | m, canonical], or (F, k) a target per frame of ``track``; gain (k,) [1/rad |
+    1/m: √weight over the coordinate's scale]."""
     iq: NDArray[np.int_]
     iv: NDArray[np.int_]
     target: NDArray[np.float64]
@@ -279,7 +281,9 @@ def track(adapter: EngineAdapter, labels: Sequence[str], Y: NDArray[np.float64],
         if not np.isfinite(Y[f]).all(axis=1).any():
             Q[f] = q
             continue
-        q, R[f], iters[f] = _solve(pb, labels, Y[f], q, w, max_iter, 1e-10, 1e-6)
+        pf = pb if tasks is None or tasks.target.ndim == 1 else dataclasses.replace(
+            pb, tasks=dataclasses.replace(tasks, target=tasks.target[f]))
+        q, R[f], iters[f] = _solve(pf, labels, Y[f], q, w, max_iter, 1e-10, 1e-6)
         Q[f] = q
     e = np.linalg.norm(R, axis=2)
     with np.errstate(invalid="ignore"):

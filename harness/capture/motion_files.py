@@ -1,4 +1,5 @@
-"""OpenSim's motion-data files, read engine-blind: marker trajectories (.trc), motion and
+"""OpenSim's motion-data files, read engine-blind: marker trajectories (.trc, or a C3D's
+points: ``read_markers``), motion and
 storage tables (.mot, .sto) and ExternalLoads (.xml) with the forces table they name.
 
 Dimensions: F frames (rows), K markers, C columns. Units: s; marker positions in m (a .trc
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.capture.c3d import read_c3d
 from harness.core.errors import BadInput
 from harness.core.strict import read_regular
 
@@ -100,6 +102,55 @@ def read_trc(path: str) -> Markers:
     xyz = a[:, 1:].reshape(len(t), len(labels), 3) * scale
     rate = float(head.get("DataRate", 0) or 0) or float(1.0 / np.median(np.diff(t)))
     return Markers(t, labels, xyz, rate)
+
+
+_C3D_UNITS = {"mm": 1e-3, "m": 1.0}
+
+
+def read_markers(path: str) -> Markers:
+    """The marker trajectories of a .c3d (``read_c3d_markers``) or, any other name, a .trc
+    (``read_trc``)."""
+    return read_c3d_markers(path) if path.lower().endswith(".c3d") else read_trc(path)
+
+
+def read_c3d_markers(path: str) -> Markers:
+    """The 3D points of the C3D at ``path`` (harness/capture/c3d.py: ezc3d in a child
+    process) as markers: POINT:UNITS mm or m → m, every point label a marker (labels
+    repeated are refused), NaN where a point is missing, frame i at t = i / rate s (the
+    first frame at 0, as ``harness swing`` reads a capture). The file's axes are kept as
+    they are: no up axis is inferred or turned (docs/track.md)."""
+    raw = read_c3d(path)
+    unit = raw.units.strip().lower()
+    if unit not in _C3D_UNITS:
+        raise BadInput(path, f"POINT:UNITS {raw.units!r} is neither 'mm' nor 'm'")
+    if len(set(raw.labels)) != len(raw.labels):
+        dup = sorted({lab for lab in raw.labels if raw.labels.count(lab) > 1})
+        raise BadInput(path, f"duplicate point labels: {', '.join(map(repr, dup))}")
+    X = raw.points * _C3D_UNITS[unit]
+    X = np.where(np.isfinite(X).all(axis=2, keepdims=True), X, np.nan)
+    if not np.isfinite(X).any():
+        raise BadInput(path, "no valid marker sample in the file")
+    t = np.arange(X.shape[0]) / raw.rate_hz
+    return Markers(t, tuple(raw.labels), X, raw.rate_hz)
+
+
+def trc_text(markers: Markers, name: str) -> str:
+    """``markers`` as a .trc (PathFileType 4) in metres, every number with 17 significant
+    digits (read back bit for bit), a missing sample left blank."""
+    k = len(markers.labels)
+    r = f"{markers.rate_hz:.17g}"
+    out = [f"PathFileType\t4\t(X/Y/Z)\t{name}",
+           "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\t"
+           "OrigDataStartFrame\tOrigNumFrames",
+           f"{r}\t{r}\t{len(markers.t)}\t{k}\tm\t{r}\t1\t{len(markers.t)}",
+           "\t".join(["Frame#", "Time"] + [x for lab in markers.labels for x in (lab, "", "")]),
+           "\t".join(["", ""] + [f"{a}{i + 1}" for i in range(k) for a in "XYZ"]), ""]
+    for i, ti in enumerate(markers.t):
+        cells = [str(i + 1), f"{ti:.17g}"]
+        for p in markers.xyz[i]:
+            cells += [f"{x:.17g}" for x in p] if np.all(np.isfinite(p)) else [""] * 3
+        out.append("\t".join(cells))
+    return "\n".join(out) + "\n"
 
 
 @dataclass(frozen=True)

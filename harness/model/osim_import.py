@@ -23,6 +23,8 @@ What becomes what (docs/osim.md):
   Coupling), as is the dependent coordinate of a CoordinateCouplerConstraint.
   Moving joints are named after their OpenSim coordinate (a ball joint after its joint).
 * Markers → named frames on their body; gravity; the model's name.
+* An enforced PointConstraint → a ``point`` loop (spec Constraint) between two named
+  frames at its points (a frame already named there, else ``<constraint>_point_1|2``).
 * A coordinate's ``default_value`` is OpenSim's initial pose only (noted): the canonical
   neutral is q = 0. A ``locked`` coordinate becomes a weld at its default value (noted);
   a locked ball-joint coordinate is refused. Ranges become limits only when ``clamped``
@@ -31,7 +33,7 @@ What becomes what (docs/osim.md):
   contact geometry, controllers, forces with appliesForce false, constraints not enforced.
 
 Refused (BadInput naming the file and the element): any other force element, an enforced
-constraint other than a CoordinateCouplerConstraint, a prescribed coordinate, a
+constraint other than a CoordinateCouplerConstraint or a PointConstraint, a prescribed coordinate, a
 CustomJoint axis that is a function of several coordinates or of a coordinate that
 drives no axis linearly and follows no other, other coupling functions, other joint
 types (Planar, Ellipsoid, …), a FreeJoint that is not the one joint from the ground, a

@@ -10,6 +10,16 @@ from numpy.typing import NDArray
 
 from harness.core.spec import FixtureSpec
 
+# The name of the ExternalLoads the export writes (external_loads.xml): its provenance,
+# read back by `harness track` (harness/track/run.py ``contact_label``), which labels loads
+# so named "assumed" (fitted from an assumed contact model, no force plate) and any other
+# loads "measured"
+ASSUMED_CONTACT = "assumed_contact"
+# the comment the export puts in external_loads.xml beside that name, for a reader
+ASSUMED_CONTACT_NOTE = ("the foot contact forces of a harness swing fit: fitted from an "
+                        "assumed contact model (heel and metatarsal points sticking to the "
+                        "floor on an assumed schedule), not measured by a force plate")
+
 
 @dataclass(frozen=True)
 class RootCoordinate:

@@ -113,7 +113,9 @@ def render(summary: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], code
     scope = (f"model {summary['model']}, markers {summary['markers']} "
              f"({summary['markers_tracked']} tracked), {summary['frames']} frames t = "
              f"{summary['t_start_s']:.4f}–{summary['t_end_s']:.4f} s, engine "
-             f"{summary['engine']}")
+             f"{summary['engine']}"
+             + (f", contact {summary['contact_label']}" if summary.get("contact_label") else
+                ""))
     head = banner.for_track(checks, code, scope, prov)
     tool = summary["reference_tool"]
     return ENV.get_template("track.html.j2").render(

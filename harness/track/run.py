@@ -1,6 +1,8 @@
-"""`harness track MODEL.osim MARKERS.trc [--loads EXTERNAL_LOADS.xml] --out DIR`: marker
-inverse kinematics with the joint limits held, then inverse dynamics with the measured
-external loads, of any OpenSim model whose coordinates are one-dof; beside them, OpenSim's
+"""`harness track MODEL.osim MARKERS.trc|.c3d [--loads EXTERNAL_LOADS.xml] --out DIR`:
+marker inverse kinematics with the joint limits held (a model's point loops held too),
+then inverse dynamics with the external loads (labelled measured, or assumed for the
+fitted foot forces a swing's export writes: ``contact_label``), of any OpenSim model whose
+coordinates are one-dof; beside them, OpenSim's
 own InverseKinematicsTool and InverseDynamicsTool run live on the same model, markers,
 weights, kinematics and loads; then the residual reduction (harness/track/reduce.py).
 
@@ -18,6 +20,7 @@ of a model attached to the ground, is said so); 0 only when every check is met.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -39,8 +42,11 @@ from harness.capture.motion_files import (
     Markers,
     Table,
     read_external_loads,
-    read_trc,
+    read_markers,
+    read_table,
+    spline_columns,
     table_text,
+    trc_text,
 )
 from harness.core import figures
 from harness.core.errors import BadInput
@@ -51,6 +57,7 @@ from harness.core.tolerances import lookup
 from harness.model import osim_adjust, registry
 from harness.model.import_common import read_model_file
 from harness.model.osim_import import load_osim_with_notes
+from harness.model.osim_swing import ASSUMED_CONTACT
 from harness.model.prepared import PreparedModel
 from harness.model.protocol import EngineAdapter
 from harness.track import dynamics, reduce, scale
@@ -59,7 +66,9 @@ from harness.track.osim_notes import defaults as _defaults
 from harness.track.osim_notes import scales as _scales
 from harness.track.report import render
 
-CONTACT_LABEL = "measured"
+# the weight [m⁻²] of a point loop's gap in our IK (a marker weighs 1 m⁻²): OpenSim's IK
+# holds a constraint exactly; at 1e6 a gap costs as a marker a thousand times as far
+LOOP_WEIGHT = 1e6
 # the engine(s) whose own IK and ID tools run beside ours (the engines table's role)
 TOOLS = registry.for_role("motion_tools")
 NOT_RUN = {
@@ -96,6 +105,8 @@ class Inputs:
     loads: Table | None
     frames: NDArray[np.int_]
     scale: dict[str, float]
+    loops: tuple[tuple[str, str], ...] = ()
+    coordinate_values: tuple[str, Table] | None = None  # (path, table): from_file tasks
 
 
 @dataclass
@@ -145,8 +156,8 @@ def ik_weights(setup_path: str) -> dict[str, float]:
 
 def ik_coordinate_tasks(setup_path: str) -> dict[str, tuple[float, str, float]]:
     """{coordinate: (weight, value_type, value [rad | m])} of the applied IKCoordinateTasks
-    (weight > 0) of an IK setup file; value_type default_value or manual_value (from_file
-    is refused)."""
+    (weight > 0) of an IK setup file; value_type default_value, manual_value or from_file
+    (the values of the setup's coordinate_file: ``ik_coordinate_values``)."""
     text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
     root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
     out = {}
@@ -156,11 +167,48 @@ def ik_coordinate_tasks(setup_path: str) -> dict[str, tuple[float, str, float]]:
         kind = (task.findtext("value_type") or "default_value").strip()
         if not (apply and w > 0):
             continue
-        if kind not in ("default_value", "manual_value"):
+        if kind not in ("default_value", "manual_value", "from_file"):
             raise BadInput(setup_path, f"IKCoordinateTask {task.get('name')}: value_type "
-                           f"{kind} is not supported (default_value, manual_value)")
+                           f"{kind} is not supported (default_value, manual_value, "
+                           "from_file)")
         out[task.get("name", "")] = (w, kind, float((task.findtext("value") or "0").strip()))
     return out
+
+
+def ik_coordinate_values(setup_path: str, names: Sequence[str]
+                         ) -> tuple[str, Table] | None:
+    """(path, table) of the IK setup's ``<coordinate_file>`` (relative to the setup's folder)
+    when any of the coordinate tasks ``names`` takes its values from_file, else None;
+    BadInput when it names no file or the file lacks a column of one of them."""
+    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
+    root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    want = [t.get("name", "") for t in root.iter("IKCoordinateTask")
+            if t.get("name", "") in names
+            and (t.findtext("value_type") or "").strip() == "from_file"]
+    if not want:
+        return None
+    name = (root.findtext(".//coordinate_file") or "").strip()
+    if not name or name == "Unassigned":
+        raise BadInput(setup_path, f"IKCoordinateTask {want[0]} takes its values from_file "
+                       "but the setup names no coordinate_file")
+    path = os.path.join(os.path.dirname(os.path.abspath(setup_path)), name)
+    table = read_table(path)
+    for n in want:
+        table.column(n, path)
+    return path, table
+
+
+def ik_accuracy(setup_path: str | None) -> float | None:
+    """The IK setup's ``<accuracy>`` (OpenSim's IK solver's), or None when it has none."""
+    if setup_path is None:
+        return None
+    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
+    m = re.search(r"<accuracy>([^<]*)</accuracy>", text)
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        raise BadInput(setup_path, f"<accuracy> {m.group(1).strip()!r} is not a number"
+                       ) from None
 
 
 def ik_time_range(setup_path: str) -> tuple[float, float] | None:
@@ -186,7 +234,7 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
         why = "; ".join(f"{n} is unavailable: {registry.probe(n).reason}" for n in TOOLS)
         raise BadInput(model_path, f"no engine available here reads .osim models ({why})"
                        ) from None
-    markers = read_trc(trc_path)
+    markers = read_markers(trc_path)
     forces: list[ExternalForce] = []
     loads = None
     if loads_path is not None:
@@ -205,14 +253,17 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
     if bad or spec.floating:
         raise BadInput(model_path, "track needs one-dof coordinates; "
                        f"{', '.join(bad) or 'the free root'} is not")
+    spec, loops = held_loops(spec, model_path, notes)
     frames_in_model = {f.name for f in spec.frames}
     setup = ik_setup if ik_setup is not None else find_ik_setup(trc_path)
     ctasks: dict[str, tuple[float, str, float]] = {}
+    cvalues = None
     if setup is not None:
         weights = ik_weights(setup)
         window = ik_time_range(setup) if start is None and end is None else None
         start, end = window if window is not None else (start, end)  # the setup's window
         ctasks = ik_coordinate_tasks(setup)
+        cvalues = ik_coordinate_values(setup, list(ctasks))
         moving = {j.name for j in spec.moving_joints()}
         for name in ctasks:
             if name not in moving and f"coordinate {name} is locked" not in " ".join(notes):
@@ -238,7 +289,44 @@ def read_inputs(model_path: str, trc_path: str, loads_path: str | None,
     frames = _window(markers, loads, start, end, trc_path, str(loads_path))
     return Inputs(model_path, trc_path, loads_path, spec, notes, markers, weights, ctasks,
                   setup or "equal weights (no IK setup found beside the .trc)", forces, loads,
-                  frames, _scales(notes))
+                  frames, _scales(notes), loops, cvalues)
+
+
+def contact_label(loads_path: str | None) -> dict[str, str | None]:
+    """{"contact_label", "contact_label_reason"}: "assumed" for loads whose ExternalLoads
+    is named ``ASSUMED_CONTACT`` (the foot forces ``harness osim-export`` writes: fitted
+    from an assumed contact model), "measured" for any other loads (force plates); None
+    without loads (or with none applied). The file was read and checked already."""
+    if loads_path is None:
+        return {"contact_label": None, "contact_label_reason": "no external loads given"}
+    text = read_regular(loads_path, "an ExternalLoads .xml file", 1 << 24).decode(
+        "utf-8", "replace")
+    el = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1)).find(".//ExternalLoads")
+    if el is not None and el.get("name") == ASSUMED_CONTACT:
+        return {"contact_label": "assumed", "contact_label_reason": "the ExternalLoads is "
+                f"named {ASSUMED_CONTACT}: fitted from an assumed contact model (no force "
+                "plate), as harness osim-export writes a swing's foot forces"}
+    return {"contact_label": "measured", "contact_label_reason": "external loads from a "
+            f"file whose ExternalLoads is not named {ASSUMED_CONTACT}: taken as measured "
+            "(force plates)"}
+
+
+def held_loops(spec: FixtureSpec, model_path: str, notes: list[str]
+               ) -> tuple[FixtureSpec, tuple[tuple[str, str], ...]]:
+    """(the model without its constraints, the (frame_a, frame_b) of its point loops):
+    the IK holds each loop as a pair of points of weight ``LOOP_WEIGHT`` (OpenSim's IK
+    holds a constraint exactly); the inverse dynamics and the replay leave the loops out,
+    as OpenSim's InverseDynamicsTool does (noted). BadInput for another kind of loop."""
+    for c in spec.constraints:
+        if c.kind != "point":
+            raise BadInput(model_path, f"constraint {c.name} ({c.kind}): track holds point "
+                           "loops only")
+        notes.append(f"constraint {c.name}: held by the IK (the points {c.frame_a} and "
+                     f"{c.frame_b} drawn together with weight {LOOP_WEIGHT:g} m⁻², a marker "
+                     "weighing 1); the inverse dynamics and the replay leave it out, as "
+                     "OpenSim's InverseDynamicsTool does")
+    loops = tuple((c.frame_a, c.frame_b) for c in spec.constraints)
+    return (dataclasses.replace(spec, constraints=()) if loops else spec), loops
 
 
 def _window(markers: Markers, loads: Table | None, start: float | None, end: float | None,
@@ -302,6 +390,19 @@ class Coordinates:
         return Q
 
 
+def initial_pose(adapter: EngineAdapter, coords: Coordinates, inp: Inputs
+                 ) -> NDArray[np.float64]:
+    """q (nq,) [rad | m] the IK starts from: the model's default pose (each coordinate's
+    default value, where OpenSim's IK starts too), followers held."""
+    q = np.array(adapter.neutral(), dtype=float)
+    for n, v in _defaults(inp.notes).items():
+        if n in coords.names:
+            j = coords.names.index(n)
+            q[coords.iq[j]] = coords.scale[j] * v
+    held = ik.Held.of(adapter.layout, inp.spec.couplings) if inp.spec.couplings else None
+    return q if held is None else held.hold(q)
+
+
 def coordinate_tasks(inp: Inputs, coords: Coordinates) -> ik.CoordinateTasks | None:
     """The IK setup's coordinate tasks on the canonical coordinates (a locked coordinate's
     task is dropped: it does not move), or None."""
@@ -310,11 +411,32 @@ def coordinate_tasks(inp: Inputs, coords: Coordinates) -> ik.CoordinateTasks | N
         return None
     j = [coords.names.index(n) for n in names]
     defaults = _defaults(inp.notes)
-    target = [(v if kind == "manual_value" else defaults.get(n, 0.0))
-              for n, (_, kind, v) in ((n, inp.coordinate_tasks[n]) for n in names)]
+    target: Any = [(v if kind == "manual_value" else defaults.get(n, 0.0))
+                   for n, (_, kind, v) in ((n, inp.coordinate_tasks[n]) for n in names)]
+    if inp.coordinate_values is not None:  # from_file: a target per frame
+        target = from_file_targets(inp, coords, names, np.array(target))
     s = coords.scale[j]
     return ik.CoordinateTasks(coords.iq[j], coords.iv[j], s * np.array(target),
                               np.sqrt([inp.coordinate_tasks[n][0] for n in names]) / s)
+
+
+def from_file_targets(inp: Inputs, coords: Coordinates, names: Sequence[str],
+                      target: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(F, k) [rad | m, OpenSim's]: ``target`` (k,) with the from_file tasks' columns
+    replaced by the coordinate file's values at the window's frames, splined through every
+    sample (at a sample's time its value: where OpenSim's own spline of the file passes
+    too), degrees to radians for a rotational coordinate of a file in degrees."""
+    assert inp.coordinate_values is not None
+    table = inp.coordinate_values[1]
+    t = inp.markers.t[inp.frames]
+    out = np.tile(target, (len(t), 1))
+    for k, n in enumerate(names):
+        if inp.coordinate_tasks[n][1] != "from_file":
+            continue
+        col = spline_columns(table.t, table.column(n, "")[:, None], t)[:, 0]
+        rot = coords.rotational[coords.names.index(n)]
+        out[:, k] = np.radians(col) if table.in_degrees and rot else col
+    return out
 
 
 def marker_errors(adapter: EngineAdapter, labels: Sequence[str], Q: NDArray[np.float64],
@@ -396,6 +518,30 @@ def tool_side(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
                 "reason": f"{name}'s tools failed: {type(e).__name__}: {e}"}
 
 
+def tool_marker_file(inp: Inputs, tmp: str) -> str:
+    """The marker file the tools read: the .trc as given, or for a .c3d the markers we read
+    from it written as a .trc in ``tmp`` (metres, 17 digits: the same numbers, axes, labels
+    and times on both sides)."""
+    if not inp.trc_path.lower().endswith(".c3d"):
+        return inp.trc_path
+    path = os.path.join(tmp, "markers_from_c3d.trc")
+    Path(path).write_text(trc_text(inp.markers, "markers_from_c3d.trc"))
+    return path
+
+
+def tool_ik_options(inp: Inputs) -> dict[str, Any]:
+    """The tools' IK options beyond the markers and tasks, from the IK setup: the coordinate
+    file of its from_file tasks and its accuracy (OpenSim's default 1e-5 when it has none)."""
+    setup = inp.weights_from if inp.weights_from.lower().endswith(".xml") else None
+    out: dict[str, Any] = {}
+    if inp.coordinate_values:
+        out["coordinate_file"] = inp.coordinate_values[0]
+    accuracy = ik_accuracy(setup)
+    if accuracy is not None:
+        out["accuracy"] = accuracy
+    return out
+
+
 def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
                coords: Coordinates, held: ik.Held | None, t: NDArray[np.float64],
                Q: NDArray[np.float64], Q_id: NDArray[np.float64], tau: NDArray[np.float64],
@@ -403,9 +549,10 @@ def _run_tools(tools: Any, name: str, inp: Inputs, adapter: EngineAdapter,
     """``tool_side``'s work once the tools' engine is available."""
     labels = [lab for lab in inp.markers.labels if lab in inp.weights]
     w0 = time.perf_counter()
-    r = tools.motion_ik_tool(inp.model_path, inp.trc_path, inp.weights,
+    r = tools.motion_ik_tool(inp.model_path, tool_marker_file(inp, tmp), inp.weights,
                                          float(t[0]), float(t[-1]), tmp,
-                                         coordinate_tasks=inp.coordinate_tasks)
+                                         coordinate_tasks=inp.coordinate_tasks,
+                                         **tool_ik_options(inp))
     ik_wall = time.perf_counter() - w0
     if len(r["t"]) != len(t) or np.max(np.abs(r["t"] - t)) > lookup("track",
                                                                     "tool_frame_times").atol:
@@ -525,8 +672,10 @@ def _track(model_path: str, scaled: scale.Scaled | None, trc_path: str,
     w = np.array([inp.weights[lab] for lab in labels])
     say(f"IK: {len(t)} frames, {len(labels)} markers, engine {adapter.name}")
     w0 = time.perf_counter()
-    res = ik.track(adapter, labels, Y, adapter.neutral(), weights=w, max_iter=200,
-                   couplings=inp.spec.couplings, tasks=coordinate_tasks(inp, coords))
+    res = ik.track(adapter, labels, Y, initial_pose(adapter, coords, inp), weights=w,
+                   max_iter=200,
+                   couplings=inp.spec.couplings, tasks=coordinate_tasks(inp, coords),
+                   pairs=[(a, b, LOOP_WEIGHT) for a, b in inp.loops])
     loads = dynamics.AppliedLoads.at(inp.forces, inp.loads, t) if inp.loads is not None \
         else None
     say("ID")
@@ -683,7 +832,7 @@ def summarise(inp: Inputs, adapter: EngineAdapter, coords: Coordinates,
                        zip(coords.names, coords.rotational)],
         "marker_rmse_mm": 1000 * rmse, "marker_max_mm": 1000 * mx,
         **_residuals(tau, coords, inp.spec),
-        "contact_label": CONTACT_LABEL if inp.forces else None,
+        **contact_label(inp.loads_path if inp.forces else None),
         "external_forces": [{"name": f.name, "body": f.body} for f in inp.forces],
         "fit_wall_s": fit_wall, "residual_reduction": None,
         **track_replay.summary_keys(rep),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import opensim as osim
@@ -368,3 +369,47 @@ def test_a_coordinate_coupler_constraint_is_a_coupling(tmp_path):
             want = 2.0 * cc.getFunction().calcValue(osim.Vector(1, x))
             got = evaluate(k.function, x)[0] if k.function else k.multiplier * x + k.offset
             assert abs(got - want) <= max(tol.atol, tol.rtol * abs(want)), (x, got, want)
+
+
+def test_a_point_constraint_is_a_point_loop_between_its_two_points(tmp_path):
+    """An enforced PointConstraint between the hand and the thigh: a ``point`` loop
+    between two frames added at its points (an existing marker at one point is reused),
+    placed where OpenSim places the constraint's stations, at random coordinates."""
+    def edit(m):
+        hand, thigh = m.getBodySet().get("hand"), m.getBodySet().get("thigh")
+        mk = m.getMarkerSet().get(0)
+        m.addConstraint(osim.PointConstraint(hand, osim.Vec3(0.03, -0.08, 0.01), thigh,
+                                             osim.Vec3(-0.02, 0.1, 0.04)))
+        m.getConstraintSet().get(0).setName("pc")
+        parent = mk.getParentFrame()
+        X = _np(parent.findTransformInBaseFrame())
+        p = X[:3, :3] @ np.array([mk.get_location().get(i) for i in range(3)]) + X[:3, 3]
+        m.addConstraint(osim.PointConstraint(
+            m.getBodySet().get(parent.findBaseFrame().getName()), osim.Vec3(*p), hand,
+            osim.Vec3(0.0, 0.0, 0.0)))
+        m.getConstraintSet().get(1).setName("at_marker")
+    path = _variant(tmp_path, edit)
+    spec, notes = osim_to_spec(path)
+    m = osim.Model(path)
+    s = m.initSystem()
+    marker = m.getMarkerSet().get(0).getName()
+    assert [(c.name, c.kind, c.frame_a, c.frame_b) for c in spec.constraints] == [
+        ("pc", "point", "pc_point_1", "pc_point_2"),
+        ("at_marker", "point", marker, "at_marker_point_2")]
+    assert any(n.startswith("constraint pc (PointConstraint): a point loop") for n in notes)
+    tree = replace(spec, constraints=()).validate()  # floating: no loop; posed as a tree
+    adapter = registry.adapter_class(registry.preferred("fit"))(PreparedModel(tree, "pc"))
+    lay = Layout.from_spec(tree)
+    rng = np.random.default_rng(5)
+    pc = osim.PointConstraint.safeDownCast(m.getConstraintSet().get("pc"))
+    ends = [(pc.getSocket(k).getConnecteeAsObject(), loc) for k, loc in
+            (("body_1", pc.get_location_body_1()), ("body_2", pc.get_location_body_2()))]
+    for _ in range(3):
+        for c in m.getCoordinateSet():
+            c.setValue(s, float(rng.uniform(-0.9, 0.9)), False)
+        m.realizePosition(s)
+        P = adapter.frame_poses(_canonical_q(m, s, lay), ["pc_point_1", "pc_point_2"])
+        for k, (frame, loc) in enumerate(ends):
+            g = osim.PhysicalFrame.safeDownCast(frame).findStationLocationInGround(s, loc)
+            got = np.array([g.get(i) for i in range(3)])
+            assert np.abs(P[k, :3] - got).max() <= lookup("import", "osim_pose").atol
