@@ -70,6 +70,9 @@ def test_summary_keys_units_and_exit_code(walk):
     assert not [c for c in s["checks"] if c["ok"] is None], s["checks"]
     html = (out / "index.html").read_text()
     assert f'data-exit-code="{p.returncode}"' in html
+    # every file the report links is written, and every file written is linked
+    linked = set(re.findall(r'<a href="([^"#/:]+)"', html))
+    assert linked == {f.name for f in out.iterdir()} - {"index.html", "plotly.min.js"}, linked
     assert ("verdict-failed" in html) == (p.returncode == 1)
     assert "NOT run" not in p.stdout, p.stdout
     # the exit code follows from the checks, each reduction check from its figure
