@@ -10,21 +10,22 @@ import re
 from collections.abc import Sequence
 
 
-def defaults(notes: Sequence[str]) -> dict[str, float]:
-    """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
+def _noted(notes: Sequence[str], pattern: str) -> dict[str, float]:
+    """{coordinate: the number} of every note matching ``pattern`` (two groups: the
+    coordinate, then the number)."""
     out = {}
     for n in notes:
-        m = re.match(r"coordinate (\S+): default_value (\S+) is OpenSim's initial pose", n)
+        m = re.match(pattern, n)
         if m:
             out[m.group(1)] = float(m.group(2))
     return out
+
+
+def defaults(notes: Sequence[str]) -> dict[str, float]:
+    """{coordinate: OpenSim's default value [rad | m]} where the import noted one ≠ 0."""
+    return _noted(notes, r"coordinate (\S+): default_value (\S+) is OpenSim's initial pose")
 
 
 def scales(notes: Sequence[str]) -> dict[str, float]:
     """{coordinate: |s|} where the canonical coordinate is |s| × OpenSim's (import notes)."""
-    out = {}
-    for n in notes:
-        m = re.match(r"coordinate (\S+): the canonical coordinate is (\S+) ×", n)
-        if m:
-            out[m.group(1)] = float(m.group(2))
-    return out
+    return _noted(notes, r"coordinate (\S+): the canonical coordinate is (\S+) ×")
