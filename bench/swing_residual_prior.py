@@ -1,5 +1,6 @@
 """How the swing fit moves when its impulse is held to the ball's collision law: the quick
-fit (harness/swing/pipeline.py, ``QUICK``) of a capture with the impulse prior about zero
+fit (harness/swing/pipeline.py, ``QUICK``; ``--settings full`` the default full one) of a
+capture with the impulse prior about zero
 (σ 4.6 N·s, the default) and about the collision law's impulse at the first fit
 (``SwingSettings.sigma_residual_ns``: a prior on the residual impulse Λ − Λ_law, N·s).
 Per setting: the smash factor (the law's), the residual impulse [N·s], the restitution
@@ -8,6 +9,7 @@ the measured ones [%], the marker RMSE and maximum from the top to impact [mm], 
 fit's cost and whether it converged (docs/swing/impact.md "The collision law").
 
     .venv/bin/python bench/swing_residual_prior.py [CAPTURE.c3d] [--sigmas none,0.1]
+        [--settings quick|full]
 
 Each fit takes about half a minute to two minutes on the 2-core machine.
 """
@@ -28,10 +30,10 @@ from harness.swing import pipeline  # noqa: E402
 from harness.swing.summary import SwingSummary  # noqa: E402
 
 
-def one(capture, sigma: float | None) -> dict:
-    """The quick fit with the residual prior's scale ``sigma`` [N·s] (None: the default
-    prior about zero): its impact figures."""
-    s = dataclasses.replace(pipeline.QUICK, sigma_residual_ns=sigma)
+def one(capture, sigma: float | None, base: pipeline.SwingSettings = pipeline.QUICK) -> dict:
+    """The fit with settings ``base`` (default the quick ones) and the residual prior's
+    scale ``sigma`` [N·s] (None: the default prior about zero): its impact figures."""
+    s = dataclasses.replace(base, sigma_residual_ns=sigma)
     with tempfile.TemporaryDirectory() as d:
         fs = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)
         summary = SwingSummary.of(pipeline.document(fs, Path(d)))
@@ -53,13 +55,15 @@ def main() -> None:
     ap.add_argument("capture", nargs="?", default=str(ROOT / "data" / "swing" / "driver.c3d"))
     ap.add_argument("--sigmas", default="none,0.1",
                     help="residual prior scales [N·s], 'none' for the prior about zero")
+    ap.add_argument("--settings", choices=("quick", "full"), default="quick")
     args = ap.parse_args()
+    base = pipeline.QUICK if args.settings == "quick" else pipeline.SwingSettings()
     sigmas = [None if x == "none" else float(x) for x in args.sigmas.split(",")]
-    print(f"# {args.capture}: quick fit")
+    print(f"# {args.capture}: {args.settings} fit")
     print(f"{'σ_res N·s':>10} {'smash':>7} {'|res| N·s':>9} {'e fit':>6} {'pre %':>7} "
           f"{'post %':>7} {'rmse mm':>8} {'max mm':>7} {'cost':>8} converged")
     for sg in sigmas:
-        r = one(args.capture, sg)
+        r = one(args.capture, sg, base)
         print(f"{'none' if sg is None else f'{sg:g}':>10} {r['smash']:7.3f} "
               f"{r['residual']:9.3f} {r['e_fit']:6.2f} {r['pre']:+7.1f} {r['post']:+7.1f} "
               f"{r['rmse_mm']:8.1f} {r['max_mm']:7.1f} {r['cost']:8.1f} {r['converged']}",

@@ -10,12 +10,17 @@ the joint-torque RMS error, the marker RMSE and the contact schedule's agreement
 truth's. With ``--truth-schedule`` the fit is also run
 with the truth's own schedule, which separates the schedule's share of the error. With
 ``--through-impact`` the truth runs through the ball impact with the source fit's
-impulse (applied exactly) and the fit goes through it: the impulse errors are listed.
+impulse (applied exactly) and the fit goes through it: the impulse errors are listed;
+with ``--restitution E`` too, the truth's impulse is the collision law's with restitution
+E (the club head on its own striking the ball), and the ball speed and the restitution
+the fit recovers are listed against the truth's.
 The run's table goes into ``--out`` after its first line (the record of runs, newest
 first); what the run was is written above it by hand as "# Run N: ...".
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--through-impact] [--no-joint-limits]
+     [--settings quick|full] [--truth-schedule] [--through-impact [--restitution E]]
+     [--impulse-prior law|free]
+     [--no-joint-limits]
      [--w-smooth 0.03,1] [--noise-mm 2] [--set NAME=VALUE ...]
      [--out bench/swing_truth.txt]
 """
@@ -53,6 +58,12 @@ def main():
     ap.add_argument("--through-impact", action="store_true",
                     help="the truth runs through the ball impact with the source's impulse; "
                          "the fit goes through it and the impulse errors are listed")
+    ap.add_argument("--restitution", type=float, default=None,
+                    help="with --through-impact: the truth's impulse is the collision law's "
+                         "with this restitution e (0-1) instead of the source's")
+    ap.add_argument("--impulse-prior", choices=("law", "free"), default=None,
+                    help="the recovering fit's impulse prior (default: the settings' own, "
+                         "law)")
     ap.add_argument("--joint-limits", action=argparse.BooleanOptionalAction, default=True,
                     help="the recovering fit holds the golfer's joint limits (default; "
                          "--no-joint-limits releases them: build the source with "
@@ -85,6 +96,8 @@ def main():
     adapter, source_settings, doc, arr = gt.source(swing_dir)
     settings = source_settings if args.settings == "quick" else SwingSettings()
     settings = dataclasses.replace(settings, joint_limits=args.joint_limits)
+    if args.impulse_prior is not None:
+        settings = dataclasses.replace(settings, impulse_prior=args.impulse_prior)
     fields = {f.name for f in dataclasses.fields(settings)}
     for item in args.set:
         name, _, value = item.partition("=")
@@ -98,12 +111,16 @@ def main():
     weights = ([float(w) for w in args.w_smooth.split(",")] if args.w_smooth
                else [settings.w_smooth])
     limit = lookup("swing", "grf_truth").atol
+    law_words = ("" if args.restitution is None else
+                 f"; the truth through the impact under the collision law, e {args.restitution:g}")
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
         f"schedule, foot forces by the weight-shift rule), {args.noise_mm:g} mm marker noise, "
         f"recovered "
         f"with the {args.settings} settings (w_smooth {', '.join(map(str, weights))}"
         f"{'; joint limits held' if settings.joint_limits else '; joint limits released'}"
-        f"{''.join('; ' + x for x in args.set)}); "
+        f"; impulse prior {settings.impulse_prior}"
+        f"{''.join('; ' + x for x in args.set)}"
+        f"{law_words}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
     say(f"{'w_smooth':>8s} {'seed':>4s} {'schedule':>9s} {'GRF top→impact: total':>22s} "
@@ -112,7 +129,8 @@ def main():
     for seed in (int(s) for s in args.seeds.split(",")):
         tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                                  sigma_m=max(1e-3 * args.noise_mm, 1e-6),
-                                 through_impact=args.through_impact)
+                                 through_impact=args.through_impact,
+                                 restitution=args.restitution)
         for ws, which in [(ws, which) for ws in weights for which in
                           (("derived", "truth") if args.truth_schedule else ("derived",))]:
             t0 = time.perf_counter()
@@ -135,6 +153,16 @@ def main():
                     f"those directions, the most mobile first: truth "
                     f"{np.round(im['truth_by_direction_Ns'], 3)} N·s, error "
                     f"{np.round(im['error_by_direction_Ns'], 3)} N·s")
+            if r.get("ball"):
+                b = r["ball"]
+                say(f"{'':8s} ball: speed truth {b['speed_truth_mps']:.2f} m/s, by the law "
+                    f"from the fit {b['speed_fit_mps']:.2f} m/s ({100 * b['speed_error_rel']:.2f} "
+                    f"% off); e truth {b['restitution_truth']:.3f}, implied by the fitted Λ "
+                    f"{b['restitution_implied_by_fit']:.3f} ± "
+                    f"{b['restitution_implied_by_fit_se']:.3f} "
+                    f"({b['restitution_error_in_se']:.2f} SE off); residual impulse "
+                    f"{b['residual_impulse_magnitude_Ns']:.3f} N·s; face effective mass "
+                    f"{b['effective_mass_at_face_kg']:.3f} kg")
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "
         f"truth's own pelvis residual ≤ {tr.residual_peak_N:.2f} N; mean vertical force "
         f"per foot (fit, truth, last seed) "

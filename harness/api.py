@@ -1040,7 +1040,7 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
           joint_limits: bool = True, activation: bool = False, grip: str = "weld",
           shaft: str = "rigid",
           club_masses: str | tuple[float, float] | None = None,
-          loft_deg: float | None = None) -> SwingOutcome:
+          loft_deg: float | None = None, impulse_prior: str = "law") -> SwingOutcome:
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -1056,7 +1056,9 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     smash-factor band and the club's masses; ``club_masses``: a weighed club's (whole
     club, head) [kg], "TOTAL,HEAD" or a pair, in place of the club's typical masses;
     ``loft_deg``: the face's loft [deg] for the ball's collision law (None: the club's
-    typical one, harness/fit/collision.py)."""
+    typical one, harness/fit/collision.py); ``impulse_prior``: "law", the fit's impulse
+    held to the collision law's within the spread the restitution prior gives it, or
+    "free", about zero (docs/swing/impact.md)."""
     # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import
     from harness.swing import run as swing_run
 
@@ -1074,7 +1076,8 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
                            club=club, replay_fn=replay_fn if replay else None,
                            progress=progress, study=study, dimension=dimension,
                            joint_limits=joint_limits, activation=activation, grip=grip,
-                           shaft=shaft, club_masses=club_masses, loft_deg=loft_deg)
+                           shaft=shaft, club_masses=club_masses, loft_deg=loft_deg,
+                           impulse_prior=impulse_prior)
 
 
 def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, Any]:

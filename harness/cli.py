@@ -381,7 +381,8 @@ def cmd_swing(args: argparse.Namespace) -> int:
                        ("--grip", args.grip != "weld"),
                        ("--shaft", args.shaft != "rigid"),
                        ("--club-masses", args.club_masses is not None),
-                       ("--loft", args.loft is not None)):
+                       ("--loft", args.loft is not None),
+                       ("--impulse-prior", args.impulse_prior != "law")):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -397,7 +398,7 @@ def cmd_swing(args: argparse.Namespace) -> int:
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
                   grip=args.grip, shaft=args.shaft, club_masses=args.club_masses,
-                  loft_deg=args.loft,
+                  loft_deg=args.loft, impulse_prior=args.impulse_prior,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -865,6 +866,11 @@ def _add_swing_parser(sub: Any) -> None:
                     help="the club's shaft: rigid (default) or bending at one point above "
                          "the head (two more coordinates; "
                          "docs/swing/shaft.md)")
+    sw.add_argument("--impulse-prior", choices=("law", "free"), default="law",
+                    help="the ball's impulse in the fit: held to the collision law's at the "
+                         "fitted pre-contact state, within the spread the restitution prior "
+                         "gives it (default), or free about zero with the law only read "
+                         "after the fit (docs/swing/impact.md)")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

@@ -9,7 +9,12 @@ Vectors in world axes, (3,).
 
 The law (docs/swing/impact.md, "The collision law"):
 
-* The body's inverse mass at the face point is W = J M⁻¹ Jᵀ (3, 3); the ball's at its
+* The face's inverse mass W (3, 3) 1/kg at its point: the swing takes the club head on
+  its own (``point_inverse_mass``, I/m_head: the head decoupled from the shaft for the
+  half millisecond of contact, so the shaft, hands and arms take no part in the
+  collision); the momentum the head loses is handed on to the rest of the body by the
+  reset map after contact. ``inverse_mass_at`` gives the rigid body's W = J M⁻¹ Jᵀ
+  instead, the face of a body without a compliant shaft. The ball's at its
   contact point, a distance r from its centre along −n, is (1/m) I + (1/(k m)) (I − n nᵀ)
   (k = I_ball/(m r²), 2/5 for a uniform sphere); K = W + K_ball. The contact point's
   relative velocity (ball minus face) before contact is u = −J v⁻ (the ball at rest);
@@ -26,6 +31,11 @@ changes by ΔT = P·u + ½ PᵀKP = −½ (1 − e²) P_cᵀKP_c ≤ 0 for 0 ≤
 masses, the state and the friction: the law cannot create energy. Frictionless
 (μ = 0), the ball leaves along n at (1 + e) m_eff/(m_eff + m) times the closing speed,
 m_eff = 1/(nᵀWn), the textbook two-body formula.
+
+Handing the head's lost momentum on to the rest of the body (the reset map with −P at
+the face) loses energy too: the body's inverse mass at the face, W_body = J M⁻¹ Jᵀ, is
+no larger than the free head's (the head joined to the shaft is a constrained head), so
+the energy change of body and ball, P·u + ½ Pᵀ(W_body + K_ball)P, is at most the law's.
 """
 from __future__ import annotations
 
@@ -212,6 +222,14 @@ def effective_mass(W: NDArray[np.float64], n: NDArray[np.float64]) -> float:
     1/kg its inverse mass J M⁻¹ Jᵀ."""
     n = np.asarray(n, float)
     return float(1.0 / (n @ W @ n))
+
+
+def point_inverse_mass(m: float) -> NDArray[np.float64]:
+    """W (3, 3) 1/kg = I/m: the inverse mass of a point mass m [kg] (a club head on its own,
+    its mass at the face point). Raises ValueError for m ≤ 0."""
+    if not m > 0.0:
+        raise ValueError(f"point_inverse_mass: needs a positive mass, got {m!r}")
+    return np.eye(3) / float(m)
 
 
 def inverse_mass_at(M: NDArray[np.float64], J: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -240,10 +240,26 @@ def _smash_words(f: Facts, _, sf) -> str:
     if im.ball is None:
         return f"{sf:.3f} (ball {im.ball_speed_mps:.1f} m/s from |Λ|)"
     b = im.ball
+    face = im.clubhead_speed_at_face_pre_impact_mps
+    over = ("" if face != face else
+            f" from the face at {face:.1f} m/s; {im.smash_factor_over_marker_speed:.3f} over "
+            f"the club-head markers' speed")
     return (f"{sf:.3f} ± {im.smash_factor_se:.3f} (ball {im.ball_speed_mps:.1f} m/s by the "
-            f"law, e = {b.restitution:.3f} ± {b.restitution_prior_sd:.3f}, face effective "
-            f"mass {b.effective_mass_at_face_kg:.3f} kg; the whole fitted |Λ| on the ball "
+            f"law{over}; e = {b.restitution:.3f} ± {b.restitution_prior_sd:.3f}, face effective "
+            f"mass {b.effective_mass_at_face_kg:.3f} kg"
+            f"{' (the head alone)' if b.head_mass_kg is not None else ''}; the whole fitted "
+            f"|Λ| on the ball "
             f"would give {im.smash_factor_if_ball_took_fitted_impulse:.3f})")
+
+
+def _prior_words(prior: dict | None) -> str:
+    """Λ's prior in the fit's refits, in words ("" when fit.json does not record it)."""
+    if not prior:
+        return ""
+    if prior["kind"] == "law":
+        return (f" (Λ held to the law's impulse at the first fit, within "
+                f"{prior['sigma_Ns']:.3f} N·s: the spread e's prior gives it)")
+    return f" (Λ free: a prior about zero, {prior['sigma_Ns']:g} N·s)"
 
 
 def _energy_words(f: Facts, _, b) -> str:
@@ -352,8 +368,9 @@ CHECKS = (
           target=lambda lim, f, _: f"within {100 * lim:g} %",
           passes=lambda x, lim, f: bool(x[2] <= lim), applies=_impact,
           each=lambda f: ("pre", "post")),
-    Check(lambda f, _: (f"smash factor (the collision law's ball speed / fitted club-head "
-                        f"speed before contact; {f.summary.fit.impact.club}, "
+    Check(lambda f, _: (f"smash factor (the collision law's ball speed / the fitted speed "
+                        f"of the face point that strikes it, just before contact; "
+                        f"{f.summary.fit.impact.club}, "
                         f"{f.summary.club_how})"), None,
           lambda f, _: f.summary.fit.impact.smash_factor, _smash_words,
           target=lambda lim, f, _: (f"{f.summary.fit.impact.smash_band[0]:g}–"
@@ -375,8 +392,9 @@ CHECKS = (
           lambda f, _: f.summary.fit.impact.ball,
           lambda f, _, b: ("(" + ", ".join(f"{x:+.3f}" for x in b.residual_impulse_Ns)
                            + f") N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s of "
-                             f"|Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s; "
-                             f"the fitted Λ would imply e = "
+                             f"|Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s"
+                           + _prior_words(f.summary.fit.impact.impulse_prior)
+                           + "; the fitted Λ would imply e = "
                              f"{b.restitution_implied_by_fit:.2f}"
                            + (f" ± {b.restitution_implied_by_fit_se:.2f}"
                               if b.restitution_implied_by_fit_se is not None else "")),

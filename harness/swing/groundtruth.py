@@ -10,8 +10,12 @@ The truth (``whole_body_truth``):
 - motion: the fitted B-spline of a finished ``harness swing`` folder (a real swing's
   motion: q, q̇, q̈ exact at the frames), up to the ball impact when the fit has one
   (its pre-impact phase: the window from the top − 50 ms to the last frame before
-  contact), or with ``through_impact`` over the whole window, the source's impulse Λ
-  applied exactly at its impact time (``_through_impact``);
+  contact), or with ``through_impact`` over the whole window, an impulse Λ applied
+  exactly at the source's impact time (``_through_impact``): the source's fitted Λ, or
+  with ``restitution`` e the collision law's (harness/fit/collision.py) at the source's
+  pre-contact state: the club's face and loft, the club head on its own (its mass from
+  the source's club, decoupled from the shaft during contact) striking a ball at rest
+  with restitution e, the body then taking −P by the reset map;
 - which contact points stand on the floor: that fit's assumed schedule;
 - foot forces: a rule of their own, not the fit's. At each frame the floor must supply
   the wrench the pelvis's six coordinates need, g_p = ID(q, q̇, q̈)_pelvis = Σ_c
@@ -54,12 +58,19 @@ from harness.capture import ik
 from harness.capture.markerset import DRIVER_SWING
 from harness.core.errors import BadInput
 from harness.core.strict import read_json
+from harness.fit import collision as col
 from harness.fit import trajectory as tf
 from harness.model import registry
 from harness.model.osim_export import read_swing
 from harness.model.prepared import PreparedModel
-from harness.swing import ground, impact_time
-from harness.swing.pipeline import SwingSettings, fit_problem, impact_event
+from harness.swing import ground
+from harness.swing.pipeline import (
+    SwingSettings,
+    ball_law,
+    fit_problem,
+    fit_through_impact,
+    impact_event,
+)
 from harness.swing.scaling import GRIP_PAIRS
 
 if TYPE_CHECKING:
@@ -94,6 +105,13 @@ class WholeBodyTruth:
     impact_time_s: float | None = None
     impulse_Ns: np.ndarray | None = None
     impact_frame: str | None = None
+    # a truth whose impulse is the collision law's (``restitution``): the law's outcome
+    # (its ball speed [m/s], e, the head's effective mass [kg]); None for the source's
+    # impulse. Through the impact: the source's club and its loft [deg] (None: the
+    # club's typical loft)
+    collision: col.Collision | None = None
+    club: str = "driver"
+    loft_deg: float | None = None
 
 
 def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
@@ -129,13 +147,44 @@ def _spline(arr, t, post: bool = False):
     return b(t), b.derivative(1)(t), b.derivative(2)(t)
 
 
-def _through_impact(adapter, arr, t, tau_s: float = 0.005):
+@dataclass(frozen=True)
+class TruthLaw:
+    """The collision law a truth's impulse follows: the club's face (loft, friction), the
+    restitution e, the club head's mass [kg] (the face's inverse mass I/m_head), the frame
+    up the shaft the face normal tilts toward, the ball's mass [kg]."""
+
+    face: col.ClubFace
+    restitution: float
+    head_kg: float
+    shaft_frame: str
+    ball_kg: float = col.BALL_MASS_KG
+
+
+TRUTH_RESTITUTION_QUANTILE = 0.25   # where in the club's restitution prior a truth's e sits
+
+
+def truth_restitution(doc: dict) -> float:
+    """Dimensionless: the restitution e of a law-governed truth from the swing fit.json
+    ``doc``: its club's prior range at ``TRUTH_RESTITUTION_QUANTILE`` (the lower quartile,
+    so the fit's prior, centred on the range's mean, does not sit on the truth)."""
+    lo, hi = col.club_face(str(doc["fit"]["impact"]["club"])).restitution_range
+    return float(lo + TRUTH_RESTITUTION_QUANTILE * (hi - lo))
+
+
+def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None = None):
     """(q, q̇, q̈) (N, nv) at the frames t [s] through the ball impact, and (t_e [s], Λ (3,)
-    [N·s], frame): the pre-impact spline up to t_e; after it the post-impact spline plus
-    δ·s·exp(−s/τ) (s = t − t_e, τ = ``tau_s``), with δ = v⁺ − S_post'(t_e) and
-    v⁺ = v⁻ + M⁻¹JᵀΛ the exact reset of the source fit's impulse in the adapter's
-    dynamics (the fit held the reset as a penalty, so its own v⁺ is off by the
-    violation; the correction vanishes at t_e and dies out within a few τ)."""
+    [N·s], frame, the law's outcome or None): the pre-impact spline up to t_e; after it
+    the post-impact spline plus a correction that starts the motion at v⁺ = v⁻ + M⁻¹JᵀΛ,
+    the exact reset in the adapter's dynamics, δ = v⁺ − S_post'(t_e) (s = t − t_e):
+    - with the source fit's impulse, δ·s·exp(−s/τ) (τ = ``tau_s``): the fit held the reset
+      as a penalty, so its own v⁺ is off by the violation, a small δ; the correction
+      vanishes at t_e and dies out within a few τ;
+    - with ``law``, the collision law's impulse at the pre-contact state (q(t_e), v⁻):
+      δ·s, the accelerations the source's. The law's Λ is not the fitted one, so δ is the
+      size of the whole difference; dying out within milliseconds it would need a torque
+      burst no smooth actuator makes (and the fit, seeing the motion return to the
+      source's, would put the source's Λ back), so the truth keeps the velocity the law
+      gives and its torques stay smooth."""
     t_e = float(arr["impact_time_s"])
     L = np.asarray(arr["impulse_Ns"], float)
     frame = str(arr["impact_frame_name"])
@@ -144,31 +193,51 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005):
     q[pre], v[pre], vd[pre] = _spline(arr, t[pre])
     qe, vm, _ = (x[0] for x in _spline(arr, np.array([t_e])))
     J = adapter.frame_jacobian(qe, frame)[:3]
+    outcome = None
+    if law is not None:
+        ends = adapter.frame_poses(qe, [frame, law.shaft_frame])[:, :3]
+        n = col.face_normal(J @ vm, ends[1] - ends[0], law.face.loft_rad)
+        outcome = col.collide(col.point_inverse_mass(law.head_kg), J @ vm, n,
+                              law.restitution, law.face.friction, law.ball_kg)
+        L = -outcome.impulse_on_ball
     vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ L)
     d = vp - _spline(arr, np.array([t_e]), post=True)[1][0]
     sp = t[~pre] - t_e
-    e = np.exp(-sp / tau_s)[:, None]
     qa, va, aa = _spline(arr, t[~pre], post=True)
+    if law is not None:
+        q[~pre], v[~pre], vd[~pre] = qa + d * sp[:, None], va + d, aa
+        return q, v, vd, (t_e, L, frame, outcome)
+    e = np.exp(-sp / tau_s)[:, None]
     q[~pre] = qa + d * (sp[:, None] * e)
     v[~pre] = va + d * (e * (1.0 - sp[:, None] / tau_s))
     vd[~pre] = aa + d * (e * (sp[:, None] / tau_s ** 2 - 2.0 / tau_s))
-    return q, v, vd, (t_e, L, frame)
+    return q, v, vd, (t_e, L, frame, outcome)
 
 
 def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: float = 0.002,
                      seed: int = 0, lead_share: tuple[float, float] = (0.5, 0.8),
                      w_equation: float = 1e4,
-                     through_impact: bool = False) -> WholeBodyTruth:
+                     through_impact: bool = False,
+                     restitution: float | None = None) -> WholeBodyTruth:
     """The truth of the module docstring from a swing folder's ``source`` (adapter,
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
     against the prior in the per-frame non-negative least squares. ``through_impact``
-    (a two-phase source fit): the whole window with the source's impulse as the truth's
+    (a two-phase source fit): the whole window with the source's impulse as the truth's,
+    or with ``restitution`` e (dimensionless, 0–1) the collision law's impulse with e
     (``_through_impact``); otherwise the pre-impact phase."""
     from scipy.optimize import nnls  # on use: scipy.optimize adds ~90 ms to every command's start
     t = np.asarray(arr["t"], float)
-    impact = (None, None, None)
+    impact: tuple = (None, None, None, None)
+    club, loft = "driver", None
     if "impact_time_s" in arr and through_impact:
-        q, v, vd, impact = _through_impact(adapter, arr, t)
+        law = None
+        club, loft = str(doc["fit"]["impact"]["club"]), doc["settings"].get("loft_deg")
+        if restitution is not None:
+            law = TruthLaw(col.club_face(club, loft), float(restitution),
+                           float(doc["model"]["club"]["masses_kg"][1]),
+                           str(doc["settings"]["shaft_frame"]),
+                           float(doc["settings"].get("ball_mass_kg", col.BALL_MASS_KG)))
+        q, v, vd, impact = _through_impact(adapter, arr, t, law=law)
     else:
         if "impact_time_s" in arr:     # a two-phase fit: the truth is its pre-impact phase
             t = t[t < float(arr["impact_time_s"])]
@@ -212,7 +281,7 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                           float(doc["ground"]["floor_z_m"]), bw, share,
                           float(np.abs(tau[:, trans]).max()),
                           int(doc["window"]["top_frame"]) - int(doc["window"]["first_frame"]),
-                          sigma_m, seed, *impact)
+                          sigma_m, seed, *impact, club, loft)
 
 
 def rms_bw(a: NDArray[np.float64], b: NDArray[np.float64], bw: float) -> float:
@@ -261,6 +330,27 @@ def _impulse_error(adapter, truth: WholeBodyTruth, prob, fr) -> dict:
             "t_e_truth_s": float(truth.impact_time_s)}
 
 
+def _ball_error(truth: WholeBodyTruth, prob, fr, settings: SwingSettings) -> dict | None:
+    """``recover``'s ``ball`` for a truth under the collision law (None otherwise): the
+    ball speed [m/s] the law predicts from the fit (``pipeline.ball_law``: the fitted
+    pre-contact state, e the club prior's mean) against the truth's, and the restitution
+    the fitted impulse implies, with its standard error, against the truth's e."""
+    c = truth.collision
+    if c is None:
+        return None
+    law = ball_law(fr, prob, dataclasses.replace(settings, club=truth.club,
+                                                 loft_deg=truth.loft_deg))
+    e, se = law["restitution_implied_by_fit"], law["restitution_implied_by_fit_se"]
+    return {"speed_truth_mps": c.ball_speed_mps, "speed_fit_mps": law["ball_speed_mps"],
+            "speed_error_rel": abs(law["ball_speed_mps"] - c.ball_speed_mps)
+            / c.ball_speed_mps,
+            "restitution_truth": c.restitution, "restitution_prior_mean": law["restitution"],
+            "restitution_implied_by_fit": e, "restitution_implied_by_fit_se": se,
+            "restitution_error_in_se": abs(e - c.restitution) / se if se else None,
+            "effective_mass_at_face_kg": law["effective_mass_at_face_kg"],
+            "residual_impulse_magnitude_Ns": law["residual_impulse_magnitude_Ns"]}
+
+
 def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettings,
             stick: NDArray[np.bool_] | None = None) -> dict:
     """Fit ``truth.markers`` (N, K, 3) m with the swing fit's steps and ``settings`` (a
@@ -277,7 +367,8 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
     (relative error of the vector and of its magnitude, and in the directions the club
     head moves in under an impulse: the eigenvectors of J M⁻¹ Jᵀ at the fitted impact
     whose eigenvalue (mobility [1/kg], listed) is at least a tenth of the largest, with
-    their share of the truth's Λ); else None."""
+    their share of the truth's Λ); else None. A truth under the collision law adds
+    ``ball`` (``_ball_error``: the ball speed and the restitution recovered)."""
     t0 = time.perf_counter()
     h = float(truth.t[1] - truth.t[0])
     impact_ev = None
@@ -301,8 +392,8 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
     if impact_ev is None:
         fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
     else:
-        fr = impact_time.fit_impact(prob, ikr.q, max_iter=settings.max_iter,
-                                    tol=settings.tol, refit_iter=settings.impact_refit_iter)
+        fr = fit_through_impact(prob, ikr.q, dataclasses.replace(
+            settings, club=truth.club, loft_deg=truth.loft_deg))
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)
     if fit_frames != truth.frames:
@@ -322,6 +413,7 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
     impulse = _impulse_error(adapter, truth, prob, fr) if impact_ev is not None else None
     return {
         "impulse": impulse,
+        "ball": _ball_error(truth, prob, fr, settings) if impact_ev is not None else None,
         "grf_rms_bw": {"top_to_impact": _grf(fr.forces, truth, down),
                        "whole_window": _grf(fr.forces, truth, np.arange(len(truth.t)))},
         "foot_vertical_mean_bw": {s: {"fit": float(a[:, 2].mean() / bw),

@@ -24,27 +24,28 @@ from harness.fit.trajectory import FitProblem, TrajectoryFitResult, fit
 def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
                progress: Callable[[int, float], None] | None = None, refit_iter: int = 10,
                say: Callable[[str], None] | None = None,
-               prior_mean: Callable[[TrajectoryFitResult], NDArray[np.float64]] | None = None,
-               prior_sigma: float | None = None) -> TrajectoryFitResult:
+               prior: Callable[[TrajectoryFitResult], tuple] | None = None
+               ) -> TrajectoryFitResult:
     """Q0 (N, nv) [rad | m] the start at the N frames; the two-phase fit with the event
     time t_e [s] a decision variable: the profile cost
     c(t_e) = (the fit's cost at t_e) + ½((t̂ − t_e)/σ)² minimised by a parabola through
     t̂ and t̂ ± d (d = max(σ, h/4)), its vertex clipped to ``impact.t_bounds``: a first
     fit at t̂ (``max_iter``), then at each point a Levenberg–Marquardt refit
     warm-started from it (at most ``refit_iter`` iterations, t̂ included, so the points
-    compare alike). ``prior_mean``: where given, the impulse prior's mean Λ₀ (3,) [N·s]
-    for the profile's refits, computed from the first fit (the collision law's impulse at
-    its pre-contact state: the prior then holds the residual Λ − Λ₀), with the scale
-    ``prior_sigma`` [N·s] (None: the event's own). Returns the fit of
+    compare alike). ``prior``: where given, (Λ₀ (3,) [N·s], σ [N·s]) of the first fit:
+    the impulse prior's mean and scale for the profile's refits (the collision law's
+    impulse at its pre-contact state and its spread: the prior then holds the residual
+    Λ − Λ₀). Returns the fit of
     the lowest profile cost, with ``impact["profile"]`` the points tried [(t_e s, cost)]."""
     start = time.perf_counter()
     ie = prob.impact
     t_hat = ie.t_hat
     prob.set_event_time(_off_frames(prob, t_hat))
     base = fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress)
-    if prior_mean is not None:
-        ie.impulse_prior_mean = tuple(float(x) for x in prior_mean(base))
-        ie.sigma_impulse = ie.sigma_impulse if prior_sigma is None else float(prior_sigma)
+    if prior is not None:
+        mean, sigma = prior(base)
+        ie.impulse_prior_mean = tuple(float(x) for x in mean)
+        ie.sigma_impulse = float(sigma)
     ref = copy.copy(prob)                      # keeps the bases of t̂ (rebuilt ones are new)
     ref.impact = dataclasses.replace(ie)
 

@@ -173,11 +173,16 @@ class SwingSettings:
     club_masses_kg: tuple | None = None   # (whole club, head) kg of a weighed club; None:
     #                                  the club's typical ones (fixtures/golfers.py)
     loft_deg: float | None = None    # the face's loft [deg]; None: the club's typical one
-    sigma_residual_ns: float | None = None   # N·s: None, Λ's prior is about zero
-    #                                  (sigma_impulse_ns); else the prior is about the
-    #                                  collision law's impulse at the first fit, with this
-    #                                  scale: a prior on the residual impulse
-    #                                  (harness/fit/collision.py CLUBS)
+    impulse_prior: str = "law"       # law | free: Λ's prior in the fit's refits. law:
+    #                                  about the collision law's impulse at the first
+    #                                  fit's pre-contact state (the impulse follows from
+    #                                  the law), with the spread the restitution prior
+    #                                  gives it, |P_c|·sd(e), or sigma_residual_ns; free:
+    #                                  about zero with sigma_impulse_ns (the law only read
+    #                                  after the fit)
+    sigma_residual_ns: float | None = None   # N·s: with impulse_prior "law", the prior's
+    #                                  scale instead of |P_c|·sd(e): a prior on the
+    #                                  residual impulse (harness/fit/collision.py CLUBS)
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
@@ -398,20 +403,30 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
         if i % 5 == 0:
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
-        sc = dataclasses.replace(s, club=golfer.club["club"])
-
-        def law_impulse(r: tf.TrajectoryFitResult) -> NDArray[np.float64]:
-            return np.asarray(ball_law(r, prob, sc)["impulse_law_Ns"])
-        fr = impact_time.fit_impact(prob, track.q, max_iter=s.max_iter, tol=s.tol,
-                                    progress=progress, refit_iter=s.impact_refit_iter,
-                                    say=say, prior_mean=law_impulse
-                                    if s.sigma_residual_ns is not None else None,
-                                    prior_sigma=s.sigma_residual_ns)
+        fr = fit_through_impact(prob, track.q, dataclasses.replace(s, club=golfer.club["club"]),
+                                progress=progress, say=say)
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
     return prob, fr
+
+
+def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSettings,
+                       progress: Callable[[int, float], None] | None = None,
+                       say: Callable[[str], None] | None = None) -> tf.TrajectoryFitResult:
+    """The two-phase fit of ``prob`` (with its impact event) from Q0 (N, nv) [rad | m] with
+    settings ``s`` (its club resolved, not "auto"): impact_time.fit_impact with Λ's prior
+    as ``s.impulse_prior`` says: "law", about the collision law's impulse at the first
+    fit's pre-contact state with the spread e's prior gives it, |P_c|·sd(e) [N·s] (or
+    ``s.sigma_residual_ns``); "free", about zero with ``s.sigma_impulse_ns``."""
+    def law_prior(r: tf.TrajectoryFitResult) -> tuple:
+        b = ball_law(r, prob, s)
+        sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
+        return np.asarray(b["impulse_law_Ns"]), float(sigma)
+    return impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol, progress=progress,
+                                  refit_iter=s.impact_refit_iter, say=say,
+                                  prior=law_prior if impulse_prior(s) == "law" else None)
 
 
 def _ground_step(golfer: ScaledGolfer, prob, fr, s: SwingSettings, say) -> tuple:
@@ -869,16 +884,36 @@ def impact_event(s: SwingSettings, frame: str, t_hat: float, sigma_t: float,
 DIVERGED_M = 1.0   # a reintegrated marker 1 m from the fitted one: stop, report the time
 
 
+IMPULSE_PRIORS = ("law", "free")
+
+
+def impulse_prior(s: SwingSettings) -> str:
+    """``s.impulse_prior`` checked: "law" or "free"; BadInput otherwise."""
+    if s.impulse_prior not in IMPULSE_PRIORS:
+        raise BadInput("--impulse-prior", f"must be one of {', '.join(IMPULSE_PRIORS)}, "
+                                          f"got {s.impulse_prior!r}")
+    return s.impulse_prior
+
+
+def head_mass_kg(s: SwingSettings) -> float:
+    """kg: the club head's mass of the swing's club (``s.club`` resolved, not "auto"): the
+    weighed club's (``s.club_masses_kg``) or the club's typical one."""
+    return float((s.club_masses_kg or CLUB_MASSES_KG[s.club])[1])
+
+
 def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) -> dict:
     """The ball as a body under the collision law (harness/fit/collision.py) at the fitted
-    impact: the face's inverse mass W = J M⁻¹ Jᵀ (3, 3) 1/kg and velocity J v⁻ [m/s] from
-    the fit's engine at q(t_e), the face normal from the club's loft (the club head's
-    path tilted toward the shaft, ``s.shaft_frame``), e the club's prior mean. The
-    law's impulse Λ_law = −P [N·s] on the club, the residual Λ_fit − Λ_law [N·s] (what
-    the law cannot explain, never the ball's), the ball's velocity [m/s] and spin [rad/s],
-    the energy change across the impact [J] (golfer + club from the fitted v⁻, v⁺ and
-    M(q_e), plus the ball's; and the law's own, ≤ 0), the restitution the fitted impulse
-    implies (the face velocity change W Λ_fit projected on the law's per unit (1 + e),
+    impact: the club head decoupled from the shaft during contact (the face's inverse
+    mass I/m_head (3, 3) 1/kg, m_head the club's head mass, ``head_mass_kg``), its
+    velocity J v⁻ [m/s] from the fit's engine at q(t_e), the face normal from the club's
+    loft (the club head's path tilted toward the shaft, ``s.shaft_frame``), e the club's
+    prior mean. The law's impulse Λ_law = −P [N·s] on the club, the residual
+    Λ_fit − Λ_law [N·s] (what the law cannot explain, never the ball's), the ball's
+    velocity [m/s] and spin [rad/s], the energy change across the impact [J] (golfer +
+    club from the fitted v⁻, v⁺ and M(q_e), plus the ball's; and the law's own, ≤ 0), the
+    face's effective mass along n for the head alone and for the rigid golfer and club
+    (W = J M⁻¹ Jᵀ) [kg], the restitution the fitted impulse implies (the face velocity
+    change W Λ_fit the fit's reset makes, projected on the law's per unit (1 + e),
     g = −W P_c: e = gᵀWΛ_fit/|g|² − 1, where the markers resolve Λ, not along directions
     the head barely moves in) with its standard error from Λ's posterior covariance Σ
     (``impulse_cov``, (3, 3) N²·s²: √(gᵀWΣWg)/|g|², or None)."""
@@ -889,8 +924,10 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     ends = a.frame_poses(qe, [s.impact_frame, s.shaft_frame])[:, :3]
     face = col.club_face(s.club, s.loft_deg)
     n = col.face_normal(J @ vm, ends[1] - ends[0], face.loft_rad)
-    W = col.inverse_mass_at(M, J)
-    law = col.collide(W, J @ vm, n, face.restitution_mean, face.friction, s.ball_mass_kg)
+    W = col.inverse_mass_at(M, J)      # the rigid golfer and club at the face: the reset's
+    m_head = head_mass_kg(s)
+    law = col.collide(col.point_inverse_mass(m_head), J @ vm, n, face.restitution_mean,
+                      face.friction, s.ball_mass_kg)
     L_fit = np.asarray(fr.impulse, float)
     L_law = -law.impulse_on_ball
     I_ball = col.BALL_INERTIA_FACTOR * s.ball_mass_kg * col.BALL_RADIUS_M ** 2
@@ -907,16 +944,20 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     e_fit_se = (float(np.sqrt(max(float(g @ W @ np.asarray(cov) @ W @ g), 0.0))) / gg
                 if cov is not None and gg > 0 else None)
     ball_speed = law.ball_speed_mps
-    # ball speed = (1 + e)|P_c|/m exactly: e's prior sd carries over linearly
-    speed_sd = float(np.linalg.norm(law.compression)) * face.restitution_sd / s.ball_mass_kg
+    # ball speed = (1 + e)|P_c|/m exactly: e's prior sd carries over linearly, and so
+    # into the law's impulse, |P_c|·sd(e)
+    impulse_sd = float(np.linalg.norm(law.compression)) * face.restitution_sd
+    speed_sd = impulse_sd / s.ball_mass_kg
     vb = law.ball_velocity / max(ball_speed, 1e-300)
     return {"club": face.name, "loft_rad": face.loft_rad,
             "restitution": law.restitution, "restitution_prior_range": list(
                 face.restitution_range), "restitution_prior_sd": face.restitution_sd,
             "friction": face.friction, "face_normal": n.tolist(), "stuck": law.stuck,
-            "effective_mass_at_face_kg": law.effective_mass_kg,
+            "effective_mass_at_face_kg": law.effective_mass_kg, "head_mass_kg": m_head,
+            "effective_mass_rigid_body_kg": col.effective_mass(W, n),
             "closing_speed_mps": law.closing_speed_mps,
-            "impulse_law_Ns": L_law.tolist(),
+            "face_speed_mps": float(np.linalg.norm(J @ vm)),
+            "impulse_law_Ns": L_law.tolist(), "impulse_law_sd_Ns": impulse_sd,
             "residual_impulse_Ns": (L_fit - L_law).tolist(),
             "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_fit - L_law)),
             "ball_velocity_mps": law.ball_velocity.tolist(), "ball_speed_mps": ball_speed,
@@ -930,7 +971,10 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
                 dT_body + 0.5 * float(L_fit @ L_fit) / s.ball_mass_kg,
             "restitution_implied_by_fit": e_fit, "restitution_implied_by_fit_se": e_fit_se,
             "what": "the ball (45.93 g, at rest) under the collision law of "
-                    "harness/fit/collision.py: Coulomb friction by maximum dissipation "
+                    "harness/fit/collision.py, struck by the club head on its own (decoupled "
+                    "from the shaft during contact: the face's effective mass is the "
+                    "head's; the reset map hands the head's lost momentum on to the body "
+                    "after contact): Coulomb friction by maximum dissipation "
                     "(stick or slip), Poisson restitution e (the club's prior mean; its sd "
                     "carried linearly into the ball speed), face normal from the loft; the "
                     "impulse on the club is Λ_fit = Λ_law + residual, the residual what "
@@ -946,11 +990,13 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
     frames at the frames, measured from the capture, both as the interval speed
     |p[k] − p[k−1]|·rate over the same intervals: (f − 1, f) before contact, (f + 1, f + 2)
     after it, f the last frame before contact) and the smash factor, the law's ball speed
-    over the fitted pre-impact club-head speed, with its standard error from e's prior;
-    the reset map's violation and the velocity jump."""
+    over the speed of the point that strikes the ball (the face point, |J v⁻| at t_e, as a
+    launch monitor measures club speed at the face), with its standard error from e's
+    prior, and the same ball speed over the club-head markers' fitted speed before
+    contact; the reset map's violation and the velocity jump."""
     L = np.asarray(fr.impulse, float)
     law = ball_law(fr, prob, s)
-    ball = law["ball_speed_mps"]
+    ball, v_face = law["ball_speed_mps"], law["face_speed_mps"]
     v_pre, v_post = cap_events.speeds_around(club, kf, 1.0 / h)
     # the fitted club-head speed over every frame interval of the window, for the report
     speeds = cap_events.interval_speeds(club, 1.0 / h)[1:]
@@ -972,8 +1018,8 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                          [pt["weight"] for pt in marginal["points"]])
         mb, sb = float(m_[0]), float(np.sqrt(max(float(v_[0, 0]), 0.0)))
         marginal.update(fitted_impulse_speed_mean_mps=mb, fitted_impulse_speed_sd_mps=sb,
-                        fitted_impulse_smash_mean=mb / v_pre,
-                        fitted_impulse_smash_sd=sb / v_pre)
+                        fitted_impulse_smash_mean=mb / v_face,
+                        fitted_impulse_smash_sd=sb / v_face)
     return {"t_e_s": float(fr.impact["t_e_s"]), "t_hat_s": float(ev.impact_s),
             "sigma_s": float(ev.impact_sigma_s), "frame_interval_s": h,
             "impact_frame": int(ev.impact_frame), "contact_point": s.impact_frame,
@@ -986,11 +1032,18 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             "clubhead_speed_post_impact_measured_mps":
                 float(ev.clubhead_speed_post_impact_mps),
             "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
-            "smash_factor": ball / v_pre if v_pre > 0 else float("nan"),
-            "smash_factor_se": law["ball_speed_sd_mps"] / v_pre if v_pre > 0
+            "clubhead_speed_at_face_pre_impact_mps": v_face,
+            # Λ's prior in the fit's refits, as the fit used it: about the law's impulse
+            # at the first fit ("law") or about zero ("free"), its scale [N·s]
+            "impulse_prior": {"kind": impulse_prior(s),
+                              "mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
+                              "sigma_Ns": float(prob.impact.sigma_impulse)},
+            "smash_factor": ball / v_face if v_face > 0 else float("nan"),
+            "smash_factor_se": law["ball_speed_sd_mps"] / v_face if v_face > 0
             else float("nan"),
+            "smash_factor_over_marker_speed": ball / v_pre if v_pre > 0 else float("nan"),
             "smash_factor_if_ball_took_fitted_impulse":
-                float(np.linalg.norm(L)) / s.ball_mass_kg / v_pre if v_pre > 0
+                float(np.linalg.norm(L)) / s.ball_mass_kg / v_face if v_face > 0
                 else float("nan"),
             "club": s.club, "smash_band": list(band),
             "reset_violation_max": fr.impact["reset_violation_max"],

@@ -428,9 +428,14 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
              f"{pre_f:.1f} / {pre_m:.1f} m/s"),
             ("club-head speed after contact, fitted / measured",
              f"{post_f:.1f} / {post_m:.1f} m/s"),
-            ("smash factor (band for the " + im.club + ")",
+            ("smash factor: ball speed / the face point's speed before contact (band for "
+             "the " + im.club + ")",
              f"{im.smash_factor:.3f} ± {im.smash_factor_se:.3f} "
-             f"({im.smash_band[0]:g}–{im.smash_band[1]:g})"),
+             f"({im.smash_band[0]:g}–{im.smash_band[1]:g})"
+             + ("" if im.clubhead_speed_at_face_pre_impact_mps
+                != im.clubhead_speed_at_face_pre_impact_mps else
+                f"; the face point at {im.clubhead_speed_at_face_pre_impact_mps:.1f} m/s, "
+                f"over the club-head markers' speed {im.smash_factor_over_marker_speed:.3f}")),
             ("reset map violation max |M(v⁺ − v⁻) − JᵀΛ| (relative)",
              f"{im.reset_violation_max:.1e} ({im.reset_violation_rel:.1e})")]
     table = ("<table id='impact'>" + "".join(
@@ -457,7 +462,11 @@ def _ball_rows(im) -> list:
              f"{b.restitution:.3f} ± {b.restitution_prior_sd:.3f}, μ = {b.friction:g}, "
              f"{'stick' if b.stuck else 'slip'}, m_ball {1e3 * im.ball_mass_kg:.2f} g)"),
             ("effective mass of the face along its normal",
-             f"{b.effective_mass_at_face_kg:.3f} kg"),
+             f"{b.effective_mass_at_face_kg:.3f} kg" + (
+                 f" (the head alone, decoupled from the shaft during contact; the rigid "
+                 f"golfer and club {b.effective_mass_rigid_body_kg:.3f} kg)"
+                 if b.head_mass_kg is not None and b.effective_mass_rigid_body_kg is not None
+                 else "")),
             ("residual impulse on the club, Λ − Λ_law (not the ball's)",
              f"({R}) N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s"),
             ("restitution the fitted Λ would imply along the normal",

@@ -108,7 +108,7 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
           dimension: bool = False, joint_limits: bool = True, activation: bool = False,
           grip: str = "weld", shaft: str = "rigid",
           club_masses: str | Sequence[float] | None = None,
-          loft_deg: float | None = None) -> SwingOutcome:
+          loft_deg: float | None = None, impulse_prior: str = "law") -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn([(case name or
     None, candidate, mode)], method, folder[, title])`` → (case names, outcome), supplied
     by the composition root; None: stop after the fit; harness/swing/segments.py for
@@ -123,7 +123,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     or hinged ("hinge") in the lead hand; ``shaft``: rigid or bending at one point ("flex")
     (fixtures/golfers.py); ``club_masses``: a weighed club's (whole, head) [kg], as
     "TOTAL,HEAD" or a pair (default: the club's typical masses); ``loft_deg``: the face's
-    loft [deg] for the ball's collision law (None: the club's). exit_code 0 if every
+    loft [deg] for the ball's collision law (None: the club's); ``impulse_prior``: "law"
+    or "free", Λ's prior in the fit (pipeline.SwingSettings). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -141,7 +142,9 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     settings = dataclasses.replace(pipeline.QUICK if quick else pipeline.SwingSettings(),
                                    club=club, joint_limits=joint_limits, grip=grip,
                                    shaft=shaft, club_masses_kg=masses,
-                                   activation=activation, loft_deg=loft_deg)
+                                   activation=activation, loft_deg=loft_deg,
+                                   impulse_prior=impulse_prior)
+    pipeline.impulse_prior(settings)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:
         fs = pipeline.fit_capture(capture_path, tmp, settings, up=up, cutoff_hz=cutoff_hz,

@@ -66,8 +66,10 @@ def run_study(folder: str | os.PathLike[str], settings: SwingSettings,
     "seed", "truth"}; a row whose fit failed holds its error and is never chosen."""
     say = say or (lambda msg: None)
     adapter, _, doc, arr = gt.source(folder, doc)
-    tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
-                             through_impact=through_impact and "impact_time_s" in arr)
+    through = through_impact and "impact_time_s" in arr
+    tr = gt.whole_body_truth(adapter, doc, arr, seed=seed, through_impact=through,
+                             restitution=gt.truth_restitution(doc)
+                             if through and settings.impulse_prior == "law" else None)
     rows = []
     for entry in grid:
         kf, ws = entry[0], entry[1]
@@ -106,6 +108,7 @@ def run_study(folder: str | os.PathLike[str], settings: SwingSettings,
                     "noise) recovered with each setting; chosen: the least ground reaction "
                     "force error top → impact (RMS over frames, body weights)",
             "seed": seed, "through_impact": tr.impulse_Ns is not None,
+            "truth_restitution": None if tr.collision is None else tr.collision.restitution,
             "truth": {"frames": len(tr.t), "body_weight_N": tr.body_weight_N,
                       "torque_rms_top_to_impact_Nm": float(np.sqrt(np.mean(
                           tr.tau[tr.top_index:] ** 2)))},
@@ -164,8 +167,12 @@ def section(study: dict) -> tuple:
     u = study["used"]
     head = ("<p>A synthetic truth built from this fit (its motion, its assumed contact "
             "schedule, foot forces by a weight-shift rule of their own"
-            + (", the fitted impulse applied exactly at the impact" if study["through_impact"]
-               else "") + f", 2 mm marker noise, seed {study['seed']}) is recovered by the "
+            + ("" if not study["through_impact"] else
+               ", the fitted impulse applied exactly at the impact"
+               if study.get("truth_restitution") is None else
+               ", the collision law's impulse at the impact with e = "
+               f"{study['truth_restitution']:g} (the club prior's lower quartile, not its "
+               "mean)") + f", 2 mm marker noise, seed {study['seed']}) is recovered by the "
             "swing fit's own steps with each setting; of the settings whose ground reaction "
             "force error from the top to impact is within "
             f"{lookup('swing', 'study_tie').atol:g} body weights of the least, the simplest "

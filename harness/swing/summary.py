@@ -112,7 +112,8 @@ class JointRange:
 class BallLaw:
     """The ball under the collision law (pipeline.ball_law): the club, restitution e
     used (its prior's sd), friction μ, whether the contact stuck, the face's effective
-    mass [kg], the law's impulse on the club and the residual Λ_fit − Λ_law [N·s] (3,)
+    mass [kg] (the head's alone, and the rigid body's for comparison), the law's impulse
+    on the club and the residual Λ_fit − Λ_law [N·s] (3,)
     with its magnitude, the ball's speed [m/s] (its sd from e's prior), the energy
     changes [J]: the impact's (golfer + club + ball), the law's own (≤ 0) and the one if
     the ball took the whole fitted impulse; the restitution the fitted impulse implies
@@ -135,6 +136,11 @@ class BallLaw:
     kinetic_energy_pre_J: float
     restitution_implied_by_fit: float
     restitution_implied_by_fit_se: float | None
+    # the head's mass [kg] when the law took the head alone (decoupled from the shaft),
+    # and the rigid golfer and club's effective mass at the face [kg]; None in a fit.json
+    # written when the law took the rigid body
+    head_mass_kg: float | None = None
+    effective_mass_rigid_body_kg: float | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "BallLaw | None":
@@ -146,7 +152,8 @@ class BallLaw:
             kw[f.name] = (v if f.name in ("club", "stuck") else
                           tuple(_num(x) for x in v) if f.name.endswith("impulse_Ns")
                           or f.name == "impulse_law_Ns" else
-                          _opt(v) if f.name.endswith("_se") else _num(v))
+                          _opt(v) if f.name.endswith("_se") or f.name in (
+                              "head_mass_kg", "effective_mass_rigid_body_kg") else _num(v))
         return cls(**kw)
 
 
@@ -155,7 +162,8 @@ class ImpactFigures:
     """The ball impact (pipeline._impact_summary): fitted event time ``t_e_s`` against the
     measured ``t_hat_s`` ± ``sigma_s`` [s], the frame interval [s], the club-head speeds
     [m/s] before and after contact fitted and measured, the ball's speed [m/s], the
-    impulse Λ (3,) and its magnitude [N·s], the smash factor with its club's band, the
+    impulse Λ (3,) and its magnitude [N·s], the smash factor (over the face point's speed
+    [m/s]) with its club's band, the
     reset map's violation (absolute, relative)."""
 
     t_e_s: float
@@ -179,6 +187,14 @@ class ImpactFigures:
     ball: BallLaw | None = None
     smash_factor_se: float = float("nan")
     smash_factor_if_ball_took_fitted_impulse: float = float("nan")
+    # the face point's speed just before contact [m/s] (the smash factor's denominator)
+    # and the ball speed over the club-head markers' speed instead; NaN in a fit.json
+    # written when the smash factor divided by the markers' speed
+    clubhead_speed_at_face_pre_impact_mps: float = float("nan")
+    smash_factor_over_marker_speed: float = float("nan")
+    # Λ's prior in the fit's refits: {"kind": "law" | "free", "mean_Ns", "sigma_Ns"};
+    # None in a fit.json written before it was recorded
+    impulse_prior: dict | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -186,10 +202,15 @@ class ImpactFigures:
             return None
         kw = {}
         for f in dataclasses.fields(cls):
+            if f.name == "impulse_prior":
+                kw[f.name] = d.get(f.name)
+                continue
             if f.name in ("marginal", "ball"):
                 kw[f.name] = (Marginal if f.name == "marginal" else BallLaw).of(d.get(f.name))
                 continue
-            if f.name in ("smash_factor_se", "smash_factor_if_ball_took_fitted_impulse"):
+            if f.name in ("smash_factor_se", "smash_factor_if_ball_took_fitted_impulse",
+                          "clubhead_speed_at_face_pre_impact_mps",
+                          "smash_factor_over_marker_speed"):
                 kw[f.name] = _num(d.get(f.name))
                 continue
             v = d[f.name]

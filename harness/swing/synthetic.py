@@ -98,7 +98,8 @@ def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
                         frames_pre: int = 90, alpha: float = 0.37, post_s: float = 0.03,
                         sigma_m: float = 0.002, seed: int = 0,
                         face: col.ClubFace | None = None,
-                        restitution: float | None = None) -> PlanarImpactSwing:
+                        restitution: float | None = None,
+                        head_kg: float | None = None) -> PlanarImpactSwing:
     """The downswing of ``planar_swing`` (quintic design, torques from ``adapter``'s
     inverse dynamics, forward rollout, RK4 dt 1/7200 s) up to the impact at
     t_e = (frames_pre + alpha)/rate_hz; there the velocity jumps by the reset map
@@ -107,7 +108,10 @@ def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
     the club receives the opposite of the ball's momentum). With ``face`` (a
     collision.ClubFace): Λ is the collision law's (harness/fit/collision.py) with
     restitution ``restitution`` (default the face's prior mean), the face normal from
-    its loft toward ``shaft_marker`` (``collision`` the law's outcome). After the impact
+    its loft toward ``shaft_marker`` (``collision`` the law's outcome), the face's inverse
+    mass the club head's alone (I/``head_kg``, the head decoupled from the shaft during
+    contact, as the swing fit's law takes it) or, without ``head_kg``, the rigid body's
+    J M⁻¹ Jᵀ; the body then takes −P by the reset map. After the impact
     the torques stay at their value at t_e for ``post_s`` s. Markers: the model's marker
     frames plus white noise σ [m], seeded."""
     n_post = int(np.floor(post_s * rate_hz))
@@ -127,8 +131,9 @@ def planar_impact_swing(adapter: EngineAdapter, speed_ratio: float = 1.45,
         ends = adapter.frame_poses(qe, ["club_head", "shaft_marker"])[:, :3]
         n = col.face_normal(u, ends[1] - ends[0], face.loft_rad)
         e = face.restitution_mean if restitution is None else restitution
-        law = col.collide(col.inverse_mass_at(adapter.mass_matrix(qe), J), u, n, e,
-                          face.friction, ball_kg)
+        W = (col.inverse_mass_at(adapter.mass_matrix(qe), J) if head_kg is None
+             else col.point_inverse_mass(head_kg))
+        law = col.collide(W, u, n, e, face.friction, ball_kg)
         lam = -law.impulse_on_ball
     vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ lam)
     tk2 = np.r_[t_e, t[frames_pre + 1:]]

@@ -128,3 +128,39 @@ def test_face_normal_from_loft():
         col.club_face("putter")
     with pytest.raises(ValueError):
         col.collide(np.eye(3), d, d / np.linalg.norm(d), 1.2, 0.4)
+
+
+def test_the_head_alone_then_handed_on_never_creates_energy():
+    """The swing's law takes the club head on its own (W = I/m_head) and the body then
+    takes −P by its reset map. 200 random bodies that carry a point head of mass m_head
+    at the face (M = M₀ + m_head JᵀJ), and the whole-body golfer from Pinocchio with its
+    0.20 kg driver head at ``club_head_centre``: the body's inverse mass at the face is
+    no larger than the free head's (eigenvalues of J M⁻¹ Jᵀ ≤ 1/m_head), and the direct
+    energy sum of body and ball after the reset is ≤ the law's own change ≤ 0."""
+    from fixtures.golfers import CLUB_MASSES_KG
+
+    tol = lookup("swing", "collision_law").rtol
+    rng = np.random.default_rng(11)
+    cases = []
+    for _ in range(200):
+        M0, J, v = _random_system(rng, int(rng.integers(3, 13)))
+        m_head = float(rng.uniform(0.05, 0.5))
+        cases.append((M0 + m_head * J.T @ J, J, v, m_head))
+    pin = adapter("pinocchio", "golfer3d")
+    for _ in range(5):
+        q, v = pin.random_state(rng)
+        J = pin.frame_jacobians(q, ["club_head_centre"])[0, :3, :]
+        cases.append((pin.mass_matrix(q), J, v, CLUB_MASSES_KG["driver"][1]))
+    for M, J, v, m_head in cases:
+        W_body = col.inverse_mass_at(M, J)
+        assert np.linalg.eigvalsh(W_body).max() <= (1 + tol) / m_head
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        if n @ (J @ v) < 0:
+            n = -n
+        e, mu = float(rng.uniform(0, 1)), float(rng.uniform(0, 1.5))
+        res = col.collide(col.point_inverse_mass(m_head), J @ v, n, e, mu)
+        assert res.effective_mass_kg == pytest.approx(m_head, rel=tol)
+        dT, T0 = _direct_energy_change(M, J, v, res)
+        assert dT <= res.energy_change_J + tol * T0, (dT, res.energy_change_J)
+        assert res.energy_change_J <= tol * T0

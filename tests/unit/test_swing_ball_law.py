@@ -2,7 +2,8 @@
 ``ball_law``): a planar downswing whose impact the law itself governs (Drake's mass
 matrix and club-head Jacobian, a driver's face, e = 0.80; harness/swing/synthetic.py
 planar_impact_swing), markers with 2 mm noise, fitted with Pinocchio through the impact
-(impact_time.fit_impact). The ball's speed the law predicts from the fitted pre-contact
+(impact_time.fit_impact). The law takes the driver's 0.20 kg head on its own, in the
+truth and in the fit's reading alike. The ball's speed the law predicts from the fitted pre-contact
 state against the truth's; the restitution the fitted impulse implies against the
 truth's e; the residual impulse against the fitted one. Units m/s, N·s, J."""
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import adapter
 
+from fixtures.golfers import CLUB_MASSES_KG
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.core.tolerances import lookup
@@ -28,7 +30,7 @@ E_TRUE = 0.80
 def fitted():
     pin, drake = adapter("pinocchio", "planar_golfer"), adapter("drake", "planar_golfer")
     sw = planar_impact_swing(drake, sigma_m=0.002, seed=1, face=col.club_face("driver"),
-                             restitution=E_TRUE)
+                             restitution=E_TRUE, head_kg=CLUB_MASSES_KG["driver"][1])
     h = float(sw.t[1] - sw.t[0])
     imp = cap_events.impact(sw.markers[:, list(sw.labels).index("club_head")], 1.0 / h)
     ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
@@ -92,7 +94,7 @@ def test_energy_across_the_fitted_impact(fitted):
 
 def test_the_fit_held_to_the_law(fitted):
     """With the impulse prior about the law's impulse at the first fit and a scale of
-    1e-3 N·s (``fit_impact``'s prior_mean, prior_sigma), the fitted impulse is that prior
+    1e-3 N·s (``fit_impact``'s prior), the fitted impulse is that prior
     mean to within one scale, the law's impulse at the final fit's own pre-contact state
     differs from it by less than swing/impulse_recovery (the fit is constrained to the
     law; the residual left is the one its moving state makes), and the ball's speed is
@@ -111,8 +113,8 @@ def test_the_fit_held_to_the_law(fitted):
                             shaft_frame="shaft_marker", club="driver")
     sigma = 1e-3
     fr = impact_time.fit_impact(
-        prob, ikr.q, prior_sigma=sigma,
-        prior_mean=lambda r: np.asarray(pipeline.ball_law(r, prob, s)["impulse_law_Ns"]))
+        prob, ikr.q,
+        prior=lambda r: (np.asarray(pipeline.ball_law(r, prob, s)["impulse_law_Ns"]), sigma))
     L0 = np.asarray(prob.impact.impulse_prior_mean)
     assert np.linalg.norm(L0) > 0
     assert np.linalg.norm(fr.impulse - L0) <= sigma
