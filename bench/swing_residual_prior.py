@@ -30,10 +30,15 @@ from harness.swing import pipeline  # noqa: E402
 from harness.swing.summary import SwingSummary  # noqa: E402
 
 
-def one(capture, sigma: float | None, base: pipeline.SwingSettings = pipeline.QUICK) -> dict:
+def one(capture, sigma: float | str | None,
+        base: pipeline.SwingSettings = pipeline.QUICK) -> dict:
     """The fit with settings ``base`` (default the quick ones) and the residual prior's
-    scale ``sigma`` [N·s] (None: the default prior about zero): its impact figures."""
-    s = dataclasses.replace(base, sigma_residual_ns=sigma)
+    scale ``sigma`` [N·s] about the law's impulse ("law": the spread e's prior gives it,
+    the default; None: Λ free, the prior about zero): its impact figures."""
+    s = (dataclasses.replace(base, impulse_prior="free") if sigma is None else
+         dataclasses.replace(base, impulse_prior="law", sigma_residual_ns=None)
+         if sigma == "law" else
+         dataclasses.replace(base, impulse_prior="law", sigma_residual_ns=float(sigma)))
     with tempfile.TemporaryDirectory() as d:
         fs = pipeline.fit_capture(capture, Path(d), s, say=lambda m: None)
         summary = SwingSummary.of(pipeline.document(fs, Path(d)))
@@ -54,17 +59,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("capture", nargs="?", default=str(ROOT / "data" / "swing" / "driver.c3d"))
     ap.add_argument("--sigmas", default="none,0.1",
-                    help="residual prior scales [N·s], 'none' for the prior about zero")
+                    help="residual prior scales [N·s], 'none' for the prior about zero, "
+                         "'law' for the default (the spread e's prior gives the law's "
+                         "impulse)")
     ap.add_argument("--settings", choices=("quick", "full"), default="quick")
     args = ap.parse_args()
     base = pipeline.QUICK if args.settings == "quick" else pipeline.SwingSettings()
-    sigmas = [None if x == "none" else float(x) for x in args.sigmas.split(",")]
+    sigmas = [None if x == "none" else x if x == "law" else float(x)
+              for x in args.sigmas.split(",")]
     print(f"# {args.capture}: {args.settings} fit")
     print(f"{'σ_res N·s':>10} {'smash':>7} {'|res| N·s':>9} {'e fit':>6} {'pre %':>7} "
           f"{'post %':>7} {'rmse mm':>8} {'max mm':>7} {'cost':>8} converged")
     for sg in sigmas:
         r = one(args.capture, sg, base)
-        print(f"{'none' if sg is None else f'{sg:g}':>10} {r['smash']:7.3f} "
+        print(f"{'none' if sg is None else sg if isinstance(sg, str) else f'{sg:g}':>10} "
+              f"{r['smash']:7.3f} "
               f"{r['residual']:9.3f} {r['e_fit']:6.2f} {r['pre']:+7.1f} {r['post']:+7.1f} "
               f"{r['rmse_mm']:8.1f} {r['max_mm']:7.1f} {r['cost']:8.1f} {r['converged']}",
               flush=True)

@@ -48,7 +48,10 @@ Impact (ball contact) is the club-head velocity discontinuity:
 - pre-impact speed s[f] (the last interval wholly before contact), post-impact speed
   s[f+2] (the first interval wholly after it); s[f+1] straddles the contact. All three
   are measured (label ``measured``); impact_height_m is the club-head height linearly
-  interpolated between frames f and f+1 at α.
+  interpolated between frames f and f+1 at α; sole_clearance_m how far above the height
+  it rested at during address the club head stays through contact (frames f to f+2,
+  each club-head marker against its own address height, the least): at or below zero
+  the head met the ground after the ball.
 
 The other events locate frames, not speeds, with the frame speed (central difference over
 frames k−1, k+1 where both are valid, one-sided at the edge of a valid run):
@@ -92,6 +95,11 @@ class SwingEvents:
     impact_height_m: float
     label: str                          # "measured"
     method: str
+    # m: how far the club head came down at contact against where it rested at address
+    # (per club-head marker, its lowest height over the contact frame and the two after
+    # it less its median height over the still address frames; the least over the
+    # markers): ≤ 0 when the head reached the ground it was soled on (turf after the ball)
+    sole_clearance_m: float = float("nan")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -425,6 +433,11 @@ def detect(capture: Capture) -> SwingEvents:
     top = int(high[np.nanargmin(s[high])])
     z_hit = zi + imp.alpha * (z[f + 1] - zi) if f + 1 < len(z) and np.isfinite(z[f + 1]) \
         else zi
+    Za, Zc = P[start:takeaway + 1, :, 2], P[f:f + 3, :, 2]              # m
+    seen = np.isfinite(Za).any(axis=0) & np.isfinite(Zc).any(axis=0)    # (M,)
+    clearance = (float(np.min(np.nanmin(Zc[:, seen], axis=0)
+                              - np.nanmedian(Za[:, seen], axis=0)))
+                 if seen.any() else float("nan"))
     heads = ", ".join(capture.usable(capture.markerset.club_head))
     return SwingEvents(
         address_s=address / r, takeaway_s=takeaway / r, top_s=top / r, impact_s=imp.t_s,
@@ -434,6 +447,7 @@ def detect(capture: Capture) -> SwingEvents:
         clubhead_speed_post_impact_mps=imp.speed_post_mps,
         clubhead_speed_across_impact_mps=imp.speed_across_mps,
         impact_trusted=imp.trusted, impact_height_m=float(z_hit), label="measured",
+        sole_clearance_m=clearance,
         method=(f"club head = mean of {heads}; speed = |p[k] − p[k−1]|·rate over each frame "
                 f"interval (peak, before and after impact); impact = ball contact inside the "
                 f"interval around the largest drop of that speed between consecutive "

@@ -387,6 +387,20 @@ CHECKS = (
           passes=lambda b, lim, f: bool(b.impact_energy_change_J
                                         <= lim * b.kinetic_energy_pre_J),
           applies=_ball),
+    Check("no turf after the ball: the club head through contact stays above the height it "
+          "rested at during address (turf contact is not modelled)",
+          ("turf_clearance_m", "atol"),
+          lambda f, _: f.summary.fit.impact.sole_clearance_m,
+          lambda f, _, c: (f"{1e3 * c:+.1f} mm (the club-head markers' least height over the "
+                           "contact frame and the two after it, each against its address "
+                           "height)" + ("" if c > -lookup("swing", "turf_clearance_m").atol
+                                        else "; the head met the ground after the "
+                                        "ball: its deceleration is not the ball's, and this "
+                                        "fit has no turf impulse to give it to")),
+          target=lambda lim, f, _: f"> −{1e3 * lim:g} mm",
+          passes=lambda c, lim, f: bool(c > -lim),
+          applies=lambda f: _impact(f) and np.isfinite(
+              f.summary.fit.impact.sole_clearance_m)),
     Check("residual impulse on the club: the fitted Λ less the collision law's (what the law "
           "does not explain; never given to the ball)", None,
           lambda f, _: f.summary.fit.impact.ball,

@@ -1033,6 +1033,9 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                 float(ev.clubhead_speed_post_impact_mps),
             "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
             "clubhead_speed_at_face_pre_impact_mps": v_face,
+            # the club head's clearance through contact over its height at address [m]
+            # (capture/events.py); at or below zero: turf after the ball, not modelled
+            "sole_clearance_m": float(ev.sole_clearance_m),
             # Λ's prior in the fit's refits, as the fit used it: about the law's impulse
             # at the first fit ("law") or about zero ("free"), its scale [N·s]
             "impulse_prior": {"kind": impulse_prior(s),
@@ -1074,7 +1077,10 @@ def impact_headline(info: dict) -> dict:
             "impact_energy_change_J": info["ball"]["impact_energy_change_J"],
             "restitution": info["ball"]["restitution"],
             "effective_mass_at_face_kg": info["ball"]["effective_mass_at_face_kg"],
-            "residual_impulse_Ns": info["ball"]["residual_impulse_magnitude_Ns"]}
+            "residual_impulse_Ns": info["ball"]["residual_impulse_magnitude_Ns"],
+            "sole_clearance_m": info["sole_clearance_m"],
+            "turf_contact": bool(info["sole_clearance_m"]
+                                 <= -lookup("swing", "turf_clearance_m").atol)}
 
 
 def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,

@@ -195,6 +195,9 @@ class ImpactFigures:
     # Λ's prior in the fit's refits: {"kind": "law" | "free", "mean_Ns", "sigma_Ns"};
     # None in a fit.json written before it was recorded
     impulse_prior: dict | None = None
+    # the club head's clearance through contact over its height at address [m]; NaN in
+    # a fit.json written before it was measured
+    sole_clearance_m: float = float("nan")
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -210,7 +213,7 @@ class ImpactFigures:
                 continue
             if f.name in ("smash_factor_se", "smash_factor_if_ball_took_fitted_impulse",
                           "clubhead_speed_at_face_pre_impact_mps",
-                          "smash_factor_over_marker_speed"):
+                          "smash_factor_over_marker_speed", "sole_clearance_m"):
                 kw[f.name] = _num(d.get(f.name))
                 continue
             v = d[f.name]

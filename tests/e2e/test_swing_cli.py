@@ -412,6 +412,10 @@ def test_swing_impact_summary_and_checks(quick_swing):
     def same(x):
         return pytest.approx(x, rel=st.rtol, abs=st.atol)
     assert s["impact_time_sigma_s"] == same(ev.impact_sigma_s)
+    # the club head through contact against its address height: a teed driver, no turf
+    assert s["sole_clearance_m"] == same(ev.sole_clearance_m)
+    turf = ev.sole_clearance_m <= -lookup("swing", "turf_clearance_m").atol
+    assert s["turf_contact"] is turf is False
     assert s["impact_time_s"] == same(float(z["impact_time_s"]))
     sp = cap_events.interval_speeds(cap_events.club_head_point(cap), rate)
     f = ev.impact_frame
@@ -475,7 +479,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
         "club-head speed before ball contact": abs(pre - sp[f]) <= rel * sp[f],
         "club-head speed after ball contact": abs(post - sp[f + 2]) <= rel * sp[f + 2],
         "smash factor": lo <= ball / face <= hi,
-        "energy change across the impact": dE <= 0.0}
+        "energy change across the impact": dE <= 0.0,
+        "no turf after the ball": not turf}
     lines = p.stdout.splitlines()
     for name, ok in want.items():
         line = [x for x in lines if name in x]

@@ -163,3 +163,26 @@ def test_bundled_capture_as_its_notes_describe_it():
     # at impact the club head is back at its address height (a ball on the ground)
     p = events.club_head_point(cap)
     assert abs(p[ev.impact_frame, 2] - p[ev.address_frame, 2]) < doc * 0.5  # 5 cm
+
+
+def test_sole_clearance_is_the_club_heads_height_through_contact_over_address():
+    """The bundled driver, struck off a tee, stays above the height its head rested at
+    during address (no turf). Raised by d over every frame up to halfway from the
+    takeaway to the top (the address's still frames among them), the head's clearance
+    through contact falls by d exactly; raised far enough, the head meets the ground
+    after the ball (swing/turf_clearance_m), and the events are otherwise the same."""
+    import dataclasses
+
+    cap = ingest(BUNDLED)
+    ev = events.detect(cap)
+    lim = lookup("swing", "turf_clearance_m").atol
+    assert ev.sole_clearance_m > -lim
+    cols = [cap.index(lab) for lab in cap.markerset.club_head]
+    d = ev.sole_clearance_m + lim + 0.010
+    X = cap.X.copy()
+    X[:(ev.takeaway_frame + ev.top_frame) // 2, cols, 2] += d
+    ev2 = events.detect(dataclasses.replace(cap, X=X))
+    assert (ev2.address_frame, ev2.takeaway_frame, ev2.top_frame, ev2.impact_frame) == (
+        ev.address_frame, ev.takeaway_frame, ev.top_frame, ev.impact_frame)
+    assert abs(ev2.sole_clearance_m - (ev.sole_clearance_m - d)) <= 1e-12
+    assert ev2.sole_clearance_m <= -lim

@@ -155,3 +155,21 @@ def test_each_segment_is_a_row_naming_its_window_and_a_failing_one_fails_the_run
     rows = checks.assess(checks.Facts(dataclasses.replace(f, replay=rep), replayed=True)).rows
     assert [r["ok"] for r in rows if r["name"].startswith("segmented replay")] == [True, False]
     assert checks.exit_code(rows) == 1
+
+
+def test_turf_after_the_ball_fails_its_check():
+    """The club head's clearance through contact over its address height, scored against
+    swing/turf_clearance_m below it: above met, at or under it (the head met the ground
+    after the ball; no turf impulse in the fit) not met; unmeasured (NaN), no row."""
+    f = _summary()
+    lim = lookup("swing", "turf_clearance_m").atol
+    for c, ok in ((-lim + 0.001, True), (-lim, False), (-lim - 0.010, False)):
+        im = dataclasses.replace(f.fit.impact, sole_clearance_m=c)
+        s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
+        a = checks.assess(checks.Facts(s))
+        assert _row(a.rows, "no turf after the ball")["ok"] is ok
+        assert (a.exit_code == 0) is ok
+    im = dataclasses.replace(f.fit.impact, sole_clearance_m=float("nan"))
+    s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
+    assert not [r for r in checks.assess(checks.Facts(s)).rows
+                if r["name"].startswith("no turf")]
