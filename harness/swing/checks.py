@@ -252,7 +252,7 @@ def _smash_words(f: Facts, _, sf) -> str:
             f"would give {im.smash_factor_if_ball_took_fitted_impulse:.3f})")
 
 
-def _prior_words(prior: dict | None) -> str:
+def prior_words(prior: dict | None) -> str:
     """Λ's prior in the fit's refits, in words ("" when fit.json does not record it)."""
     if not prior:
         return ""
@@ -407,7 +407,7 @@ CHECKS = (
           lambda f, _, b: ("(" + ", ".join(f"{x:+.3f}" for x in b.residual_impulse_Ns)
                            + f") N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s of "
                              f"|Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s"
-                           + _prior_words(f.summary.fit.impact.impulse_prior)
+                           + prior_words(f.summary.fit.impact.impulse_prior)
                            + "; the fitted Λ would imply e = "
                              f"{b.restitution_implied_by_fit:.2f}"
                            + (f" ± {b.restitution_implied_by_fit_se:.2f}"

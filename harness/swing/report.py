@@ -34,7 +34,7 @@ from harness.swing import consistency as cc
 from harness.swing import dimension as swing_dim
 from harness.swing import poses, segments
 from harness.swing import study as swing_study
-from harness.swing.checks import exit_code
+from harness.swing.checks import exit_code, prior_words
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -468,7 +468,8 @@ def _ball_rows(im) -> list:
                  if b.head_mass_kg is not None and b.effective_mass_rigid_body_kg is not None
                  else "")),
             ("residual impulse on the club, Λ − Λ_law (not the ball's)",
-             f"({R}) N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s"),
+             f"({R}) N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s"
+             + prior_words(im.impulse_prior)),
             ("restitution the fitted Λ would imply along the normal",
              f"{b.restitution_implied_by_fit:.2f}"
              + (f" ± {b.restitution_implied_by_fit_se:.2f}"
