@@ -50,8 +50,8 @@ Impact (ball contact) is the club-head velocity discontinuity:
   are measured (label ``measured``); impact_height_m is the club-head height linearly
   interpolated between frames f and f+1 at α; sole_clearance_m how far above the height
   it rested at during address the club head stays through contact (frames f to f+2,
-  each club-head marker against its own address height, the least): at or below zero
-  the head met the ground after the ball.
+  each club-head marker against its own address height, the least): below zero, beyond
+  the markers' noise, the head met the ground after the ball.
 
 The other events locate frames, not speeds, with the frame speed (central difference over
 frames k−1, k+1 where both are valid, one-sided at the edge of a valid run):
@@ -98,7 +98,8 @@ class SwingEvents:
     # m: how far the club head came down at contact against where it rested at address
     # (per club-head marker, its lowest height over the contact frame and the two after
     # it less its median height over the still address frames; the least over the
-    # markers): ≤ 0 when the head reached the ground it was soled on (turf after the ball)
+    # markers): below zero (beyond the markers' noise) when the head came down into the
+    # ground it was soled on (turf after the ball)
     sole_clearance_m: float = float("nan")
 
     def to_json(self) -> dict:

@@ -924,7 +924,7 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     ends = a.frame_poses(qe, [s.impact_frame, s.shaft_frame])[:, :3]
     face = col.club_face(s.club, s.loft_deg)
     n = col.face_normal(J @ vm, ends[1] - ends[0], face.loft_rad)
-    W = col.inverse_mass_at(M, J)      # the rigid golfer and club at the face: the reset's
+    W = col.inverse_mass_at(M, J)      # the rigid golfer and club's, the reset's, at the face
     m_head = head_mass_kg(s)
     law = col.collide(col.point_inverse_mass(m_head), J @ vm, n, face.restitution_mean,
                       face.friction, s.ball_mass_kg)
@@ -1034,7 +1034,8 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
             "clubhead_speed_at_face_pre_impact_mps": v_face,
             # the club head's clearance through contact over its height at address [m]
-            # (capture/events.py); at or below zero: turf after the ball, not modelled
+            # (capture/events.py); more than swing/turf_clearance_m below zero: turf after
+            # the ball, not modelled
             "sole_clearance_m": float(ev.sole_clearance_m),
             # Λ's prior in the fit's refits, as the fit used it: about the law's impulse
             # at the first fit ("law") or about zero ("free"), its scale [N·s]
