@@ -957,6 +957,11 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
             "effective_mass_rigid_body_kg": col.effective_mass(W, n),
             "closing_speed_mps": law.closing_speed_mps,
             "face_speed_mps": float(np.linalg.norm(J @ vm)),
+            # the face point's speed just after contact [m/s] under the law's impulse, the
+            # head's loss handed on at once to the rigid golfer and club (J v⁻ + W Λ_law)
+            # or the head still on its own (J v⁻ + Λ_law/m_head)
+            "face_speed_after_rigid_mps": float(np.linalg.norm(J @ vm + W @ L_law)),
+            "face_speed_after_head_alone_mps": float(np.linalg.norm(J @ vm + L_law / m_head)),
             "impulse_law_Ns": L_law.tolist(), "impulse_law_sd_Ns": impulse_sd,
             "residual_impulse_Ns": (L_fit - L_law).tolist(),
             "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_fit - L_law)),
@@ -980,6 +985,23 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
                     "impulse on the club is Λ_fit = Λ_law + residual, the residual what "
                     "the law cannot explain (never given to the ball); energy change: "
                     "golfer + club by M(q_e) from the fitted v⁻, v⁺, plus the ball's"}
+
+
+def _handed_on(law: dict, ev: SwingEvents) -> dict:
+    """How far the club head had handed its loss at contact on to the golfer and club by
+    the second frame interval after contact, read from the capture (dimensionless ratios
+    of speed after contact to speed before): the measured club-head markers' (interval
+    (f + 1, f + 2) over (f − 1, f)), the face point's under the law's impulse with the
+    loss handed on at once to the rigid body, and with the head still on its own; the
+    fraction (measured − head alone) / (rigid − head alone): 1 all handed on, 0 none.
+    Reported, not scored (the markers' interval speeds also hold the swing's own change
+    of speed over those frames)."""
+    v0 = law["face_speed_mps"]
+    rigid = law["face_speed_after_rigid_mps"] / v0
+    alone = law["face_speed_after_head_alone_mps"] / v0
+    meas = float(ev.clubhead_speed_post_impact_mps) / float(ev.clubhead_speed_pre_impact_mps)
+    return {"ratio_measured": meas, "ratio_rigid": rigid, "ratio_head_alone": alone,
+            "fraction": (meas - alone) / (rigid - alone) if rigid != alone else float("nan")}
 
 
 def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
@@ -1033,6 +1055,7 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                 float(ev.clubhead_speed_post_impact_mps),
             "clubhead_speed_fitted_by_interval_mps": speeds.tolist(),
             "clubhead_speed_at_face_pre_impact_mps": v_face,
+            "head_handed_on": _handed_on(law, ev),
             # the club head's clearance through contact over its height at address [m]
             # (capture/events.py); more than swing/turf_clearance_m below zero: turf after
             # the ball, not modelled

@@ -428,6 +428,7 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
              f"{pre_f:.1f} / {pre_m:.1f} m/s"),
             ("club-head speed after contact, fitted / measured",
              f"{post_f:.1f} / {post_m:.1f} m/s"),
+            *_handed_on_rows(im),
             ("smash factor: ball speed / the face point's speed before contact (band for "
              "the " + im.club + ")",
              f"{im.smash_factor:.3f} ± {im.smash_factor_se:.3f} "
@@ -447,6 +448,18 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
             "(M(v⁺ − v⁻) = JᵀΛ), then replays the post-impact phase. The ground forces "
             "enter every phase as known generalized forces, as in the fit.</p>")
     return (IMPACT_TITLE, table + note + F.grid([fig], 420))
+
+
+def _handed_on_rows(im) -> list:
+    """[(words, value)]: how far the head had handed its loss on to the golfer and club by
+    the second frame interval after contact (empty for a fit.json without it)."""
+    h = im.head_handed_on
+    if not h:
+        return []
+    return [("the head's loss handed on by the second frame interval after contact "
+             "(speed after / before: measured; handed on at once; the head alone)",
+             f"{100 * h['fraction']:.0f} % ({h['ratio_measured']:.3f}; "
+             f"{h['ratio_rigid']:.3f}; {h['ratio_head_alone']:.3f}); reported")]
 
 
 def _ball_rows(im) -> list:

@@ -198,6 +198,9 @@ class ImpactFigures:
     # the club head's clearance through contact over its height at address [m]; NaN in
     # a fit.json written before it was measured
     sole_clearance_m: float = float("nan")
+    # how far the head had handed its loss on by the second frame interval after contact
+    # (pipeline._handed_on: the ratios and the fraction); None in an older fit.json
+    head_handed_on: dict | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -205,7 +208,7 @@ class ImpactFigures:
             return None
         kw = {}
         for f in dataclasses.fields(cls):
-            if f.name == "impulse_prior":
+            if f.name in ("impulse_prior", "head_handed_on"):
                 kw[f.name] = d.get(f.name)
                 continue
             if f.name in ("marginal", "ball"):

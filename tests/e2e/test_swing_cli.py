@@ -364,7 +364,8 @@ def _ball_by_drake(drake, z, s, fit):
     mass matrix, club-head Jacobian and frames, the collision law with the driver's face,
     the club's head on its own (its mass from the model's club) and the restitution
     fit.json states; golfer + club by ½vᵀMv, the ball's translation
-    and spin; and the face point's speed |J v⁻| [m/s]."""
+    and spin; the face point's speed |J v⁻| [m/s]; its speed just after contact over that,
+    the law's impulse handed on at once to the rigid body and on the head alone."""
     import numpy as np
     from scipy.interpolate import BSpline
 
@@ -384,7 +385,10 @@ def _ball_by_drake(drake, z, s, fit):
     m, r, kb = col.BALL_MASS_KG, col.BALL_RADIUS_M, col.BALL_INERTIA_FACTOR
     dE = (0.5 * vp @ M @ vp - 0.5 * vm @ M @ vm + 0.5 * m * law.ball_velocity @ law.ball_velocity
           + 0.5 * kb * m * r * r * law.ball_spin @ law.ball_spin)
-    return law.ball_speed_mps, float(dE), float(np.linalg.norm(J @ vm))
+    v0 = float(np.linalg.norm(J @ vm))
+    after = (float(np.linalg.norm(J @ vm - J @ np.linalg.solve(M, J.T @ law.impulse_on_ball))),
+             float(np.linalg.norm(J @ vm - law.impulse_on_ball / head)))
+    return law.ball_speed_mps, float(dE), v0, (after[0] / v0, after[1] / v0)
 
 
 def test_swing_impact_summary_and_checks(quick_swing):
@@ -434,7 +438,17 @@ def test_swing_impact_summary_and_checks(quick_swing):
                                                                       abs=eng.atol)
     assert s["clubhead_speed_post_impact_fitted_mps"] == pytest.approx(post, rel=eng.rtol,
                                                                        abs=eng.atol)
-    ball, dE, face = _ball_by_drake(drake, z, s, fit)
+    ball, dE, face, (r_rigid, r_alone) = _ball_by_drake(drake, z, s, fit)
+    # how far the head had handed its loss on by the second interval after contact: the
+    # capture's ratio against the two bounds, each recomputed (Drake, the capture)
+    ho = fit["fit"]["impact"]["head_handed_on"]
+    r_meas = ev.clubhead_speed_post_impact_mps / ev.clubhead_speed_pre_impact_mps
+    assert ho["ratio_measured"] == same(r_meas)
+    assert ho["ratio_rigid"] == pytest.approx(r_rigid, rel=eng.rtol, abs=eng.atol)
+    assert ho["ratio_head_alone"] == pytest.approx(r_alone, rel=eng.rtol, abs=eng.atol)
+    assert r_alone < r_rigid
+    assert ho["fraction"] == pytest.approx((r_meas - r_alone) / (r_rigid - r_alone),
+                                           rel=eng.rtol, abs=eng.atol)
     assert s["ball_speed_mps"] == pytest.approx(ball, rel=eng.rtol, abs=eng.atol)
     # the smash factor: over the struck face point's speed just before contact; the
     # same ball speed over the club-head markers' speed is reported beside it
