@@ -41,6 +41,7 @@ import os
 import re
 import stat
 import warnings
+import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -156,6 +157,28 @@ def read_regular(path: str | os.PathLike[str], what: str, max_bytes: int,
         raise BadInput(where, f"grew past the {_human(max_bytes)} limit for {what} while it "
                               "was read")
     return raw
+
+
+XML_MAX_BYTES = 1 << 24   # an OpenSim setup, marker set or loads file: well under 16 MiB
+
+
+def parse_xml(where: str, text: str) -> ET.Element:
+    """The root element of the XML document ``text`` (its ``<?xml …?>`` declaration
+    dropped: ElementTree refuses an encoding declaration in a str); BadInput(where,
+    "not well-formed XML (…)") when it does not parse."""
+    try:
+        return ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    except ET.ParseError as e:
+        raise BadInput(where, f"not well-formed XML ({e})") from None
+
+
+def read_xml(path: str | os.PathLike[str], what: str,
+             max_bytes: int = XML_MAX_BYTES) -> ET.Element:
+    """The root element of the XML file at ``path`` (``read_regular``'s checks, at most
+    ``max_bytes``, decoded as UTF-8 with bad bytes replaced); BadInput naming the file for
+    a file that is not regular, too large or not well-formed."""
+    raw = read_regular(path, what, max_bytes)
+    return parse_xml(str(path), raw.decode("utf-8", "replace"))
 
 
 def check_regular(path: str | os.PathLike[str], what: str, max_bytes: int,

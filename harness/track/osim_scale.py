@@ -30,7 +30,6 @@ by other rules (EllipsoidJoint, ScapulothoracicJoint, ConstantCurvatureJoint).
 from __future__ import annotations
 
 import copy
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from harness.core.errors import BadInput
-from harness.core.strict import read_regular
+from harness.core.strict import parse_xml, read_xml
 from harness.model.import_common import read_model_file
 
 GROUND = "ground"
@@ -75,11 +74,7 @@ def _num(v: Sequence[float] | NDArray[np.float64]) -> str:
 def load(path: str) -> tuple[ET.Element, str]:
     """(the ``<Model>`` element, the file's version) of the .osim at ``path`` (OpenSim 4
     layout)."""
-    raw = read_model_file(path, ".osim").decode("utf-8", "replace")
-    try:
-        doc = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", raw, count=1))
-    except ET.ParseError as e:
-        raise BadInput(path, f"not well-formed XML ({e})") from None
+    doc = parse_xml(path, read_model_file(path, ".osim").decode("utf-8", "replace"))
     model = doc.find("Model")
     if f"<{doc.tag}>" != "<OpenSimDocument>" or model is None:
         raise BadInput(path, "not an OpenSim model file (no <OpenSimDocument><Model>)")
@@ -125,11 +120,7 @@ def markers(model: ET.Element, where: str) -> list[ModelMarker]:
 
 def marker_set_file(path: str) -> list[ModelMarker]:
     """The markers of a ``<MarkerSet>`` file (GenericModelMaker's marker_set_file)."""
-    text = read_regular(path, "a marker set file", 1 << 24).decode("utf-8", "replace")
-    try:
-        doc = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
-    except ET.ParseError as e:
-        raise BadInput(path, f"not well-formed XML ({e})") from None
+    doc = read_xml(path, "a marker set file")
     mset = doc if doc.tag == "MarkerSet" else doc.find("MarkerSet")
     if mset is None:
         raise BadInput(path, "not a marker set file (no <MarkerSet> element)")

@@ -27,7 +27,6 @@ import os
 import re
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ from harness.core import figures
 from harness.core.errors import BadInput
 from harness.core.io import OutputKind, SameAs, check_output_folder, write_folder_atomic
 from harness.core.spec import WORLD_BODY, FixtureSpec
-from harness.core.strict import read_regular
+from harness.core.strict import read_regular, read_xml
 from harness.core.tolerances import lookup
 from harness.model import osim_adjust, registry
 from harness.model.import_common import read_model_file
@@ -138,11 +137,7 @@ def find_ik_setup(trc_path: str) -> str | None:
 
 def ik_weights(setup_path: str) -> dict[str, float]:
     """{marker: weight} of the applied IKMarkerTasks (weight > 0) of an IK setup file."""
-    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
-    try:
-        root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
-    except ET.ParseError as e:
-        raise BadInput(setup_path, f"not well-formed XML ({e})") from None
+    root = read_xml(setup_path, "an IK setup file")
     out = {}
     for task in root.iter("IKMarkerTask"):
         apply = (task.findtext("apply") or "true").strip().lower() == "true"
@@ -158,8 +153,7 @@ def ik_coordinate_tasks(setup_path: str) -> dict[str, tuple[float, str, float]]:
     """{coordinate: (weight, value_type, value [rad | m])} of the applied IKCoordinateTasks
     (weight > 0) of an IK setup file; value_type default_value, manual_value or from_file
     (the values of the setup's coordinate_file: ``ik_coordinate_values``)."""
-    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
-    root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    root = read_xml(setup_path, "an IK setup file")
     out = {}
     for task in root.iter("IKCoordinateTask"):
         apply = (task.findtext("apply") or "true").strip().lower() == "true"
@@ -180,8 +174,7 @@ def ik_coordinate_values(setup_path: str, names: Sequence[str]
     """(path, table) of the IK setup's ``<coordinate_file>`` (relative to the setup's folder)
     when any of the coordinate tasks ``names`` takes its values from_file, else None;
     BadInput when it names no file or the file lacks a column of one of them."""
-    text = read_regular(setup_path, "an IK setup file", 1 << 24).decode("utf-8", "replace")
-    root = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
+    root = read_xml(setup_path, "an IK setup file")
     want = [t.get("name", "") for t in root.iter("IKCoordinateTask")
             if t.get("name", "") in names
             and (t.findtext("value_type") or "").strip() == "from_file"]
@@ -299,9 +292,7 @@ def contact_label(loads_path: str | None) -> dict[str, str | None]:
     without loads (or with none applied). The file was read and checked already."""
     if loads_path is None:
         return {"contact_label": None, "contact_label_reason": "no external loads given"}
-    text = read_regular(loads_path, "an ExternalLoads .xml file", 1 << 24).decode(
-        "utf-8", "replace")
-    el = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1)).find(".//ExternalLoads")
+    el = read_xml(loads_path, "an ExternalLoads .xml file").find(".//ExternalLoads")
     if el is not None and el.get("name") == ASSUMED_CONTACT:
         return {"contact_label": "assumed", "contact_label_reason": "the ExternalLoads is "
                 f"named {ASSUMED_CONTACT}: fitted from an assumed contact model (no force "

@@ -16,12 +16,11 @@ IKCoordinateTask with ``value_type from_file``, a MarkerPlacer ``coordinate_file
 from __future__ import annotations
 
 import os
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from harness.core.errors import BadInput
-from harness.core.strict import read_regular
+from harness.core.strict import read_xml
 
 # the elements read (or knowingly left aside: informational ones and output file names)
 ALLOWED = {
@@ -71,11 +70,7 @@ class ScaleSetup:
 
 
 def _root(path: str) -> ET.Element:
-    text = read_regular(path, "a ScaleTool setup file", 1 << 24).decode("utf-8", "replace")
-    try:
-        doc = ET.fromstring(re.sub(r"<\?xml[^>]*\?>", "", text, count=1))
-    except ET.ParseError as e:
-        raise BadInput(path, f"not well-formed XML ({e})") from None
+    doc = read_xml(path, "a ScaleTool setup file")
     tool = doc if doc.tag == "ScaleTool" else doc.find("ScaleTool")
     if tool is None:
         raise BadInput(path, "not a ScaleTool setup (no <ScaleTool> element)")

@@ -186,9 +186,10 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     tr = gt.whole_body_truth(adapter, doc, arr, through_impact=True, restitution=e_true)
     c, L = tr.collision, np.asarray(tr.impulse_Ns)
     assert c is not None and c.restitution == e_true and c.energy_change_J < 0
-    assert np.allclose(-L, (1 + e_true) * c.compression, rtol=0, atol=1e-12)
+    law_tol = lookup("swing", "collision_law").rtol
+    assert np.linalg.norm(-L - (1 + e_true) * c.compression) <= law_tol * np.linalg.norm(L)
     head = float(doc["model"]["club"]["masses_kg"][1])
-    assert c.effective_mass_kg == pytest.approx(head, rel=lookup("swing", "collision_law").rtol)
+    assert c.effective_mass_kg == pytest.approx(head, rel=law_tol)
     q, v, _, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
                                                            tr.impact_time_s + 1e-12]),
                                     law=gt.TruthLaw(col.club_face("driver"), e_true, head,

@@ -184,5 +184,7 @@ def test_sole_clearance_is_the_club_heads_height_through_contact_over_address():
     ev2 = events.detect(dataclasses.replace(cap, X=X))
     assert (ev2.address_frame, ev2.takeaway_frame, ev2.top_frame, ev2.impact_frame) == (
         ev.address_frame, ev.takeaway_frame, ev.top_frame, ev.impact_frame)
-    assert abs(ev2.sole_clearance_m - (ev.sole_clearance_m - d)) <= 1e-12
+    st = lookup("swing", "stated_figure")       # the same arithmetic, shifted by d
+    assert ev2.sole_clearance_m == pytest.approx(ev.sole_clearance_m - d, rel=st.rtol,
+                                                 abs=st.atol)
     assert ev2.sole_clearance_m <= -lim

@@ -413,3 +413,27 @@ def test_a_point_constraint_is_a_point_loop_between_its_two_points(tmp_path):
             g = osim.PhysicalFrame.safeDownCast(frame).findStationLocationInGround(s, loc)
             got = np.array([g.get(i) for i in range(3)])
             assert np.abs(P[k, :3] - got).max() <= lookup("import", "osim_pose").atol
+
+
+@pytest.mark.parametrize("reader", ["scale_setup", "marker_set", "ik_weights",
+                                    "ik_coordinate_tasks", "ik_coordinate_values",
+                                    "contact_label", "osim"])
+def test_every_opensim_xml_reader_refuses_a_malformed_file_in_one_line(tmp_path, reader):
+    """Each OpenSim XML file `harness track` reads (a ScaleTool setup, a marker set, an IK
+    setup, ExternalLoads, a model) cut off mid-element: BadInput naming the file, on one
+    line, "not well-formed XML", never ElementTree's ParseError."""
+    from conftest import assert_bad_input
+
+    from harness.track import osim_scale, run, scale_setup
+
+    path = tmp_path / "cut.xml"
+    path.write_text('<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">'
+                    "<InverseKinematicsTool><IKTaskSet><objects><IKMarkerTask name='a'>")
+    load = {"scale_setup": scale_setup.read_setup,
+            "marker_set": osim_scale.marker_set_file,
+            "ik_weights": run.ik_weights,
+            "ik_coordinate_tasks": run.ik_coordinate_tasks,
+            "ik_coordinate_values": lambda p: run.ik_coordinate_values(p, ["a"]),
+            "contact_label": run.contact_label,
+            "osim": osim_scale.load}[reader]
+    assert_bad_input(load, str(path), "not well-formed XML")
