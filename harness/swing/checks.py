@@ -257,7 +257,12 @@ def prior_words(prior: dict | None) -> str:
     if not prior:
         return ""
     if prior["kind"] == "law":
-        return (f" (Λ held to the law's impulse at the first fit, within "
+        rounds = prior.get("recentred")
+        where = "at the first fit" if not rounds else (
+            f"at the fit's own pre-contact state (re-centred from the first fit's in "
+            f"{sum(1 for r in rounds if r['refitted'])} "
+            f"refit(s), last move {rounds[-1]['shift_Ns']:.4f} N·s)")
+        return (f" (Λ held to the law's impulse {where}, within "
                 f"{prior['sigma_Ns']:.3f} N·s: the spread e's prior gives it)")
     return f" (Λ free: a prior about zero, {prior['sigma_Ns']:g} N·s)"
 

@@ -348,7 +348,11 @@ def _ball_error(truth: WholeBodyTruth, prob, fr, settings: SwingSettings) -> dic
             "restitution_implied_by_fit": e, "restitution_implied_by_fit_se": se,
             "restitution_error_in_se": abs(e - c.restitution) / se if se else None,
             "effective_mass_at_face_kg": law["effective_mass_at_face_kg"],
-            "residual_impulse_magnitude_Ns": law["residual_impulse_magnitude_Ns"]}
+            "residual_impulse_magnitude_Ns": law["residual_impulse_magnitude_Ns"],
+            # the prior Λ was held to and the law's impulse at the fit's own state [N·s]
+            "impulse_prior_mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
+            "impulse_prior_sigma_Ns": float(prob.impact.sigma_impulse),
+            "impulse_law_at_fit_Ns": law["impulse_law_Ns"]}
 
 
 def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettings,

@@ -24,8 +24,8 @@ from harness.fit.trajectory import FitProblem, TrajectoryFitResult, fit
 def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
                progress: Callable[[int, float], None] | None = None, refit_iter: int = 10,
                say: Callable[[str], None] | None = None,
-               prior: Callable[[TrajectoryFitResult], tuple] | None = None
-               ) -> TrajectoryFitResult:
+               prior: Callable[[TrajectoryFitResult], tuple] | None = None,
+               prior_rounds: int = 3) -> TrajectoryFitResult:
     """Q0 (N, nv) [rad | m] the start at the N frames; the two-phase fit with the event
     time t_e [s] a decision variable: the profile cost
     c(t_e) = (the fit's cost at t_e) + ½((t̂ − t_e)/σ)² minimised by a parabola through
@@ -36,7 +36,10 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
     the impulse prior's mean and scale for the profile's refits (the collision law's
     impulse at its pre-contact state and its spread: the prior then holds the residual
     Λ − Λ₀). Returns the fit of
-    the lowest profile cost, with ``impact["profile"]`` the points tried [(t_e s, cost)]."""
+    the lowest profile cost, with ``impact["profile"]`` the points tried [(t_e s, cost)];
+    with ``prior``, that fit re-centred (``_recentre``, at most ``prior_rounds`` refits at
+    its t_e) so the prior's mean is the law's at the returned fit's own pre-contact state,
+    not the first fit's."""
     start = time.perf_counter()
     ie = prob.impact
     t_hat = ie.t_hat
@@ -73,9 +76,12 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
     costs = [cost(r) for r in tried]
     best = tried[int(np.argmin(costs))]
     prob.set_event_time(best.impact["t_e_s"])
-    best.impact["profile"] = [(float(r.impact["t_e_s"]), float(k))
-                              for r, k in zip(tried, costs)]
-    best.impact["marginal"] = impact_marginal(tried, costs)
+    profile = [(float(r.impact["t_e_s"]), float(k)) for r, k in zip(tried, costs)]
+    marginal = impact_marginal(tried, costs)
+    if prior is not None:
+        best = _recentre(prob, Q0, best, prior, prior_rounds, refit_iter, tol)
+    best.impact["profile"] = profile
+    best.impact["marginal"] = marginal
     best.impact["event_cost"] = ie.event_cost(best.impact["t_e_s"])
     best.components["event_time"] = best.impact["event_cost"]
     best.solve_time_s = time.perf_counter() - start
@@ -84,6 +90,42 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
         say("impact time profile: " + ", ".join(f"{t:.5f} s → {k:.1f}"
                                                  for t, k in best.impact["profile"]))
     return best
+
+
+PRIOR_SHIFT_STOP = 0.1   # re-centring stops when Λ₀ moves by less than this × its σ
+
+
+def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResult,
+              prior: Callable[[TrajectoryFitResult], tuple], rounds: int, refit_iter: int,
+              tol: float) -> TrajectoryFitResult:
+    """``best`` refitted at its own t_e [s] with the impulse prior's mean Λ₀ (3,) [N·s]
+    recomputed from it (``prior``: the collision law's impulse at the fit's pre-contact
+    state), until Λ₀ moves by less than ``PRIOR_SHIFT_STOP`` × σ or after ``rounds``
+    refits (each at most ``refit_iter`` iterations, warm-started from the last). The first
+    fit's state, where Λ₀ was computed for the profile, is not the chosen fit's (another
+    t_e, another v⁻); a law whose impulse follows from the pre-contact state must be
+    centred on the fit's own, or the prior pulls Λ toward another state's impulse. The
+    rounds [{"prior_mean_Ns", "shift_Ns", "sigma_Ns", "refitted"}] go into
+    ``impact["prior_rounds"]``."""
+    ie = prob.impact
+    log = []
+    for _ in range(rounds):
+        mean, sigma = prior(best)
+        mean = np.asarray(mean, float)
+        shift = float(np.linalg.norm(mean - np.asarray(ie.impulse_prior_mean, float)))
+        refit = shift >= PRIOR_SHIFT_STOP * float(sigma)
+        log.append({"prior_mean_Ns": mean.tolist(), "shift_Ns": shift,
+                    "sigma_Ns": float(sigma), "refitted": refit})
+        if not refit:
+            break
+        ie.impulse_prior_mean = tuple(float(x) for x in mean)
+        ie.sigma_impulse = float(sigma)
+        iters = best.iterations
+        best = fit(prob, Q0, max_iter=refit_iter, tol=tol, C0=best.C, impulse0=best.impulse)
+        best.iterations += iters
+    best.impact["prior_rounds"] = log
+    return best
+
 
 def impact_marginal(fits: Sequence[TrajectoryFitResult], costs: Sequence[float]) -> dict:
     """The event time and the impulse marginalised over the profile's fits (each a

@@ -1047,6 +1047,10 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             "impact_frame": int(ev.impact_frame), "contact_point": s.impact_frame,
             "profile": fr.impact.get("profile", []), "marginal": marginal,
             "impulse_Ns": L.tolist(), "impulse_magnitude_Ns": float(np.linalg.norm(L)),
+            # Λ's posterior covariance [N²·s²] of the returned fit (after the prior's
+            # re-centring; the marginal's points are the profile's, before it)
+            "impulse_cov_Ns2": _finite(np.asarray((fr.impact.get("laplace") or {}).get(
+                "impulse_cov", np.full((3, 3), np.nan)), float).tolist()),
             "ball_mass_kg": s.ball_mass_kg, "ball_speed_mps": ball, "ball": law,
             "clubhead_speed_pre_impact_fitted_mps": v_pre,
             "clubhead_speed_pre_impact_measured_mps": float(ev.clubhead_speed_pre_impact_mps),
@@ -1061,10 +1065,13 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             # the ball, not modelled
             "sole_clearance_m": float(ev.sole_clearance_m),
             # Λ's prior in the fit's refits, as the fit used it: about the law's impulse
-            # at the first fit ("law") or about zero ("free"), its scale [N·s]
+            # at the returned fit's own pre-contact state ("law"; the re-centring rounds
+            # after the profile, impact_time._recentre) or about zero ("free"), its
+            # scale [N·s]
             "impulse_prior": {"kind": impulse_prior(s),
                               "mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
-                              "sigma_Ns": float(prob.impact.sigma_impulse)},
+                              "sigma_Ns": float(prob.impact.sigma_impulse),
+                              "recentred": fr.impact.get("prior_rounds", [])},
             "smash_factor": ball / v_face if v_face > 0 else float("nan"),
             "smash_factor_se": law["ball_speed_sd_mps"] / v_face if v_face > 0
             else float("nan"),

@@ -192,8 +192,9 @@ class ImpactFigures:
     # written when the smash factor divided by the markers' speed
     clubhead_speed_at_face_pre_impact_mps: float = float("nan")
     smash_factor_over_marker_speed: float = float("nan")
-    # Λ's prior in the fit's refits: {"kind": "law" | "free", "mean_Ns", "sigma_Ns"};
-    # None in a fit.json written before it was recorded
+    # Λ's prior in the fit's refits: {"kind": "law" | "free", "mean_Ns", "sigma_Ns",
+    # "recentred": the re-centring rounds}; None in a fit.json written before it was
+    # recorded ("recentred" absent before the re-centring)
     impulse_prior: dict | None = None
     # the club head's clearance through contact over its height at address [m]; NaN in
     # a fit.json written before it was measured

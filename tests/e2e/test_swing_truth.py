@@ -172,7 +172,8 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     within what an impulse error of swing/impulse_recovery allows, (1 + e) times it. The
     standard error the fit states for e is the prior's (the markers alone resolve e to
     about ± 0.09): how far the recovered e lies from the truth's in those errors is
-    bench/swing_truth.py's record."""
+    bench/swing_truth.py's record. The prior's mean is the law's impulse at the returned
+    fit's own pre-contact state, within impact_time.PRIOR_SHIFT_STOP of its σ."""
     from harness.fit import collision as col
     from harness.model import registry
     from harness.swing import groundtruth as gt
@@ -205,4 +206,9 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     assert b["speed_error_rel"] <= lookup("swing", "ball_speed_recovery").atol, b
     assert im["resolved_error_rel"] <= tol and im["magnitude_error_rel"] <= tol, im
     assert abs(b["restitution_implied_by_fit"] - e_true) <= tol * (1 + e_true), b
+    # the prior Λ was held to is the law's impulse at the returned fit's own pre-contact
+    # state (re-centred after the profile), not the first fit's
+    from harness.swing.impact_time import PRIOR_SHIFT_STOP
+    off = np.subtract(b["impulse_prior_mean_Ns"], b["impulse_law_at_fit_Ns"])
+    assert np.linalg.norm(off) <= PRIOR_SHIFT_STOP * b["impulse_prior_sigma_Ns"], b
     assert r["grf_rms_bw"]["top_to_impact"]["total"] <= lookup("swing", "grf_truth").atol

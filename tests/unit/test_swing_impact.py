@@ -203,3 +203,32 @@ def test_impact_laplace_terms_and_marginal(fitted):
     diag = np.diag(m["impulse_cov_Ns2"])
     within = w @ np.array([np.diag(p["impulse_cov_Ns2"]) for p in m["points"]])
     assert np.all(np.abs(diag - (within + between)) <= tol * diag)   # the mixture's law
+
+
+def test_a_state_dependent_prior_is_recentred_on_the_returned_fit(fitted):
+    """A prior on Λ whose centre follows from the fit's pre-contact state, as the collision
+    law's does (here Λ₀ = −m (J v⁻) with m = 0.05 kg, σ = 0.02 N·s, computed by the test
+    from each fit's own coefficients): the fit fit_impact returns is held to the centre at
+    its own state, within impact_time.PRIOR_SHIFT_STOP of σ; without the re-centring
+    rounds (prior_rounds=0) the centre stays the first fit's, further off."""
+    import copy
+
+    sw, imp, prob, _ = fitted
+    a, sigma = prob.adapter, 0.02
+
+    def centre(r):
+        qe, vm = prob.Be0 @ r.C, prob.Be1m @ r.C
+        return -0.05 * (a.frame_jacobian(qe, "club_head")[:3] @ vm)
+
+    ikr = ik.track(a, list(sw.labels), sw.markers, sw.q[0])
+    off = {}
+    for rounds in (3, 0):
+        p = copy.copy(prob)
+        p.impact = tf.ImpactEvent("club_head", imp.t_s, imp.t_s, imp.sigma_s,
+                                  prob.impact.t_bounds)
+        r = impact_time.fit_impact(p, ikr.q, prior=lambda x: (centre(x), sigma),
+                                   prior_rounds=rounds)
+        off[rounds] = float(np.linalg.norm(np.asarray(p.impact.impulse_prior_mean)
+                                           - centre(r)))
+        assert len(r.impact["prior_rounds"]) <= rounds
+    assert off[3] <= impact_time.PRIOR_SHIFT_STOP * sigma < off[0], off
