@@ -1,8 +1,8 @@
 """How the swing fit moves when its impulse is held to the ball's collision law: the quick
 fit (harness/swing/pipeline.py, ``QUICK``; ``--settings full`` the default full one) of a
-capture with the impulse prior about zero
-(σ 4.6 N·s, the default) and about the collision law's impulse at the first fit
-(``SwingSettings.sigma_residual_ns``: a prior on the residual impulse Λ − Λ_law, N·s).
+capture with the impulse prior about zero (σ 4.6 N·s) and about the collision law's
+impulse at the fit's own pre-contact state (re-centred after the first fit's;
+``SwingSettings.sigma_residual_ns``: a prior on the residual impulse Λ − Λ_law, N·s).
 Per setting: the smash factor (the law's), the residual impulse [N·s], the restitution
 the fitted impulse implies, the fitted club-head speeds before and after contact against
 the measured ones [%], the marker RMSE and maximum from the top to impact [mm], the

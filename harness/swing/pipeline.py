@@ -174,8 +174,9 @@ class SwingSettings:
     #                                  the club's typical ones (fixtures/golfers.py)
     loft_deg: float | None = None    # the face's loft [deg]; None: the club's typical one
     impulse_prior: str = "law"       # law | free: Λ's prior in the fit's refits. law:
-    #                                  about the collision law's impulse at the first
-    #                                  fit's pre-contact state (the impulse follows from
+    #                                  about the collision law's impulse at the fit's
+    #                                  own pre-contact state (the first fit's for the
+    #                                  profile, then re-centred; the impulse follows from
     #                                  the law), with the spread the restitution prior
     #                                  gives it, |P_c|·sd(e), or sigma_residual_ns; free:
     #                                  about zero with sigma_impulse_ns (the law only read
@@ -418,8 +419,9 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
     """The two-phase fit of ``prob`` (with its impact event) from Q0 (N, nv) [rad | m] with
     settings ``s`` (its club resolved, not "auto"): impact_time.fit_impact with Λ's prior
     as ``s.impulse_prior`` says: "law", about the collision law's impulse at the first
-    fit's pre-contact state with the spread e's prior gives it, |P_c|·sd(e) [N·s] (or
-    ``s.sigma_residual_ns``); "free", about zero with ``s.sigma_impulse_ns``."""
+    fit's pre-contact state for the event-time profile, then re-centred on the chosen
+    fit's own (impact_time._recentre), with the spread e's prior gives it, |P_c|·sd(e)
+    [N·s] (or ``s.sigma_residual_ns``); "free", about zero with ``s.sigma_impulse_ns``."""
     def law_prior(r: tf.TrajectoryFitResult) -> tuple:
         b = ball_law(r, prob, s)
         sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
