@@ -258,10 +258,10 @@ def prior_words(prior: dict | None) -> str:
         return ""
     if prior["kind"] == "law":
         rounds = prior.get("recentred")
+        n = sum(1 for r in rounds or [] if r["refitted"])
         where = "at the first fit" if not rounds else (
             f"at the fit's own pre-contact state (re-centred from the first fit's in "
-            f"{sum(1 for r in rounds if r['refitted'])} "
-            f"refit(s), last move {rounds[-1]['shift_Ns']:.4f} N·s)")
+            f"{n} refit{'' if n == 1 else 's'}, last move {rounds[-1]['shift_Ns']:.4f} N·s)")
         return (f" (Λ held to the law's impulse {where}, within "
                 f"{prior['sigma_Ns']:.3f} N·s: the spread e's prior gives it)")
     return f" (Λ free: a prior about zero, {prior['sigma_Ns']:g} N·s)"
