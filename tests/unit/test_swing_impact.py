@@ -216,8 +216,9 @@ def test_a_state_dependent_prior_is_recentred_on_the_returned_fit(fitted):
     sw, imp, prob, _ = fitted
     a, sigma = prob.adapter, 0.02
 
-    def centre(r):
-        qe, vm = prob.Be0 @ r.C, prob.Be1m @ r.C
+    def centre(r, p):
+        # at the fit's own t_e: the bases of the problem it was fitted on
+        qe, vm = p.Be0 @ r.C, p.Be1m @ r.C
         return -0.05 * (a.frame_jacobian(qe, "club_head")[:3] @ vm)
 
     ikr = ik.track(a, list(sw.labels), sw.markers, sw.q[0])
@@ -226,9 +227,10 @@ def test_a_state_dependent_prior_is_recentred_on_the_returned_fit(fitted):
         p = copy.copy(prob)
         p.impact = tf.ImpactEvent("club_head", imp.t_s, imp.t_s, imp.sigma_s,
                                   prob.impact.t_bounds)
-        r = impact_time.fit_impact(p, ikr.q, prior=lambda x: (centre(x), sigma),
+        r = impact_time.fit_impact(p, ikr.q, prior=lambda x, p=p: (centre(x, p), sigma),
                                    prior_rounds=rounds)
+        assert r.impact["t_e_s"] == p.impact.t_e
         off[rounds] = float(np.linalg.norm(np.asarray(p.impact.impulse_prior_mean)
-                                           - centre(r)))
+                                           - centre(r, p)))
         assert len(r.impact["prior_rounds"]) <= rounds
     assert off[3] <= impact_time.PRIOR_SHIFT_STOP * sigma < off[0], off
