@@ -160,7 +160,11 @@ def main():
                     f"% off); e truth {b['restitution_truth']:.3f}, implied by the fitted Λ "
                     f"{b['restitution_implied_by_fit']:.3f} ± "
                     f"{b['restitution_implied_by_fit_se']:.3f} "
-                    f"({b['restitution_error_in_se']:.2f} SE off); residual impulse "
+                    f"({b['restitution_error_in_se']:.2f} SE off)"
+                    + (f", by the markers alone {b['restitution_markers_alone']:.3f} ± "
+                       f"{b['restitution_markers_alone_se']:.3f}"
+                       if b.get("restitution_markers_alone_se") is not None else "")
+                    + "; residual impulse "
                     f"{b['residual_impulse_magnitude_Ns']:.3f} N·s; face effective mass "
                     f"{b['effective_mass_at_face_kg']:.3f} kg")
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "

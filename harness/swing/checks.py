@@ -267,6 +267,16 @@ def prior_words(prior: dict | None) -> str:
     return f" (Λ free: a prior about zero, {prior['sigma_Ns']:g} N·s)"
 
 
+def alone_words(b) -> str:
+    """The restitution the markers alone imply (a BallLaw's), in words; "" when the
+    fit.json does not record it."""
+    if not np.isfinite(b.restitution_markers_alone):
+        return ""
+    se = b.restitution_markers_alone_se
+    return (f" (the markers alone, without the law's prior: {b.restitution_markers_alone:.2f}"
+            + (f" ± {se:.2f}" if se is not None else "") + ")")
+
+
 def _energy_words(f: Facts, _, b) -> str:
     return (f"{b.impact_energy_change_J:+.2f} J of {b.kinetic_energy_pre_J:.0f} J before "
             f"contact (the law's own {b.law_energy_change_J:+.2f} J; with the whole fitted Λ "
@@ -416,7 +426,8 @@ CHECKS = (
                            + "; the fitted Λ would imply e = "
                              f"{b.restitution_implied_by_fit:.2f}"
                            + (f" ± {b.restitution_implied_by_fit_se:.2f}"
-                              if b.restitution_implied_by_fit_se is not None else "")),
+                              if b.restitution_implied_by_fit_se is not None else "")
+                           + alone_words(b)),
           applies=_ball),
     Check("fitted window after ball contact", None,
           lambda f, _: 1e3 * (f.summary.window.t_end_s - f.summary.fit.impact.t_hat_s),

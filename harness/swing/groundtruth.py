@@ -347,6 +347,9 @@ def _ball_error(truth: WholeBodyTruth, prob, fr, settings: SwingSettings) -> dic
             "restitution_truth": c.restitution, "restitution_prior_mean": law["restitution"],
             "restitution_implied_by_fit": e, "restitution_implied_by_fit_se": se,
             "restitution_error_in_se": abs(e - c.restitution) / se if se else None,
+            # e from the refit without the law's prior (the markers alone) and its SE
+            "restitution_markers_alone": law["restitution_markers_alone"],
+            "restitution_markers_alone_se": law["restitution_markers_alone_se"],
             "effective_mass_at_face_kg": law["effective_mass_at_face_kg"],
             "residual_impulse_magnitude_Ns": law["residual_impulse_magnitude_Ns"],
             # the prior Λ was held to and the law's impulse at the fit's own state [N·s]

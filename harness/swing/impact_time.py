@@ -127,6 +127,20 @@ def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResu
     return best
 
 
+def prior_free_refit(prob: FitProblem, Q0: NDArray[np.float64], fr: TrajectoryFitResult,
+                     sigma_free: float, refit_iter: int, tol: float) -> tuple:
+    """(the refit, its problem): ``fr``, a fit of ``prob`` whose impulse prior held Λ to
+    a centre, refitted at the same t_e [s] with that prior swapped for a weak one about
+    zero (σ ``sigma_free`` [N·s]), warm-started from ``fr`` (at most ``refit_iter``
+    iterations): what the data alone say of Λ (3,) [N·s]. ``prob`` is left as it was
+    (the refit runs on a copy with its own ImpactEvent)."""
+    free = copy.copy(prob)
+    free.impact = dataclasses.replace(prob.impact, impulse_prior_mean=(0.0, 0.0, 0.0),
+                                      sigma_impulse=float(sigma_free))
+    r = fit(free, Q0, max_iter=refit_iter, tol=tol, C0=fr.C, impulse0=fr.impulse)
+    return r, free
+
+
 def impact_marginal(fits: Sequence[TrajectoryFitResult], costs: Sequence[float]) -> dict:
     """The event time and the impulse marginalised over the profile's fits (each a
     TrajectoryFitResult with ``impact["laplace"]``; ``costs`` their objective values c_i,

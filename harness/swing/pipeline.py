@@ -426,9 +426,23 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
         b = ball_law(r, prob, s)
         sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
         return np.asarray(b["impulse_law_Ns"]), float(sigma)
-    return impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol, progress=progress,
-                                  refit_iter=s.impact_refit_iter, say=say,
-                                  prior=law_prior if impulse_prior(s) == "law" else None)
+    held = impulse_prior(s) == "law"
+    fr = impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol, progress=progress,
+                                refit_iter=s.impact_refit_iter, say=say,
+                                prior=law_prior if held else None)
+    if held:
+        r, free = impact_time.prior_free_refit(prob, Q0, fr, s.sigma_impulse_ns,
+                                               s.impact_refit_iter, s.tol)
+        b = ball_law(r, free, s)
+        fr.impact["markers_alone"] = {
+            "impulse_Ns": [float(x) for x in r.impulse],
+            "restitution": b["restitution_implied_by_fit"],
+            "restitution_se": b["restitution_implied_by_fit_se"],
+            "iterations": int(r.iterations), "converged": bool(r.converged),
+            "what": "the fit refitted at the same event time with Λ's prior the free "
+                    "fit's weak one about zero (warm-started from the fit held to the "
+                    "law): what the markers alone say of the impulse and of e"}
+    return fr
 
 
 def _ground_step(golfer: ScaledGolfer, prob, fr, s: SwingSettings, say) -> tuple:
@@ -945,6 +959,9 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     e_fit = float((g @ W @ L_fit) / gg - 1.0) if gg > 0 else float("nan")
     e_fit_se = (float(np.sqrt(max(float(g @ W @ np.asarray(cov) @ W @ g), 0.0))) / gg
                 if cov is not None and gg > 0 else None)
+    alone = fr.impact.get("markers_alone") or {}
+    e_alone = float(alone.get("restitution", float("nan")))
+    e_alone_se = alone.get("restitution_se")
     ball_speed = law.ball_speed_mps
     # ball speed = (1 + e)|P_c|/m exactly: e's prior sd carries over linearly, and so
     # into the law's impulse, |P_c|·sd(e)
@@ -977,6 +994,9 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
             "energy_change_if_ball_took_fitted_impulse_J":
                 dT_body + 0.5 * float(L_fit @ L_fit) / s.ball_mass_kg,
             "restitution_implied_by_fit": e_fit, "restitution_implied_by_fit_se": e_fit_se,
+            # what the markers alone say of e: the refit at the same t_e with Λ's prior
+            # the free fit's weak one about zero (fit_through_impact), and its SE
+            "restitution_markers_alone": e_alone, "restitution_markers_alone_se": e_alone_se,
             "what": "the ball (45.93 g, at rest) under the collision law of "
                     "harness/fit/collision.py, struck by the club head on its own (decoupled "
                     "from the shaft during contact: the face's effective mass is the "
@@ -1074,6 +1094,10 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
                               "mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
                               "sigma_Ns": float(prob.impact.sigma_impulse),
                               "recentred": fr.impact.get("prior_rounds", [])},
+            # the refit without the law's prior at the same t_e (fit_through_impact): its
+            # impulse [N·s], the e it implies and its SE, iterations, converged; None when
+            # the impulse was free
+            "markers_alone": fr.impact.get("markers_alone"),
             "smash_factor": ball / v_face if v_face > 0 else float("nan"),
             "smash_factor_se": law["ball_speed_sd_mps"] / v_face if v_face > 0
             else float("nan"),

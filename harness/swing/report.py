@@ -34,7 +34,7 @@ from harness.swing import consistency as cc
 from harness.swing import dimension as swing_dim
 from harness.swing import poses, segments
 from harness.swing import study as swing_study
-from harness.swing.checks import exit_code, prior_words
+from harness.swing.checks import alone_words, exit_code, prior_words
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -486,7 +486,7 @@ def _ball_rows(im) -> list:
             ("restitution the fitted Λ would imply along the normal",
              f"{b.restitution_implied_by_fit:.2f}"
              + (f" ± {b.restitution_implied_by_fit_se:.2f}"
-                if b.restitution_implied_by_fit_se is not None else "")),
+                if b.restitution_implied_by_fit_se is not None else "") + alone_words(b)),
             ("energy change across the impact: golfer + club + ball (the law's own)",
              f"{b.impact_energy_change_J:+.2f} J ({b.law_energy_change_J:+.2f} J); "
              f"{b.energy_change_if_ball_took_fitted_impulse_J:+.2f} J if the ball took "

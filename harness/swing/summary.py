@@ -141,6 +141,10 @@ class BallLaw:
     # written when the law took the rigid body
     head_mass_kg: float | None = None
     effective_mass_rigid_body_kg: float | None = None
+    # the restitution the markers alone imply (the fitted Λ with its prior swapped for the
+    # free fit's, pipeline.markers_alone) and its SE; NaN / None in an older fit.json
+    restitution_markers_alone: float = float("nan")
+    restitution_markers_alone_se: float | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "BallLaw | None":

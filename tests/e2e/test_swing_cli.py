@@ -461,6 +461,17 @@ def test_swing_impact_summary_and_checks(quick_swing):
     head = float(fit["model"]["club"]["masses_kg"][1])
     assert s["effective_mass_at_face_kg"] == pytest.approx(head, rel=eng.rtol)
     assert fit["fit"]["impact"]["ball"]["effective_mass_rigid_body_kg"] > head
+    # the refit without the law's prior (what the markers alone say of e), as fit.json
+    # records it and as the page shows it
+    ma, bl = fit["fit"]["impact"]["markers_alone"], fit["fit"]["impact"]["ball"]
+    assert ma["restitution"] == bl["restitution_markers_alone"]
+    assert ma["restitution_se"] == bl["restitution_markers_alone_se"]
+    assert ma["iterations"] >= 1 and isinstance(ma["converged"], bool)
+    from markupsafe import escape
+
+    # the page's own (Jinja2's) escaping
+    assert str(escape(f"the markers alone, without the law's prior: {ma['restitution']:.2f} ± "
+                      f"{ma['restitution_se']:.2f}")) in (out / "index.html").read_text()
     # the fit's own flags: converged, joint limits, what the replay covered
     assert s["converged"] is fit["fit"]["converged"]
     assert s["joint_limit_excess_max_rad"] == same(fit["fit"]["joint_range"]["worst_rad"]["excess"])

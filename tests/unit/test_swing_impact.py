@@ -234,3 +234,34 @@ def test_a_state_dependent_prior_is_recentred_on_the_returned_fit(fitted):
                                            - centre(r, p)))
         assert len(r.impact["prior_rounds"]) <= rounds
     assert off[3] <= impact_time.PRIOR_SHIFT_STOP * sigma < off[0], off
+
+
+def test_the_refit_without_the_prior_is_the_free_fit(fitted):
+    """impact_time.prior_free_refit: a fit held by a tight prior to a centre off the truth
+    (Λ₀ = 0.9 Λ_true, σ 0.02 N·s, the event time fixed at the measured one) refitted with
+    the free fit's weak prior about zero (σ 4.6 N·s), warm-started from it, lands on the
+    fit of that free problem from the IK start: along the direction the markers resolve,
+    within swing/prior_free_refit of the free fit's standard error there, while the held
+    fit sits more than three of them away; the held problem's prior is left as it was."""
+    sw, imp, prob, _ = fitted
+    h, a = prob.h, prob.adapter
+    ikr = ik.track(a, list(sw.labels), sw.markers, sw.q[0])
+
+    def problem(mean, sigma):
+        ie = tf.ImpactEvent("club_head", imp.t_s, imp.t_s, imp.sigma_s,
+                            (imp.t_s - 2 * h, imp.t_s + 2 * h), sigma_impulse=sigma,
+                            impulse_prior_mean=tuple(mean))
+        return tf.FitProblem(a, sw.labels, sw.markers, h, 0.002,
+                             np.array([100.0, 100.0, 30.0]), w_effort=1e-3, w_smooth=1.0,
+                             impact=ie)
+
+    held_prob = problem(0.9 * np.asarray(sw.impulse), 0.02)
+    held = tf.fit(held_prob, ikr.q)
+    refit, _ = impact_time.prior_free_refit(held_prob, ikr.q, held, 4.6, 10, 1e-9)
+    free = tf.fit(problem(np.zeros(3), 4.6), ikr.q)
+    u, _ = _resolved(adapter("drake", "planar_golfer"), sw)
+    se = float(np.sqrt(u @ np.asarray(free.impact["laplace"]["impulse_cov"]) @ u))
+    tol = lookup("swing", "prior_free_refit").atol
+    assert abs(u @ (refit.impulse - free.impulse)) <= tol * se
+    assert abs(u @ (held.impulse - free.impulse)) > 3 * se
+    assert held_prob.impact.sigma_impulse == 0.02
