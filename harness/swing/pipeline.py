@@ -181,6 +181,14 @@ class SwingSettings:
     #                                  gives it, |P_c|·sd(e), or sigma_residual_ns; free:
     #                                  about zero with sigma_impulse_ns (the law only read
     #                                  after the fit)
+    # with impulse_prior "law": the refit without the law's prior that reads what the
+    # markers alone say of Λ and e (fit_through_impact), its iteration cap and relative
+    # cost-decrease tolerance; the quick settings keep these. On the bundled driver: at
+    # the quick fit's own 1e-3 the refit stopped after one step at e 0.84; at 1e-4 after
+    # 6 (quick, e 1.048) and 10 (full, e 1.116); at 1e-6 after 92 (quick, e 1.064, 45 s
+    # more) and 58 (full, e 1.118): 1e-4 reads e within 0.2 of its SE of the converged one
+    markers_alone_iter: int = 100
+    markers_alone_tol: float = 1e-4
     sigma_residual_ns: float | None = None   # N·s: with impulse_prior "law", the prior's
     #                                  scale instead of |P_c|·sd(e): a prior on the
     #                                  residual impulse (harness/fit/collision.py CLUBS)
@@ -432,13 +440,14 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
                                 prior=law_prior if held else None)
     if held:
         r, free = impact_time.prior_free_refit(prob, Q0, fr, s.sigma_impulse_ns,
-                                               s.impact_refit_iter, s.tol)
+                                               s.markers_alone_iter, s.markers_alone_tol)
         b = ball_law(r, free, s)
         fr.impact["markers_alone"] = {
             "impulse_Ns": [float(x) for x in r.impulse],
             "restitution": b["restitution_implied_by_fit"],
             "restitution_se": b["restitution_implied_by_fit_se"],
             "iterations": int(r.iterations), "converged": bool(r.converged),
+            "wall_s": float(r.solve_time_s),
             "what": "the fit refitted at the same event time with Λ's prior the free "
                     "fit's weak one about zero (warm-started from the fit held to the "
                     "law): what the markers alone say of the impulse and of e"}
