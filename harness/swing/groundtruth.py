@@ -184,7 +184,10 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None 
       size of the whole difference; dying out within milliseconds it would need a torque
       burst no smooth actuator makes (and the fit, seeing the motion return to the
       source's, would put the source's Λ back), so the truth keeps the velocity the law
-      gives and its torques stay smooth."""
+      gives. Its generalized forces are not continuous through the contact: with the
+      source's post-impact accelerations they jump there by up to about 50 N / 40 N·m on
+      the bundled driver's quick fit, where the fit holds them continuous
+      (docs/swing/impact.md, "The whole-body truth under the law")."""
     t_e = float(arr["impact_time_s"])
     L = np.asarray(arr["impulse_Ns"], float)
     frame = str(arr["impact_frame_name"])

@@ -1145,8 +1145,11 @@ def impact_headline(info: dict) -> dict:
             "effective_mass_at_face_kg": info["ball"]["effective_mass_at_face_kg"],
             "residual_impulse_Ns": info["ball"]["residual_impulse_magnitude_Ns"],
             "sole_clearance_m": info["sole_clearance_m"],
-            "turf_contact": bool(info["sole_clearance_m"]
-                                 <= -lookup("swing", "turf_clearance_m").atol)}
+            # None when the clearance was not measured (no club-head marker seen both at
+            # address and through contact), never a verdict the code did not compute
+            "turf_contact": (bool(info["sole_clearance_m"]
+                                  <= -lookup("swing", "turf_clearance_m").atol)
+                             if np.isfinite(info["sole_clearance_m"]) else None)}
 
 
 def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,

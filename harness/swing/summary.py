@@ -141,8 +141,9 @@ class BallLaw:
     # written when the law took the rigid body
     head_mass_kg: float | None = None
     effective_mass_rigid_body_kg: float | None = None
-    # the restitution the markers alone imply (the fitted Λ with its prior swapped for the
-    # free fit's, pipeline.markers_alone) and its SE; NaN / None in an older fit.json
+    # the restitution the markers alone imply (the fit refitted at its t_e with the free
+    # fit's weak prior in place of the law's, pipeline.fit_through_impact) and its SE;
+    # NaN / None in an older fit.json or with the impulse free
     restitution_markers_alone: float = float("nan")
     restitution_markers_alone_se: float | None = None
 

@@ -173,3 +173,24 @@ def test_turf_after_the_ball_fails_its_check():
     s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
     assert not [r for r in checks.assess(checks.Facts(s)).rows
                 if r["name"].startswith("no turf")]
+
+
+def test_turf_contact_in_the_summary_only_where_the_clearance_was_measured():
+    """fit.json summary ``turf_contact`` (pipeline.impact_headline): True at or below
+    swing/turf_clearance_m under the address height, False above it, None (not False)
+    when the clearance could not be measured (NaN)."""
+    import math
+
+    from harness.swing.pipeline import impact_headline
+
+    lim = lookup("swing", "turf_clearance_m").atol
+    ball = {"impact_energy_change_J": -1.0, "restitution": 0.8,
+            "effective_mass_at_face_kg": 0.2, "residual_impulse_magnitude_Ns": 0.0}
+    info = {k: 1.0 for k in ("t_e_s", "sigma_s", "clubhead_speed_pre_impact_measured_mps",
+                             "clubhead_speed_pre_impact_fitted_mps",
+                             "clubhead_speed_post_impact_measured_mps",
+                             "clubhead_speed_post_impact_fitted_mps", "ball_speed_mps",
+                             "smash_factor", "smash_factor_se")} | {"ball": ball}
+    for c, want in ((-lim + 0.001, False), (-lim, True), (-lim - 0.01, True),
+                    (math.nan, None)):
+        assert impact_headline(info | {"sole_clearance_m": c})["turf_contact"] is want
