@@ -1085,15 +1085,33 @@ def _on_sigterm(owner: int) -> Any:
     return handler
 
 
+def _redeliver(hook: Any) -> Any:
+    """Python ignores an exception raised inside a finaliser (a `__del__`, a weakref
+    callback): a SIGTERM that arrived there would be lost and the command run on to exit 0.
+    The signal is sent again a moment later from another thread (sent at once, it would be
+    raised inside this hook and ignored again), to be raised in the main thread outside."""
+    def unraisable(info: Any) -> None:
+        if isinstance(info.exc_value, _Terminated):
+            again = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM))
+            again.daemon = True
+            again.start()  # 50 ms: after this hook has returned (if not, it comes back here)
+            return
+        hook(info)
+    return unraisable
+
+
 def _main(argv=None) -> int:
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
         return _run(argv)  # someone else's handler (or no way to set one): left as it is
     signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    hook = sys.unraisablehook
+    sys.unraisablehook = _redeliver(hook)
     try:
         return _run(argv)
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.unraisablehook = hook
 
 
 def _run(argv=None) -> int:

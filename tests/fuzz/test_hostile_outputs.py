@@ -102,6 +102,35 @@ def test_sigterm_leaves_no_lock_and_no_temporaries(tmp_path):
     assert p.returncode == 0, p.stderr
 
 
+SIGTERM_IN_A_FINALISER = """
+import os, signal, sys, time
+from harness import cli
+
+class Closes:
+    def __del__(self):  # the signal arrives while Python runs a finaliser
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+
+def command(args):
+    Closes()
+    time.sleep(0.5)
+    open(sys.argv[1], "w").write("finished")  # reached only if the signal was lost
+    return 0
+
+cli.COMMANDS["engines"] = command
+sys.exit(cli.main(["engines"]))
+"""
+
+
+def test_a_sigterm_that_lands_in_a_finaliser_still_ends_the_command(tmp_path):
+    done = tmp_path / "finished"
+    p = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_FINALISER, str(done)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 143, p.stderr
+    assert not done.exists(), p.stderr
+    assert "Exception ignored" not in p.stderr, p.stderr
+
+
 def test_report_chart_library_is_a_copy_not_a_link_to_the_package(tmp_path):
     out = tmp_path / "b"
     p = run_cli("parity", "--fixture", "chain7", *STAGES, "--out", out, "--quiet")
