@@ -160,6 +160,7 @@ class TruthLaw:
     ball_kg: float = col.BALL_MASS_KG
 
 
+TRUTH_SUBSTEPS = 20          # RK4 steps per frame interval of the post-contact integration
 TRUTH_RESTITUTION_QUANTILE = 0.25   # where in the club's restitution prior a truth's e sits
 
 
@@ -179,15 +180,10 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None 
     - with the source fit's impulse, δ·s·exp(−s/τ) (τ = ``tau_s``): the fit held the reset
       as a penalty, so its own v⁺ is off by the violation, a small δ; the correction
       vanishes at t_e and dies out within a few τ;
-    - with ``law``, the collision law's impulse at the pre-contact state (q(t_e), v⁻):
-      δ·s, the accelerations the source's. The law's Λ is not the fitted one, so δ is the
-      size of the whole difference; dying out within milliseconds it would need a torque
-      burst no smooth actuator makes (and the fit, seeing the motion return to the
-      source's, would put the source's Λ back), so the truth keeps the velocity the law
-      gives. Its generalized forces are not continuous through the contact: with the
-      source's post-impact accelerations they jump there by up to about 50 N / 40 N·m on
-      the bundled driver's quick fit, where the fit holds them continuous
-      (docs/swing/impact.md, "The whole-body truth under the law")."""
+    - with ``law``, the collision law's impulse at the pre-contact state (q(t_e), v⁻),
+      the motion after it not the source's but integrated from (q(t_e), v⁺) under the
+      source's generalized forces, continued through the contact (``_continued_forces``),
+      as the fit holds them continuous."""
     t_e = float(arr["impact_time_s"])
     L = np.asarray(arr["impulse_Ns"], float)
     frame = str(arr["impact_frame_name"])
@@ -208,13 +204,52 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None 
     sp = t[~pre] - t_e
     qa, va, aa = _spline(arr, t[~pre], post=True)
     if law is not None:
-        q[~pre], v[~pre], vd[~pre] = qa + d * sp[:, None], va + d, aa
+        q[~pre], v[~pre], vd[~pre] = _continued_forces(adapter, arr, t_e, vp, t[~pre])
         return q, v, vd, (t_e, L, frame, outcome)
     e = np.exp(-sp / tau_s)[:, None]
     q[~pre] = qa + d * (sp[:, None] * e)
     v[~pre] = va + d * (e * (1.0 - sp[:, None] / tau_s))
     vd[~pre] = aa + d * (e * (sp[:, None] / tau_s ** 2 - 2.0 / tau_s))
     return q, v, vd, (t_e, L, frame, outcome)
+
+
+def _continued_forces(adapter, arr, t_e: float, vp, ts):
+    """(q, q̇, q̈) (n, nv) at the post-contact times ``ts`` [s] of the law truth: the motion
+    integrated (classical RK4, ``TRUTH_SUBSTEPS`` steps per frame interval) from
+    (q(t_e), v⁺) under the generalized forces g(t) = g_s(t) + Δg, every coordinate driven
+    (the pelvis's six are the floor's, shared out afterwards as at any frame): g_s(t) the
+    inverse dynamics of the source's post-impact spline, Δg the source's own small jump at
+    t_e, so g is continuous with the forces before contact. The golfer's forces do not
+    answer the impact within the window (a reflex takes longer than the ~30 ms of it after
+    contact); the motion is what they give after the law's impulse, not the source's."""
+    h = float(arr["t"][1] - arr["t"][0])
+    qe, vm, am = (x[0] for x in _spline(arr, np.array([t_e])))
+    qa0, va0, aa0 = (x[0] for x in _spline(arr, np.array([t_e]), post=True))
+    jump = adapter.inverse_dynamics(qe, vm, am) - adapter.inverse_dynamics(qe, va0, aa0)
+
+    def acc(tt, x, y):
+        qa, va, aa = (z[0] for z in _spline(arr, np.array([tt]), post=True))
+        g = adapter.inverse_dynamics(qa, va, aa) + jump
+        return np.linalg.solve(adapter.mass_matrix(x),
+                               g - adapter.inverse_dynamics(x, y, np.zeros_like(x)))
+
+    def f(tt, z):
+        return np.r_[z[nv:], acc(tt, z[:nv], z[nv:])]
+
+    nv = adapter.nv
+    out = np.empty((3, len(ts), nv))
+    z, tt = np.r_[qe, np.asarray(vp, float)], t_e
+    for i, target in enumerate(ts):
+        n = max(1, int(np.ceil((target - tt) * TRUTH_SUBSTEPS / h)))
+        dt = (target - tt) / n
+        for _ in range(n):
+            k1 = f(tt, z)
+            k2 = f(tt + 0.5 * dt, z + 0.5 * dt * k1)
+            k3 = f(tt + 0.5 * dt, z + 0.5 * dt * k2)
+            k4 = f(tt + dt, z + dt * k3)
+            z, tt = z + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4), tt + dt
+        out[:, i] = z[:nv], z[nv:], acc(tt, z[:nv], z[nv:])
+    return out[0], out[1], out[2]
 
 
 def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: float = 0.002,

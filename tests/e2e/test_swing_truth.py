@@ -164,7 +164,8 @@ def test_study_chooses_the_knot_density_that_recovers_the_truth(quick_swing):
 def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swing):
     """The truth through the impact under the collision law (the driver's 0.20 kg head on
     its own striking the ball with e at the prior's lower quartile, not its mean; the body
-    then taking −P by the reset map, checked with MuJoCo's mass matrix and Jacobian),
+    then taking −P by the reset map, checked with MuJoCo's mass matrix and Jacobian, its
+    generalized forces going on through the contact as the source's),
     recovered with the default full settings (Λ held to the law, joint limits held, the
     event time from the noisy club-head markers): the ball speed the law predicts from
     the fitted pre-contact state within swing/ball_speed_recovery of the truth's, the
@@ -191,7 +192,7 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     assert np.linalg.norm(-L - (1 + e_true) * c.compression) <= law_tol * np.linalg.norm(L)
     head = float(doc["model"]["club"]["masses_kg"][1])
     assert c.effective_mass_kg == pytest.approx(head, rel=law_tol)
-    q, v, _, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
+    q, v, a, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
                                                            tr.impact_time_s + 1e-12]),
                                     law=gt.TruthLaw(col.club_face("driver"), e_true, head,
                                                     "club_grip_r_point"))
@@ -200,6 +201,20 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     lhs, rhs = mj.mass_matrix(q[0]) @ (v[1] - v[0]), J.T @ L
     assert np.linalg.norm(lhs - rhs) <= lookup("swing", "reset_map").atol * np.linalg.norm(rhs)
     assert np.abs(q[1] - q[0]).max() <= lookup("swing", "position_continuity").atol
+    # the generalized forces go on through the contact (in MuJoCo's dynamics): equal just
+    # before and just after it, and after it the source's plus that constant difference
+    tol = lookup("dynamics", "inverse_dynamics")
+    g_minus, g_plus = (mj.inverse_dynamics(q[k], v[k], a[k]) for k in (0, 1))
+    assert np.abs(g_plus - g_minus).max() <= tol.atol + tol.rtol * np.abs(g_minus).max()
+    qs, vs, as_ = gt._spline(arr, np.r_[tr.impact_time_s, tr.t[tr.t > tr.impact_time_s]],
+                             post=True)
+    g_src = np.array([mj.inverse_dynamics(*x) for x in zip(qs, vs, as_)])
+    post = tr.t > tr.impact_time_s
+    g_tr = np.array([mj.inverse_dynamics(*x) for x in zip(tr.q[post], tr.v[post],
+                                                          tr.vdot[post])])
+    offset = g_minus - g_src[0]
+    assert np.abs(g_tr - g_src[1:] - offset).max() <= \
+        tol.atol + tol.rtol * np.abs(g_tr).max()
     r = gt.recover(adapter, tr, SwingSettings())
     b, im = r["ball"], r["impulse"]
     tol = lookup("swing", "impulse_recovery").atol
