@@ -15,7 +15,9 @@ The truth (``whole_body_truth``):
   with ``restitution`` e the collision law's (harness/fit/collision.py) at the source's
   pre-contact state: the club's face and loft, the club head on its own (its mass from
   the source's club, decoupled from the shaft during contact) striking a ball at rest
-  with restitution e, the body then taking −P by the reset map;
+  with restitution e, the body then taking −P by the reset map and going on after it
+  under the source's generalized forces, continuous through the contact
+  (``_continued_forces``);
 - which contact points stand on the floor: that fit's assumed schedule;
 - foot forces: a rule of their own, not the fit's. At each frame the floor must supply
   the wrench the pelvis's six coordinates need, g_p = ID(q, q̇, q̈)_pelvis = Σ_c
