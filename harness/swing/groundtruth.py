@@ -140,13 +140,19 @@ def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
     return adapter, s, doc, arr
 
 
-def _spline(arr, t, post: bool = False):
+def _splines(arr, post: bool = False) -> tuple:
+    """The fitted B-spline of a swing's trajectory arrays (its post-impact phase with
+    ``post``) and its first two derivatives: callables of t [s] giving (…, nv)."""
     from scipy.interpolate import BSpline
 
     tail = "_post" if post else ""
     b = BSpline(arr["spline_knots" + tail], arr["spline_coefficients" + tail],
                 int(arr["spline_degree"]))
-    return b(t), b.derivative(1)(t), b.derivative(2)(t)
+    return b, b.derivative(1), b.derivative(2)
+
+
+def _spline(arr, t, post: bool = False):
+    return tuple(f(t) for f in _splines(arr, post))
 
 
 @dataclass(frozen=True)
@@ -232,12 +238,11 @@ def _continued_forces(adapter, arr, t_e: float, vp, ts):
     qe, vm, am = (x[0] for x in _spline(arr, np.array([t_e])))
     qa0, va0, aa0 = (x[0] for x in _spline(arr, np.array([t_e]), post=True))
     jump = adapter.inverse_dynamics(qe, vm, am) - adapter.inverse_dynamics(qe, va0, aa0)
+    post = _splines(arr, post=True)   # built once: the integration evaluates it ~1000 times
 
     def acc(tt, x, y):
-        qa, va, aa = (z[0] for z in _spline(arr, np.array([tt]), post=True))
-        g = adapter.inverse_dynamics(qa, va, aa) + jump
-        return np.linalg.solve(adapter.mass_matrix(x),
-                               g - adapter.inverse_dynamics(x, y, np.zeros_like(x)))
+        g = adapter.inverse_dynamics(*(f(tt) for f in post)) + jump
+        return adapter.forward_dynamics(x, y, g)
 
     def f(tt, z):
         return np.r_[z[nv:], acc(tt, z[:nv], z[nv:])]
