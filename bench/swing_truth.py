@@ -13,12 +13,15 @@ with the truth's own schedule, which separates the schedule's share of the error
 impulse (applied exactly) and the fit goes through it: the impulse errors are listed;
 with ``--restitution E`` too, the truth's impulse is the collision law's with restitution
 E (the club head on its own striking the ball), and the ball speed and the restitution
-the fit recovers are listed against the truth's.
+the fit recovers are listed against the truth's; ``--turf N,F`` [N·s] adds a turf impulse
+on the club head with the ball's (N up, F against the head's path), and the fit, told the
+head met the ground, recovers it.
 The run's table goes into ``--out`` after its first line (the record of runs, newest
 first); what the run was is written above it by hand as "# Run N: ...".
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
-     [--settings quick|full] [--truth-schedule] [--through-impact [--restitution E]]
+     [--settings quick|full] [--truth-schedule]
+     [--through-impact [--restitution E [--turf N,F]]]
      [--impulse-prior law|free]
      [--no-joint-limits]
      [--w-smooth 0.03,1] [--noise-mm 2] [--set NAME=VALUE ...]
@@ -61,6 +64,9 @@ def main():
     ap.add_argument("--restitution", type=float, default=None,
                     help="with --through-impact: the truth's impulse is the collision law's "
                          "with this restitution e (0-1) instead of the source's")
+    ap.add_argument("--turf", default=None,
+                    help="N,F [N·s]: with --restitution, a turf impulse on the club head "
+                         "after the ball, N up and F against the head's path")
     ap.add_argument("--impulse-prior", choices=("law", "free"), default=None,
                     help="the recovering fit's impulse prior (default: the settings' own, "
                          "law)")
@@ -102,6 +108,7 @@ def main():
     for item in args.set:
         name, _, value = item.partition("=")
         kind = type(getattr(settings, name, None))
+        kind = float if name == "sigma_marker_m" else kind   # None: the IK's marker RMSE
         if name not in fields or kind not in (int, float):
             ap.error(f"--set {item}: not NAME=VALUE with NAME a numeric SwingSettings field")
         try:
@@ -112,7 +119,9 @@ def main():
                else [settings.w_smooth])
     limit = lookup("swing", "grf_truth").atol
     law_words = ("" if args.restitution is None else
-                 f"; the truth through the impact under the collision law, e {args.restitution:g}")
+                 f"; the truth through the impact under the collision law, e {args.restitution:g}"
+                 + ("" if args.turf is None else f", a turf impulse N,F {args.turf} N·s"))
+    turf = None if args.turf is None else tuple(float(x) for x in args.turf.split(","))
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
         f"schedule, foot forces by the weight-shift rule), {args.noise_mm:g} mm marker noise, "
         f"recovered "
@@ -120,6 +129,7 @@ def main():
         f"{'; joint limits held' if settings.joint_limits else '; joint limits released'}"
         f"; impulse prior {settings.impulse_prior}"
         f"{''.join('; ' + x for x in args.set)}"
+        f"{'; marker scale the IK RMSE' if settings.sigma_marker_m is None else ''}"
         f"{law_words}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
@@ -130,7 +140,7 @@ def main():
         tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                                  sigma_m=max(1e-3 * args.noise_mm, 1e-6),
                                  through_impact=args.through_impact,
-                                 restitution=args.restitution)
+                                 restitution=args.restitution, turf=turf)
         for ws, which in [(ws, which) for ws in weights for which in
                           (("derived", "truth") if args.truth_schedule else ("derived",))]:
             t0 = time.perf_counter()
@@ -158,15 +168,21 @@ def main():
                 say(f"{'':8s} ball: speed truth {b['speed_truth_mps']:.2f} m/s, by the law "
                     f"from the fit {b['speed_fit_mps']:.2f} m/s ({100 * b['speed_error_rel']:.2f} "
                     f"% off); e truth {b['restitution_truth']:.3f}, implied by the fitted Λ "
-                    f"{b['restitution_implied_by_fit']:.3f} ± "
-                    f"{b['restitution_implied_by_fit_se']:.3f} "
-                    f"({b['restitution_error_in_se']:.2f} SE off)"
+                    + (f"{b['restitution_implied_by_fit']:.3f} ± "
+                       f"{b['restitution_implied_by_fit_se']:.3f} "
+                       f"({b['restitution_error_in_se']:.2f} SE off)"
+                       if b["restitution_implied_by_fit_se"] is not None else
+                       "not read (a turf impulse in the ball's plane)")
                     + (f", by the markers alone {b['restitution_markers_alone']:.3f} ± "
                        f"{b['restitution_markers_alone_se']:.3f}"
                        if b.get("restitution_markers_alone_se") is not None else "")
                     + "; residual impulse "
                     f"{b['residual_impulse_magnitude_Ns']:.3f} N·s; face effective mass "
-                    f"{b['effective_mass_at_face_kg']:.3f} kg")
+                    f"{b['effective_mass_at_face_kg']:.3f} kg"
+                    + ("" if b.get("turf_truth_Ns") is None else
+                       f"; turf impulse truth {np.round(b['turf_truth_Ns'], 3)} N·s, fit "
+                       f"{np.round(b['turf_fit_Ns'], 3)} N·s, |error| "
+                       f"{b['turf_error_Ns']:.3f} N·s"))
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "
         f"truth's own pelvis residual ≤ {tr.residual_peak_N:.2f} N; mean vertical force "
         f"per foot (fit, truth, last seed) "

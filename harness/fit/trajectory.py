@@ -212,6 +212,18 @@ class ImpactEvent:
     sigma_impulse: float = 1e3     # N·s: a weak prior Λ/σ_Λ, fixes the directions JᵀΛ misses
     impulse_prior_mean: tuple = (0.0, 0.0, 0.0)   # N·s: Λ₀, the prior (Λ − Λ₀)/σ_Λ
     w_continuity: float = 1.0      # torque continuity through t_e, × the smoothness weight
+    # orthonormal directions (each (3,), world axes) along which the prior's scale is
+    # ``sigma_impulse_loose`` [N·s] instead of σ_Λ: an impulse of another body at the same
+    # instant whose size the data decide (the turf's, under a ball held to its law)
+    impulse_prior_loose: tuple = ()
+    sigma_impulse_loose: float = 1e3
+
+    def prior_whitening(self) -> NDArray[np.float64]:
+        """(3, 3) 1/(N·s): W with the prior's rows W(Λ − Λ₀), W = (I − UUᵀ)/σ_Λ + UUᵀ/σ_loose
+        (U the ``impulse_prior_loose`` directions as columns; W = I/σ_Λ without them)."""
+        U = np.asarray(self.impulse_prior_loose, float).reshape(-1, 3).T
+        P = U @ U.T
+        return (np.eye(3) - P) / self.sigma_impulse + P / self.sigma_impulse_loose
 
     def event_cost(self, t_e: float | None = None) -> float:
         """½((t̂ − t_e)/σ)² (dimensionless)."""
@@ -864,7 +876,7 @@ class _Residuals:
         lam = self.impulse(theta)
         rs = self.reset(C, lam, jac=jac)
         r_rs = rs[0] / p.impact.sigma_reset
-        r_pr = (lam - np.asarray(p.impact.impulse_prior_mean, float)) / p.impact.sigma_impulse
+        r_pr = p.impact.prior_whitening() @ (lam - np.asarray(p.impact.impulse_prior_mean, float))
         comps["reset"] = 0.5 * float(r_rs @ r_rs)
         comps["impulse_prior"] = 0.5 * float(r_pr @ r_pr)
         qe = p.Be0 @ C
@@ -888,8 +900,9 @@ class _Residuals:
         ne["H"][np.ix_(cols, cols)] += Rc.T @ Rc
         ne["g"][cols] += Rc.T @ r_rs
         ne["HcL"] = R_C.T @ R_L
-        ne["HLL"] = R_L.T @ R_L + np.eye(3) / p.impact.sigma_impulse ** 2
-        ne["gL"] = R_L.T @ r_rs + r_pr / p.impact.sigma_impulse
+        Wp = p.impact.prior_whitening()
+        ne["HLL"] = R_L.T @ R_L + Wp.T @ Wp
+        ne["gL"] = R_L.T @ r_rs + Wp.T @ r_pr
         Dp = a.inverse_dynamics_derivatives(qe, vp, ap)
         Dm = a.inverse_dynamics_derivatives(qe, vm, am)
         T_C = wc[:, None] * (np.kron(p.Be0[None, :], Dp[0] - Dm[0])

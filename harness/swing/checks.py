@@ -235,6 +235,11 @@ def _ball(f: Facts) -> bool:
     return f.summary.fit.impact is not None and f.summary.fit.impact.ball is not None
 
 
+def _turf(f: Facts) -> bool:
+    """Whether the fit holds a turf impulse after the ball."""
+    return _ball(f) and f.summary.fit.impact.ball.turf_impulse_Ns is not None
+
+
 def _smash_words(f: Facts, _, sf) -> str:
     im = f.summary.fit.impact
     if im.ball is None:
@@ -273,8 +278,24 @@ def alone_words(b) -> str:
     if not np.isfinite(b.restitution_markers_alone):
         return ""
     se = b.restitution_markers_alone_se
-    return (f" (the markers alone, without the law's prior: {b.restitution_markers_alone:.2f}"
+    both = ", the ball's and the turf's impulse together" if b.turf_impulse_Ns is not None \
+        else ""
+    return (f" (the markers alone, without the law's prior{both}: "
+            f"{b.restitution_markers_alone:.2f}"
             + (f" ± {se:.2f}" if se is not None else "") + ")")
+
+
+def implied_words(b) -> str:
+    """The restitution the fitted impulse implies (a BallLaw's), in words: its value ± SE,
+    or why it is not read (a turf impulse in the plane the ball's lies in)."""
+    if b.turf_impulse_Ns is not None:
+        return ("not read: the turf's impulse, free in the plane of the head's path and the "
+                "vertical where the ball's lies too, cannot be told from the ball's by the "
+                f"markers, so e is the prior's ({b.restitution:.3f} ± "
+                f"{b.restitution_prior_sd:.3f})" + alone_words(b))
+    return (f"{b.restitution_implied_by_fit:.2f}"
+            + (f" ± {b.restitution_implied_by_fit_se:.2f}"
+               if b.restitution_implied_by_fit_se is not None else "") + alone_words(b))
 
 
 def _energy_words(f: Facts, _, b) -> str:
@@ -402,32 +423,42 @@ CHECKS = (
           passes=lambda b, lim, f: bool(b.impact_energy_change_J
                                         <= lim * b.kinetic_energy_pre_J),
           applies=_ball),
-    Check("no turf after the ball: the club head through contact stays above the height it "
-          "rested at during address (turf contact is not modelled)",
+    Check("turf after the ball: the club head through contact against the height it rested "
+          "at during address (below it, the head met the ground, and the turf's impulse must "
+          "be fitted as its own, not the ball's)",
           ("turf_clearance_m", "atol"),
           lambda f, _: f.summary.fit.impact.sole_clearance_m,
           lambda f, _, c: (f"{1e3 * c:+.1f} mm (the club-head markers' least height over the "
                            "contact frame and the two after it, each against its address "
                            "height)" + ("" if c > -lookup("swing", "turf_clearance_m").atol
-                                        else "; the head met the ground after the "
-                                        "ball: its deceleration is not the ball's, and this "
-                                        "fit has no turf impulse to give it to")),
-          target=lambda lim, f, _: f"> −{1e3 * lim:g} mm",
-          passes=lambda c, lim, f: bool(c > -lim),
+                                        else "; the head met the ground after the ball: "
+                                        "its impulse fitted as the turf's (next row)"
+                                        if _turf(f) else "; the head met the ground after "
+                                        "the ball: its deceleration is not the ball's, and "
+                                        "this fit has no turf impulse to give it to")),
+          target=lambda lim, f, _: f"> −{1e3 * lim:g} mm, or a turf impulse fitted",
+          passes=lambda c, lim, f: bool(c > -lim or _turf(f)),
           applies=lambda f: _impact(f) and np.isfinite(
               f.summary.fit.impact.sole_clearance_m)),
-    Check("residual impulse on the club: the fitted Λ less the collision law's (what the law "
-          "does not explain; never given to the ball)", None,
+    Check("turf's impulse on the club head after the ball: up and against the head's path "
+          "(the ground only pushes; friction and the soil only resist)", None,
+          lambda f, _: f.summary.fit.impact.ball,
+          lambda f, _, b: (f"{b.turf_normal_Ns:+.3f} N·s up, {b.turf_against_path_Ns:+.3f} "
+                           f"N·s against the path, |·| {b.turf_impulse_magnitude_Ns:.3f} N·s "
+                           "(fitted with the ball's at the same instant, in the plane the "
+                           "law's prior leaves free)"),
+          target=lambda lim, f, _: "both ≥ 0 N·s",
+          passes=lambda b, lim, f: bool(b.turf_normal_Ns >= 0.0
+                                        and b.turf_against_path_Ns >= 0.0),
+          applies=lambda f: _turf(f)),
+    Check("residual impulse on the club: the fitted Λ less the collision law's and any turf's "
+          "(what they do not explain; never given to the ball)", None,
           lambda f, _: f.summary.fit.impact.ball,
           lambda f, _, b: ("(" + ", ".join(f"{x:+.3f}" for x in b.residual_impulse_Ns)
                            + f") N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s of "
                              f"|Λ| {f.summary.fit.impact.impulse_magnitude_Ns:.3f} N·s"
                            + prior_words(f.summary.fit.impact.impulse_prior)
-                           + "; the fitted Λ would imply e = "
-                             f"{b.restitution_implied_by_fit:.2f}"
-                           + (f" ± {b.restitution_implied_by_fit_se:.2f}"
-                              if b.restitution_implied_by_fit_se is not None else "")
-                           + alone_words(b)),
+                           + "; the e the fitted Λ would imply: " + implied_words(b)),
           applies=_ball),
     Check("fitted window after ball contact", None,
           lambda f, _: 1e3 * (f.summary.window.t_end_s - f.summary.fit.impact.t_hat_s),

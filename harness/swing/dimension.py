@@ -183,6 +183,8 @@ def run_dimension(folder: str | os.PathLike[str], settings: SwingSettings | None
     t_start = time.perf_counter()
     full, s_src, doc, arr, src = _source(folder, doc)
     s = settings or s_src
+    if s.sigma_marker_m is None:           # the source fit's, resolved from its IK
+        s = dataclasses.replace(s, sigma_marker_m=s_src.sigma_marker_m)
     labels = tuple(str(x) for x in arr["labels"])
     Y = np.asarray(arr["y"], float)
     N = len(Y)

@@ -72,6 +72,8 @@ from harness.swing.pipeline import (
     fit_problem,
     fit_through_impact,
     impact_event,
+    marker_scale,
+    turf_directions,
 )
 from harness.swing.scaling import GRIP_PAIRS
 
@@ -114,6 +116,9 @@ class WholeBodyTruth:
     collision: col.Collision | None = None
     club: str = "driver"
     loft_deg: float | None = None
+    # the turf's impulse on the club head after the ball (3,) [N·s] world axes, applied
+    # with the ball's at the impact (``turf``); None without turf contact
+    turf_impulse_Ns: np.ndarray | None = None
 
 
 def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
@@ -180,7 +185,8 @@ def truth_restitution(doc: dict) -> float:
     return float(lo + TRUTH_RESTITUTION_QUANTILE * (hi - lo))
 
 
-def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None = None):
+def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None = None,
+                    turf: tuple | None = None):
     """(q, q̇, q̈) (N, nv) at the frames t [s] through the ball impact, and (t_e [s], Λ (3,)
     [N·s], frame, the law's outcome or None): the pre-impact spline up to t_e; after it
     the post-impact spline plus a correction that starts the motion at v⁺ = v⁻ + M⁻¹JᵀΛ,
@@ -191,7 +197,10 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None 
     - with ``law``, the collision law's impulse at the pre-contact state (q(t_e), v⁻),
       the motion after it not the source's but integrated from (q(t_e), v⁺) under the
       source's generalized forces, continued through the contact (``_continued_forces``),
-      as the fit holds them continuous."""
+      as the fit holds them continuous; ``turf`` (N, F) [N·s] adds a turf impulse on the
+      club head at the same instant (within the ball's frame interval), N up and F
+      against the head's horizontal path (pipeline.turf_directions), returned as the
+      fifth element (3,) [N·s] (None without)."""
     t_e = float(arr["impact_time_s"])
     L = np.asarray(arr["impulse_Ns"], float)
     frame = str(arr["impact_frame_name"])
@@ -207,18 +216,23 @@ def _through_impact(adapter, arr, t, tau_s: float = 0.005, law: TruthLaw | None 
         outcome = col.collide(col.point_inverse_mass(law.head_kg), J @ vm, n,
                               law.restitution, law.face.friction, law.ball_kg)
         L = -outcome.impulse_on_ball
+    turf_L = None
+    if turf is not None:
+        up, along = turf_directions(J @ vm)
+        turf_L = float(turf[0]) * up - float(turf[1]) * along
+        L = L + turf_L
     vp = vm + np.linalg.solve(adapter.mass_matrix(qe), J.T @ L)
     d = vp - _spline(arr, np.array([t_e]), post=True)[1][0]
     sp = t[~pre] - t_e
     qa, va, aa = _spline(arr, t[~pre], post=True)
     if law is not None:
         q[~pre], v[~pre], vd[~pre] = _continued_forces(adapter, arr, t_e, vp, t[~pre])
-        return q, v, vd, (t_e, L, frame, outcome)
+        return q, v, vd, (t_e, L, frame, outcome), turf_L
     e = np.exp(-sp / tau_s)[:, None]
     q[~pre] = qa + d * (sp[:, None] * e)
     v[~pre] = va + d * (e * (1.0 - sp[:, None] / tau_s))
     vd[~pre] = aa + d * (e * (sp[:, None] / tau_s ** 2 - 2.0 / tau_s))
-    return q, v, vd, (t_e, L, frame, outcome)
+    return q, v, vd, (t_e, L, frame, outcome), turf_L
 
 
 def _continued_forces(adapter, arr, t_e: float, vp, ts):
@@ -267,17 +281,19 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                      seed: int = 0, lead_share: tuple[float, float] = (0.5, 0.8),
                      w_equation: float = 1e4,
                      through_impact: bool = False,
-                     restitution: float | None = None) -> WholeBodyTruth:
+                     restitution: float | None = None,
+                     turf: tuple | None = None) -> WholeBodyTruth:
     """The truth of the module docstring from a swing folder's ``source`` (adapter,
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
     against the prior in the per-frame non-negative least squares. ``through_impact``
     (a two-phase source fit): the whole window with the source's impulse as the truth's,
     or with ``restitution`` e (dimensionless, 0–1) the collision law's impulse with e
-    (``_through_impact``); otherwise the pre-impact phase."""
+    (``_through_impact``), ``turf`` (N, F) [N·s] a turf impulse on the club head with the
+    ball's (up, against the head's path); otherwise the pre-impact phase."""
     from scipy.optimize import nnls  # on use: scipy.optimize adds ~90 ms to every command's start
     t = np.asarray(arr["t"], float)
     impact: tuple = (None, None, None, None)
-    club, loft = "driver", None
+    club, loft, turf_L = "driver", None, None
     if "impact_time_s" in arr and through_impact:
         law = None
         club, loft = str(doc["fit"]["impact"]["club"]), doc["settings"].get("loft_deg")
@@ -286,7 +302,7 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                            float(doc["model"]["club"]["masses_kg"][1]),
                            str(doc["settings"]["shaft_frame"]),
                            float(doc["settings"].get("ball_mass_kg", col.BALL_MASS_KG)))
-        q, v, vd, impact = _through_impact(adapter, arr, t, law=law)
+        q, v, vd, impact, turf_L = _through_impact(adapter, arr, t, law=law, turf=turf)
     else:
         if "impact_time_s" in arr:     # a two-phase fit: the truth is its pre-impact phase
             t = t[t < float(arr["impact_time_s"])]
@@ -330,7 +346,7 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                           float(doc["ground"]["floor_z_m"]), bw, share,
                           float(np.abs(tau[:, trans]).max()),
                           int(doc["window"]["top_frame"]) - int(doc["window"]["first_frame"]),
-                          sigma_m, seed, *impact, club, loft)
+                          sigma_m, seed, *impact, club, loft, turf_L)
 
 
 def rms_bw(a: NDArray[np.float64], b: NDArray[np.float64], bw: float) -> float:
@@ -404,7 +420,16 @@ def _ball_error(truth: WholeBodyTruth, prob, fr, settings: SwingSettings) -> dic
             # the prior Λ was held to and the law's impulse at the fit's own state [N·s]
             "impulse_prior_mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
             "impulse_prior_sigma_Ns": float(prob.impact.sigma_impulse),
-            "impulse_law_at_fit_Ns": law["impulse_law_Ns"]}
+            "impulse_law_at_fit_Ns": law["impulse_law_Ns"],
+            # the turf's impulse [N·s], the truth's and the fit's (None without turf)
+            "turf_truth_Ns": None if truth.turf_impulse_Ns is None
+            else [float(x) for x in truth.turf_impulse_Ns],
+            "turf_fit_Ns": law["turf_impulse_Ns"],
+            # inf: the truth has a turf impulse and the fit none
+            "turf_error_Ns": None if truth.turf_impulse_Ns is None
+            else float("inf") if law["turf_impulse_Ns"] is None
+            else float(np.linalg.norm(np.asarray(law["turf_impulse_Ns"])
+                                      - truth.turf_impulse_Ns))}
 
 
 def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettings,
@@ -441,6 +466,7 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
                                  (max(t_hat - span, float(truth.t[1])),
                                   min(t_hat + span, float(truth.t[-2]))))
     ikr = ik.track(adapter, list(truth.labels), truth.markers, truth.q[0], pairs=GRIP_PAIRS)
+    settings = marker_scale(settings, ikr.overall_rmse(), say=lambda _: None)
     prob = fit_problem(adapter, truth.labels, truth.markers, ikr.q, float(truth.t[0]), h,
                        settings, truth.floor_z_m, impact=impact_ev)
     if stick is not None:
@@ -448,8 +474,11 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
     if impact_ev is None:
         fr = tf.fit(prob, ikr.q, max_iter=settings.max_iter, tol=settings.tol)
     else:
+        # the truth's head meets the ground after the ball where it has a turf impulse (a
+        # capture's clearance against its address height, which the truth's window lacks)
         fr = fit_through_impact(prob, ikr.q, dataclasses.replace(
-            settings, club=truth.club, loft_deg=truth.loft_deg))
+            settings, club=truth.club, loft_deg=truth.loft_deg),
+            turf=truth.turf_impulse_Ns is not None)
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)
     if fit_frames != truth.frames:

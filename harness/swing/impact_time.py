@@ -35,7 +35,8 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
     compare alike). ``prior``: where given, (Λ₀ (3,) [N·s], σ [N·s]) of the first fit:
     the impulse prior's mean and scale for the profile's refits (the collision law's
     impulse at its pre-contact state and its spread: the prior then holds the residual
-    Λ − Λ₀). Returns the fit of
+    Λ − Λ₀), optionally followed by directions (each (3,)) and their looser scale [N·s]
+    (``ImpactEvent.impulse_prior_loose``: the turf's impulse). Returns the fit of
     the lowest profile cost, with ``impact["profile"]`` the points tried [(t_e s, cost)];
     with ``prior``, that fit re-centred (``_recentre``, at most ``prior_rounds`` refits at
     its t_e) so the prior's mean is the law's at the returned fit's own pre-contact state,
@@ -46,9 +47,7 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
     prob.set_event_time(_off_frames(prob, t_hat))
     base = fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress)
     if prior is not None:
-        mean, sigma = prior(base)
-        ie.impulse_prior_mean = tuple(float(x) for x in mean)
-        ie.sigma_impulse = float(sigma)
+        _hold(ie, prior(base))
     ref = copy.copy(prob)                      # keeps the bases of t̂ (rebuilt ones are new)
     ref.impact = dataclasses.replace(ie)
 
@@ -95,6 +94,16 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
 PRIOR_SHIFT_STOP = 0.1   # re-centring stops when Λ₀ moves by less than this × its σ
 
 
+def _hold(ie, held: tuple) -> None:
+    """Sets the impact event ``ie``'s impulse prior from ``held``: (Λ₀ (3,) [N·s], σ [N·s])
+    and optionally (the loose directions (each (3,)), their scale [N·s])."""
+    ie.impulse_prior_mean = tuple(float(x) for x in held[0])
+    ie.sigma_impulse = float(held[1])
+    if len(held) > 2:
+        ie.impulse_prior_loose = tuple(tuple(float(x) for x in u) for u in held[2])
+        ie.sigma_impulse_loose = float(held[3])
+
+
 def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResult,
               prior: Callable[[TrajectoryFitResult], tuple], rounds: int, refit_iter: int,
               tol: float) -> TrajectoryFitResult:
@@ -110,16 +119,15 @@ def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResu
     ie = prob.impact
     log = []
     for _ in range(rounds):
-        mean, sigma = prior(best)
-        mean = np.asarray(mean, float)
+        held = prior(best)
+        mean, sigma = np.asarray(held[0], float), held[1]
         shift = float(np.linalg.norm(mean - np.asarray(ie.impulse_prior_mean, float)))
         refit = shift >= PRIOR_SHIFT_STOP * float(sigma)
         log.append({"prior_mean_Ns": mean.tolist(), "shift_Ns": shift,
                     "sigma_Ns": float(sigma), "refitted": refit})
         if not refit:
             break
-        ie.impulse_prior_mean = tuple(float(x) for x in mean)
-        ie.sigma_impulse = float(sigma)
+        _hold(ie, held)
         iters = best.iterations
         best = fit(prob, Q0, max_iter=refit_iter, tol=tol, C0=best.C, impulse0=best.impulse)
         best.iterations += iters
@@ -136,7 +144,8 @@ def prior_free_refit(prob: FitProblem, Q0: NDArray[np.float64], fr: TrajectoryFi
     (the refit runs on a copy with its own ImpactEvent)."""
     free = copy.copy(prob)
     free.impact = dataclasses.replace(prob.impact, impulse_prior_mean=(0.0, 0.0, 0.0),
-                                      sigma_impulse=float(sigma_free))
+                                      sigma_impulse=float(sigma_free),
+                                      impulse_prior_loose=())
     r = fit(free, Q0, max_iter=refit_iter, tol=tol, C0=fr.C, impulse0=fr.impulse)
     return r, free
 

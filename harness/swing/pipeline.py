@@ -106,7 +106,9 @@ class SwingSettings:
     calib_stride_down: int = 2       # ... and every stride_down-th in the downswing
     calib_rounds: int = 16          # alternating IK / offset rounds (docs/swing/fit.md)
     calib_relax: float = 1.5         # over-relaxation of the offset updates (scaling.py)
-    sigma_marker_m: float = 0.01     # marker error scale of the objective
+    # marker error scale of the objective [m]; None: the IK's marker RMSE over the
+    # window (marker_scale)
+    sigma_marker_m: float | None = None
     sigma_closure_m: float = 0.001
     w_effort: float = 1e-3
     w_smooth: float = 1.0            # docs/swing/fit.md: the held-out study and the force truth
@@ -317,10 +319,24 @@ def fit_capture(capture_path: str | os.PathLike[str], workdir: Path,
         f"{', '.join(cap.rejected) or 'none'}; top {ev.top_s:.3f} s, impact {ev.impact_s:.4f} s")
     golfer = scale_golfer(cap, ev, s, say)
     track = track_window(cap, ev, golfer, s, say)
+    s = marker_scale(s, track.rmse_m, say)
     prob, fr = fit_motion(cap, ev, golfer, track, s, say)
     fit = measure_fit(cap, ev, golfer, track, prob, fr, s, say)
     wall_s = time.perf_counter() - t_start
     return finish(cap, ev, golfer, track, fit, s, workdir, wall_s, say)
+
+
+def marker_scale(s: SwingSettings, ik_rmse_m: float,
+                 say: Callable[[str], None] = print) -> SwingSettings:
+    """``s`` with its marker error scale [m] resolved: ``s.sigma_marker_m`` when given,
+    else the IK's marker RMSE over the fitted window ``ik_rmse_m`` [m] (how far the best
+    pose of each frame, every frame free, misses the markers: their noise, soft-tissue
+    motion and what the model cannot follow), so the objective weighs the markers
+    against its dynamics by the size of this capture's marker error."""
+    if s.sigma_marker_m is not None:
+        return s
+    say(f"marker error scale: {1e3 * ik_rmse_m:.2f} mm (the IK's marker RMSE)")
+    return dataclasses.replace(s, sigma_marker_m=float(ik_rmse_m))
 
 
 def scale_golfer(cap: Capture, ev: SwingEvents, s: SwingSettings,
@@ -413,7 +429,8 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
             say(f"  fit iteration {i}: cost {c:.1f}")
     if s.impact:
         fr = fit_through_impact(prob, track.q, dataclasses.replace(s, club=golfer.club["club"]),
-                                progress=progress, say=say)
+                                progress=progress, say=say,
+                                turf=bool(turf_contact(ev.sole_clearance_m)))
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
@@ -421,18 +438,44 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
     return prob, fr
 
 
+def turf_contact(clearance_m: float) -> bool | None:
+    """Whether the club head met the ground after the ball: its clearance through contact
+    over its height at address [m] (capture/events.py ``sole_clearance_m``) more than
+    ``swing/turf_clearance_m`` below zero; None when it was not measured (NaN)."""
+    if not np.isfinite(clearance_m):
+        return None
+    return bool(clearance_m <= -lookup("swing", "turf_clearance_m").atol)
+
+
+def turf_directions(face_velocity) -> NDArray[np.float64]:
+    """(2, 3) orthonormal rows, world axes: the plane a turf impulse on the club head lies
+    in: up (the floor's normal, +z) and the horizontal direction of the head's path
+    ``face_velocity`` (3,) [m/s] just before contact (the sole's friction acts along it)."""
+    up = np.array([0.0, 0.0, 1.0])
+    along = np.array([face_velocity[0], face_velocity[1], 0.0])
+    return np.vstack([up, along / max(float(np.linalg.norm(along)), 1e-300)])
+
+
 def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSettings,
                        progress: Callable[[int, float], None] | None = None,
-                       say: Callable[[str], None] | None = None) -> tf.TrajectoryFitResult:
+                       say: Callable[[str], None] | None = None,
+                       turf: bool = False) -> tf.TrajectoryFitResult:
     """The two-phase fit of ``prob`` (with its impact event) from Q0 (N, nv) [rad | m] with
     settings ``s`` (its club resolved, not "auto"): impact_time.fit_impact with Λ's prior
     as ``s.impulse_prior`` says: "law", about the collision law's impulse at the first
     fit's pre-contact state for the event-time profile, then re-centred on the chosen
     fit's own (impact_time._recentre), with the spread e's prior gives it, |P_c|·sd(e)
-    [N·s] (or ``s.sigma_residual_ns``); "free", about zero with ``s.sigma_impulse_ns``."""
+    [N·s] (or ``s.sigma_residual_ns``); "free", about zero with ``s.sigma_impulse_ns``.
+    ``turf``: the club head met the ground after the ball (``turf_contact``); with the law
+    held, the prior is loosened to ``s.sigma_impulse_ns`` in the plane of a turf impulse
+    (``turf_directions``, at the same instant: within the frame interval of the ball), so
+    the data decide the turf's part and the law's prior still holds the rest."""
     def law_prior(r: tf.TrajectoryFitResult) -> tuple:
         b = ball_law(r, prob, s)
         sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
+        if turf:
+            return (np.asarray(b["impulse_law_Ns"]), float(sigma),
+                    turf_directions(b["face_velocity_mps"]), float(s.sigma_impulse_ns))
         return np.asarray(b["impulse_law_Ns"]), float(sigma)
     held = impulse_prior(s) == "law"
     fr = impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol, progress=progress,
@@ -750,8 +793,9 @@ def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None)
     """fit.json's ``summary`` keys that say what the fit and the replay cover: whether the
     fit converged (false when it stopped at its iteration limit), the largest excess of a
     fitted angle over its joint limit [rad, the revolute joints] and of a fitted
-    translation over its limit [m, the prismatic ones] apart, the turf's impulse
-    [N·s] (None: turf contact is not modelled), the replay window actually scored
+    translation over its limit [m, the prismatic ones] apart, the turf's impulse's
+    magnitude [N·s] (None: the head did not meet the ground, no turf impulse was
+    fitted), the replay window actually scored
     [start, end] [s] (None without a replay: the segments compared in every engine,
     harness/swing/segments.py scored_window; without segments the whole-window replay's,
     ending at the earliest of the engines' scored ends) and whether the replay covered
@@ -771,7 +815,8 @@ def scope_headline(fs: FittedSwing, replay: dict | None, replay_ok: bool | None)
     return {"converged": bool(fr.converged),
             "joint_limit_excess_max_rad": float(jr["worst_rad"]["excess"]),
             "joint_limit_excess_max_m": float(jr["worst_m"]["excess"]),
-            "turf_impulse_Ns": None, "replay_window_s": window,
+            "turf_impulse_Ns": ((fs.fit.impact or {}).get("ball") or {}).get(
+                "turf_impulse_magnitude_Ns"), "replay_window_s": window,
             "replay_through_impact": through}
 
 
@@ -955,6 +1000,12 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
                       face.friction, s.ball_mass_kg)
     L_fit = np.asarray(fr.impulse, float)
     L_law = -law.impulse_on_ball
+    # the turf's part: the fitted Λ's excess over the law's in the plane the prior left
+    # loose (fit_through_impact with turf), the rest the residual; none without turf
+    U = np.asarray(prob.impact.impulse_prior_loose, float).reshape(-1, 3)
+    P_turf = U.T @ U
+    turf = P_turf @ (L_fit - L_law)
+    L_ball = L_fit - turf               # the ball's part and the residual
     I_ball = col.BALL_INERTIA_FACTOR * s.ball_mass_kg * col.BALL_RADIUS_M ** 2
     ke_ball = 0.5 * s.ball_mass_kg * float(law.ball_velocity @ law.ball_velocity) \
         + 0.5 * I_ball * float(law.ball_spin @ law.ball_spin)
@@ -965,9 +1016,12 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
     g = -W @ law.compression
     gg = float(g @ g)
     cov = (fr.impact.get("laplace") or {}).get("impulse_cov")
-    e_fit = float((g @ W @ L_fit) / gg - 1.0) if gg > 0 else float("nan")
+    # with a turf impulse free in the plane of the head's path and the vertical, where
+    # the ball's impulse lies too, the markers cannot part the two: e is not read
+    readable = gg > 0 and not len(U)
+    e_fit = float((g @ W @ L_fit) / gg - 1.0) if readable else float("nan")
     e_fit_se = (float(np.sqrt(max(float(g @ W @ np.asarray(cov) @ W @ g), 0.0))) / gg
-                if cov is not None and gg > 0 else None)
+                if cov is not None and readable else None)
     alone = fr.impact.get("markers_alone") or {}
     e_alone = float(alone.get("restitution", float("nan")))
     e_alone_se = alone.get("restitution_se")
@@ -990,9 +1044,11 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
             # or the head still on its own (J v⁻ + Λ_law/m_head)
             "face_speed_after_rigid_mps": float(np.linalg.norm(J @ vm + W @ L_law)),
             "face_speed_after_head_alone_mps": float(np.linalg.norm(J @ vm + L_law / m_head)),
+            "face_velocity_mps": (J @ vm).tolist(),
             "impulse_law_Ns": L_law.tolist(), "impulse_law_sd_Ns": impulse_sd,
-            "residual_impulse_Ns": (L_fit - L_law).tolist(),
-            "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_fit - L_law)),
+            "residual_impulse_Ns": (L_ball - L_law).tolist(),
+            "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_ball - L_law)),
+            **_turf_figures(turf, U, J @ vm),
             "ball_velocity_mps": law.ball_velocity.tolist(), "ball_speed_mps": ball_speed,
             "ball_speed_sd_mps": speed_sd, "ball_spin_radps": law.ball_spin.tolist(),
             "launch_angle_from_path_rad": float(np.arctan2(
@@ -1016,6 +1072,20 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
                     "impulse on the club is Λ_fit = Λ_law + residual, the residual what "
                     "the law cannot explain (never given to the ball); energy change: "
                     "golfer + club by M(q_e) from the fitted v⁻, v⁺, plus the ball's"}
+
+
+def _turf_figures(turf, U, face_velocity) -> dict:
+    """The turf's impulse on the club head (3,) [N·s] (``turf``, in the plane of the rows
+    of ``U`` (2, 3); U empty: no turf modelled, every figure None), its magnitude, its
+    upward part N [N·s] (the ground only pushes: N ≥ 0) and its part against the head's
+    horizontal path F [N·s] (friction and the soil cut only resist: F ≥ 0), F/N."""
+    if not len(U):
+        return {"turf_impulse_Ns": None, "turf_impulse_magnitude_Ns": None,
+                "turf_normal_Ns": None, "turf_against_path_Ns": None}
+    along = turf_directions(face_velocity)[1]
+    return {"turf_impulse_Ns": turf.tolist(),
+            "turf_impulse_magnitude_Ns": float(np.linalg.norm(turf)),
+            "turf_normal_Ns": float(turf[2]), "turf_against_path_Ns": float(-along @ turf)}
 
 
 def _handed_on(law: dict, ev: SwingEvents) -> dict:
@@ -1147,9 +1217,7 @@ def impact_headline(info: dict) -> dict:
             "sole_clearance_m": info["sole_clearance_m"],
             # None when the clearance was not measured (no club-head marker seen both at
             # address and through contact), never a verdict the code did not compute
-            "turf_contact": (bool(info["sole_clearance_m"]
-                                  <= -lookup("swing", "turf_clearance_m").atol)
-                             if np.isfinite(info["sole_clearance_m"]) else None)}
+            "turf_contact": turf_contact(info["sole_clearance_m"])}
 
 
 def _event_poses(adapter, spec, cap, ev, calib_frames, calib_q, fit_q, win, labels, addr,

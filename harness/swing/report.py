@@ -34,7 +34,7 @@ from harness.swing import consistency as cc
 from harness.swing import dimension as swing_dim
 from harness.swing import poses, segments
 from harness.swing import study as swing_study
-from harness.swing.checks import alone_words, exit_code, prior_words
+from harness.swing.checks import exit_code, implied_words, prior_words
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -480,17 +480,30 @@ def _ball_rows(im) -> list:
                  f"golfer and club {b.effective_mass_rigid_body_kg:.3f} kg)"
                  if b.head_mass_kg is not None and b.effective_mass_rigid_body_kg is not None
                  else "")),
-            ("residual impulse on the club, Λ − Λ_law (not the ball's)",
+            ("turf's impulse on the club head after the ball (not the ball's)",
+             _no_turf_words(im.sole_clearance_m) if b.turf_impulse_Ns is None
+             else "(" + ", ".join(f"{x:+.3f}" for x in b.turf_impulse_Ns)
+             + f") N·s, |·| {b.turf_impulse_magnitude_Ns:.3f} N·s: {b.turf_normal_Ns:+.3f} "
+             f"N·s up, {b.turf_against_path_Ns:+.3f} N·s against the head's path"),
+            ("residual impulse on the club, Λ − Λ_law − turf (not the ball's)",
              f"({R}) N·s, |·| {b.residual_impulse_magnitude_Ns:.3f} N·s"
              + prior_words(im.impulse_prior)),
-            ("restitution the fitted Λ would imply along the normal",
-             f"{b.restitution_implied_by_fit:.2f}"
-             + (f" ± {b.restitution_implied_by_fit_se:.2f}"
-                if b.restitution_implied_by_fit_se is not None else "") + alone_words(b)),
+            ("restitution the fitted Λ would imply along the normal", implied_words(b)),
             ("energy change across the impact: golfer + club + ball (the law's own)",
              f"{b.impact_energy_change_J:+.2f} J ({b.law_energy_change_J:+.2f} J); "
              f"{b.energy_change_if_ball_took_fitted_impulse_J:+.2f} J if the ball took "
              "the whole fitted Λ")]
+
+
+def _no_turf_words(clearance_m: float) -> str:
+    """Why the fit holds no turf impulse, from the club head's clearance through contact
+    over its address height [m] (NaN: not measured)."""
+    if not np.isfinite(clearance_m):
+        return "none fitted (the head's height through contact was not measured)"
+    if clearance_m > -lookup("swing", "turf_clearance_m").atol:
+        return f"none: the head stayed {1e3 * clearance_m:+.1f} mm from its address height"
+    return (f"none fitted, though the head came {1e3 * -clearance_m:.1f} mm below its address "
+            "height (see the checks)")
 
 
 def _marginal_table(mg) -> str:

@@ -146,6 +146,13 @@ class BallLaw:
     # NaN / None in an older fit.json or with the impulse free
     restitution_markers_alone: float = float("nan")
     restitution_markers_alone_se: float | None = None
+    # the turf's impulse on the club head after the ball (3,) [N·s], its magnitude, its
+    # upward part and its part against the head's path [N·s] (pipeline._turf_figures);
+    # None when the head did not meet the ground (no turf impulse fitted)
+    turf_impulse_Ns: tuple | None = None
+    turf_impulse_magnitude_Ns: float | None = None
+    turf_normal_Ns: float | None = None
+    turf_against_path_Ns: float | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "BallLaw | None":
@@ -155,7 +162,8 @@ class BallLaw:
         for f in dataclasses.fields(cls):
             v = d.get(f.name)
             kw[f.name] = (v if f.name in ("club", "stuck") else
-                          tuple(_num(x) for x in v) if f.name.endswith("impulse_Ns")
+                          _opt(v) if f.name.startswith("turf_") and not isinstance(v, list)
+                          else tuple(_num(x) for x in v) if f.name.endswith("impulse_Ns")
                           or f.name == "impulse_law_Ns" else
                           _opt(v) if f.name.endswith("_se") or f.name in (
                               "head_mass_kg", "effective_mass_rigid_body_kg") else _num(v))

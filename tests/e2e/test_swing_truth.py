@@ -116,7 +116,7 @@ def test_the_fit_recovers_the_impulse_of_a_truth_through_the_impact(quick_swing)
     adapter, _, doc, arr = gt.source(out)
     tr = gt.whole_body_truth(adapter, doc, arr, through_impact=True)
     t_e, L = tr.impact_time_s, np.asarray(tr.impulse_Ns)
-    q, v, _, _ = gt._through_impact(adapter, arr, np.array([t_e, t_e + 1e-12]))
+    q, v, _, _, _ = gt._through_impact(adapter, arr, np.array([t_e, t_e + 1e-12]))
     mj = registry.adapter_class("mujoco")(adapter.model)
     J = mj.frame_jacobian(q[0], tr.impact_frame)[:3]
     lhs, rhs = mj.mass_matrix(q[0]) @ (v[1] - v[0]), J.T @ L
@@ -192,7 +192,7 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     assert np.linalg.norm(-L - (1 + e_true) * c.compression) <= law_tol * np.linalg.norm(L)
     head = float(doc["model"]["club"]["masses_kg"][1])
     assert c.effective_mass_kg == pytest.approx(head, rel=law_tol)
-    q, v, a, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
+    q, v, a, _, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
                                                            tr.impact_time_s + 1e-12]),
                                     law=gt.TruthLaw(col.club_face("driver"), e_true, head,
                                                     "club_grip_r_point"))
@@ -227,3 +227,52 @@ def test_the_fit_recovers_the_ball_of_a_truth_under_the_collision_law(quick_swin
     off = np.subtract(b["impulse_prior_mean_Ns"], b["impulse_law_at_fit_Ns"])
     assert np.linalg.norm(off) <= PRIOR_SHIFT_STOP * b["impulse_prior_sigma_Ns"], b
     assert r["grf_rms_bw"]["top_to_impact"]["total"] <= lookup("swing", "grf_truth").atol
+
+
+def test_the_fit_parts_the_turf_impulse_from_the_balls(quick_swing):
+    """The truth under the collision law with a turf impulse on the club head after the
+    ball (in its frame interval: N 0.2 N·s up and F 0.2 N·s against the head's path,
+    about what an iron's sole loses to the turf beyond the ball), the body's velocity jump
+    the law's and the turf's impulse together (checked with MuJoCo's mass matrix and
+    Jacobian), recovered with the default full settings, the fit told that the head met
+    the ground (as a capture's clearance below its address height tells it): the ball
+    speed the law predicts within swing/ball_speed_recovery; the whole impulse within
+    swing/impulse_recovery; the turf's part within the same allowance of the whole
+    impulse (|ΔΛ_turf| ≤ swing/impulse_recovery · |Λ|), pushing up and against the path;
+    and the restitution not read (the turf's plane holds the ball's impulse)."""
+    from harness.fit import collision as col
+    from harness.model import registry
+    from harness.swing import groundtruth as gt
+    from harness.swing.pipeline import SwingSettings, turf_directions
+
+    _, out, _ = quick_swing
+    adapter, _, doc, arr = gt.source(out)
+    e_true = gt.truth_restitution(doc)
+    tr = gt.whole_body_truth(adapter, doc, arr, through_impact=True, restitution=e_true,
+                             turf=(0.2, 0.2))
+    L, T = np.asarray(tr.impulse_Ns), np.asarray(tr.turf_impulse_Ns)
+    law_tol = lookup("swing", "collision_law").rtol
+    assert np.linalg.norm(L - T + (1 + e_true) * tr.collision.compression) <= \
+        law_tol * np.linalg.norm(L)
+    qe, vm, _ = (x[0] for x in gt._spline(arr, np.array([tr.impact_time_s])))
+    mj = registry.adapter_class("mujoco")(adapter.model)
+    J = mj.frame_jacobian(qe, tr.impact_frame)[:3]
+    up, along = turf_directions(J @ vm)
+    assert T @ up == pytest.approx(0.2, rel=law_tol)
+    assert -T @ along == pytest.approx(0.2, rel=law_tol)
+    head = float(doc["model"]["club"]["masses_kg"][1])
+    law = gt.TruthLaw(col.club_face("driver"), e_true, head, "club_grip_r_point")
+    q, v, _, _, _ = gt._through_impact(adapter, arr, np.array([tr.impact_time_s,
+                                                              tr.impact_time_s + 1e-12]),
+                                       law=law, turf=(0.2, 0.2))
+    lhs, rhs = mj.mass_matrix(q[0]) @ (v[1] - v[0]), J.T @ L
+    assert np.linalg.norm(lhs - rhs) <= lookup("swing", "reset_map").atol * np.linalg.norm(rhs)
+    r = gt.recover(adapter, tr, SwingSettings())
+    b, im = r["ball"], r["impulse"]
+    tol = lookup("swing", "impulse_recovery").atol
+    assert b["speed_error_rel"] <= lookup("swing", "ball_speed_recovery").atol, b
+    assert im["resolved_error_rel"] <= tol and im["magnitude_error_rel"] <= tol, im
+    assert b["turf_error_Ns"] <= tol * np.linalg.norm(L), b
+    fit_T = np.asarray(b["turf_fit_Ns"])
+    assert fit_T @ up >= 0.0 and -fit_T @ along >= 0.0, b
+    assert b["restitution_implied_by_fit_se"] is None

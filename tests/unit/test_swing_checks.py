@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from harness.core.tolerances import lookup
@@ -157,22 +158,37 @@ def test_each_segment_is_a_row_naming_its_window_and_a_failing_one_fails_the_run
     assert checks.exit_code(rows) == 1
 
 
-def test_turf_after_the_ball_fails_its_check():
+def test_turf_after_the_ball_fails_its_check_unless_the_fit_holds_a_turf_impulse():
     """The club head's clearance through contact over its address height, scored against
     swing/turf_clearance_m below it: above met, at or under it (the head met the ground
-    after the ball; no turf impulse in the fit) not met; unmeasured (NaN), no row."""
+    after the ball) not met when the fit has no turf impulse, met when it holds one;
+    unmeasured (NaN), no row. The turf impulse's own row is met only when it pushes up and
+    against the head's path (both parts ≥ 0)."""
     f = _summary()
     lim = lookup("swing", "turf_clearance_m").atol
     for c, ok in ((-lim + 0.001, True), (-lim, False), (-lim - 0.010, False)):
         im = dataclasses.replace(f.fit.impact, sole_clearance_m=c)
         s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
         a = checks.assess(checks.Facts(s))
-        assert _row(a.rows, "no turf after the ball")["ok"] is ok
+        assert _row(a.rows, "turf after the ball")["ok"] is ok
         assert (a.exit_code == 0) is ok
+        assert not [r for r in a.rows if r["name"].startswith("turf's impulse")]
+    for (n, fr), ok in (((0.2, 0.1), True), ((0.0, 0.0), True), ((-0.01, 0.1), False),
+                        ((0.2, -0.01), False)):
+        turf = dict(turf_impulse_Ns=(0.0, -fr, n), turf_impulse_magnitude_Ns=float(
+            np.hypot(n, fr)), turf_normal_Ns=n, turf_against_path_Ns=fr)
+        im = dataclasses.replace(f.fit.impact, sole_clearance_m=-lim - 0.010,
+                                 ball=dataclasses.replace(_ball(-1.0), **turf))
+        s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
+        a = checks.assess(checks.Facts(s))
+        assert _row(a.rows, "turf after the ball")["ok"] is True
+        assert _row(a.rows, "turf's impulse")["ok"] is ok
+        assert (a.exit_code == 0) is ok
+        assert "not read" in _row(a.rows, "residual impulse")["value"]
     im = dataclasses.replace(f.fit.impact, sole_clearance_m=float("nan"))
     s = dataclasses.replace(f, fit=dataclasses.replace(f.fit, impact=im))
     assert not [r for r in checks.assess(checks.Facts(s)).rows
-                if r["name"].startswith("no turf")]
+                if r["name"].startswith("turf after")]
 
 
 def test_turf_contact_in_the_summary_only_where_the_clearance_was_measured():

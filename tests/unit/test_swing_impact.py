@@ -265,3 +265,54 @@ def test_the_refit_without_the_prior_is_the_free_fit(fitted):
     assert abs(u @ (refit.impulse - free.impulse)) <= tol * se
     assert abs(u @ (held.impulse - free.impulse)) > 3 * se
     assert held_prob.impact.sigma_impulse == 0.02
+
+
+def test_a_direction_the_prior_leaves_loose_is_the_datas(fitted):
+    """ImpactEvent.impulse_prior_loose: with a prior held tight (σ 0.02 N·s) about a
+    centre but loose (σ_loose 4.6 N·s) along the direction u the markers resolve, moving
+    the centre by 1 N·s along u moves the fitted Λ along u by the prior's share of the
+    precision there, about (se/σ_loose)² (se the free fit's standard error along u; at most
+    twice that), where without the loose direction it moves by more than half the shift;
+    and the prior's rows enter the normal equations whitened by (I − uuᵀ)/σ + uuᵀ/σ_loose:
+    g_Λ and H_ΛΛ against central differences of the residuals."""
+    sw, imp, prob, _ = fitted
+    h, a = prob.h, prob.adapter
+    ikr = ik.track(a, list(sw.labels), sw.markers, sw.q[0])
+    u, _ = _resolved(adapter("drake", "planar_golfer"), sw)
+    centre = 0.9 * np.asarray(sw.impulse)
+
+    def problem(mean, sigma, loose=()):
+        ie = tf.ImpactEvent("club_head", imp.t_s, imp.t_s, imp.sigma_s,
+                            (imp.t_s - 2 * h, imp.t_s + 2 * h), sigma_impulse=sigma,
+                            impulse_prior_mean=tuple(mean), impulse_prior_loose=loose,
+                            sigma_impulse_loose=4.6)
+        return tf.FitProblem(a, sw.labels, sw.markers, h, 0.002,
+                             np.array([100.0, 100.0, 30.0]), w_effort=1e-3, w_smooth=1.0,
+                             impact=ie)
+
+    free = tf.fit(problem(np.zeros(3), 4.6), ikr.q)
+    se = float(np.sqrt(u @ np.asarray(free.impact["laplace"]["impulse_cov"]) @ u))
+    moved = {}
+    for loose in ((), (tuple(u),)):
+        a0, a1 = (tf.fit(problem(centre + d * u, 0.02, loose), ikr.q) for d in (0.0, 1.0))
+        moved[bool(loose)] = float(u @ (a1.impulse - a0.impulse))
+    assert abs(moved[True]) <= 2.0 * (se / 4.6) ** 2, (moved, se)
+    assert moved[False] > 0.5, moved
+    # the loose prior's rows in the normal equations, against central differences
+    loose_prob = problem(centre, 0.02, (tuple(u),))
+    res = tf._Residuals(loose_prob)
+    th = np.r_[free.C.ravel(), centre + 0.1]
+    ne = res.evaluate(th, jac=True)["normal"]
+    n, eps = free.C.size, 1e-6
+    cols = []
+    for k in range(n, n + 3):
+        d = np.zeros(th.size)
+        d[k] = eps
+        cols.append((res.evaluate(th + d, jac=False)["r"]
+                     - res.evaluate(th - d, jac=False)["r"]) / (2 * eps))
+    Jfd = np.stack(cols, axis=1)
+    r = res.evaluate(th, jac=False)["r"]
+    ftol = lookup("swing", "jacobian/finite_difference").rtol
+    g_fd, H_fd = Jfd.T @ r, Jfd.T @ Jfd
+    assert np.abs(ne["gL"] - g_fd).max() <= ftol * max(1.0, np.abs(g_fd).max())
+    assert np.abs(ne["HLL"] - H_fd).max() <= ftol * max(1.0, np.abs(H_fd).max())
