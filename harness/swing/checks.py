@@ -440,7 +440,9 @@ CHECKS = (
           passes=lambda c, lim, f: bool(c > -lim or _turf(f)),
           applies=lambda f: _impact(f) and np.isfinite(
               f.summary.fit.impact.sole_clearance_m)),
-    Check("turf's impulse on the club head after the ball: up and against the head's path "
+    Check("turf's impulse on the club head after the ball: the impulse in the plane of the "
+          "vertical and the head's path beyond the ball's law (the turf's, and any of the "
+          "head's loss the rigid club over-reads); it must push up and against the path "
           "(the ground only pushes; friction and the soil only resist)", None,
           lambda f, _: f.summary.fit.impact.ball,
           lambda f, _, b: (f"{b.turf_normal_Ns:+.3f} N·s up, {b.turf_against_path_Ns:+.3f} "

@@ -480,7 +480,9 @@ def _ball_rows(im) -> list:
                  f"golfer and club {b.effective_mass_rigid_body_kg:.3f} kg)"
                  if b.head_mass_kg is not None and b.effective_mass_rigid_body_kg is not None
                  else "")),
-            ("turf's impulse on the club head after the ball (not the ball's)",
+            ("turf's impulse on the club head after the ball: in the plane of the vertical "
+             "and the head's path, beyond the ball's law (the turf's, and any of the head's "
+             "loss the rigid club over-reads; not the ball's)",
              _no_turf_words(im.sole_clearance_m) if b.turf_impulse_Ns is None
              else "(" + ", ".join(f"{x:+.3f}" for x in b.turf_impulse_Ns)
              + f") N·s, |·| {b.turf_impulse_magnitude_Ns:.3f} N·s: {b.turf_normal_Ns:+.3f} "
