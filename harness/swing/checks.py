@@ -267,8 +267,10 @@ def prior_words(prior: dict | None) -> str:
         where = "at the first fit" if not rounds else (
             f"at the fit's own pre-contact state (re-centred from the first fit's in "
             f"{n} refit{'' if n == 1 else 's'}, last move {rounds[-1]['shift_Ns']:.4f} N·s)")
+        loose = (f"; in the turf's plane (the vertical and the head's path) only within "
+                 f"{prior['sigma_loose_Ns']:g} N·s" if prior.get("loose_directions") else "")
         return (f" (Λ held to the law's impulse {where}, within "
-                f"{prior['sigma_Ns']:.3f} N·s: the spread e's prior gives it)")
+                f"{prior['sigma_Ns']:.3f} N·s: the spread e's prior gives it{loose})")
     return f" (Λ free: a prior about zero, {prior['sigma_Ns']:g} N·s)"
 
 

@@ -1172,6 +1172,12 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             "impulse_prior": {"kind": impulse_prior(s),
                               "mean_Ns": [float(x) for x in prob.impact.impulse_prior_mean],
                               "sigma_Ns": float(prob.impact.sigma_impulse),
+                              # the directions left to the data (the turf's plane) and
+                              # their scale [N·s]; empty without turf
+                              "loose_directions": [list(u) for u in
+                                                   prob.impact.impulse_prior_loose],
+                              "sigma_loose_Ns": float(prob.impact.sigma_impulse_loose)
+                              if prob.impact.impulse_prior_loose else None,
                               "recentred": fr.impact.get("prior_rounds", [])},
             # the refit without the law's prior at the same t_e (fit_through_impact): its
             # impulse [N·s], the e it implies and its SE, iterations, converged; None when
