@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.core.tolerances import lookup
 from harness.swing import activation, dimension, segments, study
-from harness.swing.pipeline import DIVERGED_M
+from harness.swing.pipeline import DIVERGED_M, turf_contact
 from harness.swing.summary import SwingSummary
 
 REPORTED = "reported, no threshold"
@@ -432,7 +432,7 @@ CHECKS = (
           lambda f, _: f.summary.fit.impact.sole_clearance_m,
           lambda f, _, c: (f"{1e3 * c:+.1f} mm (the club-head markers' least height over the "
                            "contact frame and the two after it, each against its address "
-                           "height)" + ("" if c > -lookup("swing", "turf_clearance_m").atol
+                           "height)" + ("" if not turf_contact(c)
                                         else "; the head met the ground after the ball: "
                                         "its impulse fitted as the turf's (next row)"
                                         if _turf(f) else "; the head met the ground after "

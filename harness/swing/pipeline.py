@@ -1048,7 +1048,7 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
             "impulse_law_Ns": L_law.tolist(), "impulse_law_sd_Ns": impulse_sd,
             "residual_impulse_Ns": (L_ball - L_law).tolist(),
             "residual_impulse_magnitude_Ns": float(np.linalg.norm(L_ball - L_law)),
-            **_turf_figures(turf, U, J @ vm),
+            **_turf_figures(turf, U),
             "ball_velocity_mps": law.ball_velocity.tolist(), "ball_speed_mps": ball_speed,
             "ball_speed_sd_mps": speed_sd, "ball_spin_radps": law.ball_spin.tolist(),
             "launch_angle_from_path_rad": float(np.arctan2(
@@ -1074,18 +1074,19 @@ def ball_law(fr: tf.TrajectoryFitResult, prob: tf.FitProblem, s: SwingSettings) 
                     "golfer + club by M(q_e) from the fitted v⁻, v⁺, plus the ball's"}
 
 
-def _turf_figures(turf, U, face_velocity) -> dict:
+def _turf_figures(turf, U) -> dict:
     """The turf's impulse on the club head (3,) [N·s] (``turf``, in the plane of the rows
-    of ``U`` (2, 3); U empty: no turf modelled, every figure None), its magnitude, its
+    of ``U`` (2, 3), turf_directions' up and along the head's path, as the fit's prior
+    left them loose; U empty: no turf modelled, every figure None), its magnitude, its
     upward part N [N·s] (the ground only pushes: N ≥ 0) and its part against the head's
-    horizontal path F [N·s] (friction and the soil cut only resist: F ≥ 0), F/N."""
+    horizontal path F [N·s] (friction and the soil's cut only resist: F ≥ 0)."""
     if not len(U):
         return {"turf_impulse_Ns": None, "turf_impulse_magnitude_Ns": None,
                 "turf_normal_Ns": None, "turf_against_path_Ns": None}
-    along = turf_directions(face_velocity)[1]
+    up, along = U
     return {"turf_impulse_Ns": turf.tolist(),
             "turf_impulse_magnitude_Ns": float(np.linalg.norm(turf)),
-            "turf_normal_Ns": float(turf[2]), "turf_against_path_Ns": float(-along @ turf)}
+            "turf_normal_Ns": float(up @ turf), "turf_against_path_Ns": float(-along @ turf)}
 
 
 def _handed_on(law: dict, ev: SwingEvents) -> dict:

@@ -35,6 +35,7 @@ from harness.swing import dimension as swing_dim
 from harness.swing import poses, segments
 from harness.swing import study as swing_study
 from harness.swing.checks import exit_code, implied_words, prior_words
+from harness.swing.pipeline import turf_contact
 from harness.swing.summary import SwingSummary
 
 # joint groups of the torque charts: (title, name test, unit); the pelvis's translations
@@ -500,9 +501,10 @@ def _ball_rows(im) -> list:
 def _no_turf_words(clearance_m: float) -> str:
     """Why the fit holds no turf impulse, from the club head's clearance through contact
     over its address height [m] (NaN: not measured)."""
-    if not np.isfinite(clearance_m):
+    met = turf_contact(clearance_m)
+    if met is None:
         return "none fitted (the head's height through contact was not measured)"
-    if clearance_m > -lookup("swing", "turf_clearance_m").atol:
+    if not met:
         return f"none: the head stayed {1e3 * clearance_m:+.1f} mm from its address height"
     return (f"none fitted, though the head came {1e3 * -clearance_m:.1f} mm below its address "
             "height (see the checks)")
