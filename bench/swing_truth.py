@@ -15,14 +15,16 @@ with ``--restitution E`` too, the truth's impulse is the collision law's with re
 E (the club head on its own striking the ball), and the ball speed and the restitution
 the fit recovers are listed against the truth's; ``--turf N,F`` [N·s] adds a turf impulse
 on the club head with the ball's (N up, F against the head's path), and the fit, told the
-head met the ground, recovers it.
+head met the ground, recovers it; ``--ring F,Z`` makes the truth's club head ring on its
+shaft at F Hz with damping ratio Z after the impulse, and ``--no-fit-ring`` keeps the
+recovering fit from trying a ringing.
 The run's table goes into ``--out`` after its first line (the record of runs, newest
 first); what the run was is written above it by hand as "# Run N: ...".
 
 Run: .venv/bin/python bench/swing_truth.py [--swing-dir DIR] [--seeds 0,1,2]
      [--settings quick|full] [--truth-schedule]
-     [--through-impact [--restitution E [--turf N,F]]]
-     [--impulse-prior law|free]
+     [--through-impact [--restitution E [--turf N,F] [--ring F,Z]]]
+     [--no-fit-ring] [--impulse-prior law|free]
      [--no-joint-limits]
      [--w-smooth 0.03,1] [--noise-mm 2] [--set NAME=VALUE ...]
      [--out bench/swing_truth.txt]
@@ -67,6 +69,11 @@ def main():
     ap.add_argument("--turf", default=None,
                     help="N,F [N·s]: with --restitution, a turf impulse on the club head "
                          "after the ball, N up and F against the head's path")
+    ap.add_argument("--ring", default=None,
+                    help="F,Z: with --through-impact, the truth's club head rings on its "
+                         "shaft at F Hz, damping ratio Z, after the impulse")
+    ap.add_argument("--no-fit-ring", action="store_true",
+                    help="the recovering fit does not try the head's ringing")
     ap.add_argument("--impulse-prior", choices=("law", "free"), default=None,
                     help="the recovering fit's impulse prior (default: the settings' own, "
                          "law)")
@@ -104,6 +111,8 @@ def main():
     settings = dataclasses.replace(settings, joint_limits=args.joint_limits)
     if args.impulse_prior is not None:
         settings = dataclasses.replace(settings, impulse_prior=args.impulse_prior)
+    if args.no_fit_ring:
+        settings = dataclasses.replace(settings, ring=False)
     fields = {f.name for f in dataclasses.fields(settings)}
     for item in args.set:
         name, _, value = item.partition("=")
@@ -120,8 +129,11 @@ def main():
     limit = lookup("swing", "grf_truth").atol
     law_words = ("" if args.restitution is None else
                  f"; the truth through the impact under the collision law, e {args.restitution:g}"
-                 + ("" if args.turf is None else f", a turf impulse N,F {args.turf} N·s"))
+                 + ("" if args.turf is None else f", a turf impulse N,F {args.turf} N·s")
+                 + ("" if args.ring is None else f", the head ringing on its shaft (F Hz, "
+                                                 f"ζ) {args.ring}"))
     turf = None if args.turf is None else tuple(float(x) for x in args.turf.split(","))
+    ring = None if args.ring is None else tuple(float(x) for x in args.ring.split(","))
     say(f"# bench/swing_truth.py: truth from {swing_dir} (its fitted motion, its assumed "
         f"schedule, foot forces by the weight-shift rule), {args.noise_mm:g} mm marker noise, "
         f"recovered "
@@ -130,6 +142,7 @@ def main():
         f"; impulse prior {settings.impulse_prior}"
         f"{''.join('; ' + x for x in args.set)}"
         f"{'; marker scale the IK RMSE' if settings.sigma_marker_m is None else ''}"
+        f"{'' if settings.ring else '; no ringing tried'}"
         f"{law_words}); "
         f"GRF error RMS over frames / body weight "
         f"(threshold {limit:g}); load average {os.getloadavg()[0]:.1f}")
@@ -140,7 +153,7 @@ def main():
         tr = gt.whole_body_truth(adapter, doc, arr, seed=seed,
                                  sigma_m=max(1e-3 * args.noise_mm, 1e-6),
                                  through_impact=args.through_impact,
-                                 restitution=args.restitution, turf=turf)
+                                 restitution=args.restitution, turf=turf, ring=ring)
         for ws, which in [(ws, which) for ws in weights for which in
                           (("derived", "truth") if args.truth_schedule else ("derived",))]:
             t0 = time.perf_counter()
@@ -183,6 +196,12 @@ def main():
                        f"; turf impulse truth {np.round(b['turf_truth_Ns'], 3)} N·s, fit "
                        f"{np.round(b['turf_fit_Ns'], 3)} N·s, |error| "
                        f"{b['turf_error_Ns']:.3f} N·s"))
+            if r.get("ring_profile"):
+                say(f"{'':8s} ringing: truth "
+                    f"{'none' if tr.ring is None else format(tr.ring['frequency_hz'], 'g') + ' Hz'}"
+                    f"; the fit's costs " + ", ".join(
+                        f"{'none' if p['hz'] is None else format(p['hz'], '.1f') + ' Hz'} "
+                        f"{p['cost']:.1f}" for p in r["ring_profile"]))
     say(f"truth: joint torque RMS top → impact {r['torque_rms_truth_Nm']:.1f} N·m; the "
         f"truth's own pelvis residual ≤ {tr.residual_peak_N:.2f} N; mean vertical force "
         f"per foot (fit, truth, last seed) "

@@ -236,3 +236,18 @@ def inverse_mass_at(M: NDArray[np.float64], J: NDArray[np.float64]) -> NDArray[n
     """W (3, 3) 1/kg = J M⁻¹ Jᵀ: M (nv, nv) the mass matrix, J (3, nv) the point's
     translational Jacobian."""
     return J @ np.linalg.solve(M, J.T)
+
+
+def ring_gain(M: NDArray[np.float64], J: NDArray[np.float64], m_head: float,
+              shaft_axis: NDArray[np.float64]) -> NDArray[np.float64]:
+    """κ (3, 3) 1/kg: the club head's velocity change per unit impulse on it beyond the
+    rigid golfer and club's, across the shaft: Π(I/m_head − J M⁻¹ Jᵀ)Π with Π = I − aaᵀ
+    (a the shaft's axis, (3,), any length). During contact the head moves on its own
+    across the shaft (a shaft bends) and with the club along it (a shaft does not
+    stretch); the reset map gives the rigid body's J M⁻¹ Jᵀ Λ, so κΛ [m/s] is the head's
+    extra velocity at the start of its ringing on the shaft (trajectory.HeadRing). Positive
+    semidefinite: the body carries the head, so J M⁻¹ Jᵀ ⪯ I/m_head."""
+    a = np.asarray(shaft_axis, float)
+    a = a / np.linalg.norm(a)
+    P = np.eye(3) - np.outer(a, a)
+    return P @ (point_inverse_mass(m_head) - inverse_mass_at(M, J)) @ P

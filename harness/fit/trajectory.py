@@ -189,6 +189,29 @@ class GroundContact:
 
 
 @dataclass
+class HeadRing:
+    """The club head ringing on the shaft after the impulse, seen by its markers: from
+    t_e on, the markers ``markers`` (indices into the fit's labels) sit δ(t) [m] off the
+    rigid model's, δ(t) = g(t − t_e) κ Λ with g(τ) = e^(−ζωτ) sin(ω_d τ)/ω_d [s],
+    ω_d = ω√(1 − ζ²). κ (3, 3) [1/kg] is the head's extra velocity per unit impulse: the
+    head alone's inverse mass minus the rigid body's at the face, across the shaft (a
+    shaft bends, it does not stretch). ω [rad/s] and ζ [–] are the shaft's ringing
+    frequency and damping ratio. A one-mode overlay: the rigid coordinates carry the
+    momentum (the reset map), the ringing only where the head is."""
+    markers: tuple
+    kappa: np.ndarray
+    omega: float
+    zeta: float
+
+    def gain(self, tau: NDArray[np.float64]) -> NDArray[np.float64]:
+        """g(τ) [s] at τ = t − t_e (array), zero before the impulse."""
+        tau = np.asarray(tau, float)
+        wd = self.omega * np.sqrt(1.0 - self.zeta ** 2)
+        g = np.exp(-self.zeta * self.omega * tau) * np.sin(wd * tau) / wd
+        return np.where(tau > 0.0, g, 0.0)
+
+
+@dataclass
 class ImpactEvent:
     """A hybrid event splitting the fit into two phases at t_e [s]: the impulse Λ (3,)
     [N·s, world axes] acts at the model frame ``frame`` (the club-head contact point);
@@ -217,6 +240,7 @@ class ImpactEvent:
     # instant whose size the data decide (the turf's, under a ball held to its law)
     impulse_prior_loose: tuple = ()
     sigma_impulse_loose: float = 1e3
+    ring: HeadRing | None = None   # the head's ringing on the shaft after Λ (HeadRing)
 
     def prior_whitening(self) -> NDArray[np.float64]:
         """(3, 3) 1/(N·s): W with the prior's rows W(Λ − Λ₀), W = (I − UUᵀ)/σ_Λ + UUᵀ/σ_loose
@@ -605,6 +629,20 @@ class TrajectoryFitResult:
                 else float("nan") for k, l in enumerate(self.labels)}
 
 
+def ring_offsets(prob: FitProblem, lam: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """(N, K, 3) m: the club head's ringing δ (HeadRing) at every frame and marker of
+    ``prob`` under the impulse Λ (3,) [N·s] (zero off the head's markers and before t_e),
+    or None without a ring."""
+    ie = prob.impact
+    if ie is None or ie.ring is None:
+        return None
+    rg = ie.ring
+    off = np.zeros((prob.N, len(prob.labels), 3))
+    off[:, list(rg.markers), :] = (rg.gain(prob.t - ie.t_e)[:, None]
+                                   * (rg.kappa @ np.asarray(lam, float)))[:, None, :]
+    return off
+
+
 class _Residuals:
     """The whitened residuals of the module docstring over θ = [vec(C), β] (β: the
     contact forces' pyramid coefficients (N, nc, 4), absent without contact)."""
@@ -697,7 +735,7 @@ class _Residuals:
         p = self.p
         C, beta = self.split(theta)
         Q, V, A = p.B0 @ C, p.B1 @ C, p.B2 @ C
-        fr = self._frame_terms(Q, V, beta, jac)
+        fr = self._frame_terms(Q, V, beta, jac, self.ring_offsets(self.impulse(theta)))
         tau, dq, dv, da = self._inverse_dynamics(Q, V, A, jac)
         act, r_eff, r_smo, comps, extra = self._actuation_terms(fr, tau, Q, V, beta)
         exc = None
@@ -722,12 +760,28 @@ class _Residuals:
                                          dq, dv, da, act, tau, fr["G"], beta, fr["curv"], exc)
             if p.impact is not None:       # the reset rows: the coefficients and Λ
                 self._impact_normal(out["normal"], imp)
+                if p.impact.ring is not None:
+                    self._ring_normal(out["normal"], fr["r_geo"], fr["geo_J"])
         return out
 
+    def ring_offsets(self, lam: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``ring_offsets`` of this problem at Λ (3,) [N·s]."""
+        return ring_offsets(self.p, lam)
+
+    def ring_rows(self, i: int) -> NDArray[np.float64]:
+        """(3·seen markers, 3): ∂(frame i's marker rows)/∂Λ of the head's ringing (whitened)."""
+        p, rg = self.p, self.p.impact.ring
+        seen = p.seen[i]
+        D = np.zeros((len(self.frames), 3, 3))
+        D[list(rg.markers)] = rg.gain(p.t[i] - p.impact.t_e) * rg.kappa
+        return D[seen].reshape(-1, 3) / p.sigma_marker
+
     def _frame_terms(self, Q: NDArray[np.float64], V: NDArray[np.float64],
-                     beta: NDArray[np.float64] | None, jac: bool) -> dict:
+                     beta: NDArray[np.float64] | None, jac: bool,
+                     ring: NDArray[np.float64] | None = None) -> dict:
         """Frame by frame: the marker, closure and contact residuals (and with ``jac`` their
-        Jacobians over q), the contact slip and the contact forces' map G (N, nv, nc·4)."""
+        Jacobians over q), the contact slip and the contact forces' map G (N, nv, nc·4);
+        ``ring`` (N, K, 3) m: the head's ringing added to the model's markers."""
         p, nv, N = self.p, self.nv, self.p.N
         ct = p.contact
         a = p.adapter
@@ -743,7 +797,8 @@ class _Residuals:
         for i in range(N):
             poses = a.frame_poses(Q[i], allf)[:, :3]
             seen = p.seen[i]
-            mres[i, seen] = poses[:K][seen] - p.y[i, seen]
+            mk = poses[:K] if ring is None else poses[:K] + ring[i]
+            mres[i, seen] = mk[seen] - p.y[i, seen]
             rm = (mres[i, seen] / p.sigma_marker).ravel()
             msum += float(rm @ rm)
             parts = [rm]
@@ -914,6 +969,22 @@ class _Residuals:
         Tc = T_C[:, cols]
         ne["H"][np.ix_(cols, cols)] += Tc.T @ Tc
         ne["g"][cols] += Tc.T @ r_tc
+
+    def _ring_normal(self, ne: dict, r_geo: list, geo_J: list) -> None:
+        """Adds the head's ringing to the normal equations: the marker rows of the frames
+        after t_e depend on Λ through δ = g κ Λ (H_CΛ, H_ΛΛ, g_Λ)."""
+        p = self.p
+        b0 = p.bvals[0]
+        for i in np.flatnonzero(p.t > p.impact.t_e):
+            R = self.ring_rows(int(i))
+            m = R.shape[0]
+            if not m:
+                continue
+            Ji, ri = geo_J[i][:m], r_geo[i][:m]
+            ix = ne["idx"][i]
+            ne["HcL"][ix] += np.kron(b0[i][:, None], Ji.T @ R)
+            ne["HLL"] += R.T @ R
+            ne["gL"] += R.T @ ri
 
     def excitation(self,
                    tau: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:

@@ -71,6 +71,7 @@ from harness.swing.pipeline import (
     ball_law,
     fit_problem,
     fit_through_impact,
+    head_marker_indices,
     impact_event,
     marker_scale,
     turf_directions,
@@ -119,6 +120,10 @@ class WholeBodyTruth:
     # the turf's impulse on the club head after the ball (3,) [N·s] world axes, applied
     # with the ball's at the impact (``turf``); None without turf contact
     turf_impulse_Ns: np.ndarray | None = None
+    # the club head's ringing on the shaft after the impulse (trajectory.HeadRing: its
+    # frequency [Hz], damping ratio, gain κ (3, 3) [1/kg]) in the truth's club-head
+    # markers; None: the head's loss handed on within the frame (a rigid club)
+    ring: dict | None = None
 
 
 def source(swing_dir: str | os.PathLike[str], doc: dict | None = None
@@ -282,14 +287,17 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                      w_equation: float = 1e4,
                      through_impact: bool = False,
                      restitution: float | None = None,
-                     turf: tuple | None = None) -> WholeBodyTruth:
+                     turf: tuple | None = None,
+                     ring: tuple | None = None) -> WholeBodyTruth:
     """The truth of the module docstring from a swing folder's ``source`` (adapter,
     fit.json, trajectory arrays). ``w_equation``: weight of the six pelvis equations
     against the prior in the per-frame non-negative least squares. ``through_impact``
     (a two-phase source fit): the whole window with the source's impulse as the truth's,
     or with ``restitution`` e (dimensionless, 0–1) the collision law's impulse with e
     (``_through_impact``), ``turf`` (N, F) [N·s] a turf impulse on the club head with the
-    ball's (up, against the head's path); otherwise the pre-impact phase."""
+    ball's (up, against the head's path), ``ring`` (f [Hz], ζ) the club head ringing on
+    a shaft of that frequency and damping after the impulse, in the club-head markers
+    (``_ring``); otherwise the pre-impact phase."""
     from scipy.optimize import nnls  # on use: scipy.optimize adds ~90 ms to every command's start
     t = np.asarray(arr["t"], float)
     impact: tuple = (None, None, None, None)
@@ -340,13 +348,42 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
             F[i, on] = (E @ beta.reshape(on.size, 4).T).T
         tau[i] = g - np.einsum("cjv,cj->v", J, F[i])
     clean = np.stack([adapter.frame_poses(x, list(labels))[:, :3] for x in q])
+    ring_info = None
+    if ring is not None and impact[0] is not None:
+        ring_info, off = _ring(adapter, doc, t, q, impact, labels, ring)
+        clean = clean + off
     noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
     trans = [adapter.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
     return WholeBodyTruth(t, q, v, vd, F, tau, clean + noise, clean, labels, frames, stick,
                           float(doc["ground"]["floor_z_m"]), bw, share,
                           float(np.abs(tau[:, trans]).max()),
                           int(doc["window"]["top_frame"]) - int(doc["window"]["first_frame"]),
-                          sigma_m, seed, *impact, club, loft, turf_L)
+                          sigma_m, seed, *impact, club, loft, turf_L, ring_info)
+
+
+def _ring(adapter, doc: dict, t, q, impact: tuple, labels: tuple, ring: tuple) -> tuple:
+    """(the ring's figures, the offsets (N, K, 3) m) of a truth whose club head rings on
+    its shaft after the impulse: δ(t) = g(t − t_e) κ Λ in the club-head markers
+    (trajectory.HeadRing at f = ``ring[0]`` Hz, ζ = ``ring[1]``), κ the head's extra
+    velocity per unit impulse across the shaft (collision.ring_gain) at q(t_e): the
+    source's head mass and shaft frame, Λ (3,) [N·s] the truth's whole impulse."""
+    t_e, L, frame = impact[0], np.asarray(impact[1], float), impact[2]
+    qe = _state_at(t, q, t_e)
+    J = adapter.frame_jacobian(qe, frame)[:3]
+    ends = adapter.frame_poses(qe, [frame, str(doc["settings"]["shaft_frame"])])[:, :3]
+    kappa = col.ring_gain(adapter.mass_matrix(qe), J,
+                          float(doc["model"]["club"]["masses_kg"][1]), ends[1] - ends[0])
+    rg = tf.HeadRing(head_marker_indices(labels, DRIVER_SWING.club_head), kappa,
+                     2.0 * np.pi * float(ring[0]), float(ring[1]))
+    off = np.zeros((len(t), len(labels), 3))
+    off[:, list(rg.markers), :] = (rg.gain(t - t_e)[:, None] * (kappa @ L))[:, None, :]
+    return {"frequency_hz": float(ring[0]), "damping_ratio": float(ring[1]),
+            "gain_per_kg": kappa.tolist(), "head_velocity_mps": (kappa @ L).tolist()}, off
+
+
+def _state_at(t, q, t_e: float):
+    """q (nv,) at t_e [s], linearly between the frames of t (N,) s and q (N, nv)."""
+    return np.array([np.interp(t_e, t, q[:, j]) for j in range(q.shape[1])])
 
 
 def rms_bw(a: NDArray[np.float64], b: NDArray[np.float64], bw: float) -> float:
@@ -478,7 +515,8 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
         # capture's clearance against its address height, which the truth's window lacks)
         fr = fit_through_impact(prob, ikr.q, dataclasses.replace(
             settings, club=truth.club, loft_deg=truth.loft_deg),
-            turf=truth.turf_impulse_Ns is not None)
+            turf=truth.turf_impulse_Ns is not None,
+            head_markers=head_marker_indices(truth.labels, DRIVER_SWING.club_head))
     wall = time.perf_counter() - t0
     fit_frames = tuple(prob.contact.frames)
     if fit_frames != truth.frames:
@@ -513,5 +551,8 @@ def recover(adapter: EngineAdapter, truth: WholeBodyTruth, settings: SwingSettin
         "truth_residual_peak_N": truth.residual_peak_N,
         "schedule_agreement": float(np.mean(prob.contact.stick == truth.stick)),
         "iterations": fr.iterations, "wall_s": wall,
+        # the head's ringing the fit tried and the costs (None without the impact)
+        "ring_profile": (fr.impact or {}).get("ring_profile"),
+        "ring": (fr.impact or {}).get("ring"),
         "body_weight_N": bw, "sigma_m": truth.sigma_m, "seed": truth.seed,
     }

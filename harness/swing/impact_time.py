@@ -18,14 +18,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
-from harness.fit.trajectory import FitProblem, TrajectoryFitResult, fit
+from harness.fit.trajectory import FitProblem, HeadRing, TrajectoryFitResult, fit
 
 
 def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, tol: float = 1e-9,
                progress: Callable[[int, float], None] | None = None, refit_iter: int = 10,
                say: Callable[[str], None] | None = None,
                prior: Callable[[TrajectoryFitResult], tuple] | None = None,
-               prior_rounds: int = 3) -> TrajectoryFitResult:
+               prior_rounds: int = 3,
+               warm: tuple | None = None) -> TrajectoryFitResult:
     """Q0 (N, nv) [rad | m] the start at the N frames; the two-phase fit with the event
     time t_e [s] a decision variable: the profile cost
     c(t_e) = (the fit's cost at t_e) + ½((t̂ − t_e)/σ)² minimised by a parabola through
@@ -40,12 +41,15 @@ def fit_impact(prob: FitProblem, Q0: NDArray[np.float64], max_iter: int = 200, t
     the lowest profile cost, with ``impact["profile"]`` the points tried [(t_e s, cost)];
     with ``prior``, that fit re-centred (``_recentre``, at most ``prior_rounds`` refits at
     its t_e) so the prior's mean is the law's at the returned fit's own pre-contact state,
-    not the first fit's."""
+    not the first fit's. ``warm``: (a FitProblem at its own t_e, a fit of it): the first
+    fit starts from that fit's coefficients and impulse instead of the spline through Q0."""
     start = time.perf_counter()
     ie = prob.impact
     t_hat = ie.t_hat
     prob.set_event_time(_off_frames(prob, t_hat))
-    base = fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress)
+    base = fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress) if warm is None else \
+        fit(prob, Q0, max_iter=max_iter, tol=tol, progress=progress,
+            C0=prob.coefficients_like(warm[0], warm[1].C), impulse0=warm[1].impulse)
     if prior is not None:
         _hold(ie, prior(base))
     ref = copy.copy(prob)                      # keeps the bases of t̂ (rebuilt ones are new)
@@ -133,6 +137,115 @@ def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResu
         best.iterations += iters
     best.impact["prior_rounds"] = log
     return best
+
+
+RING_SCAN_HZ = (10.0, 200.0)   # the frequencies the residuals are scanned over [Hz]
+RING_SCAN_POINTS = 200         # log-spaced
+RING_STEP = 2.0 ** 0.125       # the refits' frequencies: the scan's and a factor this apart
+
+
+def ring_scan(best: TrajectoryFitResult, prob: FitProblem,
+              ring_at: Callable[[float], HeadRing]) -> dict:
+    """Which frequency f [Hz] of the head's ringing the residuals of ``best`` (a fit of
+    ``prob`` without it) hold: the club-head markers' mean residual (model − measured, m)
+    after t_e along the ringing's direction κΛ, against −a·g(t − t_e; f)|κΛ| (``ring_at(f)``'s
+    gain, a ≥ 0 in least squares: the measured head trails the rigid one; a = 1 is the
+    whole ringing of a head free across the shaft) over ``RING_SCAN_POINTS`` log-spaced
+    frequencies in ``RING_SCAN_HZ``: {"hz": the one that explains the most of them (None:
+    no positive a anywhere), "explained_m2": that sum of squares [m²], "amplitude_ratio":
+    its a [–]}."""
+    ie = prob.impact
+    rg = ring_at(float(np.sqrt(RING_SCAN_HZ[0] * RING_SCAN_HZ[1])))
+    d = rg.kappa @ best.impulse
+    if not np.linalg.norm(d) > 0:
+        return {"hz": None, "explained_m2": 0.0, "amplitude_ratio": 0.0}
+    d = d / np.linalg.norm(d)
+    post = prob.t > ie.t_e
+    res = best.marker_residual[post][:, list(rg.markers)]
+    y = np.nanmean(res, axis=1) @ d
+    ok = np.isfinite(y)
+    tau = (prob.t[post] - ie.t_e)[ok]
+    top = (-1.0, None, 0.0)
+    for f in np.geomspace(*RING_SCAN_HZ, RING_SCAN_POINTS):
+        r = ring_at(float(f))
+        b = r.gain(tau) * float(np.linalg.norm(r.kappa @ best.impulse))
+        a = -float(b @ y[ok]) / float(b @ b)
+        gain = a * a * float(b @ b)
+        if a > 0 and gain > top[0]:
+            top = (gain, float(f), a)
+    return {"hz": top[1], "explained_m2": max(top[0], 0.0), "amplitude_ratio": top[2]}
+
+
+def ring_profile(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResult,
+                 ring_at: Callable[[float], HeadRing], refit_iter: int, tol: float,
+                 say: Callable[[str], None] | None = None,
+                 again: Callable[[tuple], TrajectoryFitResult] | None = None
+                 ) -> TrajectoryFitResult:
+    """``best`` (a fit of ``prob`` at its chosen t_e [s], no ringing) against refits with
+    the club head ringing on the shaft (trajectory.HeadRing, ``ring_at(f)`` at f [Hz]):
+    at the frequency ``ring_scan`` reads off ``best``'s residuals and a factor
+    ``RING_STEP`` either side, then at the vertex of the parabola in log f through those
+    three (where it opens upward and its vertex falls between them); each refit
+    warm-started from ``best`` at the same t_e and impulse prior (at most ``refit_iter``
+    iterations). The lowest cost wins, none among the choices, and ``prob.impact.ring`` is
+    left as the winner's. The choice adds no unknown, so the costs compare directly (a
+    refit short of convergence only handicaps its ring). Where a ring wins, ``again``
+    (given) refits with it from the start of the event-time search (``fit_impact`` with
+    ``warm`` = (``prob`` at this t_e, the winning refit)): t_e was chosen without the
+    ringing, which starts at t_e. ``impact["ring_profile"]`` lists every point
+    [{"hz" (None: none), "cost", "iterations", "converged"}], ``impact["ring_scan"]`` the
+    scan, and ``impact["ring"]`` the winner's figures (None: none)."""
+    ie = prob.impact
+    spent = best.solve_time_s
+    points: list = [(None, best)]
+
+    def run(f: float) -> float:
+        rg = ring_at(f)
+        ie.ring = rg
+        r = fit(prob, Q0, max_iter=refit_iter, tol=tol, C0=best.C, impulse0=best.impulse)
+        points.append((rg, r))
+        return float(r.components["total"])
+
+    scan = ring_scan(best, prob, ring_at)
+    if scan["hz"] is not None:
+        grid = [scan["hz"] / RING_STEP, scan["hz"], scan["hz"] * RING_STEP]
+        costs = [run(f) for f in grid]
+        x = np.log(grid)
+        a2, a1, _ = np.linalg.solve(np.c_[x ** 2, x, np.ones(3)], costs)
+        if a2 > 0 and x[0] < -a1 / (2 * a2) < x[2]:
+            run(float(np.exp(-a1 / (2 * a2))))
+    ie.ring = None
+    spent += sum(r.solve_time_s for _, r in points[1:])
+    costs = [float(r.components["total"]) for _, r in points]
+    rg, won = points[int(np.argmin(costs))]
+    ie.ring = rg
+    log = sorted(({"hz": None if g is None else float(g.omega / (2 * np.pi)), "cost": c,
+                   "iterations": int(r.iterations), "converged": bool(r.converged)}
+                  for (g, r), c in zip(points, costs)),
+                 key=lambda d: -1.0 if d["hz"] is None else d["hz"])
+    if rg is not None and again is not None:
+        ref = copy.copy(prob)                  # keeps the bases of this t_e
+        ref.impact = dataclasses.replace(ie)
+        won = again((ref, won))
+        spent += won.solve_time_s
+    elif won is not best:
+        for key in ("profile", "marginal", "prior_rounds", "event_cost"):
+            if key in best.impact:
+                won.impact[key] = best.impact[key]
+        won.components["event_time"] = best.components.get("event_time", 0.0)
+        won.iterations += best.iterations
+    won.solve_time_s = spent
+    won.impact["ring_profile"] = log
+    won.impact["ring_scan"] = scan
+    won.impact["ring"] = None if rg is None else {
+        "frequency_hz": float(rg.omega / (2 * np.pi)), "damping_ratio": rg.zeta,
+        "gain_per_kg": np.asarray(rg.kappa).tolist(), "markers": list(rg.markers),
+        "head_velocity_mps": (np.asarray(rg.kappa) @ won.impulse).tolist()}
+    if say:
+        say("head ringing on the shaft: " + ", ".join(
+            f"{'none' if p['hz'] is None else format(p['hz'], '.1f') + ' Hz'} → {p['cost']:.1f}"
+            for p in log))
+    return won
 
 
 def prior_free_refit(prob: FitProblem, Q0: NDArray[np.float64], fr: TrajectoryFitResult,

@@ -194,6 +194,12 @@ class SwingSettings:
     sigma_residual_ns: float | None = None   # N·s: with impulse_prior "law", the prior's
     #                                  scale instead of |P_c|·sd(e): a prior on the
     #                                  residual impulse (harness/fit/collision.py CLUBS)
+    # the club head ringing on the shaft after contact (trajectory.HeadRing): tried beside
+    # none (the loss handed on within the frame) at the frequency the residuals hold and
+    # about it, the lowest cost kept (impact_time.ring_profile); its damping ratio.
+    # False: not tried (docs/swing/impact.md, "The head's ringing on the shaft")
+    ring: bool = True
+    ring_zeta: float = 0.1
 
 
 QUICK = SwingSettings(calib_stride=24, calib_stride_down=4, calib_rounds=6, knot_frames=3,
@@ -430,12 +436,19 @@ def fit_motion(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTra
     if s.impact:
         fr = fit_through_impact(prob, track.q, dataclasses.replace(s, club=golfer.club["club"]),
                                 progress=progress, say=say,
-                                turf=bool(turf_contact(ev.sole_clearance_m)))
+                                turf=bool(turf_contact(ev.sole_clearance_m)),
+                                head_markers=head_marker_indices(golfer.labels,
+                                                                 cap.markerset.club_head))
     else:
         fr = tf.fit(prob, track.q, max_iter=s.max_iter, tol=s.tol, progress=progress)
     say(f"fit: {fr.iterations} iterations ({fr.message}), marker RMSE "
         f"{1e3 * fr.marker_rmse():.1f} mm ({fr.solve_time_s:.0f} s)")
     return prob, fr
+
+
+def head_marker_indices(labels: Sequence[str], club_head: Sequence[str]) -> tuple:
+    """The indices in ``labels`` of the marker set's club-head markers ``club_head``."""
+    return tuple(k for k, n in enumerate(labels) if n in set(club_head))
 
 
 def turf_contact(clearance_m: float) -> bool | None:
@@ -456,10 +469,27 @@ def turf_directions(face_velocity) -> NDArray[np.float64]:
     return np.vstack([up, along / max(float(np.linalg.norm(along)), 1e-300)])
 
 
+def head_ring(prob: tf.FitProblem, C: NDArray[np.float64], s: SwingSettings,
+              markers: Sequence[int], f_hz: float) -> tf.HeadRing:
+    """The head's ringing on the shaft at ``f_hz`` [Hz] (damping ``s.ring_zeta``) seen by
+    the club-head markers ``markers`` (indices into the fit's labels), its gain κ
+    (collision.ring_gain, 1/kg) at the impact state q(t_e) of the coefficients C (M, nv):
+    the head's mass ``head_mass_kg``, the shaft's axis from the face point to
+    ``s.shaft_frame``."""
+    a = prob.adapter
+    qe = prob.Be0 @ C
+    J = a.frame_jacobians(qe, [s.impact_frame])[0, :3, :]
+    ends = a.frame_poses(qe, [s.impact_frame, s.shaft_frame])[:, :3]
+    kappa = col.ring_gain(a.mass_matrix(qe), J, head_mass_kg(s), ends[1] - ends[0])
+    return tf.HeadRing(tuple(int(k) for k in markers), kappa, 2.0 * np.pi * float(f_hz),
+                       float(s.ring_zeta))
+
+
 def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSettings,
                        progress: Callable[[int, float], None] | None = None,
                        say: Callable[[str], None] | None = None,
-                       turf: bool = False) -> tf.TrajectoryFitResult:
+                       turf: bool = False,
+                       head_markers: Sequence[int] = ()) -> tf.TrajectoryFitResult:
     """The two-phase fit of ``prob`` (with its impact event) from Q0 (N, nv) [rad | m] with
     settings ``s`` (its club resolved, not "auto"): impact_time.fit_impact with Λ's prior
     as ``s.impulse_prior`` says: "law", about the collision law's impulse at the first
@@ -469,7 +499,10 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
     ``turf``: the club head met the ground after the ball (``turf_contact``); with the law
     held, the prior is loosened to ``s.sigma_impulse_ns`` in the plane of a turf impulse
     (``turf_directions``, at the same instant: within the frame interval of the ball), so
-    the data decide the turf's part and the law's prior still holds the rest."""
+    the data decide the turf's part and the law's prior still holds the rest.
+    ``head_markers`` (indices into the fit's labels, the club-head markers): with
+    ``s.ring`` the head's ringing on the shaft is tried beside none
+    (impact_time.ring_profile), the lowest cost kept."""
     def law_prior(r: tf.TrajectoryFitResult) -> tuple:
         b = ball_law(r, prob, s)
         sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
@@ -478,9 +511,16 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
                     turf_directions(b["face_velocity_mps"]), float(s.sigma_impulse_ns))
         return np.asarray(b["impulse_law_Ns"]), float(sigma)
     held = impulse_prior(s) == "law"
-    fr = impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol, progress=progress,
-                                refit_iter=s.impact_refit_iter, say=say,
-                                prior=law_prior if held else None)
+    def search(warm: tuple | None = None) -> tf.TrajectoryFitResult:
+        return impact_time.fit_impact(prob, Q0, max_iter=s.max_iter, tol=s.tol,
+                                      progress=progress, refit_iter=s.impact_refit_iter,
+                                      say=say, prior=law_prior if held else None, warm=warm)
+    fr = search()
+    if s.ring and len(head_markers):
+        C = fr.C
+        fr = impact_time.ring_profile(prob, Q0, fr,
+                                      lambda f: head_ring(prob, C, s, head_markers, f),
+                                      s.impact_refit_iter, s.tol, say, again=search)
     if held:
         r, free = impact_time.prior_free_refit(prob, Q0, fr, s.sigma_impulse_ns,
                                                s.markers_alone_iter, s.markers_alone_tol)
@@ -584,6 +624,9 @@ def measure_fit(cap: Capture, ev: SwingEvents, golfer: ScaledGolfer, track: IKTr
     h = 1.0 / cap.rate_hz
     ch = [labels.index(l) for l in cap.markerset.club_head if l in labels]
     mkf_frames = np.stack([adapter.frame_poses(q, labels)[:, :3] for q in fr.q])
+    ring = tf.ring_offsets(prob, fr.impulse) if s.impact else None
+    if ring is not None:       # the head's ringing on the shaft, as the fit sees it
+        mkf_frames = mkf_frames + ring
     # the fitted club-head markers where the capture sees them, so that each interval's
     # fitted speed averages the same markers as the measured one (events.py)
     club_pts = np.where(np.isfinite(track.y_m[:, ch]).all(axis=2)[..., None],
@@ -1184,6 +1227,14 @@ def _impact_summary(fr, prob, ev, club, kf, h, s) -> dict:
             # impulse [N·s], the e it implies and its SE, iterations, converged; None when
             # the impulse was free
             "markers_alone": fr.impact.get("markers_alone"),
+            # the club head's ringing on the shaft after contact (impact_time.ring_profile):
+            # the scan of the residuals (the frequency [Hz] they hold, ring_scan), every
+            # frequency refitted [Hz] (None: none) with its cost, and the chosen one's
+            # frequency, damping ratio, gain κ [1/kg] and the head's initial velocity κΛ
+            # [m/s]; None where none was chosen
+            "ring_scan": fr.impact.get("ring_scan"),
+            "ring_profile": fr.impact.get("ring_profile", []),
+            "ring": fr.impact.get("ring"),
             "smash_factor": ball / v_face if v_face > 0 else float("nan"),
             "smash_factor_se": law["ball_speed_sd_mps"] / v_face if v_face > 0
             else float("nan"),

@@ -430,6 +430,7 @@ def impact_section(summary: SwingSummary, sp: dict) -> tuple:
             ("club-head speed after contact, fitted / measured",
              f"{post_f:.1f} / {post_m:.1f} m/s"),
             *_handed_on_rows(im),
+            *_ring_rows(im),
             ("smash factor: ball speed / the face point's speed before contact (band for "
              "the " + im.club + ")",
              f"{im.smash_factor:.3f} ± {im.smash_factor_se:.3f} "
@@ -461,6 +462,26 @@ def _handed_on_rows(im) -> list:
              "(speed after / before: measured; handed on at once; the head alone)",
              f"{100 * h['fraction']:.0f} % ({h['ratio_measured']:.3f}; "
              f"{h['ratio_rigid']:.3f}; {h['ratio_head_alone']:.3f}); reported")]
+
+
+def _ring_rows(im) -> list:
+    """[(words, value)]: the club head's ringing on the shaft the fit tried after contact
+    and what it chose (empty for a fit.json without it)."""
+    prof = im.ring_profile
+    if not prof:
+        return []
+    base = next((p["cost"] for p in prof if p["hz"] is None), None)
+
+    def point(p: dict) -> str:
+        name = "none" if p["hz"] is None else f"{p['hz']:.1f} Hz"
+        return name if base is None or p["hz"] is None else f"{name} {p['cost'] - base:+.1f}"
+    rg = im.ring
+    chosen = ("none: the head's loss handed on within the frame interval"
+              if rg is None else
+              f"{rg['frequency_hz']:.1f} Hz, damping ratio {rg['damping_ratio']:g}, the head's "
+              f"extra speed at its start {np.linalg.norm(rg['head_velocity_mps']):.2f} m/s")
+    return [("the head ringing on the shaft after contact (the fit's cost against none, "
+             "per frequency tried)", f"{chosen} ({', '.join(point(p) for p in prof)})")]
 
 
 def _ball_rows(im) -> list:

@@ -215,6 +215,11 @@ class ImpactFigures:
     # how far the head had handed its loss on by the second frame interval after contact
     # (pipeline._handed_on: the ratios and the fraction); None in an older fit.json
     head_handed_on: dict | None = None
+    # the club head's ringing on the shaft after contact (pipeline._impact_summary): the
+    # frequencies tried [{"hz" (None: none), "cost", ...}] and the chosen one's figures
+    # (None: none chosen); empty / None in a fit.json written before it was tried
+    ring_profile: list | None = None
+    ring: dict | None = None
 
     @classmethod
     def of(cls, d: dict | None) -> "ImpactFigures | None":
@@ -222,7 +227,7 @@ class ImpactFigures:
             return None
         kw = {}
         for f in dataclasses.fields(cls):
-            if f.name in ("impulse_prior", "head_handed_on"):
+            if f.name in ("impulse_prior", "head_handed_on", "ring_profile", "ring"):
                 kw[f.name] = d.get(f.name)
                 continue
             if f.name in ("marginal", "ball"):

@@ -5,6 +5,9 @@ planar_impact_swing), markers with 2 mm noise, fitted with Pinocchio. Impulses N
 velocities rad/s, times s."""
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import adapter
@@ -12,6 +15,7 @@ from conftest import adapter
 from harness.capture import events as cap_events
 from harness.capture import ik
 from harness.core.tolerances import lookup
+from harness.fit import collision as col
 from harness.fit import trajectory as tf
 from harness.swing import impact_time
 from harness.swing.synthetic import planar_impact_swing
@@ -316,3 +320,83 @@ def test_a_direction_the_prior_leaves_loose_is_the_datas(fitted):
     g_fd, H_fd = Jfd.T @ r, Jfd.T @ Jfd
     assert np.abs(ne["gL"] - g_fd).max() <= ftol * max(1.0, np.abs(g_fd).max())
     assert np.abs(ne["HLL"] - H_fd).max() <= ftol * max(1.0, np.abs(H_fd).max())
+
+
+def _ringing(sw, pin, f_hz):
+    """A HeadRing (trajectory.py) on the planar truth's club-head marker at ``f_hz`` [Hz],
+    ζ 0.1, its gain κ (collision.ring_gain) at the truth's impact state: a head of 0.8 of
+    the rigid club's effective mass there (the bundled driver's head is 0.79 of its
+    rigid golfer and club's), across the shaft."""
+    qe = sw.q[sw.frame] + (sw.t_e - sw.t[sw.frame]) * sw.v_minus
+    J = pin.frame_jacobians(qe, ["club_head"])[0, :3, :]
+    M = pin.mass_matrix(qe)
+    m_eff = 1.0 / float(np.linalg.eigvalsh(J @ np.linalg.solve(M, J.T))[-1])
+    ends = pin.frame_poses(qe, ["club_head", "shaft_marker"])[:, :3]
+    kappa = col.ring_gain(M, J, 0.8 * m_eff, ends[1] - ends[0])
+    return tf.HeadRing((list(sw.labels).index("club_head"),), kappa, 2 * np.pi * f_hz, 0.1)
+
+
+def test_the_heads_ringing_is_in_the_normal_equations_and_the_profile_finds_it(fitted):
+    """trajectory.HeadRing: the club-head marker's rows after t_e carry g(t − t_e)κΛ, so
+    they depend on Λ: g_Λ, H_ΛΛ and H_CΛ against central differences of the residuals
+    (columns of frames after t_e and Λ's three). A truth whose club head rings at 50 Hz
+    (the planar truth's markers plus the ring's offsets, its own Λ): the ringing profile
+    (impact_time.ring_profile: the frequency the residuals hold, refined in log f)
+    chooses 50 Hz within a tenth (in log f), and the impulse
+    it fits (the event time searched again with the ringing), along the direction the
+    markers resolve, is nearer the truth's than the fit's without the ringing; on the
+    truth without ringing the profile chooses none."""
+    sw, imp, prob, fr = fitted
+    pin = prob.adapter
+    rings = {f: _ringing(sw, pin, f) for f in (50.0,)}
+    assert np.linalg.eigvalsh(rings[50.0].kappa).min() >= -1e-12
+    # the ring's rows in the normal equations, against central differences
+    rp = copy.copy(prob)
+    rp.impact = dataclasses.replace(prob.impact, ring=rings[50.0])
+    res = tf._Residuals(rp)
+    rng = np.random.default_rng(2)
+    th = np.r_[fr.C.ravel() + 0.01 * rng.normal(size=fr.C.size), fr.impulse + 0.1]
+    ev = res.evaluate(th, jac=True)
+    ne, r = ev["normal"], ev["r"]
+    n, nv = fr.C.size, pin.nv
+    post = np.flatnonzero(prob.t > prob.impact.t_e)
+    cols = np.unique(prob.band[post].ravel())
+    ks = list(rng.choice(np.r_[[c * nv + j for c in cols for j in range(nv)]], 6,
+                         replace=False)) + [n, n + 1, n + 2]
+    eps = 1e-6
+    Jfd = np.stack([(res.evaluate(th + eps * np.eye(th.size)[k], jac=False)["r"]
+                     - res.evaluate(th - eps * np.eye(th.size)[k], jac=False)["r"])
+                    / (2 * eps) for k in ks], axis=1)
+    g = np.r_[ne["g"], ne["gL"]]
+    H = np.block([[ne["H"], ne["HcL"]], [ne["HcL"].T, ne["HLL"]]])
+    ftol = lookup("swing", "jacobian/finite_difference").rtol
+    g_fd, H_fd = Jfd.T @ r, Jfd.T @ Jfd
+    assert np.abs(g[ks] - g_fd).max() <= ftol * max(1.0, np.abs(g_fd).max())
+    assert np.abs(H[np.ix_(ks, ks)] - H_fd).max() <= ftol * max(1.0, np.abs(H_fd).max())
+    assert np.abs(ne["HcL"][ks[:6]]).max() > 0          # the ring couples C and Λ there
+    # the profile on a ringing truth and on the plain one
+    ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
+    off = np.zeros_like(sw.markers)
+    rg = rings[50.0]
+    off[:, list(rg.markers)] = (rg.gain(sw.t - sw.t_e)[:, None]
+                                * (rg.kappa @ sw.impulse))[:, None, :]
+    assert 1e3 * np.abs(off).max() > 2 * 2.0     # the ringing over twice the noise
+
+    def profile(markers):
+        p = _problem(pin, dataclasses.replace(sw, markers=markers), imp.t_s, imp.sigma_s)
+        base = impact_time.fit_impact(p, ikr.q)
+        won = impact_time.ring_profile(
+            p, ikr.q, base, lambda f: _ringing(sw, pin, f), 10, 1e-9,
+            again=lambda warm: impact_time.fit_impact(p, ikr.q, warm=warm))
+        return base, won, won.impact["ring"]
+
+    base, won, chosen = profile(sw.markers + off)
+    # read off the residuals and refined by the parabola in log f, within a tenth
+    assert chosen is not None and abs(np.log(chosen["frequency_hz"] / 50.0)) <= 0.1, \
+        won.impact["ring_profile"]
+    u, _ = _resolved(adapter("drake", "planar_golfer"), sw)
+    err = {k: abs(float(u @ (x.impulse - sw.impulse))) for k, x in
+           (("none", base), ("ring", won))}
+    assert err["ring"] < err["none"], err
+    _, plain, chosen = profile(sw.markers)
+    assert chosen is None, plain.impact["ring_profile"]
