@@ -472,6 +472,18 @@ def test_swing_impact_summary_and_checks(quick_swing):
     # the page's own (Jinja2's) escaping
     assert str(escape(f"the markers alone, without the law's prior: {ma['restitution']:.2f} ± "
                       f"{ma['restitution_se']:.2f}")) in (out / "index.html").read_text()
+    # the head's ringing on the shaft: the scan's frequency within its range, at least one
+    # ringing refitted against none, the choice the lowest cost of the list, and the
+    # page's row naming it
+    im = fit["fit"]["impact"]
+    prof, scan = im["ring_profile"], im["ring_scan"]
+    assert prof[0]["hz"] is None and len(prof) >= 2, prof
+    assert scan["hz"] is None or 10.0 <= scan["hz"] <= 200.0, scan
+    best = min(prof, key=lambda x: x["cost"])
+    assert (im["ring"] is None) is (best["hz"] is None), (prof, im["ring"])
+    words = ("none: the head's loss handed on within the frame interval" if im["ring"] is None
+             else f"{im['ring']['frequency_hz']:.1f} Hz, damping ratio")
+    assert str(escape(words)) in (out / "index.html").read_text()
     # the fit's own flags: converged, joint limits, what the replay covered
     assert s["converged"] is fit["fit"]["converged"]
     assert s["joint_limit_excess_max_rad"] == same(fit["fit"]["joint_range"]["worst_rad"]["excess"])
