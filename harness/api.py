@@ -1040,7 +1040,8 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
           joint_limits: bool = True, activation: bool = False, grip: str = "weld",
           shaft: str = "rigid",
           club_masses: str | tuple[float, float] | None = None,
-          loft_deg: float | None = None, impulse_prior: str = "law") -> SwingOutcome:
+          loft_deg: float | None = None, impulse_prior: str = "law",
+          ring: bool = True) -> SwingOutcome:
     """Fit a golf-swing capture and replay the fitted candidate in every engine; returns
     the swing outcome (path, checks, exit code). ``study``: also choose the knot density,
     smoothness and effort weights on a synthetic truth from the fit (harness/swing/study.py);
@@ -1058,7 +1059,8 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
     ``loft_deg``: the face's loft [deg] for the ball's collision law (None: the club's
     typical one, harness/fit/collision.py); ``impulse_prior``: "law", the fit's impulse
     held to the collision law's within the spread the restitution prior gives it, or
-    "free", about zero (docs/swing/impact.md)."""
+    "free", about zero (docs/swing/impact.md); ``ring``: the fit tries the club head
+    ringing on the shaft after contact beside none (default; docs/swing/impact.md)."""
     # harness.swing imported on use: its 19 modules cost every other command ~40 ms to import
     from harness.swing import run as swing_run
 
@@ -1077,7 +1079,7 @@ def swing(capture_path: PathArg, *, out: PathArg, quick: bool = False, up: str =
                            progress=progress, study=study, dimension=dimension,
                            joint_limits=joint_limits, activation=activation, grip=grip,
                            shaft=shaft, club_masses=club_masses, loft_deg=loft_deg,
-                           impulse_prior=impulse_prior)
+                           impulse_prior=impulse_prior, ring=ring)
 
 
 def osim_export(swing_dir: PathArg, *, out: PathArg | None = None) -> dict[str, Any]:

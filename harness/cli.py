@@ -382,7 +382,8 @@ def cmd_swing(args: argparse.Namespace) -> int:
                        ("--shaft", args.shaft != "rigid"),
                        ("--club-masses", args.club_masses is not None),
                        ("--loft", args.loft is not None),
-                       ("--impulse-prior", args.impulse_prior != "law")):
+                       ("--impulse-prior", args.impulse_prior != "law"),
+                       ("--no-ring", not args.ring)):
         if given and args.batch is not None:
             raise BadInput(opt, "applies to one capture, not to --batch")
     if args.batch is not None:
@@ -398,7 +399,7 @@ def cmd_swing(args: argparse.Namespace) -> int:
                   engines=args.engines, study=args.study, dimension=args.dimension,
                   joint_limits=args.joint_limits, activation=args.activation,
                   grip=args.grip, shaft=args.shaft, club_masses=args.club_masses,
-                  loft_deg=args.loft, impulse_prior=args.impulse_prior,
+                  loft_deg=args.loft, impulse_prior=args.impulse_prior, ring=args.ring,
                   allow_missing=args.allow_missing, progress=_progress(args.quiet))
     word = {True: "met     ", False: "NOT met ", None: "reported"}
     args.summary = {"output": str(o.path), "report": str(o.report),
@@ -871,6 +872,11 @@ def _add_swing_parser(sub: Any) -> None:
                          "fitted pre-contact state, within the spread the restitution prior "
                          "gives it (default), or free about zero with the law only read "
                          "after the fit (docs/swing/impact.md)")
+    sw.add_argument("--ring", action=argparse.BooleanOptionalAction, default=True,
+                    help="the fit tries the club head ringing on the shaft after contact, "
+                         "its frequency read off the club-head markers, beside none "
+                         "(default); --no-ring keeps the rigid hand-on "
+                         "(docs/swing/impact.md \"The head's ringing on the shaft\")")
     sw.add_argument("--dimension", action="store_true",
                     help="also compare the golfer with and without the wrists' radial/ulnar "
                          "deviation on held-out frames (twelve fits of the training frames "

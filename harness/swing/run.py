@@ -108,7 +108,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
           dimension: bool = False, joint_limits: bool = True, activation: bool = False,
           grip: str = "weld", shaft: str = "rigid",
           club_masses: str | Sequence[float] | None = None,
-          loft_deg: float | None = None, impulse_prior: str = "law") -> SwingOutcome:
+          loft_deg: float | None = None, impulse_prior: str = "law",
+          ring: bool = True) -> SwingOutcome:
     """ingest → IK → fit → candidate → replay in every engine (``replay_fn([(case name or
     None, candidate, mode)], method, folder[, title])`` → (case names, outcome), supplied
     by the composition root; None: stop after the fit; harness/swing/segments.py for
@@ -124,7 +125,8 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
     (fixtures/golfers.py); ``club_masses``: a weighed club's (whole, head) [kg], as
     "TOTAL,HEAD" or a pair (default: the club's typical masses); ``loft_deg``: the face's
     loft [deg] for the ball's collision law (None: the club's); ``impulse_prior``: "law"
-    or "free", Λ's prior in the fit (pipeline.SwingSettings). exit_code 0 if every
+    or "free", Λ's prior in the fit (pipeline.SwingSettings); ``ring``: the club head's
+    ringing on the shaft after contact tried beside none (default). exit_code 0 if every
     swing check is met and the replay's records pass, 1 otherwise; BadInput for bad
     input."""
     say = progress or (lambda msg: None)
@@ -143,7 +145,7 @@ def swing(capture_path: str | os.PathLike[str], *, out: str | os.PathLike[str],
                                    club=club, joint_limits=joint_limits, grip=grip,
                                    shaft=shaft, club_masses_kg=masses,
                                    activation=activation, loft_deg=loft_deg,
-                                   impulse_prior=impulse_prior)
+                                   impulse_prior=impulse_prior, ring=ring)
     pipeline.impulse_prior(settings)
     tmp = temp_folder(out)  # beside out; those of killed runs are removed first
     try:

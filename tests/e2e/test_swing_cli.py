@@ -431,6 +431,14 @@ def test_swing_impact_summary_and_checks(quick_swing):
     first = fit["window"]["first_frame"]
     club = np.stack([drake.frame_poses(z["q"][k - first], heads)[:, :3].mean(axis=0)
                      for k in (f - 1, f, f + 1, f + 2)])
+    ring = fit["fit"]["impact"]["ring"]
+    if ring is not None:       # the head's ringing on the shaft, in its markers after t_e
+        from harness.fit.trajectory import HeadRing
+        rg = HeadRing((), np.asarray(ring["gain_per_kg"]), 2 * np.pi * ring["frequency_hz"],
+                      ring["damping_ratio"])
+        tk = np.asarray(z["t"])[[k - first for k in (f - 1, f, f + 1, f + 2)]]
+        club = club + rg.gain(tk - float(z["impact_time_s"]))[:, None] \
+            * (rg.kappa @ np.asarray(z["impulse_Ns"]))[None, :]
     pre, post = (np.linalg.norm(club[1] - club[0]) * rate,
                  np.linalg.norm(club[3] - club[2]) * rate)
     eng = lookup("swing", "clubhead_speed_engines")
