@@ -466,10 +466,15 @@ def _handed_on_rows(im) -> list:
 
 def _ring_rows(im) -> list:
     """[(words, value)]: the club head's ringing on the shaft the fit tried after contact
-    and what it chose (empty for a fit.json without it)."""
+    and what it chose, or that it was not tried (empty for a fit.json written before)."""
     prof = im.ring_profile
-    if not prof:
+    words = ("the head ringing on the shaft after contact (the fit's cost against none, "
+             "per frequency tried)")
+    if prof is None:
         return []
+    if not prof:
+        return [(words, "not tried (--no-ring): the head's loss handed on within the frame "
+                        "interval")]
     base = next((p["cost"] for p in prof if p["hz"] is None), None)
 
     def point(p: dict) -> str:
@@ -480,8 +485,7 @@ def _ring_rows(im) -> list:
               if rg is None else
               f"{rg['frequency_hz']:.1f} Hz, damping ratio {rg['damping_ratio']:g}, the head's "
               f"extra speed at its start {np.linalg.norm(rg['head_velocity_mps']):.2f} m/s")
-    return [("the head ringing on the shaft after contact (the fit's cost against none, "
-             "per frequency tried)", f"{chosen} ({', '.join(point(p) for p in prof)})")]
+    return [(words, f"{chosen} ({', '.join(point(p) for p in prof)})")]
 
 
 def _ball_rows(im) -> list:
