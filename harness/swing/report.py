@@ -476,16 +476,17 @@ def _ring_rows(im) -> list:
         return [(words, "not tried (--no-ring): the head's loss handed on within the frame "
                         "interval")]
     base = next((p["cost"] for p in prof if p["hz"] is None), None)
-
-    def point(p: dict) -> str:
-        name = "none" if p["hz"] is None else f"{p['hz']:.1f} Hz"
-        return name if base is None or p["hz"] is None else f"{name} {p['cost'] - base:+.1f}"
+    tried = [p for p in prof if p["hz"] is not None]
     rg = im.ring
-    chosen = ("none: the head's loss handed on within the frame interval"
+    chosen = ("none chosen: the head's loss handed on within the frame interval"
               if rg is None else
               f"{rg['frequency_hz']:.1f} Hz, damping ratio {rg['damping_ratio']:g}, the head's "
               f"extra speed at its start {np.linalg.norm(rg['head_velocity_mps']):.2f} m/s")
-    return [(words, f"{chosen} ({', '.join(point(p) for p in prof)})")]
+    if base is None:
+        hz = ", ".join(f"{p['hz']:.1f} Hz" for p in tried)
+        return [(words, f"{chosen} (tried: {hz})")]
+    costs = ", ".join(f"{p['hz']:.1f} Hz {p['cost'] - base:+.1f}" for p in tried)
+    return [(words, f"{chosen} (cost over none's {base:.1f}: {costs})")]
 
 
 def _ball_rows(im) -> list:

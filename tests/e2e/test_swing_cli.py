@@ -489,8 +489,8 @@ def test_swing_impact_summary_and_checks(quick_swing):
     assert scan["hz"] is None or 10.0 <= scan["hz"] <= 200.0, scan
     best = min(prof, key=lambda x: x["cost"])
     assert (im["ring"] is None) is (best["hz"] is None), (prof, im["ring"])
-    words = ("none: the head's loss handed on within the frame interval" if im["ring"] is None
-             else f"{im['ring']['frequency_hz']:.1f} Hz, damping ratio")
+    words = ("none chosen: the head's loss handed on within the frame interval"
+             if im["ring"] is None else f"{im['ring']['frequency_hz']:.1f} Hz, damping ratio")
     assert str(escape(words)) in (out / "index.html").read_text()
     # the fit's own flags: converged, joint limits, what the replay covered
     assert s["converged"] is fit["fit"]["converged"]
