@@ -458,10 +458,20 @@ def _handed_on_rows(im) -> list:
     h = im.head_handed_on
     if not h:
         return []
+    f = h["fraction"]
+    # outside 0-1 the measured ratio lies beyond both models': the fraction then says
+    # which side, not how much was handed on
+    beyond = ("" if not np.isfinite(f) or 0.0 <= f <= 1.0 else
+              "; the measured speed after contact is above even the rigid body's, so the "
+              "fraction is past 100 %: the markers' interval speeds hold the swing's own "
+              "change of speed too" if f > 1.0 else
+              "; the measured speed after contact is below even the head alone's, so the "
+              "fraction is below 0 %: the markers' interval speeds hold the swing's own "
+              "change of speed too")
     return [("the head's loss handed on by the second frame interval after contact "
              "(speed after / before: measured; handed on at once; the head alone)",
-             f"{100 * h['fraction']:.0f} % ({h['ratio_measured']:.3f}; "
-             f"{h['ratio_rigid']:.3f}; {h['ratio_head_alone']:.3f}); reported")]
+             f"{100 * f:.0f} % ({h['ratio_measured']:.3f}; "
+             f"{h['ratio_rigid']:.3f}; {h['ratio_head_alone']:.3f}){beyond}; reported")]
 
 
 def _ring_rows(im) -> list:

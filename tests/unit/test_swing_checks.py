@@ -210,3 +210,28 @@ def test_turf_contact_in_the_summary_only_where_the_clearance_was_measured():
     for c, want in ((-lim + 0.001, False), (-lim, True), (-lim - 0.01, True),
                     (math.nan, None)):
         assert impact_headline(info | {"sole_clearance_m": c})["turf_contact"] is want
+
+
+@pytest.mark.parametrize("measured, side", [(0.712, "past 100 %"), (0.685, None),
+                                            (0.650, "below 0 %")])
+def test_the_handed_on_row_says_when_the_capture_lies_beyond_both_models(measured, side):
+    """The impact table's hand-on row: the fraction (measured − head alone) / (rigid −
+    head alone) of the speed ratios after / before contact, computed here from the
+    ratios, and where the measured ratio lies beyond both models' the row says which
+    side instead of reading as a share (the bent shaft's quick fit: 0.712 measured
+    against 0.699 rigid and 0.672 head alone, 147 %)."""
+    import types
+
+    from harness.swing import pipeline, report
+    v0 = 48.53
+    law = {"face_speed_mps": v0, "face_speed_after_rigid_mps": 0.699 * v0,
+           "face_speed_after_head_alone_mps": 0.672 * v0}
+    ev = types.SimpleNamespace(clubhead_speed_pre_impact_mps=50.0,
+                               clubhead_speed_post_impact_mps=measured * 50.0)
+    h = pipeline._handed_on(law, ev)
+    frac = (measured - 0.672) / (0.699 - 0.672)
+    assert h["fraction"] == pytest.approx(frac, rel=1e-9)
+    [(words, value)] = report._handed_on_rows(types.SimpleNamespace(head_handed_on=h))
+    assert value.startswith(f"{100 * frac:.0f} % (")
+    for clause in ("past 100 %", "below 0 %"):
+        assert (clause in value) is (clause == side), value
