@@ -246,7 +246,9 @@ def test_the_refit_without_the_prior_is_the_free_fit(fitted):
     the free fit's weak prior about zero (σ 4.6 N·s), warm-started from it, lands on the
     fit of that free problem from the IK start: along the direction the markers resolve,
     within swing/prior_free_refit of the free fit's standard error there, while the held
-    fit sits more than three of them away; the held problem's prior is left as it was."""
+    fit sits more than three of them away; the held problem's prior is left as it was.
+    The refit settling Λ (``settle_sd``), as the swing runs it, within
+    swing/prior_free_refit_settled of that standard error."""
     sw, imp, prob, _ = fitted
     h, a = prob.h, prob.adapter
     ikr = ik.track(a, list(sw.labels), sw.markers, sw.q[0])
@@ -269,6 +271,13 @@ def test_the_refit_without_the_prior_is_the_free_fit(fitted):
     assert abs(u @ (refit.impulse - free.impulse)) <= tol * se
     assert abs(u @ (held.impulse - free.impulse)) > 3 * se
     assert held_prob.impact.sigma_impulse == 0.02
+    # the settling refit (runs of 5 iterations until Λ moves less than a tenth of its sd)
+    # lands near there (it stops where Λ creeps), and says it settled
+    settled, _ = impact_time.prior_free_refit(held_prob, ikr.q, held, 4.6, 100, 1e-10,
+                                              settle_sd=0.1)
+    assert settled.converged and settled.iterations <= 100
+    assert abs(u @ (settled.impulse - free.impulse)) <= \
+        lookup("swing", "prior_free_refit_settled").atol * se
 
 
 def test_a_direction_the_prior_leaves_loose_is_the_datas(fitted):
