@@ -446,8 +446,39 @@ BOOT = """<script>
   }
   var cfg = {responsive: true, displaylogo: false,
              modeBarButtonsToRemove: ["select2d", "lasso2d"]};
+  // a title longer than its chart is wide (a phone, a narrow grid cell) is broken into
+  // lines at spaces, measured in the title's own font; the top margin and the height grow
+  // by the added lines, so the plot area keeps its size
+  var ctx = document.createElement("canvas").getContext("2d");
+  function wrapTitle(el, L) {
+    var t = L.title, txt = t && (typeof t === "string" ? t : t.text);
+    if (!txt || /[<\\n]/.test(txt)) return;
+    var f = (t.font || {}), size = f.size || (L.font || {}).size || 12;
+    ctx.font = size + "px " + (f.family || (L.font || {}).family || "sans-serif");
+    var room = el.clientWidth * (1 - (t.x || 0)) - 16;
+    if (room <= 0 || ctx.measureText(txt).width <= room) return;
+    // a number keeps its unit on its line ("1.814 s)", "12 mm")
+    var words = [];
+    txt.split(" ").forEach(function (w) {
+      var last = words.length ? words[words.length - 1] : "";
+      if (/[0-9]$/.test(last) && w.length <= 5) words[words.length - 1] = last + " " + w;
+      else words.push(w);
+    });
+    var lines = [], line = "";
+    words.forEach(function (w) {
+      var next = line ? line + " " + w : w;
+      if (line && ctx.measureText(next).width > room) { lines.push(line); line = w; }
+      else line = next;
+    });
+    lines.push(line);
+    var extra = Math.ceil((lines.length - 1) * size * 1.3);
+    L.title = Object.assign({}, typeof t === "string" ? {} : t, {text: lines.join("<br>")});
+    L.margin = Object.assign({}, L.margin || {}, {t: ((L.margin || {}).t || 80) + extra});
+    if (L.height) L.height += extra;
+  }
   els.forEach(function (el) {
     var s = JSON.parse(el.getAttribute("data-spec"));
+    wrapTitle(el, s.layout);
     Plotly.newPlot(el, s.data, s.layout, cfg);
   });
   document.documentElement.setAttribute("data-plots-drawn", String(els.length));

@@ -63,7 +63,7 @@ def chart_axes(page) -> list:
         const axes = Object.keys(L).filter(k => /^[xy]axis\\d*$/.test(k))
           .filter(k => L[k].visible !== false)
           .map(k => (L[k].title && L[k].title.text) || "");
-        const t = (L.title && L.title.text) || "";
+        const t = ((L.title && L.title.text) || "").replace(/<br>/g, " ");
         return [t, axes, !!el._fullLayout];
       })""")
 

@@ -1,6 +1,7 @@
 """What the report-screen test measures on one open page (Chromium, Playwright), as data:
 the banner, the elements wider than the viewport (charts, their grid and their shared
-legend counted apart), overlapping tick labels and legend entries that share a style.
+legend counted apart), overlapping tick labels, legend entries that share a style and
+chart titles cut off at their chart's right edge.
 Read by tests/e2e/test_report_screens.py.
 
 Lengths in CSS pixels."""
@@ -91,5 +92,16 @@ MEASURE = r"""() => {
     });
   });
   out.duplicates = dup.slice(0, 12); out.nDuplicates = dup.length;
+  // (e) chart titles running past their chart's right edge (cut off there)
+  const cut = [];
+  document.querySelectorAll('div.plot').forEach((plot, k) => {
+    const t = plot.querySelector('text.gtitle');
+    if (!t) return;
+    const r = t.getBoundingClientRect(), p = plot.getBoundingClientRect();
+    if (r.width > 0 && r.right > p.right + 1)
+      cut.push((t.textContent || ('chart ' + k)) + ' right=' + Math.round(r.right) +
+               ' > ' + Math.round(p.right));
+  });
+  out.cutTitles = cut.slice(0, 12); out.nCutTitles = cut.length;
   return out;
 }"""

@@ -35,7 +35,7 @@ def chart_titles(html: str) -> list:
 # what the browser drew: per chart its title, x categories, traces (name, x, y, on the
 # overlay axis of reference lines or not), whether the legend shows and how many entries
 DRAWN = """() => Array.from(document.querySelectorAll('div.plot')).map(el => ({
-  title: (el.layout.title && el.layout.title.text) || "",
+  title: ((el.layout.title && el.layout.title.text) || "").replace(/<br>/g, " "),
   xtitle: (el.layout.xaxis.title && el.layout.xaxis.title.text) || "",
   ytitle: (el.layout.yaxis.title && el.layout.yaxis.title.text) || "",
   categories: el.layout.xaxis.categoryarray || null,

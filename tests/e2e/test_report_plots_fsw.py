@@ -29,7 +29,7 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll('div.plot')).map(el =>
   const box = el.getBoundingClientRect();
   const yt = el.querySelector('.ytitle');
   return {
-    title: (L.title && L.title.text) || "",
+    title: ((L.title && L.title.text) || "").replace(/<br>/g, " "),
     x: (L.xaxis && L.xaxis.title && L.xaxis.title.text) || "",
     y: (L.yaxis && L.yaxis.title && L.yaxis.title.text) || "",
     yrange: F.yaxis ? F.yaxis.range : null, ytype: F.yaxis ? F.yaxis.type : null,

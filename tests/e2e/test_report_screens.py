@@ -8,6 +8,7 @@ command, opened in Chromium at a desktop (1400×900) and a phone (390×844) view
 * nothing but a table's scroll container (and what it holds) is wider than the viewport;
 * no two tick labels of one chart axis overlap;
 * no two legend entries of one chart share a style (colour, symbol and dash);
+* no chart title runs past its chart's right edge;
 * no console error (open_report).
 
 Kinds: parity, qualify, diagnose (explained: exit 0; a mass edited in MuJoCo's file: not
@@ -147,3 +148,11 @@ def test_tick_labels_do_not_overlap(measure, kind, width):
 def test_legend_entries_differ_in_style(measure, kind, width):
     _rc, m = measure(kind, width)
     assert m["nDuplicates"] == 0, f"{kind} at {width} px: {m['duplicates']}"
+
+
+@pytest.mark.parametrize("kind,width", CASES)
+def test_chart_titles_fit_their_charts(measure, kind, width):
+    """A chart's title longer than the chart is wide is broken into lines (the page's
+    script), not cut off at the chart's right edge."""
+    _rc, m = measure(kind, width)
+    assert m["nCutTitles"] == 0, f"{kind} at {width} px: {m['cutTitles']}"
