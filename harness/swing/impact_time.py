@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from harness.core.tolerances import lookup
 from harness.fit.schedules import LOG_2PI, mixture, posterior_weights
 from harness.fit.trajectory import FitProblem, HeadRing, TrajectoryFitResult, fit
 
@@ -139,9 +140,34 @@ def _recentre(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitResu
     return best
 
 
-RING_SCAN_HZ = (10.0, 200.0)   # the frequencies the residuals are scanned over [Hz]
+RING_SCAN_HZ = (10.0, 200.0)   # the frequencies the residuals are scanned over [Hz], at
+#                                most up to the frames' Nyquist frequency (ring_band)
 RING_SCAN_POINTS = 200         # log-spaced
 RING_STEP = 2.0 ** 0.125       # the refits' frequencies: the scan's and a factor this apart
+
+
+def ring_band(h: float) -> tuple:
+    """(lowest, highest) [Hz] frequency of the head's ringing tried at frame interval h
+    [s]: ``RING_SCAN_HZ``, its top cut at the Nyquist frequency 1/(2h) (a ringing faster
+    than that is sampled below twice per period and aliases onto a slower one)."""
+    return RING_SCAN_HZ[0], min(RING_SCAN_HZ[1], 0.5 / h)
+
+
+def ring_grid(f_hz: float, h: float) -> list:
+    """The refits' frequencies [Hz] about the scan's f_hz: a factor ``RING_STEP`` either
+    side, none above ``ring_band(h)``'s top (duplicates dropped, ascending)."""
+    top = ring_band(h)[1]
+    return sorted({min(f, top) for f in (f_hz / RING_STEP, f_hz, f_hz * RING_STEP)})
+
+
+def ring_choice(costs: Sequence[float], margin: float) -> int:
+    """Index of the winner among objective values ``costs`` (the first: no ringing; the
+    rest: a ringing each, its frequency read off the data): the lowest ringing, where it
+    lies more than ``margin`` below none's, else 0 (none). The frequency is fitted (the
+    scan and the refits about it choose it), so a ringing must pay for it:
+    swing/ring_cost_margin."""
+    k = 1 + int(np.argmin(costs[1:])) if len(costs) > 1 else 0
+    return k if k and costs[k] < costs[0] - margin else 0
 
 
 def ring_scan(best: TrajectoryFitResult, prob: FitProblem,
@@ -151,7 +177,7 @@ def ring_scan(best: TrajectoryFitResult, prob: FitProblem,
     after t_e along the ringing's direction κΛ, against −a·g(t − t_e; f)|κΛ| (``ring_at(f)``'s
     gain, a ≥ 0 in least squares: the measured head trails the rigid one; a = 1 is the
     whole ringing of a head free across the shaft) over ``RING_SCAN_POINTS`` log-spaced
-    frequencies in ``RING_SCAN_HZ``: {"hz": the one that explains the most of them (None:
+    frequencies in ``ring_band(prob.h)``: {"hz": the one that explains the most of them (None:
     no positive a anywhere), "explained_m2": that sum of squares [m²], "amplitude_ratio":
     its a [–]}."""
     ie = prob.impact
@@ -166,7 +192,7 @@ def ring_scan(best: TrajectoryFitResult, prob: FitProblem,
     ok = np.isfinite(y)
     tau = (prob.t[post] - ie.t_e)[ok]
     top = (-1.0, None, 0.0)
-    for f in np.geomspace(*RING_SCAN_HZ, RING_SCAN_POINTS):
+    for f in np.geomspace(*ring_band(prob.h), RING_SCAN_POINTS):
         r = ring_at(float(f))
         b = r.gain(tau) * float(np.linalg.norm(r.kappa @ best.impulse))
         a = -float(b @ y[ok]) / float(b @ b)
@@ -184,12 +210,13 @@ def ring_profile(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitR
     """``best`` (a fit of ``prob`` at its chosen t_e [s], no ringing) against refits with
     the club head ringing on the shaft (trajectory.HeadRing, ``ring_at(f)`` at f [Hz]):
     at the frequency ``ring_scan`` reads off ``best``'s residuals and a factor
-    ``RING_STEP`` either side, then at the vertex of the parabola in log f through those
-    three (where it opens upward and its vertex falls between them); each refit
-    warm-started from ``best`` at the same t_e and impulse prior (at most ``refit_iter``
-    iterations). The lowest cost wins, none among the choices, and ``prob.impact.ring`` is
-    left as the winner's. The choice adds no unknown, so the costs compare directly (a
-    refit short of convergence only handicaps its ring). Where a ring wins, ``again``
+    ``RING_STEP`` either side (``ring_grid``: none above the frames' Nyquist frequency),
+    then at the vertex of the parabola in log f through those three (where it opens
+    upward and its vertex falls between them); each refit warm-started from ``best`` at
+    the same t_e and impulse prior (at most ``refit_iter`` iterations). ``ring_choice``
+    picks the winner: the lowest ringing where it lies more than swing/ring_cost_margin
+    below none's cost (the frequency is a fitted parameter), else none;
+    ``prob.impact.ring`` is left as the winner's. Where a ring wins, ``again``
     (given) refits with it from the start of the event-time search (``fit_impact`` with
     ``warm`` = (``prob`` at this t_e, the winning refit)): t_e was chosen without the
     ringing, which starts at t_e. ``impact["ring_profile"]`` lists every point
@@ -208,16 +235,17 @@ def ring_profile(prob: FitProblem, Q0: NDArray[np.float64], best: TrajectoryFitR
 
     scan = ring_scan(best, prob, ring_at)
     if scan["hz"] is not None:
-        grid = [scan["hz"] / RING_STEP, scan["hz"], scan["hz"] * RING_STEP]
+        grid = ring_grid(scan["hz"], prob.h)
         costs = [run(f) for f in grid]
-        x = np.log(grid)
-        a2, a1, _ = np.linalg.solve(np.c_[x ** 2, x, np.ones(3)], costs)
-        if a2 > 0 and x[0] < -a1 / (2 * a2) < x[2]:
-            run(float(np.exp(-a1 / (2 * a2))))
+        if len(grid) == 3:
+            x = np.log(grid)
+            a2, a1, _ = np.linalg.solve(np.c_[x ** 2, x, np.ones(3)], costs)
+            if a2 > 0 and x[0] < -a1 / (2 * a2) < x[2]:
+                run(float(np.exp(-a1 / (2 * a2))))
     ie.ring = None
     spent += sum(r.solve_time_s for _, r in points[1:])
     costs = [float(r.components["total"]) for _, r in points]
-    rg, won = points[int(np.argmin(costs))]
+    rg, won = points[ring_choice(costs, lookup("swing", "ring_cost_margin").atol)]
     ie.ring = rg
     log = sorted(({"hz": None if g is None else float(g.omega / (2 * np.pi)), "cost": c,
                    "iterations": int(r.iterations), "converged": bool(r.converged)}

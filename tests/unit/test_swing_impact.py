@@ -410,3 +410,25 @@ def test_the_heads_ringing_is_in_the_normal_equations_and_the_profile_finds_it(f
     assert err["ring"] < err["none"], err
     _, plain, chosen = profile(sw.markers)
     assert chosen is None, plain.impact["ring_profile"]
+
+
+def test_the_ringing_tried_stays_below_nyquist_and_must_pay_for_its_frequency():
+    """impact_time.ring_band / ring_grid / ring_choice: at 360 frames per second no
+    ringing above 180 Hz (the Nyquist frequency) is scanned or refitted; at 1000 the scan
+    keeps its 200 Hz top. A ringing wins only more than swing/ring_cost_margin below none's
+    cost (a 0.6 gain, as one seed of a truth without ringing gave at 197 Hz, does not;
+    15, as a truth ringing at 50 Hz gave, does), and then the lowest ringing wins."""
+    h = 1.0 / 360.0
+    lo, hi = impact_time.ring_band(h)
+    assert lo == impact_time.RING_SCAN_HZ[0] and hi == pytest.approx(180.0)
+    assert impact_time.ring_band(1e-3)[1] == impact_time.RING_SCAN_HZ[1]
+    grid = impact_time.ring_grid(170.0, h)
+    assert grid == sorted(grid) and max(grid) <= 180.0 and len(grid) == 3
+    assert impact_time.ring_grid(180.0, h) == pytest.approx([180.0 / impact_time.RING_STEP,
+                                                              180.0])
+    m = lookup("swing", "ring_cost_margin").atol
+    assert impact_time.ring_choice([3260.0, 3260.1, 3259.4, 3259.7], m) == 0
+    assert impact_time.ring_choice([3236.2, 3222.9, 3218.8, 3218.7, 3222.5], m) == 3
+    assert impact_time.ring_choice([3236.2], m) == 0
+    assert impact_time.ring_choice([100.0, 100.0 - 1.01 * m], m) == 1
+    assert impact_time.ring_choice([100.0, 100.0 - 0.99 * m], m) == 0
