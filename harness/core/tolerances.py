@@ -789,7 +789,7 @@ TABLE.update({
         "frequencies makes it lenient rather than strict. Measured: truths ringing at 40 "
         "and 50 Hz chose theirs 15-23 below none; nine seeds of a truth without ringing "
         "gave one ringing 0.6 below none (at 197 Hz, past the frames' Nyquist frequency "
-        "then scanned) and one tie; on the bundled driver every ringing was 4.9 or more "
+        "then scanned) and one tie; on the bundled driver every ringing was 4.2 or more "
         "above none."),
     ("swing", "ring_above_noise"): Tolerance(2.0, 0.0, "Factor: the largest offset of "
         "the club-head markers a test's ringing truth makes, over the marker noise's "

@@ -496,7 +496,9 @@ def _ring_rows(im) -> list:
         hz = ", ".join(f"{p['hz']:.1f} Hz" for p in tried)
         return [(words, f"{chosen} (tried: {hz})")]
     costs = ", ".join(f"{p['hz']:.1f} Hz {p['cost'] - base:+.1f}" for p in tried)
-    return [(words, f"{chosen} (cost over none's {base:.1f}: {costs})")]
+    margin = lookup("swing", "ring_cost_margin").atol
+    return [(words, f"{chosen} (cost over none's {base:.1f}: {costs}; a ringing is chosen "
+                    f"more than {margin:g} below none)")]
 
 
 def _ball_rows(im) -> list:
