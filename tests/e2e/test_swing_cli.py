@@ -480,15 +480,24 @@ def test_swing_impact_summary_and_checks(quick_swing):
     # the page's own (Jinja2's) escaping
     assert str(escape(f"the markers alone, without the law's prior: {ma['restitution']:.2f} ± "
                       f"{ma['restitution_se']:.2f}")) in (out / "index.html").read_text()
-    # the head's ringing on the shaft: the scan's frequency within its range, at least one
-    # ringing refitted against none, the choice the lowest cost of the list, and the
-    # page's row naming it
+    # the head's ringing on the shaft: the scan's frequency within its range (up to the
+    # frames' Nyquist frequency), at least one ringing refitted against none, the choice
+    # the lowest ringing where it gains the margin over none, and the page's row naming it
     im = fit["fit"]["impact"]
     prof, scan = im["ring_profile"], im["ring_scan"]
     assert prof[0]["hz"] is None and len(prof) >= 2, prof
-    assert scan["hz"] is None or 10.0 <= scan["hz"] <= 200.0, scan
-    best = min(prof, key=lambda x: x["cost"])
-    assert (im["ring"] is None) is (best["hz"] is None), (prof, im["ring"])
+    from harness.swing.impact_time import RING_STEP, ring_band
+    lo, hi = ring_band(1.0 / fit["capture"]["rate_hz"])     # up to the Nyquist frequency
+    assert hi == pytest.approx(0.5 * fit["capture"]["rate_hz"])
+    assert scan["hz"] is None or lo <= scan["hz"] <= hi, scan
+    assert all(p["hz"] is None or lo / RING_STEP <= p["hz"] <= hi for p in prof), prof
+    # the lowest ringing is chosen only more than swing/ring_cost_margin below none
+    none = prof[0]["cost"]
+    best = min(prof[1:], key=lambda x: x["cost"])
+    wins = best["cost"] < none - lookup("swing", "ring_cost_margin").atol
+    assert (im["ring"] is not None) is wins, (prof, im["ring"])
+    if wins:
+        assert im["ring"]["frequency_hz"] == pytest.approx(best["hz"]), (prof, im["ring"])
     words = ("none chosen: the head's loss handed on within the frame interval"
              if im["ring"] is None else f"{im['ring']['frequency_hz']:.1f} Hz, damping ratio")
     assert str(escape(words)) in (out / "index.html").read_text()
