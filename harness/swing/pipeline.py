@@ -209,7 +209,7 @@ class SwingSettings:
     # its iterations and their costs compare. At the fit's 1e-4 they stopped after 5-9
     # and scattered by about 3 (a truth's refit at the parabola's vertex came back 3.3
     # above its neighbours, and the frequency 45.2 Hz against the truth's 50; at 1e-7:
-    # 48.7 Hz); on the bundled driver the fit's wall time rises from 46 s to 57 s
+    # 48.7 Hz); on the bundled driver the fit's wall time rises from 46 s to 48 s
     ring_refit_tol: float = 1e-7
 
 
