@@ -88,6 +88,7 @@ per frame.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -209,6 +210,19 @@ class HeadRing:
         wd = self.omega * np.sqrt(1.0 - self.zeta ** 2)
         g = np.exp(-self.zeta * self.omega * tau) * np.sin(wd * tau) / wd
         return np.where(tau > 0.0, g, 0.0)
+
+    def at(self, f_hz: float) -> "HeadRing":
+        """The same ringing (markers, κ, ζ) at frequency ``f_hz`` [Hz]."""
+        return dataclasses.replace(self, omega=2.0 * np.pi * float(f_hz))
+
+    def offsets(self, tau: NDArray[np.float64], lam: NDArray[np.float64],
+                n_markers: int) -> NDArray[np.float64]:
+        """δ (N, K, 3) [m] at τ = t − t_e (N,) [s] under the impulse Λ (3,) [N·s]: g(τ)κΛ
+        at this ringing's markers, zero at the other K − len(markers) and before t_e."""
+        off = np.zeros((len(tau), int(n_markers), 3))
+        off[:, list(self.markers), :] = (self.gain(tau)[:, None]
+                                         * (self.kappa @ np.asarray(lam, float)))[:, None, :]
+        return off
 
 
 @dataclass
@@ -636,11 +650,7 @@ def ring_offsets(prob: FitProblem, lam: NDArray[np.float64]) -> NDArray[np.float
     ie = prob.impact
     if ie is None or ie.ring is None:
         return None
-    rg = ie.ring
-    off = np.zeros((prob.N, len(prob.labels), 3))
-    off[:, list(rg.markers), :] = (rg.gain(prob.t - ie.t_e)[:, None]
-                                   * (rg.kappa @ np.asarray(lam, float)))[:, None, :]
-    return off
+    return ie.ring.offsets(prob.t - ie.t_e, lam, len(prob.labels))
 
 
 class _Residuals:

@@ -74,6 +74,7 @@ from harness.swing.pipeline import (
     head_marker_indices,
     impact_event,
     marker_scale,
+    ring_gain_at,
     turf_directions,
 )
 from harness.swing.scaling import GRIP_PAIRS
@@ -368,15 +369,12 @@ def _ring(adapter, doc: dict, t, q, impact: tuple, labels: tuple, ring: tuple) -
     velocity per unit impulse across the shaft (collision.ring_gain) at q(t_e): the
     source's head mass and shaft frame, Λ (3,) [N·s] the truth's whole impulse."""
     t_e, L, frame = impact[0], np.asarray(impact[1], float), impact[2]
-    qe = _state_at(t, q, t_e)
-    J = adapter.frame_jacobian(qe, frame)[:3]
-    ends = adapter.frame_poses(qe, [frame, str(doc["settings"]["shaft_frame"])])[:, :3]
-    kappa = col.ring_gain(adapter.mass_matrix(qe), J,
-                          float(doc["model"]["club"]["masses_kg"][1]), ends[1] - ends[0])
+    kappa = ring_gain_at(adapter, _state_at(t, q, t_e), frame,
+                         str(doc["settings"]["shaft_frame"]),
+                         float(doc["model"]["club"]["masses_kg"][1]))
     rg = tf.HeadRing(head_marker_indices(labels, DRIVER_SWING.club_head), kappa,
                      2.0 * np.pi * float(ring[0]), float(ring[1]))
-    off = np.zeros((len(t), len(labels), 3))
-    off[:, list(rg.markers), :] = (rg.gain(t - t_e)[:, None] * (kappa @ L))[:, None, :]
+    off = rg.offsets(t - t_e, L, len(labels))
     return {"frequency_hz": float(ring[0]), "damping_ratio": float(ring[1]),
             "gain_per_kg": kappa.tolist(), "head_velocity_mps": (kappa @ L).tolist()}, off
 

@@ -480,18 +480,25 @@ def turf_directions(face_velocity) -> NDArray[np.float64]:
     return np.vstack([up, along / max(float(np.linalg.norm(along)), 1e-300)])
 
 
+def ring_gain_at(adapter, q: NDArray[np.float64], face_frame: str, shaft_frame: str,
+                 m_head_kg: float) -> NDArray[np.float64]:
+    """κ (3, 3) [1/kg] (collision.ring_gain) at the configuration q (nv,): the adapter's
+    mass matrix and the face point's Jacobian there, a head of ``m_head_kg`` [kg], the
+    shaft's axis from the face point ``face_frame`` to ``shaft_frame``."""
+    J = adapter.frame_jacobians(q, [face_frame])[0, :3, :]
+    ends = adapter.frame_poses(q, [face_frame, shaft_frame])[:, :3]
+    return col.ring_gain(adapter.mass_matrix(q), J, m_head_kg, ends[1] - ends[0])
+
+
 def head_ring(prob: tf.FitProblem, C: NDArray[np.float64], s: SwingSettings,
               markers: Sequence[int], f_hz: float) -> tf.HeadRing:
     """The head's ringing on the shaft at ``f_hz`` [Hz] (damping ``s.ring_zeta``) seen by
     the club-head markers ``markers`` (indices into the fit's labels), its gain κ
-    (collision.ring_gain, 1/kg) at the impact state q(t_e) of the coefficients C (M, nv):
+    (``ring_gain_at``, 1/kg) at the impact state q(t_e) of the coefficients C (M, nv):
     the head's mass ``head_mass_kg``, the shaft's axis from the face point to
-    ``s.shaft_frame``."""
-    a = prob.adapter
-    qe = prob.Be0 @ C
-    J = a.frame_jacobians(qe, [s.impact_frame])[0, :3, :]
-    ends = a.frame_poses(qe, [s.impact_frame, s.shaft_frame])[:, :3]
-    kappa = col.ring_gain(a.mass_matrix(qe), J, head_mass_kg(s), ends[1] - ends[0])
+    ``s.shaft_frame``. Other frequencies of it: ``HeadRing.at`` (κ is not recomputed)."""
+    kappa = ring_gain_at(prob.adapter, prob.Be0 @ C, s.impact_frame, s.shaft_frame,
+                         head_mass_kg(s))
     return tf.HeadRing(tuple(int(k) for k in markers), kappa, 2.0 * np.pi * float(f_hz),
                        float(s.ring_zeta))
 
@@ -513,7 +520,8 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
     the data decide the turf's part and the law's prior still holds the rest.
     ``head_markers`` (indices into the fit's labels, the club-head markers): with
     ``s.ring`` the head's ringing on the shaft is tried beside none
-    (impact_time.ring_profile), the lowest cost kept."""
+    (impact_time.ring_profile: the lowest ringing kept where it gains
+    swing/ring_cost_margin over none)."""
     def law_prior(r: tf.TrajectoryFitResult) -> tuple:
         b = ball_law(r, prob, s)
         sigma = b["impulse_law_sd_Ns"] if s.sigma_residual_ns is None else s.sigma_residual_ns
@@ -528,11 +536,9 @@ def fit_through_impact(prob: tf.FitProblem, Q0: NDArray[np.float64], s: SwingSet
                                       say=say, prior=law_prior if held else None, warm=warm)
     fr = search()
     if s.ring and len(head_markers):
-        C = fr.C
-        fr = impact_time.ring_profile(prob, Q0, fr,
-                                      lambda f: head_ring(prob, C, s, head_markers, f),
-                                      s.impact_refit_iter, s.ring_refit_tol, say,
-                                      again=search)
+        base = head_ring(prob, fr.C, s, head_markers, 1.0)   # κ once, at the fit's q(t_e)
+        fr = impact_time.ring_profile(prob, Q0, fr, base.at, s.impact_refit_iter,
+                                      s.ring_refit_tol, say, again=search)
     if held:
         r, free = impact_time.prior_free_refit(prob, Q0, fr, s.sigma_impulse_ns,
                                                s.markers_alone_iter, s.markers_alone_tol,

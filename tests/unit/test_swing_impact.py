@@ -385,17 +385,18 @@ def test_the_heads_ringing_is_in_the_normal_equations_and_the_profile_finds_it(f
     assert np.abs(ne["HcL"][ks[:6]]).max() > 0          # the ring couples C and Λ there
     # the profile on a ringing truth and on the plain one
     ikr = ik.track(pin, list(sw.labels), sw.markers, sw.q[0])
-    off = np.zeros_like(sw.markers)
     rg = rings[50.0]
-    off[:, list(rg.markers)] = (rg.gain(sw.t - sw.t_e)[:, None]
-                                * (rg.kappa @ sw.impulse))[:, None, :]
+    off = rg.offsets(sw.t - sw.t_e, sw.impulse, len(sw.labels))
+    assert np.allclose(off[sw.t > sw.t_e][:, rg.markers[0]],
+                       rg.gain(sw.t[sw.t > sw.t_e] - sw.t_e)[:, None] * (rg.kappa @ sw.impulse))
+    assert not off[sw.t <= sw.t_e].any() and not np.delete(off, rg.markers, axis=1).any()
     assert np.abs(off).max() > lookup("swing", "ring_above_noise").atol * sw.sigma_m
 
     def profile(markers):
         p = _problem(pin, dataclasses.replace(sw, markers=markers), imp.t_s, imp.sigma_s)
         base = impact_time.fit_impact(p, ikr.q)
         won = impact_time.ring_profile(
-            p, ikr.q, base, lambda f: _ringing(sw, pin, f), 10, 1e-9,
+            p, ikr.q, base, rg.at, 10, 1e-9,
             again=lambda warm: impact_time.fit_impact(p, ikr.q, warm=warm))
         return base, won, won.impact["ring"]
 
