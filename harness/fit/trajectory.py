@@ -204,6 +204,12 @@ class HeadRing:
     omega: float
     zeta: float
 
+    def __post_init__(self):
+        if not (self.omega > 0.0 and 0.0 <= self.zeta < 1.0):
+            raise BadInput("ring", f"frequency {self.omega / (2 * np.pi):g} Hz must be > 0 "
+                                   f"and damping ratio {self.zeta:g} in [0, 1) (an "
+                                   "underdamped ringing)")
+
     def gain(self, tau: NDArray[np.float64]) -> NDArray[np.float64]:
         """g(τ) [s] at τ = t − t_e (array), zero before the impulse."""
         tau = np.asarray(tau, float)

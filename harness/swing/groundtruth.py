@@ -351,7 +351,7 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
     clean = np.stack([adapter.frame_poses(x, list(labels))[:, :3] for x in q])
     ring_info = None
     if ring is not None and impact[0] is not None:
-        ring_info, off = _ring(adapter, doc, t, q, impact, labels, ring)
+        ring_info, off = _ring(adapter, doc, arr, t, impact, labels, ring)
         clean = clean + off
     noise = np.random.default_rng(seed).normal(scale=sigma_m, size=clean.shape)
     trans = [adapter.layout.slot(n).iv for n in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
@@ -362,14 +362,16 @@ def whole_body_truth(adapter: EngineAdapter, doc: dict, arr: dict, sigma_m: floa
                           sigma_m, seed, *impact, club, loft, turf_L, ring_info)
 
 
-def _ring(adapter, doc: dict, t, q, impact: tuple, labels: tuple, ring: tuple) -> tuple:
+def _ring(adapter, doc: dict, arr: dict, t, impact: tuple, labels: tuple,
+          ring: tuple) -> tuple:
     """(the ring's figures, the offsets (N, K, 3) m) of a truth whose club head rings on
     its shaft after the impulse: δ(t) = g(t − t_e) κ Λ in the club-head markers
     (trajectory.HeadRing at f = ``ring[0]`` Hz, ζ = ``ring[1]``), κ the head's extra
-    velocity per unit impulse across the shaft (collision.ring_gain) at q(t_e): the
-    source's head mass and shaft frame, Λ (3,) [N·s] the truth's whole impulse."""
+    velocity per unit impulse across the shaft (collision.ring_gain) at q(t_e) (the
+    source's spline there, as the fit takes its own): the source's head mass and shaft
+    frame, Λ (3,) [N·s] the truth's whole impulse."""
     t_e, L, frame = impact[0], np.asarray(impact[1], float), impact[2]
-    kappa = ring_gain_at(adapter, _state_at(t, q, t_e), frame,
+    kappa = ring_gain_at(adapter, _spline(arr, np.array([t_e]))[0][0], frame,
                          str(doc["settings"]["shaft_frame"]),
                          float(doc["model"]["club"]["masses_kg"][1]))
     rg = tf.HeadRing(head_marker_indices(labels, DRIVER_SWING.club_head), kappa,
@@ -377,11 +379,6 @@ def _ring(adapter, doc: dict, t, q, impact: tuple, labels: tuple, ring: tuple) -
     off = rg.offsets(t - t_e, L, len(labels))
     return {"frequency_hz": float(ring[0]), "damping_ratio": float(ring[1]),
             "gain_per_kg": kappa.tolist(), "head_velocity_mps": (kappa @ L).tolist()}, off
-
-
-def _state_at(t, q, t_e: float):
-    """q (nv,) at t_e [s], linearly between the frames of t (N,) s and q (N, nv)."""
-    return np.array([np.interp(t_e, t, q[:, j]) for j in range(q.shape[1])])
 
 
 def rms_bw(a: NDArray[np.float64], b: NDArray[np.float64], bw: float) -> float:

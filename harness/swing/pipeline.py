@@ -200,7 +200,8 @@ class SwingSettings:
     #                                  residual impulse (harness/fit/collision.py CLUBS)
     # the club head ringing on the shaft after contact (trajectory.HeadRing): tried beside
     # none (the loss handed on within the frame) at the frequency the residuals hold and
-    # about it, the lowest cost kept (impact_time.ring_profile); its damping ratio.
+    # about it, the lowest kept where it lies more than swing/ring_cost_margin below none's
+    # (impact_time.ring_profile); its damping ratio, 0 ≤ ζ < 1.
     # False: not tried (docs/swing/impact.md, "The head's ringing on the shaft")
     ring: bool = True
     ring_zeta: float = 0.1

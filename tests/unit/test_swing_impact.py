@@ -433,3 +433,19 @@ def test_the_ringing_tried_stays_below_nyquist_and_must_pay_for_its_frequency():
     assert impact_time.ring_choice([3236.2], m) == 0
     assert impact_time.ring_choice([100.0, 100.0 - 1.01 * m], m) == 1
     assert impact_time.ring_choice([100.0, 100.0 - 0.99 * m], m) == 0
+
+
+@pytest.mark.parametrize("omega, zeta", [(0.0, 0.1), (-1.0, 0.1), (300.0, 1.0),
+                                         (300.0, -0.1), (300.0, float("nan"))])
+def test_a_ringing_must_be_underdamped_at_a_positive_frequency(omega, zeta):
+    """trajectory.HeadRing: g(τ) = e^(−ζωτ) sin(ω_d τ)/ω_d needs ω > 0 and 0 ≤ ζ < 1 (at
+    ζ ≥ 1 ω_d is zero or imaginary and g not a number); anything else is bad input, named,
+    before a fit uses it. At ζ = 0.1 g's slope at τ = 0 is 1 (the head's extra velocity
+    κΛ), by a forward difference from τ = 0."""
+    from harness.core.errors import BadInput
+    with pytest.raises(BadInput, match="damping ratio"):
+        tf.HeadRing((0,), np.eye(3), omega, zeta)
+    rg = tf.HeadRing((0,), np.eye(3), 300.0, 0.1)
+    d = 1e-7
+    assert (rg.gain(np.array([d]))[0] - 0.0) / d == pytest.approx(1.0, rel=1e-4)
+    assert rg.gain(np.array([-d]))[0] == 0.0
